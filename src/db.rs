@@ -1,0 +1,882 @@
+//! The engine: opens a store, checks its format and options, and turns fingerprints into
+//! decisions (which stored documents match, which `similar_id` a document gets) and into one
+//! atomic write batch per document.
+//!
+//! Invariants kept by every write:
+//! - a document's record, its `doc_ids` entry, its index entries, the cluster changes and the
+//!   counters land in one batch;
+//! - cluster ids and doc seqs only grow and are never reused; a merge points every joined root
+//!   at the oldest (smallest) id, so following `parent` from any id reaches the current one.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::fingerprint::{self, simhash::hamming, Fingerprints};
+use crate::index::Permutations;
+use crate::options::{Options, SentenceHash};
+use crate::store::schema::{self, meta, ClusterRecord, DocRecord, StoredMatch};
+use crate::store::{Batch, Cf, MemoryStore, RocksStore, Store};
+
+/// Most matches reported (and stored) per document.
+pub const MAX_MATCHES: usize = 20;
+
+/// One input document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    /// External id (unique within a store).
+    pub id: String,
+    /// Body text.
+    pub text: String,
+    /// Title, if known (stored, not fingerprinted: reposts often change titles).
+    pub title: Option<String>,
+    /// Source URL, if known.
+    pub url: Option<String>,
+}
+
+impl Document {
+    /// A document with an id and a body.
+    pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        Document { id: id.into(), text: text.into(), ..Default::default() }
+    }
+}
+
+/// What to do when a document's id is already stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnExisting {
+    /// Leave the stored document; report the new one as skipped.
+    #[default]
+    Skip,
+    /// Remove the stored document and its index entries, then ingest the new one.
+    Replace,
+}
+
+/// A stored document that matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Match {
+    /// External id of the stored document.
+    pub id: String,
+    /// `nshash` or `simhash`.
+    pub algo: &'static str,
+    /// Similarity in [0, 1]: shared sentence hashes / this document's hashes for nshash,
+    /// 1 - distance / 64 for simhash.
+    pub score: f64,
+    /// Hamming distance (simhash only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<u32>,
+}
+
+/// The answer for one document: its cluster and what it matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// External id.
+    pub id: String,
+    /// The cluster id (for a query that matched nothing: `None`, it would get a fresh id).
+    pub similar_id: Option<u64>,
+    /// The first document of the cluster, when it is not this one.
+    pub duplicate_of: Option<String>,
+    /// Stored documents that matched, best first.
+    pub matches: Vec<Match>,
+    /// Clusters merged into `similar_id` by this document.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<u64>,
+}
+
+impl Outcome {
+    /// Whether the document matched a stored one.
+    pub fn is_duplicate(&self) -> bool {
+        !self.matches.is_empty()
+    }
+}
+
+/// Result of [`Fpdb::ingest`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum IngestResult {
+    /// Stored.
+    Added {
+        /// The decision.
+        #[serde(flatten)]
+        outcome: Outcome,
+        /// A stored document with the same id was replaced.
+        replaced: bool,
+    },
+    /// A document with this id is stored already and [`OnExisting::Skip`] was asked for.
+    SkippedExisting {
+        /// External id.
+        id: String,
+        /// The stored document's current cluster.
+        similar_id: u64,
+    },
+}
+
+/// Store-wide numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    /// Documents stored.
+    pub documents: u64,
+    /// Clusters (distinct current similar_ids).
+    pub clusters: u64,
+    /// Documents that are not the first of their cluster.
+    pub duplicates: u64,
+    /// Bytes on disk.
+    pub disk_bytes: u64,
+    /// Number of simhash tables.
+    pub simhash_tables: usize,
+    /// The store's settings.
+    pub options: Options,
+}
+
+/// What [`Fpdb::verify`] found in a consistent store.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Verified {
+    /// Documents checked.
+    pub documents: u64,
+    /// Distinct current clusters.
+    pub roots: BTreeSet<u64>,
+}
+
+/// Explicitly requested settings; anything left `None` takes the store's value (or the default
+/// at creation). An explicit value that differs from the store's is an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Enable nshash.
+    pub nshash: Option<bool>,
+    /// Enable simhash.
+    pub simhash: Option<bool>,
+    /// nshash n.
+    pub nshash_n: Option<usize>,
+    /// nshash hash function.
+    pub nshash_hash: Option<SentenceHash>,
+    /// Minimum sentence length.
+    pub min_sentence_chars: Option<usize>,
+    /// Shared sentences required for an nshash match.
+    pub nshash_min_shared: Option<usize>,
+    /// simhash k.
+    pub simhash_k: Option<u32>,
+    /// simhash blocks.
+    pub simhash_blocks: Option<u32>,
+    /// Expected number of documents.
+    pub expected_docs: Option<u64>,
+}
+
+macro_rules! each_setting {
+    ($m:ident) => {
+        $m!(nshash, "nshash");
+        $m!(simhash, "simhash");
+        $m!(nshash_n, "nshash_n");
+        $m!(nshash_hash, "nshash_hash");
+        $m!(min_sentence_chars, "min_sentence_chars");
+        $m!(nshash_min_shared, "nshash_min_shared");
+        $m!(simhash_k, "simhash_k");
+        $m!(simhash_blocks, "simhash_blocks");
+        $m!(expected_docs, "expected_docs");
+    };
+}
+
+impl Settings {
+    /// Options for a new store: defaults overridden by what was asked for.
+    pub fn resolve(&self) -> Result<Options> {
+        let mut o = Options { simhash_blocks: 0, ..Options::default() };
+        macro_rules! set {
+            ($f:ident, $n:expr) => {
+                if let Some(v) = self.$f.clone() {
+                    o.$f = v;
+                }
+            };
+        }
+        each_setting!(set);
+        o.validate()
+    }
+
+    /// Refuse a store whose saved options differ from an explicit setting.
+    pub fn check(&self, stored: &Options) -> Result<()> {
+        macro_rules! cmp {
+            ($f:ident, $n:expr) => {
+                if let Some(v) = &self.$f {
+                    if *v != stored.$f {
+                        return Err(Error::OptionsMismatch {
+                            setting: $n,
+                            stored: format!("{}", stored.$f),
+                            requested: format!("{v}"),
+                        });
+                    }
+                }
+            };
+        }
+        each_setting!(cmp);
+        Ok(())
+    }
+}
+
+/// Opens an [`Fpdb`].
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    settings: Settings,
+    create: bool,
+    read_only: bool,
+}
+
+impl Builder {
+    /// Settings to create a store with (and to insist on when reopening).
+    pub fn settings(mut self, s: Settings) -> Self {
+        self.settings = s;
+        self
+    }
+    /// simhash k (inclusive Hamming distance).
+    pub fn simhash_k(mut self, k: u32) -> Self {
+        self.settings.simhash_k = Some(k);
+        self
+    }
+    /// nshash n.
+    pub fn nshash_n(mut self, n: usize) -> Self {
+        self.settings.nshash_n = Some(n);
+        self
+    }
+    /// Create the store when it does not exist.
+    pub fn create(mut self, yes: bool) -> Self {
+        self.create = yes;
+        self
+    }
+    /// Open read-only (no lock; writes refused).
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only = yes;
+        self
+    }
+    /// Open the RocksDB store at `path`.
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
+        let path = path.as_ref();
+        let store: Box<dyn Store> = if self.read_only {
+            Box::new(RocksStore::open_read_only(path)?)
+        } else {
+            if self.create {
+                std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
+            }
+            Box::new(RocksStore::open(path, self.create)?)
+        };
+        Fpdb::init(store, &self.settings, Some(path.to_path_buf()))
+    }
+    /// Open a fresh in-memory store.
+    pub fn open_in_memory(self) -> Result<Fpdb> {
+        Fpdb::init(Box::new(MemoryStore::new()), &self.settings, None)
+    }
+    /// Open over any [`Store`].
+    pub fn open_store(self, store: Box<dyn Store>) -> Result<Fpdb> {
+        Fpdb::init(store, &self.settings, None)
+    }
+}
+
+/// A fingerprint database.
+pub struct Fpdb {
+    store: Box<dyn Store>,
+    opts: Options,
+    perms: Permutations,
+    next_seq: u64,
+    next_cluster: u64,
+    doc_count: u64,
+    cluster_count: u64,
+    path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Fpdb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fpdb").field("path", &self.path).field("options", &self.opts).finish()
+    }
+}
+
+const DOC_COUNT: &[u8] = b"doc_count";
+const CLUSTER_COUNT: &[u8] = b"cluster_count";
+
+/// A candidate stored document found by lookup.
+#[derive(Debug, Clone)]
+struct Candidate {
+    seq: u64,
+    algo: &'static str,
+    score: f64,
+    distance: Option<u32>,
+    root: u64,
+}
+
+/// Everything a decision needs, computed without writing.
+#[derive(Debug, Default)]
+struct Lookup {
+    candidates: Vec<Candidate>,
+    /// Matched roots and their records.
+    roots: BTreeMap<u64, ClusterRecord>,
+    /// Sentence hashes not yet in the store (or owned by the excluded document).
+    new_hashes: Vec<u64>,
+}
+
+impl Fpdb {
+    /// A builder with default settings.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Open (creating if needed) the store at `path` with default settings.
+    pub fn open(path: impl AsRef<Path>) -> Result<Fpdb> {
+        Self::builder().create(true).open(path)
+    }
+
+    fn init(store: Box<dyn Store>, settings: &Settings, path: Option<PathBuf>) -> Result<Fpdb> {
+        let opts = match store.get(Cf::Meta, meta::FORMAT)? {
+            None => {
+                if store.read_only() {
+                    return Err(Error::NotFound { path: path.unwrap_or_default() });
+                }
+                let opts = settings.resolve()?;
+                let mut b = Batch::new();
+                b.put(Cf::Meta, meta::FORMAT, schema::format_value());
+                b.put(Cf::Meta, meta::OPTIONS, serde_json::to_vec(&opts).expect("options encode"));
+                b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(1));
+                b.put(Cf::Meta, meta::NEXT_CLUSTER, schema::u64_key(1));
+                b.put(Cf::Meta, DOC_COUNT, schema::u64_key(0));
+                b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(0));
+                store.write(b)?;
+                store.sync()?;
+                opts
+            }
+            Some(f) => {
+                if f != schema::format_value() {
+                    return Err(Error::IncompatibleFormat {
+                        found: schema::describe_format(&f),
+                        expected: schema::describe_format(&schema::format_value()),
+                    });
+                }
+                let raw = store.get(Cf::Meta, meta::OPTIONS)?.unwrap_or_default();
+                let opts: Options = serde_json::from_slice(&raw)
+                    .map_err(|e| schema::corrupt(Cf::Meta, meta::OPTIONS, e.to_string()))?;
+                settings.check(&opts)?;
+                opts
+            }
+        };
+        let counter = |k: &[u8]| -> Result<u64> {
+            match store.get(Cf::Meta, k)? {
+                Some(v) => schema::decode_u64(Cf::Meta, k, &v),
+                None => Err(schema::corrupt(Cf::Meta, k, "missing counter".into())),
+            }
+        };
+        let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
+        Ok(Fpdb {
+            next_seq: counter(meta::NEXT_SEQ)?,
+            next_cluster: counter(meta::NEXT_CLUSTER)?,
+            doc_count: counter(DOC_COUNT)?,
+            cluster_count: counter(CLUSTER_COUNT)?,
+            store,
+            opts,
+            perms,
+            path,
+        })
+    }
+
+    /// The store's settings.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The simhash permutations of this store.
+    pub fn permutations(&self) -> &Permutations {
+        &self.perms
+    }
+
+    /// Fingerprints of `text` with this store's settings (pure; safe to call from many threads).
+    pub fn fingerprint(&self, text: &str) -> Fingerprints {
+        fingerprint::fingerprint(text, &self.opts)
+    }
+
+    /// Make every ingested document durable.
+    pub fn sync(&self) -> Result<()> {
+        self.store.sync()
+    }
+
+    fn doc(&self, seq: u64) -> Result<DocRecord> {
+        let k = schema::u64_key(seq);
+        match self.store.get(Cf::Docs, &k)? {
+            Some(v) => schema::decode(Cf::Docs, &k, &v),
+            None => Err(schema::corrupt(Cf::Docs, &k, "referenced document is missing".into())),
+        }
+    }
+
+    fn cluster(&self, id: u64) -> Result<ClusterRecord> {
+        let k = schema::u64_key(id);
+        match self.store.get(Cf::Clusters, &k)? {
+            Some(v) => schema::decode(Cf::Clusters, &k, &v),
+            None => Err(schema::corrupt(Cf::Clusters, &k, "referenced cluster is missing".into())),
+        }
+    }
+
+    /// The current (root) cluster id of `id`, with its record.
+    fn find(&self, mut id: u64) -> Result<(u64, ClusterRecord)> {
+        for _ in 0..1_000_000 {
+            let rec = self.cluster(id)?;
+            match rec.parent {
+                Some(p) if p != id => id = p,
+                _ => return Ok((id, rec)),
+            }
+        }
+        Err(schema::corrupt(Cf::Clusters, &schema::u64_key(id), "cycle in cluster parents".into()))
+    }
+
+    /// The current similar_id of a cluster id handed out earlier.
+    pub fn resolve(&self, similar_id: u64) -> Result<u64> {
+        Ok(self.find(similar_id)?.0)
+    }
+
+    /// The stored document seq of an external id.
+    fn seq_of(&self, id: &str) -> Result<Option<u64>> {
+        match self.store.get(Cf::DocIds, id.as_bytes())? {
+            Some(v) => Ok(Some(schema::decode_u64(Cf::DocIds, id.as_bytes(), &v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table.
+    fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {
+        let k = self.opts.simhash_k;
+        let mut found = BTreeMap::new();
+        let mut err = None;
+        for t in 0..self.perms.len() {
+            let pq = self.perms.permute(t, q);
+            let (lo, hi) = self.perms.range(t, q);
+            let (start, end) = schema::simhash_range(t as u8, lo, hi);
+            self.store.scan(Cf::Simhash, &start, &end, &mut |key, _| {
+                match schema::decode_simhash_key(key) {
+                    Ok((_, p, seq)) => {
+                        let d = hamming(p, pq);
+                        if d <= k {
+                            found.insert(seq, d);
+                        }
+                        true
+                    }
+                    Err(e) => {
+                        err = Some(e);
+                        false
+                    }
+                }
+            })?;
+            if let Some(e) = err.take() {
+                return Err(e);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Every stored document whose simhash is within k of `q`, as (external id, distance),
+    /// ordered by id.
+    pub fn simhash_neighbors(&self, q: u64) -> Result<Vec<(String, u32)>> {
+        let mut out = Vec::new();
+        for (seq, d) in self.simhash_candidates(q)? {
+            out.push((self.doc(seq)?.id, d));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Check that every index agrees with the document records: each document has its
+    /// `doc_ids` entry, one key per simhash table, its sentence hashes and a cluster that
+    /// resolves; no index entry points at a missing document; the counters match.
+    pub fn verify(&self) -> Result<Verified> {
+        let mut v = Verified::default();
+        let bad = |what: String| Error::Corruption { cf: "*", key: String::new(), detail: what };
+        let mut start = schema::u64_key(0).to_vec();
+        let end = [0xffu8; 9];
+        let mut seqs = BTreeSet::new();
+        let mut with_simhash = 0u64;
+        loop {
+            let mut recs = Vec::new();
+            let mut err = None;
+            self.store.scan(Cf::Docs, &start, &end, &mut |k, val| {
+                match (schema::decode_u64(Cf::Docs, k, k), schema::decode::<DocRecord>(Cf::Docs, k, val)) {
+                    (Ok(seq), Ok(r)) => recs.push((seq, r)),
+                    (Err(e), _) | (_, Err(e)) => err = Some(e),
+                }
+                err.is_none() && recs.len() < 4096
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            let Some((last, _)) = recs.last() else { break };
+            if *last == u64::MAX {
+                break;
+            }
+            start = schema::u64_key(last + 1).to_vec();
+            for (seq, r) in recs {
+                v.documents += 1;
+                seqs.insert(seq);
+                if seq >= self.next_seq {
+                    return Err(bad(format!("document seq {seq} >= next_seq {}", self.next_seq)));
+                }
+                if self.seq_of(&r.id)? != Some(seq) {
+                    return Err(bad(format!("doc_ids[{}] does not point at seq {seq}", r.id)));
+                }
+                for &h in &r.nshash {
+                    if self.store.get(Cf::Nshash, &schema::u64_key(h))?.is_none() {
+                        return Err(bad(format!("sentence hash {h:016x} of {} is not indexed", r.id)));
+                    }
+                }
+                if let Some(q) = r.simhash {
+                    with_simhash += 1;
+                    for t in 0..self.perms.len() {
+                        let key = schema::simhash_key(t as u8, self.perms.permute(t, q), seq);
+                        if self.store.get(Cf::Simhash, &key)?.is_none() {
+                            return Err(bad(format!("simhash table {t} lacks document {}", r.id)));
+                        }
+                    }
+                }
+                let (root, _) = self.find(r.similar_id)?;
+                v.roots.insert(root);
+            }
+        }
+        let mut ids = 0u64;
+        let mut dangling = None;
+        self.store.scan(Cf::DocIds, &[], &[0xff; 1], &mut |k, val| {
+            ids += 1;
+            match schema::decode_u64(Cf::DocIds, k, val) {
+                Ok(s) if seqs.contains(&s) => {}
+                _ => dangling = Some(String::from_utf8_lossy(k).into_owned()),
+            }
+            dangling.is_none()
+        })?;
+        if let Some(id) = dangling {
+            return Err(bad(format!("doc_ids[{id}] points at no document")));
+        }
+        let mut keys = 0u64;
+        let mut orphan = None;
+        self.store.scan(Cf::Simhash, &[], &[0xff; 18], &mut |k, _| {
+            keys += 1;
+            if let Ok((_, _, s)) = schema::decode_simhash_key(k) {
+                if !seqs.contains(&s) {
+                    orphan = Some(s);
+                }
+            }
+            orphan.is_none()
+        })?;
+        if let Some(s) = orphan {
+            return Err(bad(format!("simhash key points at missing document seq {s}")));
+        }
+        if ids != v.documents || v.documents != self.doc_count {
+            return Err(bad(format!(
+                "{} documents, {ids} doc_ids entries, doc_count counter {}",
+                v.documents, self.doc_count
+            )));
+        }
+        if keys != with_simhash * self.perms.len() as u64 {
+            return Err(bad(format!(
+                "{keys} simhash keys for {with_simhash} documents x {} tables",
+                self.perms.len()
+            )));
+        }
+        Ok(v)
+    }
+
+    fn lookup(&self, fps: &Fingerprints, exclude: Option<u64>) -> Result<Lookup> {
+        let mut lk = Lookup::default();
+        // nshash: count shared hashes per current cluster.
+        let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
+        for &h in &fps.nshash {
+            let key = schema::u64_key(h);
+            match self.store.get(Cf::Nshash, &key)? {
+                Some(v) => {
+                    let (cluster, seq) = schema::decode_nshash_value(&key, &v)?;
+                    if Some(seq) == exclude {
+                        lk.new_hashes.push(h);
+                        continue;
+                    }
+                    let (root, _) = self.find(cluster)?;
+                    let e = per_root.entry(root).or_default();
+                    e.0 += 1;
+                    *e.1.entry(seq).or_default() += 1;
+                }
+                None => lk.new_hashes.push(h),
+            }
+        }
+        let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);
+        let total = fps.nshash.len().max(1) as f64;
+        for (root, (count, seqs)) in per_root {
+            if count >= need {
+                for (seq, n) in seqs {
+                    lk.candidates.push(Candidate {
+                        seq,
+                        algo: "nshash",
+                        score: n as f64 / total,
+                        distance: None,
+                        root,
+                    });
+                }
+            }
+        }
+        if let Some(q) = fps.simhash {
+            for (seq, d) in self.simhash_candidates(q)? {
+                if Some(seq) == exclude {
+                    continue;
+                }
+                let (root, _) = self.find(self.doc(seq)?.similar_id)?;
+                lk.candidates.push(Candidate {
+                    seq,
+                    algo: "simhash",
+                    score: 1.0 - d as f64 / 64.0,
+                    distance: Some(d),
+                    root,
+                });
+            }
+        }
+        for c in &lk.candidates {
+            if !lk.roots.contains_key(&c.root) {
+                lk.roots.insert(c.root, self.cluster(c.root)?);
+            }
+        }
+        lk.candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)));
+        Ok(lk)
+    }
+
+    fn matches(&self, lk: &Lookup) -> Result<(Vec<Match>, Vec<StoredMatch>)> {
+        let mut out = Vec::new();
+        let mut stored = Vec::new();
+        let mut seen = BTreeSet::new();
+        for c in &lk.candidates {
+            if !seen.insert((c.seq, c.algo)) || out.len() >= MAX_MATCHES {
+                continue;
+            }
+            out.push(Match { id: self.doc(c.seq)?.id, algo: c.algo, score: c.score, distance: c.distance });
+            stored.push(StoredMatch { seq: c.seq, algo: c.algo.to_string(), score: c.score });
+        }
+        Ok((out, stored))
+    }
+
+    /// What `fps` would get if it were ingested now: never writes.
+    pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
+        let lk = self.lookup(fps, None)?;
+        let (matches, _) = self.matches(&lk)?;
+        let target = lk.roots.iter().next();
+        Ok(Outcome {
+            id: id.to_string(),
+            similar_id: target.map(|(id, _)| *id),
+            duplicate_of: match target {
+                Some((_, rec)) => Some(self.doc(rec.first_seq)?.id),
+                None => None,
+            },
+            matches,
+            merged: lk.roots.keys().skip(1).copied().collect(),
+        })
+    }
+
+    /// Query the text of a document (fingerprint + [`Fpdb::query`]).
+    pub fn query_text(&self, text: &str) -> Result<Outcome> {
+        self.query("", &self.fingerprint(text))
+    }
+
+    /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]) in one atomic batch.
+    /// Visible to later lookups at once; durable after [`Fpdb::sync`].
+    pub fn ingest(&mut self, doc: &Document, fps: Fingerprints, on_existing: OnExisting) -> Result<IngestResult> {
+        if self.store.read_only() {
+            return Err(Error::ReadOnly);
+        }
+        let mut batch = Batch::new();
+        let mut dirty: HashMap<u64, ClusterRecord> = HashMap::new();
+        let mut doc_count = self.doc_count;
+        let mut cluster_count = self.cluster_count;
+        let old = match self.seq_of(&doc.id)? {
+            None => None,
+            Some(seq) => {
+                let rec = self.doc(seq)?;
+                if on_existing == OnExisting::Skip {
+                    return Ok(IngestResult::SkippedExisting {
+                        id: doc.id.clone(),
+                        similar_id: self.find(rec.similar_id)?.0,
+                    });
+                }
+                Some((seq, rec))
+            }
+        };
+        let lk = self.lookup(&fps, old.as_ref().map(|(s, _)| *s))?;
+
+        if let Some((old_seq, rec)) = &old {
+            if let Some(q) = rec.simhash {
+                for t in 0..self.perms.len() {
+                    batch.delete(Cf::Simhash, schema::simhash_key(t as u8, self.perms.permute(t, q), *old_seq));
+                }
+            }
+            for &h in &rec.nshash {
+                let key = schema::u64_key(h);
+                if let Some(v) = self.store.get(Cf::Nshash, &key)? {
+                    if schema::decode_nshash_value(&key, &v)?.1 == *old_seq {
+                        batch.delete(Cf::Nshash, key);
+                    }
+                }
+            }
+            let (root, mut crec) = self.find(rec.similar_id)?;
+            crec.size = crec.size.saturating_sub(1);
+            dirty.insert(root, crec);
+        }
+
+        // A replaced document keeps its seq, so references to it (cluster first documents,
+        // stored matches) stay valid.
+        let seq = old.as_ref().map_or(self.next_seq, |(s, _)| *s);
+        let next_seq = if old.is_some() { self.next_seq } else { self.next_seq + 1 };
+        let mut next_cluster = self.next_cluster;
+        let mut roots = lk.roots.clone();
+        for (id, rec) in dirty.iter() {
+            if let Some(r) = roots.get_mut(id) {
+                *r = rec.clone();
+            }
+        }
+        let (target, merged) = match roots.keys().next().copied() {
+            None => {
+                let id = next_cluster;
+                next_cluster += 1;
+                cluster_count += 1;
+                dirty.insert(id, ClusterRecord { parent: None, first_seq: seq, size: 1 });
+                (id, Vec::new())
+            }
+            Some(target) => {
+                let mut trec = roots[&target].clone();
+                trec.size += 1;
+                let mut merged = Vec::new();
+                for (&id, rec) in roots.iter().skip(1) {
+                    trec.size += rec.size;
+                    dirty.insert(id, ClusterRecord { parent: Some(target), ..rec.clone() });
+                    merged.push(id);
+                    cluster_count -= 1;
+                }
+                dirty.insert(target, trec);
+                (target, merged)
+            }
+        };
+        let (matches, stored_matches) = self.matches(&lk)?;
+        let duplicate_of = if roots.is_empty() { None } else { Some(self.doc(dirty[&target].first_seq)?.id) };
+
+        for &h in &lk.new_hashes {
+            batch.put(Cf::Nshash, schema::u64_key(h), schema::nshash_value(target, seq));
+        }
+        if let Some(q) = fps.simhash {
+            for t in 0..self.perms.len() {
+                batch.put(Cf::Simhash, schema::simhash_key(t as u8, self.perms.permute(t, q), seq), Vec::new());
+            }
+        }
+        for (id, rec) in &dirty {
+            batch.put(Cf::Clusters, schema::u64_key(*id), schema::encode(rec));
+        }
+        let record = DocRecord {
+            id: doc.id.clone(),
+            url: doc.url.clone(),
+            title: doc.title.clone(),
+            chars: fps.chars,
+            nshash: fps.nshash,
+            simhash: fps.simhash,
+            similar_id: target,
+            matches: stored_matches,
+            time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        };
+        batch.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
+        batch.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
+        if old.is_none() {
+            doc_count += 1;
+        }
+        batch.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(next_seq));
+        batch.put(Cf::Meta, meta::NEXT_CLUSTER, schema::u64_key(next_cluster));
+        batch.put(Cf::Meta, DOC_COUNT, schema::u64_key(doc_count));
+        batch.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(cluster_count));
+        self.store.write(batch)?;
+
+        self.next_seq = next_seq;
+        self.next_cluster = next_cluster;
+        self.doc_count = doc_count;
+        self.cluster_count = cluster_count;
+        Ok(IngestResult::Added {
+            outcome: Outcome { id: doc.id.clone(), similar_id: Some(target), duplicate_of, matches, merged },
+            replaced: old.is_some(),
+        })
+    }
+
+    /// Fingerprint and ingest `doc`.
+    pub fn ingest_document(&mut self, doc: &Document, on_existing: OnExisting) -> Result<IngestResult> {
+        let fps = self.fingerprint(&doc.text);
+        self.ingest(doc, fps, on_existing)
+    }
+
+    /// Store-wide numbers.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            documents: self.doc_count,
+            clusters: self.cluster_count,
+            duplicates: self.doc_count.saturating_sub(self.cluster_count),
+            disk_bytes: self.store.disk_size(),
+            simhash_tables: self.perms.len(),
+            options: self.opts.clone(),
+        }
+    }
+
+    /// Every stored document in ingest order, with its current similar_id, as an [`Outcome`].
+    pub fn export(&self, visit: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
+        let mut roots: HashMap<u64, (u64, Option<String>)> = HashMap::new();
+        let mut ids: HashMap<u64, String> = HashMap::new();
+        let mut records = Vec::new();
+        let mut err = None;
+        // Collect keys in chunks so no iterator is held while calling back into the store.
+        let mut start = schema::u64_key(0).to_vec();
+        let end = schema::u64_key(u64::MAX).to_vec();
+        loop {
+            records.clear();
+            self.store.scan(Cf::Docs, &start, &end, &mut |k, v| {
+                match schema::decode::<DocRecord>(Cf::Docs, k, v) {
+                    Ok(r) => records.push((schema::decode_u64(Cf::Docs, k, k).unwrap_or(0), r)),
+                    Err(e) => err = Some(e),
+                }
+                err.is_none() && records.len() < 4096
+            })?;
+            if let Some(e) = err.take() {
+                return Err(e);
+            }
+            let Some((last, _)) = records.last() else { break };
+            start = schema::u64_key(last + 1).to_vec();
+            for (seq, rec) in records.drain(..) {
+                ids.insert(seq, rec.id.clone());
+                let (root, first) = match roots.get(&rec.similar_id) {
+                    Some(r) => r.clone(),
+                    None => {
+                        let (root, crec) = self.find(rec.similar_id)?;
+                        let first = if crec.first_seq == seq { None } else { Some(self.id_of(crec.first_seq, &ids)?) };
+                        roots.insert(rec.similar_id, (root, first.clone()));
+                        (root, first)
+                    }
+                };
+                let mut matches = Vec::new();
+                for m in &rec.matches {
+                    matches.push(Match {
+                        id: self.id_of(m.seq, &ids)?,
+                        algo: if m.algo == "nshash" { "nshash" } else { "simhash" },
+                        score: m.score,
+                        distance: (m.algo == "simhash").then(|| ((1.0 - m.score) * 64.0).round() as u32),
+                    });
+                }
+                let duplicate_of = first.filter(|f| *f != rec.id);
+                visit(Outcome { id: rec.id, similar_id: Some(root), duplicate_of, matches, merged: Vec::new() })?;
+            }
+            if last_done(&start) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn id_of(&self, seq: u64, cache: &HashMap<u64, String>) -> Result<String> {
+        match cache.get(&seq) {
+            Some(id) => Ok(id.clone()),
+            None => Ok(self.doc(seq)?.id),
+        }
+    }
+
+    /// Where the store lives (None for memory).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+}
+
+fn last_done(start: &[u8]) -> bool {
+    start == schema::u64_key(u64::MAX)
+}

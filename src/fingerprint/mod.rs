@@ -1,0 +1,40 @@
+//! Fingerprints of one document, computed from its text alone (no store access), so that they
+//! can be computed on all cores before the sequential store step.
+
+mod farmhash;
+pub mod nshash;
+pub mod simhash;
+
+use serde::{Deserialize, Serialize};
+
+pub use self::farmhash::fingerprint64;
+use crate::options::Options;
+use crate::text;
+
+/// Every fingerprint of one document.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprints {
+    /// Sentence hashes (empty when nshash is off or the text has no letters/digits).
+    pub nshash: Vec<u64>,
+    /// 64-bit simhash (`None` when simhash is off or the text has no terms).
+    pub simhash: Option<u64>,
+    /// Characters of normalized text.
+    pub chars: u64,
+}
+
+impl Fingerprints {
+    /// Whether there is nothing to match this document on.
+    pub fn is_empty(&self) -> bool {
+        self.nshash.is_empty() && self.simhash.is_none()
+    }
+}
+
+/// Compute the fingerprints of `body` with the store's settings.
+pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
+    let norm = text::normalize(body);
+    Fingerprints {
+        nshash: if opts.nshash { nshash::nshash(&norm, opts) } else { Vec::new() },
+        simhash: if opts.simhash { simhash::simhash(&text::weighted_terms(&norm)) } else { None },
+        chars: norm.chars().count() as u64,
+    }
+}

@@ -1,0 +1,54 @@
+//! 64-bit Charikar simhash over weighted terms: each term's 64-bit FarmHash votes +weight on
+//! its set bits and -weight on its clear bits; bit i of the fingerprint is set when the vote
+//! for bit i is positive.
+
+use super::farmhash::fingerprint64;
+
+/// Simhash of weighted terms; `None` when there are no terms (such a document has no simhash
+/// and is matched by nshash only).
+pub fn simhash<S: AsRef<str>>(terms: &[(S, f64)]) -> Option<u64> {
+    if terms.is_empty() {
+        return None;
+    }
+    let mut votes = [0f64; 64];
+    for (term, weight) in terms {
+        let h = fingerprint64(term.as_ref().as_bytes());
+        for (i, v) in votes.iter_mut().enumerate() {
+            if h >> i & 1 == 1 {
+                *v += weight;
+            } else {
+                *v -= weight;
+            }
+        }
+    }
+    let mut fp = 0u64;
+    for (i, v) in votes.iter().enumerate() {
+        if *v > 0.0 {
+            fp |= 1 << i;
+        }
+    }
+    Some(fp)
+}
+
+/// Number of differing bits.
+#[inline]
+pub fn hamming(a: u64, b: u64) -> u32 {
+    (a ^ b).count_ones()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn similar_term_sets_are_close_and_different_ones_far() {
+        let base: Vec<(String, f64)> = (0..200).map(|i| (format!("term{i}"), 1.0 + (i % 7) as f64)).collect();
+        let mut near = base.clone();
+        near[3].0 = "changed".into();
+        let other: Vec<(String, f64)> = (0..200).map(|i| (format!("other{i}"), 1.0)).collect();
+        let (a, b, c) = (simhash(&base).unwrap(), simhash(&near).unwrap(), simhash(&other).unwrap());
+        assert!(hamming(a, b) <= 3, "near distance {}", hamming(a, b));
+        assert!(hamming(a, c) > 10, "far distance {}", hamming(a, c));
+        assert_eq!(simhash::<String>(&[]), None);
+    }
+}

@@ -1,0 +1,42 @@
+//! fpdb: a persistent, on-disk text-fingerprint database for near-duplicate documents.
+//!
+//! Data flow: text -> [`normalize`] -> sentences and weighted terms -> fingerprints (`nshash`,
+//! `simhash`) -> lookup in a [`Store`] -> decision (`similar_id`) -> one atomic write batch.
+//!
+//! ```
+//! use fpdb::{Document, Fpdb, OnExisting};
+//! # fn main() -> fpdb::Result<()> {
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut db = Fpdb::open(dir.path().join("store"))?;
+//! let text = "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。\
+//!             第二条 本条例所称政府督查，是指县级以上人民政府在法定职权范围内组织开展的监督检查。";
+//! let a = db.ingest_document(&Document::new("a", text), OnExisting::Skip)?;
+//! let b = db.ingest_document(&Document::new("b", format!("【转载】\n{text}")), OnExisting::Skip)?;
+//! db.sync()?;
+//! let id = |r: &fpdb::IngestResult| match r {
+//!     fpdb::IngestResult::Added { outcome, .. } => outcome.similar_id,
+//!     _ => None,
+//! };
+//! assert_eq!(id(&a), id(&b));
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod db;
+mod error;
+pub mod fingerprint;
+pub mod index;
+mod options;
+pub mod reader;
+pub mod store;
+pub mod text;
+
+pub use db::{
+    Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings, Stats, Verified, MAX_MATCHES,
+};
+pub use error::{Error, Result};
+pub use fingerprint::Fingerprints;
+pub use options::{Options, SentenceHash};
+pub use store::{MemoryStore, RocksStore, Store};
+pub use text::normalize;

@@ -1,0 +1,563 @@
+//! `fpdb` command line: parses flags into validated library settings and calls the library.
+//! Data goes to stdout (or `--output`), messages and progress to stderr.
+//!
+//! Exit codes: 0 success (for `query`: a duplicate was found); 1 `query` found no duplicate;
+//! 2 error (nothing more was done); 3 `ingest` finished but skipped some inputs.
+
+use std::io::{BufWriter, IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use fpdb::reader::{Fields, Format, Inputs, ReadOptions, Record};
+use fpdb::{Fpdb, IngestResult, OnExisting, Outcome, SentenceHash, Settings};
+
+const ABOUT: &str = "fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB)";
+const LONG_ABOUT: &str = "\
+fpdb stores fingerprints of documents on disk and tells, for each new document, which stored
+documents it nearly duplicates. Every document gets a similar_id: documents sharing one are
+near-duplicates (copied, reposted, lightly edited). The store is created on the first ingest
+and can be fed and queried across many runs.
+
+Examples:
+  fpdb ingest crawl.jsonl --output results.jsonl     # ingest, one result line per document
+  fpdb query --file page.txt                         # would this page be a duplicate?
+  fpdb --db /data/news.db stats
+  fpdb export > clusters.jsonl                       # every document with its similar_id
+
+Exit codes: 0 ok (query: duplicate found), 1 query: no duplicate, 2 error,
+3 ingest finished but skipped some inputs (bad lines, existing ids).";
+
+#[derive(Parser, Debug)]
+#[command(name = "fpdb", version, about = ABOUT, long_about = LONG_ABOUT)]
+struct Cli {
+    /// Store directory [env: FPDB_DB] [default: ./fpdb.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// No progress and no summary on stderr (errors are still printed).
+    #[arg(long, short, global = true)]
+    quiet: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Add documents to the store (created on first use) and report their similar_id.
+    Ingest(IngestArgs),
+    /// Ask whether a text is a near-duplicate of stored documents (never writes).
+    Query(QueryArgs),
+    /// Print store statistics and settings.
+    Stats(JsonFlag),
+    /// Print every stored document with its current similar_id, as JSONL.
+    Export(ExportArgs),
+}
+
+#[derive(Args, Debug)]
+struct JsonFlag {
+    /// Machine-readable JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Auto,
+    Jsonl,
+    Text,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+enum Algo {
+    Nshash,
+    Simhash,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum HashArg {
+    Md5,
+    Farmhash,
+}
+
+/// Fingerprint settings: used when the store is created; on an existing store they must equal
+/// the store's (an error names both values otherwise).
+#[derive(Args, Debug, Default)]
+struct SettingsArgs {
+    /// Algorithms to use, comma-separated [default: nshash,simhash]
+    #[arg(long, value_delimiter = ',', help_heading = "Store settings (fixed at creation)")]
+    algos: Option<Vec<Algo>>,
+    /// nshash: number of longest sentences hashed per document [default: 5]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    nshash_n: Option<usize>,
+    /// nshash: sentence hash [default: farmhash]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    nshash_hash: Option<HashArg>,
+    /// nshash: minimum letters/digits for a sentence to count [default: 10]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    min_sentence_chars: Option<usize>,
+    /// nshash: shared sentences needed for a match (capped by the document's count) [default: 2]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    nshash_min_shared: Option<usize>,
+    /// simhash: maximum Hamming distance, inclusive [default: 3]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    simhash_k: Option<u32>,
+    /// simhash: blocks of the permuted index (default: chosen from --expected-docs)
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    simhash_blocks: Option<u32>,
+    /// Number of documents the store is sized for [default: 10000000]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    expected_docs: Option<u64>,
+}
+
+impl SettingsArgs {
+    fn to_settings(&self) -> Settings {
+        Settings {
+            nshash: self.algos.as_ref().map(|a| a.contains(&Algo::Nshash)),
+            simhash: self.algos.as_ref().map(|a| a.contains(&Algo::Simhash)),
+            nshash_n: self.nshash_n,
+            nshash_hash: self.nshash_hash.map(|h| match h {
+                HashArg::Md5 => SentenceHash::Md5,
+                HashArg::Farmhash => SentenceHash::Farmhash,
+            }),
+            min_sentence_chars: self.min_sentence_chars,
+            nshash_min_shared: self.nshash_min_shared,
+            simhash_k: self.simhash_k,
+            simhash_blocks: self.simhash_blocks,
+            expected_docs: self.expected_docs,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct InputArgs {
+    /// Input format [default: auto: JSONL for .jsonl/.ndjson/.json or text starting with `{`,
+    /// otherwise the whole file is one document whose id is its path]
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    format: FormatArg,
+    /// JSONL field holding the document id (empty: `file:line`)
+    #[arg(long, default_value = "id")]
+    id_field: String,
+    /// JSONL field holding the text
+    #[arg(long, default_value = "text")]
+    text_field: String,
+    /// JSONL field holding the title (stored, not fingerprinted)
+    #[arg(long, default_value = "title")]
+    title_field: String,
+    /// JSONL field holding the URL (stored)
+    #[arg(long, default_value = "url")]
+    url_field: String,
+    /// Skip documents (or JSONL lines) larger than this many bytes
+    #[arg(long, default_value_t = 32 << 20)]
+    max_doc_bytes: usize,
+}
+
+impl InputArgs {
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            format: match self.format {
+                FormatArg::Auto => Format::Auto,
+                FormatArg::Jsonl => Format::Jsonl,
+                FormatArg::Text => Format::Text,
+            },
+            fields: Fields {
+                id: self.id_field.clone(),
+                text: self.text_field.clone(),
+                title: self.title_field.clone(),
+                url: self.url_field.clone(),
+            },
+            max_doc_bytes: self.max_doc_bytes,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct IngestArgs {
+    /// Input files or directories (walked recursively); `-` or nothing reads JSONL from stdin.
+    /// Files ending in .gz or .zst are decompressed.
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write one JSONL result per input document, in input order, to FILE (`-` = stdout):
+    /// {"id","similar_id","duplicate_of","matches":[{"id","algo","score"}],"status"}
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Replace stored documents with the same id (default: skip and report them)
+    #[arg(long)]
+    replace: bool,
+    /// Print the final summary as JSON on stdout
+    #[arg(long)]
+    json: bool,
+    /// Skip the first N input records
+    #[arg(long, default_value_t = 0)]
+    skip: usize,
+    /// Stop after N input records
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Documents fingerprinted in parallel and then written and synced together
+    #[arg(long, default_value_t = 1024)]
+    batch_size: usize,
+    /// Worker threads for fingerprinting (default: all cores)
+    #[arg(long)]
+    threads: Option<usize>,
+    #[command(flatten)]
+    settings: SettingsArgs,
+}
+
+#[derive(Args, Debug)]
+struct QueryArgs {
+    /// The text to look up (or use --file, or `-` for stdin)
+    text: Option<String>,
+    /// Read the text from FILE
+    #[arg(long, short, value_name = "FILE", conflicts_with = "text")]
+    file: Option<PathBuf>,
+    /// Machine-readable JSON on stdout
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ExportArgs {
+    /// Write to FILE instead of stdout
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("fpdb: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn db_path(cli: &Cli) -> PathBuf {
+    cli.db
+        .clone()
+        .or_else(|| std::env::var_os("FPDB_DB").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("./fpdb.db"))
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    let path = db_path(&cli);
+    match &cli.command {
+        Command::Ingest(a) => ingest(&path, a, cli.quiet),
+        Command::Query(a) => query(&path, a),
+        Command::Stats(a) => stats(&path, a.json),
+        Command::Export(a) => export(&path, a),
+    }
+}
+
+fn open_read_only(path: &PathBuf) -> anyhow::Result<Fpdb> {
+    Ok(Fpdb::builder().read_only(true).open(path)?)
+}
+
+fn output_writer(path: &Option<PathBuf>) -> anyhow::Result<Option<Box<dyn Write>>> {
+    Ok(match path {
+        None => None,
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::new(std::io::stdout().lock()))),
+        Some(p) => Some(Box::new(BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        ))),
+    })
+}
+
+/// One line of `ingest --output`.
+#[derive(Serialize)]
+struct OutputLine<'a> {
+    id: Option<&'a str>,
+    similar_id: Option<u64>,
+    duplicate_of: Option<&'a str>,
+    matches: &'a [fpdb::Match],
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<String>,
+}
+
+#[derive(Serialize, Default)]
+struct Summary {
+    store: String,
+    records: u64,
+    added: u64,
+    new_clusters: u64,
+    duplicates: u64,
+    merges: u64,
+    replaced: u64,
+    skipped: u64,
+    skipped_bad_input: u64,
+    skipped_existing_id: u64,
+    input_bytes: u64,
+    seconds: f64,
+    docs_per_second: f64,
+}
+
+fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
+    if a.json && a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+        bail!("--json and --output - both write to stdout; send --output to a file");
+    }
+    let mut files = a.files.clone();
+    if files.is_empty() {
+        if std::io::stdin().is_terminal() {
+            bail!("no input: give files or directories, or pipe JSONL into `fpdb ingest -`");
+        }
+        files.push(PathBuf::from("-"));
+    }
+    if let Some(t) = a.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().ok();
+    }
+    let mut db = Fpdb::builder().settings(a.settings.to_settings()).create(true).open(path)?;
+    let opts = db.options().clone();
+    let on_existing = if a.replace { OnExisting::Replace } else { OnExisting::Skip };
+    let mut out = output_writer(&a.output)?;
+    let inputs = Inputs::new(&files, a.input.read_options()).skip(a.skip).take(a.limit.unwrap_or(usize::MAX));
+    let show = !quiet && std::io::stderr().is_terminal();
+    let bar = if show {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} {pos} docs ({per_sec}) {msg}",
+            )
+            .expect("template"),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let start = Instant::now();
+    let mut sum = Summary { store: path.display().to_string(), ..Default::default() };
+    let mut inputs = inputs.peekable();
+    let batch = a.batch_size.max(1);
+    loop {
+        let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        let fps: Vec<_> = chunk
+            .par_iter()
+            .map(|r| r.doc.as_ref().ok().map(|d| fpdb::fingerprint::fingerprint(&d.text, &opts)))
+            .collect();
+        let mut results: Vec<Result<IngestResult, String>> = Vec::with_capacity(chunk.len());
+        let mut fatal = None;
+        for (rec, fp) in chunk.iter().zip(fps) {
+            sum.records += 1;
+            sum.input_bytes += rec.bytes as u64;
+            match (&rec.doc, fp) {
+                (Err(reason), _) => {
+                    sum.skipped += 1;
+                    sum.skipped_bad_input += 1;
+                    bar.suspend(|| eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line));
+                    results.push(Err(reason.clone()));
+                }
+                (Ok(doc), Some(fp)) => match db.ingest(doc, fp, on_existing) {
+                    Ok(r) => {
+                        match &r {
+                            IngestResult::Added { outcome, replaced } => {
+                                sum.added += 1;
+                                sum.replaced += u64::from(*replaced);
+                                sum.merges += outcome.merged.len() as u64;
+                                if outcome.duplicate_of.is_some() {
+                                    sum.duplicates += 1;
+                                } else {
+                                    sum.new_clusters += 1;
+                                }
+                            }
+                            IngestResult::SkippedExisting { id, .. } => {
+                                sum.skipped += 1;
+                                sum.skipped_existing_id += 1;
+                                bar.suspend(|| {
+                                    eprintln!(
+                                        "fpdb: skipped {}:{}: id `{id}` is already stored (use --replace to replace it)",
+                                        rec.source, rec.line
+                                    )
+                                });
+                            }
+                        }
+                        results.push(Ok(r));
+                    }
+                    Err(e) => {
+                        fatal = Some(anyhow::Error::new(e).context(format!("{}:{}", rec.source, rec.line)));
+                        break;
+                    }
+                },
+                (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+            }
+        }
+        // Acknowledge only what is durable: sync, then report.
+        db.sync()?;
+        if let Some(w) = out.as_mut() {
+            for (rec, r) in chunk.iter().zip(&results) {
+                write_result(w, rec, r)?;
+            }
+            w.flush()?;
+        }
+        bar.inc(results.len() as u64);
+        if let Some(e) = fatal {
+            return Err(e);
+        }
+    }
+    bar.finish_and_clear();
+    sum.seconds = start.elapsed().as_secs_f64();
+    sum.docs_per_second = if sum.seconds > 0.0 { sum.added as f64 / sum.seconds } else { 0.0 };
+    if a.json {
+        println!("{}", serde_json::to_string(&sum)?);
+    } else if !quiet {
+        eprintln!(
+            "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
+             {} skipped ({} bad input, {} existing id) in {:.2}s ({:.0} docs/s) -> {}",
+            sum.records,
+            sum.added,
+            sum.new_clusters,
+            sum.duplicates,
+            sum.merges,
+            sum.replaced,
+            sum.skipped,
+            sum.skipped_bad_input,
+            sum.skipped_existing_id,
+            sum.seconds,
+            sum.docs_per_second,
+            sum.store
+        );
+    }
+    Ok(if sum.skipped > 0 { 3 } else { 0 })
+}
+
+fn write_result(w: &mut dyn Write, rec: &Record, r: &Result<IngestResult, String>) -> anyhow::Result<()> {
+    let source = || Some(format!("{}:{}", rec.source, rec.line));
+    let line = match r {
+        Err(reason) => OutputLine {
+            id: rec.doc.as_ref().ok().map(|d| d.id.as_str()),
+            similar_id: None,
+            duplicate_of: None,
+            matches: &[],
+            status: "skipped",
+            reason: Some(reason),
+            source: source(),
+        },
+        Ok(IngestResult::Added { outcome, replaced }) => OutputLine {
+            id: Some(&outcome.id),
+            similar_id: outcome.similar_id,
+            duplicate_of: outcome.duplicate_of.as_deref(),
+            matches: &outcome.matches,
+            status: if *replaced { "replaced" } else { "added" },
+            reason: None,
+            source: None,
+        },
+        Ok(IngestResult::SkippedExisting { id, similar_id }) => OutputLine {
+            id: Some(id),
+            similar_id: Some(*similar_id),
+            duplicate_of: None,
+            matches: &[],
+            status: "skipped",
+            reason: Some("id already stored"),
+            source: source(),
+        },
+    };
+    serde_json::to_writer(&mut *w, &line)?;
+    w.write_all(b"\n")?;
+    Ok(())
+}
+
+fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
+    let text = match (&a.text, &a.file) {
+        (Some(t), None) if t == "-" => read_stdin()?,
+        (Some(t), None) => t.clone(),
+        (None, Some(f)) => {
+            let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+            String::from_utf8(bytes).map_err(|e| {
+                anyhow::anyhow!("{}: invalid UTF-8 at byte {}", f.display(), e.utf8_error().valid_up_to())
+            })?
+        }
+        (None, None) if !std::io::stdin().is_terminal() => read_stdin()?,
+        _ => bail!("no text: give TEXT, --file FILE, or pipe text into `fpdb query -`"),
+    };
+    if text.trim().is_empty() {
+        bail!("the text to query is empty");
+    }
+    let db = open_read_only(path)?;
+    let o: Outcome = db.query_text(&text)?;
+    if a.json {
+        #[derive(Serialize)]
+        struct Q<'a> {
+            duplicate: bool,
+            similar_id: Option<u64>,
+            duplicate_of: Option<&'a str>,
+            matches: &'a [fpdb::Match],
+        }
+        let q = Q {
+            duplicate: o.is_duplicate(),
+            similar_id: o.similar_id,
+            duplicate_of: o.duplicate_of.as_deref(),
+            matches: &o.matches,
+        };
+        println!("{}", serde_json::to_string(&q)?);
+    } else if let Some(id) = o.similar_id {
+        println!("duplicate: similar_id {id} (first document: {})", o.duplicate_of.as_deref().unwrap_or("?"));
+        for m in &o.matches {
+            match m.distance {
+                Some(d) => println!("  {}\t{}\tscore {:.3}\tdistance {d}", m.id, m.algo, m.score),
+                None => println!("  {}\t{}\tscore {:.3}", m.id, m.algo, m.score),
+            }
+        }
+    } else {
+        println!("new: no stored document matches (it would get a fresh similar_id)");
+    }
+    Ok(if o.is_duplicate() { 0 } else { 1 })
+}
+
+fn read_stdin() -> anyhow::Result<String> {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).context("reading stdin")?;
+    Ok(s)
+}
+
+fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let s = db.stats();
+    if json {
+        println!("{}", serde_json::to_string(&s)?);
+    } else {
+        let o = &s.options;
+        println!("store        {}", path.display());
+        println!("documents    {}", s.documents);
+        println!("clusters     {}", s.clusters);
+        println!("duplicates   {}", s.duplicates);
+        println!("disk         {:.1} MiB", s.disk_bytes as f64 / (1 << 20) as f64);
+        println!(
+            "algorithms   {}{}",
+            if o.nshash { "nshash " } else { "" },
+            if o.simhash { "simhash" } else { "" }
+        );
+        println!(
+            "nshash       n={} hash={} min_sentence_chars={} min_shared={}",
+            o.nshash_n, o.nshash_hash, o.min_sentence_chars, o.nshash_min_shared
+        );
+        println!(
+            "simhash      k={} blocks={} tables={} expected_docs={}",
+            o.simhash_k, o.simhash_blocks, s.simhash_tables, o.expected_docs
+        );
+    }
+    Ok(0)
+}
+
+fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let mut w: Box<dyn Write> = output_writer(&a.output)?
+        .unwrap_or_else(|| Box::new(BufWriter::new(std::io::stdout().lock())));
+    db.export(&mut |o| {
+        serde_json::to_writer(&mut w, &o).map_err(|e| fpdb::Error::Storage(e.to_string()))?;
+        w.write_all(b"\n").map_err(|e| fpdb::Error::Storage(e.to_string()))
+    })?;
+    w.flush()?;
+    Ok(0)
+}

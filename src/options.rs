@@ -1,0 +1,107 @@
+//! Fingerprint settings: chosen when a store is created, saved in its `meta` column family,
+//! and compared on every reopen (fingerprints made with other settings are not comparable).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Hash function used for sentence hashes (`nshash`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SentenceHash {
+    /// First 8 bytes of MD5 (the original nshash scheme).
+    Md5,
+    /// Google FarmHash Fingerprint64 (stable across platforms; ~20x faster).
+    Farmhash,
+}
+
+impl std::fmt::Display for SentenceHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SentenceHash::Md5 => "md5",
+            SentenceHash::Farmhash => "farmhash",
+        })
+    }
+}
+
+impl std::str::FromStr for SentenceHash {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "md5" => Ok(SentenceHash::Md5),
+            "farmhash" => Ok(SentenceHash::Farmhash),
+            _ => Err(Error::InvalidOption(format!("unknown sentence hash `{s}` (md5, farmhash)"))),
+        }
+    }
+}
+
+/// The settings a store is created with. All of them change fingerprints or the index layout,
+/// so all of them are saved and checked on reopen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    /// Use the `nshash` sentence-hash fingerprint.
+    pub nshash: bool,
+    /// Use the 64-bit `simhash` fingerprint.
+    pub simhash: bool,
+    /// Number of longest sentences hashed per document (default 5).
+    pub nshash_n: usize,
+    /// Hash used for sentences (default farmhash).
+    pub nshash_hash: SentenceHash,
+    /// A sentence counts only when it has at least this many letters/digits (default 10).
+    /// Shorter ones ("谢谢。", "Click here.") are shared by unrelated documents.
+    pub min_sentence_chars: usize,
+    /// How many of a document's sentence hashes must be shared with one cluster before nshash
+    /// calls it a match (capped by how many hashes the document has; default 2).
+    pub nshash_min_shared: usize,
+    /// simhash: near-duplicate when the Hamming distance is <= this (inclusive; default 3).
+    pub simhash_k: u32,
+    /// simhash: number of bit blocks of the permuted-prefix index (derived from `expected_docs`
+    /// when 0 at creation).
+    pub simhash_blocks: u32,
+    /// The number of documents the store is sized for (chooses `simhash_blocks`).
+    pub expected_docs: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let mut o = Options {
+            nshash: true,
+            simhash: true,
+            nshash_n: 5,
+            nshash_hash: SentenceHash::Farmhash,
+            min_sentence_chars: 10,
+            nshash_min_shared: 2,
+            simhash_k: 3,
+            simhash_blocks: 0,
+            expected_docs: 10_000_000,
+        };
+        o.simhash_blocks = crate::index::choose_blocks(o.simhash_k, o.expected_docs);
+        o
+    }
+}
+
+impl Options {
+    /// Check ranges and fill derived values (`simhash_blocks` when 0).
+    pub fn validate(mut self) -> Result<Self> {
+        if !self.nshash && !self.simhash {
+            return Err(Error::InvalidOption("at least one algorithm must be enabled".into()));
+        }
+        if self.nshash_n == 0 || self.nshash_n > 64 {
+            return Err(Error::InvalidOption(format!("nshash n = {} (1..=64)", self.nshash_n)));
+        }
+        if self.nshash_min_shared == 0 {
+            return Err(Error::InvalidOption("nshash min shared must be >= 1".into()));
+        }
+        if self.simhash_k > 16 {
+            return Err(Error::InvalidOption(format!("simhash k = {} (0..=16)", self.simhash_k)));
+        }
+        if self.expected_docs == 0 {
+            self.expected_docs = 1;
+        }
+        if self.simhash_blocks == 0 {
+            self.simhash_blocks = crate::index::choose_blocks(self.simhash_k, self.expected_docs);
+        }
+        crate::index::Permutations::new(self.simhash_k, self.simhash_blocks)?;
+        Ok(self)
+    }
+}

@@ -1,0 +1,81 @@
+//! Storage behind a narrow, engine-neutral trait: ordered key/value maps per column family,
+//! atomic multi-family batches, explicit durability. No RocksDB type appears here.
+//! [`RocksStore`] is the durable implementation, [`MemoryStore`] the in-memory one; both pass
+//! the same conformance suite (`tests/store_conformance.rs`).
+
+mod memory;
+mod rocks;
+pub mod schema;
+
+pub use memory::MemoryStore;
+pub use rocks::RocksStore;
+pub use schema::Cf;
+
+use crate::error::Result;
+
+/// One change in a [`Batch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Set `key` to `value` in a column family.
+    Put(Cf, Vec<u8>, Vec<u8>),
+    /// Remove `key` from a column family.
+    Delete(Cf, Vec<u8>),
+}
+
+/// Changes applied atomically: after a crash, either all of them are visible or none is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    ops: Vec<Op>,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Queue a put.
+    pub fn put(&mut self, cf: Cf, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) {
+        self.ops.push(Op::Put(cf, key.into(), value.into()));
+    }
+    /// Queue a delete.
+    pub fn delete(&mut self, cf: Cf, key: impl Into<Vec<u8>>) {
+        self.ops.push(Op::Delete(cf, key.into()));
+    }
+    /// The queued changes, in order (a later change to a key wins).
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+    /// Number of queued changes.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// Ordered key/value storage with column families.
+pub trait Store: Send + Sync {
+    /// The value of `key`, if any.
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Visit keys in `[start, end)` in ascending byte order until `visit` returns `false`.
+    fn scan(&self, cf: Cf, start: &[u8], end: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool)
+        -> Result<()>;
+
+    /// Apply every change of `batch` atomically. Visible to later reads at once; durable after
+    /// the next [`Store::sync`].
+    fn write(&self, batch: Batch) -> Result<()>;
+
+    /// Make every write so far durable (survives power loss).
+    fn sync(&self) -> Result<()>;
+
+    /// Whether writes are refused.
+    fn read_only(&self) -> bool;
+
+    /// Approximate bytes on disk (0 for memory).
+    fn disk_size(&self) -> u64 {
+        0
+    }
+}

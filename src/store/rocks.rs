@@ -1,0 +1,154 @@
+//! RocksDB [`Store`]: one column family per [`Cf`], LZ4 compression, WAL on. Writes are
+//! atomic `WriteBatch`es; [`Store::sync`] fsyncs the WAL, so every batch written before it
+//! survives power loss, and after any crash the store reopens at a batch boundary.
+
+use std::path::{Path, PathBuf};
+
+use rocksdb::{
+    BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode, Options,
+    ReadOptions, WriteBatch, WriteOptions, DB,
+};
+
+use super::{Batch, Cf, Op, Store};
+use crate::error::{Error, Result};
+
+/// A RocksDB-backed store.
+pub struct RocksStore {
+    db: DB,
+    path: PathBuf,
+    read_only: bool,
+}
+
+impl std::fmt::Debug for RocksStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RocksStore").field("path", &self.path).field("read_only", &self.read_only).finish()
+    }
+}
+
+fn cf_options(cf: Cf) -> Options {
+    let mut o = Options::default();
+    o.set_compression_type(DBCompressionType::Lz4);
+    let mut t = BlockBasedOptions::default();
+    match cf {
+        Cf::Simhash => {
+            // Keys are scanned by range, never looked up whole: no bloom filter.
+        }
+        _ => t.set_bloom_filter(10.0, false),
+    }
+    t.set_cache_index_and_filter_blocks(true);
+    o.set_block_based_table_factory(&t);
+    o
+}
+
+fn map_err(path: &Path, e: rocksdb::Error) -> Error {
+    let msg = e.to_string();
+    if msg.contains("lock") && (msg.contains("Resource temporarily unavailable") || msg.contains("LOCK")) {
+        Error::Locked { path: path.to_path_buf() }
+    } else {
+        Error::Storage(format!("{}: {msg}", path.display()))
+    }
+}
+
+impl RocksStore {
+    /// Open (creating when `create` is set) the store at `path` for writing. A store held by
+    /// another writer gives [`Error::Locked`].
+    pub fn open(path: &Path, create: bool) -> Result<Self> {
+        if !create && !path.join("CURRENT").exists() {
+            return Err(Error::NotFound { path: path.to_path_buf() });
+        }
+        let mut opts = Options::default();
+        opts.create_if_missing(create);
+        opts.create_missing_column_families(create);
+        opts.increase_parallelism(2);
+        opts.set_max_background_jobs(2);
+        opts.set_keep_log_file_num(3);
+        let cfs = Cf::ALL.iter().map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf)));
+        let db = DB::open_cf_descriptors(&opts, path, cfs).map_err(|e| map_err(path, e))?;
+        Ok(RocksStore { db, path: path.to_path_buf(), read_only: false })
+    }
+
+    /// Open the store at `path` read-only. Takes no lock: works while a writer runs, and sees
+    /// the writes synced before it opened.
+    pub fn open_read_only(path: &Path) -> Result<Self> {
+        if !path.join("CURRENT").exists() {
+            return Err(Error::NotFound { path: path.to_path_buf() });
+        }
+        let opts = Options::default();
+        let cfs = Cf::ALL.iter().map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf)));
+        let db = DB::open_cf_descriptors_read_only(&opts, path, cfs, false)
+            .map_err(|e| map_err(path, e))?;
+        Ok(RocksStore { db, path: path.to_path_buf(), read_only: true })
+    }
+
+    fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
+        self.db.cf_handle(cf.name()).expect("every column family is opened")
+    }
+}
+
+impl Store for RocksStore {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.db.get_cf(self.handle(cf), key).map_err(|e| map_err(&self.path, e))
+    }
+
+    fn scan(&self, cf: Cf, start: &[u8], end: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool)
+        -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_lower_bound(start.to_vec());
+        ro.set_iterate_upper_bound(end.to_vec());
+        let it = self.db.iterator_cf_opt(self.handle(cf), ro, IteratorMode::From(start, Direction::Forward));
+        for item in it {
+            let (k, v) = item.map_err(|e| map_err(&self.path, e))?;
+            if !visit(&k, &v) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, batch: Batch) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        let mut wb = WriteBatch::default();
+        for op in batch.ops() {
+            match op {
+                Op::Put(cf, k, v) => wb.put_cf(self.handle(*cf), k, v),
+                Op::Delete(cf, k) => wb.delete_cf(self.handle(*cf), k),
+            }
+        }
+        let mut wo = WriteOptions::default();
+        wo.set_sync(false);
+        self.db.write_opt(wb, &wo).map_err(|e| map_err(&self.path, e))
+    }
+
+    fn sync(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        self.db.flush_wal(true).map_err(|e| map_err(&self.path, e))
+    }
+
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn disk_size(&self) -> u64 {
+        fn walk(p: &Path) -> u64 {
+            std::fs::read_dir(p)
+                .map(|rd| {
+                    rd.flatten()
+                        .map(|e| match e.metadata() {
+                            Ok(m) if m.is_dir() => walk(&e.path()),
+                            Ok(m) => m.len(),
+                            Err(_) => 0,
+                        })
+                        .sum()
+                })
+                .unwrap_or(0)
+        }
+        walk(&self.path)
+    }
+}

@@ -1,0 +1,252 @@
+//! The one place that names every column family and encodes every key and value.
+//!
+//! | family | key | value |
+//! |---|---|---|
+//! | `meta` | `format`, `options`, `next_seq`, `next_cluster` | magic+version; JSON options; u64 BE counters |
+//! | `docs` | doc seq, u64 BE | versioned bincode [`DocRecord`] |
+//! | `doc_ids` | external id bytes | doc seq, u64 BE |
+//! | `nshash` | sentence hash, u64 BE | cluster id u64 BE + first doc seq u64 BE |
+//! | `simhash` | table (1 byte) + permuted fp (8 bytes BE) + doc seq (8 bytes BE) | empty |
+//! | `clusters` | cluster id, u64 BE | versioned bincode [`ClusterRecord`] |
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Column families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cf {
+    /// Format, options, counters.
+    Meta,
+    /// Document records by seq.
+    Docs,
+    /// External id -> seq.
+    DocIds,
+    /// Sentence hash -> cluster.
+    Nshash,
+    /// Permuted simhash tables.
+    Simhash,
+    /// Cluster records (union-find).
+    Clusters,
+}
+
+impl Cf {
+    /// Every column family, in a fixed order.
+    pub const ALL: [Cf; 6] = [Cf::Meta, Cf::Docs, Cf::DocIds, Cf::Nshash, Cf::Simhash, Cf::Clusters];
+
+    /// On-disk name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cf::Meta => "meta",
+            Cf::Docs => "docs",
+            Cf::DocIds => "doc_ids",
+            Cf::Nshash => "nshash",
+            Cf::Simhash => "simhash",
+            Cf::Clusters => "clusters",
+        }
+    }
+
+    /// Position in [`Cf::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Magic bytes + format version stored under `meta/format`.
+pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
+/// On-disk format version. Bump on any change to keys, values or fingerprint rules.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// `meta` keys.
+pub mod meta {
+    /// Format magic + version.
+    pub const FORMAT: &[u8] = b"format";
+    /// JSON of the creation options.
+    pub const OPTIONS: &[u8] = b"options";
+    /// Next document seq.
+    pub const NEXT_SEQ: &[u8] = b"next_seq";
+    /// Next cluster id.
+    pub const NEXT_CLUSTER: &[u8] = b"next_cluster";
+}
+
+/// Encoded format marker.
+pub fn format_value() -> Vec<u8> {
+    let mut v = FORMAT_MAGIC.to_vec();
+    v.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
+    v.extend_from_slice(&crate::text::NORMALIZE_VERSION.to_be_bytes());
+    v
+}
+
+/// Describe a stored format marker for error messages.
+pub fn describe_format(v: &[u8]) -> String {
+    if v.len() == 12 && &v[..4] == FORMAT_MAGIC {
+        let f = u32::from_be_bytes(v[4..8].try_into().unwrap());
+        let n = u32::from_be_bytes(v[8..12].try_into().unwrap());
+        format!("fpdb format {f} (normalization {n})")
+    } else {
+        format!("unknown marker {}", hex(v))
+    }
+}
+
+/// u64 as 8 big-endian bytes (so byte order = numeric order).
+pub fn u64_key(v: u64) -> [u8; 8] {
+    v.to_be_bytes()
+}
+
+/// Decode 8 big-endian bytes.
+pub fn decode_u64(cf: Cf, key: &[u8], v: &[u8]) -> Result<u64> {
+    v.try_into()
+        .map(u64::from_be_bytes)
+        .map_err(|_| corrupt(cf, key, format!("expected 8 bytes, found {}", v.len())))
+}
+
+/// A `simhash` key.
+pub fn simhash_key(table: u8, permuted: u64, seq: u64) -> [u8; 17] {
+    let mut k = [0u8; 17];
+    k[0] = table;
+    k[1..9].copy_from_slice(&permuted.to_be_bytes());
+    k[9..].copy_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// Decode a `simhash` key into (table, permuted fp, seq).
+pub fn decode_simhash_key(k: &[u8]) -> Result<(u8, u64, u64)> {
+    if k.len() != 17 {
+        return Err(corrupt(Cf::Simhash, k, "expected a 17-byte key".into()));
+    }
+    Ok((
+        k[0],
+        u64::from_be_bytes(k[1..9].try_into().unwrap()),
+        u64::from_be_bytes(k[9..].try_into().unwrap()),
+    ))
+}
+
+/// `[start, end)` covering every key of `table` with permuted value in `lo..=hi`.
+pub fn simhash_range(table: u8, lo: u64, hi: u64) -> ([u8; 17], [u8; 18]) {
+    let start = simhash_key(table, lo, 0);
+    let mut end = [0u8; 18];
+    end[..17].copy_from_slice(&simhash_key(table, hi, u64::MAX));
+    // One byte past the largest 17-byte key with this prefix: exclusive end.
+    end[17] = 0;
+    (start, end)
+}
+
+/// `nshash` value: the cluster the sentence was first seen in and the first document.
+pub fn nshash_value(cluster: u64, seq: u64) -> [u8; 16] {
+    let mut v = [0u8; 16];
+    v[..8].copy_from_slice(&cluster.to_be_bytes());
+    v[8..].copy_from_slice(&seq.to_be_bytes());
+    v
+}
+
+/// Decode an `nshash` value into (cluster, first seq).
+pub fn decode_nshash_value(key: &[u8], v: &[u8]) -> Result<(u64, u64)> {
+    if v.len() != 16 {
+        return Err(corrupt(Cf::Nshash, key, format!("expected 16 bytes, found {}", v.len())));
+    }
+    Ok((u64::from_be_bytes(v[..8].try_into().unwrap()), u64::from_be_bytes(v[8..].try_into().unwrap())))
+}
+
+/// A match recorded with a document: which stored document, by which algorithm, how close.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredMatch {
+    /// Seq of the matched document.
+    pub seq: u64,
+    /// Algorithm name.
+    pub algo: String,
+    /// Similarity in [0, 1].
+    pub score: f64,
+}
+
+/// A stored document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocRecord {
+    /// External id.
+    pub id: String,
+    /// Source URL, if given.
+    pub url: Option<String>,
+    /// Title, if given.
+    pub title: Option<String>,
+    /// Characters of normalized text.
+    pub chars: u64,
+    /// Sentence hashes.
+    pub nshash: Vec<u64>,
+    /// Simhash.
+    pub simhash: Option<u64>,
+    /// Cluster id given at ingest (resolve through `clusters` for the current one).
+    pub similar_id: u64,
+    /// Matches found at ingest.
+    pub matches: Vec<StoredMatch>,
+    /// Ingest time, seconds since the Unix epoch.
+    pub time: u64,
+}
+
+/// A cluster: its parent after a merge (None for a root), its first document, its size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterRecord {
+    /// The cluster this one was merged into.
+    pub parent: Option<u64>,
+    /// Seq of the first document of the cluster.
+    pub first_seq: u64,
+    /// Documents in the cluster (including merged clusters; meaningful on roots).
+    pub size: u64,
+}
+
+/// Record encoding version (first byte of every encoded record).
+const RECORD_VERSION: u8 = 1;
+
+fn bincode_config() -> bincode::config::Configuration {
+    bincode::config::standard()
+}
+
+/// Encode a record: one version byte, then bincode.
+pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = vec![RECORD_VERSION];
+    out.extend(bincode::serde::encode_to_vec(v, bincode_config()).expect("records always encode"));
+    out
+}
+
+/// Decode a record written by [`encode`].
+pub fn decode<T: for<'de> Deserialize<'de>>(cf: Cf, key: &[u8], v: &[u8]) -> Result<T> {
+    match v.split_first() {
+        Some((&RECORD_VERSION, rest)) => bincode::serde::decode_from_slice(rest, bincode_config())
+            .map(|(r, _)| r)
+            .map_err(|e| corrupt(cf, key, e.to_string())),
+        Some((ver, _)) => Err(corrupt(cf, key, format!("unknown record version {ver}"))),
+        None => Err(corrupt(cf, key, "empty record".into())),
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A corruption error for `cf`/`key`.
+pub fn corrupt(cf: Cf, key: &[u8], detail: String) -> Error {
+    Error::Corruption { cf: cf.name(), key: hex(key), detail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simhash_range_covers_exactly_the_prefix() {
+        let (s, e) = simhash_range(2, 0x10, 0x1f);
+        let inside = simhash_key(2, 0x1f, u64::MAX);
+        let outside = simhash_key(2, 0x20, 0);
+        assert!(s.as_slice() <= inside.as_slice() && inside.as_slice() < e.as_slice());
+        assert!(outside.as_slice() >= e.as_slice());
+        let (_, e) = simhash_range(2, 0, u64::MAX);
+        assert!(simhash_key(3, 0, 0).as_slice() >= e.as_slice());
+    }
+
+    #[test]
+    fn records_round_trip_and_garbage_is_corruption() {
+        let c = ClusterRecord { parent: Some(3), first_seq: 9, size: 4 };
+        let enc = encode(&c);
+        assert_eq!(decode::<ClusterRecord>(Cf::Clusters, b"k", &enc).unwrap(), c);
+        assert!(matches!(decode::<ClusterRecord>(Cf::Clusters, b"k", &[9, 1]), Err(Error::Corruption { .. })));
+        assert!(decode::<ClusterRecord>(Cf::Clusters, b"k", &[1]).is_err());
+    }
+}

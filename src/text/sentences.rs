@@ -1,0 +1,72 @@
+//! Sentence splitting on normalized text, and the sentence key that nshash hashes.
+//!
+//! A sentence ends at `.`, `!`, `?`, `;` or a newline (after normalization `。！？；` are these
+//! ASCII characters). A `.` between two digits (`4.3`) does not end a sentence. The key of a
+//! sentence keeps only its letters and digits, so punctuation, spacing and width changes do not
+//! change it.
+
+/// Split normalized text into sentences (non-empty, trimmed).
+pub fn split(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0usize;
+    let mut i = 0usize;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let b = bytes[i];
+            let end_here = match b {
+                b'!' | b'?' | b';' | b'\n' => true,
+                b'.' => {
+                    let prev_digit = i > 0 && bytes[i - 1].is_ascii_digit();
+                    let next_digit = i + 1 < bytes.len() && bytes[i + 1].is_ascii_digit();
+                    !(prev_digit && next_digit)
+                }
+                _ => false,
+            };
+            i += 1;
+            if end_here {
+                let s = text[start..i - 1].trim();
+                start = i;
+                if !s.is_empty() {
+                    return Some(s);
+                }
+            }
+        }
+        if start < bytes.len() {
+            let s = text[start..].trim();
+            start = bytes.len();
+            if !s.is_empty() {
+                return Some(s);
+            }
+        }
+        None
+    })
+}
+
+/// The key of a sentence: its letters and digits only, and how many there are.
+pub fn key(sentence: &str) -> (String, usize) {
+    let mut k = String::with_capacity(sentence.len());
+    let mut n = 0;
+    for c in sentence.chars().filter(|c| c.is_alphanumeric()) {
+        k.push(c);
+        n += 1;
+    }
+    (k, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_on_chinese_and_english_terminators() {
+        let t = crate::text::normalize("第一句。第二句！Third one? Fourth; 5.3 percent.\nlast");
+        let s: Vec<&str> = split(&t).collect();
+        assert_eq!(s, ["第一句", "第二句", "third one", "fourth", "5.3 percent", "last"]);
+    }
+
+    #[test]
+    fn key_drops_punctuation_and_spaces() {
+        assert_eq!(key("a, b - c"), ("abc".to_string(), 3));
+        assert_eq!(key("中华人民共和国,宪法").1, 9);
+    }
+}
