@@ -39,7 +39,11 @@ pub struct Document {
 impl Document {
     /// A document with an id and a body.
     pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
-        Document { id: id.into(), text: text.into(), ..Default::default() }
+        Document {
+            id: id.into(),
+            text: text.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -179,7 +183,10 @@ macro_rules! each_setting {
 impl Settings {
     /// Options for a new store: defaults overridden by what was asked for.
     pub fn resolve(&self) -> Result<Options> {
-        let mut o = Options { simhash_blocks: 0, ..Options::default() };
+        let mut o = Options {
+            simhash_blocks: 0,
+            ..Options::default()
+        };
         macro_rules! set {
             ($f:ident, $n:expr) => {
                 if let Some(v) = self.$f.clone() {
@@ -282,7 +289,10 @@ pub struct Fpdb {
 
 impl std::fmt::Debug for Fpdb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fpdb").field("path", &self.path).field("options", &self.opts).finish()
+        f.debug_struct("Fpdb")
+            .field("path", &self.path)
+            .field("options", &self.opts)
+            .finish()
     }
 }
 
@@ -324,12 +334,18 @@ impl Fpdb {
         let opts = match store.get(Cf::Meta, meta::FORMAT)? {
             None => {
                 if store.read_only() {
-                    return Err(Error::NotFound { path: path.unwrap_or_default() });
+                    return Err(Error::NotFound {
+                        path: path.unwrap_or_default(),
+                    });
                 }
                 let opts = settings.resolve()?;
                 let mut b = Batch::new();
                 b.put(Cf::Meta, meta::FORMAT, schema::format_value());
-                b.put(Cf::Meta, meta::OPTIONS, serde_json::to_vec(&opts).expect("options encode"));
+                b.put(
+                    Cf::Meta,
+                    meta::OPTIONS,
+                    serde_json::to_vec(&opts).expect("options encode"),
+                );
                 b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(1));
                 b.put(Cf::Meta, meta::NEXT_CLUSTER, schema::u64_key(1));
                 b.put(Cf::Meta, DOC_COUNT, schema::u64_key(0));
@@ -395,7 +411,11 @@ impl Fpdb {
         let k = schema::u64_key(seq);
         match self.store.get(Cf::Docs, &k)? {
             Some(v) => schema::decode(Cf::Docs, &k, &v),
-            None => Err(schema::corrupt(Cf::Docs, &k, "referenced document is missing".into())),
+            None => Err(schema::corrupt(
+                Cf::Docs,
+                &k,
+                "referenced document is missing".into(),
+            )),
         }
     }
 
@@ -403,7 +423,11 @@ impl Fpdb {
         let k = schema::u64_key(id);
         match self.store.get(Cf::Clusters, &k)? {
             Some(v) => schema::decode(Cf::Clusters, &k, &v),
-            None => Err(schema::corrupt(Cf::Clusters, &k, "referenced cluster is missing".into())),
+            None => Err(schema::corrupt(
+                Cf::Clusters,
+                &k,
+                "referenced cluster is missing".into(),
+            )),
         }
     }
 
@@ -416,7 +440,11 @@ impl Fpdb {
                 _ => return Ok((id, rec)),
             }
         }
-        Err(schema::corrupt(Cf::Clusters, &schema::u64_key(id), "cycle in cluster parents".into()))
+        Err(schema::corrupt(
+            Cf::Clusters,
+            &schema::u64_key(id),
+            "cycle in cluster parents".into(),
+        ))
     }
 
     /// The current similar_id of a cluster id handed out earlier.
@@ -479,7 +507,11 @@ impl Fpdb {
     /// resolves; no index entry points at a missing document; the counters match.
     pub fn verify(&self) -> Result<Verified> {
         let mut v = Verified::default();
-        let bad = |what: String| Error::Corruption { cf: "*", key: String::new(), detail: what };
+        let bad = |what: String| Error::Corruption {
+            cf: "*",
+            key: String::new(),
+            detail: what,
+        };
         let mut start = schema::u64_key(0).to_vec();
         let end = [0xffu8; 9];
         let mut seqs = BTreeSet::new();
@@ -488,7 +520,10 @@ impl Fpdb {
             let mut recs = Vec::new();
             let mut err = None;
             self.store.scan(Cf::Docs, &start, &end, &mut |k, val| {
-                match (schema::decode_u64(Cf::Docs, k, k), schema::decode::<DocRecord>(Cf::Docs, k, val)) {
+                match (
+                    schema::decode_u64(Cf::Docs, k, k),
+                    schema::decode::<DocRecord>(Cf::Docs, k, val),
+                ) {
                     (Ok(seq), Ok(r)) => recs.push((seq, r)),
                     (Err(e), _) | (_, Err(e)) => err = Some(e),
                 }
@@ -506,14 +541,23 @@ impl Fpdb {
                 v.documents += 1;
                 seqs.insert(seq);
                 if seq >= self.next_seq {
-                    return Err(bad(format!("document seq {seq} >= next_seq {}", self.next_seq)));
+                    return Err(bad(format!(
+                        "document seq {seq} >= next_seq {}",
+                        self.next_seq
+                    )));
                 }
                 if self.seq_of(&r.id)? != Some(seq) {
-                    return Err(bad(format!("doc_ids[{}] does not point at seq {seq}", r.id)));
+                    return Err(bad(format!(
+                        "doc_ids[{}] does not point at seq {seq}",
+                        r.id
+                    )));
                 }
                 for &h in &r.nshash {
                     if self.store.get(Cf::Nshash, &schema::u64_key(h))?.is_none() {
-                        return Err(bad(format!("sentence hash {h:016x} of {} is not indexed", r.id)));
+                        return Err(bad(format!(
+                            "sentence hash {h:016x} of {} is not indexed",
+                            r.id
+                        )));
                     }
                 }
                 if let Some(q) = r.simhash {
@@ -531,30 +575,34 @@ impl Fpdb {
         }
         let mut ids = 0u64;
         let mut dangling = None;
-        self.store.scan(Cf::DocIds, &[], &[0xff; 1], &mut |k, val| {
-            ids += 1;
-            match schema::decode_u64(Cf::DocIds, k, val) {
-                Ok(s) if seqs.contains(&s) => {}
-                _ => dangling = Some(String::from_utf8_lossy(k).into_owned()),
-            }
-            dangling.is_none()
-        })?;
+        self.store
+            .scan(Cf::DocIds, &[], &[0xff; 1], &mut |k, val| {
+                ids += 1;
+                match schema::decode_u64(Cf::DocIds, k, val) {
+                    Ok(s) if seqs.contains(&s) => {}
+                    _ => dangling = Some(String::from_utf8_lossy(k).into_owned()),
+                }
+                dangling.is_none()
+            })?;
         if let Some(id) = dangling {
             return Err(bad(format!("doc_ids[{id}] points at no document")));
         }
         let mut keys = 0u64;
         let mut orphan = None;
-        self.store.scan(Cf::Simhash, &[], &[0xff; 18], &mut |k, _| {
-            keys += 1;
-            if let Ok((_, _, s)) = schema::decode_simhash_key(k) {
-                if !seqs.contains(&s) {
-                    orphan = Some(s);
+        self.store
+            .scan(Cf::Simhash, &[], &[0xff; 18], &mut |k, _| {
+                keys += 1;
+                if let Ok((_, _, s)) = schema::decode_simhash_key(k) {
+                    if !seqs.contains(&s) {
+                        orphan = Some(s);
+                    }
                 }
-            }
-            orphan.is_none()
-        })?;
+                orphan.is_none()
+            })?;
         if let Some(s) = orphan {
-            return Err(bad(format!("simhash key points at missing document seq {s}")));
+            return Err(bad(format!(
+                "simhash key points at missing document seq {s}"
+            )));
         }
         if ids != v.documents || v.documents != self.doc_count {
             return Err(bad(format!(
@@ -627,7 +675,8 @@ impl Fpdb {
                 lk.roots.insert(c.root, self.cluster(c.root)?);
             }
         }
-        lk.candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)));
+        lk.candidates
+            .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)));
         Ok(lk)
     }
 
@@ -639,8 +688,17 @@ impl Fpdb {
             if !seen.insert((c.seq, c.algo)) || out.len() >= MAX_MATCHES {
                 continue;
             }
-            out.push(Match { id: self.doc(c.seq)?.id, algo: c.algo, score: c.score, distance: c.distance });
-            stored.push(StoredMatch { seq: c.seq, algo: c.algo.to_string(), score: c.score });
+            out.push(Match {
+                id: self.doc(c.seq)?.id,
+                algo: c.algo,
+                score: c.score,
+                distance: c.distance,
+            });
+            stored.push(StoredMatch {
+                seq: c.seq,
+                algo: c.algo.to_string(),
+                score: c.score,
+            });
         }
         Ok((out, stored))
     }
@@ -669,7 +727,12 @@ impl Fpdb {
 
     /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]) in one atomic batch.
     /// Visible to later lookups at once; durable after [`Fpdb::sync`].
-    pub fn ingest(&mut self, doc: &Document, fps: Fingerprints, on_existing: OnExisting) -> Result<IngestResult> {
+    pub fn ingest(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        on_existing: OnExisting,
+    ) -> Result<IngestResult> {
         if self.store.read_only() {
             return Err(Error::ReadOnly);
         }
@@ -695,7 +758,10 @@ impl Fpdb {
         if let Some((old_seq, rec)) = &old {
             if let Some(q) = rec.simhash {
                 for t in 0..self.perms.len() {
-                    batch.delete(Cf::Simhash, schema::simhash_key(t as u8, self.perms.permute(t, q), *old_seq));
+                    batch.delete(
+                        Cf::Simhash,
+                        schema::simhash_key(t as u8, self.perms.permute(t, q), *old_seq),
+                    );
                 }
             }
             for &h in &rec.nshash {
@@ -714,7 +780,11 @@ impl Fpdb {
         // A replaced document keeps its seq, so references to it (cluster first documents,
         // stored matches) stay valid.
         let seq = old.as_ref().map_or(self.next_seq, |(s, _)| *s);
-        let next_seq = if old.is_some() { self.next_seq } else { self.next_seq + 1 };
+        let next_seq = if old.is_some() {
+            self.next_seq
+        } else {
+            self.next_seq + 1
+        };
         let mut next_cluster = self.next_cluster;
         let mut roots = lk.roots.clone();
         for (id, rec) in dirty.iter() {
@@ -727,7 +797,14 @@ impl Fpdb {
                 let id = next_cluster;
                 next_cluster += 1;
                 cluster_count += 1;
-                dirty.insert(id, ClusterRecord { parent: None, first_seq: seq, size: 1 });
+                dirty.insert(
+                    id,
+                    ClusterRecord {
+                        parent: None,
+                        first_seq: seq,
+                        size: 1,
+                    },
+                );
                 (id, Vec::new())
             }
             Some(target) => {
@@ -736,7 +813,13 @@ impl Fpdb {
                 let mut merged = Vec::new();
                 for (&id, rec) in roots.iter().skip(1) {
                     trec.size += rec.size;
-                    dirty.insert(id, ClusterRecord { parent: Some(target), ..rec.clone() });
+                    dirty.insert(
+                        id,
+                        ClusterRecord {
+                            parent: Some(target),
+                            ..rec.clone()
+                        },
+                    );
                     merged.push(id);
                     cluster_count -= 1;
                 }
@@ -745,14 +828,26 @@ impl Fpdb {
             }
         };
         let (matches, stored_matches) = self.matches(&lk)?;
-        let duplicate_of = if roots.is_empty() { None } else { Some(self.doc(dirty[&target].first_seq)?.id) };
+        let duplicate_of = if roots.is_empty() {
+            None
+        } else {
+            Some(self.doc(dirty[&target].first_seq)?.id)
+        };
 
         for &h in &lk.new_hashes {
-            batch.put(Cf::Nshash, schema::u64_key(h), schema::nshash_value(target, seq));
+            batch.put(
+                Cf::Nshash,
+                schema::u64_key(h),
+                schema::nshash_value(target, seq),
+            );
         }
         if let Some(q) = fps.simhash {
             for t in 0..self.perms.len() {
-                batch.put(Cf::Simhash, schema::simhash_key(t as u8, self.perms.permute(t, q), seq), Vec::new());
+                batch.put(
+                    Cf::Simhash,
+                    schema::simhash_key(t as u8, self.perms.permute(t, q), seq),
+                    Vec::new(),
+                );
             }
         }
         for (id, rec) in &dirty {
@@ -788,13 +883,23 @@ impl Fpdb {
         self.doc_count = doc_count;
         self.cluster_count = cluster_count;
         Ok(IngestResult::Added {
-            outcome: Outcome { id: doc.id.clone(), similar_id: Some(target), duplicate_of, matches, merged },
+            outcome: Outcome {
+                id: doc.id.clone(),
+                similar_id: Some(target),
+                duplicate_of,
+                matches,
+                merged,
+            },
             replaced: old.is_some(),
         })
     }
 
     /// Fingerprint and ingest `doc`.
-    pub fn ingest_document(&mut self, doc: &Document, on_existing: OnExisting) -> Result<IngestResult> {
+    pub fn ingest_document(
+        &mut self,
+        doc: &Document,
+        on_existing: OnExisting,
+    ) -> Result<IngestResult> {
         let fps = self.fingerprint(&doc.text);
         self.ingest(doc, fps, on_existing)
     }
@@ -832,7 +937,9 @@ impl Fpdb {
             if let Some(e) = err.take() {
                 return Err(e);
             }
-            let Some((last, _)) = records.last() else { break };
+            let Some((last, _)) = records.last() else {
+                break;
+            };
             start = schema::u64_key(last + 1).to_vec();
             for (seq, rec) in records.drain(..) {
                 ids.insert(seq, rec.id.clone());
@@ -840,7 +947,11 @@ impl Fpdb {
                     Some(r) => r.clone(),
                     None => {
                         let (root, crec) = self.find(rec.similar_id)?;
-                        let first = if crec.first_seq == seq { None } else { Some(self.id_of(crec.first_seq, &ids)?) };
+                        let first = if crec.first_seq == seq {
+                            None
+                        } else {
+                            Some(self.id_of(crec.first_seq, &ids)?)
+                        };
                         roots.insert(rec.similar_id, (root, first.clone()));
                         (root, first)
                     }
@@ -849,13 +960,24 @@ impl Fpdb {
                 for m in &rec.matches {
                     matches.push(Match {
                         id: self.id_of(m.seq, &ids)?,
-                        algo: if m.algo == "nshash" { "nshash" } else { "simhash" },
+                        algo: if m.algo == "nshash" {
+                            "nshash"
+                        } else {
+                            "simhash"
+                        },
                         score: m.score,
-                        distance: (m.algo == "simhash").then(|| ((1.0 - m.score) * 64.0).round() as u32),
+                        distance: (m.algo == "simhash")
+                            .then(|| ((1.0 - m.score) * 64.0).round() as u32),
                     });
                 }
                 let duplicate_of = first.filter(|f| *f != rec.id);
-                visit(Outcome { id: rec.id, similar_id: Some(root), duplicate_of, matches, merged: Vec::new() })?;
+                visit(Outcome {
+                    id: rec.id,
+                    similar_id: Some(root),
+                    duplicate_of,
+                    matches,
+                    merged: Vec::new(),
+                })?;
             }
             if last_done(&start) {
                 break;

@@ -25,6 +25,7 @@
 
 mod db;
 mod error;
+pub mod eval;
 pub mod fingerprint;
 pub mod index;
 mod options;
@@ -33,7 +34,8 @@ pub mod store;
 pub mod text;
 
 pub use db::{
-    Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings, Stats, Verified, MAX_MATCHES,
+    Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings, Stats, Verified,
+    MAX_MATCHES,
 };
 pub use error::{Error, Result};
 pub use fingerprint::Fingerprints;

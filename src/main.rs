@@ -58,6 +58,37 @@ enum Command {
     Stats(JsonFlag),
     /// Print every stored document with its current similar_id, as JSONL.
     Export(ExportArgs),
+    /// Check that every index agrees with the stored documents (exit 2 when not).
+    Verify(JsonFlag),
+    /// Measure detection quality on a labeled set (in memory; the store is not touched).
+    Eval(EvalArgs),
+}
+
+#[derive(Args, Debug)]
+struct EvalArgs {
+    /// Corpus to ingest in order (JSONL {"id","text",...})
+    #[arg(long)]
+    corpus: PathBuf,
+    /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
+    #[arg(long)]
+    pairs: PathBuf,
+    /// Configurations to score: nshash, simhash, default (both) [default: all three]
+    #[arg(long, value_delimiter = ',')]
+    algo: Vec<EvalAlgo>,
+    /// Machine-readable JSON on stdout
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    settings: SettingsArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+enum EvalAlgo {
+    Nshash,
+    Simhash,
+    Default,
 }
 
 #[derive(Args, Debug)]
@@ -91,7 +122,11 @@ enum HashArg {
 #[derive(Args, Debug, Default)]
 struct SettingsArgs {
     /// Algorithms to use, comma-separated [default: nshash,simhash]
-    #[arg(long, value_delimiter = ',', help_heading = "Store settings (fixed at creation)")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = "Store settings (fixed at creation)"
+    )]
     algos: Option<Vec<Algo>>,
     /// nshash: number of longest sentences hashed per document [default: 5]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
@@ -234,6 +269,14 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
+            // A closed pipe (`fpdb export | head`) is the reader's choice, not an error.
+            let broken_pipe = e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::SUCCESS;
+            }
             eprintln!("fpdb: error: {e:#}");
             ExitCode::from(2)
         }
@@ -243,7 +286,11 @@ fn main() -> ExitCode {
 fn db_path(cli: &Cli) -> PathBuf {
     cli.db
         .clone()
-        .or_else(|| std::env::var_os("FPDB_DB").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .or_else(|| {
+            std::env::var_os("FPDB_DB")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from("./fpdb.db"))
 }
 
@@ -254,6 +301,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Query(a) => query(&path, a),
         Command::Stats(a) => stats(&path, a.json),
         Command::Export(a) => export(&path, a),
+        Command::Verify(a) => verify(&path, a.json),
+        Command::Eval(a) => eval(a),
     }
 }
 
@@ -314,13 +363,25 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         files.push(PathBuf::from("-"));
     }
     if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().ok();
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .ok();
     }
-    let mut db = Fpdb::builder().settings(a.settings.to_settings()).create(true).open(path)?;
+    let mut db = Fpdb::builder()
+        .settings(a.settings.to_settings())
+        .create(true)
+        .open(path)?;
     let opts = db.options().clone();
-    let on_existing = if a.replace { OnExisting::Replace } else { OnExisting::Skip };
+    let on_existing = if a.replace {
+        OnExisting::Replace
+    } else {
+        OnExisting::Skip
+    };
     let mut out = output_writer(&a.output)?;
-    let inputs = Inputs::new(&files, a.input.read_options()).skip(a.skip).take(a.limit.unwrap_or(usize::MAX));
+    let inputs = Inputs::new(&files, a.input.read_options())
+        .skip(a.skip)
+        .take(a.limit.unwrap_or(usize::MAX));
     let show = !quiet && std::io::stderr().is_terminal();
     let bar = if show {
         let b = indicatif::ProgressBar::new_spinner();
@@ -335,7 +396,10 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         indicatif::ProgressBar::hidden()
     };
     let start = Instant::now();
-    let mut sum = Summary { store: path.display().to_string(), ..Default::default() };
+    let mut sum = Summary {
+        store: path.display().to_string(),
+        ..Default::default()
+    };
     let mut inputs = inputs.peekable();
     let batch = a.batch_size.max(1);
     loop {
@@ -345,7 +409,12 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         }
         let fps: Vec<_> = chunk
             .par_iter()
-            .map(|r| r.doc.as_ref().ok().map(|d| fpdb::fingerprint::fingerprint(&d.text, &opts)))
+            .map(|r| {
+                r.doc
+                    .as_ref()
+                    .ok()
+                    .map(|d| fpdb::fingerprint::fingerprint(&d.text, &opts))
+            })
             .collect();
         let mut results: Vec<Result<IngestResult, String>> = Vec::with_capacity(chunk.len());
         let mut fatal = None;
@@ -356,7 +425,9 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                 (Err(reason), _) => {
                     sum.skipped += 1;
                     sum.skipped_bad_input += 1;
-                    bar.suspend(|| eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line));
+                    bar.suspend(|| {
+                        eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line)
+                    });
                     results.push(Err(reason.clone()));
                 }
                 (Ok(doc), Some(fp)) => match db.ingest(doc, fp, on_existing) {
@@ -386,7 +457,9 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                         results.push(Ok(r));
                     }
                     Err(e) => {
-                        fatal = Some(anyhow::Error::new(e).context(format!("{}:{}", rec.source, rec.line)));
+                        fatal = Some(
+                            anyhow::Error::new(e).context(format!("{}:{}", rec.source, rec.line)),
+                        );
                         break;
                     }
                 },
@@ -408,7 +481,11 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     }
     bar.finish_and_clear();
     sum.seconds = start.elapsed().as_secs_f64();
-    sum.docs_per_second = if sum.seconds > 0.0 { sum.added as f64 / sum.seconds } else { 0.0 };
+    sum.docs_per_second = if sum.seconds > 0.0 {
+        sum.added as f64 / sum.seconds
+    } else {
+        0.0
+    };
     if a.json {
         println!("{}", serde_json::to_string(&sum)?);
     } else if !quiet {
@@ -432,7 +509,11 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     Ok(if sum.skipped > 0 { 3 } else { 0 })
 }
 
-fn write_result(w: &mut dyn Write, rec: &Record, r: &Result<IngestResult, String>) -> anyhow::Result<()> {
+fn write_result(
+    w: &mut dyn Write,
+    rec: &Record,
+    r: &Result<IngestResult, String>,
+) -> anyhow::Result<()> {
     let source = || Some(format!("{}:{}", rec.source, rec.line));
     let line = match r {
         Err(reason) => OutputLine {
@@ -475,7 +556,11 @@ fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
         (None, Some(f)) => {
             let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
             String::from_utf8(bytes).map_err(|e| {
-                anyhow::anyhow!("{}: invalid UTF-8 at byte {}", f.display(), e.utf8_error().valid_up_to())
+                anyhow::anyhow!(
+                    "{}: invalid UTF-8 at byte {}",
+                    f.display(),
+                    e.utf8_error().valid_up_to()
+                )
             })?
         }
         (None, None) if !std::io::stdin().is_terminal() => read_stdin()?,
@@ -502,7 +587,10 @@ fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
         };
         println!("{}", serde_json::to_string(&q)?);
     } else if let Some(id) = o.similar_id {
-        println!("duplicate: similar_id {id} (first document: {})", o.duplicate_of.as_deref().unwrap_or("?"));
+        println!(
+            "duplicate: similar_id {id} (first document: {})",
+            o.duplicate_of.as_deref().unwrap_or("?")
+        );
         for m in &o.matches {
             match m.distance {
                 Some(d) => println!("  {}\t{}\tscore {:.3}\tdistance {d}", m.id, m.algo, m.score),
@@ -517,7 +605,9 @@ fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
 
 fn read_stdin() -> anyhow::Result<String> {
     let mut s = String::new();
-    std::io::stdin().read_to_string(&mut s).context("reading stdin")?;
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .context("reading stdin")?;
     Ok(s)
 }
 
@@ -532,7 +622,10 @@ fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         println!("documents    {}", s.documents);
         println!("clusters     {}", s.clusters);
         println!("duplicates   {}", s.duplicates);
-        println!("disk         {:.1} MiB", s.disk_bytes as f64 / (1 << 20) as f64);
+        println!(
+            "disk         {:.1} MiB",
+            s.disk_bytes as f64 / (1 << 20) as f64
+        );
         println!(
             "algorithms   {}{}",
             if o.nshash { "nshash " } else { "" },
@@ -554,10 +647,104 @@ fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
     let mut w: Box<dyn Write> = output_writer(&a.output)?
         .unwrap_or_else(|| Box::new(BufWriter::new(std::io::stdout().lock())));
+    let stdout = || PathBuf::from(a.output.clone().unwrap_or_else(|| "<stdout>".into()));
     db.export(&mut |o| {
-        serde_json::to_writer(&mut w, &o).map_err(|e| fpdb::Error::Storage(e.to_string()))?;
-        w.write_all(b"\n").map_err(|e| fpdb::Error::Storage(e.to_string()))
+        serde_json::to_writer(&mut w, &o).map_err(|e| fpdb::Error::Io {
+            path: stdout(),
+            source: e.into(),
+        })?;
+        w.write_all(b"\n").map_err(|e| fpdb::Error::Io {
+            path: stdout(),
+            source: e,
+        })
     })?;
     w.flush()?;
+    Ok(0)
+}
+
+fn verify(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let v = db.verify()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"ok": true, "documents": v.documents, "clusters": v.roots.len()})
+        );
+    } else {
+        println!(
+            "ok: {} documents, {} clusters, every index agrees",
+            v.documents,
+            v.roots.len()
+        );
+    }
+    Ok(0)
+}
+
+fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
+    let mut docs = Vec::new();
+    for rec in Inputs::new(&[a.corpus.clone()], a.input.read_options()) {
+        match rec.doc {
+            Ok(d) => docs.push(d),
+            Err(reason) => eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line),
+        }
+    }
+    let pairs = fpdb::eval::read_pairs(&a.pairs)?;
+    let base = a.settings.to_settings();
+    let fps = fpdb::eval::fingerprint_all(&docs, &base)?;
+    let algos = if a.algo.is_empty() {
+        vec![EvalAlgo::Nshash, EvalAlgo::Simhash, EvalAlgo::Default]
+    } else {
+        a.algo.clone()
+    };
+    let mut reports = Vec::new();
+    for algo in algos {
+        let (name, ns, sim) = match algo {
+            EvalAlgo::Nshash => ("nshash", true, false),
+            EvalAlgo::Simhash => ("simhash", false, true),
+            EvalAlgo::Default => ("default", true, true),
+        };
+        let s = Settings {
+            nshash: Some(ns),
+            simhash: Some(sim),
+            ..base.clone()
+        };
+        reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&reports)?);
+        return Ok(0);
+    }
+    println!("{} documents, {} pairs", docs.len(), pairs.len());
+    for r in &reports {
+        println!(
+            "\n{:<8} precision {:.4}  recall {:.4}  F1 {:.4}  (tp {}, fp {}, fn {}{})",
+            r.algo,
+            r.precision,
+            r.recall,
+            r.f1,
+            r.tp,
+            r.fp,
+            r.fn_,
+            if r.missing > 0 {
+                format!(", {} pairs with unknown ids", r.missing)
+            } else {
+                String::new()
+            }
+        );
+        println!(
+            "  {:<22} {:>5} {:>6} {:>10} {:>9}",
+            "kind", "label", "pairs", "predicted", "accuracy"
+        );
+        for (k, s) in &r.kinds {
+            println!(
+                "  {:<22} {:>5} {:>6} {:>10} {:>8.1}%",
+                k,
+                s.label,
+                s.pairs,
+                s.predicted_duplicate,
+                100.0 * s.accuracy
+            );
+        }
+    }
     Ok(0)
 }

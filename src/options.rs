@@ -30,7 +30,9 @@ impl std::str::FromStr for SentenceHash {
         match s.to_ascii_lowercase().as_str() {
             "md5" => Ok(SentenceHash::Md5),
             "farmhash" => Ok(SentenceHash::Farmhash),
-            _ => Err(Error::InvalidOption(format!("unknown sentence hash `{s}` (md5, farmhash)"))),
+            _ => Err(Error::InvalidOption(format!(
+                "unknown sentence hash `{s}` (md5, farmhash)"
+            ))),
         }
     }
 }
@@ -84,16 +86,26 @@ impl Options {
     /// Check ranges and fill derived values (`simhash_blocks` when 0).
     pub fn validate(mut self) -> Result<Self> {
         if !self.nshash && !self.simhash {
-            return Err(Error::InvalidOption("at least one algorithm must be enabled".into()));
+            return Err(Error::InvalidOption(
+                "at least one algorithm must be enabled".into(),
+            ));
         }
         if self.nshash_n == 0 || self.nshash_n > 64 {
-            return Err(Error::InvalidOption(format!("nshash n = {} (1..=64)", self.nshash_n)));
+            return Err(Error::InvalidOption(format!(
+                "nshash n = {} (1..=64)",
+                self.nshash_n
+            )));
         }
         if self.nshash_min_shared == 0 {
-            return Err(Error::InvalidOption("nshash min shared must be >= 1".into()));
+            return Err(Error::InvalidOption(
+                "nshash min shared must be >= 1".into(),
+            ));
         }
         if self.simhash_k > 16 {
-            return Err(Error::InvalidOption(format!("simhash k = {} (0..=16)", self.simhash_k)));
+            return Err(Error::InvalidOption(format!(
+                "simhash k = {} (0..=16)",
+                self.simhash_k
+            )));
         }
         if self.expected_docs == 0 {
             self.expected_docs = 1;

@@ -39,7 +39,12 @@ pub struct Fields {
 
 impl Default for Fields {
     fn default() -> Self {
-        Fields { id: "id".into(), text: "text".into(), title: "title".into(), url: "url".into() }
+        Fields {
+            id: "id".into(),
+            text: "text".into(),
+            title: "title".into(),
+            url: "url".into(),
+        }
     }
 }
 
@@ -56,7 +61,11 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { format: Format::Auto, fields: Fields::default(), max_doc_bytes: 32 << 20 }
+        ReadOptions {
+            format: Format::Auto,
+            fields: Fields::default(),
+            max_doc_bytes: 32 << 20,
+        }
     }
 }
 
@@ -86,7 +95,12 @@ impl Inputs {
     pub fn new(paths: &[PathBuf], opts: ReadOptions) -> Self {
         let mut pending: Vec<PathBuf> = paths.to_vec();
         pending.reverse();
-        Inputs { pending, opts, current: None, buf: Vec::new() }
+        Inputs {
+            pending,
+            opts,
+            current: None,
+            buf: Vec::new(),
+        }
     }
 }
 
@@ -104,13 +118,21 @@ fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read>> {
 
 fn jsonl_by_name(path: &Path) -> bool {
     let name = path.to_string_lossy().to_ascii_lowercase();
-    let name = name.trim_end_matches(".gz").trim_end_matches(".zst").trim_end_matches(".zstd");
+    let name = name
+        .trim_end_matches(".gz")
+        .trim_end_matches(".zst")
+        .trim_end_matches(".zstd");
     name.ends_with(".jsonl") || name.ends_with(".ndjson") || name.ends_with(".json")
 }
 
 impl Inputs {
     fn error(source: String, line: u64, reason: String) -> Record {
-        Record { source, line, bytes: 0, doc: Err(reason) }
+        Record {
+            source,
+            line,
+            bytes: 0,
+            doc: Err(reason),
+        }
     }
 
     /// Start reading `path`; returns a record for text files and for failures.
@@ -129,13 +151,20 @@ impl Inputs {
                 Ok(rd) => {
                     let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
                     entries.retain(|p| {
-                        !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                        !p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
                     });
                     entries.sort();
                     self.pending.extend(entries.into_iter().rev());
                     return None;
                 }
-                Err(e) => return Some(Self::error(source, 0, format!("cannot read directory: {e}"))),
+                Err(e) => {
+                    return Some(Self::error(
+                        source,
+                        0,
+                        format!("cannot read directory: {e}"),
+                    ))
+                }
             }
         }
         let reader = match open_decoded(&path) {
@@ -173,12 +202,25 @@ impl Inputs {
             Err(format!("document larger than {max} bytes"))
         } else {
             match String::from_utf8(bytes) {
-                Err(e) => Err(format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to())),
+                Err(e) => Err(format!(
+                    "invalid UTF-8 at byte {}",
+                    e.utf8_error().valid_up_to()
+                )),
                 Ok(t) if t.trim().is_empty() => Err("empty document".into()),
-                Ok(t) => Ok(Document { id: source.clone(), text: t, title: None, url: None }),
+                Ok(t) => Ok(Document {
+                    id: source.clone(),
+                    text: t,
+                    title: None,
+                    url: None,
+                }),
             }
         };
-        Record { source, line: 1, bytes: n, doc }
+        Record {
+            source,
+            line: 1,
+            bytes: n,
+            doc,
+        }
     }
 
     /// Next line of the current JSONL input, or None at its end.
@@ -187,7 +229,11 @@ impl Inputs {
         let (source, reader, line) = self.current.as_mut()?;
         self.buf.clear();
         *line += 1;
-        let n = match reader.by_ref().take(max as u64 + 1).read_until(b'\n', &mut self.buf) {
+        let n = match reader
+            .by_ref()
+            .take(max as u64 + 1)
+            .read_until(b'\n', &mut self.buf)
+        {
             Ok(0) => {
                 self.current = None;
                 return None;
@@ -213,18 +259,33 @@ impl Inputs {
                     Err(_) => break,
                 }
             }
-            return Some(Self::error(source, line, format!("line longer than {max} bytes")));
+            return Some(Self::error(
+                source,
+                line,
+                format!("line longer than {max} bytes"),
+            ));
         }
         if self.buf.iter().all(|b| b.is_ascii_whitespace()) {
             return self.next_line();
         }
         let doc = parse_json_line(&self.buf, &self.opts.fields, &source, line);
-        Some(Record { source, line, bytes: n, doc })
+        Some(Record {
+            source,
+            line,
+            bytes: n,
+            doc,
+        })
     }
 }
 
-fn parse_json_line(raw: &[u8], fields: &Fields, source: &str, line: u64) -> Result<Document, String> {
-    let text = std::str::from_utf8(raw).map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
+fn parse_json_line(
+    raw: &[u8],
+    fields: &Fields,
+    source: &str,
+    line: u64,
+) -> Result<Document, String> {
+    let text = std::str::from_utf8(raw)
+        .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
     let obj: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
     let get_str = |name: &str| -> Result<Option<String>, String> {
@@ -246,11 +307,17 @@ fn parse_json_line(raw: &[u8], fields: &Fields, source: &str, line: u64) -> Resu
     if id.is_empty() {
         return Err(format!("empty id field `{}`", fields.id));
     }
-    let body = get_str(&fields.text)?.ok_or_else(|| format!("missing text field `{}`", fields.text))?;
+    let body =
+        get_str(&fields.text)?.ok_or_else(|| format!("missing text field `{}`", fields.text))?;
     if body.trim().is_empty() {
         return Err(format!("empty document `{id}`"));
     }
-    Ok(Document { id, text: body, title: get_str(&fields.title)?, url: get_str(&fields.url)? })
+    Ok(Document {
+        id,
+        text: body,
+        title: get_str(&fields.title)?,
+        url: get_str(&fields.url)?,
+    })
 }
 
 impl Iterator for Inputs {
@@ -282,11 +349,18 @@ mod tests {
 
     #[test]
     fn json_lines_parse_with_numeric_ids_and_report_problems() {
-        let d = parse_json_line(br#"{"id": 7, "text": "hello", "title": "t"}"#, &fields(), "f", 1).unwrap();
+        let d = parse_json_line(
+            br#"{"id": 7, "text": "hello", "title": "t"}"#,
+            &fields(),
+            "f",
+            1,
+        )
+        .unwrap();
         assert_eq!((d.id.as_str(), d.title.as_deref()), ("7", Some("t")));
         let e = parse_json_line(br#"{"id": "a"}"#, &fields(), "f", 1).unwrap_err();
         assert!(e.contains("missing text field `text`"), "{e}");
-        let e = parse_json_line(b"{\"id\": \"a\", \"text\": \"x\xff\"}", &fields(), "f", 1).unwrap_err();
+        let e = parse_json_line(b"{\"id\": \"a\", \"text\": \"x\xff\"}", &fields(), "f", 1)
+            .unwrap_err();
         assert!(e.contains("invalid UTF-8"), "{e}");
         let e = parse_json_line(br#"{"id": "a", "text": "  "}"#, &fields(), "f", 1).unwrap_err();
         assert!(e.contains("empty document"), "{e}");

@@ -25,12 +25,18 @@ fn conformance(s: &dyn Store) {
     b.put(Cf::Docs, b"k2".to_vec(), b"d2".to_vec());
     s.write(b).unwrap();
     assert_eq!(s.get(Cf::Docs, b"k1").unwrap().as_deref(), Some(&b"d1"[..]));
-    assert_eq!(s.get(Cf::DocIds, b"k1").unwrap().as_deref(), Some(&b"i1"[..]));
+    assert_eq!(
+        s.get(Cf::DocIds, b"k1").unwrap().as_deref(),
+        Some(&b"i1"[..])
+    );
     assert_eq!(s.get(Cf::DocIds, b"k2").unwrap(), None);
 
     // Scans are ordered, start-inclusive, end-exclusive, and stop when asked.
     let all = collect(s, Cf::Docs, b"k", b"l");
-    assert_eq!(all.iter().map(|(k, _)| k.as_slice()).collect::<Vec<_>>(), [b"k1", b"k2", b"k3"]);
+    assert_eq!(
+        all.iter().map(|(k, _)| k.as_slice()).collect::<Vec<_>>(),
+        [b"k1", b"k2", b"k3"]
+    );
     let mid = collect(s, Cf::Docs, b"k2", b"k3");
     assert_eq!(mid, vec![(b"k2".to_vec(), b"d2".to_vec())]);
     assert!(collect(s, Cf::Docs, b"k3", b"k2").is_empty());
@@ -52,7 +58,10 @@ fn conformance(s: &dyn Store) {
     s.write(b).unwrap();
     assert_eq!(s.get(Cf::Docs, b"k1").unwrap(), None);
     assert_eq!(s.get(Cf::Docs, b"k2").unwrap().as_deref(), Some(&b"y"[..]));
-    assert_eq!(s.get(Cf::Simhash, &[0u8; 17]).unwrap().as_deref(), Some(&b""[..]));
+    assert_eq!(
+        s.get(Cf::Simhash, &[0u8; 17]).unwrap().as_deref(),
+        Some(&b""[..])
+    );
 
     // Binary keys order bytewise (big-endian integers order numerically).
     let mut b = Batch::new();

@@ -31,7 +31,12 @@ fn hash_len16(u: u64, v: u64, mul: u64) -> u64 {
 
 #[inline]
 fn weak32(s: &[u8], at: usize, mut a: u64, mut b: u64) -> (u64, u64) {
-    let (w, x, y, z) = (fetch(s, at), fetch(s, at + 8), fetch(s, at + 16), fetch(s, at + 24));
+    let (w, x, y, z) = (
+        fetch(s, at),
+        fetch(s, at + 8),
+        fetch(s, at + 16),
+        fetch(s, at + 24),
+    );
     a = a.wrapping_add(w);
     b = b.wrapping_add(a).wrapping_add(z).rotate_right(21);
     let c = a;
@@ -56,14 +61,27 @@ pub fn fingerprint64(s: &[u8]) -> u64 {
     let rounds = (len - 1) / 64;
     for r in 0..rounds {
         let p = r * 64;
-        x = x.wrapping_add(y).wrapping_add(v.0).wrapping_add(fetch(s, p + 8)).rotate_right(37);
+        x = x
+            .wrapping_add(y)
+            .wrapping_add(v.0)
+            .wrapping_add(fetch(s, p + 8))
+            .rotate_right(37);
         x = x.wrapping_mul(K1);
-        y = y.wrapping_add(v.1).wrapping_add(fetch(s, p + 48)).rotate_right(42).wrapping_mul(K1);
+        y = y
+            .wrapping_add(v.1)
+            .wrapping_add(fetch(s, p + 48))
+            .rotate_right(42)
+            .wrapping_mul(K1);
         x ^= w.1;
         y = y.wrapping_add(v.0).wrapping_add(fetch(s, p + 40));
         z = z.wrapping_add(w.0).rotate_right(33).wrapping_mul(K1);
         v = weak32(s, p, v.1.wrapping_mul(K1), x.wrapping_add(w.0));
-        w = weak32(s, p + 32, z.wrapping_add(w.1), y.wrapping_add(fetch(s, p + 16)));
+        w = weak32(
+            s,
+            p + 32,
+            z.wrapping_add(w.1),
+            y.wrapping_add(fetch(s, p + 16)),
+        );
         std::mem::swap(&mut z, &mut x);
     }
     let mul = K1.wrapping_add((z & 0xff) << 1);
@@ -71,17 +89,34 @@ pub fn fingerprint64(s: &[u8]) -> u64 {
     w.0 = w.0.wrapping_add(((len - 1) & 63) as u64);
     v.0 = v.0.wrapping_add(w.0);
     w.0 = w.0.wrapping_add(v.0);
-    x = x.wrapping_add(y).wrapping_add(v.0).wrapping_add(fetch(s, p + 8)).rotate_right(37);
+    x = x
+        .wrapping_add(y)
+        .wrapping_add(v.0)
+        .wrapping_add(fetch(s, p + 8))
+        .rotate_right(37);
     x = x.wrapping_mul(mul);
-    y = y.wrapping_add(v.1).wrapping_add(fetch(s, p + 48)).rotate_right(42).wrapping_mul(mul);
+    y = y
+        .wrapping_add(v.1)
+        .wrapping_add(fetch(s, p + 48))
+        .rotate_right(42)
+        .wrapping_mul(mul);
     x ^= w.1.wrapping_mul(9);
-    y = y.wrapping_add(v.0.wrapping_mul(9)).wrapping_add(fetch(s, p + 40));
+    y = y
+        .wrapping_add(v.0.wrapping_mul(9))
+        .wrapping_add(fetch(s, p + 40));
     z = z.wrapping_add(w.0).rotate_right(33).wrapping_mul(mul);
     v = weak32(s, p, v.1.wrapping_mul(mul), x.wrapping_add(w.0));
-    w = weak32(s, p + 32, z.wrapping_add(w.1), y.wrapping_add(fetch(s, p + 16)));
+    w = weak32(
+        s,
+        p + 32,
+        z.wrapping_add(w.1),
+        y.wrapping_add(fetch(s, p + 16)),
+    );
     std::mem::swap(&mut z, &mut x);
     hash_len16(
-        hash_len16(v.0, w.0, mul).wrapping_add(shift_mix(y).wrapping_mul(K0)).wrapping_add(z),
+        hash_len16(v.0, w.0, mul)
+            .wrapping_add(shift_mix(y).wrapping_mul(K0))
+            .wrapping_add(z),
         hash_len16(v.1, w.1, mul).wrapping_add(x),
         mul,
     )
@@ -97,7 +132,10 @@ mod tests {
     fn matches_google_reference_vectors() {
         let tsv = include_str!("../../tests/fixtures/farmhash_fingerprint64.tsv");
         let mut checked = 0;
-        for line in tsv.lines().filter(|l| !l.starts_with('#') && !l.starts_with("len")) {
+        for line in tsv
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("len"))
+        {
             let mut f = line.split('\t');
             let len: usize = f.next().unwrap().parse().unwrap();
             let want: u64 = f.next().unwrap().trim().parse().unwrap();

@@ -33,8 +33,16 @@ impl Fingerprints {
 pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
     let norm = text::normalize(body);
     Fingerprints {
-        nshash: if opts.nshash { nshash::nshash(&norm, opts) } else { Vec::new() },
-        simhash: if opts.simhash { simhash::simhash(&text::weighted_terms(&norm)) } else { None },
+        nshash: if opts.nshash {
+            nshash::nshash(&norm, opts)
+        } else {
+            Vec::new()
+        },
+        simhash: if opts.simhash {
+            simhash::simhash(&text::weighted_terms(&norm))
+        } else {
+            None
+        },
         chars: norm.chars().count() as u64,
     }
 }

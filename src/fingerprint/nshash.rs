@@ -47,7 +47,10 @@ pub fn top_sentence_keys(normalized: &str, opts: &Options) -> Vec<String> {
 
 /// The nshash fingerprint: hashes of [`top_sentence_keys`].
 pub fn nshash(normalized: &str, opts: &Options) -> Vec<u64> {
-    top_sentence_keys(normalized, opts).iter().map(|k| hash_key(k, opts.nshash_hash)).collect()
+    top_sentence_keys(normalized, opts)
+        .iter()
+        .map(|k| hash_key(k, opts.nshash_hash))
+        .collect()
 }
 
 #[cfg(test)]
@@ -56,14 +59,23 @@ mod tests {
     use crate::text::normalize;
 
     fn opts(n: usize) -> Options {
-        Options { nshash_n: n, ..Options::default() }
+        Options {
+            nshash_n: n,
+            ..Options::default()
+        }
     }
 
     #[test]
     fn takes_the_n_longest_distinct_sentences() {
         let t = normalize("短句。这是一个比较长的句子用来测试。这是最长的一个句子用来测试排序规则。这是一个比较长的句子用来测试。");
         let keys = top_sentence_keys(&t, &opts(5));
-        assert_eq!(keys, ["这是最长的一个句子用来测试排序规则", "这是一个比较长的句子用来测试"]);
+        assert_eq!(
+            keys,
+            [
+                "这是最长的一个句子用来测试排序规则",
+                "这是一个比较长的句子用来测试"
+            ]
+        );
     }
 
     #[test]
@@ -78,14 +90,23 @@ mod tests {
     #[test]
     fn punctuation_and_width_do_not_change_hashes() {
         let o = opts(5);
-        let a = nshash(&normalize("中华人民共和国宪法是国家的根本法，具有最高的法律效力。"), &o);
-        let b = nshash(&normalize("中华人民共和国宪法是国家的根本法,具有最高的法律效力."), &o);
+        let a = nshash(
+            &normalize("中华人民共和国宪法是国家的根本法，具有最高的法律效力。"),
+            &o,
+        );
+        let b = nshash(
+            &normalize("中华人民共和国宪法是国家的根本法,具有最高的法律效力."),
+            &o,
+        );
         assert_eq!(a, b);
     }
 
     #[test]
     fn md5_and_farmhash_differ_but_are_deterministic() {
-        assert_ne!(hash_key("abc", SentenceHash::Md5), hash_key("abc", SentenceHash::Farmhash));
+        assert_ne!(
+            hash_key("abc", SentenceHash::Md5),
+            hash_key("abc", SentenceHash::Farmhash)
+        );
         // md5("abc") = 900150983cd24fb0...
         assert_eq!(hash_key("abc", SentenceHash::Md5), 0x900150983cd24fb0);
     }

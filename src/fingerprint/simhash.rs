@@ -42,11 +42,17 @@ mod tests {
 
     #[test]
     fn similar_term_sets_are_close_and_different_ones_far() {
-        let base: Vec<(String, f64)> = (0..200).map(|i| (format!("term{i}"), 1.0 + (i % 7) as f64)).collect();
+        let base: Vec<(String, f64)> = (0..200)
+            .map(|i| (format!("term{i}"), 1.0 + (i % 7) as f64))
+            .collect();
         let mut near = base.clone();
         near[3].0 = "changed".into();
         let other: Vec<(String, f64)> = (0..200).map(|i| (format!("other{i}"), 1.0)).collect();
-        let (a, b, c) = (simhash(&base).unwrap(), simhash(&near).unwrap(), simhash(&other).unwrap());
+        let (a, b, c) = (
+            simhash(&base).unwrap(),
+            simhash(&near).unwrap(),
+            simhash(&other).unwrap(),
+        );
         assert!(hamming(a, b) <= 3, "near distance {}", hamming(a, b));
         assert!(hamming(a, c) > 10, "far distance {}", hamming(a, c));
         assert_eq!(simhash::<String>(&[]), None);

@@ -17,7 +17,9 @@ pub const MAX_TABLES: usize = 1024;
 /// shortest table prefix is at least log2(expected) - 2 bits (so a query meets a handful of
 /// candidates per table), within [`MAX_TABLES`].
 pub fn choose_blocks(k: u32, expected: u64) -> u32 {
-    let target = (64 - expected.max(2).leading_zeros()).saturating_sub(2).max(8);
+    let target = (64 - expected.max(2).leading_zeros())
+        .saturating_sub(2)
+        .max(8);
     let mut best = k + 1;
     for b in (k + 1)..=64 {
         if binomial(b, k) > MAX_TABLES as u64 {
@@ -167,7 +169,11 @@ impl Permutations {
     pub fn range(&self, t: usize, fp: u64) -> (u64, u64) {
         let p = self.permute(t, fp);
         let free = 64 - self.tables[t].prefix_bits;
-        let low_mask = if free == 64 { u64::MAX } else { (1u64 << free) - 1 };
+        let low_mask = if free == 64 {
+            u64::MAX
+        } else {
+            (1u64 << free) - 1
+        };
         (p & !low_mask, p | low_mask)
     }
 }

@@ -18,7 +18,10 @@ pub struct MemoryStore {
 
 impl Default for MemoryStore {
     fn default() -> Self {
-        MemoryStore { maps: RwLock::new(vec![BTreeMap::new(); Cf::ALL.len()]), read_only: false }
+        MemoryStore {
+            maps: RwLock::new(vec![BTreeMap::new(); Cf::ALL.len()]),
+            read_only: false,
+        }
     }
 }
 
@@ -31,11 +34,21 @@ impl MemoryStore {
 
 impl Store for MemoryStore {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.maps.read().expect("lock").get(cf.index()).and_then(|m| m.get(key).cloned()))
+        Ok(self
+            .maps
+            .read()
+            .expect("lock")
+            .get(cf.index())
+            .and_then(|m| m.get(key).cloned()))
     }
 
-    fn scan(&self, cf: Cf, start: &[u8], end: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool)
-        -> Result<()> {
+    fn scan(
+        &self,
+        cf: Cf,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         if start >= end {
             return Ok(());
         }

@@ -61,8 +61,13 @@ pub trait Store: Send + Sync {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
     /// Visit keys in `[start, end)` in ascending byte order until `visit` returns `false`.
-    fn scan(&self, cf: Cf, start: &[u8], end: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool)
-        -> Result<()>;
+    fn scan(
+        &self,
+        cf: Cf,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
 
     /// Apply every change of `batch` atomically. Visible to later reads at once; durable after
     /// the next [`Store::sync`].

@@ -21,7 +21,10 @@ pub struct RocksStore {
 
 impl std::fmt::Debug for RocksStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RocksStore").field("path", &self.path).field("read_only", &self.read_only).finish()
+        f.debug_struct("RocksStore")
+            .field("path", &self.path)
+            .field("read_only", &self.read_only)
+            .finish()
     }
 }
 
@@ -42,8 +45,12 @@ fn cf_options(cf: Cf) -> Options {
 
 fn map_err(path: &Path, e: rocksdb::Error) -> Error {
     let msg = e.to_string();
-    if msg.contains("lock") && (msg.contains("Resource temporarily unavailable") || msg.contains("LOCK")) {
-        Error::Locked { path: path.to_path_buf() }
+    if msg.contains("lock")
+        && (msg.contains("Resource temporarily unavailable") || msg.contains("LOCK"))
+    {
+        Error::Locked {
+            path: path.to_path_buf(),
+        }
     } else {
         Error::Storage(format!("{}: {msg}", path.display()))
     }
@@ -54,7 +61,9 @@ impl RocksStore {
     /// another writer gives [`Error::Locked`].
     pub fn open(path: &Path, create: bool) -> Result<Self> {
         if !create && !path.join("CURRENT").exists() {
-            return Err(Error::NotFound { path: path.to_path_buf() });
+            return Err(Error::NotFound {
+                path: path.to_path_buf(),
+            });
         }
         let mut opts = Options::default();
         opts.create_if_missing(create);
@@ -62,43 +71,70 @@ impl RocksStore {
         opts.increase_parallelism(2);
         opts.set_max_background_jobs(2);
         opts.set_keep_log_file_num(3);
-        let cfs = Cf::ALL.iter().map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf)));
+        let cfs = Cf::ALL
+            .iter()
+            .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf)));
         let db = DB::open_cf_descriptors(&opts, path, cfs).map_err(|e| map_err(path, e))?;
-        Ok(RocksStore { db, path: path.to_path_buf(), read_only: false })
+        Ok(RocksStore {
+            db,
+            path: path.to_path_buf(),
+            read_only: false,
+        })
     }
 
     /// Open the store at `path` read-only. Takes no lock: works while a writer runs, and sees
     /// the writes synced before it opened.
     pub fn open_read_only(path: &Path) -> Result<Self> {
         if !path.join("CURRENT").exists() {
-            return Err(Error::NotFound { path: path.to_path_buf() });
+            return Err(Error::NotFound {
+                path: path.to_path_buf(),
+            });
         }
         let opts = Options::default();
-        let cfs = Cf::ALL.iter().map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf)));
+        let cfs = Cf::ALL
+            .iter()
+            .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf)));
         let db = DB::open_cf_descriptors_read_only(&opts, path, cfs, false)
             .map_err(|e| map_err(path, e))?;
-        Ok(RocksStore { db, path: path.to_path_buf(), read_only: true })
+        Ok(RocksStore {
+            db,
+            path: path.to_path_buf(),
+            read_only: true,
+        })
     }
 
     fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
-        self.db.cf_handle(cf.name()).expect("every column family is opened")
+        self.db
+            .cf_handle(cf.name())
+            .expect("every column family is opened")
     }
 }
 
 impl Store for RocksStore {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.db.get_cf(self.handle(cf), key).map_err(|e| map_err(&self.path, e))
+        self.db
+            .get_cf(self.handle(cf), key)
+            .map_err(|e| map_err(&self.path, e))
     }
 
-    fn scan(&self, cf: Cf, start: &[u8], end: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool)
-        -> Result<()> {
+    fn scan(
+        &self,
+        cf: Cf,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         if start >= end {
             return Ok(());
         }
         let mut ro = ReadOptions::default();
         ro.set_iterate_lower_bound(start.to_vec());
         ro.set_iterate_upper_bound(end.to_vec());
-        let it = self.db.iterator_cf_opt(self.handle(cf), ro, IteratorMode::From(start, Direction::Forward));
+        let it = self.db.iterator_cf_opt(
+            self.handle(cf),
+            ro,
+            IteratorMode::From(start, Direction::Forward),
+        );
         for item in it {
             let (k, v) = item.map_err(|e| map_err(&self.path, e))?;
             if !visit(&k, &v) {
@@ -121,7 +157,9 @@ impl Store for RocksStore {
         }
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
-        self.db.write_opt(wb, &wo).map_err(|e| map_err(&self.path, e))
+        self.db
+            .write_opt(wb, &wo)
+            .map_err(|e| map_err(&self.path, e))
     }
 
     fn sync(&self) -> Result<()> {

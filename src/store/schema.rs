@@ -32,7 +32,14 @@ pub enum Cf {
 
 impl Cf {
     /// Every column family, in a fixed order.
-    pub const ALL: [Cf; 6] = [Cf::Meta, Cf::Docs, Cf::DocIds, Cf::Nshash, Cf::Simhash, Cf::Clusters];
+    pub const ALL: [Cf; 6] = [
+        Cf::Meta,
+        Cf::Docs,
+        Cf::DocIds,
+        Cf::Nshash,
+        Cf::Simhash,
+        Cf::Clusters,
+    ];
 
     /// On-disk name.
     pub fn name(self) -> &'static str {
@@ -142,9 +149,16 @@ pub fn nshash_value(cluster: u64, seq: u64) -> [u8; 16] {
 /// Decode an `nshash` value into (cluster, first seq).
 pub fn decode_nshash_value(key: &[u8], v: &[u8]) -> Result<(u64, u64)> {
     if v.len() != 16 {
-        return Err(corrupt(Cf::Nshash, key, format!("expected 16 bytes, found {}", v.len())));
+        return Err(corrupt(
+            Cf::Nshash,
+            key,
+            format!("expected 16 bytes, found {}", v.len()),
+        ));
     }
-    Ok((u64::from_be_bytes(v[..8].try_into().unwrap()), u64::from_be_bytes(v[8..].try_into().unwrap())))
+    Ok((
+        u64::from_be_bytes(v[..8].try_into().unwrap()),
+        u64::from_be_bytes(v[8..].try_into().unwrap()),
+    ))
 }
 
 /// A match recorded with a document: which stored document, by which algorithm, how close.
@@ -223,7 +237,11 @@ fn hex(b: &[u8]) -> String {
 
 /// A corruption error for `cf`/`key`.
 pub fn corrupt(cf: Cf, key: &[u8], detail: String) -> Error {
-    Error::Corruption { cf: cf.name(), key: hex(key), detail }
+    Error::Corruption {
+        cf: cf.name(),
+        key: hex(key),
+        detail,
+    }
 }
 
 #[cfg(test)]
@@ -243,10 +261,20 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_garbage_is_corruption() {
-        let c = ClusterRecord { parent: Some(3), first_seq: 9, size: 4 };
+        let c = ClusterRecord {
+            parent: Some(3),
+            first_seq: 9,
+            size: 4,
+        };
         let enc = encode(&c);
-        assert_eq!(decode::<ClusterRecord>(Cf::Clusters, b"k", &enc).unwrap(), c);
-        assert!(matches!(decode::<ClusterRecord>(Cf::Clusters, b"k", &[9, 1]), Err(Error::Corruption { .. })));
+        assert_eq!(
+            decode::<ClusterRecord>(Cf::Clusters, b"k", &enc).unwrap(),
+            c
+        );
+        assert!(matches!(
+            decode::<ClusterRecord>(Cf::Clusters, b"k", &[9, 1]),
+            Err(Error::Corruption { .. })
+        ));
         assert!(decode::<ClusterRecord>(Cf::Clusters, b"k", &[1]).is_err());
     }
 }

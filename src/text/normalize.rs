@@ -69,7 +69,11 @@ mod tests {
 
     #[test]
     fn idempotent() {
-        for s in ["Ｈｅｌｌｏ，　Ｗｏｒｌｄ！\n\n第二行。", "“引号”《书名》", "ﬁ ligature Ⅻ"] {
+        for s in [
+            "Ｈｅｌｌｏ，　Ｗｏｒｌｄ！\n\n第二行。",
+            "“引号”《书名》",
+            "ﬁ ligature Ⅻ",
+        ] {
             let once = normalize(s);
             assert_eq!(normalize(&once), once, "{s:?}");
         }

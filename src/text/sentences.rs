@@ -61,7 +61,17 @@ mod tests {
     fn splits_on_chinese_and_english_terminators() {
         let t = crate::text::normalize("第一句。第二句！Third one? Fourth; 5.3 percent.\nlast");
         let s: Vec<&str> = split(&t).collect();
-        assert_eq!(s, ["第一句", "第二句", "third one", "fourth", "5.3 percent", "last"]);
+        assert_eq!(
+            s,
+            [
+                "第一句",
+                "第二句",
+                "third one",
+                "fourth",
+                "5.3 percent",
+                "last"
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,185 @@
+//! Detection quality on a labeled set: ingest a corpus in order into a fresh in-memory store,
+//! then score the labeled pairs (a pair is predicted near-duplicate when both documents end
+//! with the same similar_id): precision, recall, F1 overall and per kind of pair.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::db::{Document, Fpdb, OnExisting, Settings};
+use crate::error::{Error, Result};
+use crate::fingerprint::{self, Fingerprints};
+
+/// One labeled pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabeledPair {
+    /// First document id.
+    pub a: String,
+    /// Second document id.
+    pub b: String,
+    /// Whether they are near-duplicates.
+    pub duplicate: bool,
+    /// How the pair was made (`edit_width`, `real_shared_sentence`, ...).
+    pub kind: String,
+}
+
+/// Read `pairs.tsv` (header `id_a id_b label kind`).
+pub fn read_pairs(path: &Path) -> Result<Vec<LabeledPair>> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        if i == 0 && line.starts_with("id_a") || line.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: &str| Error::BadInput {
+            source_name: path.display().to_string(),
+            line: i as u64 + 1,
+            reason: reason.to_string(),
+        };
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() < 3 {
+            return Err(bad("expected id_a<TAB>id_b<TAB>label[<TAB>kind]"));
+        }
+        let duplicate = match f[2].trim() {
+            "1" => true,
+            "0" => false,
+            _ => return Err(bad("label must be 0 or 1")),
+        };
+        out.push(LabeledPair {
+            a: f[0].to_string(),
+            b: f[1].to_string(),
+            duplicate,
+            kind: f.get(3).map_or("all", |k| k.trim()).to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Scores for one kind of pair.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct KindScore {
+    /// Label of the pairs of this kind (all pairs of a kind share it).
+    pub label: u8,
+    /// Pairs of this kind.
+    pub pairs: u64,
+    /// Pairs predicted near-duplicate.
+    pub predicted_duplicate: u64,
+    /// Fraction predicted correctly.
+    pub accuracy: f64,
+}
+
+/// The report for one configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// Configuration name.
+    pub algo: String,
+    /// Precision over all pairs.
+    pub precision: f64,
+    /// Recall over all pairs.
+    pub recall: f64,
+    /// F1 over all pairs.
+    pub f1: f64,
+    /// True positives.
+    pub tp: u64,
+    /// False positives.
+    pub fp: u64,
+    /// False negatives.
+    pub fn_: u64,
+    /// Pairs whose documents are not both in the corpus (not scored).
+    pub missing: u64,
+    /// Per kind.
+    pub kinds: BTreeMap<String, KindScore>,
+}
+
+/// Fingerprint every document once with the options `settings` resolve to (both algorithms
+/// on), in parallel.
+pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fingerprints>> {
+    let opts = Settings {
+        nshash: Some(true),
+        simhash: Some(true),
+        ..settings.clone()
+    }
+    .resolve()?;
+    Ok(docs
+        .par_iter()
+        .map(|d| fingerprint::fingerprint(&d.text, &opts))
+        .collect())
+}
+
+/// Ingest `docs` (with precomputed full fingerprints) into a fresh in-memory store configured
+/// by `settings`, then score `pairs`.
+pub fn evaluate(
+    name: &str,
+    docs: &[Document],
+    fps: &[Fingerprints],
+    pairs: &[LabeledPair],
+    settings: &Settings,
+) -> Result<Report> {
+    let mut db = Fpdb::builder()
+        .settings(settings.clone())
+        .open_in_memory()?;
+    let (use_ns, use_sim) = (db.options().nshash, db.options().simhash);
+    let mut sid: HashMap<&str, u64> = HashMap::new();
+    for (d, fp) in docs.iter().zip(fps) {
+        let mut fp = fp.clone();
+        if !use_ns {
+            fp.nshash.clear();
+        }
+        if !use_sim {
+            fp.simhash = None;
+        }
+        db.ingest(d, fp, OnExisting::Skip)?;
+    }
+    let mut export = HashMap::new();
+    db.export(&mut |o| {
+        export.insert(o.id, o.similar_id.unwrap_or(0));
+        Ok(())
+    })?;
+    for d in docs {
+        if let Some(s) = export.get(&d.id) {
+            sid.insert(d.id.as_str(), *s);
+        }
+    }
+    let mut r = Report {
+        algo: name.to_string(),
+        ..Default::default()
+    };
+    for p in pairs {
+        let (Some(a), Some(b)) = (sid.get(p.a.as_str()), sid.get(p.b.as_str())) else {
+            r.missing += 1;
+            continue;
+        };
+        let pred = a == b;
+        match (pred, p.duplicate) {
+            (true, true) => r.tp += 1,
+            (true, false) => r.fp += 1,
+            (false, true) => r.fn_ += 1,
+            (false, false) => {}
+        }
+        let k = r.kinds.entry(p.kind.clone()).or_default();
+        k.label = u8::from(p.duplicate);
+        k.pairs += 1;
+        k.predicted_duplicate += u64::from(pred);
+    }
+    for k in r.kinds.values_mut() {
+        let correct = if k.label == 1 {
+            k.predicted_duplicate
+        } else {
+            k.pairs - k.predicted_duplicate
+        };
+        k.accuracy = correct as f64 / k.pairs.max(1) as f64;
+    }
+    let div = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    r.precision = div(r.tp, r.tp + r.fp);
+    r.recall = div(r.tp, r.tp + r.fn_);
+    r.f1 = if r.precision + r.recall == 0.0 {
+        0.0
+    } else {
+        2.0 * r.precision * r.recall / (r.precision + r.recall)
+    };
+    Ok(r)
+}
