@@ -622,7 +622,7 @@ impl Fpdb {
     fn lookup(&self, fps: &Fingerprints, exclude: Option<u64>) -> Result<Lookup> {
         let mut lk = Lookup::default();
         // nshash: count shared hashes per current cluster.
-        let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
+        let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, Vec<u64>>)> = BTreeMap::new();
         for &h in &fps.nshash {
             let key = schema::u64_key(h);
             match self.store.get(Cf::Nshash, &key)? {
@@ -635,7 +635,7 @@ impl Fpdb {
                     let (root, _) = self.find(cluster)?;
                     let e = per_root.entry(root).or_default();
                     e.0 += 1;
-                    *e.1.entry(seq).or_default() += 1;
+                    e.1.entry(seq).or_default().push(h);
                 }
                 None => lk.new_hashes.push(h),
             }
@@ -644,7 +644,17 @@ impl Fpdb {
         let total = fps.nshash.len().max(1) as f64;
         for (root, (count, seqs)) in per_root {
             if count >= need {
-                for (seq, n) in seqs {
+                for (seq, hashes) in seqs {
+                    // A sentence hash names the document it was first seen in. If that document
+                    // was replaced since and no longer has the sentence, the cluster keeps it
+                    // (clusters are never split); credit the cluster's first document.
+                    let rec = self.doc(seq)?;
+                    let seq = if rec.nshash.iter().any(|h| hashes.contains(h)) {
+                        seq
+                    } else {
+                        self.cluster(root)?.first_seq
+                    };
+                    let n = hashes.len();
                     lk.candidates.push(Candidate {
                         seq,
                         algo: "nshash",
@@ -764,14 +774,7 @@ impl Fpdb {
                     );
                 }
             }
-            for &h in &rec.nshash {
-                let key = schema::u64_key(h);
-                if let Some(v) = self.store.get(Cf::Nshash, &key)? {
-                    if schema::decode_nshash_value(&key, &v)?.1 == *old_seq {
-                        batch.delete(Cf::Nshash, key);
-                    }
-                }
-            }
+            // Sentence hashes stay: they name clusters, which are never split (see lookup).
             let (root, mut crec) = self.find(rec.similar_id)?;
             crec.size = crec.size.saturating_sub(1);
             dirty.insert(root, crec);
@@ -918,7 +921,7 @@ impl Fpdb {
 
     /// Every stored document in ingest order, with its current similar_id, as an [`Outcome`].
     pub fn export(&self, visit: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
-        let mut roots: HashMap<u64, (u64, Option<String>)> = HashMap::new();
+        let mut roots: HashMap<u64, (u64, u64)> = HashMap::new();
         let mut ids: HashMap<u64, String> = HashMap::new();
         let mut records = Vec::new();
         let mut err = None;
@@ -943,18 +946,18 @@ impl Fpdb {
             start = schema::u64_key(last + 1).to_vec();
             for (seq, rec) in records.drain(..) {
                 ids.insert(seq, rec.id.clone());
-                let (root, first) = match roots.get(&rec.similar_id) {
-                    Some(r) => r.clone(),
+                let (root, first_seq) = match roots.get(&rec.similar_id) {
+                    Some(r) => *r,
                     None => {
                         let (root, crec) = self.find(rec.similar_id)?;
-                        let first = if crec.first_seq == seq {
-                            None
-                        } else {
-                            Some(self.id_of(crec.first_seq, &ids)?)
-                        };
-                        roots.insert(rec.similar_id, (root, first.clone()));
-                        (root, first)
+                        roots.insert(rec.similar_id, (root, crec.first_seq));
+                        (root, crec.first_seq)
                     }
+                };
+                let first = if first_seq == seq {
+                    None
+                } else {
+                    Some(self.id_of(first_seq, &ids)?)
                 };
                 let mut matches = Vec::new();
                 for m in &rec.matches {
@@ -984,6 +987,23 @@ impl Fpdb {
             }
         }
         Ok(())
+    }
+
+    /// Current clusters with at least `min_size` documents: (similar_id, member ids in ingest
+    /// order), by similar_id. Holds every member id in memory.
+    pub fn clusters(&self, min_size: usize) -> Result<Vec<(u64, Vec<String>)>> {
+        let mut groups: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+        self.export(&mut |o| {
+            groups
+                .entry(o.similar_id.unwrap_or(0))
+                .or_default()
+                .push(o.id);
+            Ok(())
+        })?;
+        Ok(groups
+            .into_iter()
+            .filter(|(_, m)| m.len() >= min_size.max(1))
+            .collect())
     }
 
     fn id_of(&self, seq: u64, cache: &HashMap<u64, String>) -> Result<String> {

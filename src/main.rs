@@ -58,10 +58,22 @@ enum Command {
     Stats(JsonFlag),
     /// Print every stored document with its current similar_id, as JSONL.
     Export(ExportArgs),
+    /// List near-duplicate clusters (similar_id and member ids).
+    Clusters(ClustersArgs),
     /// Check that every index agrees with the stored documents (exit 2 when not).
     Verify(JsonFlag),
     /// Measure detection quality on a labeled set (in memory; the store is not touched).
     Eval(EvalArgs),
+}
+
+#[derive(Args, Debug)]
+struct ClustersArgs {
+    /// Only clusters with at least this many documents
+    #[arg(long, default_value_t = 2)]
+    min_size: usize,
+    /// One JSON object per cluster on stdout: {"similar_id","size","ids"}
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -302,6 +314,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Stats(a) => stats(&path, a.json),
         Command::Export(a) => export(&path, a),
         Command::Verify(a) => verify(&path, a.json),
+        Command::Clusters(a) => clusters(&path, a),
         Command::Eval(a) => eval(a),
     }
 }
@@ -658,6 +671,33 @@ fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
             source: e,
         })
     })?;
+    w.flush()?;
+    Ok(0)
+}
+
+fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let groups = db.clusters(a.min_size)?;
+    let mut w = BufWriter::new(std::io::stdout().lock());
+    for (id, members) in &groups {
+        if a.json {
+            let v = serde_json::json!({"similar_id": id, "size": members.len(), "ids": members});
+            writeln!(w, "{v}")?;
+        } else {
+            writeln!(w, "similar_id {id} ({} documents)", members.len())?;
+            for m in members {
+                writeln!(w, "  {m}")?;
+            }
+        }
+    }
+    if !a.json {
+        writeln!(
+            w,
+            "{} clusters with at least {} documents",
+            groups.len(),
+            a.min_size
+        )?;
+    }
     w.flush()?;
     Ok(0)
 }

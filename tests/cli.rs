@@ -1,0 +1,361 @@
+//! The real `fpdb` binary, run in temp dirs: the main job, bad input, re-ingest, settings,
+//! locking, exit codes.
+
+mod common;
+
+use std::io::Write;
+
+use common::{code, json_lines, run, stderr, stdout};
+
+#[test]
+fn ingest_sample_then_query_stats_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = common::sample();
+    let o = run(
+        dir.path(),
+        &["ingest", sample.to_str().unwrap(), "--output", "out.jsonl"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        dir.path().join("fpdb.db").is_dir(),
+        "default store is ./fpdb.db"
+    );
+    let out = json_lines(&std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap());
+    let docs = common::sample_docs();
+    assert_eq!(out.len(), docs.len());
+    for (line, d) in out.iter().zip(&docs) {
+        assert_eq!(line["id"], d.id.as_str(), "output is in input order");
+        assert_eq!(line["status"], "added");
+    }
+    let dups = out.iter().filter(|l| !l["duplicate_of"].is_null()).count();
+    assert!(dups > 20, "the sample has near-duplicates, found {dups}");
+
+    // export after reopen equals what ingest reported (no later merges in the sample).
+    let ex = json_lines(&stdout(&run(dir.path(), &["export"])));
+    assert_eq!(ex.len(), out.len());
+    for (e, o) in ex.iter().zip(&out) {
+        for f in ["id", "similar_id", "duplicate_of"] {
+            assert_eq!(e[f], o[f], "{f} of {}", o["id"]);
+        }
+        let ids = |v: &serde_json::Value| {
+            v["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| (m["id"].clone(), m["algo"].clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(e), ids(o));
+    }
+
+    // query: a stored text is a duplicate (exit 0), an unrelated one is not (exit 1).
+    let known = &docs
+        .iter()
+        .find(|d| d.id.contains("#retitle"))
+        .unwrap()
+        .text;
+    let f = dir.path().join("q.txt");
+    std::fs::write(&f, known).unwrap();
+    let q = run(
+        dir.path(),
+        &["query", "--json", "--file", f.to_str().unwrap()],
+    );
+    assert_eq!(code(&q), 0, "{}", stderr(&q));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&q)).unwrap();
+    assert_eq!(v["duplicate"], true);
+    assert!(v["similar_id"].as_u64().is_some());
+    let q = run(
+        dir.path(),
+        &[
+            "query",
+            "完全无关的一段文字，不会和任何法律条文重复，只是用来测试查询接口的返回值。",
+        ],
+    );
+    assert_eq!(code(&q), 1, "{}", stdout(&q));
+    assert!(stdout(&q).starts_with("new"));
+
+    let s = run(dir.path(), &["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&s)).unwrap();
+    assert_eq!(v["documents"], docs.len() as u64);
+    assert_eq!(
+        v["duplicates"].as_u64().unwrap() + v["clusters"].as_u64().unwrap(),
+        docs.len() as u64
+    );
+    let vr = run(dir.path(), &["verify"]);
+    assert_eq!(code(&vr), 0, "{}", stderr(&vr));
+}
+
+#[test]
+fn bad_input_is_located_counted_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut f = std::fs::File::create(dir.path().join("bad.jsonl")).unwrap();
+    f.write_all(
+        "{\"id\":\"ok1\",\"text\":\"第一篇文章的内容，足够长的一句话用来测试。\"}\n".as_bytes(),
+    )
+    .unwrap();
+    f.write_all(b"{\"id\":\"broken\",\"text\":\n").unwrap();
+    f.write_all(b"{\"id\":\"notext\"}\n").unwrap();
+    f.write_all(b"{\"id\":\"utf\",\"text\":\"bad \xff\xfe bytes\"}\n")
+        .unwrap();
+    f.write_all(b"{\"id\":\"empty\",\"text\":\"   \"}\n")
+        .unwrap();
+    f.write_all(b"\n").unwrap();
+    f.write_all(
+        "{\"id\":\"ok2\",\"text\":\"Second document, with a sentence long enough to count.\"}\n"
+            .as_bytes(),
+    )
+    .unwrap();
+    drop(f);
+    let o = run(
+        dir.path(),
+        &["ingest", "bad.jsonl", "-o", "out.jsonl", "--json"],
+    );
+    assert_eq!(code(&o), 3, "skipped input gives exit 3; {}", stderr(&o));
+    let err = stderr(&o);
+    for (line, what) in [
+        (2, "malformed JSON"),
+        (3, "missing text field"),
+        (4, "invalid UTF-8"),
+        (5, "empty document"),
+    ] {
+        assert!(
+            err.contains(&format!("bad.jsonl:{line}: {what}")),
+            "line {line}: {err}"
+        );
+    }
+    let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (sum["added"].as_u64(), sum["skipped_bad_input"].as_u64()),
+        (Some(2), Some(4))
+    );
+    let out = json_lines(&std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap());
+    let status: Vec<&str> = out.iter().map(|l| l["status"].as_str().unwrap()).collect();
+    assert_eq!(
+        status,
+        ["added", "skipped", "skipped", "skipped", "skipped", "added"]
+    );
+    assert_eq!(out[1]["source"], "bad.jsonl:2");
+    let ex = json_lines(&stdout(&run(dir.path(), &["export"])));
+    assert_eq!(
+        ex.iter()
+            .map(|e| e["id"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["ok1", "ok2"]
+    );
+}
+
+#[test]
+fn reingesting_an_id_is_reported_or_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::sample();
+    let s = s.to_str().unwrap();
+    assert_eq!(code(&run(dir.path(), &["ingest", s, "--limit", "5"])), 0);
+    let o = run(dir.path(), &["ingest", s, "--limit", "6", "-o", "-"]);
+    assert_eq!(code(&o), 3);
+    assert!(stderr(&o).contains("is already stored"), "{}", stderr(&o));
+    let out = json_lines(&stdout(&o));
+    assert_eq!(out.iter().filter(|l| l["status"] == "skipped").count(), 5);
+    assert_eq!(out[5]["status"], "added");
+    let o = run(
+        dir.path(),
+        &["ingest", s, "--limit", "2", "--replace", "-o", "-"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(json_lines(&stdout(&o))
+        .iter()
+        .all(|l| l["status"] == "replaced"));
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
+    assert_eq!(v["documents"], 6);
+    assert_eq!(code(&run(dir.path(), &["verify"])), 0);
+}
+
+#[test]
+fn other_settings_on_an_existing_store_name_both_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::sample();
+    let s = s.to_str().unwrap();
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &["ingest", s, "--limit", "3", "--nshash-hash", "md5"]
+        )),
+        0
+    );
+    let o = run(dir.path(), &["ingest", s, "--nshash-hash", "farmhash"]);
+    assert_eq!(code(&o), 2);
+    let e = stderr(&o);
+    assert!(
+        e.contains("nshash_hash = md5") && e.contains("nshash_hash = farmhash"),
+        "{e}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
+    assert_eq!(v["documents"], 3, "nothing was written by the refused run");
+}
+
+#[test]
+fn a_second_writer_gets_a_locked_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fpdb::Fpdb::open(dir.path().join("fpdb.db")).unwrap();
+    let o = run(dir.path(), &["ingest", common::sample().to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("locked by another process"),
+        "{}",
+        stderr(&o)
+    );
+    // Readers still work while the writer holds the store.
+    assert_eq!(code(&run(dir.path(), &["stats"])), 0);
+    drop(db);
+}
+
+#[test]
+fn db_option_before_or_after_the_subcommand_and_from_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::sample();
+    let s = s.to_str().unwrap();
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &["--db", "a.db", "ingest", s, "--limit", "2"]
+        )),
+        0
+    );
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &["ingest", s, "--limit", "3", "--db", "b.db"]
+        )),
+        0
+    );
+    let o = common::fpdb()
+        .current_dir(dir.path())
+        .env("FPDB_DB", "c.db")
+        .args(["ingest", s, "--limit", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0);
+    for (db, n) in [("a.db", 2), ("b.db", 3), ("c.db", 4)] {
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&run(dir.path(), &["--db", db, "stats", "--json"])))
+                .unwrap();
+        assert_eq!(v["documents"], n, "{db}");
+    }
+    assert!(!dir.path().join("fpdb.db").exists());
+}
+
+#[test]
+fn text_files_directories_and_compressed_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("pages");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    let text = common::synthetic_doc(&mut common::Rng(3), 8);
+    std::fs::write(d.join("a.txt"), &text).unwrap();
+    std::fs::write(
+        d.join("sub/b.txt"),
+        format!("【转载】\n{text}\n责任编辑：张三"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("sub/c.txt"),
+        common::synthetic_doc(&mut common::Rng(4), 8),
+    )
+    .unwrap();
+    std::fs::write(d.join("empty.txt"), "  \n").unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(
+        format!(
+            "{{\"id\":\"gz1\",\"text\":{}}}\n",
+            serde_json::to_string(&text).unwrap()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("more.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let o = run(dir.path(), &["ingest", "pages", "more.jsonl.gz", "-o", "-"]);
+    assert_eq!(code(&o), 3, "the empty file is skipped; {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("empty.txt:1: empty document"),
+        "{}",
+        stderr(&o)
+    );
+    let out = json_lines(&stdout(&o));
+    let ids: Vec<&str> = out.iter().map(|l| l["id"].as_str().unwrap_or("")).collect();
+    assert_eq!(
+        ids,
+        [
+            "pages/a.txt",
+            "",
+            "pages/sub/b.txt",
+            "pages/sub/c.txt",
+            "gz1"
+        ]
+    );
+    assert_eq!(out[2]["similar_id"], out[0]["similar_id"]);
+    assert_eq!(out[4]["similar_id"], out[0]["similar_id"]);
+    assert_ne!(out[3]["similar_id"], out[0]["similar_id"]);
+}
+
+#[test]
+fn truncated_gzip_keeps_what_was_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for i in 0..200 {
+        let t = common::synthetic_doc(&mut common::Rng(100 + i), 4);
+        gz.write_all(format!("{{\"id\":\"d{i}\",\"text\":\"{t}\"}}\n").as_bytes())
+            .unwrap();
+    }
+    let bytes = gz.finish().unwrap();
+    std::fs::write(dir.path().join("t.jsonl.gz"), &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let o = run(dir.path(), &["ingest", "t.jsonl.gz", "--json"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(stderr(&o).contains("t.jsonl.gz:"), "{}", stderr(&o));
+    let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let added = sum["added"].as_u64().unwrap();
+    assert!(added > 50 && added < 200, "{added}");
+    assert_eq!(code(&run(dir.path(), &["verify"])), 0);
+}
+
+#[test]
+fn query_and_stats_on_a_missing_store_fail_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(dir.path(), &["query", "some text"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("no fpdb store at"), "{}", stderr(&o));
+    assert!(
+        !dir.path().join("fpdb.db").exists(),
+        "query never creates a store"
+    );
+    assert_eq!(code(&run(dir.path(), &["stats"])), 2);
+}
+
+#[test]
+fn help_explains_every_command() {
+    let o = run(std::path::Path::new("."), &["--help"]);
+    assert_eq!(code(&o), 0);
+    let h = stdout(&o);
+    for w in [
+        "ingest",
+        "query",
+        "stats",
+        "export",
+        "verify",
+        "eval",
+        "--db",
+        "Exit codes",
+    ] {
+        assert!(h.contains(w), "--help lacks {w}");
+    }
+    let o = run(std::path::Path::new("."), &["ingest", "--help"]);
+    for w in [
+        "--output",
+        "--replace",
+        "--simhash-k",
+        "--nshash-n",
+        "--id-field",
+        "--limit",
+    ] {
+        assert!(stdout(&o).contains(w), "ingest --help lacks {w}");
+    }
+}

@@ -1,0 +1,130 @@
+//! The permuted-prefix index against its oracle: a brute-force scan over every stored
+//! fingerprint must return exactly the same neighbours, for every distance 0..=k+1.
+
+mod common;
+
+use fpdb::index::{Permutations, MAX_TABLES};
+use fpdb::{Fingerprints, Fpdb, OnExisting, Settings};
+use proptest::prelude::*;
+
+fn flip(mut fp: u64, bits: u32, seed: u64) -> u64 {
+    let mut rng = common::Rng(seed | 1);
+    let mut flipped = 0u64;
+    while flipped.count_ones() < bits {
+        flipped |= 1 << rng.below(64);
+    }
+    fp ^= flipped;
+    fp
+}
+
+fn store_with(db: &mut Fpdb, fps: &[u64]) {
+    for (i, &fp) in fps.iter().enumerate() {
+        let f = Fingerprints {
+            nshash: Vec::new(),
+            simhash: Some(fp),
+            chars: 1,
+        };
+        db.ingest(
+            &fpdb::Document::new(format!("d{i}"), "x"),
+            f,
+            OnExisting::Skip,
+        )
+        .unwrap();
+    }
+}
+
+fn brute(fps: &[u64], q: u64, k: u32) -> Vec<(String, u32)> {
+    let mut v: Vec<(String, u32)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &fp)| (format!("d{i}"), (fp ^ q).count_ones()))
+        .filter(|&(_, d)| d <= k)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Stored fingerprints: random bases plus copies of them at distances 0..=k+1.
+fn corpus(seed: u64, n: usize, k: u32) -> Vec<u64> {
+    let mut rng = common::Rng(seed | 1);
+    let bases: Vec<u64> = (0..n / 4 + 1).map(|_| rng.next()).collect();
+    (0..n)
+        .map(|i| {
+            let b = bases[i % bases.len()];
+            flip(b, rng.below(k as u64 + 2) as u32, rng.next())
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn permutations_are_distance_preserving_bijections(k in 0u32..7, extra in 1u32..6, a: u64, b: u64) {
+        let blocks = k + extra;
+        prop_assume!(Permutations::new(k, blocks).is_ok());
+        let p = Permutations::new(k, blocks).unwrap();
+        prop_assert!(p.len() <= MAX_TABLES);
+        for t in 0..p.len() {
+            let (pa, pb) = (p.permute(t, a), p.permute(t, b));
+            prop_assert_eq!(p.unpermute(t, pa), a);
+            prop_assert_eq!((pa ^ pb).count_ones(), (a ^ b).count_ones());
+            let (lo, hi) = p.range(t, a);
+            prop_assert!(lo <= pa && pa <= hi);
+        }
+    }
+
+    #[test]
+    fn lookup_equals_brute_force(seed: u64, k in 0u32..6, extra in 1u32..4, n in 1usize..150) {
+        let blocks = k + extra;
+        prop_assume!(Permutations::new(k, blocks).is_ok());
+        let settings = Settings {
+            nshash: Some(false),
+            simhash_k: Some(k),
+            simhash_blocks: Some(blocks),
+            ..Default::default()
+        };
+        let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+        let fps = corpus(seed, n, k);
+        store_with(&mut db, &fps);
+        let mut rng = common::Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1);
+        for i in 0..20u64 {
+            let base = if i % 4 == 3 { rng.next() } else { fps[rng.below(n as u64) as usize] };
+            let q = flip(base, rng.below(k as u64 + 2) as u32, rng.next());
+            prop_assert_eq!(db.simhash_neighbors(q).unwrap(), brute(&fps, q, k));
+        }
+    }
+}
+
+#[test]
+fn rocksdb_lookup_equals_brute_force_at_every_distance() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        nshash: Some(false),
+        expected_docs: Some(1 << 20),
+        ..Default::default()
+    };
+    let mut db = Fpdb::builder()
+        .settings(settings)
+        .create(true)
+        .open(dir.path().join("db"))
+        .unwrap();
+    let k = db.options().simhash_k;
+    assert_eq!(k, 3, "default k is 3, inclusive");
+    let fps = corpus(42, 3000, k);
+    store_with(&mut db, &fps);
+    db.sync().unwrap();
+    let mut rng = common::Rng(7);
+    let mut seen = [0usize; 5];
+    for _ in 0..400 {
+        let base = fps[rng.below(fps.len() as u64) as usize];
+        let q = flip(base, rng.below(k as u64 + 2) as u32, rng.next());
+        let got = db.simhash_neighbors(q).unwrap();
+        for (_, d) in &got {
+            seen[*d as usize] += 1;
+        }
+        assert_eq!(got, brute(&fps, q, k));
+    }
+    // Every distance 0..=k was actually exercised, and k is included.
+    assert!(seen[..=k as usize].iter().all(|&c| c > 0), "{seen:?}");
+}

@@ -1,0 +1,174 @@
+//! Reopen tests: a store fed in several runs answers exactly like one fed in one run, and the
+//! in-memory store decides exactly like the RocksDB one.
+
+mod common;
+
+use fpdb::{Document, Fpdb, OnExisting, Outcome, Settings};
+
+fn export(db: &Fpdb) -> Vec<Outcome> {
+    let mut v = Vec::new();
+    db.export(&mut |o| {
+        v.push(o);
+        Ok(())
+    })
+    .unwrap();
+    v
+}
+
+fn ingest_all(db: &mut Fpdb, docs: &[Document]) {
+    for d in docs {
+        db.ingest_document(d, OnExisting::Skip).unwrap();
+    }
+    db.sync().unwrap();
+}
+
+#[test]
+fn two_runs_give_the_same_similar_ids_as_one() {
+    let docs = common::sample_docs();
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one");
+    let two = dir.path().join("two");
+    {
+        let mut db = Fpdb::open(&one).unwrap();
+        ingest_all(&mut db, &docs);
+    }
+    let half = docs.len() / 2;
+    for part in [&docs[..half], &docs[half..]] {
+        let mut db = Fpdb::open(&two).unwrap();
+        ingest_all(&mut db, part);
+    }
+    let a = export(&Fpdb::builder().read_only(true).open(&one).unwrap());
+    let b = export(&Fpdb::builder().read_only(true).open(&two).unwrap());
+    assert_eq!(a.len(), docs.len());
+    assert_eq!(a, b);
+    // The sample has near-duplicates: some documents share a similar_id.
+    let distinct: std::collections::BTreeSet<_> = a.iter().map(|o| o.similar_id).collect();
+    assert!(
+        distinct.len() < docs.len() * 3 / 4,
+        "{} clusters",
+        distinct.len()
+    );
+    Fpdb::builder()
+        .read_only(true)
+        .open(&two)
+        .unwrap()
+        .verify()
+        .unwrap();
+}
+
+#[test]
+fn memory_and_rocksdb_stores_decide_alike() {
+    let docs = common::sample_docs();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rocks = Fpdb::open(dir.path().join("db")).unwrap();
+    let mut mem = Fpdb::builder().open_in_memory().unwrap();
+    for d in &docs {
+        let a = rocks.ingest_document(d, OnExisting::Skip).unwrap();
+        let b = mem.ingest_document(d, OnExisting::Skip).unwrap();
+        assert_eq!(a, b, "{}", d.id);
+    }
+    assert_eq!(export(&rocks), export(&mem));
+    assert_eq!(rocks.stats().documents, docs.len() as u64);
+}
+
+#[test]
+fn reopening_with_other_settings_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("db");
+    drop(Fpdb::builder().simhash_k(3).create(true).open(&p).unwrap());
+    let err = Fpdb::builder()
+        .simhash_k(5)
+        .open(&p)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("simhash_k = 3") && err.contains("simhash_k = 5"),
+        "{err}"
+    );
+    // Without explicit settings, the stored ones are used.
+    assert_eq!(Fpdb::builder().open(&p).unwrap().options().simhash_k, 3);
+}
+
+#[test]
+fn merged_clusters_answer_the_oldest_id_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("db");
+    let s = |i: usize| common::synthetic_doc(&mut common::Rng(1000 + i as u64), 6);
+    let (a, b) = (s(1), s(2));
+    {
+        let settings = Settings {
+            simhash: Some(false),
+            nshash_n: Some(12),
+            ..Default::default()
+        };
+        let mut db = Fpdb::builder()
+            .settings(settings)
+            .create(true)
+            .open(&p)
+            .unwrap();
+        ingest_all(
+            &mut db,
+            &[Document::new("a", a.clone()), Document::new("b", b.clone())],
+        );
+        // A document made of both joins both clusters: they merge into the older one.
+        let r = db
+            .ingest_document(&Document::new("ab", format!("{a}{b}")), OnExisting::Skip)
+            .unwrap();
+        let fpdb::IngestResult::Added { outcome, .. } = r else {
+            panic!()
+        };
+        assert_eq!(outcome.merged, vec![2]);
+        assert_eq!(outcome.similar_id, Some(1));
+        db.sync().unwrap();
+    }
+    let db = Fpdb::builder().read_only(true).open(&p).unwrap();
+    assert_eq!(db.resolve(2).unwrap(), 1);
+    let ex = export(&db);
+    assert!(ex.iter().all(|o| o.similar_id == Some(1)), "{ex:?}");
+    assert_eq!(ex[1].duplicate_of.as_deref(), Some("a"));
+    assert_eq!(db.stats().clusters, 1);
+    db.verify().unwrap();
+}
+
+#[test]
+fn replacing_a_document_keeps_indexes_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Fpdb::open(dir.path().join("db")).unwrap();
+    let (x, y) = (
+        common::synthetic_doc(&mut common::Rng(5), 8),
+        common::synthetic_doc(&mut common::Rng(6), 8),
+    );
+    ingest_all(
+        &mut db,
+        &[Document::new("a", x.clone()), Document::new("b", x.clone())],
+    );
+    let r = db
+        .ingest_document(&Document::new("a", y.clone()), OnExisting::Skip)
+        .unwrap();
+    assert!(matches!(r, fpdb::IngestResult::SkippedExisting { .. }));
+    let r = db
+        .ingest_document(&Document::new("a", y.clone()), OnExisting::Replace)
+        .unwrap();
+    let fpdb::IngestResult::Added {
+        outcome,
+        replaced: true,
+    } = r
+    else {
+        panic!("{r:?}")
+    };
+    assert!(
+        outcome.matches.is_empty(),
+        "the replaced text must not match its old self"
+    );
+    db.verify().unwrap();
+    assert_eq!(db.stats().documents, 2);
+    // The old text is still found through "b"; the new one through "a".
+    let q = db.query_text(&x).unwrap();
+    assert!(q.matches.iter().any(|m| m.id == "b"), "{q:?}");
+    assert!(db
+        .query_text(&y)
+        .unwrap()
+        .matches
+        .iter()
+        .all(|m| m.id == "a"));
+}
