@@ -70,6 +70,9 @@ pub struct Match {
     /// Hamming distance (simhash only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance: Option<u32>,
+    /// Shared sentences over the sentences of the larger document (the verification signal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<f64>,
 }
 
 /// The answer for one document: its cluster and what it matched.
@@ -158,6 +161,8 @@ pub struct Settings {
     pub min_sentence_chars: Option<usize>,
     /// Shared sentences required for an nshash match.
     pub nshash_min_shared: Option<usize>,
+    /// Sentence overlap (percent) required to accept a candidate.
+    pub verify_overlap_pct: Option<u32>,
     /// simhash k.
     pub simhash_k: Option<u32>,
     /// simhash blocks.
@@ -174,6 +179,7 @@ macro_rules! each_setting {
         $m!(nshash_hash, "nshash_hash");
         $m!(min_sentence_chars, "min_sentence_chars");
         $m!(nshash_min_shared, "nshash_min_shared");
+        $m!(verify_overlap_pct, "verify_overlap_pct");
         $m!(simhash_k, "simhash_k");
         $m!(simhash_blocks, "simhash_blocks");
         $m!(expected_docs, "expected_docs");
@@ -303,6 +309,8 @@ const CLUSTER_COUNT: &[u8] = b"cluster_count";
 #[derive(Debug, Clone)]
 struct Candidate {
     seq: u64,
+    id: String,
+    overlap: f64,
     algo: &'static str,
     score: f64,
     distance: Option<u32>,
@@ -642,6 +650,7 @@ impl Fpdb {
         }
         let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);
         let total = fps.nshash.len().max(1) as f64;
+        let mut raw: Vec<(u64, &'static str, f64, Option<u32>)> = Vec::new();
         for (root, (count, seqs)) in per_root {
             if count >= need {
                 for (seq, hashes) in seqs {
@@ -654,43 +663,56 @@ impl Fpdb {
                     } else {
                         self.cluster(root)?.first_seq
                     };
-                    let n = hashes.len();
-                    lk.candidates.push(Candidate {
-                        seq,
-                        algo: "nshash",
-                        score: n as f64 / total,
-                        distance: None,
-                        root,
-                    });
+                    raw.push((seq, "nshash", hashes.len() as f64 / total, None));
                 }
             }
         }
         if let Some(q) = fps.simhash {
             for (seq, d) in self.simhash_candidates(q)? {
-                if Some(seq) == exclude {
-                    continue;
+                if Some(seq) != exclude {
+                    raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));
                 }
-                let (root, _) = self.find(self.doc(seq)?.similar_id)?;
-                lk.candidates.push(Candidate {
-                    seq,
-                    algo: "simhash",
-                    score: 1.0 - d as f64 / 64.0,
-                    distance: Some(d),
-                    root,
-                });
             }
+        }
+        // Verify every candidate against its stored sentence sketch.
+        let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
+        let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::new();
+        for (seq, algo, score, distance) in raw {
+            if !docs.contains_key(&seq) {
+                let rec = self.doc(seq)?;
+                let overlap = crate::fingerprint::nshash::overlap(&fps.sketch, &rec.sketch);
+                let (root, _) = self.find(rec.similar_id)?;
+                docs.insert(seq, (rec.id, root, overlap));
+            }
+            let (id, root, overlap) = &docs[&seq];
+            if min_overlap > 0.0 && *overlap < min_overlap {
+                continue;
+            }
+            lk.candidates.push(Candidate {
+                seq,
+                id: id.clone(),
+                algo,
+                score,
+                distance,
+                overlap: *overlap,
+                root: *root,
+            });
         }
         for c in &lk.candidates {
             if !lk.roots.contains_key(&c.root) {
                 lk.roots.insert(c.root, self.cluster(c.root)?);
             }
         }
-        lk.candidates
-            .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)));
+        lk.candidates.sort_by(|a, b| {
+            b.overlap
+                .total_cmp(&a.overlap)
+                .then(b.score.total_cmp(&a.score))
+                .then(a.seq.cmp(&b.seq))
+        });
         Ok(lk)
     }
 
-    fn matches(&self, lk: &Lookup) -> Result<(Vec<Match>, Vec<StoredMatch>)> {
+    fn matches(&self, lk: &Lookup) -> (Vec<Match>, Vec<StoredMatch>) {
         let mut out = Vec::new();
         let mut stored = Vec::new();
         let mut seen = BTreeSet::new();
@@ -699,24 +721,26 @@ impl Fpdb {
                 continue;
             }
             out.push(Match {
-                id: self.doc(c.seq)?.id,
+                id: c.id.clone(),
                 algo: c.algo,
                 score: c.score,
                 distance: c.distance,
+                overlap: Some(c.overlap),
             });
             stored.push(StoredMatch {
                 seq: c.seq,
                 algo: c.algo.to_string(),
                 score: c.score,
+                overlap: c.overlap,
             });
         }
-        Ok((out, stored))
+        (out, stored)
     }
 
     /// What `fps` would get if it were ingested now: never writes.
     pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
         let lk = self.lookup(fps, None)?;
-        let (matches, _) = self.matches(&lk)?;
+        let (matches, _) = self.matches(&lk);
         let target = lk.roots.iter().next();
         Ok(Outcome {
             id: id.to_string(),
@@ -830,7 +854,7 @@ impl Fpdb {
                 (target, merged)
             }
         };
-        let (matches, stored_matches) = self.matches(&lk)?;
+        let (matches, stored_matches) = self.matches(&lk);
         let duplicate_of = if roots.is_empty() {
             None
         } else {
@@ -863,6 +887,7 @@ impl Fpdb {
             chars: fps.chars,
             nshash: fps.nshash,
             simhash: fps.simhash,
+            sketch: fps.sketch,
             similar_id: target,
             matches: stored_matches,
             time: std::time::SystemTime::now()
@@ -971,6 +996,7 @@ impl Fpdb {
                         score: m.score,
                         distance: (m.algo == "simhash")
                             .then(|| ((1.0 - m.score) * 64.0).round() as u32),
+                        overlap: Some(m.overlap),
                     });
                 }
                 let duplicate_of = first.filter(|f| *f != rec.id);

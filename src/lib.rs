@@ -26,6 +26,7 @@
 mod db;
 mod error;
 pub mod eval;
+pub mod explain;
 pub mod fingerprint;
 pub mod index;
 mod options;

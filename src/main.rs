@@ -62,8 +62,29 @@ enum Command {
     Clusters(ClustersArgs),
     /// Check that every index agrees with the stored documents (exit 2 when not).
     Verify(JsonFlag),
+    /// Show why two texts match or not: kept sentences, shared ones, simhash distance, terms
+    /// found in one text only. A and B are files, or ids in --corpus.
+    Explain(ExplainArgs),
     /// Measure detection quality on a labeled set (in memory; the store is not touched).
     Eval(EvalArgs),
+}
+
+#[derive(Args, Debug)]
+struct ExplainArgs {
+    /// First text: a file, or an id in --corpus
+    a: String,
+    /// Second text: a file, or an id in --corpus
+    b: String,
+    /// Look A and B up by id in this JSONL corpus
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Machine-readable JSON on stdout
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    settings: SettingsArgs,
 }
 
 #[derive(Args, Debug)]
@@ -149,9 +170,13 @@ struct SettingsArgs {
     /// nshash: minimum letters/digits for a sentence to count [default: 10]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     min_sentence_chars: Option<usize>,
-    /// nshash: shared sentences needed for a match (capped by the document's count) [default: 2]
+    /// nshash: shared sentences needed for a candidate (capped by the document's count) [default: 1]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     nshash_min_shared: Option<usize>,
+    /// Accept a candidate only when the documents share this % of the larger one's sentences
+    /// (0 = off) [default: 60]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    verify_overlap: Option<u32>,
     /// simhash: maximum Hamming distance, inclusive [default: 3]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     simhash_k: Option<u32>,
@@ -175,6 +200,7 @@ impl SettingsArgs {
             }),
             min_sentence_chars: self.min_sentence_chars,
             nshash_min_shared: self.nshash_min_shared,
+            verify_overlap_pct: self.verify_overlap,
             simhash_k: self.simhash_k,
             simhash_blocks: self.simhash_blocks,
             expected_docs: self.expected_docs,
@@ -316,6 +342,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Verify(a) => verify(&path, a.json),
         Command::Clusters(a) => clusters(&path, a),
         Command::Eval(a) => eval(a),
+        Command::Explain(a) => explain(&path, a),
     }
 }
 
@@ -718,6 +745,100 @@ fn verify(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         );
     }
     Ok(0)
+}
+
+fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
+    let (ta, tb) = match &a.corpus {
+        Some(c) => {
+            let (mut ta, mut tb) = (None, None);
+            for rec in Inputs::new(std::slice::from_ref(c), a.input.read_options()) {
+                if let Ok(d) = rec.doc {
+                    if d.id == a.a {
+                        ta = Some(d.text.clone());
+                    }
+                    if d.id == a.b {
+                        tb = Some(d.text);
+                    }
+                }
+            }
+            let missing = |id: &str| anyhow::anyhow!("id `{id}` is not in {}", c.display());
+            (
+                ta.ok_or_else(|| missing(&a.a))?,
+                tb.ok_or_else(|| missing(&a.b))?,
+            )
+        }
+        None => {
+            let read =
+                |f: &str| std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"));
+            (read(&a.a)?, read(&a.b)?)
+        }
+    };
+    // The settings of the store when there is one, else defaults with the flags applied.
+    let opts = match Fpdb::builder()
+        .read_only(true)
+        .settings(a.settings.to_settings())
+        .open(path)
+    {
+        Ok(db) => db.options().clone(),
+        Err(fpdb::Error::NotFound { .. }) => a.settings.to_settings().resolve()?,
+        Err(e) => return Err(e.into()),
+    };
+    let e = fpdb::explain::explain(&ta, &tb, &opts);
+    if a.json {
+        println!("{}", serde_json::to_string(&e)?);
+        return Ok(0);
+    }
+    println!(
+        "nshash: {} shared of {} / {} kept sentences -> {}",
+        e.shared_sentences.len(),
+        e.sentences_a.len(),
+        e.sentences_b.len(),
+        if e.nshash_match { "match" } else { "no match" }
+    );
+    for (name, s) in [("A", &e.sentences_a), ("B", &e.sentences_b)] {
+        for x in s.iter() {
+            let mark = if e.shared_sentences.contains(x) {
+                "="
+            } else {
+                " "
+            };
+            let short: String = x.chars().take(60).collect();
+            println!("  {name}{mark} {short}");
+        }
+    }
+    println!(
+        "overlap: {:.1}% of the larger document's sentences are shared (threshold {}%) -> {}",
+        100.0 * e.overlap,
+        opts.verify_overlap_pct,
+        if e.verified {
+            "verified"
+        } else {
+            "not verified"
+        }
+    );
+    match e.distance {
+        Some(d) => println!(
+            "simhash: {} vs {}, distance {d} (k = {}) -> {}",
+            e.simhash_a.as_deref().unwrap_or(""),
+            e.simhash_b.as_deref().unwrap_or(""),
+            opts.simhash_k,
+            if e.simhash_match { "match" } else { "no match" }
+        ),
+        None => println!("simhash: not computed (no terms)"),
+    }
+    let terms = |v: &[(String, f64)]| {
+        v.iter()
+            .map(|(t, w)| format!("{t}({w:.3})"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!("terms only in A: {}", terms(&e.terms_only_a));
+    println!("terms only in B: {}", terms(&e.terms_only_b));
+    Ok(if e.nshash_match || e.simhash_match {
+        0
+    } else {
+        1
+    })
 }
 
 fn eval(a: &EvalArgs) -> anyhow::Result<u8> {

@@ -53,8 +53,11 @@ pub struct Options {
     /// Shorter ones ("谢谢。", "Click here.") are shared by unrelated documents.
     pub min_sentence_chars: usize,
     /// How many of a document's sentence hashes must be shared with one cluster before nshash
-    /// calls it a match (capped by how many hashes the document has; default 2).
+    /// calls it a match (capped by how many hashes the document has; default 1: candidates are verified).
     pub nshash_min_shared: usize,
+    /// A candidate from either algorithm is accepted only when the two documents share at least
+    /// this percentage of the larger one's sentences (0 = no verification; default 60).
+    pub verify_overlap_pct: u32,
     /// simhash: near-duplicate when the Hamming distance is <= this (inclusive; default 3).
     pub simhash_k: u32,
     /// simhash: number of bit blocks of the permuted-prefix index (derived from `expected_docs`
@@ -72,7 +75,8 @@ impl Default for Options {
             nshash_n: 5,
             nshash_hash: SentenceHash::Farmhash,
             min_sentence_chars: 10,
-            nshash_min_shared: 2,
+            nshash_min_shared: 1,
+            verify_overlap_pct: 60,
             simhash_k: 3,
             simhash_blocks: 0,
             expected_docs: 10_000_000,
@@ -100,6 +104,12 @@ impl Options {
             return Err(Error::InvalidOption(
                 "nshash min shared must be >= 1".into(),
             ));
+        }
+        if self.verify_overlap_pct > 100 {
+            return Err(Error::InvalidOption(format!(
+                "verify overlap = {}% (0..=100)",
+                self.verify_overlap_pct
+            )));
         }
         if self.simhash_k > 16 {
             return Err(Error::InvalidOption(format!(

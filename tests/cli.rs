@@ -359,3 +359,46 @@ fn help_explains_every_command() {
         assert!(stdout(&o).contains(w), "ingest --help lacks {w}");
     }
 }
+
+#[test]
+fn eval_on_the_sample_pairs_finds_the_labeled_duplicates() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = run(
+        root,
+        &[
+            "eval",
+            "--corpus",
+            "data/sample.jsonl",
+            "--pairs",
+            "data/sample_pairs.tsv",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let reports: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let default = reports.iter().find(|r| r["algo"] == "default").unwrap();
+    assert_eq!(default["fp"], 0, "{default}");
+    assert!(default["f1"].as_f64().unwrap() >= 0.9, "{default}");
+    assert_eq!(default["kinds"]["edit_width"]["accuracy"], 1.0, "{default}");
+}
+
+#[test]
+fn explain_shows_shared_sentences_and_distance() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = common::synthetic_doc(&mut common::Rng(11), 8);
+    std::fs::write(dir.path().join("a.txt"), &a).unwrap();
+    std::fs::write(dir.path().join("b.txt"), format!("【转载】\n{a}")).unwrap();
+    std::fs::write(
+        dir.path().join("c.txt"),
+        common::synthetic_doc(&mut common::Rng(12), 8),
+    )
+    .unwrap();
+    let o = run(dir.path(), &["explain", "a.txt", "b.txt", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(e["shared_sentences"].as_array().unwrap().len(), 5);
+    assert_eq!(e["verified"], true);
+    let o = run(dir.path(), &["explain", "a.txt", "c.txt"]);
+    assert_eq!(code(&o), 1, "unrelated texts do not match");
+    assert!(stdout(&o).contains("not verified"), "{}", stdout(&o));
+}

@@ -22,6 +22,7 @@ fn store_with(db: &mut Fpdb, fps: &[u64]) {
         let f = Fingerprints {
             nshash: Vec::new(),
             simhash: Some(fp),
+            sketch: Vec::new(),
             chars: 1,
         };
         db.ingest(

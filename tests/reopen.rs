@@ -99,6 +99,7 @@ fn merged_clusters_answer_the_oldest_id_after_reopen() {
         let settings = Settings {
             simhash: Some(false),
             nshash_n: Some(12),
+            verify_overlap_pct: Some(40),
             ..Default::default()
         };
         let mut db = Fpdb::builder()

@@ -18,6 +18,9 @@ pub struct Fingerprints {
     pub nshash: Vec<u64>,
     /// 64-bit simhash (`None` when simhash is off or the text has no terms).
     pub simhash: Option<u64>,
+    /// 32-bit hashes of every qualifying sentence, sorted (see [`nshash::overlap`]); used
+    /// to verify candidates from either algorithm.
+    pub sketch: Vec<u32>,
     /// Characters of normalized text.
     pub chars: u64,
 }
@@ -32,17 +35,18 @@ impl Fingerprints {
 /// Compute the fingerprints of `body` with the store's settings.
 pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
     let norm = text::normalize(body);
+    let (mut top, sketch) = nshash::nshash_and_sketch(&norm, opts);
+    if !opts.nshash {
+        top.clear();
+    }
     Fingerprints {
-        nshash: if opts.nshash {
-            nshash::nshash(&norm, opts)
-        } else {
-            Vec::new()
-        },
+        nshash: top,
         simhash: if opts.simhash {
             simhash::simhash(&text::weighted_terms(&norm))
         } else {
             None
         },
+        sketch,
         chars: norm.chars().count() as u64,
     }
 }

@@ -26,8 +26,12 @@ pub fn hash_key(key: &str, kind: SentenceHash) -> u64 {
     }
 }
 
-/// The keys (letters and digits) of the n longest distinct qualifying sentences, longest first.
-pub fn top_sentence_keys(normalized: &str, opts: &Options) -> Vec<String> {
+/// Most sentence hashes kept in a document's sketch (the smallest hash values, a consistent
+/// sample, when a document has more).
+pub const SKETCH_MAX: usize = 512;
+
+/// Every qualifying sentence key of a document, distinct, in text order with its length.
+fn qualifying(normalized: &str, opts: &Options) -> Vec<(usize, usize, String)> {
     let mut seen = std::collections::HashSet::new();
     let mut cands: Vec<(usize, usize, String)> = Vec::new();
     for (pos, s) in sentences::split(normalized).enumerate() {
@@ -38,19 +42,95 @@ pub fn top_sentence_keys(normalized: &str, opts: &Options) -> Vec<String> {
     }
     if cands.is_empty() {
         let (k, n) = sentences::key(normalized);
-        return if n > 0 { vec![k] } else { Vec::new() };
+        if n > 0 {
+            cands.push((n, 0, k));
+        }
     }
+    cands
+}
+
+/// The keys (letters and digits) of the n longest distinct qualifying sentences, longest first.
+pub fn top_sentence_keys(normalized: &str, opts: &Options) -> Vec<String> {
+    top_of(qualifying(normalized, opts), opts)
+}
+
+fn top_of(mut cands: Vec<(usize, usize, String)>, opts: &Options) -> Vec<String> {
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     cands.truncate(opts.nshash_n);
     cands.into_iter().map(|c| c.2).collect()
 }
 
-/// The nshash fingerprint: hashes of [`top_sentence_keys`].
-pub fn nshash(normalized: &str, opts: &Options) -> Vec<u64> {
-    top_sentence_keys(normalized, opts)
+/// The nshash fingerprint (hashes of [`top_sentence_keys`]) and the document's sentence
+/// sketch (32-bit hashes of every qualifying sentence, sorted, at most [`SKETCH_MAX`]).
+pub fn nshash_and_sketch(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32>) {
+    let cands = qualifying(normalized, opts);
+    let mut sketch: Vec<u32> = cands
+        .iter()
+        .map(|c| hash_key(&c.2, opts.nshash_hash) as u32)
+        .collect();
+    sketch.sort_unstable();
+    sketch.dedup();
+    sketch.truncate(SKETCH_MAX);
+    let top = top_of(cands, opts)
         .iter()
         .map(|k| hash_key(k, opts.nshash_hash))
-        .collect()
+        .collect();
+    (top, sketch)
+}
+
+/// The nshash fingerprint: hashes of [`top_sentence_keys`].
+pub fn nshash(normalized: &str, opts: &Options) -> Vec<u64> {
+    nshash_and_sketch(normalized, opts).0
+}
+
+/// Sentence overlap of two documents from their sketches: shared sentences over the sentences
+/// of the larger one (so a short text quoted inside a long reply is not a near-duplicate of it,
+/// while a copy with a paragraph added, dropped or cut keeps most of its sentences). Sketches
+/// are bottom-k samples: both are cut at the smaller of their largest values when either is
+/// full, which keeps the estimate fair for documents over [`SKETCH_MAX`] sentences. 0 when
+/// either is empty.
+pub fn overlap(a: &[u32], b: &[u32]) -> f64 {
+    let (Some(&ma), Some(&mb)) = (a.last(), b.last()) else {
+        return 0.0;
+    };
+    let cut = if a.len() < SKETCH_MAX && b.len() < SKETCH_MAX {
+        u32::MAX
+    } else {
+        ma.min(mb)
+    };
+    let (mut i, mut j, mut na, mut nb, mut both) = (0, 0, 0usize, 0usize, 0usize);
+    while i < a.len() && a[i] <= cut || j < b.len() && b[j] <= cut {
+        let x = a.get(i).copied().filter(|&v| v <= cut);
+        let y = b.get(j).copied().filter(|&v| v <= cut);
+        match (x, y) {
+            (Some(x), Some(y)) if x == y => {
+                both += 1;
+                na += 1;
+                nb += 1;
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                na += 1;
+                i += 1;
+            }
+            (Some(_), Some(_)) | (None, Some(_)) => {
+                nb += 1;
+                j += 1;
+            }
+            (Some(_), None) => {
+                na += 1;
+                i += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    let large = na.max(nb);
+    if large == 0 {
+        0.0
+    } else {
+        both as f64 / large as f64
+    }
 }
 
 #[cfg(test)]
@@ -99,6 +179,18 @@ mod tests {
             &o,
         );
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn overlap_is_shared_over_the_larger_set() {
+        assert_eq!(overlap(&[1, 2, 3, 4], &[2, 3]), 0.5);
+        assert_eq!(overlap(&[1, 2, 3, 4], &[3, 4, 5, 6]), 0.5);
+        assert_eq!(overlap(&[1, 2, 3], &[1, 2, 3]), 1.0);
+        assert_eq!(overlap(&[], &[1]), 0.0);
+        // Large sketches are compared below the smaller maximum only.
+        let a: Vec<u32> = (0..SKETCH_MAX as u32).map(|x| x * 2).collect();
+        let b: Vec<u32> = (0..SKETCH_MAX as u32).collect();
+        assert!((overlap(&a, &b) - 0.5).abs() < 0.01, "{}", overlap(&a, &b));
     }
 
     #[test]

@@ -170,6 +170,8 @@ pub struct StoredMatch {
     pub algo: String,
     /// Similarity in [0, 1].
     pub score: f64,
+    /// Sentence overlap at ingest.
+    pub overlap: f64,
 }
 
 /// A stored document.
@@ -187,6 +189,8 @@ pub struct DocRecord {
     pub nshash: Vec<u64>,
     /// Simhash.
     pub simhash: Option<u64>,
+    /// Sentence sketch (sorted 32-bit sentence hashes) for verification.
+    pub sketch: Vec<u32>,
     /// Cluster id given at ingest (resolve through `clusters` for the current one).
     pub similar_id: u64,
     /// Matches found at ingest.

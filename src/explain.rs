@@ -1,0 +1,84 @@
+//! Why two texts match or not: the sentences nshash keeps from each and the ones they share,
+//! the sentence overlap that verifies candidates, the simhash distance, and the weighted terms
+//! found in one text only. Two documents are linked when (nshash_match or simhash_match) and
+//! verified.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::fingerprint::{nshash, simhash};
+use crate::options::Options;
+use crate::text;
+
+/// The explanation of one pair of texts under a store's settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// Sentence keys nshash keeps for A (longest first).
+    pub sentences_a: Vec<String>,
+    /// Sentence keys nshash keeps for B.
+    pub sentences_b: Vec<String>,
+    /// Kept sentences present in both.
+    pub shared_sentences: Vec<String>,
+    /// Whether nshash alone would link them (shared >= min_shared, capped by A's and B's counts).
+    pub nshash_match: bool,
+    /// Sentence overlap (shared over the larger document's sentences).
+    pub overlap: f64,
+    /// Whether the overlap passes the store's verification threshold.
+    pub verified: bool,
+    /// Simhash of A (hex).
+    pub simhash_a: Option<String>,
+    /// Simhash of B (hex).
+    pub simhash_b: Option<String>,
+    /// Hamming distance.
+    pub distance: Option<u32>,
+    /// Whether simhash alone would link them (distance <= k).
+    pub simhash_match: bool,
+    /// Heaviest terms of A missing from B.
+    pub terms_only_a: Vec<(String, f64)>,
+    /// Heaviest terms of B missing from A.
+    pub terms_only_b: Vec<(String, f64)>,
+}
+
+fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f64)> {
+    let ys: HashMap<&str, f64> = y.iter().map(|(t, w)| (t.as_str(), *w)).collect();
+    let mut v: Vec<(String, f64)> = x
+        .iter()
+        .filter(|(t, _)| !ys.contains_key(t.as_str()))
+        .cloned()
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v.truncate(n);
+    v
+}
+
+/// Explain the pair (`a`, `b`) under `opts`.
+pub fn explain(a: &str, b: &str, opts: &Options) -> Explanation {
+    let (na, nb) = (text::normalize(a), text::normalize(b));
+    let (sa, sb) = (
+        nshash::top_sentence_keys(&na, opts),
+        nshash::top_sentence_keys(&nb, opts),
+    );
+    let shared: Vec<String> = sa.iter().filter(|s| sb.contains(s)).cloned().collect();
+    let need = opts.nshash_min_shared.min(sa.len()).min(sb.len()).max(1);
+    let (ta, tb) = (text::weighted_terms(&na), text::weighted_terms(&nb));
+    let (ha, hb) = (simhash::simhash(&ta), simhash::simhash(&tb));
+    let distance = ha.zip(hb).map(|(x, y)| simhash::hamming(x, y));
+    let (_, ka) = nshash::nshash_and_sketch(&na, opts);
+    let (_, kb) = nshash::nshash_and_sketch(&nb, opts);
+    let overlap = nshash::overlap(&ka, &kb);
+    Explanation {
+        nshash_match: shared.len() >= need,
+        overlap,
+        verified: overlap * 100.0 >= opts.verify_overlap_pct as f64,
+        sentences_a: sa,
+        sentences_b: sb,
+        shared_sentences: shared,
+        simhash_a: ha.map(|h| format!("{h:016x}")),
+        simhash_b: hb.map(|h| format!("{h:016x}")),
+        simhash_match: distance.is_some_and(|d| d <= opts.simhash_k),
+        distance,
+        terms_only_a: only_in(&ta, &tb, 10),
+        terms_only_b: only_in(&tb, &ta, 10),
+    }
+}
