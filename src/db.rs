@@ -18,7 +18,10 @@ use crate::fingerprint::{self, simhash::hamming, Fingerprints};
 use crate::index::Permutations;
 use crate::options::{Options, SentenceHash};
 use crate::store::schema::{self, meta, ClusterRecord, DocRecord, StoredMatch};
-use crate::store::{Batch, Cf, MemoryStore, RocksStore, Store};
+use crate::store::{Batch, Cf, MemoryStore, RocksStore, Staged, Store};
+
+/// Staged keys above which [`Fpdb::ingest`] commits to the store without waiting for a sync.
+pub const AUTO_COMMIT_KEYS: usize = 1 << 20;
 
 /// Most matches reported (and stored) per document.
 pub const MAX_MATCHES: usize = 20;
@@ -283,7 +286,8 @@ impl Builder {
 
 /// A fingerprint database.
 pub struct Fpdb {
-    store: Box<dyn Store>,
+    /// Writes are staged in memory and committed as one batch by [`Fpdb::sync`].
+    store: Staged,
     opts: Options,
     perms: Permutations,
     next_seq: u64,
@@ -291,6 +295,13 @@ pub struct Fpdb {
     doc_count: u64,
     cluster_count: u64,
     path: Option<PathBuf>,
+}
+
+impl Drop for Fpdb {
+    fn drop(&mut self) {
+        // Best effort: an explicit sync() reports errors; a drop cannot.
+        let _ = self.store.sync();
+    }
 }
 
 impl std::fmt::Debug for Fpdb {
@@ -339,6 +350,7 @@ impl Fpdb {
     }
 
     fn init(store: Box<dyn Store>, settings: &Settings, path: Option<PathBuf>) -> Result<Fpdb> {
+        let store = Staged::new(store);
         let opts = match store.get(Cf::Meta, meta::FORMAT)? {
             None => {
                 if store.read_only() {
@@ -410,7 +422,7 @@ impl Fpdb {
         fingerprint::fingerprint(text, &self.opts)
     }
 
-    /// Make every ingested document durable.
+    /// Commit every ingested document as one atomic batch and make it durable.
     pub fn sync(&self) -> Result<()> {
         self.store.sync()
     }
@@ -759,8 +771,10 @@ impl Fpdb {
         self.query("", &self.fingerprint(text))
     }
 
-    /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]) in one atomic batch.
-    /// Visible to later lookups at once; durable after [`Fpdb::sync`].
+    /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]). Visible to later lookups at
+    /// once; written to disk, atomically with the other documents since the last sync, and made
+    /// durable by [`Fpdb::sync`] (or when the `Fpdb` is dropped). More than
+    /// [`AUTO_COMMIT_KEYS`] staged keys are committed (not synced) automatically.
     pub fn ingest(
         &mut self,
         doc: &Document,
@@ -905,6 +919,9 @@ impl Fpdb {
         batch.put(Cf::Meta, DOC_COUNT, schema::u64_key(doc_count));
         batch.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(cluster_count));
         self.store.write(batch)?;
+        if self.store.staged() > AUTO_COMMIT_KEYS {
+            self.store.commit()?;
+        }
 
         self.next_seq = next_seq;
         self.next_cluster = next_cluster;

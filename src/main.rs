@@ -440,85 +440,99 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         store: path.display().to_string(),
         ..Default::default()
     };
-    let mut inputs = inputs.peekable();
     let batch = a.batch_size.max(1);
-    loop {
-        let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        let fps: Vec<_> = chunk
-            .par_iter()
-            .map(|r| {
-                r.doc
-                    .as_ref()
-                    .ok()
-                    .map(|d| fpdb::fingerprint::fingerprint(&d.text, &opts))
-            })
-            .collect();
-        let mut results: Vec<Result<IngestResult, String>> = Vec::with_capacity(chunk.len());
-        let mut fatal = None;
-        for (rec, fp) in chunk.iter().zip(fps) {
-            sum.records += 1;
-            sum.input_bytes += rec.bytes as u64;
-            match (&rec.doc, fp) {
-                (Err(reason), _) => {
-                    sum.skipped += 1;
-                    sum.skipped_bad_input += 1;
-                    bar.suspend(|| {
-                        eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line)
-                    });
-                    results.push(Err(reason.clone()));
-                }
-                (Ok(doc), Some(fp)) => match db.ingest(doc, fp, on_existing) {
-                    Ok(r) => {
-                        match &r {
-                            IngestResult::Added { outcome, replaced } => {
-                                sum.added += 1;
-                                sum.replaced += u64::from(*replaced);
-                                sum.merges += outcome.merged.len() as u64;
-                                if outcome.duplicate_of.is_some() {
-                                    sum.duplicates += 1;
-                                } else {
-                                    sum.new_clusters += 1;
+    // Reading, decoding and fingerprinting (all cores) run ahead of the store writes (one
+    // thread, in input order) by up to two batches.
+    let (tx, rx) =
+        std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)>(2);
+    let mut inputs = inputs;
+    let producer_opts = opts.clone();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        scope.spawn(move || loop {
+            let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            let fps: Vec<_> = chunk
+                .par_iter()
+                .map(|r| {
+                    r.doc
+                        .as_ref()
+                        .ok()
+                        .map(|d| fpdb::fingerprint::fingerprint(&d.text, &producer_opts))
+                })
+                .collect();
+            if tx.send((chunk, fps)).is_err() {
+                break;
+            }
+        });
+        for (chunk, fps) in rx {
+            let mut results: Vec<Result<IngestResult, String>> = Vec::with_capacity(chunk.len());
+            let mut fatal = None;
+            for (rec, fp) in chunk.iter().zip(fps) {
+                sum.records += 1;
+                sum.input_bytes += rec.bytes as u64;
+                match (&rec.doc, fp) {
+                    (Err(reason), _) => {
+                        sum.skipped += 1;
+                        sum.skipped_bad_input += 1;
+                        bar.suspend(|| {
+                            eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line)
+                        });
+                        results.push(Err(reason.clone()));
+                    }
+                    (Ok(doc), Some(fp)) => match db.ingest(doc, fp, on_existing) {
+                        Ok(r) => {
+                            match &r {
+                                IngestResult::Added { outcome, replaced } => {
+                                    sum.added += 1;
+                                    sum.replaced += u64::from(*replaced);
+                                    sum.merges += outcome.merged.len() as u64;
+                                    if outcome.duplicate_of.is_some() {
+                                        sum.duplicates += 1;
+                                    } else {
+                                        sum.new_clusters += 1;
+                                    }
+                                }
+                                IngestResult::SkippedExisting { id, .. } => {
+                                    sum.skipped += 1;
+                                    sum.skipped_existing_id += 1;
+                                    bar.suspend(|| {
+                                        eprintln!(
+                                            "fpdb: skipped {}:{}: id `{id}` is already stored (use --replace to replace it)",
+                                            rec.source, rec.line
+                                        )
+                                    });
                                 }
                             }
-                            IngestResult::SkippedExisting { id, .. } => {
-                                sum.skipped += 1;
-                                sum.skipped_existing_id += 1;
-                                bar.suspend(|| {
-                                    eprintln!(
-                                        "fpdb: skipped {}:{}: id `{id}` is already stored (use --replace to replace it)",
-                                        rec.source, rec.line
-                                    )
-                                });
-                            }
+                            results.push(Ok(r));
                         }
-                        results.push(Ok(r));
-                    }
-                    Err(e) => {
-                        fatal = Some(
-                            anyhow::Error::new(e).context(format!("{}:{}", rec.source, rec.line)),
-                        );
-                        break;
-                    }
-                },
-                (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+                        Err(e) => {
+                            fatal = Some(
+                                anyhow::Error::new(e)
+                                    .context(format!("{}:{}", rec.source, rec.line)),
+                            );
+                            break;
+                        }
+                    },
+                    (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+                }
+            }
+            // Acknowledge only what is durable: sync, then report.
+            db.sync()?;
+            if let Some(w) = out.as_mut() {
+                for (rec, r) in chunk.iter().zip(&results) {
+                    write_result(w, rec, r)?;
+                }
+                w.flush()?;
+            }
+            bar.inc(results.len() as u64);
+            if let Some(e) = fatal {
+                return Err(e);
             }
         }
-        // Acknowledge only what is durable: sync, then report.
-        db.sync()?;
-        if let Some(w) = out.as_mut() {
-            for (rec, r) in chunk.iter().zip(&results) {
-                write_result(w, rec, r)?;
-            }
-            w.flush()?;
-        }
-        bar.inc(results.len() as u64);
-        if let Some(e) = fatal {
-            return Err(e);
-        }
-    }
+        Ok(())
+    })?;
     bar.finish_and_clear();
     sum.seconds = start.elapsed().as_secs_f64();
     sum.docs_per_second = if sum.seconds > 0.0 {

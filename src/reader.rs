@@ -86,7 +86,7 @@ pub struct Record {
 pub struct Inputs {
     pending: Vec<PathBuf>,
     opts: ReadOptions,
-    current: Option<(String, Box<dyn BufRead>, u64)>,
+    current: Option<(String, Box<dyn BufRead + Send>, u64)>,
     buf: Vec<u8>,
 }
 
@@ -104,7 +104,7 @@ impl Inputs {
     }
 }
 
-fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read>> {
+fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
     let f = File::open(path)?;
     let name = path.to_string_lossy().to_ascii_lowercase();
     Ok(if name.ends_with(".gz") {
@@ -139,7 +139,7 @@ impl Inputs {
     fn start(&mut self, path: PathBuf) -> Option<Record> {
         let source = path.to_string_lossy().into_owned();
         if source == "-" {
-            let stdin: Box<dyn BufRead> = Box::new(BufReader::new(std::io::stdin()));
+            let stdin: Box<dyn BufRead + Send> = Box::new(BufReader::new(std::io::stdin()));
             if self.opts.format == Format::Text {
                 return Some(self.text_doc(source, stdin));
             }
@@ -171,7 +171,8 @@ impl Inputs {
             Ok(r) => r,
             Err(e) => return Some(Self::error(source, 0, format!("cannot open: {e}"))),
         };
-        let mut reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 16, reader));
+        let mut reader: Box<dyn BufRead + Send> =
+            Box::new(BufReader::with_capacity(1 << 16, reader));
         let jsonl = match self.opts.format {
             Format::Jsonl => true,
             Format::Text => false,
@@ -191,7 +192,7 @@ impl Inputs {
         }
     }
 
-    fn text_doc(&self, source: String, reader: Box<dyn BufRead>) -> Record {
+    fn text_doc(&self, source: String, reader: Box<dyn BufRead + Send>) -> Record {
         let max = self.opts.max_doc_bytes;
         let mut bytes = Vec::new();
         if let Err(e) = reader.take(max as u64 + 1).read_to_end(&mut bytes) {

@@ -6,10 +6,12 @@
 mod memory;
 mod rocks;
 pub mod schema;
+mod staged;
 
 pub use memory::MemoryStore;
 pub use rocks::RocksStore;
 pub use schema::Cf;
+pub use staged::Staged;
 
 use crate::error::Result;
 

@@ -36,7 +36,13 @@ fn cf_options(cf: Cf) -> Options {
         Cf::Simhash => {
             // Keys are scanned by range, never looked up whole: no bloom filter.
         }
-        _ => t.set_bloom_filter(10.0, false),
+        _ => {
+            // Most lookups (new sentence hashes, new ids) miss: bloom filters on disk and in
+            // the memtable answer them without a search.
+            t.set_bloom_filter(10.0, false);
+            o.set_memtable_prefix_bloom_ratio(0.1);
+            o.set_memtable_whole_key_filtering(true);
+        }
     }
     t.set_cache_index_and_filter_blocks(true);
     o.set_block_based_table_factory(&t);

@@ -1,0 +1,154 @@
+//! A write-staging layer over any [`Store`]: writes land in memory and reach the underlying
+//! store as one atomic batch on [`Store::sync`] (group commit). Reads see staged writes first,
+//! so the engine reads its own writes. After a crash the store holds exactly the batches that
+//! were committed: every document of a committed group, none of an uncommitted one.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Mutex;
+
+use super::{Batch, Cf, Op, Store};
+use crate::error::Result;
+
+type Pending = Vec<BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
+
+/// Staged writes over `base`.
+pub struct Staged {
+    base: Box<dyn Store>,
+    pending: Mutex<Pending>,
+}
+
+impl Staged {
+    /// Wrap `base`.
+    pub fn new(base: Box<dyn Store>) -> Self {
+        Staged {
+            base,
+            pending: Mutex::new(vec![BTreeMap::new(); Cf::ALL.len()]),
+        }
+    }
+
+    /// Number of staged keys.
+    pub fn staged(&self) -> usize {
+        self.pending
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// Write every staged change to the base store as one batch (not synced).
+    pub fn commit(&self) -> Result<()> {
+        let mut pending = self.pending.lock().expect("lock");
+        if pending.iter().all(|m| m.is_empty()) {
+            return Ok(());
+        }
+        let mut b = Batch::new();
+        for (i, m) in pending.iter_mut().enumerate() {
+            let cf = Cf::ALL[i];
+            for (k, v) in std::mem::take(m) {
+                match v {
+                    Some(v) => b.put(cf, k, v),
+                    None => b.delete(cf, k),
+                }
+            }
+        }
+        self.base.write(b)
+    }
+
+    /// Drop every staged change.
+    pub fn discard(&self) {
+        for m in self.pending.lock().expect("lock").iter_mut() {
+            m.clear();
+        }
+    }
+}
+
+impl Store for Staged {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.pending.lock().expect("lock")[cf.index()].get(key) {
+            return Ok(v.clone());
+        }
+        self.base.get(cf, key)
+    }
+
+    fn scan(
+        &self,
+        cf: Cf,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        let staged: Vec<(Vec<u8>, Option<Vec<u8>>)> = self.pending.lock().expect("lock")
+            [cf.index()]
+        .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+        if staged.is_empty() {
+            return self.base.scan(cf, start, end, visit);
+        }
+        // Merge the base range with the staged one; staged entries win.
+        let mut base = Vec::new();
+        self.base.scan(cf, start, end, &mut |k, v| {
+            base.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        let (mut i, mut j) = (0, 0);
+        while i < base.len() || j < staged.len() {
+            let take_staged = j < staged.len() && (i >= base.len() || staged[j].0 <= base[i].0);
+            if take_staged {
+                if i < base.len() && staged[j].0 == base[i].0 {
+                    i += 1;
+                }
+                let (k, v) = &staged[j];
+                j += 1;
+                if let Some(v) = v {
+                    if !visit(k, v) {
+                        return Ok(());
+                    }
+                }
+            } else {
+                let (k, v) = &base[i];
+                i += 1;
+                if !visit(k, v) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, batch: Batch) -> Result<()> {
+        if self.base.read_only() {
+            return Err(crate::error::Error::ReadOnly);
+        }
+        let mut pending = self.pending.lock().expect("lock");
+        for op in batch.ops() {
+            match op {
+                Op::Put(cf, k, v) => {
+                    pending[cf.index()].insert(k.clone(), Some(v.clone()));
+                }
+                Op::Delete(cf, k) => {
+                    pending[cf.index()].insert(k.clone(), None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.commit()?;
+        self.base.sync()
+    }
+
+    fn read_only(&self) -> bool {
+        self.base.read_only()
+    }
+
+    fn disk_size(&self) -> u64 {
+        self.base.disk_size()
+    }
+}
