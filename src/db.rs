@@ -483,32 +483,41 @@ impl Fpdb {
     /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table.
     fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {
         let k = self.opts.simhash_k;
+        let bounds: Vec<([u8; 17], [u8; 18], u64)> = (0..self.perms.len())
+            .map(|t| {
+                let (lo, hi) = self.perms.range(t, q);
+                let (start, end) = schema::simhash_range(t as u8, lo, hi);
+                (start, end, self.perms.permute(t, q))
+            })
+            .collect();
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
         let mut found = BTreeMap::new();
         let mut err = None;
-        for t in 0..self.perms.len() {
-            let pq = self.perms.permute(t, q);
-            let (lo, hi) = self.perms.range(t, q);
-            let (start, end) = schema::simhash_range(t as u8, lo, hi);
-            self.store.scan(Cf::Simhash, &start, &end, &mut |key, _| {
-                match schema::decode_simhash_key(key) {
-                    Ok((_, p, seq)) => {
-                        let d = hamming(p, pq);
-                        if d <= k {
-                            found.insert(seq, d);
-                        }
-                        true
-                    }
-                    Err(e) => {
-                        err = Some(e);
-                        false
-                    }
+        self.store.scan_ranges(
+            Cf::Simhash,
+            &ranges,
+            &mut |key, _| match schema::decode_simhash_key(key) {
+                Ok((t, _, _)) if t as usize >= bounds.len() => {
+                    err = Some(schema::corrupt(Cf::Simhash, key, format!("no table {t}")));
+                    false
                 }
-            })?;
-            if let Some(e) = err.take() {
-                return Err(e);
-            }
+                Ok((t, p, seq)) => {
+                    let d = hamming(p, bounds[t as usize].2);
+                    if d <= k {
+                        found.insert(seq, d);
+                    }
+                    true
+                }
+                Err(e) => {
+                    err = Some(e);
+                    false
+                }
+            },
+        )?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(found),
         }
-        Ok(found)
     }
 
     /// Every stored document whose simhash is within k of `q`, as (external id, distance),

@@ -50,3 +50,27 @@ pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
         chars: norm.chars().count() as u64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: simhash once summed term weights in hash-map order, so the same text could
+    /// get fingerprints one bit apart from one run (or thread) to the next.
+    #[test]
+    fn same_text_same_fingerprints_across_threads() {
+        let text = "In article <1993Apr15.214724.1> a friend writes: the radar detector works fine. \
+                    北京烤鸭真好吃，北京烤鸭是北京的名菜。今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。";
+        let opts = Options::default();
+        let first = fingerprint(text, &opts);
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let o = opts.clone();
+                std::thread::spawn(move || fingerprint(text, &o))
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), first);
+        }
+    }
+}

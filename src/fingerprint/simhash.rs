@@ -10,20 +10,25 @@ pub fn simhash<S: AsRef<str>>(terms: &[(S, f64)]) -> Option<u64> {
     if terms.is_empty() {
         return None;
     }
-    let mut votes = [0f64; 64];
+    // Votes in fixed point (2^-24 units): integer sums do not depend on the order of the terms,
+    // so the same terms always give the same fingerprint.
+    let mut votes = [0i64; 64];
     for (term, weight) in terms {
         let h = fingerprint64(term.as_ref().as_bytes());
+        let w = (weight * (1u64 << 24) as f64)
+            .round()
+            .clamp(0.0, (1u64 << 40) as f64) as i64;
         for (i, v) in votes.iter_mut().enumerate() {
             if h >> i & 1 == 1 {
-                *v += weight;
+                *v += w;
             } else {
-                *v -= weight;
+                *v -= w;
             }
         }
     }
     let mut fp = 0u64;
     for (i, v) in votes.iter().enumerate() {
-        if *v > 0.0 {
+        if *v > 0 {
             fp |= 1 << i;
         }
     }
@@ -55,6 +60,10 @@ mod tests {
         );
         assert!(hamming(a, b) <= 3, "near distance {}", hamming(a, b));
         assert!(hamming(a, c) > 10, "far distance {}", hamming(a, c));
+        // Order does not matter.
+        let mut rev = base.clone();
+        rev.reverse();
+        assert_eq!(simhash(&rev).unwrap(), a);
         assert_eq!(simhash::<String>(&[]), None);
     }
 }

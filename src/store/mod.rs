@@ -71,6 +71,20 @@ pub trait Store: Send + Sync {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()>;
 
+    /// [`Store::scan`] over several ranges in order (one iterator for all of them where the
+    /// engine allows); `visit` returning `false` ends the current range.
+    fn scan_ranges(
+        &self,
+        cf: Cf,
+        ranges: &[(&[u8], &[u8])],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        for (start, end) in ranges {
+            self.scan(cf, start, end, visit)?;
+        }
+        Ok(())
+    }
+
     /// Apply every change of `batch` atomically. Visible to later reads at once; durable after
     /// the next [`Store::sync`].
     fn write(&self, batch: Batch) -> Result<()>;

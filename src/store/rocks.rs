@@ -150,6 +150,31 @@ impl Store for RocksStore {
         Ok(())
     }
 
+    fn scan_ranges(
+        &self,
+        cf: Cf,
+        ranges: &[(&[u8], &[u8])],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        // One iterator, re-seeked per range: creating an iterator costs more than a seek once
+        // the data is spread over several files.
+        let mut it = self.db.raw_iterator_cf(self.handle(cf));
+        for (start, end) in ranges {
+            if start >= end {
+                continue;
+            }
+            it.seek(start);
+            while let (Some(k), Some(v)) = (it.key(), it.value()) {
+                if k >= *end || !visit(k, v) {
+                    break;
+                }
+                it.next();
+            }
+            it.status().map_err(|e| map_err(&self.path, e))?;
+        }
+        Ok(())
+    }
+
     fn write(&self, batch: Batch) -> Result<()> {
         if self.read_only {
             return Err(Error::ReadOnly);

@@ -121,18 +121,33 @@ impl Store for Staged {
         Ok(())
     }
 
+    fn scan_ranges(
+        &self,
+        cf: Cf,
+        ranges: &[(&[u8], &[u8])],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        if self.pending.lock().expect("lock")[cf.index()].is_empty() {
+            return self.base.scan_ranges(cf, ranges, visit);
+        }
+        for (start, end) in ranges {
+            self.scan(cf, start, end, visit)?;
+        }
+        Ok(())
+    }
+
     fn write(&self, batch: Batch) -> Result<()> {
         if self.base.read_only() {
             return Err(crate::error::Error::ReadOnly);
         }
         let mut pending = self.pending.lock().expect("lock");
-        for op in batch.ops() {
+        for op in batch.ops {
             match op {
                 Op::Put(cf, k, v) => {
-                    pending[cf.index()].insert(k.clone(), Some(v.clone()));
+                    pending[cf.index()].insert(k, Some(v));
                 }
                 Op::Delete(cf, k) => {
-                    pending[cf.index()].insert(k.clone(), None);
+                    pending[cf.index()].insert(k, None);
                 }
             }
         }
