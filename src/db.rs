@@ -422,6 +422,13 @@ impl Fpdb {
         fingerprint::fingerprint(text, &self.opts)
     }
 
+    /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
+    /// RocksDB also does this in the background over time).
+    pub fn compact(&self) -> Result<()> {
+        self.store.sync()?;
+        self.store.compact()
+    }
+
     /// Commit every ingested document as one atomic batch and make it durable.
     pub fn sync(&self) -> Result<()> {
         self.store.sync()

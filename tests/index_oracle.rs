@@ -113,8 +113,23 @@ fn rocksdb_lookup_equals_brute_force_at_every_distance() {
     let k = db.options().simhash_k;
     assert_eq!(k, 3, "default k is 3, inclusive");
     let fps = corpus(42, 3000, k);
-    store_with(&mut db, &fps);
+    // Half committed to RocksDB, half still staged in memory: lookups merge both.
+    store_with(&mut db, &fps[..1500]);
     db.sync().unwrap();
+    let rest: Vec<u64> = fps[1500..].to_vec();
+    for (i, &fp) in rest.iter().enumerate() {
+        let f = Fingerprints {
+            simhash: Some(fp),
+            chars: 1,
+            ..Default::default()
+        };
+        db.ingest(
+            &fpdb::Document::new(format!("d{}", 1500 + i), "x"),
+            f,
+            OnExisting::Skip,
+        )
+        .unwrap();
+    }
     let mut rng = common::Rng(7);
     let mut seen = [0usize; 5];
     for _ in 0..400 {

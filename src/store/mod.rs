@@ -71,8 +71,8 @@ pub trait Store: Send + Sync {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()>;
 
-    /// [`Store::scan`] over several ranges in order (one iterator for all of them where the
-    /// engine allows); `visit` returning `false` ends the current range.
+    /// [`Store::scan`] over several non-overlapping ranges in order (one iterator for all of
+    /// them where the engine allows); `visit` returning `false` ends the current range.
     fn scan_ranges(
         &self,
         cf: Cf,
@@ -94,6 +94,11 @@ pub trait Store: Send + Sync {
 
     /// Whether writes are refused.
     fn read_only(&self) -> bool;
+
+    /// Reorganize on-disk data for reads (after a bulk load). No-op where meaningless.
+    fn compact(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// Approximate bytes on disk (0 for memory).
     fn disk_size(&self) -> u64 {

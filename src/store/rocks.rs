@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rocksdb::{
     BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode, Options,
-    ReadOptions, WriteBatch, WriteOptions, DB,
+    ReadOptions, SliceTransform, WriteBatch, WriteOptions, DB,
 };
 
 use super::{Batch, Cf, Op, Store};
@@ -28,13 +28,21 @@ impl std::fmt::Debug for RocksStore {
     }
 }
 
+/// Bytes of a `simhash` key covered by the prefix extractor (table byte + 24 bits).
+const SIMHASH_PREFIX: usize = 4;
+
 fn cf_options(cf: Cf) -> Options {
     let mut o = Options::default();
     o.set_compression_type(DBCompressionType::Lz4);
     let mut t = BlockBasedOptions::default();
     match cf {
         Cf::Simhash => {
-            // Keys are scanned by range, never looked up whole: no bloom filter.
+            // Keys are scanned by prefix range: bloom filters on the first SIMHASH_PREFIX bytes
+            // (table + 24 bits) let a lookup skip every file and memtable without the prefix.
+            o.set_prefix_extractor(SliceTransform::create_fixed_prefix(SIMHASH_PREFIX));
+            o.set_memtable_prefix_bloom_ratio(0.1);
+            t.set_bloom_filter(10.0, false);
+            t.set_whole_key_filtering(false);
         }
         _ => {
             // Most lookups (new sentence hashes, new ids) miss: bloom filters on disk and in
@@ -134,6 +142,7 @@ impl Store for RocksStore {
             return Ok(());
         }
         let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
         ro.set_iterate_lower_bound(start.to_vec());
         ro.set_iterate_upper_bound(end.to_vec());
         let it = self.db.iterator_cf_opt(
@@ -157,8 +166,20 @@ impl Store for RocksStore {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         // One iterator, re-seeked per range: creating an iterator costs more than a seek once
-        // the data is spread over several files.
-        let mut it = self.db.raw_iterator_cf(self.handle(cf));
+        // the data is spread over several files. When every range stays within one extractor
+        // prefix, the prefix bloom filters may skip files; otherwise read in total order.
+        let mut ro = ReadOptions::default();
+        let within_prefix = |s: &[u8], e: &[u8]| {
+            s.len() >= SIMHASH_PREFIX
+                && e.len() >= SIMHASH_PREFIX
+                && s[..SIMHASH_PREFIX] == e[..SIMHASH_PREFIX]
+        };
+        if cf == Cf::Simhash && ranges.iter().all(|(s, e)| within_prefix(s, e)) {
+            ro.set_prefix_same_as_start(true);
+        } else {
+            ro.set_total_order_seek(true);
+        }
+        let mut it = self.db.raw_iterator_cf_opt(self.handle(cf), ro);
         for (start, end) in ranges {
             if start >= end {
                 continue;
@@ -202,6 +223,17 @@ impl Store for RocksStore {
 
     fn read_only(&self) -> bool {
         self.read_only
+    }
+
+    fn compact(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        for cf in Cf::ALL {
+            self.db
+                .compact_range_cf(self.handle(cf), None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
     }
 
     fn disk_size(&self) -> u64 {

@@ -127,11 +127,63 @@ impl Store for Staged {
         ranges: &[(&[u8], &[u8])],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if self.pending.lock().expect("lock")[cf.index()].is_empty() {
-            return self.base.scan_ranges(cf, ranges, visit);
-        }
-        for (start, end) in ranges {
-            self.scan(cf, start, end, visit)?;
+        type Entries = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+        let staged: Vec<Entries> = {
+            let pending = self.pending.lock().expect("lock");
+            let m = &pending[cf.index()];
+            if m.is_empty() {
+                drop(pending);
+                return self.base.scan_ranges(cf, ranges, visit);
+            }
+            ranges
+                .iter()
+                .map(|(s, e)| {
+                    if s >= e {
+                        return Vec::new();
+                    }
+                    m.range::<[u8], _>((Bound::Included(*s), Bound::Excluded(*e)))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
+                .collect()
+        };
+        // One pass over the base store for every range (ranges are visited in order, so a key
+        // belongs to the first range at or after the current one that contains it), then a
+        // merge per range with the staged entries.
+        let mut base: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![Vec::new(); ranges.len()];
+        let mut cur = 0;
+        self.base.scan_ranges(cf, ranges, &mut |k, v| {
+            while cur < ranges.len() && !(ranges[cur].0 <= k && k < ranges[cur].1) {
+                cur += 1;
+            }
+            if let Some(b) = base.get_mut(cur) {
+                b.push((k.to_vec(), v.to_vec()));
+            }
+            true
+        })?;
+        for (b, st) in base.iter().zip(&staged) {
+            let (mut i, mut j) = (0, 0);
+            while i < b.len() || j < st.len() {
+                let take_staged = j < st.len() && (i >= b.len() || st[j].0 <= b[i].0);
+                if take_staged {
+                    if i < b.len() && st[j].0 == b[i].0 {
+                        i += 1;
+                    }
+                    let (k, v) = &st[j];
+                    j += 1;
+                    if let Some(v) = v {
+                        if !visit(k, v) {
+                            break;
+                        }
+                    }
+                } else {
+                    let (k, v) = &b[i];
+                    i += 1;
+                    if !visit(k, v) {
+                        break;
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -161,6 +213,11 @@ impl Store for Staged {
 
     fn read_only(&self) -> bool {
         self.base.read_only()
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.commit()?;
+        self.base.compact()
     }
 
     fn disk_size(&self) -> u64 {
