@@ -37,6 +37,10 @@ pub struct Document {
     pub title: Option<String>,
     /// Source URL, if known.
     pub url: Option<String>,
+    /// Meta description (HTML pages), stored.
+    pub description: Option<String>,
+    /// Meta keywords (HTML pages), stored.
+    pub keywords: Option<String>,
 }
 
 impl Document {
@@ -914,6 +918,8 @@ impl Fpdb {
             id: doc.id.clone(),
             url: doc.url.clone(),
             title: doc.title.clone(),
+            description: doc.description.clone(),
+            keywords: doc.keywords.clone(),
             chars: fps.chars,
             nshash: fps.nshash,
             simhash: fps.simhash,

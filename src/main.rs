@@ -135,7 +135,12 @@ struct JsonFlag {
 enum FormatArg {
     Auto,
     Jsonl,
+    Csv,
+    Tsv,
+    Warc,
+    Html,
     Text,
+    List,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -210,8 +215,9 @@ impl SettingsArgs {
 
 #[derive(Args, Debug)]
 struct InputArgs {
-    /// Input format [default: auto: JSONL for .jsonl/.ndjson/.json or text starting with `{`,
-    /// otherwise the whole file is one document whose id is its path]
+    /// Input format. auto: by extension (.jsonl .ndjson .json .csv .tsv .warc .wet .html .htm,
+    /// after .gz/.zst), else by the first bytes (WARC/, {, <html); anything else is one text
+    /// document whose id is its path. list: a file of input paths, one per line
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     format: FormatArg,
     /// JSONL field holding the document id (empty: `file:line`)
@@ -223,9 +229,13 @@ struct InputArgs {
     /// JSONL field holding the title (stored, not fingerprinted)
     #[arg(long, default_value = "title")]
     title_field: String,
-    /// JSONL field holding the URL (stored)
+    /// JSONL/CSV field holding the URL (stored)
     #[arg(long, default_value = "url")]
     url_field: String,
+    /// JSONL/CSV field holding HTML, used when the text field is absent (title, description
+    /// and main text are extracted)
+    #[arg(long, default_value = "html")]
+    html_field: String,
     /// Skip documents (or JSONL lines) larger than this many bytes
     #[arg(long, default_value_t = 32 << 20)]
     max_doc_bytes: usize,
@@ -237,13 +247,19 @@ impl InputArgs {
             format: match self.format {
                 FormatArg::Auto => Format::Auto,
                 FormatArg::Jsonl => Format::Jsonl,
+                FormatArg::Csv => Format::Csv,
+                FormatArg::Tsv => Format::Tsv,
+                FormatArg::Warc => Format::Warc,
+                FormatArg::Html => Format::Html,
                 FormatArg::Text => Format::Text,
+                FormatArg::List => Format::List,
             },
             fields: Fields {
                 id: self.id_field.clone(),
                 text: self.text_field.clone(),
                 title: self.title_field.clone(),
                 url: self.url_field.clone(),
+                html: self.html_field.clone(),
             },
             max_doc_bytes: self.max_doc_bytes,
         }
@@ -252,9 +268,12 @@ impl InputArgs {
 
 #[derive(Args, Debug)]
 struct IngestArgs {
-    /// Input files or directories (walked recursively); `-` or nothing reads JSONL from stdin.
-    /// Files ending in .gz or .zst are decompressed.
+    /// Input files or directories (walked recursively); `-` or nothing reads stdin (JSONL unless
+    /// it starts like WARC or HTML). Files ending in .gz or .zst are decompressed.
     files: Vec<PathBuf>,
+    /// Also read the input paths listed in FILE, one per line
+    #[arg(long, value_name = "FILE")]
+    files_from: Option<PathBuf>,
     #[command(flatten)]
     input: InputArgs,
     /// Write one JSONL result per input document, in input order, to FILE (`-` = stdout):
@@ -396,6 +415,17 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         bail!("--json and --output - both write to stdout; send --output to a file");
     }
     let mut files = a.files.clone();
+    let mut read_opts = a.input.read_options();
+    if let Some(list) = &a.files_from {
+        let text = std::fs::read_to_string(list)
+            .with_context(|| format!("cannot read {}", list.display()))?;
+        files.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(PathBuf::from),
+        );
+    }
     if files.is_empty() {
         if std::io::stdin().is_terminal() {
             bail!("no input: give files or directories, or pipe JSONL into `fpdb ingest -`");
@@ -419,7 +449,23 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         OnExisting::Skip
     };
     let mut out = output_writer(&a.output)?;
-    let inputs = Inputs::new(&files, a.input.read_options())
+    if read_opts.format == Format::List {
+        // The listed paths are read with auto-detection.
+        read_opts.format = Format::Auto;
+        let mut listed = Vec::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("cannot read {}", f.display()))?;
+            listed.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(PathBuf::from),
+            );
+        }
+        files = listed;
+    }
+    let inputs = Inputs::new(&files, read_opts)
         .skip(a.skip)
         .take(a.limit.unwrap_or(usize::MAX));
     let show = !quiet && std::io::stderr().is_terminal();
@@ -427,7 +473,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} {elapsed_precise} {pos} docs ({per_sec}) {msg}",
+                "{spinner} {elapsed_precise} {pos} docs ({per_sec}), {msg}",
             )
             .expect("template"),
         );
@@ -476,9 +522,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                     (Err(reason), _) => {
                         sum.skipped += 1;
                         sum.skipped_bad_input += 1;
-                        bar.suspend(|| {
-                            eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line)
-                        });
+                        bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
                         results.push(Err(reason.clone()));
                     }
                     (Ok(doc), Some(fp)) => match db.ingest(doc, fp, on_existing) {
@@ -499,8 +543,8 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                                     sum.skipped_existing_id += 1;
                                     bar.suspend(|| {
                                         eprintln!(
-                                            "fpdb: skipped {}:{}: id `{id}` is already stored (use --replace to replace it)",
-                                            rec.source, rec.line
+                                            "fpdb: skipped {}: id `{id}` is already stored (use --replace to replace it)",
+                                            rec.location()
                                         )
                                     });
                                 }
@@ -508,10 +552,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                             results.push(Ok(r));
                         }
                         Err(e) => {
-                            fatal = Some(
-                                anyhow::Error::new(e)
-                                    .context(format!("{}:{}", rec.source, rec.line)),
-                            );
+                            fatal = Some(anyhow::Error::new(e).context(rec.location()));
                             break;
                         }
                     },
@@ -527,6 +568,12 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                 w.flush()?;
             }
             bar.inc(results.len() as u64);
+            bar.set_message(format!(
+                "{:.1} MB read, {} duplicates, {} skipped",
+                sum.input_bytes as f64 / 1e6,
+                sum.duplicates,
+                sum.skipped
+            ));
             if let Some(e) = fatal {
                 return Err(e);
             }
@@ -568,7 +615,7 @@ fn write_result(
     rec: &Record,
     r: &Result<IngestResult, String>,
 ) -> anyhow::Result<()> {
-    let source = || Some(format!("{}:{}", rec.source, rec.line));
+    let source = || Some(rec.location());
     let line = match r {
         Err(reason) => OutputLine {
             id: rec.doc.as_ref().ok().map(|d| d.id.as_str()),
@@ -860,7 +907,7 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     for rec in Inputs::new(&[a.corpus.clone()], a.input.read_options()) {
         match rec.doc {
             Ok(d) => docs.push(d),
-            Err(reason) => eprintln!("fpdb: skipped {}:{}: {reason}", rec.source, rec.line),
+            Err(ref reason) => eprintln!("fpdb: skipped {}: {reason}", rec.location()),
         }
     }
     let pairs = fpdb::eval::read_pairs(&a.pairs)?;

@@ -183,6 +183,10 @@ pub struct DocRecord {
     pub url: Option<String>,
     /// Title, if given.
     pub title: Option<String>,
+    /// Meta description, if given.
+    pub description: Option<String>,
+    /// Meta keywords, if given.
+    pub keywords: Option<String>,
     /// Characters of normalized text.
     pub chars: u64,
     /// Sentence hashes.

@@ -1,0 +1,126 @@
+//! HTML -> title, meta description and keywords, and the main text. The main text comes from a
+//! readability implementation (dom_smoothie); when it finds nothing, or keeps less than a third
+//! of the page's visible text (typical of pages made of many short Chinese paragraphs, which
+//! readability scores as boilerplate), the visible text of `<body>` is used instead.
+
+use dom_query::Document as Dom;
+
+/// What is kept of a page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Page {
+    /// `<title>` (or `og:title`).
+    pub title: Option<String>,
+    /// `<meta name="description">`.
+    pub description: Option<String>,
+    /// `<meta name="keywords">`.
+    pub keywords: Option<String>,
+    /// Main text, one paragraph per line.
+    pub text: String,
+}
+
+fn clean(s: &str) -> Option<String> {
+    let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!t.is_empty()).then_some(t)
+}
+
+/// Visible text of the body: scripts, styles and navigation chrome removed, block elements on
+/// their own lines.
+fn visible_text(dom: &Dom) -> String {
+    dom.select("script, style, noscript, template, svg, head")
+        .remove();
+    let body = dom.select("body");
+    let text = if body.exists() {
+        body.formatted_text()
+    } else {
+        dom.formatted_text()
+    };
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Extract a page.
+pub fn extract(html: &str) -> Page {
+    let dom = Dom::from(html);
+    let meta = |name: &str| {
+        dom.select(&format!(
+            "meta[name=\"{name}\" i], meta[property=\"og:{name}\" i]"
+        ))
+        .iter()
+        .find_map(|m| m.attr("content").and_then(|c| clean(&c)))
+    };
+    let title = clean(&dom.select("title").text()).or_else(|| meta("title"));
+    let description = meta("description");
+    let keywords = meta("keywords");
+    let visible = visible_text(&dom);
+
+    let cfg = dom_smoothie::Config {
+        text_mode: dom_smoothie::TextMode::Formatted,
+        max_elements_to_parse: 50_000,
+        ..Default::default()
+    };
+    let main = dom_smoothie::Readability::new(html, None, Some(cfg))
+        .ok()
+        .and_then(|mut r| r.parse().ok())
+        .map(|a| {
+            a.text_content
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    let chars = |s: &str| s.chars().filter(|c| !c.is_whitespace()).count();
+    let text = if chars(&main) * 3 >= chars(&visible) && !main.is_empty() {
+        main
+    } else {
+        visible
+    };
+    Page {
+        title,
+        description,
+        keywords,
+        text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn title_meta_and_main_text() {
+        let html = r#"<html><head><title> 新闻标题 </title>
+            <meta name="description" content="一段摘要"><meta name="Keywords" content="法律,条例">
+            <script>var x = "不要这个";</script><style>p{}</style></head>
+            <body><nav>首页 | 新闻</nav><p>第一段正文内容。</p><p>第二段正文内容。</p></body></html>"#;
+        let p = extract(html);
+        assert_eq!(p.title.as_deref(), Some("新闻标题"));
+        assert_eq!(p.description.as_deref(), Some("一段摘要"));
+        assert_eq!(p.keywords.as_deref(), Some("法律,条例"));
+        assert!(
+            p.text.contains("第一段正文内容") && p.text.contains("第二段正文内容"),
+            "{}",
+            p.text
+        );
+        assert!(!p.text.contains("不要这个"));
+    }
+
+    #[test]
+    fn many_short_paragraphs_keep_all_visible_text() {
+        let mut html = String::from("<html><body>");
+        for i in 0..40 {
+            html.push_str(&format!("<div>第{i}条 短段落。</div>"));
+        }
+        html.push_str("</body></html>");
+        let p = extract(&html);
+        assert!(
+            p.text.contains("第0条") && p.text.contains("第39条"),
+            "{}",
+            p.text
+        );
+    }
+}

@@ -1,0 +1,786 @@
+//! Input readers. Formats: JSONL (field names configurable), CSV/TSV with a header, plain-text
+//! files and HTML pages (one document per file), WARC/WET (every record of a multi-member gzip),
+//! and lists of input paths; from files, directories (walked recursively, sorted) or stdin; any
+//! of them plain, gzip- or zstd-compressed. Streaming: one line, record or file in memory at a
+//! time. Pages of unknown encoding are decoded by [`decode`] (GBK, GB18030, Big5, ...).
+//!
+//! Every problem becomes a [`Record`] carrying its location and a reason; the caller counts it
+//! and goes on.
+
+pub mod decode;
+pub mod html;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::db::Document;
+
+/// Input format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// From the extension (after `.gz`/`.zst`), else the first bytes: `WARC/` is WARC, `{` is
+    /// JSONL, `<html`/`<!doctype html` is HTML, anything else one text document.
+    #[default]
+    Auto,
+    /// One JSON object per line.
+    Jsonl,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// Tab-separated values with a header line.
+    Tsv,
+    /// WARC or WET: `response` (HTML or text), `resource` and `conversion` records.
+    Warc,
+    /// The whole file is one HTML page; its id is its path.
+    Html,
+    /// The whole file is one document; its id is its path.
+    Text,
+    /// A list of input paths, one per line.
+    List,
+}
+
+/// Field names for JSONL and CSV/TSV.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    /// Id field; empty: the id is `source:line`.
+    pub id: String,
+    /// Text field (required, non-empty).
+    pub text: String,
+    /// Title field (optional).
+    pub title: String,
+    /// URL field (optional).
+    pub url: String,
+    /// Field holding HTML to extract the text from (optional; used when the text field is absent).
+    pub html: String,
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields {
+            id: "id".into(),
+            text: "text".into(),
+            title: "title".into(),
+            url: "url".into(),
+            html: "html".into(),
+        }
+    }
+}
+
+/// Reader settings.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Input format.
+    pub format: Format,
+    /// Field names.
+    pub fields: Fields,
+    /// Larger documents (or JSONL lines, or WARC records) are skipped with a message.
+    pub max_doc_bytes: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: Format::Auto,
+            fields: Fields::default(),
+            max_doc_bytes: 32 << 20,
+        }
+    }
+}
+
+/// How a location inside a source is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Line number (JSONL, CSV; 1 for whole-file documents; 0 when the file could not be read).
+    Line,
+    /// Record number (WARC).
+    Record,
+}
+
+/// One input record: a document or the reason it could not be read, with its location.
+#[derive(Debug)]
+pub struct Record {
+    /// File name (`-` for stdin).
+    pub source: String,
+    /// 1-based line or record number (see `unit`).
+    pub line: u64,
+    /// What `line` counts.
+    pub unit: Unit,
+    /// Size of the raw record in bytes.
+    pub bytes: usize,
+    /// The document, or why it was skipped.
+    pub doc: Result<Document, String>,
+}
+
+impl Record {
+    /// `file:line` or `file#record`.
+    pub fn location(&self) -> String {
+        match self.unit {
+            Unit::Line => format!("{}:{}", self.source, self.line),
+            Unit::Record => format!("{}#{}", self.source, self.line),
+        }
+    }
+}
+
+type Input = Box<dyn BufRead + Send>;
+
+enum Current {
+    Jsonl {
+        source: String,
+        reader: Input,
+        line: u64,
+    },
+    Csv {
+        source: String,
+        reader: csv::Reader<Input>,
+        cols: Columns,
+    },
+    Warc {
+        source: String,
+        records: warc::RawRecordIter<Input>,
+        n: u64,
+        errors: u32,
+    },
+}
+
+#[derive(Default)]
+struct Columns {
+    id: Option<usize>,
+    text: Option<usize>,
+    title: Option<usize>,
+    url: Option<usize>,
+    html: Option<usize>,
+}
+
+/// Iterator over the records of many inputs.
+pub struct Inputs {
+    pending: Vec<PathBuf>,
+    opts: ReadOptions,
+    current: Option<Current>,
+    buf: Vec<u8>,
+}
+
+impl Inputs {
+    /// Records of `paths` in order (`-` = stdin).
+    pub fn new(paths: &[PathBuf], opts: ReadOptions) -> Self {
+        let mut pending: Vec<PathBuf> = paths.to_vec();
+        pending.reverse();
+        Inputs {
+            pending,
+            opts,
+            current: None,
+            buf: Vec::new(),
+        }
+    }
+}
+
+fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
+    let f = File::open(path)?;
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    Ok(if name.ends_with(".gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(f))
+    } else if name.ends_with(".zst") || name.ends_with(".zstd") {
+        Box::new(zstd::stream::read::Decoder::new(f)?)
+    } else {
+        Box::new(f)
+    })
+}
+
+fn format_by_name(path: &Path) -> Format {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    let name = name
+        .trim_end_matches(".gz")
+        .trim_end_matches(".zst")
+        .trim_end_matches(".zstd");
+    let ext = name.rsplit('.').next().unwrap_or("");
+    match ext {
+        "jsonl" | "ndjson" | "json" => Format::Jsonl,
+        "csv" => Format::Csv,
+        "tsv" => Format::Tsv,
+        "warc" | "wet" => Format::Warc,
+        "html" | "htm" | "xhtml" | "shtml" => Format::Html,
+        _ => Format::Auto,
+    }
+}
+
+fn format_by_content(head: &[u8]) -> Format {
+    let start = head
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(head.len());
+    let head = &head[start..];
+    if head.starts_with(b"WARC/") {
+        return Format::Warc;
+    }
+    if head.first() == Some(&b'{') {
+        return Format::Jsonl;
+    }
+    let lower = String::from_utf8_lossy(&head[..head.len().min(1024)]).to_ascii_lowercase();
+    if lower.starts_with("<!doctype html") || lower.starts_with("<html") || lower.contains("<html")
+    {
+        return Format::Html;
+    }
+    Format::Text
+}
+
+fn error(source: String, line: u64, unit: Unit, reason: String) -> Record {
+    Record {
+        source,
+        line,
+        unit,
+        bytes: 0,
+        doc: Err(reason),
+    }
+}
+
+impl Inputs {
+    /// Start reading `path`; returns a record for whole-file documents and for failures.
+    fn start(&mut self, path: PathBuf) -> Option<Record> {
+        let source = path.to_string_lossy().into_owned();
+        let reader: Box<dyn Read + Send> = if source == "-" {
+            Box::new(std::io::stdin())
+        } else if path.is_dir() {
+            return match std::fs::read_dir(&path) {
+                Ok(rd) => {
+                    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+                    entries.retain(|p| {
+                        !p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                    });
+                    entries.sort();
+                    self.pending.extend(entries.into_iter().rev());
+                    None
+                }
+                Err(e) => Some(error(
+                    source,
+                    0,
+                    Unit::Line,
+                    format!("cannot read directory: {e}"),
+                )),
+            };
+        } else {
+            match open_decoded(&path) {
+                Ok(r) => r,
+                Err(e) => return Some(error(source, 0, Unit::Line, format!("cannot open: {e}"))),
+            }
+        };
+        let mut reader: Input = Box::new(BufReader::with_capacity(1 << 16, reader));
+        let mut format = self.opts.format;
+        if format == Format::Auto {
+            format = format_by_name(&path);
+        }
+        if format == Format::Auto {
+            format = match reader.fill_buf() {
+                Ok(head)
+                    if source == "-"
+                        && head.first() != Some(&b'<')
+                        && !head.starts_with(b"WARC/") =>
+                {
+                    Format::Jsonl
+                }
+                Ok(head) => format_by_content(head),
+                Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
+            };
+        }
+        match format {
+            Format::Jsonl | Format::Auto => {
+                self.current = Some(Current::Jsonl {
+                    source,
+                    reader,
+                    line: 0,
+                });
+                None
+            }
+            Format::Csv | Format::Tsv => self.start_csv(
+                source,
+                reader,
+                if format == Format::Tsv { b'\t' } else { b',' },
+            ),
+            Format::Warc => {
+                self.current = Some(Current::Warc {
+                    source,
+                    records: warc::WarcReader::new(reader).iter_raw_records(),
+                    n: 0,
+                    errors: 0,
+                });
+                None
+            }
+            Format::Html | Format::Text => {
+                Some(self.whole_file(source, reader, format == Format::Html))
+            }
+            Format::List => {
+                let mut list = Vec::new();
+                for (i, line) in reader.lines().enumerate() {
+                    match line {
+                        Ok(l) if l.trim().is_empty() || l.trim_start().starts_with('#') => {}
+                        Ok(l) => list.push(PathBuf::from(l.trim())),
+                        Err(e) => {
+                            return Some(error(
+                                source,
+                                i as u64 + 1,
+                                Unit::Line,
+                                format!("read error: {e}"),
+                            ))
+                        }
+                    }
+                }
+                self.pending.extend(list.into_iter().rev());
+                None
+            }
+        }
+    }
+
+    fn start_csv(&mut self, source: String, reader: Input, delimiter: u8) -> Option<Record> {
+        let mut r = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .flexible(true)
+            .from_reader(reader);
+        let headers = match r.byte_headers() {
+            Ok(h) => h.clone(),
+            Err(e) => return Some(error(source, 1, Unit::Line, format!("bad header: {e}"))),
+        };
+        let f = &self.opts.fields;
+        let col = |name: &str| {
+            if name.is_empty() {
+                return None;
+            }
+            headers.iter().position(|h| h == name.as_bytes())
+        };
+        let cols = Columns {
+            id: col(&f.id),
+            text: col(&f.text),
+            title: col(&f.title),
+            url: col(&f.url),
+            html: col(&f.html),
+        };
+        if cols.text.is_none() && cols.html.is_none() {
+            return Some(error(
+                source,
+                1,
+                Unit::Line,
+                format!("no `{}` (or `{}`) column in the header", f.text, f.html),
+            ));
+        }
+        if cols.id.is_none() && !f.id.is_empty() {
+            return Some(error(
+                source,
+                1,
+                Unit::Line,
+                format!(
+                    "no `{}` column in the header (use --id-field '' to number rows)",
+                    f.id
+                ),
+            ));
+        }
+        self.current = Some(Current::Csv {
+            source,
+            reader: r,
+            cols,
+        });
+        None
+    }
+
+    fn whole_file(&self, source: String, reader: Input, html: bool) -> Record {
+        let max = self.opts.max_doc_bytes;
+        let mut bytes = Vec::new();
+        if let Err(e) = reader.take(max as u64 + 1).read_to_end(&mut bytes) {
+            return error(source, 1, Unit::Line, format!("read error: {e}"));
+        }
+        let n = bytes.len();
+        let doc = if n > max {
+            Err(format!(
+                "document larger than {max} bytes (--max-doc-bytes)"
+            ))
+        } else if decode::looks_binary(&bytes) {
+            Err("binary file".to_string())
+        } else {
+            let html = html || format_by_content(&bytes[..n.min(1024)]) == Format::Html;
+            let (text, _) = decode::decode(&bytes, None, html);
+            page_document(source.clone(), None, &text, html)
+        };
+        Record {
+            source,
+            line: 1,
+            unit: Unit::Line,
+            bytes: n,
+            doc,
+        }
+    }
+
+    /// Next line of the current JSONL input, or None at its end.
+    fn next_jsonl(&mut self) -> Option<Record> {
+        let max = self.opts.max_doc_bytes;
+        let Some(Current::Jsonl {
+            source,
+            reader,
+            line,
+        }) = self.current.as_mut()
+        else {
+            return None;
+        };
+        loop {
+            self.buf.clear();
+            *line += 1;
+            let n = match reader
+                .by_ref()
+                .take(max as u64 + 1)
+                .read_until(b'\n', &mut self.buf)
+            {
+                Ok(0) => return None,
+                Ok(n) => n,
+                Err(e) => {
+                    let r = error(
+                        source.clone(),
+                        *line,
+                        Unit::Line,
+                        format!("read error: {e}"),
+                    );
+                    // Nothing more can be read from a broken stream.
+                    *reader = Box::new(std::io::empty());
+                    return Some(r);
+                }
+            };
+            if n > max && self.buf.last() != Some(&b'\n') {
+                let mut sink = Vec::new();
+                loop {
+                    sink.clear();
+                    match reader.by_ref().take(1 << 20).read_until(b'\n', &mut sink) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) if sink.last() == Some(&b'\n') => break,
+                        Ok(_) => {}
+                    }
+                }
+                return Some(error(
+                    source.clone(),
+                    *line,
+                    Unit::Line,
+                    format!("line longer than {max} bytes"),
+                ));
+            }
+            if self.buf.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            let doc = parse_json_line(&self.buf, &self.opts.fields, source, *line);
+            return Some(Record {
+                source: source.clone(),
+                line: *line,
+                unit: Unit::Line,
+                bytes: n,
+                doc,
+            });
+        }
+    }
+
+    fn next_csv(&mut self) -> Option<Record> {
+        let fields = &self.opts.fields;
+        let max = self.opts.max_doc_bytes;
+        let Some(Current::Csv {
+            source,
+            reader,
+            cols,
+        }) = self.current.as_mut()
+        else {
+            return None;
+        };
+        let mut rec = csv::ByteRecord::new();
+        match reader.read_byte_record(&mut rec) {
+            Ok(false) => None,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                let r = error(source.clone(), line, Unit::Line, format!("bad CSV: {e}"));
+                if !matches!(
+                    e.kind(),
+                    csv::ErrorKind::Utf8 { .. } | csv::ErrorKind::UnequalLengths { .. }
+                ) {
+                    // I/O errors end the file.
+                    self.current = None;
+                }
+                Some(r)
+            }
+            Ok(true) => {
+                let line = rec.position().map_or(0, |p| p.line());
+                let bytes = rec.as_slice().len();
+                let get = |c: Option<usize>| -> Result<Option<String>, String> {
+                    match c.and_then(|i| rec.get(i)) {
+                        None => Ok(None),
+                        Some(b) => std::str::from_utf8(b)
+                            .map(|s| (!s.is_empty()).then(|| s.to_string()))
+                            .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to())),
+                    }
+                };
+                let doc = (|| {
+                    if bytes > max {
+                        return Err(format!("row larger than {max} bytes"));
+                    }
+                    let id = match cols.id {
+                        None => format!("{source}:{line}"),
+                        Some(_) => get(cols.id)?
+                            .ok_or_else(|| format!("empty id field `{}`", fields.id))?,
+                    };
+                    let mut doc = match (get(cols.text)?, get(cols.html)?) {
+                        (Some(t), _) if !t.trim().is_empty() => Document::new(id, t),
+                        (_, Some(h)) => page_document(id, None, &h, true)?,
+                        _ => return Err(format!("empty document (no `{}`)", fields.text)),
+                    };
+                    doc.title = doc.title.or(get(cols.title)?);
+                    doc.url = get(cols.url)?;
+                    Ok(doc)
+                })();
+                Some(Record {
+                    source: source.clone(),
+                    line,
+                    unit: Unit::Line,
+                    bytes,
+                    doc,
+                })
+            }
+        }
+    }
+
+    fn next_warc(&mut self) -> Option<Record> {
+        let max = self.opts.max_doc_bytes;
+        let Some(Current::Warc {
+            source,
+            records,
+            n,
+            errors,
+        }) = self.current.as_mut()
+        else {
+            return None;
+        };
+        loop {
+            let item = records.next()?;
+            *n += 1;
+            let (headers, body) = match item {
+                Ok(x) => x,
+                Err(e) => {
+                    *errors += 1;
+                    let r = error(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        format!("corrupt WARC record: {e}"),
+                    );
+                    if *errors > 100 {
+                        // Not a WARC stream any more: stop this file.
+                        *records = warc::WarcReader::new(Box::new(std::io::empty()) as Input)
+                            .iter_raw_records();
+                    }
+                    return Some(r);
+                }
+            };
+            let h = |k: warc::WarcHeader| {
+                headers
+                    .as_ref()
+                    .get(&k)
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            };
+            let kind = h(warc::WarcHeader::WarcType)
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            let uri = h(warc::WarcHeader::TargetURI);
+            let id = match uri.clone().or_else(|| h(warc::WarcHeader::RecordID)) {
+                Some(id) => id,
+                None => format!("{source}#{n}"),
+            };
+            let bytes = body.len();
+            let (payload, content_type): (&[u8], String) = match kind.as_str() {
+                "response" => match split_http(&body) {
+                    Some((ct, payload)) => (payload, ct),
+                    None => (&body[..], String::new()),
+                },
+                "conversion" | "resource" => (
+                    &body[..],
+                    h(warc::WarcHeader::ContentType).unwrap_or_default(),
+                ),
+                // request, metadata, warcinfo, revisit: not documents.
+                _ => continue,
+            };
+            let ct = content_type.to_ascii_lowercase();
+            let is_html = ct.contains("html")
+                || (ct.is_empty()
+                    && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
+            if !(is_html || ct.starts_with("text/") || ct.is_empty()) {
+                continue; // images, PDFs, scripts: not text documents
+            }
+            let doc = if bytes > max {
+                Err(format!("record larger than {max} bytes"))
+            } else if decode::looks_binary(payload) {
+                Err("binary payload".to_string())
+            } else {
+                let (text, _) =
+                    decode::decode(payload, decode::charset_of_content_type(&ct), is_html);
+                page_document(id, uri, &text, is_html)
+            };
+            return Some(Record {
+                source: source.clone(),
+                line: *n,
+                unit: Unit::Record,
+                bytes,
+                doc,
+            });
+        }
+    }
+}
+
+/// Split an HTTP response into (Content-Type, payload); gzip content-encoding is undone.
+fn split_http(body: &[u8]) -> Option<(String, &[u8])> {
+    let end = body.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&body[..end]);
+    let mut ct = String::new();
+    for l in head.lines().skip(1) {
+        if let Some((k, v)) = l.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("content-type") {
+                ct = v.trim().to_string();
+            }
+        }
+    }
+    Some((ct, &body[end + 4..]))
+}
+
+/// A document from text or HTML (title, description and keywords kept for HTML).
+fn page_document(
+    id: String,
+    url: Option<String>,
+    text: &str,
+    html: bool,
+) -> Result<Document, String> {
+    let mut doc = Document {
+        id,
+        url,
+        ..Default::default()
+    };
+    if html {
+        let page = html::extract(text);
+        doc.text = page.text;
+        doc.title = page.title;
+        doc.description = page.description;
+        doc.keywords = page.keywords;
+    } else {
+        doc.text = text.to_string();
+    }
+    if doc.text.trim().is_empty() {
+        return Err("empty document".into());
+    }
+    Ok(doc)
+}
+
+fn parse_json_line(
+    raw: &[u8],
+    fields: &Fields,
+    source: &str,
+    line: u64,
+) -> Result<Document, String> {
+    let text = std::str::from_utf8(raw)
+        .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
+    let obj: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
+    let get_str = |name: &str| -> Result<Option<String>, String> {
+        if name.is_empty() {
+            return Ok(None);
+        }
+        match obj.get(name) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+            Some(serde_json::Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(_) => Err(format!("field `{name}` is not a string")),
+        }
+    };
+    let id = if fields.id.is_empty() {
+        format!("{source}:{line}")
+    } else {
+        get_str(&fields.id)?.ok_or_else(|| format!("missing id field `{}`", fields.id))?
+    };
+    if id.is_empty() {
+        return Err(format!("empty id field `{}`", fields.id));
+    }
+    let mut doc = match (get_str(&fields.text)?, get_str(&fields.html)?) {
+        (Some(body), _) => {
+            if body.trim().is_empty() {
+                return Err(format!("empty document `{id}`"));
+            }
+            Document::new(id, body)
+        }
+        (None, Some(h)) => page_document(id, None, &h, true)?,
+        (None, None) => return Err(format!("missing text field `{}`", fields.text)),
+    };
+    doc.title = doc.title.or(get_str(&fields.title)?);
+    doc.url = get_str(&fields.url)?;
+    Ok(doc)
+}
+
+impl Iterator for Inputs {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        loop {
+            let next = match &self.current {
+                Some(Current::Jsonl { .. }) => self.next_jsonl(),
+                Some(Current::Csv { .. }) => self.next_csv(),
+                Some(Current::Warc { .. }) => self.next_warc(),
+                None => {
+                    let path = self.pending.pop()?;
+                    if let Some(r) = self.start(path) {
+                        return Some(r);
+                    }
+                    continue;
+                }
+            };
+            match next {
+                Some(r) => return Some(r),
+                None => self.current = None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Fields {
+        Fields::default()
+    }
+
+    #[test]
+    fn json_lines_parse_with_numeric_ids_and_report_problems() {
+        let d = parse_json_line(
+            br#"{"id": 7, "text": "hello", "title": "t"}"#,
+            &fields(),
+            "f",
+            1,
+        )
+        .unwrap();
+        assert_eq!((d.id.as_str(), d.title.as_deref()), ("7", Some("t")));
+        let e = parse_json_line(br#"{"id": "a"}"#, &fields(), "f", 1).unwrap_err();
+        assert!(e.contains("missing text field `text`"), "{e}");
+        let e = parse_json_line(b"{\"id\": \"a\", \"text\": \"x\xff\"}", &fields(), "f", 1)
+            .unwrap_err();
+        assert!(e.contains("invalid UTF-8"), "{e}");
+        let e = parse_json_line(br#"{"id": "a", "text": "  "}"#, &fields(), "f", 1).unwrap_err();
+        assert!(e.contains("empty document"), "{e}");
+        let e = parse_json_line(br#"{"id": "a", "text": "#, &fields(), "f", 1).unwrap_err();
+        assert!(e.contains("malformed JSON"), "{e}");
+        let d = parse_json_line(
+            br#"{"id": "h", "html": "<title>T</title><p>body text</p>"}"#,
+            &fields(),
+            "f",
+            1,
+        )
+        .unwrap();
+        assert_eq!(
+            (d.title.as_deref(), d.text.as_str()),
+            (Some("T"), "body text")
+        );
+    }
+
+    #[test]
+    fn formats_are_sniffed() {
+        assert_eq!(format_by_content(b"WARC/1.0\r\n"), Format::Warc);
+        assert_eq!(format_by_content(b"  {\"id\":1}"), Format::Jsonl);
+        assert_eq!(format_by_content(b"<!DOCTYPE html><html>"), Format::Html);
+        assert_eq!(format_by_content("纯文本".as_bytes()), Format::Text);
+        assert_eq!(format_by_name(Path::new("a/CC-1.warc.gz")), Format::Warc);
+        assert_eq!(format_by_name(Path::new("x.wet.zst")), Format::Warc);
+        assert_eq!(format_by_name(Path::new("x.tsv")), Format::Tsv);
+    }
+}
