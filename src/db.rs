@@ -710,11 +710,11 @@ impl Fpdb {
         let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
         let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::new();
         for (seq, algo, score, distance) in raw {
-            if !docs.contains_key(&seq) {
+            if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
                 let rec = self.doc(seq)?;
                 let overlap = crate::fingerprint::nshash::overlap(&fps.sketch, &rec.sketch);
                 let (root, _) = self.find(rec.similar_id)?;
-                docs.insert(seq, (rec.id, root, overlap));
+                e.insert((rec.id, root, overlap));
             }
             let (id, root, overlap) = &docs[&seq];
             if min_overlap > 0.0 && *overlap < min_overlap {
@@ -731,8 +731,8 @@ impl Fpdb {
             });
         }
         for c in &lk.candidates {
-            if !lk.roots.contains_key(&c.root) {
-                lk.roots.insert(c.root, self.cluster(c.root)?);
+            if let std::collections::btree_map::Entry::Vacant(e) = lk.roots.entry(c.root) {
+                e.insert(self.cluster(c.root)?);
             }
         }
         lk.candidates.sort_by(|a, b| {

@@ -415,7 +415,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         bail!("--json and --output - both write to stdout; send --output to a file");
     }
     let mut files = a.files.clone();
-    let mut read_opts = a.input.read_options();
+    let read_opts = a.input.read_options();
     if let Some(list) = &a.files_from {
         let text = std::fs::read_to_string(list)
             .with_context(|| format!("cannot read {}", list.display()))?;
@@ -449,22 +449,6 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         OnExisting::Skip
     };
     let mut out = output_writer(&a.output)?;
-    if read_opts.format == Format::List {
-        // The listed paths are read with auto-detection.
-        read_opts.format = Format::Auto;
-        let mut listed = Vec::new();
-        for f in &files {
-            let text = std::fs::read_to_string(f)
-                .with_context(|| format!("cannot read {}", f.display()))?;
-            listed.extend(
-                text.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(PathBuf::from),
-            );
-        }
-        files = listed;
-    }
     let inputs = Inputs::new(&files, read_opts)
         .skip(a.skip)
         .take(a.limit.unwrap_or(usize::MAX));
@@ -748,7 +732,7 @@ fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
     let mut w: Box<dyn Write> = output_writer(&a.output)?
         .unwrap_or_else(|| Box::new(BufWriter::new(std::io::stdout().lock())));
-    let stdout = || PathBuf::from(a.output.clone().unwrap_or_else(|| "<stdout>".into()));
+    let stdout = || a.output.clone().unwrap_or_else(|| "<stdout>".into());
     db.export(&mut |o| {
         serde_json::to_writer(&mut w, &o).map_err(|e| fpdb::Error::Io {
             path: stdout(),
@@ -904,7 +888,7 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
 
 fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     let mut docs = Vec::new();
-    for rec in Inputs::new(&[a.corpus.clone()], a.input.read_options()) {
+    for rec in Inputs::new(std::slice::from_ref(&a.corpus), a.input.read_options()) {
         match rec.doc {
             Ok(d) => docs.push(d),
             Err(ref reason) => eprintln!("fpdb: skipped {}: {reason}", rec.location()),

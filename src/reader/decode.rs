@@ -19,7 +19,7 @@ pub fn charset_of_content_type(ct: &str) -> Option<&'static Encoding> {
     let end = v
         .find(|c: char| c == ';' || c == '"' || c == '\'' || c.is_whitespace())
         .unwrap_or(v.len());
-    Encoding::for_label(v[..end].as_bytes())
+    Encoding::for_label(&v.as_bytes()[..end])
 }
 
 /// The charset of a `<meta charset=…>` or `<meta http-equiv content="…charset=…">` near the top.
@@ -34,7 +34,7 @@ pub fn charset_of_meta(bytes: &[u8]) -> Option<&'static Encoding> {
             let end = v
                 .find(|c: char| c == '"' || c == '\'' || c == ';' || c == '/' || c.is_whitespace())
                 .unwrap_or(v.len());
-            if let Some(e) = Encoding::for_label(v[..end].as_bytes()) {
+            if let Some(e) = Encoding::for_label(&v.as_bytes()[..end]) {
                 return Some(e);
             }
         }

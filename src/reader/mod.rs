@@ -153,7 +153,8 @@ struct Columns {
 
 /// Iterator over the records of many inputs.
 pub struct Inputs {
-    pending: Vec<PathBuf>,
+    /// Inputs still to open, last first, with the format to read them as.
+    pending: Vec<(PathBuf, Format)>,
     opts: ReadOptions,
     current: Option<Current>,
     buf: Vec<u8>,
@@ -162,7 +163,8 @@ pub struct Inputs {
 impl Inputs {
     /// Records of `paths` in order (`-` = stdin).
     pub fn new(paths: &[PathBuf], opts: ReadOptions) -> Self {
-        let mut pending: Vec<PathBuf> = paths.to_vec();
+        let mut pending: Vec<(PathBuf, Format)> =
+            paths.iter().map(|p| (p.clone(), opts.format)).collect();
         pending.reverse();
         Inputs {
             pending,
@@ -234,7 +236,7 @@ fn error(source: String, line: u64, unit: Unit, reason: String) -> Record {
 
 impl Inputs {
     /// Start reading `path`; returns a record for whole-file documents and for failures.
-    fn start(&mut self, path: PathBuf) -> Option<Record> {
+    fn start(&mut self, path: PathBuf, format: Format) -> Option<Record> {
         let source = path.to_string_lossy().into_owned();
         let reader: Box<dyn Read + Send> = if source == "-" {
             Box::new(std::io::stdin())
@@ -247,7 +249,14 @@ impl Inputs {
                             .is_some_and(|n| n.to_string_lossy().starts_with('.'))
                     });
                     entries.sort();
-                    self.pending.extend(entries.into_iter().rev());
+                    // A directory's files are read as the directory was (a list's entries: auto).
+                    let inner = if format == Format::List {
+                        Format::Auto
+                    } else {
+                        format
+                    };
+                    self.pending
+                        .extend(entries.into_iter().rev().map(|p| (p, inner)));
                     None
                 }
                 Err(e) => Some(error(
@@ -264,7 +273,7 @@ impl Inputs {
             }
         };
         let mut reader: Input = Box::new(BufReader::with_capacity(1 << 16, reader));
-        let mut format = self.opts.format;
+        let mut format = format;
         if format == Format::Auto {
             format = format_by_name(&path);
         }
@@ -323,7 +332,8 @@ impl Inputs {
                         }
                     }
                 }
-                self.pending.extend(list.into_iter().rev());
+                self.pending
+                    .extend(list.into_iter().rev().map(|p| (p, Format::Auto)));
                 None
             }
         }
@@ -718,8 +728,8 @@ impl Iterator for Inputs {
                 Some(Current::Csv { .. }) => self.next_csv(),
                 Some(Current::Warc { .. }) => self.next_warc(),
                 None => {
-                    let path = self.pending.pop()?;
-                    if let Some(r) = self.start(path) {
+                    let (path, format) = self.pending.pop()?;
+                    if let Some(r) = self.start(path, format) {
                         return Some(r);
                     }
                     continue;

@@ -1,0 +1,275 @@
+//! Every input format, built as small real files (compressed and not, GBK and UTF-8, a
+//! multi-member WARC), read back through the reader: the documents and texts that come out.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use fpdb::reader::{Format, Inputs, ReadOptions, Record};
+
+fn read(paths: &[PathBuf], format: Format) -> Vec<Record> {
+    Inputs::new(
+        paths,
+        ReadOptions {
+            format,
+            ..Default::default()
+        },
+    )
+    .collect()
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn warc_record(kind: &str, uri: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {uri}\r\nWARC-Record-ID: <urn:uuid:{}>\r\n\
+         WARC-Date: 2024-01-01T00:00:00Z\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        uri.len(),
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body);
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
+fn http(content_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut b = format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n\r\n").into_bytes();
+    b.extend_from_slice(payload);
+    b
+}
+
+const ZH: &str = "中华人民共和国宪法是国家的根本法，具有最高的法律效力。全国各族人民、一切国家机关和武装力量都必须以宪法为根本的活动准则。";
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn multi_member_gzip_warc_with_gbk_html_and_wet_conversion() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = format!(
+        "<html><head><title>宪法</title><meta name=\"description\" content=\"根本法\"></head><body><p>{ZH}</p></body></html>"
+    );
+    let (gbk, _, _) = encoding_rs::GBK.encode(&page);
+    let mut file = Vec::new();
+    file.extend(gz(&warc_record(
+        "warcinfo",
+        "",
+        "application/warc-fields",
+        b"software: test\r\n",
+    )));
+    file.extend(gz(&warc_record(
+        "request",
+        "http://a.cn/1",
+        "application/http; msgtype=request",
+        b"GET / HTTP/1.1\r\n\r\n",
+    )));
+    file.extend(gz(&warc_record(
+        "response",
+        "http://a.cn/1",
+        "application/http; msgtype=response",
+        &http("text/html; charset=gbk", &gbk),
+    )));
+    file.extend(gz(&warc_record(
+        "response",
+        "http://a.cn/logo.png",
+        "application/http; msgtype=response",
+        &http("image/png", b"\x89PNG\r\n\x1a\n\0\0"),
+    )));
+    file.extend(gz(&warc_record(
+        "conversion",
+        "http://b.cn/2",
+        "text/plain",
+        "第二篇文章的纯文本内容。".as_bytes(),
+    )));
+    let p = write(dir.path(), "crawl.warc.gz", &file);
+    let recs = read(&[p], Format::Auto);
+    let docs: Vec<_> = recs.iter().map(|r| r.doc.as_ref().unwrap()).collect();
+    assert_eq!(
+        docs.len(),
+        2,
+        "only the HTML response and the conversion are documents: {recs:?}"
+    );
+    assert_eq!(docs[0].id, "http://a.cn/1");
+    assert_eq!(docs[0].url.as_deref(), Some("http://a.cn/1"));
+    assert_eq!(docs[0].title.as_deref(), Some("宪法"));
+    assert_eq!(docs[0].description.as_deref(), Some("根本法"));
+    assert!(
+        docs[0].text.contains(ZH),
+        "GBK decoded from the HTTP charset: {}",
+        docs[0].text
+    );
+    assert_eq!(docs[1].text, "第二篇文章的纯文本内容。");
+    assert_eq!(
+        (recs[0].line, recs[1].line),
+        (3, 5),
+        "record numbers locate documents"
+    );
+}
+
+#[test]
+fn corrupt_warc_record_is_located_and_the_next_ones_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = warc_record(
+        "conversion",
+        "http://x/1",
+        "text/plain",
+        "第一篇。".as_bytes(),
+    );
+    // Content-Length larger than the body: the record overruns.
+    file.extend_from_slice(
+        b"WARC/1.0\r\nWARC-Type: conversion\r\nContent-Length: 999999\r\n\r\nshort\r\n\r\n",
+    );
+    let p = write(dir.path(), "bad.warc", &file);
+    let recs = read(&[p], Format::Auto);
+    assert!(recs[0].doc.is_ok());
+    let bad = recs
+        .iter()
+        .find(|r| r.doc.is_err())
+        .expect("an error record");
+    assert!(
+        bad.location()
+            .starts_with(&format!("{}#", dir.path().join("bad.warc").display())),
+        "{}",
+        bad.location()
+    );
+    assert!(bad
+        .doc
+        .as_ref()
+        .unwrap_err()
+        .contains("corrupt WARC record"));
+}
+
+#[test]
+fn csv_tsv_with_headers_gbk_text_files_html_files_and_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write(
+        dir.path(),
+        "a.csv",
+        "id,title,text\nc1,标题,\"第一行, 有逗号\"\nc2,,\n".as_bytes(),
+    );
+    let tsv = write(
+        dir.path(),
+        "b.tsv.gz",
+        &gz("text\tid\n制表符分隔\tt1\n".as_bytes()),
+    );
+    let (gbk, _, _) = encoding_rs::GBK.encode(ZH);
+    let txt = write(dir.path(), "gbk.txt", &gbk);
+    let html = write(
+        dir.path(),
+        "page.htm",
+        format!("<html><title>T</title><body><p>{ZH}</p></body></html>").as_bytes(),
+    );
+    let zst = write(
+        dir.path(),
+        "c.jsonl.zst",
+        &zstd::encode_all(&b"{\"id\":\"z1\",\"text\":\"zstd text\"}\n"[..], 3).unwrap(),
+    );
+    let list = write(
+        dir.path(),
+        "inputs.lst",
+        format!("{}\n# comment\n{}\n", txt.display(), zst.display()).as_bytes(),
+    );
+    let recs = read(&[csv, tsv, txt.clone(), html], Format::Auto);
+    let got: Vec<(String, Result<String, String>)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r.location(),
+                r.doc
+                    .as_ref()
+                    .map(|d| format!("{}|{}", d.id, d.text))
+                    .map_err(|e| e.clone()),
+            )
+        })
+        .collect();
+    assert_eq!(got[0].1.as_deref(), Ok("c1|第一行, 有逗号"));
+    assert!(
+        got[1].1.as_ref().unwrap_err().contains("empty document"),
+        "{got:?}"
+    );
+    assert!(got[1].0.ends_with("a.csv:3"), "{got:?}");
+    assert_eq!(got[2].1.as_deref(), Ok("t1|制表符分隔"));
+    assert_eq!(
+        got[3].1.as_deref(),
+        Ok(format!("{}|{ZH}", txt.display()).as_str()),
+        "GBK text file detected"
+    );
+    assert!(got[4].1.as_ref().unwrap().ends_with(ZH), "{got:?}");
+    assert_eq!(recs[0].doc.as_ref().unwrap().title.as_deref(), Some("标题"));
+    let listed = read(&[list], Format::List);
+    let ids: Vec<&str> = listed
+        .iter()
+        .map(|r| r.doc.as_ref().unwrap().id.as_str())
+        .collect();
+    assert_eq!(ids, [txt.to_str().unwrap(), "z1"]);
+}
+
+#[test]
+fn binary_huge_and_truncated_inputs_are_located_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = write(
+        dir.path(),
+        "img.dat",
+        &[0x89, b'P', b'N', b'G', 0, 0, 0, 13, 0, 1, 2, 3],
+    );
+    let big = write(dir.path(), "big.txt", "大".repeat(2_000_000).as_bytes());
+    let ok = write(dir.path(), "ok.txt", ZH.as_bytes());
+    let recs: Vec<Record> = Inputs::new(
+        &[bin, big, ok],
+        ReadOptions {
+            max_doc_bytes: 1 << 20,
+            ..Default::default()
+        },
+    )
+    .collect();
+    assert_eq!(recs[0].doc.as_ref().unwrap_err(), "binary file");
+    assert!(
+        recs[1].doc.as_ref().unwrap_err().contains("larger than"),
+        "{:?}",
+        recs[1].doc
+    );
+    assert!(recs[2].doc.is_ok());
+}
+
+#[test]
+fn cli_ingests_a_crawl_directory_and_a_50mb_document_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("crawl");
+    std::fs::create_dir_all(&d).unwrap();
+    let text = common::synthetic_doc(&mut common::Rng(21), 8);
+    let page = format!(
+        "<html><head><meta charset=gbk><title>一</title></head><body><p>{text}</p></body></html>"
+    );
+    let (gbk, _, _) = encoding_rs::GBK.encode(&page);
+    std::fs::write(d.join("a.html"), &*gbk).unwrap();
+    std::fs::write(
+        d.join("b.html"),
+        format!(
+            "<html><head><title>二</title></head><body><p>【转载】</p><p>{text}</p></body></html>"
+        ),
+    )
+    .unwrap();
+    std::fs::write(d.join("huge.txt"), "很".repeat((50 << 20) / 3 + 1)).unwrap();
+    let o = common::run(
+        dir.path(),
+        &["ingest", "crawl", "--max-doc-bytes", "10000000", "-o", "-"],
+    );
+    assert_eq!(common::code(&o), 3, "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("huge.txt:1: document larger than"),
+        "{}",
+        common::stderr(&o)
+    );
+    let out = common::json_lines(&common::stdout(&o));
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[1]["duplicate_of"], "crawl/a.html", "{out:?}");
+}
