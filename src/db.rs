@@ -160,6 +160,8 @@ pub struct Settings {
     pub nshash: Option<bool>,
     /// Enable simhash.
     pub simhash: Option<bool>,
+    /// Traditional -> simplified conversion.
+    pub t2s: Option<bool>,
     /// nshash n.
     pub nshash_n: Option<usize>,
     /// nshash hash function.
@@ -182,6 +184,7 @@ macro_rules! each_setting {
     ($m:ident) => {
         $m!(nshash, "nshash");
         $m!(simhash, "simhash");
+        $m!(t2s, "t2s");
         $m!(nshash_n, "nshash_n");
         $m!(nshash_hash, "nshash_hash");
         $m!(min_sentence_chars, "min_sentence_chars");

@@ -54,7 +54,7 @@ fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f
 
 /// Explain the pair (`a`, `b`) under `opts`.
 pub fn explain(a: &str, b: &str, opts: &Options) -> Explanation {
-    let (na, nb) = (text::normalize(a), text::normalize(b));
+    let (na, nb) = (text::prepare(a, opts), text::prepare(b, opts));
     let (sa, sb) = (
         nshash::top_sentence_keys(&na, opts),
         nshash::top_sentence_keys(&nb, opts),

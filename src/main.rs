@@ -166,6 +166,10 @@ struct SettingsArgs {
         help_heading = "Store settings (fixed at creation)"
     )]
     algos: Option<Vec<Algo>>,
+    /// Convert traditional Chinese to simplified before fingerprinting (OpenCC t2s)
+    /// [default: false]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    t2s: Option<bool>,
     /// nshash: number of longest sentences hashed per document [default: 5]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     nshash_n: Option<usize>,
@@ -198,6 +202,7 @@ impl SettingsArgs {
         Settings {
             nshash: self.algos.as_ref().map(|a| a.contains(&Algo::Nshash)),
             simhash: self.algos.as_ref().map(|a| a.contains(&Algo::Simhash)),
+            t2s: self.t2s,
             nshash_n: self.nshash_n,
             nshash_hash: self.nshash_hash.map(|h| match h {
                 HashArg::Md5 => SentenceHash::Md5,

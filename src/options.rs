@@ -45,6 +45,9 @@ pub struct Options {
     pub nshash: bool,
     /// Use the 64-bit `simhash` fingerprint.
     pub simhash: bool,
+    /// Convert traditional Chinese to simplified before fingerprinting (default off).
+    #[serde(default)]
+    pub t2s: bool,
     /// Number of longest sentences hashed per document (default 5).
     pub nshash_n: usize,
     /// Hash used for sentences (default farmhash).
@@ -72,6 +75,7 @@ impl Default for Options {
         let mut o = Options {
             nshash: true,
             simhash: true,
+            t2s: false,
             nshash_n: 5,
             nshash_hash: SentenceHash::Farmhash,
             min_sentence_chars: 10,

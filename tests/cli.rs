@@ -402,3 +402,27 @@ fn explain_shows_shared_sentences_and_distance() {
     assert_eq!(code(&o), 1, "unrelated texts do not match");
     assert!(stdout(&o).contains("not verified"), "{}", stdout(&o));
 }
+
+#[test]
+fn t2s_store_matches_a_traditional_repost() {
+    let dir = tempfile::tempdir().unwrap();
+    let simp = "中华人民共和国宪法是国家的根本法，具有最高的法律效力。全国各族人民、一切国家机关和武装力量、各政党和各社会团体、各企业事业组织，都必须以宪法为根本的活动准则，并且负有维护宪法尊严、保证宪法实施的职责。";
+    let trad = "中華人民共和國憲法是國家的根本法，具有最高的法律效力。全國各族人民、一切國家機關和武裝力量、各政黨和各社會團體、各企業事業組織，都必須以憲法為根本的活動準則，並且負有維護憲法尊嚴、保證憲法實施的職責。";
+    let lines = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "s", "text": simp}),
+        serde_json::json!({"id": "t", "text": trad})
+    );
+    std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
+    for (db, flag, linked) in [("plain.db", None, false), ("t2s.db", Some("--t2s"), true)] {
+        let mut args = vec!["--db", db, "ingest", "in.jsonl", "-o", "-"];
+        args.extend(flag);
+        let o = run(dir.path(), &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = json_lines(&stdout(&o));
+        assert_eq!(out[1]["similar_id"] == out[0]["similar_id"], linked, "{db}: {out:?}");
+    }
+    let o = run(dir.path(), &["--db", "t2s.db", "ingest", "in.jsonl", "--t2s", "false"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("t2s = true"), "{}", stderr(&o));
+}

@@ -34,7 +34,7 @@ impl Fingerprints {
 
 /// Compute the fingerprints of `body` with the store's settings.
 pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
-    let norm = text::normalize(body);
+    let norm = text::prepare(body, opts);
     let (mut top, sketch) = nshash::nshash_and_sketch(&norm, opts);
     if !opts.nshash {
         top.clear();

@@ -3,6 +3,19 @@
 mod normalize;
 pub mod sentences;
 mod tokenize;
+mod variant;
 
 pub use normalize::{normalize, NORMALIZE_VERSION};
 pub use tokenize::weighted_terms;
+pub use variant::to_simplified;
+
+/// The text every fingerprint is computed from: [`normalize`]d, then converted to simplified
+/// Chinese when the store was created with `t2s`.
+pub fn prepare(text: &str, opts: &crate::Options) -> String {
+    let n = normalize(text);
+    if opts.t2s {
+        to_simplified(&n)
+    } else {
+        n
+    }
+}
