@@ -137,6 +137,8 @@ pub struct Stats {
     pub duplicates: u64,
     /// Bytes on disk.
     pub disk_bytes: u64,
+    /// Bytes of table files per column family.
+    pub column_family_bytes: BTreeMap<&'static str, u64>,
     /// Number of simhash tables.
     pub simhash_tables: usize,
     /// The store's settings.
@@ -981,6 +983,7 @@ impl Fpdb {
             clusters: self.cluster_count,
             duplicates: self.doc_count.saturating_sub(self.cluster_count),
             disk_bytes: self.store.disk_size(),
+            column_family_bytes: self.store.cf_sizes().into_iter().collect(),
             simhash_tables: self.perms.len(),
             options: self.opts.clone(),
         }

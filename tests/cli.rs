@@ -420,9 +420,16 @@ fn t2s_store_matches_a_traditional_repost() {
         let o = run(dir.path(), &args);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         let out = json_lines(&stdout(&o));
-        assert_eq!(out[1]["similar_id"] == out[0]["similar_id"], linked, "{db}: {out:?}");
+        assert_eq!(
+            out[1]["similar_id"] == out[0]["similar_id"],
+            linked,
+            "{db}: {out:?}"
+        );
     }
-    let o = run(dir.path(), &["--db", "t2s.db", "ingest", "in.jsonl", "--t2s", "false"]);
+    let o = run(
+        dir.path(),
+        &["--db", "t2s.db", "ingest", "in.jsonl", "--t2s", "false"],
+    );
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("t2s = true"), "{}", stderr(&o));
 }

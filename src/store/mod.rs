@@ -100,6 +100,11 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
+    /// Bytes of table files per column family (empty for memory).
+    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
     /// Approximate bytes on disk (0 for memory).
     fn disk_size(&self) -> u64 {
         0

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode,
-    Options, ReadOptions, SliceTransform, WriteBatch, WriteOptions, DB,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType,
+    Direction, IteratorMode, Options, ReadOptions, SliceTransform, WriteBatch, WriteOptions, DB,
 };
 
 use super::{Batch, Cf, Op, Store};
@@ -28,8 +28,11 @@ impl std::fmt::Debug for RocksStore {
     }
 }
 
+/// Memory for all memtables of a store together.
+const MEMTABLE_BUDGET: usize = 128 << 20;
+
 /// Block cache shared by every column family of a store.
-const BLOCK_CACHE_BYTES: usize = 64 << 20;
+const BLOCK_CACHE_BYTES: usize = 128 << 20;
 
 /// Bytes of a `simhash` key covered by the prefix extractor (table byte + 24 bits).
 const SIMHASH_PREFIX: usize = 4;
@@ -55,10 +58,15 @@ fn cf_options(cf: Cf, cache: &Cache) -> Options {
             o.set_memtable_whole_key_filtering(true);
         }
     }
-    // Index and filter blocks stay in table-reader memory (about 1.5 bytes per simhash key):
-    // cached in the block cache they were evicted by data blocks at 10^7 documents and every
-    // lookup re-read them.
-    t.set_cache_index_and_filter_blocks(false);
+    // Partitioned index and filters, cached in the shared block cache: memory stays bounded by
+    // the cache whatever the store size, and a lookup loads only the partitions it needs (whole
+    // filters in a small cache were evicted and re-read on every lookup at 10^7 documents).
+    t.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+    t.set_partition_filters(true);
+    t.set_metadata_block_size(4096);
+    t.set_cache_index_and_filter_blocks(true);
+    t.set_cache_index_and_filter_blocks_with_high_priority(true);
+    t.set_pin_top_level_index_and_filter(true);
     t.set_block_cache(cache);
     o.set_block_based_table_factory(&t);
     o
@@ -92,6 +100,9 @@ impl RocksStore {
         opts.increase_parallelism(2);
         opts.set_max_background_jobs(2);
         opts.set_keep_log_file_num(3);
+        // One memory budget for every memtable, so memory does not grow with the column
+        // families' write sizes (and stays flat however large the input).
+        opts.set_db_write_buffer_size(MEMTABLE_BUDGET);
         let cache = Cache::new_lru_cache(BLOCK_CACHE_BYTES);
         let cfs = Cf::ALL
             .iter()
@@ -243,6 +254,21 @@ impl Store for RocksStore {
                 .compact_range_cf(self.handle(cf), None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())
+    }
+
+    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
+        Cf::ALL
+            .iter()
+            .map(|&cf| {
+                let n = self
+                    .db
+                    .property_int_value_cf(self.handle(cf), "rocksdb.total-sst-files-size")
+                    .ok()
+                    .flatten()
+                    .unwrap_or(0);
+                (cf.name(), n)
+            })
+            .collect()
     }
 
     fn disk_size(&self) -> u64 {

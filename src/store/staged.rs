@@ -220,6 +220,10 @@ impl Store for Staged {
         self.base.compact()
     }
 
+    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
+        self.base.cf_sizes()
+    }
+
     fn disk_size(&self) -> u64 {
         self.base.disk_size()
     }
