@@ -64,6 +64,35 @@ impl Staged {
     }
 }
 
+/// Visit the union of `base` and `staged` (both sorted by key) in key order; a staged entry
+/// replaces the base entry with the same key, and a staged `None` hides it. Stops when `visit`
+/// returns false.
+fn merge(
+    base: &[(Vec<u8>, Vec<u8>)],
+    staged: &[(Vec<u8>, Option<Vec<u8>>)],
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) {
+    let (mut i, mut j) = (0, 0);
+    while i < base.len() || j < staged.len() {
+        let take_staged = j < staged.len() && (i >= base.len() || staged[j].0 <= base[i].0);
+        let keep_going = if take_staged {
+            if i < base.len() && staged[j].0 == base[i].0 {
+                i += 1;
+            }
+            let (k, v) = &staged[j];
+            j += 1;
+            v.as_ref().is_none_or(|v| visit(k, v))
+        } else {
+            let (k, v) = &base[i];
+            i += 1;
+            visit(k, v)
+        };
+        if !keep_going {
+            return;
+        }
+    }
+}
+
 impl Store for Staged {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if let Some(v) = self.pending.lock().expect("lock")[cf.index()].get(key) {
@@ -96,28 +125,7 @@ impl Store for Staged {
             base.push((k.to_vec(), v.to_vec()));
             true
         })?;
-        let (mut i, mut j) = (0, 0);
-        while i < base.len() || j < staged.len() {
-            let take_staged = j < staged.len() && (i >= base.len() || staged[j].0 <= base[i].0);
-            if take_staged {
-                if i < base.len() && staged[j].0 == base[i].0 {
-                    i += 1;
-                }
-                let (k, v) = &staged[j];
-                j += 1;
-                if let Some(v) = v {
-                    if !visit(k, v) {
-                        return Ok(());
-                    }
-                }
-            } else {
-                let (k, v) = &base[i];
-                i += 1;
-                if !visit(k, v) {
-                    return Ok(());
-                }
-            }
-        }
+        merge(&base, &staged, visit);
         Ok(())
     }
 
@@ -162,28 +170,7 @@ impl Store for Staged {
             true
         })?;
         for (b, st) in base.iter().zip(&staged) {
-            let (mut i, mut j) = (0, 0);
-            while i < b.len() || j < st.len() {
-                let take_staged = j < st.len() && (i >= b.len() || st[j].0 <= b[i].0);
-                if take_staged {
-                    if i < b.len() && st[j].0 == b[i].0 {
-                        i += 1;
-                    }
-                    let (k, v) = &st[j];
-                    j += 1;
-                    if let Some(v) = v {
-                        if !visit(k, v) {
-                            break;
-                        }
-                    }
-                } else {
-                    let (k, v) = &b[i];
-                    i += 1;
-                    if !visit(k, v) {
-                        break;
-                    }
-                }
-            }
+            merge(b, st, visit);
         }
         Ok(())
     }
