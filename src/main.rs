@@ -458,17 +458,39 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         .skip(a.skip)
         .take(a.limit.unwrap_or(usize::MAX));
     let show = !quiet && std::io::stderr().is_terminal();
-    let bar = if show {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {elapsed_precise} {pos} docs ({per_sec}), {msg}",
-            )
-            .expect("template"),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
+    // A bar with ETA when the total is known (plain files only: compressed sizes and stdin do
+    // not tell how many bytes will be read); otherwise a spinner with counts and rate.
+    let total_bytes: Option<u64> = files
+        .iter()
+        .map(|f| {
+            let name = f.to_string_lossy().to_ascii_lowercase();
+            let compressed = [".gz", ".zst", ".zstd"].iter().any(|e| name.ends_with(e));
+            match std::fs::metadata(f) {
+                Ok(m) if m.is_file() && !compressed => Some(m.len()),
+                _ => None,
+            }
+        })
+        .sum();
+    let bar = match (show, total_bytes) {
+        (false, _) => indicatif::ProgressBar::hidden(),
+        (true, Some(total)) => {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta}) {msg}",
+                )
+                .expect("template"),
+            );
+            b
+        }
+        (true, None) => {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .expect("template"),
+            );
+            b
+        }
     };
     let start = Instant::now();
     let mut sum = Summary {
@@ -556,13 +578,18 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                 }
                 w.flush()?;
             }
-            bar.inc(results.len() as u64);
+            if total_bytes.is_some() {
+                bar.set_position(sum.input_bytes);
+            }
+            let secs = start.elapsed().as_secs_f64().max(1e-9);
             bar.set_message(format!(
-                "{:.1} MB read, {} duplicates, {} skipped",
-                sum.input_bytes as f64 / 1e6,
+                "{} docs ({:.0}/s), {} duplicates, {} skipped",
+                sum.records,
+                sum.records as f64 / secs,
                 sum.duplicates,
                 sum.skipped
             ));
+            bar.tick();
             if let Some(e) = fatal {
                 return Err(e);
             }
