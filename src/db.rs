@@ -174,6 +174,8 @@ pub struct Settings {
     pub nshash_min_shared: Option<usize>,
     /// Sentence overlap (percent) required to accept a candidate.
     pub verify_overlap_pct: Option<u32>,
+    /// simhash features.
+    pub simhash_features: Option<crate::options::SimhashFeatures>,
     /// simhash k.
     pub simhash_k: Option<u32>,
     /// simhash blocks.
@@ -192,6 +194,7 @@ macro_rules! each_setting {
         $m!(min_sentence_chars, "min_sentence_chars");
         $m!(nshash_min_shared, "nshash_min_shared");
         $m!(verify_overlap_pct, "verify_overlap_pct");
+        $m!(simhash_features, "simhash_features");
         $m!(simhash_k, "simhash_k");
         $m!(simhash_blocks, "simhash_blocks");
         $m!(expected_docs, "expected_docs");

@@ -150,6 +150,12 @@ enum Algo {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+enum FeaturesArg {
+    Words,
+    Chars,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum HashArg {
     Md5,
     Farmhash,
@@ -186,6 +192,9 @@ struct SettingsArgs {
     /// (0 = off) [default: 60]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     verify_overlap: Option<u32>,
+    /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
+    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    simhash_features: Option<FeaturesArg>,
     /// simhash: maximum Hamming distance, inclusive [default: 3]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     simhash_k: Option<u32>,
@@ -211,6 +220,10 @@ impl SettingsArgs {
             min_sentence_chars: self.min_sentence_chars,
             nshash_min_shared: self.nshash_min_shared,
             verify_overlap_pct: self.verify_overlap,
+            simhash_features: self.simhash_features.map(|f| match f {
+                FeaturesArg::Words => fpdb::SimhashFeatures::Words,
+                FeaturesArg::Chars => fpdb::SimhashFeatures::Chars,
+            }),
             simhash_k: self.simhash_k,
             simhash_blocks: self.simhash_blocks,
             expected_docs: self.expected_docs,

@@ -37,6 +37,26 @@ impl std::str::FromStr for SentenceHash {
     }
 }
 
+/// Features simhash is computed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SimhashFeatures {
+    /// jieba-rs words with TF-IDF weights (stop words dropped).
+    #[default]
+    Words,
+    /// Character 3-grams of letters and digits, weighted by count.
+    Chars,
+}
+
+impl std::fmt::Display for SimhashFeatures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SimhashFeatures::Words => "words",
+            SimhashFeatures::Chars => "chars",
+        })
+    }
+}
+
 /// The settings a store is created with. All of them change fingerprints or the index layout,
 /// so all of them are saved and checked on reopen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +81,9 @@ pub struct Options {
     /// A candidate from either algorithm is accepted only when the two documents share at least
     /// this percentage of the larger one's sentences (0 = no verification; default 60).
     pub verify_overlap_pct: u32,
+    /// simhash: the features hashed (default words).
+    #[serde(default)]
+    pub simhash_features: SimhashFeatures,
     /// simhash: near-duplicate when the Hamming distance is <= this (inclusive; default 3).
     pub simhash_k: u32,
     /// simhash: number of bit blocks of the permuted-prefix index (derived from `expected_docs`
@@ -81,6 +104,7 @@ impl Default for Options {
             min_sentence_chars: 10,
             nshash_min_shared: 1,
             verify_overlap_pct: 60,
+            simhash_features: SimhashFeatures::Words,
             simhash_k: 3,
             simhash_blocks: 0,
             expected_docs: 10_000_000,

@@ -8,7 +8,7 @@ pub mod simhash;
 use serde::{Deserialize, Serialize};
 
 pub use self::farmhash::fingerprint64;
-use crate::options::Options;
+use crate::options::{Options, SimhashFeatures};
 use crate::text;
 
 /// Every fingerprint of one document.
@@ -32,6 +32,19 @@ impl Fingerprints {
     }
 }
 
+/// Character n-grams of the letters and digits of `text`, with their counts (sorted).
+fn char_ngrams(text: &str, n: usize) -> Vec<(String, f64)> {
+    let chars: Vec<char> = text.chars().filter(|c| c.is_alphanumeric()).collect();
+    let mut counts: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
+    for w in chars.windows(n) {
+        *counts.entry(w.iter().collect()).or_default() += 1.0;
+    }
+    if counts.is_empty() && !chars.is_empty() {
+        counts.insert(chars.iter().collect(), 1.0);
+    }
+    counts.into_iter().collect()
+}
+
 /// Compute the fingerprints of `body` with the store's settings.
 pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
     let norm = text::prepare(body, opts);
@@ -42,7 +55,10 @@ pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
     Fingerprints {
         nshash: top,
         simhash: if opts.simhash {
-            simhash::simhash(&text::weighted_terms(&norm))
+            match opts.simhash_features {
+                SimhashFeatures::Words => simhash::simhash(&text::weighted_terms(&norm)),
+                SimhashFeatures::Chars => simhash::simhash(&char_ngrams(&norm, 3)),
+            }
         } else {
             None
         },
