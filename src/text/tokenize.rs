@@ -9,7 +9,7 @@
 //! against `extract_keywords` on whole documents.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::OnceLock;
 
 use jieba_rs::{Jieba, KeywordExtract, TfIdf};
@@ -23,6 +23,7 @@ fn engines() -> &'static (Jieba, TfIdf) {
 const IDF_CACHE_MAX: usize = 1 << 20;
 
 thread_local! {
+    // foldhash: these maps are hit once per token, where SipHash cost as much as segmenting.
     static IDF: RefCell<HashMap<String, Option<f64>>> = RefCell::new(HashMap::new());
 }
 
