@@ -518,7 +518,8 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     let mut inputs = inputs;
     let producer_opts = opts.clone();
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        scope.spawn(move || loop {
+        let reader = std::thread::Builder::new().name("fpdb-read".into());
+        reader.spawn_scoped(scope, move || loop {
             let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
             if chunk.is_empty() {
                 break;
@@ -535,7 +536,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
             if tx.send((chunk, fps)).is_err() {
                 break;
             }
-        });
+        })?;
         for (chunk, fps) in rx {
             let mut results: Vec<Result<IngestResult, String>> = Vec::with_capacity(chunk.len());
             let mut fatal = None;

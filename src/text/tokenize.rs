@@ -8,8 +8,8 @@
 //! the extractor's own weighting (same words, stop words and minimum length), checked by a test
 //! against `extract_keywords` on whole documents.
 
-use std::cell::RefCell;
 use foldhash::{HashMap, HashMapExt};
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use jieba_rs::{Jieba, KeywordExtract, TfIdf};
