@@ -757,6 +757,12 @@ fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             "disk         {:.1} MiB",
             s.disk_bytes as f64 / (1 << 20) as f64
         );
+        let cfs: Vec<String> = s
+            .column_family_bytes
+            .iter()
+            .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
+            .collect();
+        println!("tables MiB   {}", cfs.join(", "));
         println!(
             "algorithms   {}{}",
             if o.nshash { "nshash " } else { "" },
