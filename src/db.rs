@@ -993,7 +993,11 @@ impl Fpdb {
     }
 
     /// Every stored document in ingest order, with its current similar_id, as an [`Outcome`].
+    /// Streams: memory stays bounded whatever the store size.
     pub fn export(&self, visit: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
+        // Caches of cluster roots and of recent ids; cleared when full, so memory stays bounded
+        // however many documents the store holds (a miss costs one point lookup).
+        const CACHE_MAX: usize = 1 << 20;
         let mut roots: HashMap<u64, (u64, u64)> = HashMap::new();
         let mut ids: HashMap<u64, String> = HashMap::new();
         let mut records = Vec::new();
@@ -1018,6 +1022,12 @@ impl Fpdb {
             };
             start = schema::u64_key(last + 1).to_vec();
             for (seq, rec) in records.drain(..) {
+                if ids.len() >= CACHE_MAX {
+                    ids.clear();
+                }
+                if roots.len() >= CACHE_MAX {
+                    roots.clear();
+                }
                 ids.insert(seq, rec.id.clone());
                 let (root, first_seq) = match roots.get(&rec.similar_id) {
                     Some(r) => *r,
