@@ -450,12 +450,11 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         }
         files.push(PathBuf::from("-"));
     }
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("fpdb-fp-{i}"));
     if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
-            .build_global()
-            .ok();
+        pool = pool.num_threads(t.max(1));
     }
+    pool.build_global().ok();
     let mut db = Fpdb::builder()
         .settings(a.settings.to_settings())
         .create(true)
