@@ -1020,7 +1020,7 @@ impl Fpdb {
             let Some((last, _)) = records.last() else {
                 break;
             };
-            start = schema::u64_key(last + 1).to_vec();
+            let next = last.checked_add(1);
             for (seq, rec) in records.drain(..) {
                 if ids.len() >= CACHE_MAX {
                     ids.clear();
@@ -1066,8 +1066,9 @@ impl Fpdb {
                     merged: Vec::new(),
                 })?;
             }
-            if last_done(&start) {
-                break;
+            match next {
+                Some(n) => start = schema::u64_key(n).to_vec(),
+                None => break,
             }
         }
         Ok(())
@@ -1101,8 +1102,4 @@ impl Fpdb {
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
-}
-
-fn last_done(start: &[u8]) -> bool {
-    start == schema::u64_key(u64::MAX)
 }
