@@ -280,6 +280,7 @@ impl InputArgs {
                 html: self.html_field.clone(),
             },
             max_doc_bytes: self.max_doc_bytes,
+            defer_pages: false,
         }
     }
 }
@@ -433,7 +434,11 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         bail!("--json and --output - both write to stdout; send --output to a file");
     }
     let mut files = a.files.clone();
-    let read_opts = a.input.read_options();
+    // Pages are decoded and extracted on the fingerprinting threads, not the reader thread.
+    let read_opts = ReadOptions {
+        defer_pages: true,
+        ..a.input.read_options()
+    };
     if let Some(list) = &a.files_from {
         let text = std::fs::read_to_string(list)
             .with_context(|| format!("cannot read {}", list.display()))?;
@@ -519,13 +524,14 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader.spawn_scoped(scope, move || loop {
-            let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
+            let mut chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
             if chunk.is_empty() {
                 break;
             }
             let fps: Vec<_> = chunk
-                .par_iter()
+                .par_iter_mut()
                 .map(|r| {
+                    r.finish();
                     r.doc
                         .as_ref()
                         .ok()

@@ -273,3 +273,40 @@ fn cli_ingests_a_crawl_directory_and_a_50mb_document_is_skipped() {
     assert_eq!(out.len(), 3);
     assert_eq!(out[1]["duplicate_of"], "crawl/a.html", "{out:?}");
 }
+
+#[test]
+fn deferred_pages_finish_to_the_same_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gbk, _, _) = encoding_rs::GBK.encode(ZH);
+    let txt = write(dir.path(), "gbk.txt", &gbk);
+    let page = write(
+        dir.path(),
+        "p.html",
+        format!("<title>T</title><p>{ZH}</p>").as_bytes(),
+    );
+    let warc = write(
+        dir.path(),
+        "w.warc",
+        &warc_record("conversion", "http://x/1", "text/plain", ZH.as_bytes()),
+    );
+    let paths = [txt, page, warc];
+    let eager: Vec<_> = read(&paths, Format::Auto)
+        .into_iter()
+        .map(|r| r.doc)
+        .collect();
+    let opts = ReadOptions {
+        defer_pages: true,
+        ..Default::default()
+    };
+    let deferred: Vec<_> = Inputs::new(&paths, opts)
+        .map(|mut r| {
+            assert!(r.doc.is_err(), "not decoded before finish()");
+            r.finish();
+            r.doc
+        })
+        .collect();
+    assert_eq!(eager, deferred);
+    assert!(eager
+        .iter()
+        .all(|d| d.as_ref().unwrap().text.contains("宪法")));
+}

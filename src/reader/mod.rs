@@ -75,6 +75,9 @@ pub struct ReadOptions {
     pub fields: Fields,
     /// Larger documents (or JSONL lines, or WARC records) are skipped with a message.
     pub max_doc_bytes: usize,
+    /// Leave decoding and HTML extraction of whole-file pages and WARC records to
+    /// [`Record::finish`], so a caller can run them on many threads (default: done while reading).
+    pub defer_pages: bool,
 }
 
 impl Default for ReadOptions {
@@ -83,6 +86,7 @@ impl Default for ReadOptions {
             format: Format::Auto,
             fields: Fields::default(),
             max_doc_bytes: 32 << 20,
+            defer_pages: false,
         }
     }
 }
@@ -107,11 +111,60 @@ pub struct Record {
     pub unit: Unit,
     /// Size of the raw record in bytes.
     pub bytes: usize,
-    /// The document, or why it was skipped.
+    /// The document, or why it was skipped (see [`Record::finish`] with `defer_pages`).
     pub doc: Result<Document, String>,
+    deferred: Option<Deferred>,
+}
+
+/// Raw page bytes whose decoding and extraction were deferred.
+#[derive(Debug)]
+struct Deferred {
+    id: String,
+    url: Option<String>,
+    bytes: Vec<u8>,
+    charset: Option<&'static encoding_rs::Encoding>,
+    html: bool,
 }
 
 impl Record {
+    fn new(
+        source: String,
+        line: u64,
+        unit: Unit,
+        bytes: usize,
+        doc: Result<Document, String>,
+    ) -> Self {
+        Record {
+            source,
+            line,
+            unit,
+            bytes,
+            doc,
+            deferred: None,
+        }
+    }
+
+    fn page(source: String, line: u64, unit: Unit, page: Deferred) -> Self {
+        let bytes = page.bytes.len();
+        Record {
+            source,
+            line,
+            unit,
+            bytes,
+            doc: Err("not decoded yet".into()),
+            deferred: Some(page),
+        }
+    }
+
+    /// Decode and extract a deferred page (CPU-heavy; safe to run on any thread). A no-op for
+    /// every other record.
+    pub fn finish(&mut self) {
+        if let Some(p) = self.deferred.take() {
+            let (text, _) = decode::decode(&p.bytes, p.charset, p.html);
+            self.doc = page_document(p.id, p.url, &text, p.html);
+        }
+    }
+
     /// `file:line` or `file#record`.
     pub fn location(&self) -> String {
         match self.unit {
@@ -225,13 +278,7 @@ fn format_by_content(head: &[u8]) -> Format {
 }
 
 fn error(source: String, line: u64, unit: Unit, reason: String) -> Record {
-    Record {
-        source,
-        line,
-        unit,
-        bytes: 0,
-        doc: Err(reason),
-    }
+    Record::new(source, line, unit, 0, Err(reason))
 }
 
 impl Inputs {
@@ -396,24 +443,33 @@ impl Inputs {
             return error(source, 1, Unit::Line, format!("read error: {e}"));
         }
         let n = bytes.len();
-        let doc = if n > max {
-            Err(format!(
-                "document larger than {max} bytes (--max-doc-bytes)"
-            ))
-        } else if decode::looks_binary(&bytes) {
-            Err("binary file".to_string())
-        } else {
-            let html = html || format_by_content(&bytes[..n.min(1024)]) == Format::Html;
-            let (text, _) = decode::decode(&bytes, None, html);
-            page_document(source.clone(), None, &text, html)
-        };
-        Record {
-            source,
-            line: 1,
-            unit: Unit::Line,
-            bytes: n,
-            doc,
+        if n > max {
+            return Record::new(
+                source,
+                1,
+                Unit::Line,
+                n,
+                Err(format!(
+                    "document larger than {max} bytes (--max-doc-bytes)"
+                )),
+            );
         }
+        if decode::looks_binary(&bytes) {
+            return Record::new(source, 1, Unit::Line, n, Err("binary file".to_string()));
+        }
+        let html = html || format_by_content(&bytes[..n.min(1024)]) == Format::Html;
+        Record::page(
+            source.clone(),
+            1,
+            Unit::Line,
+            Deferred {
+                id: source,
+                url: None,
+                bytes,
+                charset: None,
+                html,
+            },
+        )
     }
 
     /// Next line of the current JSONL input, or None at its end.
@@ -470,13 +526,7 @@ impl Inputs {
                 continue;
             }
             let doc = parse_json_line(&self.buf, &self.opts.fields, source, *line);
-            return Some(Record {
-                source: source.clone(),
-                line: *line,
-                unit: Unit::Line,
-                bytes: n,
-                doc,
-            });
+            return Some(Record::new(source.clone(), *line, Unit::Line, n, doc));
         }
     }
 
@@ -535,13 +585,7 @@ impl Inputs {
                     doc.url = get(cols.url)?;
                     Ok(doc)
                 })();
-                Some(Record {
-                    source: source.clone(),
-                    line,
-                    unit: Unit::Line,
-                    bytes,
-                    doc,
-                })
+                Some(Record::new(source.clone(), line, Unit::Line, bytes, doc))
             }
         }
     }
@@ -612,22 +656,32 @@ impl Inputs {
             if !(is_html || ct.starts_with("text/") || ct.is_empty()) {
                 continue; // images, PDFs, scripts: not text documents
             }
-            let doc = if bytes > max {
-                Err(format!("record larger than {max} bytes"))
-            } else if decode::looks_binary(payload) {
-                Err("binary payload".to_string())
-            } else {
-                let (text, _) =
-                    decode::decode(payload, decode::charset_of_content_type(&ct), is_html);
-                page_document(id, uri, &text, is_html)
+            if bytes > max {
+                return Some(Record::new(
+                    source.clone(),
+                    *n,
+                    Unit::Record,
+                    bytes,
+                    Err(format!("record larger than {max} bytes")),
+                ));
+            }
+            if decode::looks_binary(payload) {
+                return Some(Record::new(
+                    source.clone(),
+                    *n,
+                    Unit::Record,
+                    bytes,
+                    Err("binary payload".to_string()),
+                ));
+            }
+            let page = Deferred {
+                id,
+                url: uri,
+                bytes: payload.to_vec(),
+                charset: decode::charset_of_content_type(&ct),
+                html: is_html,
             };
-            return Some(Record {
-                source: source.clone(),
-                line: *n,
-                unit: Unit::Record,
-                bytes,
-                doc,
-            });
+            return Some(Record::page(source.clone(), *n, Unit::Record, page));
         }
     }
 }
@@ -718,6 +772,15 @@ fn parse_json_line(
     Ok(doc)
 }
 
+impl Inputs {
+    fn finished(&self, mut r: Record) -> Record {
+        if !self.opts.defer_pages {
+            r.finish();
+        }
+        r
+    }
+}
+
 impl Iterator for Inputs {
     type Item = Record;
 
@@ -730,13 +793,13 @@ impl Iterator for Inputs {
                 None => {
                     let (path, format) = self.pending.pop()?;
                     if let Some(r) = self.start(path, format) {
-                        return Some(r);
+                        return Some(self.finished(r));
                     }
                     continue;
                 }
             };
             match next {
-                Some(r) => return Some(r),
+                Some(r) => return Some(self.finished(r)),
                 None => self.current = None,
             }
         }
