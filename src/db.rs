@@ -720,7 +720,12 @@ impl Fpdb {
         for (seq, algo, score, distance) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
                 let rec = self.doc(seq)?;
-                let overlap = crate::fingerprint::nshash::overlap(&fps.sketch, &rec.sketch);
+                let mut overlap = crate::fingerprint::nshash::overlap(&fps.sketch, &rec.sketch);
+                // Short documents: character shingles judge better than a few sentences.
+                if !fps.shingles.is_empty() && !rec.shingles.is_empty() {
+                    let r = crate::fingerprint::nshash::resemblance(&fps.shingles, &rec.shingles);
+                    overlap = overlap.max(r);
+                }
                 let (root, _) = self.find(rec.similar_id)?;
                 e.insert((rec.id, root, overlap));
             }
@@ -932,6 +937,7 @@ impl Fpdb {
             nshash: fps.nshash,
             simhash: fps.simhash,
             sketch: fps.sketch,
+            shingles: fps.shingles,
             similar_id: target,
             matches: stored_matches,
             time: std::time::SystemTime::now()

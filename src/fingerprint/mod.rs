@@ -21,6 +21,8 @@ pub struct Fingerprints {
     /// 32-bit hashes of every qualifying sentence, sorted (see [`nshash::overlap`]); used
     /// to verify candidates from either algorithm.
     pub sketch: Vec<u32>,
+    /// Character-shingle sketch of short documents (see [`nshash::shingles`]).
+    pub shingles: Vec<u32>,
     /// Characters of normalized text.
     pub chars: u64,
 }
@@ -49,6 +51,7 @@ fn char_ngrams(text: &str, n: usize) -> Vec<(String, f64)> {
 pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
     let norm = text::prepare(body, opts);
     let (mut top, sketch) = nshash::nshash_and_sketch(&norm, opts);
+    let shingles = nshash::shingles(&norm, sketch.len());
     if !opts.nshash {
         top.clear();
     }
@@ -63,6 +66,7 @@ pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
             None
         },
         sketch,
+        shingles,
         chars: norm.chars().count() as u64,
     }
 }

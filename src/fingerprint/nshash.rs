@@ -78,6 +78,60 @@ pub fn nshash_and_sketch(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32
     (top, sketch)
 }
 
+/// Documents with at most this many qualifying sentences also get a character-shingle sketch:
+/// their sentence overlap is too coarse (one edited character halves a two-sentence overlap).
+pub const SHORT_SENTENCES: usize = 3;
+
+/// Shingle sketch size (bottom-k of 32-bit hashes).
+pub const SHINGLES_K: usize = 64;
+
+/// Bottom-[`SHINGLES_K`] sketch of the character 4-grams of the letters and digits of a short
+/// document (empty when the text has more than [`SHORT_SENTENCES`] qualifying sentences).
+pub fn shingles(normalized: &str, sentences: usize) -> Vec<u32> {
+    if sentences > SHORT_SENTENCES {
+        return Vec::new();
+    }
+    let chars: Vec<char> = normalized.chars().filter(|c| c.is_alphanumeric()).collect();
+    let mut buf = String::new();
+    let mut out: Vec<u32> = chars
+        .windows(4.min(chars.len().max(1)))
+        .map(|w| {
+            buf.clear();
+            buf.extend(w);
+            fingerprint64(buf.as_bytes()) as u32
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(SHINGLES_K);
+    out
+}
+
+/// Jaccard resemblance estimated from two bottom-k sketches: the share of the union's k
+/// smallest hashes found in both. 0 when either is empty.
+pub fn resemblance(a: &[u32], b: &[u32]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let k = a.len().max(b.len()).min(SHINGLES_K);
+    let (mut i, mut j, mut seen, mut both) = (0, 0, 0, 0);
+    while seen < k && (i < a.len() || j < b.len()) {
+        match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => i += 1,
+            (Some(_), Some(_)) | (None, Some(_)) => j += 1,
+            (Some(_), None) => i += 1,
+            (None, None) => break,
+        }
+        seen += 1;
+    }
+    both as f64 / seen.max(1) as f64
+}
+
 /// The nshash fingerprint: hashes of [`top_sentence_keys`].
 pub fn nshash(normalized: &str, opts: &Options) -> Vec<u64> {
     nshash_and_sketch(normalized, opts).0
@@ -191,6 +245,23 @@ mod tests {
         let a: Vec<u32> = (0..SKETCH_MAX as u32).map(|x| x * 2).collect();
         let b: Vec<u32> = (0..SKETCH_MAX as u32).collect();
         assert!((overlap(&a, &b) - 0.5).abs() < 0.01, "{}", overlap(&a, &b));
+    }
+
+    #[test]
+    fn shingle_resemblance_survives_one_edited_character() {
+        let a = normalize(
+            "国务院办公厅关于加强政府网站信息内容建设的意见。各省人民政府都要认真贯彻执行。",
+        );
+        let b = normalize(
+            "国务院办公厅关于加强政府网站信息内容建没的意见。各省人民政府都要认真贯彻执行。",
+        );
+        let c =
+            normalize("今天纽约的天气真好啊京华大酒店的张尧经理吃了一只北京烤鸭。后天的天气不好。");
+        let (sa, sb, sc) = (shingles(&a, 2), shingles(&b, 2), shingles(&c, 2));
+        assert!(resemblance(&sa, &sb) > 0.7, "{}", resemblance(&sa, &sb));
+        assert!(resemblance(&sa, &sc) < 0.1, "{}", resemblance(&sa, &sc));
+        assert_eq!(resemblance(&sa, &sa), 1.0);
+        assert!(shingles(&a, 4).is_empty(), "long documents get no shingles");
     }
 
     #[test]

@@ -195,6 +195,8 @@ pub struct DocRecord {
     pub simhash: Option<u64>,
     /// Sentence sketch (sorted 32-bit sentence hashes) for verification.
     pub sketch: Vec<u32>,
+    /// Character-shingle sketch (short documents only).
+    pub shingles: Vec<u32>,
     /// Cluster id given at ingest (resolve through `clusters` for the current one).
     pub similar_id: u64,
     /// Matches found at ingest.
