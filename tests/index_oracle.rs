@@ -20,10 +20,9 @@ fn flip(mut fp: u64, bits: u32, seed: u64) -> u64 {
 fn store_with(db: &mut Fpdb, fps: &[u64]) {
     for (i, &fp) in fps.iter().enumerate() {
         let f = Fingerprints {
-            nshash: Vec::new(),
             simhash: Some(fp),
-            sketch: Vec::new(),
             chars: 1,
+            ..Default::default()
         };
         db.ingest(
             &fpdb::Document::new(format!("d{i}"), "x"),
