@@ -83,7 +83,7 @@ pub fn nshash_and_sketch(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32
 pub const SHORT_SENTENCES: usize = 3;
 
 /// Shingle sketch size (bottom-k of 32-bit hashes).
-pub const SHINGLES_K: usize = 64;
+pub const SHINGLES_K: usize = 32;
 
 /// Bottom-[`SHINGLES_K`] sketch of the character 4-grams of the letters and digits of a short
 /// document (empty when the text has more than [`SHORT_SENTENCES`] qualifying sentences).
