@@ -62,7 +62,7 @@ impl Cf {
 /// Magic bytes + format version stored under `meta/format`.
 pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// On-disk format version. Bump on any change to keys, values or fingerprint rules.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// `meta` keys.
 pub mod meta {
