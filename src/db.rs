@@ -691,6 +691,8 @@ impl Fpdb {
         let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);
         let total = fps.nshash.len().max(1) as f64;
         let mut raw: Vec<(u64, &'static str, f64, Option<u32>)> = Vec::new();
+        // Records read while attributing matches are kept for verification: one read each.
+        let mut recs: HashMap<u64, DocRecord> = HashMap::new();
         for (root, (count, seqs)) in per_root {
             if count >= need {
                 for (seq, hashes) in seqs {
@@ -699,6 +701,7 @@ impl Fpdb {
                     // (clusters are never split); credit the cluster's first document.
                     let rec = self.doc(seq)?;
                     let seq = if rec.nshash.iter().any(|h| hashes.contains(h)) {
+                        recs.insert(seq, rec);
                         seq
                     } else {
                         self.cluster(root)?.first_seq
@@ -719,7 +722,10 @@ impl Fpdb {
         let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::new();
         for (seq, algo, score, distance) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
-                let rec = self.doc(seq)?;
+                let rec = match recs.remove(&seq) {
+                    Some(r) => r,
+                    None => self.doc(seq)?,
+                };
                 let mut overlap = crate::fingerprint::nshash::overlap(&fps.sketch, &rec.sketch);
                 // Short documents: character shingles judge better than a few sentences.
                 if !fps.shingles.is_empty() && !rec.shingles.is_empty() {
