@@ -310,3 +310,56 @@ fn deferred_pages_finish_to_the_same_documents() {
         .iter()
         .all(|d| d.as_ref().unwrap().text.contains("宪法")));
 }
+
+#[test]
+fn garbage_csv_lists_and_stdin_are_located_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    // A row with invalid UTF-8, then a good row; and a CSV without a text column.
+    let bad = b"id,text\nr1,\"ok \xff\xfe\"\nr2,good row text\n".to_vec();
+    let csv = write(dir.path(), "bad.csv", &bad);
+    let nocol = write(dir.path(), "nocol.csv", b"id,body\nx,y\n");
+    let list = write(dir.path(), "in.lst", b"does/not/exist.txt\n");
+    let recs = read(&[csv, nocol], Format::Auto);
+    let got: Vec<(String, bool)> = recs.iter().map(|r| (r.location(), r.doc.is_ok())).collect();
+    assert!(
+        recs[0].doc.as_ref().unwrap_err().contains("invalid UTF-8"),
+        "{got:?}"
+    );
+    assert!(got[0].0.ends_with("bad.csv:2"), "{got:?}");
+    assert_eq!(recs[1].doc.as_ref().unwrap().text, "good row text");
+    assert!(
+        recs[2].doc.as_ref().unwrap_err().contains("no `text`"),
+        "{got:?}"
+    );
+    let listed = read(&[list], Format::List);
+    assert!(
+        listed[0].doc.as_ref().unwrap_err().contains("cannot open"),
+        "{:?}",
+        listed[0].doc
+    );
+
+    // Binary garbage on stdin: reported, counted, exit 3, nothing stored.
+    let mut child = common::fpdb()
+        .current_dir(dir.path())
+        .args(["ingest", "-", "-o", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"\x00\x01\x02{not json\n\xff\xfe\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(common::code(&o), 3, "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("-:1:"),
+        "{}",
+        common::stderr(&o)
+    );
+    let out = common::json_lines(&common::stdout(&o));
+    assert!(out.iter().all(|l| l["status"] == "skipped"), "{out:?}");
+}
