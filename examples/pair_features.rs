@@ -11,13 +11,13 @@ fn main() {
         .filter_map(|r| r.doc.ok())
         .map(|d| (d.id, d.text))
         .collect();
-    let opts = fpdb::Options::default();
+    let fp = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
     println!("kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance");
     for p in fpdb::eval::read_pairs(&pairs).unwrap() {
         let (Some(a), Some(b)) = (docs.get(&p.a), docs.get(&p.b)) else {
             continue;
         };
-        let e = fpdb::explain::explain(a, b, &opts);
+        let e = fpdb::explain::explain(a, b, &fp);
         println!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             p.kind,

@@ -10,15 +10,17 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::{self, simhash::hamming, Fingerprints};
+use crate::fingerprint::{simhash::hamming, Fingerprinter, Fingerprints};
 use crate::index::Permutations;
-use crate::options::{Options, SentenceHash};
+use crate::options::{IdfSource, Options, SentenceHash};
 use crate::store::schema::{self, meta, ClusterRecord, DocRecord, StoredMatch};
 use crate::store::{Batch, Cf, MemoryStore, RocksStore, Staged, Store};
+use crate::text::IdfTable;
 
 /// Staged keys above which [`Fpdb::ingest`] commits to the store without waiting for a sync.
 pub const AUTO_COMMIT_KEYS: usize = 1 << 20;
@@ -156,7 +158,7 @@ pub struct Verified {
 
 /// Explicitly requested settings; anything left `None` takes the store's value (or the default
 /// at creation). An explicit value that differs from the store's is an error.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     /// Enable nshash.
     pub nshash: Option<bool>,
@@ -176,6 +178,10 @@ pub struct Settings {
     pub verify_overlap_pct: Option<u32>,
     /// simhash features.
     pub simhash_features: Option<crate::options::SimhashFeatures>,
+    /// simhash stop words.
+    pub simhash_stopwords: Option<crate::options::Stopwords>,
+    /// simhash IDF table learned from a corpus (None: the store's, or jieba's at creation).
+    pub simhash_idf: Option<Arc<IdfTable>>,
     /// simhash k.
     pub simhash_k: Option<u32>,
     /// simhash blocks.
@@ -195,6 +201,7 @@ macro_rules! each_setting {
         $m!(nshash_min_shared, "nshash_min_shared");
         $m!(verify_overlap_pct, "verify_overlap_pct");
         $m!(simhash_features, "simhash_features");
+        $m!(simhash_stopwords, "simhash_stopwords");
         $m!(simhash_k, "simhash_k");
         $m!(simhash_blocks, "simhash_blocks");
         $m!(expected_docs, "expected_docs");
@@ -216,6 +223,13 @@ impl Settings {
             };
         }
         each_setting!(set);
+        if let Some(t) = &self.simhash_idf {
+            o.simhash_idf = IdfSource::Table {
+                digest: t.digest(),
+                words: t.len() as u64,
+                docs: t.docs(),
+            };
+        }
         o.validate()
     }
 
@@ -235,6 +249,16 @@ impl Settings {
             };
         }
         each_setting!(cmp);
+        if let Some(t) = &self.simhash_idf {
+            let same = matches!(&stored.simhash_idf, IdfSource::Table { digest, .. } if *digest == t.digest());
+            if !same {
+                return Err(Error::OptionsMismatch {
+                    setting: "simhash_idf",
+                    stored: stored.simhash_idf.to_string(),
+                    requested: format!("table {}", t.digest()),
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -301,6 +325,7 @@ pub struct Fpdb {
     /// Writes are staged in memory and committed as one batch by [`Fpdb::sync`].
     store: Staged,
     opts: Options,
+    fingerprinter: Fingerprinter,
     perms: Permutations,
     next_seq: u64,
     next_cluster: u64,
@@ -378,6 +403,9 @@ impl Fpdb {
                     meta::OPTIONS,
                     serde_json::to_vec(&opts).expect("options encode"),
                 );
+                if let Some(t) = &settings.simhash_idf {
+                    b.put(Cf::Meta, meta::IDF_TABLE, t.to_text().into_bytes());
+                }
                 b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(1));
                 b.put(Cf::Meta, meta::NEXT_CLUSTER, schema::u64_key(1));
                 b.put(Cf::Meta, DOC_COUNT, schema::u64_key(0));
@@ -406,8 +434,22 @@ impl Fpdb {
                 None => Err(schema::corrupt(Cf::Meta, k, "missing counter".into())),
             }
         };
+        let idf = match &opts.simhash_idf {
+            IdfSource::Jieba => None,
+            IdfSource::Table { .. } => {
+                let raw = store.get(Cf::Meta, meta::IDF_TABLE)?.unwrap_or_default();
+                let text = String::from_utf8(raw)
+                    .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
+                let t = IdfTable::parse(&text, "idf table")
+                    .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
+                Some(Arc::new(t))
+            }
+        };
+        let fingerprinter = Fingerprinter::new(opts.clone(), idf)
+            .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
         let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
         Ok(Fpdb {
+            fingerprinter,
             next_seq: counter(meta::NEXT_SEQ)?,
             next_cluster: counter(meta::NEXT_CLUSTER)?,
             doc_count: counter(DOC_COUNT)?,
@@ -431,7 +473,12 @@ impl Fpdb {
 
     /// Fingerprints of `text` with this store's settings (pure; safe to call from many threads).
     pub fn fingerprint(&self, text: &str) -> Fingerprints {
-        fingerprint::fingerprint(text, &self.opts)
+        self.fingerprinter.fingerprint(text)
+    }
+
+    /// This store's fingerprinter (clone it to fingerprint on other threads).
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
     }
 
     /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;

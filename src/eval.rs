@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::db::{Document, Fpdb, OnExisting, Settings};
 use crate::error::{Error, Result};
-use crate::fingerprint::{self, Fingerprints};
+use crate::fingerprint::{Fingerprinter, Fingerprints};
 
 /// One labeled pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,10 +104,8 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
         ..settings.clone()
     }
     .resolve()?;
-    Ok(docs
-        .par_iter()
-        .map(|d| fingerprint::fingerprint(&d.text, &opts))
-        .collect())
+    let fp = Fingerprinter::new(opts, settings.simhash_idf.clone())?;
+    Ok(docs.par_iter().map(|d| fp.fingerprint(&d.text)).collect())
 }
 
 /// Ingest `docs` (with precomputed full fingerprints) into a fresh in-memory store configured

@@ -7,8 +7,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::fingerprint::{nshash, simhash};
-use crate::options::Options;
+use crate::fingerprint::{nshash, simhash, Fingerprinter};
 use crate::text;
 
 /// The explanation of one pair of texts under a store's settings.
@@ -34,7 +33,7 @@ pub struct Explanation {
     pub distance: Option<u32>,
     /// Whether simhash alone would link them (distance <= k).
     pub simhash_match: bool,
-    /// Heaviest terms of A missing from B.
+    /// Heaviest simhash features (terms, or character 3-grams) of A missing from B.
     pub terms_only_a: Vec<(String, f64)>,
     /// Heaviest terms of B missing from A.
     pub terms_only_b: Vec<(String, f64)>,
@@ -52,8 +51,9 @@ fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f
     v
 }
 
-/// Explain the pair (`a`, `b`) under `opts`.
-pub fn explain(a: &str, b: &str, opts: &Options) -> Explanation {
+/// Explain the pair (`a`, `b`) under a store's settings.
+pub fn explain(a: &str, b: &str, fp: &Fingerprinter) -> Explanation {
+    let opts = fp.options();
     let (na, nb) = (text::prepare(a, opts), text::prepare(b, opts));
     let (sa, sb) = (
         nshash::top_sentence_keys(&na, opts),
@@ -61,7 +61,7 @@ pub fn explain(a: &str, b: &str, opts: &Options) -> Explanation {
     );
     let shared: Vec<String> = sa.iter().filter(|s| sb.contains(s)).cloned().collect();
     let need = opts.nshash_min_shared.min(sa.len()).min(sb.len()).max(1);
-    let (ta, tb) = (text::weighted_terms(&na), text::weighted_terms(&nb));
+    let (ta, tb) = (fp.simhash_features(&na), fp.simhash_features(&nb));
     let (ha, hb) = (simhash::simhash(&ta), simhash::simhash(&tb));
     let distance = ha.zip(hb).map(|(x, y)| simhash::hamming(x, y));
     let (_, ka) = nshash::nshash_and_sketch(&na, opts);

@@ -40,6 +40,6 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use fingerprint::Fingerprints;
-pub use options::{Options, SentenceHash, SimhashFeatures};
+pub use options::{IdfSource, Options, SentenceHash, SimhashFeatures, Stopwords};
 pub use store::{MemoryStore, RocksStore, Store};
 pub use text::normalize;

@@ -67,6 +67,25 @@ enum Command {
     Explain(ExplainArgs),
     /// Measure detection quality on a labeled set (in memory; the store is not touched).
     Eval(EvalArgs),
+    /// Learn a simhash IDF table from documents (for `--idf FILE` when creating a store).
+    Idf(IdfArgs),
+}
+
+#[derive(Args, Debug)]
+struct IdfArgs {
+    /// Input files or directories; `-` or nothing reads stdin
+    files: Vec<PathBuf>,
+    /// Write the table here [default: stdout]
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Learn from at most this many documents
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Convert traditional Chinese to simplified first (use with a store created with --t2s)
+    #[arg(long)]
+    t2s: bool,
+    #[command(flatten)]
+    input: InputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -108,6 +127,9 @@ struct EvalArgs {
     /// Configurations to score: nshash, simhash, default (both) [default: all three]
     #[arg(long, value_delimiter = ',')]
     algo: Vec<EvalAlgo>,
+    /// Learn simhash's IDF table from the corpus itself (first pass) instead of using jieba's
+    #[arg(long)]
+    learn_idf: bool,
     /// Machine-readable JSON on stdout
     #[arg(long)]
     json: bool,
@@ -156,6 +178,13 @@ enum FeaturesArg {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+enum StopwordsArg {
+    Jieba,
+    Iso,
+    None,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum HashArg {
     Md5,
     Farmhash,
@@ -195,6 +224,18 @@ struct SettingsArgs {
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     simhash_features: Option<FeaturesArg>,
+    /// simhash: stop words dropped from the terms: jieba's list (31 English words), Stopwords
+    /// ISO Chinese + English, or none [default: jieba]
+    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    simhash_stopwords: Option<StopwordsArg>,
+    /// simhash: IDF table (`word idf` lines, e.g. from `fpdb idf`), copied into the store
+    /// [default: jieba's built-in table]
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Store settings (fixed at creation)"
+    )]
+    idf: Option<PathBuf>,
     /// simhash: maximum Hamming distance, inclusive [default: 3]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     simhash_k: Option<u32>,
@@ -207,8 +248,19 @@ struct SettingsArgs {
 }
 
 impl SettingsArgs {
-    fn to_settings(&self) -> Settings {
-        Settings {
+    fn to_settings(&self) -> anyhow::Result<Settings> {
+        let simhash_idf = match &self.idf {
+            None => None,
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read IDF table {}", p.display()))?;
+                Some(std::sync::Arc::new(fpdb::text::IdfTable::parse(
+                    &text,
+                    &p.display().to_string(),
+                )?))
+            }
+        };
+        Ok(Settings {
             nshash: self.algos.as_ref().map(|a| a.contains(&Algo::Nshash)),
             simhash: self.algos.as_ref().map(|a| a.contains(&Algo::Simhash)),
             t2s: self.t2s,
@@ -224,10 +276,16 @@ impl SettingsArgs {
                 FeaturesArg::Words => fpdb::SimhashFeatures::Words,
                 FeaturesArg::Chars => fpdb::SimhashFeatures::Chars,
             }),
+            simhash_stopwords: self.simhash_stopwords.map(|s| match s {
+                StopwordsArg::Jieba => fpdb::Stopwords::Jieba,
+                StopwordsArg::Iso => fpdb::Stopwords::Iso,
+                StopwordsArg::None => fpdb::Stopwords::None,
+            }),
+            simhash_idf,
             simhash_k: self.simhash_k,
             simhash_blocks: self.simhash_blocks,
             expected_docs: self.expected_docs,
-        }
+        })
     }
 }
 
@@ -381,6 +439,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Clusters(a) => clusters(&path, a),
         Command::Eval(a) => eval(a),
         Command::Explain(a) => explain(&path, a),
+        Command::Idf(a) => idf(a),
     }
 }
 
@@ -461,10 +520,9 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     }
     pool.build_global().ok();
     let mut db = Fpdb::builder()
-        .settings(a.settings.to_settings())
+        .settings(a.settings.to_settings()?)
         .create(true)
         .open(path)?;
-    let opts = db.options().clone();
     let on_existing = if a.replace {
         OnExisting::Replace
     } else {
@@ -520,7 +578,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     let (tx, rx) =
         std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)>(2);
     let mut inputs = inputs;
-    let producer_opts = opts.clone();
+    let fingerprinter = db.fingerprinter().clone();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader.spawn_scoped(scope, move || loop {
@@ -535,7 +593,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                     r.doc
                         .as_ref()
                         .ok()
-                        .map(|d| fpdb::fingerprint::fingerprint(&d.text, &producer_opts))
+                        .map(|d| fingerprinter.fingerprint(&d.text))
                 })
                 .collect();
             if tx.send((chunk, fps)).is_err() {
@@ -781,6 +839,14 @@ fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             "simhash      k={} blocks={} tables={} expected_docs={}",
             o.simhash_k, o.simhash_blocks, s.simhash_tables, o.expected_docs
         );
+        println!(
+            "terms        features={} stopwords={} idf={}",
+            o.simhash_features, o.simhash_stopwords, o.simhash_idf
+        );
+        println!(
+            "text         t2s={} verify_overlap={}%",
+            o.t2s, o.verify_overlap_pct
+        );
     }
     Ok(0)
 }
@@ -876,16 +942,20 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         }
     };
     // The settings of the store when there is one, else defaults with the flags applied.
-    let opts = match Fpdb::builder()
+    let settings = a.settings.to_settings()?;
+    let fp = match Fpdb::builder()
         .read_only(true)
-        .settings(a.settings.to_settings())
+        .settings(settings.clone())
         .open(path)
     {
-        Ok(db) => db.options().clone(),
-        Err(fpdb::Error::NotFound { .. }) => a.settings.to_settings().resolve()?,
+        Ok(db) => db.fingerprinter().clone(),
+        Err(fpdb::Error::NotFound { .. }) => {
+            fpdb::fingerprint::Fingerprinter::new(settings.resolve()?, settings.simhash_idf)?
+        }
         Err(e) => return Err(e.into()),
     };
-    let e = fpdb::explain::explain(&ta, &tb, &opts);
+    let opts = fp.options().clone();
+    let e = fpdb::explain::explain(&ta, &tb, &fp);
     if a.json {
         println!("{}", serde_json::to_string(&e)?);
         return Ok(0);
@@ -943,6 +1013,51 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     })
 }
 
+fn idf(a: &IdfArgs) -> anyhow::Result<u8> {
+    let mut files = a.files.clone();
+    if files.is_empty() {
+        if std::io::stdin().is_terminal() {
+            bail!("no input: give files or directories, or pipe JSONL into `fpdb idf -`");
+        }
+        files.push(PathBuf::from("-"));
+    }
+    let opts = fpdb::Options {
+        t2s: a.t2s,
+        ..Default::default()
+    };
+    let mut bad = 0u64;
+    let texts = Inputs::new(&files, a.input.read_options())
+        .filter_map(|rec| match rec.doc {
+            Ok(d) => Some(fpdb::text::prepare(&d.text, &opts)),
+            Err(ref reason) => {
+                bad += 1;
+                eprintln!("fpdb: skipped {}: {reason}", rec.location());
+                None
+            }
+        })
+        .take(a.limit.unwrap_or(usize::MAX));
+    let table = fpdb::text::IdfTable::learn(texts);
+    if table.is_empty() {
+        bail!("no words learned: the input has no documents with text");
+    }
+    let text = table.to_text();
+    match &a.output {
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+        Some(p) => {
+            std::fs::write(p, &text).with_context(|| format!("cannot write {}", p.display()))?
+        }
+    }
+    eprintln!(
+        "fpdb: learned IDF of {} words from {} documents{}",
+        table.len(),
+        table.docs(),
+        a.output
+            .as_ref()
+            .map_or(String::new(), |p| format!(" -> {}", p.display()))
+    );
+    Ok(if bad > 0 { 3 } else { 0 })
+}
+
 fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     let mut docs = Vec::new();
     for rec in Inputs::new(std::slice::from_ref(&a.corpus), a.input.read_options()) {
@@ -952,7 +1067,26 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
         }
     }
     let pairs = fpdb::eval::read_pairs(&a.pairs)?;
-    let base = a.settings.to_settings();
+    let mut base = a.settings.to_settings()?;
+    if a.learn_idf {
+        if base.simhash_idf.is_some() {
+            anyhow::bail!("--learn-idf and --idf exclude each other");
+        }
+        let opts = base.resolve()?;
+        let prepared: Vec<String> = docs
+            .par_iter()
+            .map(|d| fpdb::text::prepare(&d.text, &opts))
+            .collect();
+        let t = fpdb::text::IdfTable::learn(prepared.iter().map(String::as_str));
+        if !a.json {
+            eprintln!(
+                "learned IDF table: {} words from {} documents",
+                t.len(),
+                t.docs()
+            );
+        }
+        base.simhash_idf = Some(std::sync::Arc::new(t));
+    }
     let fps = fpdb::eval::fingerprint_all(&docs, &base)?;
     let algos = if a.algo.is_empty() {
         vec![EvalAlgo::Nshash, EvalAlgo::Simhash, EvalAlgo::Default]

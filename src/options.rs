@@ -57,6 +57,68 @@ impl std::fmt::Display for SimhashFeatures {
     }
 }
 
+/// Stop words dropped from simhash's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stopwords {
+    /// jieba-rs's keyword extractor list (31 English function words; Chinese function words
+    /// are mostly one character and dropped by the two-character minimum anyway).
+    #[default]
+    Jieba,
+    /// Stopwords ISO lists for Chinese (794) and English (1,298), from the `stop-words` crate.
+    Iso,
+    /// None (only one-character words are dropped).
+    None,
+}
+
+impl Stopwords {
+    fn jieba() -> Self {
+        Stopwords::Jieba
+    }
+}
+
+impl std::fmt::Display for Stopwords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stopwords::Jieba => "jieba",
+            Stopwords::Iso => "iso",
+            Stopwords::None => "none",
+        })
+    }
+}
+
+/// Where simhash's IDF weights come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdfSource {
+    /// jieba's built-in table (from a large general Chinese corpus).
+    #[default]
+    Jieba,
+    /// A table learned from a corpus ([`crate::text::IdfTable`]), kept in the store; named by
+    /// its digest.
+    Table {
+        /// [`crate::text::IdfTable::digest`].
+        digest: String,
+        /// Words in the table.
+        words: u64,
+        /// Documents it was learned from.
+        docs: u64,
+    },
+}
+
+impl std::fmt::Display for IdfSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdfSource::Jieba => f.write_str("jieba"),
+            IdfSource::Table {
+                digest,
+                words,
+                docs,
+            } => write!(f, "table {digest} ({words} words, {docs} docs)"),
+        }
+    }
+}
+
 /// The settings a store is created with. All of them change fingerprints or the index layout,
 /// so all of them are saved and checked on reopen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +146,12 @@ pub struct Options {
     /// simhash: the features hashed (default words).
     #[serde(default)]
     pub simhash_features: SimhashFeatures,
+    /// simhash: stop words dropped from the terms (stores made before this setting: jieba).
+    #[serde(default = "Stopwords::jieba")]
+    pub simhash_stopwords: Stopwords,
+    /// simhash: IDF table (stores made before this setting: jieba).
+    #[serde(default)]
+    pub simhash_idf: IdfSource,
     /// simhash: near-duplicate when the Hamming distance is <= this (inclusive; default 3).
     pub simhash_k: u32,
     /// simhash: number of bit blocks of the permuted-prefix index (derived from `expected_docs`
@@ -105,6 +173,8 @@ impl Default for Options {
             nshash_min_shared: 1,
             verify_overlap_pct: 60,
             simhash_features: SimhashFeatures::Words,
+            simhash_stopwords: Stopwords::Jieba,
+            simhash_idf: IdfSource::Jieba,
             simhash_k: 3,
             simhash_blocks: 0,
             expected_docs: 10_000_000,

@@ -433,3 +433,64 @@ fn t2s_store_matches_a_traditional_repost() {
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("t2s = true"), "{}", stderr(&o));
 }
+
+#[test]
+fn idf_table_learned_then_used_by_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::sample();
+    let s = s.to_str().unwrap();
+    let o = run(dir.path(), &["idf", s, "-o", "idf.txt"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let table = std::fs::read_to_string(dir.path().join("idf.txt")).unwrap();
+    assert!(table.contains("# docs 100"), "{}", &table[..100]);
+    let o = run(
+        dir.path(),
+        &["ingest", s, "--idf", "idf.txt", "--limit", "50"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // Reopened without --idf: the stored table is used; the summary shows it.
+    let o = run(dir.path(), &["ingest", s, "--skip", "50"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
+    assert_eq!(v["documents"], 100);
+    let digest = v["options"]["simhash_idf"]["table"]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(digest.len(), 16);
+    assert!(stdout(&run(dir.path(), &["stats"])).contains(&digest));
+    // Another table on this store: refused, both named.
+    std::fs::write(dir.path().join("other.txt"), "天气 1.5\n纽约 2\n").unwrap();
+    let o = run(dir.path(), &["ingest", s, "--idf", "other.txt"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains(&digest), "{}", stderr(&o));
+    // A malformed table: located error, nothing created.
+    std::fs::write(dir.path().join("bad.txt"), "天气 1.5\n纽约\n").unwrap();
+    let o = run(
+        dir.path(),
+        &["--db", "new.db", "ingest", s, "--idf", "bad.txt"],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("bad.txt:2"), "{}", stderr(&o));
+    assert!(!dir.path().join("new.db").exists());
+    // eval can learn the table from its corpus.
+    let pairs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample_pairs.tsv");
+    let o = run(
+        dir.path(),
+        &[
+            "eval",
+            "--corpus",
+            s,
+            "--pairs",
+            pairs.to_str().unwrap(),
+            "--learn-idf",
+            "--algo",
+            "simhash",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(r[0]["recall"].as_f64().unwrap() > 0.5, "{r}");
+}

@@ -41,4 +41,27 @@ fn format_2_fixture_opens_and_answers_the_same() {
         .unwrap();
     let q = db.query_text(&first.text).unwrap();
     assert_eq!(q.similar_id, want[0]["similar_id"].as_u64());
+    // Fingerprint rules are frozen too: every stored document's text, fingerprinted by this
+    // version, gives the simhash the store holds for it (distance 0 to its own id).
+    let stored: std::collections::HashSet<String> = want
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .collect();
+    let mut checked = 0;
+    for d in common::sample_docs() {
+        if !stored.contains(&d.id) {
+            continue;
+        }
+        let Some(sh) = db.fingerprint(&d.text).simhash else {
+            continue;
+        };
+        let near = db.simhash_neighbors(sh).unwrap();
+        assert!(
+            near.iter().any(|(id, dist)| *id == d.id && *dist == 0),
+            "{}: simhash {sh:016x} not stored for it: {near:?}",
+            d.id
+        );
+        checked += 1;
+    }
+    assert!(checked >= 25, "only {checked} documents checked");
 }

@@ -173,3 +173,58 @@ fn replacing_a_document_keeps_indexes_consistent() {
         .iter()
         .all(|m| m.id == "a"));
 }
+
+/// A store created with a learned IDF table keeps it: reopened without naming it, it
+/// fingerprints with that table (not jieba's), and two runs decide like one in-memory run.
+#[test]
+fn a_learned_idf_table_lives_in_the_store() {
+    use std::sync::Arc;
+    let docs = common::sample_docs();
+    let prepared: Vec<String> = docs.iter().map(|d| fpdb::normalize(&d.text)).collect();
+    let table = Arc::new(fpdb::text::IdfTable::learn(prepared.iter()));
+    let settings = Settings {
+        simhash_idf: Some(table.clone()),
+        ..Settings::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("idf");
+    let half = docs.len() / 2;
+    {
+        let mut db = Fpdb::builder()
+            .settings(settings.clone())
+            .create(true)
+            .open(&path)
+            .unwrap();
+        ingest_all(&mut db, &docs[..half]);
+    }
+    let mut db = Fpdb::open(&path).unwrap();
+    assert!(
+        matches!(&db.options().simhash_idf, fpdb::IdfSource::Table { digest, .. } if *digest == table.digest())
+    );
+    let default = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
+    let differ = docs
+        .iter()
+        .filter(|d| db.fingerprint(&d.text).simhash != default.fingerprint(&d.text).simhash)
+        .count();
+    assert!(differ > docs.len() / 2, "only {differ} simhashes changed");
+    ingest_all(&mut db, &docs[half..]);
+    drop(db);
+
+    let mut mem = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+    ingest_all(&mut mem, &docs);
+    let disk = Fpdb::builder().read_only(true).open(&path).unwrap();
+    assert_eq!(export(&disk), export(&mem));
+    disk.verify().unwrap();
+
+    // Naming another table on reopen is refused, naming the stored one too.
+    let other = Arc::new(fpdb::text::IdfTable::learn(prepared[..10].iter()));
+    let err = Fpdb::builder()
+        .settings(Settings {
+            simhash_idf: Some(other),
+            ..Settings::default()
+        })
+        .open(&path)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&table.digest()), "{err}");
+}

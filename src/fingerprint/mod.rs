@@ -5,11 +5,14 @@ mod farmhash;
 pub mod nshash;
 pub mod simhash;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 pub use self::farmhash::fingerprint64;
-use crate::options::{Options, SimhashFeatures};
-use crate::text;
+use crate::error::{Error, Result};
+use crate::options::{IdfSource, Options, SimhashFeatures};
+use crate::text::{self, IdfTable, TermWeights};
 
 /// Every fingerprint of one document.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,28 +50,87 @@ fn char_ngrams(text: &str, n: usize) -> Vec<(String, f64)> {
     counts.into_iter().collect()
 }
 
-/// Compute the fingerprints of `body` with the store's settings.
-pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
-    let norm = text::prepare(body, opts);
-    let (mut top, sketch) = nshash::nshash_and_sketch(&norm, opts);
-    let shingles = nshash::shingles(&norm, sketch.len());
-    if !opts.nshash {
-        top.clear();
-    }
-    Fingerprints {
-        nshash: top,
-        simhash: if opts.simhash {
-            match opts.simhash_features {
-                SimhashFeatures::Words => simhash::simhash(&text::weighted_terms(&norm)),
-                SimhashFeatures::Chars => simhash::simhash(&char_ngrams(&norm, 3)),
+/// Computes fingerprints with a store's settings and the resources they name (a learned IDF
+/// table). Cheap to clone (the table is shared); pure, so safe to use from many threads.
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    opts: Options,
+    weights: TermWeights,
+}
+
+impl Fingerprinter {
+    /// A fingerprinter for `opts`; `idf` must be the table `opts.simhash_idf` names (by
+    /// digest), or `None` for jieba's built-in table.
+    pub fn new(opts: Options, idf: Option<Arc<IdfTable>>) -> Result<Fingerprinter> {
+        match (&opts.simhash_idf, &idf) {
+            (IdfSource::Jieba, None) => {}
+            (IdfSource::Table { digest, .. }, Some(t)) if *digest == t.digest() => {}
+            (want, got) => {
+                return Err(Error::InvalidOption(format!(
+                    "IDF table mismatch: settings name {want}, given {}",
+                    got.as_ref().map_or("jieba".to_string(), |t| t.digest())
+                )))
             }
-        } else {
-            None
-        },
-        sketch,
-        shingles,
-        chars: norm.chars().count() as u64,
+        }
+        Ok(Fingerprinter {
+            weights: TermWeights {
+                stopwords: opts.simhash_stopwords,
+                idf,
+            },
+            opts,
+        })
     }
+
+    /// The settings.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// How simhash terms are filtered and weighted.
+    pub fn weights(&self) -> &TermWeights {
+        &self.weights
+    }
+
+    /// The weighted features simhash hashes, of prepared (normalized) text, sorted.
+    pub fn simhash_features(&self, prepared: &str) -> Vec<(String, f64)> {
+        match self.opts.simhash_features {
+            SimhashFeatures::Words => self.weights.weighted_terms(prepared),
+            SimhashFeatures::Chars => char_ngrams(prepared, 3),
+        }
+    }
+
+    /// Compute the fingerprints of `body`.
+    pub fn fingerprint(&self, body: &str) -> Fingerprints {
+        let opts = &self.opts;
+        let norm = text::prepare(body, opts);
+        let (mut top, sketch) = nshash::nshash_and_sketch(&norm, opts);
+        let shingles = nshash::shingles(&norm, sketch.len());
+        if !opts.nshash {
+            top.clear();
+        }
+        Fingerprints {
+            nshash: top,
+            simhash: if opts.simhash {
+                simhash::simhash(&self.simhash_features(&norm))
+            } else {
+                None
+            },
+            sketch,
+            shingles,
+            chars: norm.chars().count() as u64,
+        }
+    }
+}
+
+/// Compute the fingerprints of `body` with `opts`, for settings that use jieba's built-in IDF
+/// table (a store with a learned table: [`crate::Fpdb::fingerprinter`]).
+///
+/// # Panics
+/// When `opts.simhash_idf` names a learned table.
+pub fn fingerprint(body: &str, opts: &Options) -> Fingerprints {
+    Fingerprinter::new(opts.clone(), None)
+        .expect("fingerprint(): settings name a learned IDF table; use Fingerprinter")
+        .fingerprint(body)
 }
 
 #[cfg(test)]

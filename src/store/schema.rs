@@ -74,6 +74,8 @@ pub mod meta {
     pub const NEXT_SEQ: &[u8] = b"next_seq";
     /// Next cluster id.
     pub const NEXT_CLUSTER: &[u8] = b"next_cluster";
+    /// The learned IDF table (jieba's text format) of a store created with one.
+    pub const IDF_TABLE: &[u8] = b"idf_table";
 }
 
 /// Encoded format marker.

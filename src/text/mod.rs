@@ -6,7 +6,7 @@ mod tokenize;
 mod variant;
 
 pub use normalize::{normalize, NORMALIZE_VERSION};
-pub use tokenize::weighted_terms;
+pub use tokenize::{weighted_terms, IdfTable, TermWeights};
 pub use variant::to_simplified;
 
 /// The text every fingerprint is computed from: [`normalize`]d, then converted to simplified

@@ -1,22 +1,59 @@
-//! Word segmentation (jieba-rs `cut`, HMM off) with TF-IDF weights from jieba's built-in IDF
-//! table. The segmenter and the IDF table are built once per process (~0.2 s) and shared by all
-//! threads.
+//! Word segmentation (jieba-rs `cut`, HMM off) with TF-IDF weights, for simhash.
+//!
+//! A term is a word of at least two characters that is not a stop word ([`Stopwords`]). Its
+//! weight is term frequency x IDF / number of kept terms, as jieba's TF-IDF keyword extractor
+//! computes it. The IDF comes from jieba's built-in table (default) or from an [`IdfTable`]
+//! learned from a corpus ([`IdfTable::learn`]); a word missing from the table gets the table's
+//! median IDF (jieba's rule).
 //!
 //! jieba-rs keeps its IDF table private and its keyword extractor also POS-tags every word
-//! (2-3x the cost of `cut`). So words come from `cut`, and each distinct word's IDF is asked of
-//! the extractor once (a one-word text has weight = idf) and cached per thread. The result is
-//! the extractor's own weighting (same words, stop words and minimum length), checked by a test
-//! against `extract_keywords` on whole documents.
+//! (2-3x the cost of `cut`). So words come from `cut`, and each distinct word's built-in IDF is
+//! asked of an extractor without stop words once (a one-word text has weight = idf) and cached
+//! per thread. With jieba's stop words this is exactly the extractor's own weighting, checked by
+//! a test against `extract_keywords` on whole documents.
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use jieba_rs::{Jieba, KeywordExtract, TfIdf};
+use jieba_rs::{Jieba, KeywordExtract, KeywordExtractConfig, TfIdf};
 
-fn engines() -> &'static (Jieba, TfIdf) {
-    static ENGINES: OnceLock<(Jieba, TfIdf)> = OnceLock::new();
-    ENGINES.get_or_init(|| (Jieba::new(), TfIdf::default()))
+use crate::error::{Error, Result};
+use crate::options::Stopwords;
+
+fn jieba() -> &'static Jieba {
+    static JIEBA: OnceLock<Jieba> = OnceLock::new();
+    JIEBA.get_or_init(Jieba::new)
+}
+
+/// jieba's built-in IDF table behind an extractor that drops no word of two characters or more.
+fn builtin_idf() -> &'static TfIdf {
+    static TFIDF: OnceLock<TfIdf> = OnceLock::new();
+    TFIDF.get_or_init(|| {
+        let mut t = TfIdf::default();
+        *t.config_mut() = KeywordExtractConfig::builder()
+            .set_stop_words(Default::default())
+            .build();
+        t
+    })
+}
+
+fn stopword_set(kind: Stopwords) -> Option<&'static HashSet<String>> {
+    static JIEBA_SET: OnceLock<HashSet<String>> = OnceLock::new();
+    static ISO_SET: OnceLock<HashSet<String>> = OnceLock::new();
+    match kind {
+        Stopwords::None => None,
+        Stopwords::Jieba => {
+            Some(JIEBA_SET.get_or_init(|| jieba_rs::DEFAULT_STOP_WORDS.iter().cloned().collect()))
+        }
+        Stopwords::Iso => Some(ISO_SET.get_or_init(|| {
+            ["zh", "en"]
+                .iter()
+                .flat_map(|l| stop_words::get(l).iter())
+                .map(|w| crate::text::normalize(w))
+                .collect()
+        })),
+    }
 }
 
 /// Cached words per thread before the cache is cleared (bounds memory on open vocabularies).
@@ -27,14 +64,13 @@ thread_local! {
     static IDF: RefCell<HashMap<String, Option<f64>>> = RefCell::new(HashMap::new());
 }
 
-/// IDF of a word, or None for stop words and words shorter than two characters.
-fn idf(word: &str) -> Option<f64> {
+/// jieba's built-in IDF of a word, or None for words shorter than two characters.
+fn builtin(word: &str) -> Option<f64> {
     if let Some(v) = IDF.with(|c| c.borrow().get(word).copied()) {
         return v;
     }
-    let (jieba, tfidf) = engines();
-    let v = tfidf
-        .extract_keywords(jieba, word, 1, Vec::new())
+    let v = builtin_idf()
+        .extract_keywords(jieba(), word, 1, Vec::new())
         .first()
         .filter(|k| k.keyword == word)
         .map(|k| k.weight);
@@ -48,30 +84,204 @@ fn idf(word: &str) -> Option<f64> {
     v
 }
 
-/// Every term of `text` (stop words and one-character terms removed, as jieba's TF-IDF
-/// extractor does) with its TF-IDF weight (term frequency x IDF / number of kept terms),
-/// sorted by term.
-pub fn weighted_terms(text: &str) -> Vec<(String, f64)> {
-    let (jieba, _) = engines();
-    let mut tf: HashMap<&str, (u32, f64)> = HashMap::new();
-    let mut total = 0u64;
-    for tok in jieba.cut(text, false) {
-        if let Some(e) = tf.get_mut(tok.word) {
-            e.0 += 1;
-            total += 1;
-        } else if let Some(w) = idf(tok.word) {
-            tf.insert(tok.word, (1, w));
-            total += 1;
+/// An IDF table learned from a corpus (or read from a file in jieba's `word idf` format).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdfTable {
+    idf: HashMap<String, f64>,
+    median: f64,
+    docs: u64,
+}
+
+impl IdfTable {
+    /// Learn document frequencies from `texts` (already prepared: normalized, t2s): the IDF of
+    /// a word seen in `df` of `n` documents is ln(n / df). Words are counted as simhash keeps
+    /// them (two characters or more; stop words too, so that a table serves any stop list).
+    pub fn learn<T: AsRef<str>>(texts: impl IntoIterator<Item = T>) -> IdfTable {
+        let mut df: HashMap<String, u64> = HashMap::new();
+        let mut docs = 0u64;
+        for text in texts {
+            docs += 1;
+            let mut words: Vec<&str> = jieba()
+                .cut(text.as_ref(), false)
+                .into_iter()
+                .map(|t| t.word)
+                .filter(|w| w.chars().nth(1).is_some() && !w.contains(char::is_whitespace))
+                .collect();
+            words.sort_unstable();
+            words.dedup();
+            for w in words {
+                if let Some(n) = df.get_mut(w) {
+                    *n += 1;
+                } else {
+                    df.insert(w.to_string(), 1);
+                }
+            }
+        }
+        let n = docs.max(1) as f64;
+        let idf = df
+            .into_iter()
+            .map(|(w, d)| (w, (n / d as f64).ln()))
+            .collect();
+        IdfTable::from_map(idf, docs)
+    }
+
+    fn from_map(idf: HashMap<String, f64>, docs: u64) -> IdfTable {
+        let mut values: Vec<f64> = idf.values().copied().collect();
+        let median = if values.is_empty() {
+            0.0
+        } else {
+            // jieba's rule: the lower median.
+            let mid = (values.len() - 1) / 2;
+            *values.select_nth_unstable_by(mid, f64::total_cmp).1
+        };
+        IdfTable { idf, median, docs }
+    }
+
+    /// Read a table in jieba's format: one `word idf` per line; `#` starts a comment line
+    /// (`# docs N` records how many documents it was learned from).
+    pub fn parse(text: &str, source_name: &str) -> Result<IdfTable> {
+        let mut idf = HashMap::new();
+        let mut docs = 0;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if let Some(c) = line.strip_prefix('#') {
+                if let Some(n) = c.trim().strip_prefix("docs ") {
+                    docs = n.trim().parse().unwrap_or(0);
+                }
+                continue;
+            }
+            if line.is_empty() {
+                continue;
+            }
+            let mut parts = line.split_whitespace();
+            let (Some(word), Some(value), None) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(Error::BadInput {
+                    source_name: source_name.to_string(),
+                    line: i as u64 + 1,
+                    reason: "expected `word idf`".into(),
+                });
+            };
+            match value.parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 => {
+                    idf.insert(word.to_string(), v);
+                }
+                _ => {
+                    return Err(Error::BadInput {
+                        source_name: source_name.to_string(),
+                        line: i as u64 + 1,
+                        reason: format!("idf `{value}` is not a non-negative number"),
+                    })
+                }
+            }
+        }
+        if idf.is_empty() {
+            return Err(Error::BadInput {
+                source_name: source_name.to_string(),
+                line: 0,
+                reason: "no `word idf` lines".into(),
+            });
+        }
+        Ok(IdfTable::from_map(idf, docs))
+    }
+
+    /// The table in jieba's format, words sorted (the same table always gives the same text).
+    pub fn to_text(&self) -> String {
+        let mut words: Vec<(&String, &f64)> = self.idf.iter().collect();
+        words.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut out = format!("# fpdb idf table\n# docs {}\n", self.docs);
+        for (w, v) in words {
+            out.push_str(w);
+            out.push(' ');
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// 64-bit FarmHash of [`IdfTable::to_text`], as 16 hex digits: names the table in a
+    /// store's settings.
+    pub fn digest(&self) -> String {
+        format!(
+            "{:016x}",
+            crate::fingerprint::fingerprint64(self.to_text().as_bytes())
+        )
+    }
+
+    /// Number of words.
+    pub fn len(&self) -> usize {
+        self.idf.len()
+    }
+
+    /// Whether the table has no words.
+    pub fn is_empty(&self) -> bool {
+        self.idf.is_empty()
+    }
+
+    /// Documents it was learned from (0 when unknown).
+    pub fn docs(&self) -> u64 {
+        self.docs
+    }
+
+    /// IDF of a word (the median for words not in the table).
+    pub fn get(&self, word: &str) -> f64 {
+        self.idf.get(word).copied().unwrap_or(self.median)
+    }
+}
+
+/// How simhash terms are filtered and weighted.
+#[derive(Debug, Clone, Default)]
+pub struct TermWeights {
+    /// Stop words dropped.
+    pub stopwords: Stopwords,
+    /// IDF table; `None`: jieba's built-in one.
+    pub idf: Option<Arc<IdfTable>>,
+}
+
+impl TermWeights {
+    /// The IDF of `word` when it is a term (two characters or more, not a stop word).
+    fn term_idf(&self, word: &str, stop: Option<&HashSet<String>>) -> Option<f64> {
+        if let Some(s) = stop {
+            // jieba's rule: a word is also stopped when its lowercase form is listed.
+            if s.contains(word)
+                || word.chars().any(char::is_uppercase) && s.contains(&word.to_lowercase())
+            {
+                return None;
+            }
+        }
+        match &self.idf {
+            None => builtin(word),
+            Some(t) => word.chars().nth(1).is_some().then(|| t.get(word)),
         }
     }
-    let total = total.max(1) as f64;
-    let mut terms: Vec<(String, f64)> = tf
-        .into_iter()
-        .map(|(w, (n, idf))| (w.to_string(), n as f64 * idf / total))
-        .collect();
-    // Deterministic order (the map's is random): same text, same output.
-    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    terms
+
+    /// Every term of `text` with its TF-IDF weight, sorted by term.
+    pub fn weighted_terms(&self, text: &str) -> Vec<(String, f64)> {
+        let stop = stopword_set(self.stopwords);
+        let mut tf: HashMap<&str, (u32, f64)> = HashMap::new();
+        let mut total = 0u64;
+        for word in jieba().cut(text, false).into_iter().map(|t| t.word) {
+            if let Some(e) = tf.get_mut(word) {
+                e.0 += 1;
+                total += 1;
+            } else if let Some(w) = self.term_idf(word, stop) {
+                tf.insert(word, (1, w));
+                total += 1;
+            }
+        }
+        let total = total.max(1) as f64;
+        let mut terms: Vec<(String, f64)> = tf
+            .into_iter()
+            .map(|(w, (n, idf))| (w.to_string(), n as f64 * idf / total))
+            .collect();
+        // Deterministic order (the map's is random): same text, same output.
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        terms
+    }
+}
+
+/// [`TermWeights::weighted_terms`] with the defaults: jieba's stop words and IDF table.
+pub fn weighted_terms(text: &str) -> Vec<(String, f64)> {
+    TermWeights::default().weighted_terms(text)
 }
 
 #[cfg(test)]
@@ -88,7 +298,7 @@ mod tests {
     /// Oracle: the same terms and weights as jieba's own TF-IDF extractor.
     #[test]
     fn equals_jieba_extract_keywords() {
-        let (jieba, tfidf) = engines();
+        let tfidf = TfIdf::default();
         for text in [
             "今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。后天纽约的天气不好，昨天纽约的天气也不好，北京烤鸭真好吃",
             "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，推进廉政建设，健全行政监督制度，制定本条例。",
@@ -97,7 +307,7 @@ mod tests {
             let text = crate::text::normalize(text);
             let mut ours = weighted_terms(&text);
             let mut theirs: Vec<(String, f64)> = tfidf
-                .extract_keywords(jieba, &text, usize::MAX, Vec::new())
+                .extract_keywords(jieba(), &text, usize::MAX, Vec::new())
                 .into_iter()
                 .map(|k| (k.keyword, k.weight))
                 .collect();
@@ -109,5 +319,51 @@ mod tests {
                 assert!((wa - wb).abs() < 1e-9, "{a}: {wa} vs {wb}");
             }
         }
+    }
+
+    #[test]
+    fn stop_lists_drop_what_they_list() {
+        let text = crate::text::normalize("我们认为这个方案可以进行试点, and the plan is good");
+        let terms = |s| {
+            TermWeights {
+                stopwords: s,
+                idf: None,
+            }
+            .weighted_terms(&text)
+            .into_iter()
+            .map(|t| t.0)
+            .collect::<Vec<_>>()
+        };
+        let (none, jieba, iso) = (
+            terms(Stopwords::None),
+            terms(Stopwords::Jieba),
+            terms(Stopwords::Iso),
+        );
+        assert!(none.contains(&"the".to_string()) && none.contains(&"我们".to_string()));
+        assert!(!jieba.contains(&"the".to_string()) && jieba.contains(&"我们".to_string()));
+        assert!(!iso.contains(&"我们".to_string()) && iso.contains(&"方案".to_string()));
+        assert!(iso.len() < jieba.len() && jieba.len() < none.len());
+    }
+
+    /// Oracle: a learned table's IDF is ln(n / df) counted by hand, and it survives its text form.
+    #[test]
+    fn learned_idf_counts_document_frequency() {
+        let docs = ["北京烤鸭 北京烤鸭 天气", "天气 纽约", "纽约 天气 经理"];
+        let t = IdfTable::learn(docs.iter().copied());
+        assert_eq!(t.docs(), 3);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(t.get("天气"), 0.0));
+        assert!(close(t.get("纽约"), (3f64 / 2.0).ln()));
+        assert!(close(t.get("北京烤鸭"), 3f64.ln()));
+        // Unknown words get the lower median of {0, ln 1.5, ln 3, ln 3}.
+        assert!(close(t.get("没有"), (3f64 / 2.0).ln()));
+        let back = IdfTable::parse(&t.to_text(), "t").unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.digest(), t.digest());
+        let err = IdfTable::parse("天气 0.5\n纽约 x\n", "idf.txt").unwrap_err();
+        assert!(
+            err.to_string().contains("idf.txt") && err.to_string().contains('2'),
+            "{err}"
+        );
     }
 }
