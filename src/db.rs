@@ -178,6 +178,8 @@ pub struct Settings {
     pub verify_overlap_pct: Option<u32>,
     /// simhash features.
     pub simhash_features: Option<crate::options::SimhashFeatures>,
+    /// Robustness to re-wrapped lines.
+    pub reflow: Option<bool>,
     /// simhash stop words.
     pub simhash_stopwords: Option<crate::options::Stopwords>,
     /// simhash IDF table learned from a corpus (None: the store's, or jieba's at creation).
@@ -202,6 +204,7 @@ macro_rules! each_setting {
         $m!(verify_overlap_pct, "verify_overlap_pct");
         $m!(simhash_features, "simhash_features");
         $m!(simhash_stopwords, "simhash_stopwords");
+        $m!(reflow, "reflow");
         $m!(simhash_k, "simhash_k");
         $m!(simhash_blocks, "simhash_blocks");
         $m!(expected_docs, "expected_docs");
@@ -773,12 +776,12 @@ impl Fpdb {
                     Some(r) => r,
                     None => self.doc(seq)?,
                 };
-                let mut overlap = crate::fingerprint::nshash::overlap(&fps.sketch, &rec.sketch);
-                // Short documents: character shingles judge better than a few sentences.
-                if !fps.shingles.is_empty() && !rec.shingles.is_empty() {
-                    let r = crate::fingerprint::nshash::resemblance(&fps.shingles, &rec.shingles);
-                    overlap = overlap.max(r);
-                }
+                let overlap = crate::fingerprint::nshash::similarity(
+                    &fps.sketch,
+                    &fps.shingles,
+                    &rec.sketch,
+                    &rec.shingles,
+                );
                 let (root, _) = self.find(rec.similar_id)?;
                 e.insert((rec.id, root, overlap));
             }

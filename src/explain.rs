@@ -23,7 +23,12 @@ pub struct Explanation {
     pub nshash_match: bool,
     /// Sentence overlap (shared over the larger document's sentences).
     pub overlap: f64,
-    /// Whether the overlap passes the store's verification threshold.
+    /// Character-shingle resemblance (estimated Jaccard of 4-grams), when both texts have a
+    /// shingle sketch (short texts; every text in stores with `reflow`).
+    pub resemblance: Option<f64>,
+    /// The similarity candidates are verified on (see [`nshash::similarity`]).
+    pub similarity: f64,
+    /// Whether the similarity passes the store's verification threshold.
     pub verified: bool,
     /// Simhash of A (hex).
     pub simhash_a: Option<String>,
@@ -63,14 +68,18 @@ pub fn explain(a: &str, b: &str, fp: &Fingerprinter) -> Explanation {
     let need = opts.nshash_min_shared.min(sa.len()).min(sb.len()).max(1);
     let (ta, tb) = (fp.simhash_features(&na), fp.simhash_features(&nb));
     let (ha, hb) = (simhash::simhash(&ta), simhash::simhash(&tb));
+    // Same as the store computes them (reflow joins Chinese lines before segmenting).
     let distance = ha.zip(hb).map(|(x, y)| simhash::hamming(x, y));
-    let (_, ka) = nshash::nshash_and_sketch(&na, opts);
-    let (_, kb) = nshash::nshash_and_sketch(&nb, opts);
-    let overlap = nshash::overlap(&ka, &kb);
+    let (fa, fb) = (fp.fingerprint(a), fp.fingerprint(b));
+    let overlap = nshash::overlap(&fa.sketch, &fb.sketch);
+    let similarity = nshash::similarity(&fa.sketch, &fa.shingles, &fb.sketch, &fb.shingles);
     Explanation {
         nshash_match: shared.len() >= need,
         overlap,
-        verified: overlap * 100.0 >= opts.verify_overlap_pct as f64,
+        resemblance: (!fa.shingles.is_empty() && !fb.shingles.is_empty())
+            .then(|| nshash::resemblance(&fa.shingles, &fb.shingles)),
+        similarity,
+        verified: similarity * 100.0 >= opts.verify_overlap_pct as f64,
         sentences_a: sa,
         sentences_b: sb,
         shared_sentences: shared,

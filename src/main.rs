@@ -224,6 +224,11 @@ struct SettingsArgs {
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     simhash_features: Option<FeaturesArg>,
+    /// Robust to re-wrapped lines: simhash ignores line breaks inside Chinese text, and every
+    /// document gets a character-shingle sketch that can verify a candidate (>= 90%
+    /// resemblance) whose sentences moved [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    reflow: Option<bool>,
     /// simhash: stop words dropped from the terms: jieba's list (31 English words), Stopwords
     /// ISO Chinese + English, or none [default: jieba]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
@@ -282,6 +287,7 @@ impl SettingsArgs {
                 StopwordsArg::None => fpdb::Stopwords::None,
             }),
             simhash_idf,
+            reflow: self.reflow,
             simhash_k: self.simhash_k,
             simhash_blocks: self.simhash_blocks,
             expected_docs: self.expected_docs,
@@ -844,8 +850,8 @@ fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_features, o.simhash_stopwords, o.simhash_idf
         );
         println!(
-            "text         t2s={} verify_overlap={}%",
-            o.t2s, o.verify_overlap_pct
+            "text         t2s={} reflow={} verify_overlap={}%",
+            o.t2s, o.reflow, o.verify_overlap_pct
         );
     }
     Ok(0)
@@ -979,8 +985,20 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         }
     }
     println!(
-        "overlap: {:.1}% of the larger document's sentences are shared (threshold {}%) -> {}",
-        100.0 * e.overlap,
+        "overlap: {:.1}% of the larger document's sentences are shared",
+        100.0 * e.overlap
+    );
+    if let Some(r) = e.resemblance {
+        println!(
+            "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {:.0}%)",
+            100.0 * r,
+            fpdb::fingerprint::nshash::SHORT_SENTENCES,
+            100.0 * fpdb::fingerprint::nshash::LONG_RESEMBLANCE
+        );
+    }
+    println!(
+        "similarity: {:.1}% (threshold {}%) -> {}",
+        100.0 * e.similarity,
         opts.verify_overlap_pct,
         if e.verified {
             "verified"

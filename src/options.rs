@@ -146,6 +146,12 @@ pub struct Options {
     /// simhash: the features hashed (default words).
     #[serde(default)]
     pub simhash_features: SimhashFeatures,
+    /// Robust to re-wrapped lines (default on; stores made before this setting: off): simhash
+    /// terms ignore line breaks between two Chinese characters, and every document (not only
+    /// short ones) gets a character-shingle sketch, so a candidate whose shingles resemble
+    /// the document's by at least 90% is accepted even when line breaks moved its sentences.
+    #[serde(default)]
+    pub reflow: bool,
     /// simhash: stop words dropped from the terms (stores made before this setting: jieba).
     #[serde(default = "Stopwords::jieba")]
     pub simhash_stopwords: Stopwords,
@@ -173,6 +179,7 @@ impl Default for Options {
             nshash_min_shared: 1,
             verify_overlap_pct: 60,
             simhash_features: SimhashFeatures::Words,
+            reflow: true,
             simhash_stopwords: Stopwords::Jieba,
             simhash_idf: IdfSource::Jieba,
             simhash_k: 3,

@@ -39,7 +39,10 @@ impl Fingerprints {
 
 /// Character n-grams of the letters and digits of `text`, with their counts (sorted).
 fn char_ngrams(text: &str, n: usize) -> Vec<(String, f64)> {
-    let chars: Vec<char> = text.chars().filter(|c| c.is_alphanumeric()).collect();
+    let chars: Vec<char> = text
+        .chars()
+        .filter(|&c| text::sentences::is_word_char(c))
+        .collect();
     let mut counts: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
     for w in chars.windows(n) {
         *counts.entry(w.iter().collect()).or_default() += 1.0;
@@ -94,6 +97,9 @@ impl Fingerprinter {
     /// The weighted features simhash hashes, of prepared (normalized) text, sorted.
     pub fn simhash_features(&self, prepared: &str) -> Vec<(String, f64)> {
         match self.opts.simhash_features {
+            SimhashFeatures::Words if self.opts.reflow => {
+                self.weights.weighted_terms(&text::join_cjk_lines(prepared))
+            }
             SimhashFeatures::Words => self.weights.weighted_terms(prepared),
             SimhashFeatures::Chars => char_ngrams(prepared, 3),
         }
@@ -104,7 +110,7 @@ impl Fingerprinter {
         let opts = &self.opts;
         let norm = text::prepare(body, opts);
         let (mut top, sketch) = nshash::nshash_and_sketch(&norm, opts);
-        let shingles = nshash::shingles(&norm, sketch.len());
+        let shingles = nshash::shingles(&norm, sketch.len(), opts.reflow);
         if !opts.nshash {
             top.clear();
         }

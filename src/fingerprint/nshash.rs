@@ -78,33 +78,103 @@ pub fn nshash_and_sketch(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32
     (top, sketch)
 }
 
-/// Documents with at most this many qualifying sentences also get a character-shingle sketch:
-/// their sentence overlap is too coarse (one edited character halves a two-sentence overlap).
+/// Documents with at most this many qualifying sentences are "short": their sentence overlap
+/// is too coarse (one edited character halves a two-sentence overlap), so they always get a
+/// character-shingle sketch and are verified by the better of overlap and resemblance.
 pub const SHORT_SENTENCES: usize = 3;
 
-/// Shingle sketch size (bottom-k of 32-bit hashes).
+/// Shingle sketch size (bottom-k of 32-bit hashes) of stores without `reflow`.
 pub const SHINGLES_K: usize = 32;
 
-/// Bottom-[`SHINGLES_K`] sketch of the character 4-grams of the letters and digits of a short
-/// document (empty when the text has more than [`SHORT_SENTENCES`] qualifying sentences).
-pub fn shingles(normalized: &str, sentences: usize) -> Vec<u32> {
-    if sentences > SHORT_SENTENCES {
+/// Shingle sketch size of stores with `reflow`: long documents are accepted on it at
+/// [`LONG_RESEMBLANCE`], where 32 samples misjudge by 0.08 (one standard deviation).
+pub const SHINGLES_K_ALL: usize = 64;
+
+/// Resemblance at which a longer document is accepted on its shingles alone (stores with
+/// `reflow`): a copy whose lines were re-wrapped keeps its characters but not its sentences.
+/// High, because revised editions of a law, or one city's regulation copied from another's,
+/// reach 0.6-0.85 in 4-gram resemblance and are not near-duplicates.
+pub const LONG_RESEMBLANCE: f64 = 0.9;
+
+/// Bottom-[`SHINGLES_K`] sketch of the character 4-grams of the letters and digits of a
+/// document: of every document when `all` (stores with `reflow`), else only of short ones
+/// (more than [`SHORT_SENTENCES`] qualifying `sentences`: empty).
+///
+/// The 4-gram hash differs between the two modes and is part of the store format: without
+/// `all` it is FarmHash Fingerprint64 of the UTF-8 bytes (the first stores); with `all` it is
+/// [`gram_hash`] of the code points, several times cheaper, as every document pays for it.
+pub fn shingles(normalized: &str, sentences: usize, all: bool) -> Vec<u32> {
+    if sentences > SHORT_SENTENCES && !all {
         return Vec::new();
     }
-    let chars: Vec<char> = normalized.chars().filter(|c| c.is_alphanumeric()).collect();
-    let mut buf = String::new();
-    let mut out: Vec<u32> = chars
-        .windows(4.min(chars.len().max(1)))
-        .map(|w| {
-            buf.clear();
-            buf.extend(w);
-            fingerprint64(buf.as_bytes()) as u32
-        })
+    let chars: Vec<char> = normalized
+        .chars()
+        .filter(|&c| sentences::is_word_char(c))
         .collect();
-    out.sort_unstable();
-    out.dedup();
-    out.truncate(SHINGLES_K);
-    out
+    // Sorted, distinct, the SHINGLES_K smallest so far: one pass, no list of every hash.
+    let k = if all { SHINGLES_K_ALL } else { SHINGLES_K };
+    let mut bottom: Vec<u32> = Vec::with_capacity(k + 1);
+    let mut buf = [0u8; 16];
+    for w in chars.windows(4.min(chars.len().max(1))) {
+        let h = if all {
+            gram_hash(w)
+        } else {
+            let mut len = 0;
+            for c in w {
+                len += c.encode_utf8(&mut buf[len..]).len();
+            }
+            fingerprint64(&buf[..len]) as u32
+        };
+        if bottom.len() == k && h >= bottom[k - 1] {
+            continue;
+        }
+        if let Err(pos) = bottom.binary_search(&h) {
+            bottom.insert(pos, h);
+            bottom.truncate(k);
+        }
+    }
+    bottom
+}
+
+/// MurmurHash3's 64-bit finalizer: every input bit affects every output bit.
+#[inline]
+fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ x >> 33
+}
+
+/// 32-bit hash of up to four code points (21 bits each), frozen: stored sketches depend on it.
+#[inline]
+pub fn gram_hash(w: &[char]) -> u32 {
+    let c = |i: usize| w.get(i).map_or(0, |&c| c as u64);
+    let head = c(0) | c(1) << 21 | c(2) << 42;
+    let tail = c(3) | (w.len() as u64) << 21;
+    fmix64(fmix64(head) ^ tail.wrapping_mul(0x9e37_79b9_7f4a_7c15)) as u32
+}
+
+/// The similarity a candidate is verified on: the sentence [`overlap`]; for short documents
+/// the better of it and the shingle [`resemblance`]; for longer ones the resemblance too when
+/// it reaches [`LONG_RESEMBLANCE`].
+pub fn similarity(
+    a_sketch: &[u32],
+    a_shingles: &[u32],
+    b_sketch: &[u32],
+    b_shingles: &[u32],
+) -> f64 {
+    let overlap = overlap(a_sketch, b_sketch);
+    if a_shingles.is_empty() || b_shingles.is_empty() {
+        return overlap;
+    }
+    let r = resemblance(a_shingles, b_shingles);
+    let short = a_sketch.len().max(b_sketch.len()) <= SHORT_SENTENCES;
+    if short || r >= LONG_RESEMBLANCE {
+        overlap.max(r)
+    } else {
+        overlap
+    }
 }
 
 /// Jaccard resemblance estimated from two bottom-k sketches: the share of the union's k
@@ -113,7 +183,8 @@ pub fn resemblance(a: &[u32], b: &[u32]) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
-    let k = a.len().max(b.len()).min(SHINGLES_K);
+    // Both sketches come from one store, so have one size; a shorter one is a short text.
+    let k = a.len().max(b.len());
     let (mut i, mut j, mut seen, mut both) = (0, 0, 0, 0);
     while seen < k && (i < a.len() || j < b.len()) {
         match (a.get(i), b.get(j)) {
@@ -247,6 +318,112 @@ mod tests {
         assert!((overlap(&a, &b) - 0.5).abs() < 0.01, "{}", overlap(&a, &b));
     }
 
+    const GOLDEN: [u32; 5] = [
+        3_058_524_370,
+        2_074_322_932,
+        3_909_017_403,
+        0,
+        1_239_610_164,
+    ];
+
+    /// Frozen values: stores with `reflow` hold sketches made with these hashes.
+    #[test]
+    fn gram_hash_is_frozen() {
+        let h = |s: &str| gram_hash(&s.chars().collect::<Vec<_>>());
+        assert_eq!(
+            [h("中华人民"), h("abcd"), h("ab"), h(""), h("éè12")],
+            [GOLDEN[0], GOLDEN[1], GOLDEN[2], GOLDEN[3], GOLDEN[4]]
+        );
+        assert_ne!(h("abcd"), h("abce"));
+        assert_ne!(h("ab"), h("ab\0"), "length is part of the hash");
+    }
+
+    #[test]
+    fn one_pass_bottom_k_equals_sorting_every_hash() {
+        fn slow(t: &str, all: bool) -> Vec<u32> {
+            let chars: Vec<char> = t.chars().filter(|c| c.is_alphanumeric()).collect();
+            let mut v: Vec<u32> = chars
+                .windows(4.min(chars.len().max(1)))
+                .map(|w| {
+                    if all {
+                        gram_hash(w)
+                    } else {
+                        fingerprint64(w.iter().collect::<String>().as_bytes()) as u32
+                    }
+                })
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v.truncate(if all { SHINGLES_K_ALL } else { SHINGLES_K });
+            v
+        }
+        let pool: Vec<char> = "中华人民共和国abcdeé12 ,.\n".chars().collect();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..300 {
+            let t: String = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    pool[(x % pool.len() as u64) as usize]
+                })
+                .collect();
+            assert_eq!(shingles(&t, 0, false), slow(&t, false), "{t:?}");
+            assert_eq!(shingles(&t, 9, true), slow(&t, true), "{t:?}");
+        }
+    }
+
+    /// Re-wrapped lines change every sentence of a long document but not its shingles; a
+    /// revised text shares sentences and shingles only in part.
+    #[test]
+    fn long_documents_are_verified_on_shingles_only_when_nearly_equal() {
+        let opts = Options::default();
+        let para = "In article 1993 a friend writes that the radar detector works fine on the highway \
+                    and the police never noticed it at all. He also says that the battery lasts for \
+                    months and that the unit was cheap. Nobody else in the group has tried one yet, \
+                    so we will see how it goes next week. The weather was good and the roads were \
+                    empty, which helped a lot with the test drive. ";
+        let text = para.repeat(3);
+        let wrap = |w: usize| {
+            let words: Vec<&str> = text.split(' ').collect();
+            words
+                .chunks(w)
+                .map(|c| c.join(" "))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let (a, b) = (normalize(&wrap(7)), normalize(&wrap(11)));
+        let sig = |t: &str| {
+            let (_, sk) = nshash_and_sketch(t, &opts);
+            let sh = shingles(t, sk.len(), true);
+            (sk, sh)
+        };
+        let ((ka, ha), (kb, hb)) = (sig(&a), sig(&b));
+        assert!(ka.len() > SHORT_SENTENCES);
+        assert!(overlap(&ka, &kb) < 0.5, "{}", overlap(&ka, &kb));
+        assert!(similarity(&ka, &ha, &kb, &hb) >= LONG_RESEMBLANCE);
+        assert!(
+            similarity(&ka, &[], &kb, &[]) < 0.5,
+            "without shingles: sentences only"
+        );
+        // A revision: two of the five sentences rewritten.
+        let other = normalize(
+            &text
+                .replace(
+                    "He also says that the battery lasts for months and that the unit was cheap.",
+                    "Later on the thread moved to a long argument about speed limits in Ohio.",
+                )
+                .replace(
+                    "Nobody else in the group has tried one yet, so we will see how it goes next week.",
+                    "Two readers replied with their own stories of tickets they got last spring.",
+                ),
+        );
+        let (ko, ho) = sig(&other);
+        let r = resemblance(&ha, &ho);
+        assert!(r < LONG_RESEMBLANCE, "{r}");
+        assert_eq!(similarity(&ka, &ha, &ko, &ho), overlap(&ka, &ko));
+    }
+
     #[test]
     fn shingle_resemblance_survives_one_edited_character() {
         let a = normalize(
@@ -257,11 +434,21 @@ mod tests {
         );
         let c =
             normalize("今天纽约的天气真好啊京华大酒店的张尧经理吃了一只北京烤鸭。后天的天气不好。");
-        let (sa, sb, sc) = (shingles(&a, 2), shingles(&b, 2), shingles(&c, 2));
+        let (sa, sb, sc) = (
+            shingles(&a, 2, false),
+            shingles(&b, 2, false),
+            shingles(&c, 2, false),
+        );
         assert!(resemblance(&sa, &sb) > 0.7, "{}", resemblance(&sa, &sb));
         assert!(resemblance(&sa, &sc) < 0.1, "{}", resemblance(&sa, &sc));
         assert_eq!(resemblance(&sa, &sa), 1.0);
-        assert!(shingles(&a, 4).is_empty(), "long documents get no shingles");
+        assert!(
+            shingles(&a, 4, false).is_empty(),
+            "long documents get no shingles"
+        );
+        let (la, lb) = (shingles(&a, 4, true), shingles(&b, 4, true));
+        assert!(la.len() > SHINGLES_K, "unless every document gets them");
+        assert!(resemblance(&la, &lb) > 0.7, "{}", resemblance(&la, &lb));
     }
 
     #[test]

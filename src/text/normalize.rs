@@ -87,6 +87,35 @@ pub fn normalize(text: &str) -> String {
     f.out
 }
 
+/// `normalized` without the line breaks that sit between two Chinese characters: a Chinese
+/// sentence wrapped over two lines is one run of words again (for segmentation). Line breaks
+/// next to anything else stay.
+pub fn join_cjk_lines(normalized: &str) -> std::borrow::Cow<'_, str> {
+    let b = normalized.as_bytes();
+    let soft = |i: usize| {
+        b[i] == b'\n'
+            && normalized[..i]
+                .chars()
+                .next_back()
+                .is_some_and(is_plain_ideograph)
+            && normalized[i + 1..]
+                .chars()
+                .next()
+                .is_some_and(is_plain_ideograph)
+    };
+    if !(0..b.len()).any(soft) {
+        return std::borrow::Cow::Borrowed(normalized);
+    }
+    let mut out = String::with_capacity(normalized.len());
+    let mut last = 0;
+    for i in (0..b.len()).filter(|&i| soft(i)) {
+        out.push_str(&normalized[last..i]);
+        last = i + 1;
+    }
+    out.push_str(&normalized[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +124,18 @@ mod tests {
     fn full_width_and_chinese_punctuation_fold_to_ascii() {
         assert_eq!(normalize("ＡＢＣ１２３，你好。"), "abc123,你好.");
         assert_eq!(normalize("你好，世界。"), normalize("你好,世界."));
+    }
+
+    #[test]
+    fn soft_line_breaks_inside_chinese_are_joined() {
+        assert_eq!(
+            join_cjk_lines("中华人\n民共和国\nabc\n中\n1"),
+            "中华人民共和国\nabc\n中\n1"
+        );
+        assert!(matches!(
+            join_cjk_lines("a\nb"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]
