@@ -1,9 +1,15 @@
-//! A store written by format 2 (tests/fixtures/store-v2: the first 30 sample documents) must
-//! keep opening with every later version, answer the same similar_ids, and pass verify. When
-//! the format changes on purpose, bump FORMAT_VERSION and add a new fixture next to this one.
+//! Frozen stores must keep opening with every later version, answer the same similar_ids, and
+//! pass verify; fingerprints made by this version must equal the stored ones.
+//!
+//! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
+//! - `tests/fixtures/store-v2-reflow`: format 2 with `reflow` (the default since).
+//!
+//! Both hold the first 30 sample documents. When the format changes on purpose, bump
+//! FORMAT_VERSION and add a new fixture next to these.
 
 mod common;
 
+use std::collections::HashSet;
 use std::path::Path;
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -14,12 +20,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn format_2_fixture_opens_and_answers_the_same() {
+/// Open a copy of fixture `name`, check it, and return it with its stored export.
+fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let dir = tempfile::tempdir().unwrap();
-    let db_path = dir.path().join("store");
-    copy_dir(&root.join("store-v2"), &db_path);
+    let db_path = dir.join(name);
+    copy_dir(&root.join(name), &db_path);
     let db = fpdb::Fpdb::builder()
         .read_only(true)
         .open(&db_path)
@@ -31,19 +36,20 @@ fn format_2_fixture_opens_and_answers_the_same() {
         Ok(())
     })
     .unwrap();
-    let want =
-        common::json_lines(&std::fs::read_to_string(root.join("store-v2.export.jsonl")).unwrap());
-    assert_eq!(got, want);
+    let want = common::json_lines(
+        &std::fs::read_to_string(root.join(format!("{name}.export.jsonl"))).unwrap(),
+    );
+    assert_eq!(got, want, "{name}");
     // A stored text is still found, through the stored fingerprints.
     let first = common::sample_docs()
         .into_iter()
         .find(|d| d.id == want[0]["id"])
         .unwrap();
     let q = db.query_text(&first.text).unwrap();
-    assert_eq!(q.similar_id, want[0]["similar_id"].as_u64());
+    assert_eq!(q.similar_id, want[0]["similar_id"].as_u64(), "{name}");
     // Fingerprint rules are frozen too: every stored document's text, fingerprinted by this
     // version, gives the simhash the store holds for it (distance 0 to its own id).
-    let stored: std::collections::HashSet<String> = want
+    let stored: HashSet<String> = want
         .iter()
         .map(|o| o["id"].as_str().unwrap().to_string())
         .collect();
@@ -58,10 +64,56 @@ fn format_2_fixture_opens_and_answers_the_same() {
         let near = db.simhash_neighbors(sh).unwrap();
         assert!(
             near.iter().any(|(id, dist)| *id == d.id && *dist == 0),
-            "{}: simhash {sh:016x} not stored for it: {near:?}",
+            "{name}: {}: simhash {sh:016x} not stored for it: {near:?}",
             d.id
         );
         checked += 1;
     }
-    assert!(checked >= 25, "only {checked} documents checked");
+    assert!(checked >= 25, "{name}: only {checked} documents checked");
+    (db, want)
+}
+
+#[test]
+fn format_2_fixture_opens_and_answers_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = check_fixture("store-v2", dir.path());
+    assert!(
+        !db.options().reflow,
+        "stores made before `reflow` keep its absence"
+    );
+}
+
+#[test]
+fn format_2_reflow_fixture_opens_and_answers_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, want) = check_fixture("store-v2-reflow", dir.path());
+    assert!(db.options().reflow);
+    // Re-wrapped copies of stored long documents are verified on the stored shingle
+    // sketches, so those (and the 4-gram hash) are frozen too.
+    let sid: std::collections::HashMap<String, u64> = want
+        .iter()
+        .map(|o| {
+            (
+                o["id"].as_str().unwrap().to_string(),
+                o["similar_id"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut found = 0;
+    let mut tried = 0;
+    for d in common::sample_docs() {
+        let Some(s) = sid.get(&d.id) else { continue };
+        if d.id.contains('#') || d.text.chars().count() < 300 {
+            continue;
+        }
+        let chinese = d
+            .text
+            .chars()
+            .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        let copy = fpdb::eval::edits::rewrap(&d.text, if chinese { 40 } else { 50 });
+        tried += 1;
+        found += usize::from(db.query_text(&copy).unwrap().similar_id == Some(*s));
+    }
+    assert!(tried >= 10, "{tried}");
+    assert_eq!(found, tried);
 }

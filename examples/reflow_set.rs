@@ -1,0 +1,70 @@
+//! Build a labeled robustness set from a corpus: each chosen document (over 300 characters,
+//! not itself an edited copy: no `#` in its id) with two copies whose line breaks moved
+//! (`edit_join_lines`: paragraphs joined into one line; `edit_rewrap`: re-wrapped at 50
+//! columns, 40 characters in Chinese), plus random distinct pairs. Score it with `fpdb eval`:
+//!
+//! ```text
+//! cargo run --release --example reflow_set -- ../shared/data/dev/en_20news/corpus.jsonl /tmp/reflow-en 300
+//! fpdb eval --corpus /tmp/reflow-en/corpus.jsonl --pairs /tmp/reflow-en/pairs.tsv
+//! ```
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use fpdb::eval::edits;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: reflow_set CORPUS.jsonl OUT_DIR [N=300]");
+        std::process::exit(2);
+    }
+    let (corpus, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+    let n: usize = args.get(3).map_or(300, |s| s.parse().expect("N"));
+    let mut docs: Vec<(String, String)> = fpdb::reader::Inputs::new(&[corpus], Default::default())
+        .filter_map(|r| r.doc.ok())
+        .filter(|d| !d.id.contains('#') && d.text.chars().count() > 300)
+        .map(|d| (d.id, d.text))
+        .collect();
+    // Deterministic shuffle (xorshift), then the first n.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in (1..docs.len()).rev() {
+        docs.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    docs.truncate(n);
+    std::fs::create_dir_all(&out).expect("create output dir");
+    let mut c = std::io::BufWriter::new(std::fs::File::create(out.join("corpus.jsonl")).unwrap());
+    let mut p = std::io::BufWriter::new(std::fs::File::create(out.join("pairs.tsv")).unwrap());
+    writeln!(p, "id_a\tid_b\tlabel\tkind").unwrap();
+    let mut line = |id: &str, text: &str| {
+        let o = serde_json::json!({ "id": id, "text": text });
+        writeln!(c, "{o}").unwrap();
+    };
+    for (id, text) in &docs {
+        let chinese = text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        line(id, text);
+        line(&format!("{id}#join"), &edits::join_lines(text));
+        line(
+            &format!("{id}#wrap"),
+            &edits::rewrap(text, if chinese { 40 } else { 50 }),
+        );
+        writeln!(p, "{id}\t{id}#join\t1\tedit_join_lines").unwrap();
+        writeln!(p, "{id}\t{id}#wrap\t1\tedit_rewrap").unwrap();
+    }
+    for _ in 0..docs.len() {
+        let (a, b) = (
+            (next() % docs.len() as u64) as usize,
+            (next() % docs.len() as u64) as usize,
+        );
+        if a != b {
+            writeln!(p, "{}\t{}\t0\trandom_distinct", docs[a].0, docs[b].0).unwrap();
+        }
+    }
+    eprintln!("{} documents -> {}", docs.len(), out.display());
+}
