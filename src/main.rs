@@ -635,12 +635,16 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                                 IngestResult::SkippedExisting { id, .. } => {
                                     sum.skipped += 1;
                                     sum.skipped_existing_id += 1;
-                                    bar.suspend(|| {
-                                        eprintln!(
-                                            "fpdb: skipped {}: id `{id}` is already stored (use --replace to replace it)",
-                                            rec.location()
-                                        )
-                                    });
+                                    // A re-run of a whole file would print one line per
+                                    // document: list the first few, count the rest.
+                                    if sum.skipped_existing_id <= LIST_EXISTING {
+                                        bar.suspend(|| {
+                                            eprintln!(
+                                                "fpdb: skipped {}: id `{id}` is already stored (use --replace to replace it)",
+                                                rec.location()
+                                            )
+                                        });
+                                    }
                                 }
                             }
                             results.push(Ok(r));
@@ -680,6 +684,12 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         Ok(())
     })?;
     bar.finish_and_clear();
+    if sum.skipped_existing_id > LIST_EXISTING {
+        eprintln!(
+            "fpdb: skipped {} more documents whose ids are already stored (not listed; --output has one line per document)",
+            sum.skipped_existing_id - LIST_EXISTING
+        );
+    }
     sum.seconds = start.elapsed().as_secs_f64();
     sum.docs_per_second = if sum.seconds > 0.0 {
         sum.added as f64 / sum.seconds
@@ -708,6 +718,9 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     }
     Ok(if sum.skipped > 0 { 3 } else { 0 })
 }
+
+/// Documents skipped for an already stored id that are listed one by one on stderr.
+const LIST_EXISTING: u64 = 10;
 
 fn write_result(
     w: &mut dyn Write,

@@ -167,6 +167,16 @@ fn reingesting_an_id_is_reported_or_replaced() {
     let v: serde_json::Value =
         serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
     assert_eq!(v["documents"], 6);
+    // Re-running a whole file: the first ten are listed, the rest counted on one line.
+    assert_eq!(code(&run(dir.path(), &["ingest", s, "--limit", "30"])), 3);
+    let o = run(dir.path(), &["ingest", s, "--limit", "30"]);
+    assert_eq!(code(&o), 3);
+    let e = stderr(&o);
+    assert_eq!(e.matches("is already stored").count(), 10, "{e}");
+    assert!(
+        e.contains("skipped 20 more documents whose ids are already stored"),
+        "{e}"
+    );
     assert_eq!(code(&run(dir.path(), &["verify"])), 0);
 }
 
