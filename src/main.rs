@@ -445,7 +445,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Clusters(a) => clusters(&path, a),
         Command::Eval(a) => eval(a),
         Command::Explain(a) => explain(&path, a),
-        Command::Idf(a) => idf(a),
+        Command::Idf(a) => idf(a, cli.quiet),
     }
 }
 
@@ -1044,7 +1044,7 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     })
 }
 
-fn idf(a: &IdfArgs) -> anyhow::Result<u8> {
+fn idf(a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> {
     let mut files = a.files.clone();
     if files.is_empty() {
         if std::io::stdin().is_terminal() {
@@ -1078,14 +1078,16 @@ fn idf(a: &IdfArgs) -> anyhow::Result<u8> {
             std::fs::write(p, &text).with_context(|| format!("cannot write {}", p.display()))?
         }
     }
-    eprintln!(
-        "fpdb: learned IDF of {} words from {} documents{}",
-        table.len(),
-        table.docs(),
-        a.output
-            .as_ref()
-            .map_or(String::new(), |p| format!(" -> {}", p.display()))
-    );
+    if !quiet {
+        eprintln!(
+            "fpdb: learned IDF of {} words from {} documents{}",
+            table.len(),
+            table.docs(),
+            a.output
+                .as_ref()
+                .map_or(String::new(), |p| format!(" -> {}", p.display()))
+        );
+    }
     Ok(if bad > 0 { 3 } else { 0 })
 }
 
