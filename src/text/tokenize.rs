@@ -90,6 +90,7 @@ pub struct IdfTable {
     idf: HashMap<String, f64>,
     median: f64,
     docs: u64,
+    digest: String,
 }
 
 impl IdfTable {
@@ -134,7 +135,17 @@ impl IdfTable {
             let mid = (values.len() - 1) / 2;
             *values.select_nth_unstable_by(mid, f64::total_cmp).1
         };
-        IdfTable { idf, median, docs }
+        let mut t = IdfTable {
+            idf,
+            median,
+            docs,
+            digest: String::new(),
+        };
+        t.digest = format!(
+            "{:016x}",
+            crate::fingerprint::fingerprint64(t.to_text().as_bytes())
+        );
+        t
     }
 
     /// Read a table in jieba's format: one `word idf` per line; `#` starts a comment line
@@ -201,10 +212,7 @@ impl IdfTable {
     /// 64-bit FarmHash of [`IdfTable::to_text`], as 16 hex digits: names the table in a
     /// store's settings.
     pub fn digest(&self) -> String {
-        format!(
-            "{:016x}",
-            crate::fingerprint::fingerprint64(self.to_text().as_bytes())
-        )
+        self.digest.clone()
     }
 
     /// Number of words.
