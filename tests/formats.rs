@@ -115,6 +115,124 @@ fn multi_member_gzip_warc_with_gbk_html_and_wet_conversion() {
     );
 }
 
+/// A raw HTTP response with extra headers.
+fn http_with(headers: &str, payload: &[u8]) -> Vec<u8> {
+    let mut b =
+        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n{headers}\r\n")
+            .into_bytes();
+    b.extend_from_slice(payload);
+    b
+}
+
+/// Chunked transfer encoding of `data` in pieces of `n` bytes (with a chunk extension).
+fn chunked(data: &[u8], n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for c in data.chunks(n) {
+        out.extend(format!("{:x};ext=1\r\n", c.len()).into_bytes());
+        out.extend_from_slice(c);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+#[test]
+fn http_payloads_are_dechunked_and_decompressed_or_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = format!("<html><body><p>{ZH}</p></body></html>");
+    let bomb = gz(&vec![b'a'; 200_000]);
+    let mut deflated = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    deflated.write_all(page.as_bytes()).unwrap();
+    let deflated = deflated.finish().unwrap();
+    let records = [
+        (
+            "http://a.cn/chunked-gzip",
+            http_with(
+                "Transfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n",
+                &chunked(&gz(page.as_bytes()), 7),
+            ),
+        ),
+        (
+            "http://a.cn/gzip",
+            http_with("Content-Encoding: gzip\r\n", &gz(page.as_bytes())),
+        ),
+        (
+            "http://a.cn/chunked",
+            http_with(
+                "Transfer-Encoding: chunked\r\n",
+                &chunked(page.as_bytes(), 10),
+            ),
+        ),
+        (
+            "http://a.cn/deflate",
+            http_with("Content-Encoding: deflate\r\n", &deflated),
+        ),
+        // Archived decoded while the headers still say otherwise: taken as it is.
+        (
+            "http://a.cn/stored-decoded",
+            http_with(
+                "Transfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n",
+                page.as_bytes(),
+            ),
+        ),
+        (
+            "http://a.cn/brotli",
+            http_with("Content-Encoding: br\r\n", b"\x1b\x00"),
+        ),
+        (
+            "http://a.cn/bomb",
+            http_with("Content-Encoding: gzip\r\n", &bomb),
+        ),
+        (
+            "http://a.cn/corrupt",
+            http_with("Content-Encoding: gzip\r\n", b"\x1f\x8b\x08\x00garbage"),
+        ),
+    ];
+    let mut file = Vec::new();
+    for (uri, body) in &records {
+        file.extend(warc_record(
+            "response",
+            uri,
+            "application/http; msgtype=response",
+            body,
+        ));
+    }
+    let p = write(dir.path(), "crawl.warc", &file);
+    let recs: Vec<Record> = Inputs::new(
+        &[p],
+        ReadOptions {
+            max_doc_bytes: 100_000,
+            ..Default::default()
+        },
+    )
+    .map(|mut r| {
+        r.finish();
+        r
+    })
+    .collect();
+    assert_eq!(recs.len(), records.len(), "{recs:?}");
+    for r in &recs[..5] {
+        let d = r
+            .doc
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}: {e}", r.location()));
+        assert!(d.text.contains(ZH), "{}: {:?}", d.id, d.text);
+    }
+    let err = |i: usize| recs[i].doc.as_ref().unwrap_err().clone();
+    assert!(
+        err(5).contains("unsupported Content-Encoding `br`"),
+        "{}",
+        err(5)
+    );
+    assert!(err(6).contains("larger than 100000 bytes"), "{}", err(6));
+    assert!(err(7).contains("corrupt gzip"), "{}", err(7));
+    assert!(
+        recs[7].location().ends_with("crawl.warc#8"),
+        "{}",
+        recs[7].location()
+    );
+}
+
 #[test]
 fn corrupt_warc_record_is_located_and_the_next_ones_still_read() {
     let dir = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@
 pub mod decode;
 pub mod html;
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -637,13 +638,22 @@ impl Inputs {
                 None => format!("{source}#{n}"),
             };
             let bytes = body.len();
-            let (payload, content_type): (&[u8], String) = match kind.as_str() {
-                "response" => match split_http(&body) {
-                    Some((ct, payload)) => (payload, ct),
-                    None => (&body[..], String::new()),
+            let (payload, content_type): (Cow<[u8]>, String) = match kind.as_str() {
+                "response" => match split_http(&body, max) {
+                    Some(Ok((ct, payload))) => (payload, ct),
+                    Some(Err(reason)) => {
+                        return Some(Record::new(
+                            source.clone(),
+                            *n,
+                            Unit::Record,
+                            body.len(),
+                            Err(reason),
+                        ))
+                    }
+                    None => (Cow::Borrowed(&body[..]), String::new()),
                 },
                 "conversion" | "resource" => (
-                    &body[..],
+                    Cow::Borrowed(&body[..]),
                     h(warc::WarcHeader::ContentType).unwrap_or_default(),
                 ),
                 // request, metadata, warcinfo, revisit: not documents.
@@ -665,7 +675,7 @@ impl Inputs {
                     Err(format!("record larger than {max} bytes")),
                 ));
             }
-            if decode::looks_binary(payload) {
+            if decode::looks_binary(&payload) {
                 return Some(Record::new(
                     source.clone(),
                     *n,
@@ -677,7 +687,7 @@ impl Inputs {
             let page = Deferred {
                 id,
                 url: uri,
-                bytes: payload.to_vec(),
+                bytes: payload.into_owned(),
                 charset: decode::charset_of_content_type(&ct),
                 html: is_html,
             };
@@ -686,19 +696,89 @@ impl Inputs {
     }
 }
 
-/// Split an HTTP response into (Content-Type, payload); gzip content-encoding is undone.
-fn split_http(body: &[u8]) -> Option<(String, &[u8])> {
+/// An HTTP response's Content-Type and payload, with `Transfer-Encoding: chunked` and
+/// `Content-Encoding: gzip` / `deflate` undone (the payload is decompressed up to `max` bytes).
+/// Archives differ in whether they store payloads decoded while keeping the headers, so a
+/// payload that does not parse as chunks or compressed data is taken as it is. `Err` for an
+/// encoding that cannot be undone (`br`, `zstd`, ...) or a payload over `max` once expanded.
+fn split_http(body: &[u8], max: usize) -> Option<Result<(String, Cow<'_, [u8]>), String>> {
     let end = body.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = String::from_utf8_lossy(&body[..end]);
-    let mut ct = String::new();
+    let (mut ct, mut chunked, mut encoding) = (String::new(), false, String::new());
     for l in head.lines().skip(1) {
         if let Some((k, v)) = l.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-type") {
-                ct = v.trim().to_string();
+            let (k, v) = (k.trim(), v.trim());
+            if k.eq_ignore_ascii_case("content-type") {
+                ct = v.to_string();
+            } else if k.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = v.to_ascii_lowercase().contains("chunked");
+            } else if k.eq_ignore_ascii_case("content-encoding") {
+                encoding = v.to_ascii_lowercase();
             }
         }
     }
-    Some((ct, &body[end + 4..]))
+    let mut payload = Cow::Borrowed(&body[end + 4..]);
+    if chunked {
+        if let Some(p) = dechunk(&payload) {
+            payload = Cow::Owned(p);
+        }
+    }
+    match encoding.as_str() {
+        "" | "identity" => {}
+        "gzip" | "x-gzip" | "deflate" => {
+            let gzip = payload.starts_with(&[0x1f, 0x8b]);
+            let mut out = Vec::new();
+            let read = if gzip {
+                flate2::read::MultiGzDecoder::new(&payload[..])
+                    .take(max as u64 + 1)
+                    .read_to_end(&mut out)
+            } else if encoding == "deflate" {
+                // "deflate" is zlib-wrapped by the standard, raw in some servers.
+                let zlib = flate2::read::ZlibDecoder::new(&payload[..])
+                    .take(max as u64 + 1)
+                    .read_to_end(&mut out);
+                if zlib.is_err() {
+                    out.clear();
+                    flate2::read::DeflateDecoder::new(&payload[..])
+                        .take(max as u64 + 1)
+                        .read_to_end(&mut out)
+                } else {
+                    zlib
+                }
+            } else {
+                Err(std::io::ErrorKind::InvalidData.into()) // stored decoded already
+            };
+            match read {
+                Ok(_) if out.len() > max => {
+                    return Some(Err(format!(
+                        "{encoding} payload larger than {max} bytes once decompressed"
+                    )))
+                }
+                Ok(_) => payload = Cow::Owned(out),
+                Err(_) if gzip => return Some(Err(format!("corrupt {encoding} payload"))),
+                Err(_) => {}
+            }
+        }
+        other => return Some(Err(format!("unsupported Content-Encoding `{other}`"))),
+    }
+    Some(Ok((ct, payload)))
+}
+
+/// The body of a `Transfer-Encoding: chunked` payload, or `None` when it is not one.
+fn dechunk(mut data: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(data.len());
+    loop {
+        let eol = data.windows(2).position(|w| w == b"\r\n")?;
+        let line = std::str::from_utf8(&data[..eol]).ok()?;
+        let size = usize::from_str_radix(line.split(';').next()?.trim(), 16).ok()?;
+        data = &data[eol + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(data.get(..size)?);
+        data = data.get(size..)?;
+        data = data.strip_prefix(b"\r\n").unwrap_or(data);
+    }
 }
 
 /// A document from text or HTML (title, description and keywords kept for HTML).
