@@ -9,6 +9,7 @@
 
 pub mod decode;
 pub mod html;
+pub mod warc;
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -190,7 +191,7 @@ enum Current {
     },
     Warc {
         source: String,
-        records: warc::RawRecordIter<Input>,
+        records: warc::Records<Input>,
         n: u64,
         errors: u32,
     },
@@ -355,7 +356,7 @@ impl Inputs {
             Format::Warc => {
                 self.current = Some(Current::Warc {
                     source,
-                    records: warc::WarcReader::new(reader).iter_raw_records(),
+                    records: warc::Records::new(reader),
                     n: 0,
                     errors: 0,
                 });
@@ -603,7 +604,11 @@ impl Inputs {
             return None;
         };
         loop {
-            let item = records.next()?;
+            // Bodies are read only for record types that can be documents.
+            let item = records.next_record(max, |h| {
+                let kind = h.get("warc-type").unwrap_or_default().to_ascii_lowercase();
+                matches!(kind.as_str(), "response" | "conversion" | "resource")
+            })?;
             *n += 1;
             let (headers, body) = match item {
                 Ok(x) => x,
@@ -617,23 +622,40 @@ impl Inputs {
                     );
                     if *errors > 100 {
                         // Not a WARC stream any more: stop this file.
-                        *records = warc::WarcReader::new(Box::new(std::io::empty()) as Input)
-                            .iter_raw_records();
+                        *records = warc::Records::new(Box::new(std::io::empty()) as Input);
                     }
                     return Some(r);
                 }
             };
-            let h = |k: warc::WarcHeader| {
-                headers
-                    .as_ref()
-                    .get(&k)
-                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            let h = |k: &str| headers.get(k).map(str::to_string);
+            let kind = h("warc-type").unwrap_or_default().to_ascii_lowercase();
+            let body = match body {
+                warc::Body::Read(b) => b,
+                warc::Body::Skipped => continue, // request, metadata, warcinfo, revisit
+                warc::Body::TooLarge(head) => {
+                    // Report it only when it would have been a document (text or HTML).
+                    let ct = if kind == "response" {
+                        http_head(&head).map_or(String::new(), |(h, _)| h.ct.to_ascii_lowercase())
+                    } else {
+                        h("content-type").unwrap_or_default().to_ascii_lowercase()
+                    };
+                    if !(ct.is_empty() || ct.contains("html") || ct.starts_with("text/")) {
+                        continue;
+                    }
+                    return Some(Record::new(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        headers.content_length as usize,
+                        Err(format!("record larger than {max} bytes")),
+                    ));
+                }
             };
-            let kind = h(warc::WarcHeader::WarcType)
-                .unwrap_or_default()
-                .to_ascii_lowercase();
-            let uri = h(warc::WarcHeader::TargetURI);
-            let id = match uri.clone().or_else(|| h(warc::WarcHeader::RecordID)) {
+            let uri = h("warc-target-uri").map(|u| {
+                // WARC 1.0 writers put the URI in angle brackets.
+                u.trim_start_matches('<').trim_end_matches('>').to_string()
+            });
+            let id = match uri.clone().or_else(|| h("warc-record-id")) {
                 Some(id) => id,
                 None => format!("{source}#{n}"),
             };
@@ -652,12 +674,10 @@ impl Inputs {
                     }
                     None => (Cow::Borrowed(&body[..]), String::new()),
                 },
-                "conversion" | "resource" => (
+                _ => (
                     Cow::Borrowed(&body[..]),
-                    h(warc::WarcHeader::ContentType).unwrap_or_default(),
+                    h("content-type").unwrap_or_default(),
                 ),
-                // request, metadata, warcinfo, revisit: not documents.
-                _ => continue,
             };
             let ct = content_type.to_ascii_lowercase();
             let is_html = ct.contains("html")
@@ -665,15 +685,6 @@ impl Inputs {
                     && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
             if !(is_html || ct.starts_with("text/") || ct.is_empty()) {
                 continue; // images, PDFs, scripts: not text documents
-            }
-            if bytes > max {
-                return Some(Record::new(
-                    source.clone(),
-                    *n,
-                    Unit::Record,
-                    bytes,
-                    Err(format!("record larger than {max} bytes")),
-                ));
             }
             if decode::looks_binary(&payload) {
                 return Some(Record::new(
@@ -702,22 +713,15 @@ impl Inputs {
 /// payload that does not parse as chunks or compressed data is taken as it is. `Err` for an
 /// encoding that cannot be undone (`br`, `zstd`, ...) or a payload over `max` once expanded.
 fn split_http(body: &[u8], max: usize) -> Option<Result<(String, Cow<'_, [u8]>), String>> {
-    let end = body.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = String::from_utf8_lossy(&body[..end]);
-    let (mut ct, mut chunked, mut encoding) = (String::new(), false, String::new());
-    for l in head.lines().skip(1) {
-        if let Some((k, v)) = l.split_once(':') {
-            let (k, v) = (k.trim(), v.trim());
-            if k.eq_ignore_ascii_case("content-type") {
-                ct = v.to_string();
-            } else if k.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = v.to_ascii_lowercase().contains("chunked");
-            } else if k.eq_ignore_ascii_case("content-encoding") {
-                encoding = v.to_ascii_lowercase();
-            }
-        }
-    }
-    let mut payload = Cow::Borrowed(&body[end + 4..]);
+    let (
+        HttpHead {
+            ct,
+            chunked,
+            encoding,
+        },
+        start,
+    ) = http_head(body)?;
+    let mut payload = Cow::Borrowed(&body[start..]);
     if chunked {
         if let Some(p) = dechunk(&payload) {
             payload = Cow::Owned(p);
@@ -762,6 +766,39 @@ fn split_http(body: &[u8], max: usize) -> Option<Result<(String, Cow<'_, [u8]>),
         other => return Some(Err(format!("unsupported Content-Encoding `{other}`"))),
     }
     Some(Ok((ct, payload)))
+}
+
+/// The headers of an HTTP response that decide how its payload is read.
+struct HttpHead {
+    /// Content-Type.
+    ct: String,
+    /// Transfer-Encoding: chunked.
+    chunked: bool,
+    /// Content-Encoding, lower case.
+    encoding: String,
+}
+
+/// Parse the head of an HTTP response: its headers and where the payload starts.
+fn http_head(body: &[u8]) -> Option<(HttpHead, usize)> {
+    let end = body.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let mut h = HttpHead {
+        ct: String::new(),
+        chunked: false,
+        encoding: String::new(),
+    };
+    for l in String::from_utf8_lossy(&body[..end]).lines().skip(1) {
+        if let Some((k, v)) = l.split_once(':') {
+            let (k, v) = (k.trim(), v.trim());
+            if k.eq_ignore_ascii_case("content-type") {
+                h.ct = v.to_string();
+            } else if k.eq_ignore_ascii_case("transfer-encoding") {
+                h.chunked = v.to_ascii_lowercase().contains("chunked");
+            } else if k.eq_ignore_ascii_case("content-encoding") {
+                h.encoding = v.to_ascii_lowercase();
+            }
+        }
+    }
+    Some((h, end + 4))
 }
 
 /// The body of a `Transfer-Encoding: chunked` payload, or `None` when it is not one.

@@ -1,0 +1,406 @@
+//! WARC records, one at a time, in bounded memory: the header block is parsed, and the body is
+//! read only when the caller wants it and it is not larger than the limit; otherwise it is
+//! streamed past. (The `warc` crate reads every body whole, so one 2 GB video record would
+//! take 2 GB.) A record that does not parse is reported, and reading resumes at the next line
+//! that starts with `WARC/`.
+
+use std::io::{BufRead, Read};
+
+/// Longest header line kept (longer ones are corrupt); also bounds the resync scan's memory.
+const MAX_LINE: usize = 64 * 1024;
+/// Most header bytes of one record.
+const MAX_HEADER: usize = 1 << 20;
+
+/// A record's header block.
+#[derive(Debug, Clone, Default)]
+pub struct Header {
+    /// `WARC/1.0`, `WARC/1.1`, ...
+    pub version: String,
+    /// Fields in order, names lower-cased.
+    fields: Vec<(String, String)>,
+    /// `Content-Length`.
+    pub content_length: u64,
+}
+
+impl Header {
+    /// The first value of field `name` (any case).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What happened to a record's body.
+#[derive(Debug)]
+pub enum Body {
+    /// Read.
+    Read(Vec<u8>),
+    /// Not wanted: streamed past.
+    Skipped,
+    /// Wanted but over the limit: its first [`HEAD`] bytes kept (enough for an HTTP header),
+    /// the rest streamed past.
+    TooLarge(Vec<u8>),
+}
+
+/// Bytes kept of a body over the limit.
+pub const HEAD: usize = 64 * 1024;
+
+/// Streaming reader of WARC records.
+pub struct Records<R> {
+    reader: R,
+    /// A version line found while resynchronizing, to start the next record with.
+    pending: Option<String>,
+    done: bool,
+}
+
+/// Read one line (up to and including `\n`) into `line`, keeping at most [`MAX_LINE`] bytes.
+/// Returns the bytes consumed (0 at end of input) and whether the line was cut.
+fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+    line.clear();
+    let (mut consumed, mut cut) = (0, false);
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((consumed, cut));
+        }
+        let (take, end) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = MAX_LINE.saturating_sub(line.len());
+        line.extend_from_slice(&buf[..take.min(room)]);
+        cut |= take > room;
+        r.consume(take);
+        consumed += take;
+        if end {
+            return Ok((consumed, cut));
+        }
+    }
+}
+
+fn trim_eol(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+impl<R: BufRead> Records<R> {
+    /// Records of `reader` (already decompressed).
+    pub fn new(reader: R) -> Self {
+        Records {
+            reader,
+            pending: None,
+            done: false,
+        }
+    }
+
+    /// Skip to the next line starting with `WARC/` and keep it for the next record.
+    fn resync(&mut self) -> std::io::Result<()> {
+        let mut line = Vec::new();
+        loop {
+            let (n, _) = read_line(&mut self.reader, &mut line)?;
+            if n == 0 {
+                self.done = true;
+                return Ok(());
+            }
+            if line.starts_with(b"WARC/") {
+                self.pending = Some(String::from_utf8_lossy(trim_eol(&line)).into_owned());
+                return Ok(());
+            }
+        }
+    }
+
+    /// Report `reason` for the current record and resynchronize on the next one.
+    fn corrupt(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
+        if let Err(e) = self.resync() {
+            self.done = true;
+            return Some(Err(format!("{reason}; then: {e}")));
+        }
+        Some(Err(reason))
+    }
+
+    /// The next record. `want` sees the header and says whether the body is needed; a wanted
+    /// body over `max` bytes is not read ([`Body::TooLarge`]). `None` at the end of input.
+    pub fn next_record(
+        &mut self,
+        max: usize,
+        want: impl FnOnce(&Header) -> bool,
+    ) -> Option<Result<(Header, Body), String>> {
+        if self.done {
+            return None;
+        }
+        let mut line = Vec::new();
+        // The version line (blank lines between records are tolerated).
+        let version = match self.pending.take() {
+            Some(v) => v,
+            None => loop {
+                match read_line(&mut self.reader, &mut line) {
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(format!("read error: {e}")));
+                    }
+                    Ok((0, _)) => {
+                        self.done = true;
+                        return None;
+                    }
+                    Ok(_) if trim_eol(&line).is_empty() => continue,
+                    Ok(_) if line.starts_with(b"WARC/") => {
+                        break String::from_utf8_lossy(trim_eol(&line)).into_owned()
+                    }
+                    Ok(_) => return self.corrupt("expected a `WARC/` version line".into()),
+                }
+            },
+        };
+        let mut h = Header {
+            version,
+            ..Default::default()
+        };
+        let mut size = 0;
+        let mut length = None;
+        loop {
+            let (n, cut) = match read_line(&mut self.reader, &mut line) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(format!("read error: {e}")));
+                }
+            };
+            if n == 0 {
+                self.done = true;
+                return Some(Err("input ends inside a record header".into()));
+            }
+            size += n;
+            if cut || size > MAX_HEADER {
+                return self.corrupt("record header too long".into());
+            }
+            let l = trim_eol(&line);
+            if l.is_empty() {
+                break;
+            }
+            let text = String::from_utf8_lossy(l);
+            if l[0] == b' ' || l[0] == b'\t' {
+                // Continuation of the previous field.
+                if let Some((_, v)) = h.fields.last_mut() {
+                    if !v.is_empty() {
+                        v.push(' ');
+                    }
+                    v.push_str(text.trim());
+                }
+                continue;
+            }
+            let Some((k, v)) = text.split_once(':') else {
+                return self.corrupt(format!("bad header line `{}`", text.trim()));
+            };
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+            if k == "content-length" && length.is_none() {
+                match v.parse::<u64>() {
+                    Ok(n) => length = Some(n),
+                    Err(_) => return self.corrupt(format!("bad Content-Length `{v}`")),
+                }
+            }
+            h.fields.push((k, v));
+        }
+        let Some(len) = length else {
+            return self.corrupt("record without Content-Length".into());
+        };
+        h.content_length = len;
+        let wanted = want(&h);
+        let body = if wanted && len <= max as u64 {
+            let mut b = Vec::with_capacity(len as usize);
+            match (&mut self.reader).take(len).read_to_end(&mut b) {
+                Ok(n) if n as u64 == len => Body::Read(b),
+                Ok(n) => {
+                    self.done = true;
+                    return Some(Err(format!(
+                        "truncated record: Content-Length {len}, input ends after {n} bytes"
+                    )));
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(format!("read error: {e}")));
+                }
+            }
+        } else {
+            let mut head = Vec::new();
+            if wanted {
+                let keep = len.min(HEAD as u64);
+                match (&mut self.reader).take(keep).read_to_end(&mut head) {
+                    Ok(n) if n as u64 == keep => {}
+                    Ok(_) => {
+                        self.done = true;
+                        return Some(Err(format!(
+                            "truncated record: Content-Length {len}, input ends after {} bytes",
+                            head.len()
+                        )));
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(format!("read error: {e}")));
+                    }
+                }
+            }
+            let rest = len - head.len() as u64;
+            match std::io::copy(&mut (&mut self.reader).take(rest), &mut std::io::sink()) {
+                Ok(n) if n == rest => {}
+                Ok(n) => {
+                    self.done = true;
+                    return Some(Err(format!(
+                        "truncated record: Content-Length {len}, input ends after {} bytes",
+                        head.len() as u64 + n
+                    )));
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(format!("read error: {e}")));
+                }
+            }
+            if wanted {
+                Body::TooLarge(head)
+            } else {
+                Body::Skipped
+            }
+        };
+        // The record ends with CRLF CRLF; anything else means Content-Length was wrong.
+        let mut tail = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            match self.reader.fill_buf() {
+                Ok([]) => break,
+                Ok(buf) if buf[0] == b'\r' || buf[0] == b'\n' => {
+                    tail[got] = buf[0];
+                    self.reader.consume(1);
+                    got += 1;
+                }
+                Ok(_) => break,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(format!("read error: {e}")));
+                }
+            }
+        }
+        let at_end = matches!(self.reader.fill_buf(), Ok([]));
+        if got < 2 && !at_end {
+            return self.corrupt(format!(
+                "record not followed by a blank line (Content-Length {len} wrong?)"
+            ));
+        }
+        Some(Ok((h, body)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: &str, body: &[u8]) -> Vec<u8> {
+        let mut r = format!(
+            "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Target-URI:\r\n  http://x/{kind}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(body);
+        r.extend_from_slice(b"\r\n\r\n");
+        r
+    }
+
+    fn all(data: &[u8], max: usize) -> Vec<Result<(String, Option<Vec<u8>>), String>> {
+        let mut r = Records::new(data);
+        let mut out = Vec::new();
+        while let Some(x) = r.next_record(max, |h| h.get("warc-type") != Some("request")) {
+            out.push(x.map(|(h, b)| {
+                (
+                    format!(
+                        "{} {}",
+                        h.get("WARC-Type").unwrap(),
+                        h.get("warc-target-uri").unwrap()
+                    ),
+                    match b {
+                        Body::Read(v) => Some(v),
+                        Body::Skipped => None,
+                        Body::TooLarge(head) => Some([&b"<too large>"[..], &head[..10]].concat()),
+                    },
+                )
+            }));
+        }
+        out
+    }
+
+    #[test]
+    fn records_are_read_skipped_or_too_large() {
+        let mut data = record("response", b"hello\r\n\r\nworld");
+        data.extend(record("request", b"GET /"));
+        data.extend(record("resource", &[b'x'; 100]));
+        let got = all(&data, 50);
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            got[0].as_ref().unwrap(),
+            &(
+                "response http://x/response".to_string(),
+                Some(b"hello\r\n\r\nworld".to_vec())
+            )
+        );
+        assert_eq!(got[1].as_ref().unwrap().1, None);
+        assert_eq!(
+            got[2].as_ref().unwrap().1.as_deref(),
+            Some(&b"<too large>xxxxxxxxxx"[..])
+        );
+    }
+
+    #[test]
+    fn garbage_is_reported_and_the_next_record_read() {
+        let mut data = record("response", b"one");
+        data.extend_from_slice(b"garbage line\r\nmore garbage\r\n");
+        data.extend(record("response", b"two"));
+        // Content-Length too small: the rest of the body is not a blank line.
+        data.extend_from_slice(
+            b"WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 2\r\n\r\nthree\r\n\r\n",
+        );
+        data.extend(record("response", b"four"));
+        data.extend_from_slice(b"WARC/1.0\r\nWARC-Type: response\r\n\r\n");
+        data.extend(record("response", b"five"));
+        let got = all(&data, 1000);
+        let bodies: Vec<String> = got
+            .iter()
+            .map(|r| match r {
+                Ok((_, b)) => String::from_utf8_lossy(b.as_deref().unwrap_or(b"")).into_owned(),
+                Err(e) => format!("ERR {e}"),
+            })
+            .collect();
+        assert_eq!(bodies[0], "one");
+        assert!(
+            bodies[1].starts_with("ERR expected a `WARC/`"),
+            "{bodies:?}"
+        );
+        assert_eq!(bodies[2], "two");
+        assert!(
+            bodies[3].starts_with("ERR record not followed"),
+            "{bodies:?}"
+        );
+        assert_eq!(bodies[4], "four");
+        assert!(bodies[5].contains("without Content-Length"), "{bodies:?}");
+        assert_eq!(bodies[6], "five");
+        assert_eq!(bodies.len(), 7);
+    }
+
+    #[test]
+    fn truncated_input_ends_with_an_error() {
+        let mut data = record("response", b"one");
+        data.extend_from_slice(
+            b"WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 999\r\n\r\nshort",
+        );
+        let got = all(&data, 10_000);
+        assert!(got[0].is_ok());
+        assert!(
+            got[1].as_ref().unwrap_err().contains("truncated record"),
+            "{got:?}"
+        );
+        assert_eq!(got.len(), 2);
+        let got = all(&data, 10);
+        assert!(
+            got[1].as_ref().unwrap_err().contains("truncated record"),
+            "skipped bodies too"
+        );
+    }
+}
