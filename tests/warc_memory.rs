@@ -78,7 +78,11 @@ fn huge_records_are_streamed_past() {
     assert_eq!(recs.len(), 2, "{recs:?}");
     let err = recs[0].doc.as_ref().unwrap_err();
     assert!(err.contains("larger than"), "{err}");
-    assert!(recs[0].location().ends_with("big.warc.gz#2"), "{}", recs[0].location());
+    assert!(
+        recs[0].location().ends_with("big.warc.gz#2"),
+        "{}",
+        recs[0].location()
+    );
     assert_eq!(recs[1].doc.as_ref().unwrap().id, "http://a/page");
     assert!(grew_mib < 50, "peak memory grew by {grew_mib} MiB");
 }

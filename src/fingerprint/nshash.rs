@@ -32,7 +32,7 @@ pub const SKETCH_MAX: usize = 512;
 
 /// Every qualifying sentence key of a document, distinct, in text order with its length.
 fn qualifying(normalized: &str, opts: &Options) -> Vec<(usize, usize, String)> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = foldhash::HashSet::default();
     let mut cands: Vec<(usize, usize, String)> = Vec::new();
     for (pos, s) in sentences::split(normalized).enumerate() {
         let (k, n) = sentences::key(s);

@@ -46,6 +46,11 @@ impl Folder {
             self.out.push(if self.pending == 2 { '\n' } else { ' ' });
         }
         self.pending = 0;
+        // Ideographs (most of Chinese text) have no case and fold to themselves.
+        if is_plain_ideograph(c) {
+            self.out.push(c);
+            return;
+        }
         let c = fold_punct(c);
         if c.is_uppercase() {
             self.out.extend(c.to_lowercase());
@@ -91,24 +96,22 @@ pub fn normalize(text: &str) -> String {
 /// sentence wrapped over two lines is one run of words again (for segmentation). Line breaks
 /// next to anything else stay.
 pub fn join_cjk_lines(normalized: &str) -> std::borrow::Cow<'_, str> {
-    let b = normalized.as_bytes();
     let soft = |i: usize| {
-        b[i] == b'\n'
-            && normalized[..i]
-                .chars()
-                .next_back()
-                .is_some_and(is_plain_ideograph)
-            && normalized[i + 1..]
-                .chars()
-                .next()
-                .is_some_and(is_plain_ideograph)
+        let before = normalized[..i].chars().next_back();
+        let after = normalized[i + 1..].chars().next();
+        before.is_some_and(is_plain_ideograph) && after.is_some_and(is_plain_ideograph)
     };
-    if !(0..b.len()).any(soft) {
+    let mut breaks = normalized
+        .match_indices('\n')
+        .map(|(i, _)| i)
+        .filter(|&i| soft(i))
+        .peekable();
+    if breaks.peek().is_none() {
         return std::borrow::Cow::Borrowed(normalized);
     }
     let mut out = String::with_capacity(normalized.len());
     let mut last = 0;
-    for i in (0..b.len()).filter(|&i| soft(i)) {
+    for i in breaks {
         out.push_str(&normalized[last..i]);
         last = i + 1;
     }

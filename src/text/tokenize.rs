@@ -56,6 +56,18 @@ fn stopword_set(kind: Stopwords) -> Option<&'static HashSet<String>> {
     }
 }
 
+/// `char::is_uppercase`, without the table lookup for ASCII and ideographs.
+#[inline]
+fn has_case_upper(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_uppercase()
+    } else if ('\u{4e00}'..='\u{9fff}').contains(&c) {
+        false
+    } else {
+        c.is_uppercase()
+    }
+}
+
 /// Cached words per thread before the cache is cleared (bounds memory on open vocabularies).
 const IDF_CACHE_MAX: usize = 1 << 20;
 
@@ -251,7 +263,7 @@ impl TermWeights {
         if let Some(s) = stop {
             // jieba's rule: a word is also stopped when its lowercase form is listed.
             if s.contains(word)
-                || word.chars().any(char::is_uppercase) && s.contains(&word.to_lowercase())
+                || word.chars().any(has_case_upper) && s.contains(&word.to_lowercase())
             {
                 return None;
             }
