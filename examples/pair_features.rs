@@ -27,7 +27,7 @@ fn main() {
             e.sentences_a.len(),
             e.sentences_b.len(),
             e.shared_sentences.len(),
-            e.distance.map_or(-1, |d| d as i64)
+            e.comparison.distance.map_or(-1, |d| d as i64)
         );
     }
 }

@@ -107,6 +107,23 @@ impl Outcome {
     }
 }
 
+/// A stored document: what the store keeps of it (texts are not stored).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredDocument {
+    /// External id.
+    pub id: String,
+    /// Source URL, if given.
+    pub url: Option<String>,
+    /// Title, if given.
+    pub title: Option<String>,
+    /// Its current cluster.
+    pub similar_id: u64,
+    /// Its fingerprints.
+    pub fingerprints: Fingerprints,
+    /// Ids of the stored documents it matched when it was ingested.
+    pub matched_at_ingest: Vec<String>,
+}
+
 /// Result of [`Fpdb::ingest`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -534,6 +551,36 @@ impl Fpdb {
             &schema::u64_key(id),
             "cycle in cluster parents".into(),
         ))
+    }
+
+    /// The stored document with external id `id`, if any.
+    pub fn stored_document(&self, id: &str) -> Result<Option<StoredDocument>> {
+        let Some(seq) = self.seq_of(id)? else {
+            return Ok(None);
+        };
+        let rec = self.doc(seq)?;
+        let mut matched = Vec::new();
+        for m in &rec.matches {
+            if let Ok(d) = self.doc(m.seq) {
+                if !matched.contains(&d.id) {
+                    matched.push(d.id);
+                }
+            }
+        }
+        Ok(Some(StoredDocument {
+            similar_id: self.resolve(rec.similar_id)?,
+            fingerprints: Fingerprints {
+                nshash: rec.nshash,
+                simhash: rec.simhash,
+                sketch: rec.sketch,
+                shingles: rec.shingles,
+                chars: rec.chars,
+            },
+            id: rec.id,
+            url: rec.url,
+            title: rec.title,
+            matched_at_ingest: matched,
+        }))
     }
 
     /// The current similar_id of a cluster id handed out earlier.

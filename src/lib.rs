@@ -35,8 +35,8 @@ pub mod store;
 pub mod text;
 
 pub use db::{
-    Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings, Stats, Verified,
-    MAX_MATCHES,
+    Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings, Stats,
+    StoredDocument, Verified, MAX_MATCHES,
 };
 pub use error::{Error, Result};
 pub use fingerprint::Fingerprints;

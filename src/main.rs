@@ -5,7 +5,7 @@
 //! 2 error (nothing more was done); 3 `ingest` finished but skipped some inputs.
 
 use std::io::{BufWriter, IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -62,8 +62,10 @@ enum Command {
     Clusters(ClustersArgs),
     /// Check that every index agrees with the stored documents (exit 2 when not).
     Verify(JsonFlag),
-    /// Show why two texts match or not: kept sentences, shared ones, simhash distance, terms
-    /// found in one text only. A and B are files, or ids in --corpus.
+    /// Show why two texts match or not: kept sentences, shared ones, verification similarity,
+    /// simhash distance, terms found in one text only. A and B are files, ids in --corpus, or
+    /// ids of stored documents (compared on their stored fingerprints; exit 0 when in one
+    /// cluster). Exit 0 when linked, 1 when not.
     Explain(ExplainArgs),
     /// Measure detection quality on a labeled set (in memory; the store is not touched).
     Eval(EvalArgs),
@@ -90,9 +92,9 @@ struct IdfArgs {
 
 #[derive(Args, Debug)]
 struct ExplainArgs {
-    /// First text: a file, or an id in --corpus
+    /// First text: a file, an id in --corpus, or a stored document's id
     a: String,
-    /// Second text: a file, or an id in --corpus
+    /// Second text: a file, an id in --corpus, or a stored document's id
     b: String,
     /// Look A and B up by id in this JSONL corpus
     #[arg(long)]
@@ -935,6 +937,12 @@ fn verify(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
 }
 
 fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
+    // Two ids of the store: neither names a file and no --corpus was given.
+    if a.corpus.is_none() && !Path::new(&a.a).exists() && !Path::new(&a.b).exists() {
+        if let Ok(db) = open_read_only(path) {
+            return explain_stored(&db, path, a);
+        }
+    }
     let (ta, tb) = match &a.corpus {
         Some(c) => {
             let (mut ta, mut tb) = (None, None);
@@ -984,7 +992,11 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         e.shared_sentences.len(),
         e.sentences_a.len(),
         e.sentences_b.len(),
-        if e.nshash_match { "match" } else { "no match" }
+        if e.comparison.nshash_match {
+            "match"
+        } else {
+            "no match"
+        }
     );
     for (name, s) in [("A", &e.sentences_a), ("B", &e.sentences_b)] {
         for x in s.iter() {
@@ -997,11 +1009,33 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             println!("  {name}{mark} {short}");
         }
     }
+    print_comparison(&e.comparison, &opts);
+    let terms = |v: &[(String, f64)]| {
+        v.iter()
+            .map(|(t, w)| format!("{t}({w:.3})"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!("terms only in A: {}", terms(&e.terms_only_a));
+    println!("terms only in B: {}", terms(&e.terms_only_b));
+    println!(
+        "decision: {}",
+        if e.comparison.linked() {
+            "linked (a candidate, verified)"
+        } else {
+            "not linked"
+        }
+    );
+    Ok(if e.comparison.linked() { 0 } else { 1 })
+}
+
+/// The signals shared by text and stored explanations.
+fn print_comparison(c: &fpdb::explain::Comparison, opts: &fpdb::Options) {
     println!(
         "overlap: {:.1}% of the larger document's sentences are shared",
-        100.0 * e.overlap
+        100.0 * c.overlap
     );
-    if let Some(r) = e.resemblance {
+    if let Some(r) = c.resemblance {
         println!(
             "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {:.0}%)",
             100.0 * r,
@@ -1011,37 +1045,105 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     }
     println!(
         "similarity: {:.1}% (threshold {}%) -> {}",
-        100.0 * e.similarity,
+        100.0 * c.similarity,
         opts.verify_overlap_pct,
-        if e.verified {
+        if c.verified {
             "verified"
         } else {
             "not verified"
         }
     );
-    match e.distance {
+    match c.distance {
         Some(d) => println!(
             "simhash: {} vs {}, distance {d} (k = {}) -> {}",
-            e.simhash_a.as_deref().unwrap_or(""),
-            e.simhash_b.as_deref().unwrap_or(""),
+            c.simhash_a.as_deref().unwrap_or(""),
+            c.simhash_b.as_deref().unwrap_or(""),
             opts.simhash_k,
-            if e.simhash_match { "match" } else { "no match" }
+            if c.simhash_match { "match" } else { "no match" }
         ),
-        None => println!("simhash: not computed (no terms)"),
+        None => println!("simhash: not computed (off, or no terms)"),
     }
-    let terms = |v: &[(String, f64)]| {
-        v.iter()
-            .map(|(t, w)| format!("{t}({w:.3})"))
-            .collect::<Vec<_>>()
-            .join(" ")
+}
+
+/// `fpdb explain ID_A ID_B` on stored documents: their clusters and stored fingerprints.
+fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow::Result<u8> {
+    let get = |id: &str| -> anyhow::Result<fpdb::StoredDocument> {
+        db.stored_document(id)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{id}` is neither a file nor an id in the store {} (to explain texts, give two files, or ids with --corpus)",
+                path.display()
+            )
+        })
     };
-    println!("terms only in A: {}", terms(&e.terms_only_a));
-    println!("terms only in B: {}", terms(&e.terms_only_b));
-    Ok(if e.nshash_match || e.simhash_match {
-        0
+    let (da, db_) = (get(&a.a)?, get(&a.b)?);
+    let c = fpdb::explain::compare(&da.fingerprints, &db_.fingerprints, db.options());
+    let same = da.similar_id == db_.similar_id;
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            id: &'a str,
+            similar_id: u64,
+            chars: u64,
+            matched_at_ingest: &'a [String],
+        }
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            a: Doc<'a>,
+            b: Doc<'a>,
+            same_cluster: bool,
+            #[serde(flatten)]
+            comparison: &'a fpdb::explain::Comparison,
+        }
+        fn doc(d: &fpdb::StoredDocument) -> Doc<'_> {
+            Doc {
+                id: &d.id,
+                similar_id: d.similar_id,
+                chars: d.fingerprints.chars,
+                matched_at_ingest: &d.matched_at_ingest,
+            }
+        }
+        let out = Out {
+            a: doc(&da),
+            b: doc(&db_),
+            same_cluster: same,
+            comparison: &c,
+        };
+        println!("{}", serde_json::to_string(&out)?);
     } else {
-        1
-    })
+        for (name, d) in [("A", &da), ("B", &db_)] {
+            println!(
+                "{name}: {} (similar_id {}, {} characters{})",
+                d.id,
+                d.similar_id,
+                d.fingerprints.chars,
+                if d.matched_at_ingest.is_empty() {
+                    String::new()
+                } else {
+                    format!("; matched at ingest: {}", d.matched_at_ingest.join(", "))
+                }
+            );
+        }
+        println!("same cluster: {}", if same { "yes" } else { "no" });
+        println!(
+            "nshash: {} of {} / {} kept sentence hashes shared -> {}",
+            c.shared_nshash,
+            da.fingerprints.nshash.len(),
+            db_.fingerprints.nshash.len(),
+            if c.nshash_match { "match" } else { "no match" }
+        );
+        print_comparison(&c, db.options());
+        println!(
+            "pair: {} (texts are not stored: give two files, or ids with --corpus, to see sentences and terms)",
+            if c.linked() {
+                "linked directly (a candidate, verified)"
+            } else if same {
+                "not linked directly; in one cluster through other documents"
+            } else {
+                "not linked"
+            }
+        );
+    }
+    Ok(if same { 0 } else { 1 })
 }
 
 fn idf(a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> {

@@ -504,3 +504,27 @@ fn idf_table_learned_then_used_by_a_store() {
     let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(r[0]["recall"].as_f64().unwrap() > 0.5, "{r}");
 }
+
+#[test]
+fn explain_two_stored_ids_from_their_fingerprints() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::sample();
+    assert_eq!(code(&run(dir.path(), &["ingest", s.to_str().unwrap()])), 0);
+    let (orig, copy, other) = (
+        "20news-bydate-train/rec.autos/102901",
+        "20news-bydate-train/rec.autos/102901#byline",
+        "20news-bydate-train/sci.med/58992",
+    );
+    let o = run(dir.path(), &["explain", orig, copy, "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(e["same_cluster"], true);
+    assert_eq!(e["verified"], true);
+    assert_eq!(e["b"]["matched_at_ingest"][0], orig);
+    let o = run(dir.path(), &["explain", orig, other]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).contains("same cluster: no"), "{}", stdout(&o));
+    let o = run(dir.path(), &["explain", orig, "no-such-id"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("`no-such-id` is neither a file nor an id in the store"));
+}
