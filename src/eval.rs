@@ -93,6 +93,21 @@ pub struct Report {
     pub missing: u64,
     /// Per kind.
     pub kinds: BTreeMap<String, KindScore>,
+    /// Every pair judged wrongly: missed duplicates and false merges, in pairs-file order.
+    pub errors: Vec<PairError>,
+}
+
+/// A labeled pair the configuration got wrong.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairError {
+    /// First document id.
+    pub a: String,
+    /// Second document id.
+    pub b: String,
+    /// Kind of pair.
+    pub kind: String,
+    /// The label: 1 (a missed duplicate) or 0 (a false merge).
+    pub label: u8,
 }
 
 /// Fingerprint every document once with the options `settings` resolve to (both algorithms
@@ -157,6 +172,14 @@ pub fn evaluate(
             (true, false) => r.fp += 1,
             (false, true) => r.fn_ += 1,
             (false, false) => {}
+        }
+        if pred != p.duplicate {
+            r.errors.push(PairError {
+                a: p.a.clone(),
+                b: p.b.clone(),
+                kind: p.kind.clone(),
+                label: u8::from(p.duplicate),
+            });
         }
         let k = r.kinds.entry(p.kind.clone()).or_default();
         k.label = u8::from(p.duplicate);

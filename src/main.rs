@@ -132,6 +132,10 @@ struct EvalArgs {
     /// Learn simhash's IDF table from the corpus itself (first pass) instead of using jieba's
     #[arg(long)]
     learn_idf: bool,
+    /// List up to N wrongly judged pairs per configuration (missed duplicates, false merges);
+    /// `fpdb explain --corpus … A B` tells why [JSON output always lists them all]
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    errors: usize,
     /// Machine-readable JSON on stdout
     #[arg(long)]
     json: bool,
@@ -1276,6 +1280,22 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
                 s.predicted_duplicate,
                 100.0 * s.accuracy
             );
+        }
+        if a.errors > 0 && !r.errors.is_empty() {
+            println!(
+                "  wrongly judged ({} of {}):",
+                r.errors.len().min(a.errors),
+                r.errors.len()
+            );
+            for e in r.errors.iter().take(a.errors) {
+                println!(
+                    "    {} {}\t{}\t{}",
+                    if e.label == 1 { "missed" } else { "merged" },
+                    e.kind,
+                    e.a,
+                    e.b
+                );
+            }
         }
     }
     Ok(0)

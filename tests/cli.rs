@@ -390,6 +390,30 @@ fn eval_on_the_sample_pairs_finds_the_labeled_duplicates() {
     assert_eq!(default["fp"], 0, "{default}");
     assert!(default["f1"].as_f64().unwrap() >= 0.9, "{default}");
     assert_eq!(default["kinds"]["edit_width"]["accuracy"], 1.0, "{default}");
+    // Every wrongly judged pair is listed, for `fpdb explain`.
+    for r in &reports {
+        let wrong = r["fp"].as_u64().unwrap() + r["fn_"].as_u64().unwrap();
+        assert_eq!(r["errors"].as_array().unwrap().len() as u64, wrong, "{r}");
+    }
+    let simhash = reports.iter().find(|r| r["algo"] == "simhash").unwrap();
+    assert!(simhash["fn_"].as_u64().unwrap() > 0, "the listing is exercised");
+    let o = run(
+        root,
+        &[
+            "eval",
+            "--corpus",
+            "data/sample.jsonl",
+            "--pairs",
+            "data/sample_pairs.tsv",
+            "--algo",
+            "simhash",
+            "--errors",
+            "2",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(out.contains("wrongly judged (2 of "), "{out}");
+    assert_eq!(out.matches("    missed ").count(), 2, "{out}");
 }
 
 #[test]
