@@ -373,17 +373,17 @@ fn help_explains_every_command() {
 #[test]
 fn eval_on_the_sample_pairs_finds_the_labeled_duplicates() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let o = run(
-        root,
-        &[
+    let eval = |extra: &[&str]| {
+        let base = [
             "eval",
             "--corpus",
             "data/sample.jsonl",
             "--pairs",
             "data/sample_pairs.tsv",
-            "--json",
-        ],
-    );
+        ];
+        run(root, &[&base[..], extra].concat())
+    };
+    let o = eval(&["--json"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let reports: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
     let default = reports.iter().find(|r| r["algo"] == "default").unwrap();
@@ -396,22 +396,11 @@ fn eval_on_the_sample_pairs_finds_the_labeled_duplicates() {
         assert_eq!(r["errors"].as_array().unwrap().len() as u64, wrong, "{r}");
     }
     let simhash = reports.iter().find(|r| r["algo"] == "simhash").unwrap();
-    assert!(simhash["fn_"].as_u64().unwrap() > 0, "the listing is exercised");
-    let o = run(
-        root,
-        &[
-            "eval",
-            "--corpus",
-            "data/sample.jsonl",
-            "--pairs",
-            "data/sample_pairs.tsv",
-            "--algo",
-            "simhash",
-            "--errors",
-            "2",
-        ],
+    assert!(
+        simhash["fn_"].as_u64().unwrap() > 0,
+        "the listing is exercised"
     );
-    let out = stdout(&o);
+    let out = stdout(&eval(&["--algo", "simhash", "--errors", "2"]));
     assert!(out.contains("wrongly judged (2 of "), "{out}");
     assert_eq!(out.matches("    missed ").count(), 2, "{out}");
 }
