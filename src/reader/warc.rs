@@ -384,6 +384,46 @@ mod tests {
         assert_eq!(bodies.len(), 7);
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any bytes: no panic, and the reader ends (each call consumes input or stops).
+        #[test]
+        fn arbitrary_bytes_never_panic_and_end(data in proptest::collection::vec(any::<u8>(), 0..2000)) {
+            let mut r = Records::new(&data[..]);
+            let mut calls = 0;
+            while r.next_record(100, |_| true).is_some() {
+                calls += 1;
+                prop_assert!(calls <= data.len() + 1);
+            }
+        }
+
+        /// Valid records with garbage lines between them: every record comes back, in order,
+        /// with its body; the garbage is reported, never merged into a record.
+        #[test]
+        fn records_survive_garbage_between_them(
+            bodies in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 1..8),
+            garbage in proptest::collection::vec("[a-zA-Z0-9 :;<>]{0,40}", 8),
+        ) {
+            let mut data = Vec::new();
+            for (i, b) in bodies.iter().enumerate() {
+                let g = &garbage[i];
+                if !g.trim().is_empty() {
+                    data.extend_from_slice(format!("x{g}\r\n").as_bytes());
+                }
+                data.extend(record("response", b));
+            }
+            let got: Vec<Vec<u8>> = all(&data, 1000)
+                .into_iter()
+                .filter_map(|r| r.ok())
+                .map(|(_, b)| b.unwrap())
+                .collect();
+            prop_assert_eq!(got, bodies);
+        }
+    }
+
     #[test]
     fn truncated_input_ends_with_an_error() {
         let mut data = record("response", b"one");
