@@ -230,7 +230,7 @@ struct SettingsArgs {
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     simhash_features: Option<FeaturesArg>,
-    /// Robust to re-wrapped lines: simhash ignores line breaks inside Chinese text, and every
+    /// Robust to re-wrapped lines: line breaks inside Chinese text are ignored, and every
     /// document gets a character-shingle sketch that can verify a candidate (>= 90%
     /// resemblance) whose sentences moved [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]

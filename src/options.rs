@@ -146,10 +146,11 @@ pub struct Options {
     /// simhash: the features hashed (default words).
     #[serde(default)]
     pub simhash_features: SimhashFeatures,
-    /// Robust to re-wrapped lines (default on; stores made before this setting: off): simhash
-    /// terms ignore line breaks between two Chinese characters, and every document (not only
-    /// short ones) gets a character-shingle sketch, so a candidate whose shingles resemble
-    /// the document's by at least 90% is accepted even when line breaks moved its sentences.
+    /// Robust to re-wrapped lines (default on; stores made before this setting: off): line
+    /// breaks between two Chinese characters are removed before sentences and terms are cut,
+    /// and every document (not only short ones) gets a character-shingle sketch, so a
+    /// candidate whose shingles resemble the document's by at least 90% is accepted even when
+    /// line breaks moved its sentences.
     #[serde(default)]
     pub reflow: bool,
     /// simhash: stop words dropped from the terms (stores made before this setting: jieba).

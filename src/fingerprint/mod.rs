@@ -94,12 +94,23 @@ impl Fingerprinter {
         &self.weights
     }
 
-    /// The weighted features simhash hashes, of prepared (normalized) text, sorted.
+    /// The text every fingerprint is computed from: [`text::prepare`]d (normalized, t2s), and
+    /// with `reflow` the line breaks between two Chinese characters removed (a wrapped
+    /// sentence or word is whole again).
+    pub fn prepare(&self, body: &str) -> String {
+        let norm = text::prepare(body, &self.opts);
+        if !self.opts.reflow {
+            return norm;
+        }
+        match text::join_cjk_lines(&norm) {
+            std::borrow::Cow::Borrowed(_) => norm,
+            std::borrow::Cow::Owned(joined) => joined,
+        }
+    }
+
+    /// The weighted features simhash hashes, of [`Fingerprinter::prepare`]d text, sorted.
     pub fn simhash_features(&self, prepared: &str) -> Vec<(String, f64)> {
         match self.opts.simhash_features {
-            SimhashFeatures::Words if self.opts.reflow => {
-                self.weights.weighted_terms(&text::join_cjk_lines(prepared))
-            }
             SimhashFeatures::Words => self.weights.weighted_terms(prepared),
             SimhashFeatures::Chars => char_ngrams(prepared, 3),
         }
@@ -108,22 +119,22 @@ impl Fingerprinter {
     /// Compute the fingerprints of `body`.
     pub fn fingerprint(&self, body: &str) -> Fingerprints {
         let opts = &self.opts;
-        let norm = text::prepare(body, opts);
-        let (mut top, sketch) = nshash::nshash_and_sketch(&norm, opts);
-        let shingles = nshash::shingles(&norm, sketch.len(), opts.reflow);
+        let text = self.prepare(body);
+        let (mut top, sketch) = nshash::nshash_and_sketch(&text, opts);
+        let shingles = nshash::shingles(&text, sketch.len(), opts.reflow);
         if !opts.nshash {
             top.clear();
         }
         Fingerprints {
             nshash: top,
             simhash: if opts.simhash {
-                simhash::simhash(&self.simhash_features(&norm))
+                simhash::simhash(&self.simhash_features(&text))
             } else {
                 None
             },
             sketch,
             shingles,
-            chars: norm.chars().count() as u64,
+            chars: text.chars().count() as u64,
         }
     }
 }
