@@ -7,14 +7,22 @@ mod common;
 use fpdb::eval::edits;
 use fpdb::{Fpdb, OnExisting, Settings};
 
-fn found(reflow: bool) -> (usize, usize) {
+fn is_chinese(text: &str) -> bool {
+    text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// Copies found of the sample's longer documents (Chinese ones only, and no simhash, with
+/// `nshash_only`).
+fn found(reflow: bool, nshash_only: bool) -> (usize, usize) {
     let docs: Vec<_> = common::sample_docs()
         .into_iter()
         .filter(|d| !d.id.contains('#') && d.text.chars().count() > 300)
+        .filter(|d| !nshash_only || is_chinese(&d.text))
         .collect();
     let mut db = Fpdb::builder()
         .settings(Settings {
             reflow: Some(reflow),
+            simhash: Some(!nshash_only),
             ..Settings::default()
         })
         .open_in_memory()
@@ -49,10 +57,22 @@ fn found(reflow: bool) -> (usize, usize) {
 
 #[test]
 fn re_wrapped_copies_are_found() {
-    let (hits, total) = found(true);
+    let (hits, total) = found(true, false);
     assert!(total >= 80, "{total} copies");
     assert!(hits * 100 >= total * 95, "{hits} of {total} found");
-    let (old, _) = found(false);
+    let (old, _) = found(false, false);
     eprintln!("reflow: {hits} of {total} found; without: {old}");
     assert!(old * 2 < total, "without reflow {old} of {total} found");
+}
+
+/// In Chinese text a line break between two characters is a soft wrap: with `reflow`, nshash
+/// alone (no simhash candidates) still finds re-wrapped copies.
+#[test]
+fn nshash_alone_finds_re_wrapped_chinese() {
+    let (hits, total) = found(true, true);
+    assert!(total >= 40, "{total} copies");
+    assert!(hits * 100 >= total * 95, "{hits} of {total} found");
+    let (old, _) = found(false, true);
+    eprintln!("nshash alone: {hits} of {total} found; without reflow: {old}");
+    assert!(old * 10 < total * 7, "without reflow {old} of {total} found");
 }
