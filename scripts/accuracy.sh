@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Accuracy tables (markdown) from `fpdb eval`: per-kind results of nshash, simhash and the
 # default combination on each labeled dev set, the simhash term options (stop words, IDF
-# table learned from the corpus), and the re-wrap robustness sets (examples/reflow_set).
+# table learned from the corpus), and the robustness sets (examples/robustness_set: re-wrapped
+# and traditional-character copies).
 #
 #   scripts/accuracy.sh [DEV_DIR]
 #
@@ -13,7 +14,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
 dev="${1:-../shared/data/dev}"
 work="${ACCURACY_DIR:-target/accuracy}"
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example reflow_set
+cargo build --release --quiet --bin fpdb --example robustness_set
 fpdb="$CARGO_TARGET_DIR/release/fpdb"
 
 per_kind() { # json file -> markdown table: one column per configuration
@@ -71,25 +72,27 @@ for set in "$dev"/*/; do
   echo
 done
 
-echo "### Re-wrapped copies (examples/reflow_set: 300 documents, each joined and re-wrapped)"
+echo "### Robustness (examples/robustness_set: 300 documents per set, copies as reposts make them)"
 echo
-echo "| set | reflow | nshash | simhash | default |"
-echo "|---|---|---:|---:|---:|"
+echo "Default combination; pairs found per kind (false merges of the random pairs in the last column)."
+echo
+echo "| set | settings | edit_join_lines | edit_rewrap | edit_traditional | edit_traditional_tw | false merges |"
+echo "|---|---|---:|---:|---:|---:|---:|"
 for set in "$dev"/*/; do
   name=$(basename "$set")
-  "$CARGO_TARGET_DIR/release/examples/reflow_set" "$set/corpus.jsonl" "$work/reflow-$name" 300 2>/dev/null
-  for r in true false; do
-    "$fpdb" eval --corpus "$work/reflow-$name/corpus.jsonl" --pairs "$work/reflow-$name/pairs.tsv" \
-      --json --reflow "$r" > "$work/reflow-$name-$r.json"
-    python3 - "$name" "$r" "$work/reflow-$name-$r.json" <<'EOF'
+  "$CARGO_TARGET_DIR/release/examples/robustness_set" "$set/corpus.jsonl" "$work/robust-$name" 300 2>/dev/null
+  for flags in "" "--reflow false" "--t2s false"; do
+    # shellcheck disable=SC2086
+    "$fpdb" eval --corpus "$work/robust-$name/corpus.jsonl" --pairs "$work/robust-$name/pairs.tsv" \
+      --json --algo default $flags > "$work/robust-$name.json"
+    python3 - "$name" "${flags:-defaults}" "$work/robust-$name.json" <<'EOF2'
 import json, sys
-reports = json.load(open(sys.argv[3]))
-def cell(r):
-    k = r["kinds"]
-    found = k["edit_join_lines"]["predicted_duplicate"] + k["edit_rewrap"]["predicted_duplicate"]
-    pairs = k["edit_join_lines"]["pairs"] + k["edit_rewrap"]["pairs"]
-    return f'{found}/{pairs}, fp {r["fp"]}'
-print(f"| {sys.argv[1]} | {sys.argv[2]} | " + " | ".join(cell(r) for r in reports) + " |")
-EOF
+r = json.load(open(sys.argv[3]))[0]
+def cell(kind):
+    k = r["kinds"].get(kind)
+    return f'{k["predicted_duplicate"]}/{k["pairs"]}' if k else "–"
+kinds = ["edit_join_lines", "edit_rewrap", "edit_traditional", "edit_traditional_tw"]
+print(f"| {sys.argv[1]} | {sys.argv[2]} | " + " | ".join(cell(k) for k in kinds) + f' | {r["fp"]} |')
+EOF2
   done
 done

@@ -83,9 +83,12 @@ struct IdfArgs {
     /// Learn from at most this many documents
     #[arg(long)]
     limit: Option<usize>,
-    /// Convert traditional Chinese to simplified first (use with a store created with --t2s)
-    #[arg(long)]
-    t2s: bool,
+    /// Prepare text as a store with this `--t2s` setting does [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    t2s: Option<bool>,
+    /// Prepare text as a store with this `--reflow` setting does [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    reflow: Option<bool>,
     #[command(flatten)]
     input: InputArgs,
 }
@@ -207,8 +210,8 @@ struct SettingsArgs {
         help_heading = "Store settings (fixed at creation)"
     )]
     algos: Option<Vec<Algo>>,
-    /// Convert traditional Chinese to simplified before fingerprinting (OpenCC t2s)
-    /// [default: false]
+    /// Convert traditional Chinese to simplified before fingerprinting (OpenCC t2s; only texts
+    /// holding a traditional character are converted) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     t2s: Option<bool>,
     /// nshash: number of longest sentences hashed per document [default: 5]
@@ -1158,14 +1161,18 @@ fn idf(a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> {
         }
         files.push(PathBuf::from("-"));
     }
+    let defaults = fpdb::Options::default();
     let opts = fpdb::Options {
-        t2s: a.t2s,
-        ..Default::default()
+        t2s: a.t2s.unwrap_or(defaults.t2s),
+        reflow: a.reflow.unwrap_or(defaults.reflow),
+        ..defaults
     };
+    // Words are counted in the text exactly as the store will cut it.
+    let fp = fpdb::fingerprint::Fingerprinter::new(opts, None)?;
     let mut bad = 0u64;
     let texts = Inputs::new(&files, a.input.read_options())
         .filter_map(|rec| match rec.doc {
-            Ok(d) => Some(fpdb::text::prepare(&d.text, &opts)),
+            Ok(d) => Some(fp.prepare(&d.text)),
             Err(ref reason) => {
                 bad += 1;
                 eprintln!("fpdb: skipped {}: {reason}", rec.location());
@@ -1211,11 +1218,10 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
         if base.simhash_idf.is_some() {
             anyhow::bail!("--learn-idf and --idf exclude each other");
         }
-        let opts = base.resolve()?;
-        let prepared: Vec<String> = docs
-            .par_iter()
-            .map(|d| fpdb::text::prepare(&d.text, &opts))
-            .collect();
+        let mut opts = base.resolve()?;
+        opts.simhash_idf = fpdb::IdfSource::Jieba; // the table is what is being learned
+        let fp = fpdb::fingerprint::Fingerprinter::new(opts, None)?;
+        let prepared: Vec<String> = docs.par_iter().map(|d| fp.prepare(&d.text)).collect();
         let t = fpdb::text::IdfTable::learn(prepared.iter().map(String::as_str));
         if !a.json {
             eprintln!(

@@ -127,7 +127,8 @@ pub struct Options {
     pub nshash: bool,
     /// Use the 64-bit `simhash` fingerprint.
     pub simhash: bool,
-    /// Convert traditional Chinese to simplified before fingerprinting (default off).
+    /// Convert traditional Chinese to simplified before fingerprinting (default on; stores made
+    /// before it was the default keep theirs, and stores made before the setting: off).
     #[serde(default)]
     pub t2s: bool,
     /// Number of longest sentences hashed per document (default 5).
@@ -173,7 +174,7 @@ impl Default for Options {
         let mut o = Options {
             nshash: true,
             simhash: true,
-            t2s: false,
+            t2s: true,
             nshash_n: 5,
             nshash_hash: SentenceHash::Farmhash,
             min_sentence_chars: 10,

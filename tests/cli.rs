@@ -437,9 +437,13 @@ fn t2s_store_matches_a_traditional_repost() {
         serde_json::json!({"id": "t", "text": trad})
     );
     std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
-    for (db, flag, linked) in [("plain.db", None, false), ("t2s.db", Some("--t2s"), true)] {
+    // t2s is the default; `--t2s false` gives stores that keep scripts apart.
+    for (db, flag, linked) in [
+        ("plain.db", Some(["--t2s", "false"]), false),
+        ("t2s.db", None, true),
+    ] {
         let mut args = vec!["--db", db, "ingest", "in.jsonl", "-o", "-"];
-        args.extend(flag);
+        args.extend(flag.iter().flatten());
         let o = run(dir.path(), &args);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         let out = json_lines(&stdout(&o));

@@ -74,5 +74,8 @@ fn nshash_alone_finds_re_wrapped_chinese() {
     assert!(hits * 100 >= total * 95, "{hits} of {total} found");
     let (old, _) = found(false, true);
     eprintln!("nshash alone: {hits} of {total} found; without reflow: {old}");
-    assert!(old * 10 < total * 7, "without reflow {old} of {total} found");
+    assert!(
+        old * 10 < total * 7,
+        "without reflow {old} of {total} found"
+    );
 }

@@ -14,8 +14,9 @@ pub use variant::to_simplified;
 pub fn prepare(text: &str, opts: &crate::Options) -> String {
     let n = normalize(text);
     if opts.t2s {
-        to_simplified(&n)
-    } else {
-        n
+        if let std::borrow::Cow::Owned(s) = to_simplified(&n) {
+            return s;
+        }
     }
+    n
 }

@@ -1,22 +1,25 @@
 //! Build a labeled robustness set from a corpus: each chosen document (over 300 characters,
-//! not itself an edited copy: no `#` in its id) with two copies whose line breaks moved
-//! (`edit_join_lines`: paragraphs joined into one line; `edit_rewrap`: re-wrapped at 50
-//! columns, 40 characters in Chinese), plus random distinct pairs. Score it with `fpdb eval`:
+//! not itself an edited copy: no `#` in its id) with copies that real reposts make and the dev
+//! sets do not: line breaks moved (`edit_join_lines`: paragraphs joined into one line;
+//! `edit_rewrap`: re-wrapped at 50 columns, 40 characters in Chinese) and, for Chinese text,
+//! traditional characters (`edit_traditional`: OpenCC s2t; `edit_traditional_tw`: s2twp,
+//! Taiwan characters and vocabulary); plus random distinct pairs. Score it with `fpdb eval`:
 //!
 //! ```text
-//! cargo run --release --example reflow_set -- ../shared/data/dev/en_20news/corpus.jsonl /tmp/reflow-en 300
-//! fpdb eval --corpus /tmp/reflow-en/corpus.jsonl --pairs /tmp/reflow-en/pairs.tsv
+//! cargo run --release --example robustness_set -- ../shared/data/dev/zh_laws/corpus.jsonl /tmp/robust-zh 300
+//! fpdb eval --corpus /tmp/robust-zh/corpus.jsonl --pairs /tmp/robust-zh/pairs.tsv
 //! ```
 
 use std::io::Write;
 use std::path::PathBuf;
 
+use ferrous_opencc::{config::BuiltinConfig, OpenCC};
 use fpdb::eval::edits;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: reflow_set CORPUS.jsonl OUT_DIR [N=300]");
+        eprintln!("usage: robustness_set CORPUS.jsonl OUT_DIR [N=300]");
         std::process::exit(2);
     }
     let (corpus, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
@@ -46,6 +49,8 @@ fn main() {
         let o = serde_json::json!({ "id": id, "text": text });
         writeln!(c, "{o}").unwrap();
     };
+    let s2t = OpenCC::from_config(BuiltinConfig::S2t).expect("OpenCC s2t");
+    let s2twp = OpenCC::from_config(BuiltinConfig::S2twp).expect("OpenCC s2twp");
     for (id, text) in &docs {
         let chinese = text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
         line(id, text);
@@ -56,6 +61,15 @@ fn main() {
         );
         writeln!(p, "{id}\t{id}#join\t1\tedit_join_lines").unwrap();
         writeln!(p, "{id}\t{id}#wrap\t1\tedit_rewrap").unwrap();
+        if chinese {
+            for (conv, suffix, kind) in [
+                (&s2t, "trad", "edit_traditional"),
+                (&s2twp, "tw", "edit_traditional_tw"),
+            ] {
+                line(&format!("{id}#{suffix}"), &conv.convert(text));
+                writeln!(p, "{id}\t{id}#{suffix}\t1\t{kind}").unwrap();
+            }
+        }
     }
     for _ in 0..docs.len() {
         let (a, b) = (
