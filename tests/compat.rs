@@ -2,7 +2,7 @@
 //! pass verify; fingerprints made by this version must equal the stored ones.
 //!
 //! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
-//! - `tests/fixtures/store-v2-reflow`: format 2 with `reflow` (the default since).
+//! - `tests/fixtures/store-v2-reflow`: format 2 with the defaults since: `reflow`, `t2s`.
 //!
 //! Both hold the first 30 sample documents. When the format changes on purpose, bump
 //! FORMAT_VERSION and add a new fixture next to these.
@@ -87,7 +87,7 @@ fn format_2_fixture_opens_and_answers_the_same() {
 fn format_2_reflow_fixture_opens_and_answers_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let (db, want) = check_fixture("store-v2-reflow", dir.path());
-    assert!(db.options().reflow);
+    assert!(db.options().reflow && db.options().t2s);
     // Re-wrapped copies of stored long documents are verified on the stored shingle
     // sketches, so those (and the 4-gram hash) are frozen too.
     let sid: std::collections::HashMap<String, u64> = want
