@@ -118,7 +118,12 @@ impl IdfTable {
                 .cut(text.as_ref(), false)
                 .into_iter()
                 .map(|t| t.word)
-                .filter(|w| w.chars().nth(1).is_some() && !w.contains(char::is_whitespace))
+                .filter(|w| {
+                    // Two characters or more; nothing the text form could not carry.
+                    w.chars().nth(1).is_some()
+                        && !w.starts_with('#')
+                        && !w.contains(char::is_whitespace)
+                })
                 .collect();
             words.sort_unstable();
             words.dedup();
@@ -160,14 +165,14 @@ impl IdfTable {
         t
     }
 
-    /// Read a table in jieba's format: one `word idf` per line; `#` starts a comment line
-    /// (`# docs N` records how many documents it was learned from).
+    /// Read a table in jieba's format: one `word idf` per line; a line that is `#` or starts
+    /// with `# ` is a comment (`# docs N` records how many documents it was learned from).
     pub fn parse(text: &str, source_name: &str) -> Result<IdfTable> {
         let mut idf = HashMap::new();
         let mut docs = 0;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
-            if let Some(c) = line.strip_prefix('#') {
+            if let Some(c) = line.strip_prefix("# ").or((line == "#").then_some("")) {
                 if let Some(n) = c.trim().strip_prefix("docs ") {
                     docs = n.trim().parse().unwrap_or(0);
                 }
@@ -378,6 +383,12 @@ mod tests {
         // Unknown words get the lower median of {0, ln 1.5, ln 3, ln 3}.
         assert!(close(t.get("没有"), (3f64 / 2.0).ln()));
         let back = IdfTable::parse(&t.to_text(), "t").unwrap();
+        // A word may start with `#` in a jieba file; our tables never hold one.
+        let hashed = IdfTable::parse("#c 2.5\n天气 1\n", "t").unwrap();
+        assert_eq!(hashed.get("#c"), 2.5);
+        let t2 = IdfTable::learn(["#include <stdio> 天气 #define"]);
+        assert!(t2.to_text().lines().skip(2).all(|l| !l.starts_with('#')));
+        assert_eq!(IdfTable::parse(&t2.to_text(), "t").unwrap(), t2);
         assert_eq!(back, t);
         assert_eq!(back.digest(), t.digest());
         let err = IdfTable::parse("天气 0.5\n纽约 x\n", "idf.txt").unwrap_err();
