@@ -1186,12 +1186,39 @@ impl Fpdb {
     /// Current clusters with at least `min_size` documents: (similar_id, member ids in ingest
     /// order), by similar_id. Holds every member id in memory.
     pub fn clusters(&self, min_size: usize) -> Result<Vec<(u64, Vec<String>)>> {
+        // Roots large enough, from the cluster records (sizes live on roots), so that only
+        // their members' ids are held, not every document's.
+        let wanted: Option<BTreeSet<u64>> = if min_size > 1 {
+            let mut roots = BTreeSet::new();
+            let mut err = None;
+            self.store
+                .scan(Cf::Clusters, &[], &[0xff; 9], &mut |k, v| {
+                    match (
+                        schema::decode_u64(Cf::Clusters, k, k),
+                        schema::decode::<ClusterRecord>(Cf::Clusters, k, v),
+                    ) {
+                        (Ok(id), Ok(rec)) => {
+                            if rec.parent.is_none_or(|p| p == id) && rec.size >= min_size as u64 {
+                                roots.insert(id);
+                            }
+                        }
+                        (Err(e), _) | (_, Err(e)) => err = Some(e),
+                    }
+                    err.is_none()
+                })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            Some(roots)
+        } else {
+            None
+        };
         let mut groups: BTreeMap<u64, Vec<String>> = BTreeMap::new();
         self.export(&mut |o| {
-            groups
-                .entry(o.similar_id.unwrap_or(0))
-                .or_default()
-                .push(o.id);
+            let root = o.similar_id.unwrap_or(0);
+            if wanted.as_ref().is_none_or(|w| w.contains(&root)) {
+                groups.entry(root).or_default().push(o.id);
+            }
             Ok(())
         })?;
         Ok(groups

@@ -131,6 +131,37 @@ fn merged_clusters_answer_the_oldest_id_after_reopen() {
     db.verify().unwrap();
 }
 
+/// Oracle: `clusters(min)` equals grouping the export by similar_id, for every minimum size,
+/// on a store with merged clusters (sizes read from the cluster records must be right).
+#[test]
+fn clusters_equal_grouping_the_export() {
+    let mut docs = common::sample_docs();
+    // Two documents that each join two earlier clusters.
+    let (a, b) = (docs[0].text.clone(), docs[3].text.clone());
+    docs.push(Document::new("joins-0-3", format!("{a}\n{b}")));
+    let mut db = Fpdb::builder()
+        .settings(Settings {
+            verify_overlap_pct: Some(40),
+            ..Settings::default()
+        })
+        .open_in_memory()
+        .unwrap();
+    ingest_all(&mut db, &docs);
+    let mut oracle: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    for o in export(&db) {
+        oracle.entry(o.similar_id.unwrap()).or_default().push(o.id);
+    }
+    assert!(oracle.values().any(|m| m.len() >= 3), "a cluster of 3+");
+    for min in 0..5 {
+        let want: Vec<(u64, Vec<String>)> = oracle
+            .iter()
+            .filter(|(_, m)| m.len() >= min.max(1))
+            .map(|(k, m)| (*k, m.clone()))
+            .collect();
+        assert_eq!(db.clusters(min).unwrap(), want, "min_size {min}");
+    }
+}
+
 #[test]
 fn replacing_a_document_keeps_indexes_consistent() {
     let dir = tempfile::tempdir().unwrap();
