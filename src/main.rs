@@ -226,8 +226,9 @@ struct SettingsArgs {
     /// nshash: shared sentences needed for a candidate (capped by the document's count) [default: 1]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     nshash_min_shared: Option<usize>,
-    /// Accept a candidate only when the documents share this % of the larger one's sentences
-    /// (0 = off) [default: 60]
+    /// Accept a candidate only when its similarity reaches this %: shared sentences over the
+    /// larger document's, or character-shingle resemblance for short documents and (from 90%)
+    /// re-wrapped ones (0 = off) [default: 60]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     verify_overlap: Option<u32>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]

@@ -141,8 +141,10 @@ pub struct Options {
     /// How many of a document's sentence hashes must be shared with one cluster before nshash
     /// calls it a match (capped by how many hashes the document has; default 1: candidates are verified).
     pub nshash_min_shared: usize,
-    /// A candidate from either algorithm is accepted only when the two documents share at least
-    /// this percentage of the larger one's sentences (0 = no verification; default 60).
+    /// A candidate from either algorithm is accepted only when its similarity to the document
+    /// ([`crate::fingerprint::nshash::similarity`]: shared sentences over the larger one's, or
+    /// shingle resemblance where that decides) reaches this percentage (0 = no verification;
+    /// default 60).
     pub verify_overlap_pct: u32,
     /// simhash: the features hashed (default words).
     #[serde(default)]
