@@ -910,7 +910,7 @@ impl Fpdb {
     /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]). Visible to later lookups at
     /// once; written to disk, atomically with the other documents since the last sync, and made
     /// durable by [`Fpdb::sync`] (or when the `Fpdb` is dropped). More than
-    /// [`AUTO_COMMIT_KEYS`] staged keys are committed (not synced) automatically.
+    /// `AUTO_COMMIT_KEYS` (2^20) staged keys are committed (not synced) automatically.
     pub fn ingest(
         &mut self,
         doc: &Document,
