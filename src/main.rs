@@ -30,8 +30,9 @@ Examples:
   fpdb --db /data/news.db stats
   fpdb export > clusters.jsonl                       # every document with its similar_id
 
-Exit codes: 0 ok (query: duplicate found), 1 query: no duplicate, 2 error,
-3 ingest finished but skipped some inputs (bad lines, existing ids).";
+Exit codes: 0 ok (query: duplicate found; explain: linked), 1 query: no duplicate
+(explain: not linked), 2 error, 3 ingest finished but skipped some inputs (bad lines,
+existing ids).";
 
 #[derive(Parser, Debug)]
 #[command(name = "fpdb", version, about = ABOUT, long_about = LONG_ABOUT)]
