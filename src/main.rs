@@ -403,9 +403,16 @@ struct QueryArgs {
     /// Read the text from FILE
     #[arg(long, short, value_name = "FILE", conflicts_with = "text")]
     file: Option<PathBuf>,
+    /// Look up every document of these inputs (files, directories, `-`; any ingest format)
+    /// and print one JSON line each: {"id","duplicate","similar_id","duplicate_of","matches"}.
+    /// Read-only: documents of the batch are compared with the store, not with each other
+    #[arg(long, value_name = "PATH", num_args = 1.., conflicts_with_all = ["text", "file"])]
+    batch: Vec<PathBuf>,
     /// Machine-readable JSON on stdout
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    input: InputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -449,6 +456,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     let path = db_path(&cli);
     match &cli.command {
         Command::Ingest(a) => ingest(&path, a, cli.quiet),
+        Command::Query(a) if !a.batch.is_empty() => query_batch(&path, a, cli.quiet),
         Command::Query(a) => query(&path, a),
         Command::Stats(a) => stats(&path, a.json),
         Command::Export(a) => export(&path, a),
@@ -771,6 +779,83 @@ fn write_result(
     serde_json::to_writer(&mut *w, &line)?;
     w.write_all(b"\n")?;
     Ok(())
+}
+
+/// `fpdb query --batch`: every document of the inputs looked up, one JSON line each, in input
+/// order; fingerprints computed on all cores, a batch at a time.
+fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let fp = db.fingerprinter().clone();
+    let read_opts = ReadOptions {
+        defer_pages: true,
+        ..a.input.read_options()
+    };
+    let mut inputs = Inputs::new(&a.batch, read_opts);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let (mut records, mut duplicates, mut skipped) = (0u64, 0u64, 0u64);
+    #[derive(Serialize)]
+    struct Line<'a> {
+        id: &'a str,
+        duplicate: bool,
+        similar_id: Option<u64>,
+        duplicate_of: Option<&'a str>,
+        matches: &'a [fpdb::Match],
+    }
+    loop {
+        let mut chunk: Vec<Record> = inputs.by_ref().take(1024).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        let fps: Vec<Option<fpdb::Fingerprints>> = chunk
+            .par_iter_mut()
+            .map(|r| {
+                r.finish();
+                r.doc.as_ref().ok().map(|d| fp.fingerprint(&d.text))
+            })
+            .collect();
+        for (rec, f) in chunk.iter().zip(fps) {
+            records += 1;
+            match (&rec.doc, f) {
+                (Ok(doc), Some(f)) => {
+                    let o = db.query(&doc.id, &f)?;
+                    duplicates += u64::from(o.is_duplicate());
+                    let line = Line {
+                        id: &doc.id,
+                        duplicate: o.is_duplicate(),
+                        similar_id: o.similar_id,
+                        duplicate_of: o.duplicate_of.as_deref(),
+                        matches: &o.matches,
+                    };
+                    serde_json::to_writer(&mut out, &line)?;
+                    out.write_all(b"\n")?;
+                }
+                (Err(reason), _) => {
+                    skipped += 1;
+                    eprintln!("fpdb: skipped {}: {reason}", rec.location());
+                    let line = OutputLine {
+                        id: None,
+                        similar_id: None,
+                        duplicate_of: None,
+                        matches: &[],
+                        status: "skipped",
+                        reason: Some(reason),
+                        source: Some(rec.location()),
+                    };
+                    serde_json::to_writer(&mut out, &line)?;
+                    out.write_all(b"\n")?;
+                }
+                (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+            }
+        }
+        out.flush()?;
+    }
+    if !quiet {
+        eprintln!(
+            "fpdb: {records} records looked up: {duplicates} duplicates of stored documents, {} new, {skipped} skipped",
+            records - duplicates - skipped
+        );
+    }
+    Ok(if skipped > 0 { 3 } else { 0 })
 }
 
 fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {

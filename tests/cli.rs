@@ -545,3 +545,34 @@ fn explain_two_stored_ids_from_their_fingerprints() {
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("`no-such-id` is neither a file nor an id in the store"));
 }
+
+#[test]
+fn query_batch_looks_up_every_document_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::sample();
+    let s = s.to_str().unwrap();
+    assert_eq!(code(&run(dir.path(), &["ingest", s, "--limit", "50"])), 0);
+    let mut input = std::fs::read_to_string(s).unwrap();
+    input.push_str("not json\n");
+    std::fs::write(dir.path().join("q.jsonl"), input).unwrap();
+    let o = run(dir.path(), &["query", "--batch", "q.jsonl"]);
+    assert_eq!(code(&o), 3, "a bad line: {}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    let docs = common::sample_docs();
+    assert_eq!(lines.len(), docs.len() + 1);
+    for (l, d) in lines.iter().zip(&docs[..50]) {
+        assert_eq!(l["id"], d.id.as_str(), "input order");
+        assert_eq!(
+            l["duplicate"], true,
+            "stored documents find themselves: {l}"
+        );
+    }
+    assert_eq!(lines[100]["status"], "skipped");
+    assert!(lines[100]["source"]
+        .as_str()
+        .unwrap()
+        .ends_with("q.jsonl:101"));
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
+    assert_eq!(v["documents"], 50, "query never writes");
+}
