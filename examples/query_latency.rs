@@ -7,15 +7,9 @@ use std::time::Instant;
 
 use fpdb::{Document, Fingerprints, Fpdb, OnExisting, Settings};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));

@@ -14,6 +14,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use ferrous_opencc::{config::BuiltinConfig, OpenCC};
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 use fpdb::eval::edits;
 
 fn main() {
@@ -29,16 +33,10 @@ fn main() {
         .filter(|d| !d.id.contains('#') && d.text.chars().count() > 300)
         .map(|d| (d.id, d.text))
         .collect();
-    // Deterministic shuffle (xorshift), then the first n.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    // Deterministic shuffle, then the first n.
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for i in (1..docs.len()).rev() {
-        docs.swap(i, (next() % (i as u64 + 1)) as usize);
+        docs.swap(i, rng.index(i + 1));
     }
     docs.truncate(n);
     std::fs::create_dir_all(&out).expect("create output dir");
@@ -73,8 +71,8 @@ fn main() {
     }
     for _ in 0..docs.len() {
         let (a, b) = (
-            (next() % docs.len() as u64) as usize,
-            (next() % docs.len() as u64) as usize,
+            (rng.next() % docs.len() as u64) as usize,
+            (rng.next() % docs.len() as u64) as usize,
         );
         if a != b {
             writeln!(p, "{}\t{}\t0\trandom_distinct", docs[a].0, docs[b].0).unwrap();

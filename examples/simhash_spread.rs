@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use fpdb::fingerprint::Fingerprinter;
 use fpdb::text::IdfTable;
+#[path = "../tests/common/rng.rs"]
+mod rng;
 use fpdb::{IdfSource, Options, Stopwords};
+use rng::Rng;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -57,12 +60,10 @@ fn main() {
                 .filter(|p| p.duplicate)
                 .filter_map(|p| dist(*index.get(p.a.as_str())?, *index.get(p.b.as_str())?))
                 .collect();
-            let mut x = 0x9E3779B97F4A7C15u64;
+            let mut rng = Rng(0x9E3779B97F4A7C15);
             let mut rand: Vec<u32> = Vec::new();
             for _ in 0..200_000 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = rng.next();
                 let (a, b) = (
                     (x % docs.len() as u64) as usize,
                     ((x >> 32) % docs.len() as u64) as usize,

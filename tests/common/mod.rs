@@ -53,20 +53,8 @@ pub fn json_lines(s: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// A deterministic pseudo-random generator (xorshift), so tests need no seed plumbing.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod rng;
+pub use rng::Rng;
 
 /// A synthetic Chinese document: `sentences` sentences of 12..40 common characters.
 pub fn synthetic_doc(rng: &mut Rng, sentences: usize) -> String {

@@ -1,0 +1,27 @@
+//! The one deterministic pseudo-random generator (xorshift64) of the tests, benchmarks and
+//! examples, so runs need no seed plumbing and corpora are reproducible. Benchmarks and
+//! examples include this file with `#[path = "../tests/common/rng.rs"] mod rng;`.
+#![allow(dead_code)]
+
+/// xorshift64 (13, 7, 17); the state must not be 0.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value (also the new state).
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// An index below `len`.
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u64) as usize
+    }
+}
