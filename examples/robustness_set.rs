@@ -50,16 +50,12 @@ fn main() {
     let s2t = OpenCC::from_config(BuiltinConfig::S2t).expect("OpenCC s2t");
     let s2twp = OpenCC::from_config(BuiltinConfig::S2twp).expect("OpenCC s2twp");
     for (id, text) in &docs {
-        let chinese = text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
         line(id, text);
         line(&format!("{id}#join"), &edits::join_lines(text));
-        line(
-            &format!("{id}#wrap"),
-            &edits::rewrap(text, if chinese { 40 } else { 50 }),
-        );
+        line(&format!("{id}#wrap"), &edits::rewrap_default(text));
         writeln!(p, "{id}\t{id}#join\t1\tedit_join_lines").unwrap();
         writeln!(p, "{id}\t{id}#wrap\t1\tedit_rewrap").unwrap();
-        if chinese {
+        if edits::has_chinese(text) {
             for (conv, suffix, kind) in [
                 (&s2t, "trad", "edit_traditional"),
                 (&s2twp, "tw", "edit_traditional_tw"),

@@ -205,11 +205,18 @@ pub fn evaluate(
     Ok(r)
 }
 
-/// Layout edits for robustness sets (`examples/reflow_set.rs`, tests): the words stay, the
-/// line breaks move, as when a page is copied into a forum or an e-mail is re-wrapped.
+/// Layout edits for robustness sets (`examples/robustness_set.rs`, tests): the words stay,
+/// the line breaks move, as when a page is copied into a forum or an e-mail is re-wrapped.
 pub mod edits {
-    fn has_chinese(text: &str) -> bool {
-        text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+    /// Whether `text` holds a Chinese character.
+    pub fn has_chinese(text: &str) -> bool {
+        text.chars().any(crate::text::is_plain_ideograph)
+    }
+
+    /// [`rewrap`] at the width of the robustness sets: 40 characters in Chinese text, 50
+    /// columns otherwise.
+    pub fn rewrap_default(text: &str) -> String {
+        rewrap(text, if has_chinese(text) { 40 } else { 50 })
     }
 
     /// Paragraphs (separated by blank lines; a tab counts as a line break).

@@ -106,11 +106,7 @@ fn format_2_reflow_fixture_opens_and_answers_the_same() {
         if d.id.contains('#') || d.text.chars().count() < 300 {
             continue;
         }
-        let chinese = d
-            .text
-            .chars()
-            .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
-        let copy = fpdb::eval::edits::rewrap(&d.text, if chinese { 40 } else { 50 });
+        let copy = fpdb::eval::edits::rewrap_default(&d.text);
         tried += 1;
         found += usize::from(db.query_text(&copy).unwrap().similar_id == Some(*s));
     }

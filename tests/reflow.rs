@@ -7,17 +7,13 @@ mod common;
 use fpdb::eval::edits;
 use fpdb::{Fpdb, OnExisting, Settings};
 
-fn is_chinese(text: &str) -> bool {
-    text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
-}
-
 /// Copies found of the sample's longer documents (Chinese ones only, and no simhash, with
 /// `nshash_only`).
 fn found(reflow: bool, nshash_only: bool) -> (usize, usize) {
     let docs: Vec<_> = common::sample_docs()
         .into_iter()
         .filter(|d| !d.id.contains('#') && d.text.chars().count() > 300)
-        .filter(|d| !nshash_only || is_chinese(&d.text))
+        .filter(|d| !nshash_only || edits::has_chinese(&d.text))
         .collect();
     let mut db = Fpdb::builder()
         .settings(Settings {
@@ -36,14 +32,7 @@ fn found(reflow: bool, nshash_only: bool) -> (usize, usize) {
     }
     let (mut hits, mut total) = (0, 0);
     for (d, sid) in docs.iter().zip(&ids) {
-        let chinese = d
-            .text
-            .chars()
-            .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
-        for copy in [
-            edits::join_lines(&d.text),
-            edits::rewrap(&d.text, if chinese { 40 } else { 50 }),
-        ] {
+        for copy in [edits::join_lines(&d.text), edits::rewrap_default(&d.text)] {
             total += 1;
             // Clusters may have merged since: compare current cluster ids.
             let want = sid.map(|s| db.resolve(s).unwrap());

@@ -5,7 +5,7 @@ pub mod sentences;
 mod tokenize;
 mod variant;
 
-pub use normalize::{join_cjk_lines, normalize, NORMALIZE_VERSION};
+pub use normalize::{is_plain_ideograph, join_cjk_lines, normalize, NORMALIZE_VERSION};
 pub use tokenize::{weighted_terms, IdfTable, TermWeights};
 pub use variant::to_simplified;
 

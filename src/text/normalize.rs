@@ -60,10 +60,11 @@ impl Folder {
     }
 }
 
-/// CJK Unified Ideographs: NFKC leaves them alone and they never compose with their
-/// neighbours, so text can be cut around them and normalized piece by piece.
+/// CJK Unified Ideographs (U+4E00..U+9FFF), most of Chinese text: NFKC leaves them alone and
+/// they never compose with their neighbours (so text can be cut around them and normalized
+/// piece by piece), they are letters, and they have no case.
 #[inline]
-fn is_plain_ideograph(c: char) -> bool {
+pub fn is_plain_ideograph(c: char) -> bool {
     ('\u{4e00}'..='\u{9fff}').contains(&c)
 }
 

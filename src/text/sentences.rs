@@ -48,7 +48,7 @@ pub fn split(text: &str) -> impl Iterator<Item = &str> {
 pub fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphanumeric()
-    } else if ('\u{4e00}'..='\u{9fff}').contains(&c) {
+    } else if super::is_plain_ideograph(c) {
         true
     } else {
         c.is_alphanumeric()

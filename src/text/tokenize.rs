@@ -61,7 +61,7 @@ fn stopword_set(kind: Stopwords) -> Option<&'static HashSet<String>> {
 fn has_case_upper(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_uppercase()
-    } else if ('\u{4e00}'..='\u{9fff}').contains(&c) {
+    } else if crate::text::is_plain_ideograph(c) {
         false
     } else {
         c.is_uppercase()
