@@ -639,7 +639,7 @@ impl Inputs {
                     } else {
                         h("content-type").unwrap_or_default().to_ascii_lowercase()
                     };
-                    if !(ct.is_empty() || ct.contains("html") || ct.starts_with("text/")) {
+                    if !may_be_text(&ct) {
                         continue;
                     }
                     return Some(Record::new(
@@ -683,7 +683,7 @@ impl Inputs {
             let is_html = ct.contains("html")
                 || (ct.is_empty()
                     && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
-            if !(is_html || ct.starts_with("text/") || ct.is_empty()) {
+            if !may_be_text(&ct) {
                 continue; // images, PDFs, scripts: not text documents
             }
             if decode::looks_binary(&payload) {
@@ -766,6 +766,12 @@ fn split_http(body: &[u8], max: usize) -> Option<Result<(String, Cow<'_, [u8]>),
         other => return Some(Err(format!("unsupported Content-Encoding `{other}`"))),
     }
     Some(Ok((ct, payload)))
+}
+
+/// Whether a payload of this (lower-case) Content-Type can be a document: HTML, `text/*`, or
+/// undeclared.
+fn may_be_text(ct: &str) -> bool {
+    ct.is_empty() || ct.contains("html") || ct.starts_with("text/")
 }
 
 /// The headers of an HTTP response that decide how its payload is read.

@@ -112,11 +112,16 @@ impl<R: BufRead> Records<R> {
         }
     }
 
+    /// Report `reason` and end: the input cannot be read further.
+    fn fail(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
+        self.done = true;
+        Some(Err(reason))
+    }
+
     /// Report `reason` for the current record and resynchronize on the next one.
     fn corrupt(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
         if let Err(e) = self.resync() {
-            self.done = true;
-            return Some(Err(format!("{reason}; then: {e}")));
+            return self.fail(format!("{reason}; then: {e}"));
         }
         Some(Err(reason))
     }
@@ -137,10 +142,7 @@ impl<R: BufRead> Records<R> {
             Some(v) => v,
             None => loop {
                 match read_line(&mut self.reader, &mut line) {
-                    Err(e) => {
-                        self.done = true;
-                        return Some(Err(format!("read error: {e}")));
-                    }
+                    Err(e) => return self.fail(format!("read error: {e}")),
                     Ok((0, _)) => {
                         self.done = true;
                         return None;
@@ -162,14 +164,10 @@ impl<R: BufRead> Records<R> {
         loop {
             let (n, cut) = match read_line(&mut self.reader, &mut line) {
                 Ok(x) => x,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(format!("read error: {e}")));
-                }
+                Err(e) => return self.fail(format!("read error: {e}")),
             };
             if n == 0 {
-                self.done = true;
-                return Some(Err("input ends inside a record header".into()));
+                return self.fail("input ends inside a record header".into());
             }
             size += n;
             if cut || size > MAX_HEADER {
@@ -207,77 +205,50 @@ impl<R: BufRead> Records<R> {
         };
         h.content_length = len;
         let wanted = want(&h);
-        let body = if wanted && len <= max as u64 {
-            let mut b = Vec::with_capacity(len as usize);
-            match (&mut self.reader).take(len).read_to_end(&mut b) {
-                Ok(n) if n as u64 == len => Body::Read(b),
-                Ok(n) => {
-                    self.done = true;
-                    return Some(Err(format!(
-                        "truncated record: Content-Length {len}, input ends after {n} bytes"
-                    )));
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(format!("read error: {e}")));
-                }
+        // Kept: the whole body when wanted and not over the limit, its head when over it
+        // (enough for an HTTP header), nothing otherwise; the rest is streamed past.
+        let fits = len <= max as u64;
+        let keep = match (wanted, fits) {
+            (false, _) => 0,
+            (true, true) => len,
+            (true, false) => len.min(HEAD as u64),
+        };
+        let mut kept = Vec::with_capacity(keep as usize);
+        let read = (&mut self.reader)
+            .take(keep)
+            .read_to_end(&mut kept)
+            .and_then(|_| {
+                std::io::copy(
+                    &mut (&mut self.reader).take(len - keep),
+                    &mut std::io::sink(),
+                )
+            });
+        match read {
+            Err(e) => return self.fail(format!("read error: {e}")),
+            Ok(rest) if kept.len() as u64 + rest < len => {
+                return self.fail(format!(
+                    "truncated record: Content-Length {len}, input ends after {} bytes",
+                    kept.len() as u64 + rest
+                ))
             }
-        } else {
-            let mut head = Vec::new();
-            if wanted {
-                let keep = len.min(HEAD as u64);
-                match (&mut self.reader).take(keep).read_to_end(&mut head) {
-                    Ok(n) if n as u64 == keep => {}
-                    Ok(_) => {
-                        self.done = true;
-                        return Some(Err(format!(
-                            "truncated record: Content-Length {len}, input ends after {} bytes",
-                            head.len()
-                        )));
-                    }
-                    Err(e) => {
-                        self.done = true;
-                        return Some(Err(format!("read error: {e}")));
-                    }
-                }
-            }
-            let rest = len - head.len() as u64;
-            match std::io::copy(&mut (&mut self.reader).take(rest), &mut std::io::sink()) {
-                Ok(n) if n == rest => {}
-                Ok(n) => {
-                    self.done = true;
-                    return Some(Err(format!(
-                        "truncated record: Content-Length {len}, input ends after {} bytes",
-                        head.len() as u64 + n
-                    )));
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(format!("read error: {e}")));
-                }
-            }
-            if wanted {
-                Body::TooLarge(head)
-            } else {
-                Body::Skipped
-            }
+            Ok(_) => {}
+        }
+        let body = match (wanted, fits) {
+            (false, _) => Body::Skipped,
+            (true, true) => Body::Read(kept),
+            (true, false) => Body::TooLarge(kept),
         };
         // The record ends with CRLF CRLF; anything else means Content-Length was wrong.
-        let mut tail = [0u8; 4];
         let mut got = 0;
         while got < 4 {
             match self.reader.fill_buf() {
                 Ok([]) => break,
                 Ok(buf) if buf[0] == b'\r' || buf[0] == b'\n' => {
-                    tail[got] = buf[0];
                     self.reader.consume(1);
                     got += 1;
                 }
                 Ok(_) => break,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(format!("read error: {e}")));
-                }
+                Err(e) => return self.fail(format!("read error: {e}")),
             }
         }
         let at_end = matches!(self.reader.fill_buf(), Ok([]));
