@@ -118,7 +118,11 @@ pub fn explain(a: &str, b: &str, fp: &Fingerprinter) -> Explanation {
     // The same features the store hashes (with reflow, Chinese lines joined first).
     let (ta, tb) = (fp.simhash_features(&na), fp.simhash_features(&nb));
     Explanation {
-        comparison: compare(&fp.fingerprint(a), &fp.fingerprint(b), opts),
+        comparison: compare(
+            &fp.fingerprint_prepared(&na),
+            &fp.fingerprint_prepared(&nb),
+            opts,
+        ),
         sentences_a: sa,
         sentences_b: sb,
         shared_sentences: shared,

@@ -606,23 +606,11 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     let fingerprinter = db.fingerprinter().clone();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
-        reader.spawn_scoped(scope, move || loop {
-            let mut chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            let fps: Vec<_> = chunk
-                .par_iter_mut()
-                .map(|r| {
-                    r.finish();
-                    r.doc
-                        .as_ref()
-                        .ok()
-                        .map(|d| fingerprinter.fingerprint(&d.text))
-                })
-                .collect();
-            if tx.send((chunk, fps)).is_err() {
-                break;
+        reader.spawn_scoped(scope, move || {
+            while let Some(chunk) = next_chunk(&mut inputs, batch, &fingerprinter) {
+                if tx.send(chunk).is_err() {
+                    break;
+                }
             }
         })?;
         for (chunk, fps) in rx {
@@ -781,6 +769,27 @@ fn write_result(
     Ok(())
 }
 
+/// The next `n` records of `inputs` (None at the end), pages decoded and extracted and every
+/// readable document fingerprinted, on all cores.
+fn next_chunk(
+    inputs: &mut impl Iterator<Item = Record>,
+    n: usize,
+    fp: &fpdb::fingerprint::Fingerprinter,
+) -> Option<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)> {
+    let mut chunk: Vec<Record> = inputs.by_ref().take(n).collect();
+    if chunk.is_empty() {
+        return None;
+    }
+    let fps = chunk
+        .par_iter_mut()
+        .map(|r| {
+            r.finish();
+            r.doc.as_ref().ok().map(|d| fp.fingerprint(&d.text))
+        })
+        .collect();
+    Some((chunk, fps))
+}
+
 /// `fpdb query --batch`: every document of the inputs looked up, one JSON line each, in input
 /// order; fingerprints computed on all cores, a batch at a time.
 fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow::Result<u8> {
@@ -801,18 +810,7 @@ fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow::Result<u8>
         duplicate_of: Option<&'a str>,
         matches: &'a [fpdb::Match],
     }
-    loop {
-        let mut chunk: Vec<Record> = inputs.by_ref().take(1024).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        let fps: Vec<Option<fpdb::Fingerprints>> = chunk
-            .par_iter_mut()
-            .map(|r| {
-                r.finish();
-                r.doc.as_ref().ok().map(|d| fp.fingerprint(&d.text))
-            })
-            .collect();
+    while let Some((chunk, fps)) = next_chunk(&mut inputs, 1024, &fp) {
         for (rec, f) in chunk.iter().zip(fps) {
             records += 1;
             match (&rec.doc, f) {

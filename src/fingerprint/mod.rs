@@ -118,17 +118,21 @@ impl Fingerprinter {
 
     /// Compute the fingerprints of `body`.
     pub fn fingerprint(&self, body: &str) -> Fingerprints {
+        self.fingerprint_prepared(&self.prepare(body))
+    }
+
+    /// Compute the fingerprints of text already [`Fingerprinter::prepare`]d.
+    pub fn fingerprint_prepared(&self, text: &str) -> Fingerprints {
         let opts = &self.opts;
-        let text = self.prepare(body);
-        let (mut top, sketch) = nshash::nshash_and_sketch(&text, opts);
-        let shingles = nshash::shingles(&text, sketch.len(), opts.reflow);
+        let (mut top, sketch) = nshash::nshash_and_sketch(text, opts);
+        let shingles = nshash::shingles(text, sketch.len(), opts.reflow);
         if !opts.nshash {
             top.clear();
         }
         Fingerprints {
             nshash: top,
             simhash: if opts.simhash {
-                simhash::simhash(&self.simhash_features(&text))
+                simhash::simhash(&self.simhash_features(text))
             } else {
                 None
             },
