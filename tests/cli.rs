@@ -576,3 +576,45 @@ fn query_batch_looks_up_every_document_without_writing() {
         serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
     assert_eq!(v["documents"], 50, "query never writes");
 }
+
+#[test]
+fn idf_on_garbage_is_located_and_learns_from_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = std::fs::read_to_string(common::sample()).unwrap();
+    lines.push_str("{\"id\": \"x\", \"text\": \n\u{0}\u{1}binary\n");
+    std::fs::write(dir.path().join("mixed.jsonl"), lines).unwrap();
+    std::fs::write(dir.path().join("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    let o = run(
+        dir.path(),
+        &["idf", "mixed.jsonl", "blob.bin", "-o", "idf.txt"],
+    );
+    assert_eq!(code(&o), 3, "bad input counted: {}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("mixed.jsonl:101") && e.contains("mixed.jsonl:102"),
+        "{e}"
+    );
+    assert!(e.contains("blob.bin"), "{e}");
+    let table = std::fs::read_to_string(dir.path().join("idf.txt")).unwrap();
+    assert!(
+        table.contains("# docs 100"),
+        "the 100 good documents: {}",
+        &table[..60]
+    );
+    // Only garbage: nothing learned, a clear error, no table written.
+    let o = run(dir.path(), &["idf", "blob.bin", "-o", "none.txt"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("no words learned"), "{}", stderr(&o));
+    assert!(!dir.path().join("none.txt").exists());
+    // A binary or empty file given as a table: refused before any store is created.
+    for bad in ["blob.bin", "empty.txt"] {
+        std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+        let o = run(
+            dir.path(),
+            &["--db", "t.db", "ingest", "mixed.jsonl", "--idf", bad],
+        );
+        assert_eq!(code(&o), 2, "{bad}");
+        assert!(stderr(&o).contains(bad), "{}", stderr(&o));
+        assert!(!dir.path().join("t.db").exists());
+    }
+}
