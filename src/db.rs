@@ -351,6 +351,8 @@ pub struct Fpdb {
     next_cluster: u64,
     doc_count: u64,
     cluster_count: u64,
+    /// A format 2 store opened read-only: bare-hash `nshash` entries, no `members`.
+    legacy: bool,
     path: Option<PathBuf>,
 }
 
@@ -391,8 +393,6 @@ struct Lookup {
     candidates: Vec<Candidate>,
     /// Matched roots and their records.
     roots: BTreeMap<u64, ClusterRecord>,
-    /// Sentence hashes not yet in the store (or owned by the excluded document).
-    new_hashes: Vec<u64>,
 }
 
 impl Fpdb {
@@ -435,7 +435,8 @@ impl Fpdb {
                 opts
             }
             Some(f) => {
-                if f != schema::format_value() {
+                let legacy = f == schema::format_value_of(schema::LEGACY_FORMAT_VERSION);
+                if f != schema::format_value() && !legacy {
                     return Err(Error::IncompatibleFormat {
                         found: schema::describe_format(&f),
                         expected: schema::describe_format(&schema::format_value()),
@@ -468,17 +469,24 @@ impl Fpdb {
         let fingerprinter = Fingerprinter::new(opts.clone(), idf)
             .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
         let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
-        Ok(Fpdb {
+        let legacy = store.get(Cf::Meta, meta::FORMAT)?
+            == Some(schema::format_value_of(schema::LEGACY_FORMAT_VERSION));
+        let mut db = Fpdb {
             fingerprinter,
             next_seq: counter(meta::NEXT_SEQ)?,
             next_cluster: counter(meta::NEXT_CLUSTER)?,
             doc_count: counter(DOC_COUNT)?,
             cluster_count: counter(CLUSTER_COUNT)?,
+            legacy,
             store,
             opts,
             perms,
             path,
-        })
+        };
+        if legacy && !db.store.read_only() {
+            db.upgrade()?;
+        }
+        Ok(db)
     }
 
     /// The store's settings.
@@ -647,24 +655,13 @@ impl Fpdb {
         Ok(out)
     }
 
-    /// Check that every index agrees with the document records: each document has its
-    /// `doc_ids` entry, one key per simhash table, its sentence hashes and a cluster that
-    /// resolves; no index entry points at a missing document; the counters match.
-    pub fn verify(&self) -> Result<Verified> {
-        let mut v = Verified::default();
-        let bad = |what: String| Error::Corruption {
-            cf: "*",
-            key: String::new(),
-            detail: what,
-        };
-        let mut start = schema::u64_key(0).to_vec();
+    /// Up to `max` document records from seq `from` on, in seq order.
+    fn docs_from(&self, from: u64, max: usize) -> Result<Vec<(u64, DocRecord)>> {
+        let mut recs = Vec::new();
+        let mut err = None;
         let end = [0xffu8; 9];
-        let mut seqs = BTreeSet::new();
-        let mut with_simhash = 0u64;
-        loop {
-            let mut recs = Vec::new();
-            let mut err = None;
-            self.store.scan(Cf::Docs, &start, &end, &mut |k, val| {
+        self.store
+            .scan(Cf::Docs, &schema::u64_key(from), &end, &mut |k, val| {
                 match (
                     schema::decode_u64(Cf::Docs, k, k),
                     schema::decode::<DocRecord>(Cf::Docs, k, val),
@@ -672,78 +669,149 @@ impl Fpdb {
                     (Ok(seq), Ok(r)) => recs.push((seq, r)),
                     (Err(e), _) | (_, Err(e)) => err = Some(e),
                 }
-                err.is_none() && recs.len() < 4096
+                err.is_none() && recs.len() < max
             })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
-            let Some((last, _)) = recs.last() else { break };
-            if *last == u64::MAX {
-                break;
-            }
-            start = schema::u64_key(last + 1).to_vec();
+        match err {
+            Some(e) => Err(e),
+            None => Ok(recs),
+        }
+    }
+
+    /// Visit every document record in seq order, a chunk at a time (no iterator is held
+    /// while `visit` runs, so it may read the store).
+    fn for_each_doc(&self, visit: &mut dyn FnMut(u64, DocRecord) -> Result<()>) -> Result<()> {
+        let mut from = 0;
+        loop {
+            let recs = self.docs_from(from, 4096)?;
+            let Some(&(last, _)) = recs.last() else {
+                return Ok(());
+            };
             for (seq, r) in recs {
-                v.documents += 1;
-                seqs.insert(seq);
-                if seq >= self.next_seq {
-                    return Err(bad(format!(
-                        "document seq {seq} >= next_seq {}",
-                        self.next_seq
-                    )));
-                }
-                if self.seq_of(&r.id)? != Some(seq) {
-                    return Err(bad(format!(
-                        "doc_ids[{}] does not point at seq {seq}",
-                        r.id
-                    )));
-                }
-                for &h in &r.nshash {
-                    if self.store.get(Cf::Nshash, &schema::u64_key(h))?.is_none() {
+                visit(seq, r)?;
+            }
+            match last.checked_add(1) {
+                Some(n) => from = n,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Count the keys of a column family, checking each with `check` (false ends the scan).
+    fn count_keys(&self, cf: Cf, check: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<u64> {
+        let mut n = 0u64;
+        self.store.scan(cf, &[], &[0xff; 18], &mut |k, v| {
+            n += 1;
+            check(k, v)
+        })?;
+        Ok(n)
+    }
+
+    /// Check that every index agrees with the document records and the clusters with their
+    /// members: each document has its `doc_ids` entry, one key per simhash table, a posting
+    /// per sentence hash naming its cluster, its `members` entry under its cluster's root; no
+    /// index entry points at a missing document; every root's size and first document are
+    /// its members' count and oldest member (so every `duplicate_of` is a current member of
+    /// the same cluster); the counters match.
+    pub fn verify(&self) -> Result<Verified> {
+        let mut v = Verified::default();
+        let bad = |what: String| Error::Corruption {
+            cf: "*",
+            key: String::new(),
+            detail: what,
+        };
+        let mut seqs = BTreeSet::new();
+        let mut with_simhash = 0u64;
+        let mut postings = 0u64;
+        // root -> (members, oldest member)
+        let mut counted: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        self.for_each_doc(&mut |seq, r| {
+            v.documents += 1;
+            seqs.insert(seq);
+            if seq >= self.next_seq {
+                return Err(bad(format!(
+                    "document seq {seq} >= next_seq {}",
+                    self.next_seq
+                )));
+            }
+            if self.seq_of(&r.id)? != Some(seq) {
+                return Err(bad(format!(
+                    "doc_ids[{}] does not point at seq {seq}",
+                    r.id
+                )));
+            }
+            let (root, _) = self.find(r.similar_id)?;
+            let distinct: BTreeSet<u64> = r.nshash.iter().copied().collect();
+            for &h in &distinct {
+                if self.legacy {
+                    if self.nshash_holder(h)?.is_none() {
                         return Err(bad(format!(
                             "sentence hash {h:016x} of {} is not indexed",
                             r.id
                         )));
                     }
+                    continue;
                 }
-                if let Some(q) = r.simhash {
-                    with_simhash += 1;
-                    for t in 0..self.perms.len() {
-                        let key = schema::simhash_key(t as u8, self.perms.permute(t, q), seq);
-                        if self.store.get(Cf::Simhash, &key)?.is_none() {
-                            return Err(bad(format!("simhash table {t} lacks document {}", r.id)));
-                        }
+                let key = schema::nshash_key(h, seq);
+                let Some(val) = self.store.get(Cf::Nshash, &key)? else {
+                    return Err(bad(format!(
+                        "sentence hash {h:016x} of {} is not indexed",
+                        r.id
+                    )));
+                };
+                let (_, _, c) = schema::decode_nshash(&key, &val)?;
+                if self.find(c)?.0 != root {
+                    return Err(bad(format!(
+                        "sentence hash {h:016x} of {} names cluster {c}, outside its cluster {root}",
+                        r.id
+                    )));
+                }
+            }
+            postings += distinct.len() as u64;
+            if let Some(q) = r.simhash {
+                with_simhash += 1;
+                for t in 0..self.perms.len() {
+                    let key = schema::simhash_key(t as u8, self.perms.permute(t, q), seq);
+                    if self.store.get(Cf::Simhash, &key)?.is_none() {
+                        return Err(bad(format!("simhash table {t} lacks document {}", r.id)));
                     }
                 }
-                let (root, _) = self.find(r.similar_id)?;
-                v.roots.insert(root);
             }
-        }
-        let mut ids = 0u64;
+            if !self.legacy
+                && self
+                    .store
+                    .get(Cf::Members, &schema::members_key(root, seq))?
+                    .is_none()
+            {
+                return Err(bad(format!(
+                    "document {} is not listed as a member of its cluster {root}",
+                    r.id
+                )));
+            }
+            let e = counted.entry(root).or_insert((0, seq));
+            e.0 += 1;
+            v.roots.insert(root);
+            Ok(())
+        })?;
         let mut dangling = None;
-        self.store
-            .scan(Cf::DocIds, &[], &[0xff; 1], &mut |k, val| {
-                ids += 1;
-                match schema::decode_u64(Cf::DocIds, k, val) {
-                    Ok(s) if seqs.contains(&s) => {}
-                    _ => dangling = Some(String::from_utf8_lossy(k).into_owned()),
-                }
-                dangling.is_none()
-            })?;
+        let ids = self.count_keys(Cf::DocIds, &mut |k, val| {
+            match schema::decode_u64(Cf::DocIds, k, val) {
+                Ok(s) if seqs.contains(&s) => {}
+                _ => dangling = Some(String::from_utf8_lossy(k).into_owned()),
+            }
+            dangling.is_none()
+        })?;
         if let Some(id) = dangling {
             return Err(bad(format!("doc_ids[{id}] points at no document")));
         }
-        let mut keys = 0u64;
         let mut orphan = None;
-        self.store
-            .scan(Cf::Simhash, &[], &[0xff; 18], &mut |k, _| {
-                keys += 1;
-                if let Ok((_, _, s)) = schema::decode_simhash_key(k) {
-                    if !seqs.contains(&s) {
-                        orphan = Some(s);
-                    }
+        let keys = self.count_keys(Cf::Simhash, &mut |k, _| {
+            if let Ok((_, _, s)) = schema::decode_simhash_key(k) {
+                if !seqs.contains(&s) {
+                    orphan = Some(s);
                 }
-                orphan.is_none()
-            })?;
+            }
+            orphan.is_none()
+        })?;
         if let Some(s) = orphan {
             return Err(bad(format!(
                 "simhash key points at missing document seq {s}"
@@ -761,57 +829,212 @@ impl Fpdb {
                 self.perms.len()
             )));
         }
+        if !self.legacy {
+            // Each document's postings and member entry exist (checked above), so equal
+            // counts mean there is no other.
+            let n = self.count_keys(Cf::Nshash, &mut |_, _| true)?;
+            if n != postings {
+                return Err(bad(format!(
+                    "{n} sentence hash postings, {postings} held by the documents"
+                )));
+            }
+            let n = self.count_keys(Cf::Members, &mut |_, _| true)?;
+            if n != v.documents {
+                return Err(bad(format!(
+                    "{n} cluster member entries for {} documents",
+                    v.documents
+                )));
+            }
+        }
+        // Every root: size and first document agree with its members; empty roots are
+        // counted nowhere.
+        let mut roots_with_members = 0u64;
+        let mut err = None;
+        self.count_keys(Cf::Clusters, &mut |k, val| {
+            let rec = match (
+                schema::decode_u64(Cf::Clusters, k, k),
+                schema::decode::<ClusterRecord>(Cf::Clusters, k, val),
+            ) {
+                (Ok(id), Ok(rec)) if rec.parent.is_none_or(|p| p == id) => (id, rec),
+                (Ok(_), Ok(_)) => return true,
+                (Err(e), _) | (_, Err(e)) => {
+                    err = Some(e);
+                    return false;
+                }
+            };
+            let (id, rec) = rec;
+            let (size, first) = counted.get(&id).copied().unwrap_or((0, 0));
+            if rec.size != size || (size > 0 && rec.first_seq != first) {
+                err = Some(bad(format!(
+                    "cluster {id} records {} documents and first document seq {}, its members are {size} from seq {first}",
+                    rec.size, rec.first_seq
+                )));
+                return false;
+            }
+            roots_with_members += u64::from(size > 0);
+            true
+        })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if roots_with_members != counted.len() as u64 || self.cluster_count != counted.len() as u64
+        {
+            return Err(bad(format!(
+                "{} clusters hold documents, cluster_count counter {}",
+                counted.len(),
+                self.cluster_count
+            )));
+        }
         Ok(v)
     }
 
-    fn lookup(&self, fps: &Fingerprints, exclude: Option<u64>) -> Result<Lookup> {
-        let mut lk = Lookup::default();
-        // nshash: count shared hashes per current cluster.
-        let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, Vec<u64>>)> = BTreeMap::new();
-        for &h in &fps.nshash {
-            let key = schema::u64_key(h);
-            match self.store.get(Cf::Nshash, &key)? {
-                Some(v) => {
-                    let (cluster, seq) = schema::decode_nshash_value(&key, &v)?;
-                    if Some(seq) == exclude {
-                        lk.new_hashes.push(h);
-                        continue;
+    /// Rewrite a format 2 store in the current format: a posting per (sentence hash, holder)
+    /// and the `members` lists from the document records, bare-hash entries removed, root
+    /// sizes, first documents and the cluster count recomputed from the members. Runs once,
+    /// on the first writable open; a killed upgrade is redone from the start on the next one
+    /// (the format marker is written last).
+    fn upgrade(&mut self) -> Result<()> {
+        const CHUNK: usize = 1 << 16;
+        let mut counted: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        let mut b = Batch::new();
+        let flush = |b: &mut Batch, store: &Staged| -> Result<()> {
+            store.write(std::mem::take(b))?;
+            store.commit()
+        };
+        self.for_each_doc(&mut |seq, r| {
+            let (root, _) = self.find(r.similar_id)?;
+            for &h in &r.nshash {
+                b.put(
+                    Cf::Nshash,
+                    schema::nshash_key(h, seq),
+                    schema::u64_key(r.similar_id),
+                );
+            }
+            b.put(Cf::Members, schema::members_key(root, seq), Vec::new());
+            counted.entry(root).or_insert((0, seq)).0 += 1;
+            if b.len() >= CHUNK {
+                flush(&mut b, &self.store)?;
+            }
+            Ok(())
+        })?;
+        flush(&mut b, &self.store)?;
+        // Bare-hash entries (8-byte keys), a chunk at a time.
+        let mut from = Vec::new();
+        loop {
+            let mut legacy = Vec::new();
+            let mut last = None;
+            self.store
+                .scan(Cf::Nshash, &from, &[0xff; 18], &mut |k, _| {
+                    if k.len() == 8 {
+                        legacy.push(k.to_vec());
                     }
-                    let (root, _) = self.find(cluster)?;
-                    let e = per_root.entry(root).or_default();
-                    e.0 += 1;
-                    e.1.entry(seq).or_default().push(h);
+                    last = Some(k.to_vec());
+                    legacy.len() < CHUNK
+                })?;
+            for k in &legacy {
+                b.delete(Cf::Nshash, k.clone());
+            }
+            flush(&mut b, &self.store)?;
+            match last {
+                Some(mut k) => {
+                    k.push(0);
+                    from = k;
                 }
-                None => lk.new_hashes.push(h),
+                None => break,
+            }
+        }
+        let mut roots = Vec::new();
+        self.count_keys(Cf::Clusters, &mut |k, val| {
+            if let (Ok(id), Ok(rec)) = (
+                schema::decode_u64(Cf::Clusters, k, k),
+                schema::decode::<ClusterRecord>(Cf::Clusters, k, val),
+            ) {
+                if rec.parent.is_none_or(|p| p == id) {
+                    roots.push((id, rec));
+                }
+            }
+            true
+        })?;
+        for (id, mut rec) in roots {
+            let (size, first) = counted.get(&id).copied().unwrap_or((0, rec.first_seq));
+            rec.size = size;
+            rec.first_seq = first;
+            b.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+        }
+        self.cluster_count = counted.len() as u64;
+        self.put_counters(&mut b);
+        flush(&mut b, &self.store)?;
+        self.store.sync()?;
+        b.put(Cf::Meta, meta::FORMAT, schema::format_value());
+        flush(&mut b, &self.store)?;
+        self.store.sync()?;
+        self.legacy = false;
+        Ok(())
+    }
+
+    /// The oldest stored holder of sentence hash `h`: (seq, cluster at its ingest).
+    fn nshash_holder(&self, h: u64) -> Result<Option<(u64, u64)>> {
+        let (start, end) = schema::nshash_range(h);
+        let mut found = None;
+        self.store.scan(Cf::Nshash, &start, &end, &mut |k, v| {
+            found = Some(schema::decode_nshash(k, v).map(|(_, seq, c)| (seq, c)));
+            false
+        })?;
+        found.transpose()
+    }
+
+    /// [`Fpdb::nshash_holder`] of every hash, through one iterator.
+    fn nshash_holders(&self, hashes: &[u64]) -> Result<HashMap<u64, (u64, u64)>> {
+        let mut sorted = hashes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let bounds: Vec<([u8; 8], [u8; 17])> =
+            sorted.iter().map(|&h| schema::nshash_range(h)).collect();
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        let mut found = HashMap::with_capacity(sorted.len());
+        let mut err = None;
+        self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
+            match schema::decode_nshash(k, v) {
+                Ok((h, seq, c)) => {
+                    found.entry(h).or_insert((seq, c));
+                }
+                Err(e) => err = Some(e),
+            }
+            false
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
+
+    fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
+        let mut lk = Lookup::default();
+        // nshash: each sentence hash names its oldest holder; count shared hashes per current
+        // cluster.
+        let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
+        let holders = self.nshash_holders(&fps.nshash)?;
+        for h in &fps.nshash {
+            if let Some(&(seq, cluster)) = holders.get(h) {
+                let (root, _) = self.find(cluster)?;
+                let e = per_root.entry(root).or_default();
+                e.0 += 1;
+                *e.1.entry(seq).or_default() += 1;
             }
         }
         let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);
         let total = fps.nshash.len().max(1) as f64;
         let mut raw: Vec<(u64, &'static str, f64, Option<u32>)> = Vec::new();
-        // Records read while attributing matches are kept for verification: one read each.
-        let mut recs: HashMap<u64, DocRecord> = HashMap::new();
-        for (root, (count, seqs)) in per_root {
+        for (_, (count, seqs)) in per_root {
             if count >= need {
-                for (seq, hashes) in seqs {
-                    // A sentence hash names the document it was first seen in. If that document
-                    // was replaced since and no longer has the sentence, the cluster keeps it
-                    // (clusters are never split); credit the cluster's first document.
-                    let rec = self.doc(seq)?;
-                    let seq = if rec.nshash.iter().any(|h| hashes.contains(h)) {
-                        recs.insert(seq, rec);
-                        seq
-                    } else {
-                        self.cluster(root)?.first_seq
-                    };
-                    raw.push((seq, "nshash", hashes.len() as f64 / total, None));
+                for (seq, shared) in seqs {
+                    raw.push((seq, "nshash", shared as f64 / total, None));
                 }
             }
         }
         if let Some(q) = fps.simhash {
             for (seq, d) in self.simhash_candidates(q)? {
-                if Some(seq) != exclude {
-                    raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));
-                }
+                raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));
             }
         }
         // Verify every candidate against its stored sentence sketch.
@@ -819,10 +1042,7 @@ impl Fpdb {
         let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::new();
         for (seq, algo, score, distance) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
-                let rec = match recs.remove(&seq) {
-                    Some(r) => r,
-                    None => self.doc(seq)?,
-                };
+                let rec = self.doc(seq)?;
                 let overlap = crate::fingerprint::nshash::similarity(
                     &fps.sketch,
                     &fps.shingles,
@@ -860,14 +1080,22 @@ impl Fpdb {
         Ok(lk)
     }
 
+    /// The matches to report and store, best first: at most [`MAX_MATCHES`], plus the best
+    /// candidate of any matched cluster not among them, so the stored matches keep every link
+    /// that joined clusters (splits re-derive clusters from them).
     fn matches(&self, lk: &Lookup) -> (Vec<Match>, Vec<StoredMatch>) {
         let mut out = Vec::new();
         let mut stored = Vec::new();
         let mut seen = BTreeSet::new();
+        let mut linked = BTreeSet::new();
         for c in &lk.candidates {
-            if !seen.insert((c.seq, c.algo)) || out.len() >= MAX_MATCHES {
+            if seen.contains(&(c.seq, c.algo))
+                || (out.len() >= MAX_MATCHES && linked.contains(&c.root))
+            {
                 continue;
             }
+            seen.insert((c.seq, c.algo));
+            linked.insert(c.root);
             out.push(Match {
                 id: c.id.clone(),
                 algo: c.algo,
@@ -887,7 +1115,7 @@ impl Fpdb {
 
     /// What `fps` would get if it were ingested now: never writes.
     pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
-        let lk = self.lookup(fps, None)?;
+        let lk = self.lookup(fps)?;
         let (matches, _) = self.matches(&lk);
         let target = lk.roots.iter().next();
         Ok(Outcome {
@@ -911,6 +1139,10 @@ impl Fpdb {
     /// once; written to disk, atomically with the other documents since the last sync, and made
     /// durable by [`Fpdb::sync`] (or when the `Fpdb` is dropped). More than
     /// `AUTO_COMMIT_KEYS` (2^20) staged keys are committed (not synced) automatically.
+    ///
+    /// [`OnExisting::Replace`] removes the stored document (see [`Fpdb::remove`]) and ingests
+    /// the new one as a new document; when the removal emptied its cluster and the new version
+    /// matches nothing, it gets that cluster id back (an unchanged singleton keeps its id).
     pub fn ingest(
         &mut self,
         doc: &Document,
@@ -920,12 +1152,9 @@ impl Fpdb {
         if self.store.read_only() {
             return Err(Error::ReadOnly);
         }
-        let mut batch = Batch::new();
-        let mut dirty: HashMap<u64, ClusterRecord> = HashMap::new();
-        let mut doc_count = self.doc_count;
-        let mut cluster_count = self.cluster_count;
-        let old = match self.seq_of(&doc.id)? {
-            None => None,
+        let mut emptied = None;
+        let replaced = match self.seq_of(&doc.id)? {
+            None => false,
             Some(seq) => {
                 let rec = self.doc(seq)?;
                 if on_existing == OnExisting::Skip {
@@ -934,88 +1163,313 @@ impl Fpdb {
                         similar_id: self.find(rec.similar_id)?.0,
                     });
                 }
-                Some((seq, rec))
+                if same_fingerprints(&rec, &fps) {
+                    // Unchanged text: the document stays where it is (its cluster, links and
+                    // seq); only what was sent with it is updated.
+                    return self
+                        .refresh(seq, rec, doc)
+                        .map(|outcome| IngestResult::Added {
+                            outcome,
+                            replaced: true,
+                        });
+                }
+                // A failure after this point leaves the document removed: a consistent store
+                // (the removal is one staged batch), and the input is reported as failed.
+                emptied = self.remove_record(seq, &rec)?;
+                true
             }
         };
-        let lk = self.lookup(&fps, old.as_ref().map(|(s, _)| *s))?;
+        let outcome = self.add(doc, fps, emptied)?;
+        if self.store.staged() > AUTO_COMMIT_KEYS {
+            self.store.commit()?;
+        }
+        Ok(IngestResult::Added { outcome, replaced })
+    }
 
-        if let Some((old_seq, rec)) = &old {
-            if let Some(q) = rec.simhash {
-                for t in 0..self.perms.len() {
-                    batch.delete(
-                        Cf::Simhash,
-                        schema::simhash_key(t as u8, self.perms.permute(t, q), *old_seq),
-                    );
+    /// Re-store the fields sent with an unchanged document (title, url, description,
+    /// keywords); its fingerprints, cluster and stored matches stay.
+    fn refresh(&mut self, seq: u64, mut rec: DocRecord, doc: &Document) -> Result<Outcome> {
+        let (root, crec) = self.find(rec.similar_id)?;
+        rec.url = doc.url.clone();
+        rec.title = doc.title.clone();
+        rec.description = doc.description.clone();
+        rec.keywords = doc.keywords.clone();
+        let duplicate_of = if crec.first_seq == seq {
+            None
+        } else {
+            Some(self.doc(crec.first_seq)?.id)
+        };
+        let mut matches = Vec::new();
+        let none = HashMap::new();
+        for m in &rec.matches {
+            if let Some(id) = self.id_of(m.seq, &none)? {
+                matches.push(stored_match(id, m));
+            }
+        }
+        let mut b = Batch::new();
+        b.put(Cf::Docs, schema::u64_key(seq), schema::encode(&rec));
+        self.store.write(b)?;
+        Ok(Outcome {
+            id: rec.id,
+            similar_id: Some(root),
+            duplicate_of,
+            matches,
+            merged: Vec::new(),
+        })
+    }
+
+    /// Remove the document with external id `id`: its record and every index entry; its
+    /// cluster loses it (a new first document when it was the first) and is split into the
+    /// connected components of its remaining members' stored matches when the removed
+    /// document held them together (the component with the oldest document keeps the id).
+    /// Costs one record read per member of its cluster. Returns whether it was stored.
+    pub fn remove(&mut self, id: &str) -> Result<bool> {
+        if self.store.read_only() {
+            return Err(Error::ReadOnly);
+        }
+        let Some(seq) = self.seq_of(id)? else {
+            return Ok(false);
+        };
+        let rec = self.doc(seq)?;
+        self.remove_record(seq, &rec)?;
+        Ok(true)
+    }
+
+    /// [`Fpdb::remove`] of a read record; returns its cluster id when that cluster is now empty.
+    fn remove_record(&mut self, seq: u64, rec: &DocRecord) -> Result<Option<u64>> {
+        let saved = self.counters();
+        let r = self.remove_record_inner(seq, rec);
+        if r.is_err() {
+            self.set_counters(saved);
+        }
+        r
+    }
+
+    fn remove_record_inner(&mut self, seq: u64, rec: &DocRecord) -> Result<Option<u64>> {
+        let (root, mut crec) = self.find(rec.similar_id)?;
+        let mut b = Batch::new();
+        b.delete(Cf::Docs, schema::u64_key(seq));
+        b.delete(Cf::DocIds, rec.id.as_bytes());
+        for &h in &rec.nshash {
+            b.delete(Cf::Nshash, schema::nshash_key(h, seq));
+        }
+        if let Some(q) = rec.simhash {
+            for t in 0..self.perms.len() {
+                b.delete(
+                    Cf::Simhash,
+                    schema::simhash_key(t as u8, self.perms.permute(t, q), seq),
+                );
+            }
+        }
+        b.delete(Cf::Members, schema::members_key(root, seq));
+        let members: Vec<u64> = self
+            .members(root)?
+            .into_iter()
+            .filter(|&m| m != seq)
+            .collect();
+        self.doc_count -= 1;
+        let emptied = if members.is_empty() {
+            crec.size = 0;
+            self.cluster_count -= 1;
+            b.put(Cf::Clusters, schema::u64_key(root), schema::encode(&crec));
+            Some(root)
+        } else {
+            self.split(root, crec, &members, &mut b)?;
+            None
+        };
+        self.put_counters(&mut b);
+        self.store.write(b)?;
+        Ok(emptied)
+    }
+
+    /// Seqs of the members of root cluster `root`, ascending.
+    fn members(&self, root: u64) -> Result<Vec<u64>> {
+        let (start, end) = schema::members_range(root);
+        let mut out = Vec::new();
+        let mut err = None;
+        self.store.scan(Cf::Members, &start, &end, &mut |k, _| {
+            match schema::decode_members_key(k) {
+                Ok((_, seq)) => out.push(seq),
+                Err(e) => err = Some(e),
+            }
+            err.is_none()
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// Re-derive root cluster `root` from its remaining `members` (ascending seqs): the
+    /// connected components of their stored matches. The component holding the oldest member
+    /// keeps `root`; every other one gets a fresh cluster id, and its members' records,
+    /// postings and `members` entries move to it.
+    fn split(
+        &mut self,
+        root: u64,
+        mut crec: ClusterRecord,
+        members: &[u64],
+        b: &mut Batch,
+    ) -> Result<()> {
+        let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let recs = members
+            .iter()
+            .map(|&s| self.doc(s))
+            .collect::<Result<Vec<_>>>()?;
+        let mut parent: Vec<usize> = (0..members.len()).collect();
+        fn top(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        for (i, r) in recs.iter().enumerate() {
+            for m in &r.matches {
+                if let Some(&j) = index.get(&m.seq) {
+                    let (a, c) = (top(&mut parent, i), top(&mut parent, j));
+                    // The smaller index (older member) represents the component.
+                    parent[a.max(c)] = a.min(c);
                 }
             }
-            // Sentence hashes stay: they name clusters, which are never split (see lookup).
-            let (root, mut crec) = self.find(rec.similar_id)?;
-            crec.size = crec.size.saturating_sub(1);
-            dirty.insert(root, crec);
         }
-
-        // A replaced document keeps its seq, so references to it (cluster first documents,
-        // stored matches) stay valid.
-        let seq = old.as_ref().map_or(self.next_seq, |(s, _)| *s);
-        let next_seq = if old.is_some() {
-            self.next_seq
-        } else {
-            self.next_seq + 1
-        };
-        let mut next_cluster = self.next_cluster;
-        let mut roots = lk.roots.clone();
-        for (id, rec) in dirty.iter() {
-            if let Some(r) = roots.get_mut(id) {
-                *r = rec.clone();
+        // Components in order of their oldest member; members ascend within each.
+        let mut comps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for i in 0..members.len() {
+            let t = top(&mut parent, i);
+            comps.entry(t).or_default().push(i);
+        }
+        let mut comps = comps.into_values();
+        let kept = comps.next().expect("members is not empty");
+        crec.size = kept.len() as u64;
+        crec.first_seq = members[kept[0]];
+        b.put(Cf::Clusters, schema::u64_key(root), schema::encode(&crec));
+        for comp in comps {
+            let id = self.next_cluster;
+            self.next_cluster += 1;
+            self.cluster_count += 1;
+            let rec = ClusterRecord {
+                parent: None,
+                first_seq: members[comp[0]],
+                size: comp.len() as u64,
+            };
+            b.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+            for i in comp {
+                let seq = members[i];
+                let mut r = recs[i].clone();
+                r.similar_id = id;
+                for &h in &r.nshash {
+                    b.put(Cf::Nshash, schema::nshash_key(h, seq), schema::u64_key(id));
+                }
+                b.delete(Cf::Members, schema::members_key(root, seq));
+                b.put(Cf::Members, schema::members_key(id, seq), Vec::new());
+                b.put(Cf::Docs, schema::u64_key(seq), schema::encode(&r));
             }
         }
-        let (target, merged) = match roots.keys().next().copied() {
+        Ok(())
+    }
+
+    /// (next_seq, next_cluster, doc_count, cluster_count).
+    fn counters(&self) -> [u64; 4] {
+        [
+            self.next_seq,
+            self.next_cluster,
+            self.doc_count,
+            self.cluster_count,
+        ]
+    }
+
+    fn set_counters(&mut self, [a, b, c, d]: [u64; 4]) {
+        (
+            self.next_seq,
+            self.next_cluster,
+            self.doc_count,
+            self.cluster_count,
+        ) = (a, b, c, d);
+    }
+
+    /// The counters, as `meta` puts.
+    fn put_counters(&self, b: &mut Batch) {
+        b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(self.next_seq));
+        b.put(
+            Cf::Meta,
+            meta::NEXT_CLUSTER,
+            schema::u64_key(self.next_cluster),
+        );
+        b.put(Cf::Meta, DOC_COUNT, schema::u64_key(self.doc_count));
+        b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(self.cluster_count));
+    }
+
+    /// Store a document whose id is not stored: look up, decide, write one batch.
+    /// `reuse`: an emptied cluster id to take when the document matches nothing.
+    fn add(&mut self, doc: &Document, fps: Fingerprints, reuse: Option<u64>) -> Result<Outcome> {
+        let saved = self.counters();
+        let r = self.add_inner(doc, fps, reuse);
+        if r.is_err() {
+            self.set_counters(saved);
+        }
+        r
+    }
+
+    fn add_inner(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        reuse: Option<u64>,
+    ) -> Result<Outcome> {
+        let lk = self.lookup(&fps)?;
+        let mut batch = Batch::new();
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.doc_count += 1;
+        let (target, merged, first_seq) = match lk.roots.keys().next().copied() {
             None => {
-                let id = next_cluster;
-                next_cluster += 1;
-                cluster_count += 1;
-                dirty.insert(
-                    id,
-                    ClusterRecord {
-                        parent: None,
-                        first_seq: seq,
-                        size: 1,
-                    },
-                );
-                (id, Vec::new())
+                let id = reuse.unwrap_or_else(|| {
+                    self.next_cluster += 1;
+                    self.next_cluster - 1
+                });
+                self.cluster_count += 1;
+                let rec = ClusterRecord {
+                    parent: None,
+                    first_seq: seq,
+                    size: 1,
+                };
+                batch.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+                (id, Vec::new(), seq)
             }
             Some(target) => {
-                let mut trec = roots[&target].clone();
+                let mut trec = lk.roots[&target].clone();
                 trec.size += 1;
                 let mut merged = Vec::new();
-                for (&id, rec) in roots.iter().skip(1) {
+                for (&id, rec) in lk.roots.iter().skip(1) {
                     trec.size += rec.size;
-                    dirty.insert(
-                        id,
-                        ClusterRecord {
-                            parent: Some(target),
-                            ..rec.clone()
-                        },
-                    );
+                    let moved = ClusterRecord {
+                        parent: Some(target),
+                        ..rec.clone()
+                    };
+                    batch.put(Cf::Clusters, schema::u64_key(id), schema::encode(&moved));
+                    for m in self.members(id)? {
+                        batch.delete(Cf::Members, schema::members_key(id, m));
+                        batch.put(Cf::Members, schema::members_key(target, m), Vec::new());
+                    }
                     merged.push(id);
-                    cluster_count -= 1;
+                    self.cluster_count -= 1;
                 }
-                dirty.insert(target, trec);
-                (target, merged)
+                batch.put(Cf::Clusters, schema::u64_key(target), schema::encode(&trec));
+                (target, merged, trec.first_seq)
             }
         };
         let (matches, stored_matches) = self.matches(&lk);
-        let duplicate_of = if roots.is_empty() {
+        let duplicate_of = if first_seq == seq {
             None
         } else {
-            Some(self.doc(dirty[&target].first_seq)?.id)
+            Some(self.doc(first_seq)?.id)
         };
-
-        for &h in &lk.new_hashes {
+        for &h in &fps.nshash {
             batch.put(
                 Cf::Nshash,
-                schema::u64_key(h),
-                schema::nshash_value(target, seq),
+                schema::nshash_key(h, seq),
+                schema::u64_key(target),
             );
         }
         if let Some(q) = fps.simhash {
@@ -1027,9 +1481,7 @@ impl Fpdb {
                 );
             }
         }
-        for (id, rec) in &dirty {
-            batch.put(Cf::Clusters, schema::u64_key(*id), schema::encode(rec));
-        }
+        batch.put(Cf::Members, schema::members_key(target, seq), Vec::new());
         let record = DocRecord {
             id: doc.id.clone(),
             url: doc.url.clone(),
@@ -1050,31 +1502,14 @@ impl Fpdb {
         };
         batch.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
         batch.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
-        if old.is_none() {
-            doc_count += 1;
-        }
-        batch.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(next_seq));
-        batch.put(Cf::Meta, meta::NEXT_CLUSTER, schema::u64_key(next_cluster));
-        batch.put(Cf::Meta, DOC_COUNT, schema::u64_key(doc_count));
-        batch.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(cluster_count));
+        self.put_counters(&mut batch);
         self.store.write(batch)?;
-        if self.store.staged() > AUTO_COMMIT_KEYS {
-            self.store.commit()?;
-        }
-
-        self.next_seq = next_seq;
-        self.next_cluster = next_cluster;
-        self.doc_count = doc_count;
-        self.cluster_count = cluster_count;
-        Ok(IngestResult::Added {
-            outcome: Outcome {
-                id: doc.id.clone(),
-                similar_id: Some(target),
-                duplicate_of,
-                matches,
-                merged,
-            },
-            replaced: old.is_some(),
+        Ok(Outcome {
+            id: doc.id.clone(),
+            similar_id: Some(target),
+            duplicate_of,
+            matches,
+            merged,
         })
     }
 
@@ -1149,22 +1584,21 @@ impl Fpdb {
                 let first = if first_seq == seq {
                     None
                 } else {
-                    Some(self.id_of(first_seq, &ids)?)
+                    Some(self.id_of(first_seq, &ids)?.ok_or_else(|| {
+                        schema::corrupt(
+                            Cf::Docs,
+                            &schema::u64_key(first_seq),
+                            "referenced document is missing".into(),
+                        )
+                    })?)
                 };
                 let mut matches = Vec::new();
                 for m in &rec.matches {
-                    matches.push(Match {
-                        id: self.id_of(m.seq, &ids)?,
-                        algo: if m.algo == "nshash" {
-                            "nshash"
-                        } else {
-                            "simhash"
-                        },
-                        score: m.score,
-                        distance: (m.algo == "simhash")
-                            .then(|| ((1.0 - m.score) * 64.0).round() as u32),
-                        overlap: Some(m.overlap),
-                    });
+                    // A matched document removed (replaced) since is no longer reported.
+                    let Some(id) = self.id_of(m.seq, &ids)? else {
+                        continue;
+                    };
+                    matches.push(stored_match(id, m));
                 }
                 let duplicate_of = first.filter(|f| *f != rec.id);
                 visit(Outcome {
@@ -1227,15 +1661,45 @@ impl Fpdb {
             .collect())
     }
 
-    fn id_of(&self, seq: u64, cache: &HashMap<u64, String>) -> Result<String> {
-        match cache.get(&seq) {
-            Some(id) => Ok(id.clone()),
-            None => Ok(self.doc(seq)?.id),
+    /// The external id of document `seq`, if it is still stored.
+    fn id_of(&self, seq: u64, cache: &HashMap<u64, String>) -> Result<Option<String>> {
+        if let Some(id) = cache.get(&seq) {
+            return Ok(Some(id.clone()));
+        }
+        let k = schema::u64_key(seq);
+        match self.store.get(Cf::Docs, &k)? {
+            Some(v) => Ok(Some(schema::decode::<DocRecord>(Cf::Docs, &k, &v)?.id)),
+            None => Ok(None),
         }
     }
 
     /// Where the store lives (None for memory).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+}
+
+/// Whether a stored document has exactly these fingerprints (its text is unchanged for every
+/// rule of the store).
+fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
+    rec.nshash == fps.nshash
+        && rec.simhash == fps.simhash
+        && rec.sketch == fps.sketch
+        && rec.shingles == fps.shingles
+        && rec.chars == fps.chars
+}
+
+/// A [`Match`] from a match stored with a document.
+fn stored_match(id: String, m: &StoredMatch) -> Match {
+    Match {
+        id,
+        algo: if m.algo == "nshash" {
+            "nshash"
+        } else {
+            "simhash"
+        },
+        score: m.score,
+        distance: (m.algo == "simhash").then(|| ((1.0 - m.score) * 64.0).round() as u32),
+        overlap: Some(m.overlap),
     }
 }

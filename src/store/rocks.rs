@@ -15,6 +15,8 @@ use crate::error::{Error, Result};
 /// A RocksDB-backed store.
 pub struct RocksStore {
     db: DB,
+    /// Column families missing from a store opened read-only (made by an older format).
+    missing: Vec<Cf>,
     path: PathBuf,
     read_only: bool,
 }
@@ -37,20 +39,33 @@ const BLOCK_CACHE_BYTES: usize = 128 << 20;
 /// Bytes of a `simhash` key covered by the prefix extractor (table byte + 24 bits).
 const SIMHASH_PREFIX: usize = 4;
 
+/// Bytes of an `nshash` key covered by the prefix extractor (the sentence hash).
+const NSHASH_PREFIX: usize = 8;
+
+/// The prefix extractor length of a column family scanned by prefix.
+fn prefix_len(cf: Cf) -> Option<usize> {
+    match cf {
+        Cf::Simhash => Some(SIMHASH_PREFIX),
+        Cf::Nshash => Some(NSHASH_PREFIX),
+        _ => None,
+    }
+}
+
 fn cf_options(cf: Cf, cache: &Cache) -> Options {
     let mut o = Options::default();
     o.set_compression_type(DBCompressionType::Lz4);
     let mut t = BlockBasedOptions::default();
-    match cf {
-        Cf::Simhash => {
-            // Keys are scanned by prefix range: bloom filters on the first SIMHASH_PREFIX bytes
-            // (table + 24 bits) let a lookup skip every file and memtable without the prefix.
-            o.set_prefix_extractor(SliceTransform::create_fixed_prefix(SIMHASH_PREFIX));
+    match prefix_len(cf) {
+        Some(n) => {
+            // Keys are scanned by prefix range (simhash: table + 24 bits; nshash: the sentence
+            // hash): bloom filters on the prefix let a lookup skip every file and memtable
+            // without it.
+            o.set_prefix_extractor(SliceTransform::create_fixed_prefix(n));
             o.set_memtable_prefix_bloom_ratio(0.1);
             t.set_bloom_filter(10.0, false);
             t.set_whole_key_filtering(false);
         }
-        _ => {
+        None => {
             // Most lookups (new sentence hashes, new ids) miss: bloom filters on disk and in
             // the memtable answer them without a search.
             t.set_bloom_filter(10.0, false);
@@ -70,6 +85,12 @@ fn cf_options(cf: Cf, cache: &Cache) -> Options {
     t.set_block_cache(cache);
     o.set_block_based_table_factory(&t);
     o
+}
+
+/// Whether every key of `[s, e)` shares one extractor prefix of `cf` (so prefix bloom
+/// filters may skip files).
+fn within_prefix(cf: Cf, s: &[u8], e: &[u8]) -> bool {
+    prefix_len(cf).is_some_and(|n| s.len() >= n && e.len() >= n && s[..n] == e[..n])
 }
 
 fn map_err(path: &Path, e: rocksdb::Error) -> Error {
@@ -96,7 +117,9 @@ impl RocksStore {
         }
         let mut opts = Options::default();
         opts.create_if_missing(create);
-        opts.create_missing_column_families(create);
+        // Families added by later formats are created in older stores (the engine upgrades
+        // their contents).
+        opts.create_missing_column_families(true);
         opts.increase_parallelism(2);
         opts.set_max_background_jobs(2);
         opts.set_keep_log_file_num(3);
@@ -110,6 +133,7 @@ impl RocksStore {
         let db = DB::open_cf_descriptors(&opts, path, cfs).map_err(|e| map_err(path, e))?;
         Ok(RocksStore {
             db,
+            missing: Vec::new(),
             path: path.to_path_buf(),
             read_only: false,
         })
@@ -125,13 +149,20 @@ impl RocksStore {
         }
         let opts = Options::default();
         let cache = Cache::new_lru_cache(BLOCK_CACHE_BYTES);
-        let cfs = Cf::ALL
+        // Only the families the store has: an older format lacks the newer ones, which then
+        // read as empty.
+        let present = DB::list_cf(&opts, path).map_err(|e| map_err(path, e))?;
+        let (have, missing): (Vec<Cf>, Vec<Cf>) = Cf::ALL
+            .iter()
+            .partition(|cf| present.iter().any(|p| p == cf.name()));
+        let cfs = have
             .iter()
             .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache)));
         let db = DB::open_cf_descriptors_read_only(&opts, path, cfs, false)
             .map_err(|e| map_err(path, e))?;
         Ok(RocksStore {
             db,
+            missing,
             path: path.to_path_buf(),
             read_only: true,
         })
@@ -142,10 +173,18 @@ impl RocksStore {
             .cf_handle(cf.name())
             .expect("every column family is opened")
     }
+
+    /// Whether `cf` is absent (an older store opened read-only): it reads as empty.
+    fn absent(&self, cf: Cf) -> bool {
+        self.missing.contains(&cf)
+    }
 }
 
 impl Store for RocksStore {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if self.absent(cf) {
+            return Ok(None);
+        }
         self.db
             .get_cf(self.handle(cf), key)
             .map_err(|e| map_err(&self.path, e))
@@ -158,11 +197,15 @@ impl Store for RocksStore {
         end: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if start >= end {
+        if start >= end || self.absent(cf) {
             return Ok(());
         }
         let mut ro = ReadOptions::default();
-        ro.set_total_order_seek(true);
+        if within_prefix(cf, start, end) {
+            ro.set_prefix_same_as_start(true);
+        } else {
+            ro.set_total_order_seek(true);
+        }
         ro.set_iterate_lower_bound(start.to_vec());
         ro.set_iterate_upper_bound(end.to_vec());
         let it = self.db.iterator_cf_opt(
@@ -188,13 +231,11 @@ impl Store for RocksStore {
         // One iterator, re-seeked per range: creating an iterator costs more than a seek once
         // the data is spread over several files. When every range stays within one extractor
         // prefix, the prefix bloom filters may skip files; otherwise read in total order.
+        if self.absent(cf) {
+            return Ok(());
+        }
         let mut ro = ReadOptions::default();
-        let within_prefix = |s: &[u8], e: &[u8]| {
-            s.len() >= SIMHASH_PREFIX
-                && e.len() >= SIMHASH_PREFIX
-                && s[..SIMHASH_PREFIX] == e[..SIMHASH_PREFIX]
-        };
-        if cf == Cf::Simhash && ranges.iter().all(|(s, e)| within_prefix(s, e)) {
+        if ranges.iter().all(|(s, e)| within_prefix(cf, s, e)) {
             ro.set_prefix_same_as_start(true);
         } else {
             ro.set_total_order_seek(true);
@@ -259,6 +300,7 @@ impl Store for RocksStore {
     fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
         Cf::ALL
             .iter()
+            .filter(|cf| !self.absent(**cf))
             .map(|&cf| {
                 let n = self
                     .db

@@ -5,9 +5,13 @@
 //! | `meta` | `format`, `options`, `next_seq`, `next_cluster` | magic+version; JSON options; u64 BE counters |
 //! | `docs` | doc seq, u64 BE | versioned bincode [`DocRecord`] |
 //! | `doc_ids` | external id bytes | doc seq, u64 BE |
-//! | `nshash` | sentence hash, u64 BE | cluster id u64 BE + first doc seq u64 BE |
+//! | `nshash` | sentence hash u64 BE + doc seq u64 BE (one posting per holder) | cluster id u64 BE |
 //! | `simhash` | table (1 byte) + permuted fp (8 bytes BE) + doc seq (8 bytes BE) | empty |
 //! | `clusters` | cluster id, u64 BE | versioned bincode [`ClusterRecord`] |
+//! | `members` | root cluster id u64 BE + doc seq u64 BE | empty |
+//!
+//! Format 2 stores (read-only until upgraded, see `db::upgrade`) keyed `nshash` by the hash
+//! alone, valued with the cluster and seq of its first holder, and had no `members`.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,17 +32,20 @@ pub enum Cf {
     Simhash,
     /// Cluster records (union-find).
     Clusters,
+    /// Root cluster -> member documents.
+    Members,
 }
 
 impl Cf {
     /// Every column family, in a fixed order.
-    pub const ALL: [Cf; 6] = [
+    pub const ALL: [Cf; 7] = [
         Cf::Meta,
         Cf::Docs,
         Cf::DocIds,
         Cf::Nshash,
         Cf::Simhash,
         Cf::Clusters,
+        Cf::Members,
     ];
 
     /// On-disk name.
@@ -50,6 +57,7 @@ impl Cf {
             Cf::Nshash => "nshash",
             Cf::Simhash => "simhash",
             Cf::Clusters => "clusters",
+            Cf::Members => "members",
         }
     }
 
@@ -62,7 +70,13 @@ impl Cf {
 /// Magic bytes + format version stored under `meta/format`.
 pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// On-disk format version. Bump on any change to keys, values or fingerprint rules.
-pub const FORMAT_VERSION: u32 = 2;
+/// 3: `nshash` holds one posting per (sentence hash, holder) and `members` lists each
+/// cluster's documents, so a replaced document's entries can be removed and clusters split.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The last format whose `nshash` keys are bare hashes (opened read-only, upgraded on a
+/// writable open).
+pub const LEGACY_FORMAT_VERSION: u32 = 2;
 
 /// `meta` keys.
 pub mod meta {
@@ -83,6 +97,13 @@ pub fn format_value() -> Vec<u8> {
     let mut v = FORMAT_MAGIC.to_vec();
     v.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
     v.extend_from_slice(&crate::text::NORMALIZE_VERSION.to_be_bytes());
+    v
+}
+
+/// The format marker of `version` (current normalization).
+pub fn format_value_of(version: u32) -> Vec<u8> {
+    let mut v = format_value();
+    v[4..8].copy_from_slice(&version.to_be_bytes());
     v
 }
 
@@ -140,26 +161,60 @@ pub fn simhash_range(table: u8, lo: u64, hi: u64) -> ([u8; 17], [u8; 18]) {
     (start, end)
 }
 
-/// `nshash` value: the cluster the sentence was first seen in and the first document.
-pub fn nshash_value(cluster: u64, seq: u64) -> [u8; 16] {
-    let mut v = [0u8; 16];
-    v[..8].copy_from_slice(&cluster.to_be_bytes());
-    v[8..].copy_from_slice(&seq.to_be_bytes());
-    v
+/// An `nshash` posting key: sentence hash, then the seq of a document holding it. Postings
+/// of one hash are adjacent and ordered by seq, so the first is its oldest holder.
+pub fn nshash_key(hash: u64, seq: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&hash.to_be_bytes());
+    k[8..].copy_from_slice(&seq.to_be_bytes());
+    k
 }
 
-/// Decode an `nshash` value into (cluster, first seq).
-pub fn decode_nshash_value(key: &[u8], v: &[u8]) -> Result<(u64, u64)> {
-    if v.len() != 16 {
-        return Err(corrupt(
+/// `[start, end)` covering every posting of `hash` (and a format 2 entry keyed by it alone).
+/// Both bounds start with the hash, so a prefix bloom filter on 8 bytes applies.
+pub fn nshash_range(hash: u64) -> ([u8; 8], [u8; 17]) {
+    let mut end = [0xffu8; 17];
+    end[..8].copy_from_slice(&hash.to_be_bytes());
+    (hash.to_be_bytes(), end)
+}
+
+/// Decode an `nshash` entry into (hash, holder seq, cluster): a posting, or a format 2 entry
+/// (bare hash -> cluster + first holder).
+pub fn decode_nshash(key: &[u8], v: &[u8]) -> Result<(u64, u64, u64)> {
+    let u = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap());
+    match (key.len(), v.len()) {
+        (16, 8) => Ok((u(&key[..8]), u(&key[8..]), u(v))),
+        (8, 16) => Ok((u(key), u(&v[8..]), u(&v[..8]))),
+        _ => Err(corrupt(
             Cf::Nshash,
             key,
-            format!("expected 16 bytes, found {}", v.len()),
-        ));
+            format!(
+                "unexpected {}-byte key with {}-byte value",
+                key.len(),
+                v.len()
+            ),
+        )),
+    }
+}
+
+/// A `members` key: root cluster id, then a member's seq.
+pub fn members_key(root: u64, seq: u64) -> [u8; 16] {
+    nshash_key(root, seq)
+}
+
+/// `[start, end)` covering every member of `root`.
+pub fn members_range(root: u64) -> ([u8; 8], [u8; 17]) {
+    nshash_range(root)
+}
+
+/// Decode a `members` key into (root, seq).
+pub fn decode_members_key(key: &[u8]) -> Result<(u64, u64)> {
+    if key.len() != 16 {
+        return Err(corrupt(Cf::Members, key, "expected a 16-byte key".into()));
     }
     Ok((
-        u64::from_be_bytes(v[..8].try_into().unwrap()),
-        u64::from_be_bytes(v[8..].try_into().unwrap()),
+        u64::from_be_bytes(key[..8].try_into().unwrap()),
+        u64::from_be_bytes(key[8..].try_into().unwrap()),
     ))
 }
 
