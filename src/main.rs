@@ -17,6 +17,14 @@ use serde::Serialize;
 use fpdb::reader::{Fields, Format, Inputs, ReadOptions, Record};
 use fpdb::{Fpdb, IngestResult, OnExisting, Outcome, SentenceHash, Settings};
 
+/// `println!` that returns an error instead of panicking: a closed pipe then ends the command
+/// quietly (exit 0, see `main`) and a full disk is reported (exit 2).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*).context("cannot write to stdout")?
+    };
+}
+
 const ABOUT: &str = "fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB)";
 const LONG_ABOUT: &str = "\
 fpdb stores fingerprints of documents on disk and tells, for each new document, which stored
@@ -259,7 +267,7 @@ struct SettingsArgs {
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     simhash_blocks: Option<u32>,
     /// Number of documents the store is sized for [default: 10000000]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = "Store settings (fixed at creation)", value_parser = clap::value_parser!(u64).range(1..))]
     expected_docs: Option<u64>,
 }
 
@@ -482,6 +490,27 @@ fn output_writer(path: &Option<PathBuf>) -> anyhow::Result<Option<Box<dyn Write>
     })
 }
 
+/// Refuse an `--output` file that is also an input: creating it would empty the input before
+/// it is read.
+fn check_output_not_input(output: &Option<PathBuf>, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    let Some(o) = output.as_ref().filter(|o| o.as_os_str() != "-") else {
+        return Ok(());
+    };
+    let Some(out_id) = fpdb::reader::file_id(o) else {
+        return Ok(());
+    };
+    for i in inputs.iter().filter(|i| i.as_os_str() != "-") {
+        if fpdb::reader::file_id(i) == Some(out_id) {
+            bail!(
+                "--output {} is also an input ({}): it would be emptied before it is read; write the results elsewhere",
+                o.display(),
+                i.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// One line of `ingest --output`.
 #[derive(Serialize)]
 struct OutputLine<'a> {
@@ -544,19 +573,22 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         pool = pool.num_threads(t.max(1));
     }
     pool.build_global().ok();
-    let mut db = Fpdb::builder()
-        .settings(a.settings.to_settings()?)
-        .create(true)
-        .open(path)?;
+    // Everything that can be refused is checked before the store is created or opened.
+    check_output_not_input(&a.output, &files)?;
+    let settings = a.settings.to_settings()?;
+    settings.resolve()?;
+    let mut out = output_writer(&a.output)?;
+    let mut inputs = Inputs::new(&files, read_opts);
+    if let Some(o) = a.output.as_ref().filter(|o| o.as_os_str() != "-") {
+        inputs = inputs.exclude(o);
+    }
+    let mut db = Fpdb::builder().settings(settings).create(true).open(path)?;
     let on_existing = if a.replace {
         OnExisting::Replace
     } else {
         OnExisting::Skip
     };
-    let mut out = output_writer(&a.output)?;
-    let inputs = Inputs::new(&files, read_opts)
-        .skip(a.skip)
-        .take(a.limit.unwrap_or(usize::MAX));
+    let inputs = inputs.skip(a.skip).take(a.limit.unwrap_or(usize::MAX));
     let show = !quiet && std::io::stderr().is_terminal();
     // A bar with ETA when the total is known (plain files only: compressed sizes and stdin do
     // not tell how many bytes will be read); otherwise a spinner with counts and rate.
@@ -647,8 +679,9 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
                                     if sum.skipped_existing_id <= LIST_EXISTING {
                                         bar.suspend(|| {
                                             eprintln!(
-                                                "fpdb: skipped {}: id `{id}` is already stored (use --replace to replace it)",
-                                                rec.location()
+                                                "fpdb: skipped {}: id `{}` is already stored (use --replace to replace it)",
+                                                rec.location(),
+                                                shown(id)
                                             )
                                         });
                                     }
@@ -704,7 +737,7 @@ fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
         0.0
     };
     if a.json {
-        println!("{}", serde_json::to_string(&sum)?);
+        outln!("{}", serde_json::to_string(&sum)?);
     } else if !quiet {
         eprintln!(
             "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
@@ -860,16 +893,7 @@ fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
     let text = match (&a.text, &a.file) {
         (Some(t), None) if t == "-" => read_stdin()?,
         (Some(t), None) => t.clone(),
-        (None, Some(f)) => {
-            let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-            String::from_utf8(bytes).map_err(|e| {
-                anyhow::anyhow!(
-                    "{}: invalid UTF-8 at byte {}",
-                    f.display(),
-                    e.utf8_error().valid_up_to()
-                )
-            })?
-        }
+        (None, Some(f)) => read_one_document(f, a.input.read_options())?,
         (None, None) if !std::io::stdin().is_terminal() => read_stdin()?,
         _ => bail!("no text: give TEXT, --file FILE, or pipe text into `fpdb query -`"),
     };
@@ -892,22 +916,53 @@ fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
             duplicate_of: o.duplicate_of.as_deref(),
             matches: &o.matches,
         };
-        println!("{}", serde_json::to_string(&q)?);
+        outln!("{}", serde_json::to_string(&q)?);
     } else if let Some(id) = o.similar_id {
-        println!(
+        outln!(
             "duplicate: similar_id {id} (first document: {})",
             o.duplicate_of.as_deref().unwrap_or("?")
         );
         for m in &o.matches {
             match m.distance {
-                Some(d) => println!("  {}\t{}\tscore {:.3}\tdistance {d}", m.id, m.algo, m.score),
-                None => println!("  {}\t{}\tscore {:.3}", m.id, m.algo, m.score),
+                Some(d) => outln!("  {}\t{}\tscore {:.3}\tdistance {d}", m.id, m.algo, m.score),
+                None => outln!("  {}\t{}\tscore {:.3}", m.id, m.algo, m.score),
             }
         }
     } else {
-        println!("new: no stored document matches (it would get a fresh similar_id)");
+        outln!("new: no stored document matches (it would get a fresh similar_id)");
     }
     Ok(if o.is_duplicate() { 0 } else { 1 })
+}
+
+/// The text of the one document in `file`, read as `ingest` reads it (format, charset, HTML
+/// extraction).
+fn read_one_document(file: &Path, opts: ReadOptions) -> anyhow::Result<String> {
+    let mut records = Inputs::new(&[file.to_path_buf()], opts);
+    let first = records
+        .next()
+        .with_context(|| format!("{}: no document in it", file.display()))?;
+    if records.next().is_some() {
+        bail!(
+            "{} holds several documents: look them up with `fpdb query --batch {}`",
+            file.display(),
+            file.display()
+        );
+    }
+    let location = first.location();
+    match first.doc {
+        Ok(doc) => Ok(doc.text),
+        Err(reason) => bail!("{location}: {reason}"),
+    }
+}
+
+/// An id for a line of text output: control characters (a newline would forge a line; such
+/// ids are refused at input, but older stores may hold them) escaped.
+fn shown(id: &str) -> std::borrow::Cow<'_, str> {
+    if id.chars().any(char::is_control) {
+        id.escape_debug().to_string().into()
+    } else {
+        id.into()
+    }
 }
 
 fn read_stdin() -> anyhow::Result<String> {
@@ -922,14 +977,14 @@ fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
     let s = db.stats();
     if json {
-        println!("{}", serde_json::to_string(&s)?);
+        outln!("{}", serde_json::to_string(&s)?);
     } else {
         let o = &s.options;
-        println!("store        {}", path.display());
-        println!("documents    {}", s.documents);
-        println!("clusters     {}", s.clusters);
-        println!("duplicates   {}", s.duplicates);
-        println!(
+        outln!("store        {}", path.display());
+        outln!("documents    {}", s.documents);
+        outln!("clusters     {}", s.clusters);
+        outln!("duplicates   {}", s.duplicates);
+        outln!(
             "disk         {:.1} MiB",
             s.disk_bytes as f64 / (1 << 20) as f64
         );
@@ -938,27 +993,37 @@ fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             .iter()
             .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
             .collect();
-        println!("tables MiB   {}", cfs.join(", "));
-        println!(
+        outln!("tables MiB   {}", cfs.join(", "));
+        outln!(
             "algorithms   {}{}",
             if o.nshash { "nshash " } else { "" },
             if o.simhash { "simhash" } else { "" }
         );
-        println!(
+        outln!(
             "nshash       n={} hash={} min_sentence_chars={} min_shared={}",
-            o.nshash_n, o.nshash_hash, o.min_sentence_chars, o.nshash_min_shared
+            o.nshash_n,
+            o.nshash_hash,
+            o.min_sentence_chars,
+            o.nshash_min_shared
         );
-        println!(
+        outln!(
             "simhash      k={} blocks={} tables={} expected_docs={}",
-            o.simhash_k, o.simhash_blocks, s.simhash_tables, o.expected_docs
+            o.simhash_k,
+            o.simhash_blocks,
+            s.simhash_tables,
+            o.expected_docs
         );
-        println!(
+        outln!(
             "terms        features={} stopwords={} idf={}",
-            o.simhash_features, o.simhash_stopwords, o.simhash_idf
+            o.simhash_features,
+            o.simhash_stopwords,
+            o.simhash_idf
         );
-        println!(
+        outln!(
             "text         t2s={} reflow={} verify_overlap={}%",
-            o.t2s, o.reflow, o.verify_overlap_pct
+            o.t2s,
+            o.reflow,
+            o.verify_overlap_pct
         );
     }
     Ok(0)
@@ -994,7 +1059,7 @@ fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
         } else {
             writeln!(w, "similar_id {id} ({} documents)", members.len())?;
             for m in members {
-                writeln!(w, "  {m}")?;
+                writeln!(w, "  {}", shown(m))?;
             }
         }
     }
@@ -1014,12 +1079,12 @@ fn verify(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
     let v = db.verify()?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"ok": true, "documents": v.documents, "clusters": v.roots.len()})
         );
     } else {
-        println!(
+        outln!(
             "ok: {} documents, {} clusters, every index agrees",
             v.documents,
             v.roots.len()
@@ -1076,10 +1141,10 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     let opts = fp.options().clone();
     let e = fpdb::explain::explain(&ta, &tb, &fp);
     if a.json {
-        println!("{}", serde_json::to_string(&e)?);
+        outln!("{}", serde_json::to_string(&e)?);
         return Ok(0);
     }
-    println!(
+    outln!(
         "nshash: {} shared of {} / {} kept sentences -> {}",
         e.shared_sentences.len(),
         e.sentences_a.len(),
@@ -1098,19 +1163,19 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
                 " "
             };
             let short: String = x.chars().take(60).collect();
-            println!("  {name}{mark} {short}");
+            outln!("  {name}{mark} {short}");
         }
     }
-    print_comparison(&e.comparison, &opts);
+    print_comparison(&e.comparison, &opts)?;
     let terms = |v: &[(String, f64)]| {
         v.iter()
             .map(|(t, w)| format!("{t}({w:.3})"))
             .collect::<Vec<_>>()
             .join(" ")
     };
-    println!("terms only in A: {}", terms(&e.terms_only_a));
-    println!("terms only in B: {}", terms(&e.terms_only_b));
-    println!(
+    outln!("terms only in A: {}", terms(&e.terms_only_a));
+    outln!("terms only in B: {}", terms(&e.terms_only_b));
+    outln!(
         "decision: {}",
         if e.comparison.linked() {
             "linked (a candidate, verified)"
@@ -1122,20 +1187,20 @@ fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
 }
 
 /// The signals shared by text and stored explanations.
-fn print_comparison(c: &fpdb::explain::Comparison, opts: &fpdb::Options) {
-    println!(
+fn print_comparison(c: &fpdb::explain::Comparison, opts: &fpdb::Options) -> anyhow::Result<()> {
+    outln!(
         "overlap: {:.1}% of the larger document's sentences are shared",
         100.0 * c.overlap
     );
     if let Some(r) = c.resemblance {
-        println!(
+        outln!(
             "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {:.0}%)",
             100.0 * r,
             fpdb::fingerprint::nshash::SHORT_SENTENCES,
             100.0 * fpdb::fingerprint::nshash::LONG_RESEMBLANCE
         );
     }
-    println!(
+    outln!(
         "similarity: {:.1}% (threshold {}%) -> {}",
         100.0 * c.similarity,
         opts.verify_overlap_pct,
@@ -1146,15 +1211,16 @@ fn print_comparison(c: &fpdb::explain::Comparison, opts: &fpdb::Options) {
         }
     );
     match c.distance {
-        Some(d) => println!(
+        Some(d) => outln!(
             "simhash: {} vs {}, distance {d} (k = {}) -> {}",
             c.simhash_a.as_deref().unwrap_or(""),
             c.simhash_b.as_deref().unwrap_or(""),
             opts.simhash_k,
             if c.simhash_match { "match" } else { "no match" }
         ),
-        None => println!("simhash: not computed (off, or no terms)"),
+        None => outln!("simhash: not computed (off, or no terms)"),
     }
+    Ok(())
 }
 
 /// `fpdb explain ID_A ID_B` on stored documents: their clusters and stored fingerprints.
@@ -1200,10 +1266,10 @@ fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow::Result<u8>
             same_cluster: same,
             comparison: &c,
         };
-        println!("{}", serde_json::to_string(&out)?);
+        outln!("{}", serde_json::to_string(&out)?);
     } else {
         for (name, d) in [("A", &da), ("B", &db_)] {
-            println!(
+            outln!(
                 "{name}: {} (similar_id {}, {} characters{})",
                 d.id,
                 d.similar_id,
@@ -1215,16 +1281,16 @@ fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow::Result<u8>
                 }
             );
         }
-        println!("same cluster: {}", if same { "yes" } else { "no" });
-        println!(
+        outln!("same cluster: {}", if same { "yes" } else { "no" });
+        outln!(
             "nshash: {} of {} / {} kept sentence hashes shared -> {}",
             c.shared_nshash,
             da.fingerprints.nshash.len(),
             db_.fingerprints.nshash.len(),
             if c.nshash_match { "match" } else { "no match" }
         );
-        print_comparison(&c, db.options());
-        println!(
+        print_comparison(&c, db.options())?;
+        outln!(
             "pair: {} (texts are not stored: give two files, or ids with --corpus, to see sentences and terms)",
             if c.linked() {
                 "linked directly (a candidate, verified)"
@@ -1298,6 +1364,9 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
         }
     }
     let pairs = fpdb::eval::read_pairs(&a.pairs)?;
+    if pairs.is_empty() {
+        bail!("{}: no labeled pairs in it", a.pairs.display());
+    }
     let mut base = a.settings.to_settings()?;
     if a.learn_idf {
         if base.simhash_idf.is_some() {
@@ -1338,12 +1407,12 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
         reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
     }
     if a.json {
-        println!("{}", serde_json::to_string(&reports)?);
+        outln!("{}", serde_json::to_string(&reports)?);
         return Ok(0);
     }
-    println!("{} documents, {} pairs", docs.len(), pairs.len());
+    outln!("{} documents, {} pairs", docs.len(), pairs.len());
     for r in &reports {
-        println!(
+        outln!(
             "\n{:<8} precision {:.4}  recall {:.4}  F1 {:.4}  (tp {}, fp {}, fn {}{})",
             r.algo,
             r.precision,
@@ -1358,12 +1427,16 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
                 String::new()
             }
         );
-        println!(
+        outln!(
             "  {:<22} {:>5} {:>6} {:>10} {:>9}",
-            "kind", "label", "pairs", "predicted", "accuracy"
+            "kind",
+            "label",
+            "pairs",
+            "predicted",
+            "accuracy"
         );
         for (k, s) in &r.kinds {
-            println!(
+            outln!(
                 "  {:<22} {:>5} {:>6} {:>10} {:>8.1}%",
                 k,
                 s.label,
@@ -1373,13 +1446,13 @@ fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
             );
         }
         if a.errors > 0 && !r.errors.is_empty() {
-            println!(
+            outln!(
                 "  wrongly judged ({} of {}):",
                 r.errors.len().min(a.errors),
                 r.errors.len()
             );
             for e in r.errors.iter().take(a.errors) {
-                println!(
+                outln!(
                     "    {} {}\t{}\t{}",
                     if e.label == 1 { "missed" } else { "merged" },
                     e.kind,

@@ -227,7 +227,9 @@ impl Options {
             )));
         }
         if self.expected_docs == 0 {
-            self.expected_docs = 1;
+            return Err(Error::InvalidOption(
+                "expected docs = 0 (at least 1)".into(),
+            ));
         }
         if self.simhash_blocks == 0 {
             self.simhash_blocks = crate::index::choose_blocks(self.simhash_k, self.expected_docs);

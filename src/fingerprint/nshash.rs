@@ -7,7 +7,9 @@
 //!   boilerplate ("谢谢阅读。") never links documents;
 //! - duplicates inside a document count once; ties in length keep the earlier sentence;
 //! - a document with no qualifying sentence is keyed by its whole text (letters and digits), so
-//!   short documents match only exact copies instead of collapsing into one cluster.
+//!   short documents match only exact copies instead of collapsing into one cluster; one with
+//!   no letter or digit at all (emoji, punctuation) by its whole text without spaces (since
+//!   format 3; older stores hold no hash for such documents).
 
 use md5::{Digest, Md5};
 
@@ -44,6 +46,14 @@ fn qualifying(normalized: &str, opts: &Options) -> Vec<(usize, usize, String)> {
         let (k, n) = sentences::key(normalized);
         if n > 0 {
             cands.push((n, 0, k));
+        } else {
+            // No letter or digit at all (emoji, punctuation): the whole text without spaces,
+            // so exact copies still link.
+            let k: String = normalized.chars().filter(|c| !c.is_whitespace()).collect();
+            let n = k.chars().count();
+            if n > 0 {
+                cands.push((n, 0, k));
+            }
         }
     }
     cands
@@ -289,7 +299,12 @@ mod tests {
         let b = nshash(&normalize("谢谢。"), &opts(5));
         assert_eq!(a.len(), 1);
         assert_ne!(a, b);
-        assert!(nshash(&normalize("。。。 ！"), &opts(5)).is_empty());
+        // Without letters or digits, the whole text (spaces aside) is the key.
+        let p = nshash(&normalize("。。。 ！"), &opts(5));
+        assert_eq!(p.len(), 1);
+        assert_eq!(p, nshash(&normalize("。。。！"), &opts(5)));
+        assert_ne!(p, nshash(&normalize("😀😃"), &opts(5)));
+        assert!(nshash(&normalize("  \n"), &opts(5)).is_empty());
     }
 
     #[test]

@@ -206,10 +206,22 @@ struct Columns {
     html: Option<usize>,
 }
 
+/// An input still to open.
+struct Pending {
+    path: PathBuf,
+    /// The format to read it as.
+    format: Format,
+    /// Found by walking a directory (not named by the user): only regular files and real
+    /// directories are read, symbolic links to directories are not followed.
+    walked: bool,
+}
+
 /// Iterator over the records of many inputs.
 pub struct Inputs {
-    /// Inputs still to open, last first, with the format to read them as.
-    pending: Vec<(PathBuf, Format)>,
+    /// Inputs still to open, last first.
+    pending: Vec<Pending>,
+    /// Files never read (by device and inode): the run's own output file.
+    excluded: Vec<(u64, u64)>,
     opts: ReadOptions,
     current: Option<Current>,
     buf: Vec<u8>,
@@ -218,17 +230,78 @@ pub struct Inputs {
 impl Inputs {
     /// Records of `paths` in order (`-` = stdin).
     pub fn new(paths: &[PathBuf], opts: ReadOptions) -> Self {
-        let mut pending: Vec<(PathBuf, Format)> =
-            paths.iter().map(|p| (p.clone(), opts.format)).collect();
+        let mut pending: Vec<Pending> = paths
+            .iter()
+            .map(|p| Pending {
+                path: p.clone(),
+                format: opts.format,
+                walked: false,
+            })
+            .collect();
         pending.reverse();
         Inputs {
             pending,
+            excluded: Vec::new(),
             opts,
             current: None,
             buf: Vec::new(),
         }
     }
 }
+
+impl Inputs {
+    /// Never read `path` (e.g. the file this run writes its results to), wherever a directory
+    /// walk or list finds it. A path that does not exist yet is ignored.
+    pub fn exclude(mut self, path: &Path) -> Self {
+        if let Some(id) = file_id(path) {
+            self.excluded.push(id);
+        }
+        self
+    }
+}
+
+/// (device, inode) of a file, following symbolic links.
+#[cfg(unix)]
+pub fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// (device, inode) of a file: not available on this platform.
+#[cfg(not(unix))]
+pub fn file_id(_path: &Path) -> Option<(u64, u64)> {
+    None
+}
+
+/// Why an entry found by a directory walk is not read, if it is not.
+fn skip_in_walk(path: &Path) -> Option<String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("cannot open: {e}")),
+    };
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        return match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => Some(
+                "symbolic link to a directory, not followed in a directory walk (name it to read it)"
+                    .into(),
+            ),
+            Ok(m) if m.is_file() => None,
+            Ok(_) => Some(
+                "not a regular file (FIFO, socket or device), skipped in a directory walk".into(),
+            ),
+            Err(e) => Some(format!("cannot open: {e}")),
+        };
+    }
+    if ft.is_file() || ft.is_dir() {
+        None
+    } else {
+        Some("not a regular file (FIFO, socket or device), skipped in a directory walk".into())
+    }
+}
+
+/// The UTF-8 byte order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
 
 fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
     let f = File::open(path)?;
@@ -260,6 +333,7 @@ fn format_by_name(path: &Path) -> Format {
 }
 
 fn format_by_content(head: &[u8]) -> Format {
+    let head = head.strip_prefix(BOM).unwrap_or(head);
     let start = head
         .iter()
         .position(|c| !c.is_ascii_whitespace())
@@ -285,8 +359,25 @@ fn error(source: String, line: u64, unit: Unit, reason: String) -> Record {
 
 impl Inputs {
     /// Start reading `path`; returns a record for whole-file documents and for failures.
-    fn start(&mut self, path: PathBuf, format: Format) -> Option<Record> {
+    fn start(&mut self, next: Pending) -> Option<Record> {
+        let Pending {
+            path,
+            format,
+            walked,
+        } = next;
         let source = path.to_string_lossy().into_owned();
+        if walked {
+            if let Some(reason) = skip_in_walk(&path) {
+                return Some(error(source, 0, Unit::Line, reason));
+            }
+        }
+        if source != "-" && !self.excluded.is_empty() {
+            if let Some(id) = file_id(&path) {
+                if self.excluded.contains(&id) {
+                    return None;
+                }
+            }
+        }
         let reader: Box<dyn Read + Send> = if source == "-" {
             Box::new(std::io::stdin())
         } else if path.is_dir() {
@@ -305,7 +396,11 @@ impl Inputs {
                         format
                     };
                     self.pending
-                        .extend(entries.into_iter().rev().map(|p| (p, inner)));
+                        .extend(entries.into_iter().rev().map(|path| Pending {
+                            path,
+                            format: inner,
+                            walked: true,
+                        }));
                     None
                 }
                 Err(e) => Some(error(
@@ -338,6 +433,13 @@ impl Inputs {
                 Ok(head) => format_by_content(head),
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
             };
+        }
+        // A UTF-8 byte order mark is not part of the first line or header; whole-file
+        // documents keep it (the decoder reads it as a charset signal).
+        if !matches!(format, Format::Html | Format::Text)
+            && reader.fill_buf().is_ok_and(|h| h.starts_with(BOM))
+        {
+            reader.consume(BOM.len());
         }
         match format {
             Format::Jsonl | Format::Auto => {
@@ -382,7 +484,11 @@ impl Inputs {
                     }
                 }
                 self.pending
-                    .extend(list.into_iter().rev().map(|p| (p, Format::Auto)));
+                    .extend(list.into_iter().rev().map(|path| Pending {
+                        path,
+                        format: Format::Auto,
+                        walked: false,
+                    }));
                 None
             }
         }
@@ -578,6 +684,9 @@ impl Inputs {
                         Some(_) => get(cols.id)?
                             .ok_or_else(|| format!("empty id field `{}`", fields.id))?,
                     };
+                    if cols.id.is_some() {
+                        check_id(&id, &fields.id)?;
+                    }
                     let mut doc = match (get(cols.text)?, get(cols.html)?) {
                         (Some(t), _) if !t.trim().is_empty() => Document::new(id, t),
                         (_, Some(h)) => page_document(id, None, &h, true)?,
@@ -851,6 +960,21 @@ fn page_document(
     Ok(doc)
 }
 
+/// Ids are single-line names: not empty or blank, no control characters (a newline in an id
+/// would forge lines in text outputs).
+fn check_id(id: &str, field: &str) -> Result<(), String> {
+    if id.trim().is_empty() {
+        return Err(format!("empty id field `{field}`"));
+    }
+    if let Some(c) = id.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "id field `{field}` holds a control character ({:?})",
+            c
+        ));
+    }
+    Ok(())
+}
+
 fn parse_json_line(
     raw: &[u8],
     fields: &Fields,
@@ -868,18 +992,27 @@ fn parse_json_line(
         match obj.get(name) {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-            Some(serde_json::Value::Number(n)) => Ok(Some(n.to_string())),
             Some(_) => Err(format!("field `{name}` is not a string")),
         }
     };
     let id = if fields.id.is_empty() {
         format!("{source}:{line}")
     } else {
-        get_str(&fields.id)?.ok_or_else(|| format!("missing id field `{}`", fields.id))?
+        // Ids may also be integers (as written); a float would be reformatted, so it is not
+        // taken as an id.
+        let id = match obj.get(&fields.id) {
+            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+            Some(serde_json::Value::Number(_)) => {
+                return Err(format!(
+                    "field `{}` is not a string or an integer",
+                    fields.id
+                ))
+            }
+            _ => get_str(&fields.id)?,
+        };
+        id.ok_or_else(|| format!("missing id field `{}`", fields.id))?
     };
-    if id.is_empty() {
-        return Err(format!("empty id field `{}`", fields.id));
-    }
+    check_id(&id, &fields.id)?;
     let mut doc = match (get_str(&fields.text)?, get_str(&fields.html)?) {
         (Some(body), _) => {
             if body.trim().is_empty() {
@@ -914,8 +1047,8 @@ impl Iterator for Inputs {
                 Some(Current::Csv { .. }) => self.next_csv(),
                 Some(Current::Warc { .. }) => self.next_warc(),
                 None => {
-                    let (path, format) = self.pending.pop()?;
-                    if let Some(r) = self.start(path, format) {
+                    let next = self.pending.pop()?;
+                    if let Some(r) = self.start(next) {
                         return Some(self.finished(r));
                     }
                     continue;
