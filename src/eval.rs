@@ -9,7 +9,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::db::{Document, Fpdb, OnExisting, Settings};
+use crate::engine::{Document, Fpdb, OnExisting, Settings};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprinter, Fingerprints};
 

@@ -23,7 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
-mod db;
+mod engine;
 mod error;
 pub mod eval;
 pub mod explain;
@@ -34,7 +34,7 @@ pub mod reader;
 pub mod store;
 pub mod text;
 
-pub use db::{
+pub use engine::{
     Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings, Stats,
     StoredDocument, Verified, MAX_MATCHES,
 };

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::db::Document;
+use crate::engine::Document;
 
 /// Input format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

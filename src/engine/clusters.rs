@@ -1,0 +1,162 @@
+//! Cluster membership: removing a document, re-deriving its cluster from the remaining
+//! members' stored matches (splits), member lists.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::Fpdb;
+use crate::error::{Error, Result};
+use crate::store::schema::{self, ClusterRecord, DocRecord};
+use crate::store::{Batch, Cf, Store};
+
+impl Fpdb {
+    /// Remove the document with external id `id`: its record and every index entry; its
+    /// cluster loses it (a new first document when it was the first) and is split into the
+    /// connected components of its remaining members' stored matches when the removed
+    /// document held them together (the component with the oldest document keeps the id).
+    /// Costs one record read per member of its cluster. Returns whether it was stored.
+    pub fn remove(&mut self, id: &str) -> Result<bool> {
+        if self.store.read_only() {
+            return Err(Error::ReadOnly);
+        }
+        let Some(seq) = self.seq_of(id)? else {
+            return Ok(false);
+        };
+        let rec = self.doc(seq)?;
+        self.remove_record(seq, &rec)?;
+        Ok(true)
+    }
+
+    /// [`Fpdb::remove`] of a read record; returns its cluster id when that cluster is now empty.
+    pub(super) fn remove_record(&mut self, seq: u64, rec: &DocRecord) -> Result<Option<u64>> {
+        let saved = self.counters();
+        let r = self.remove_record_inner(seq, rec);
+        if r.is_err() {
+            self.set_counters(saved);
+        }
+        r
+    }
+
+    pub(super) fn remove_record_inner(&mut self, seq: u64, rec: &DocRecord) -> Result<Option<u64>> {
+        let (root, mut crec) = self.find(rec.similar_id)?;
+        let mut b = Batch::new();
+        b.delete(Cf::Docs, schema::u64_key(seq));
+        b.delete(Cf::DocIds, rec.id.as_bytes());
+        for &h in &rec.nshash {
+            b.delete(Cf::Nshash, schema::nshash_key(h, seq));
+        }
+        if let Some(q) = rec.simhash {
+            for t in 0..self.perms.len() {
+                b.delete(
+                    Cf::Simhash,
+                    schema::simhash_key(t as u8, self.perms.permute(t, q), seq),
+                );
+            }
+        }
+        b.delete(Cf::Members, schema::members_key(root, seq));
+        let members: Vec<u64> = self
+            .members(root)?
+            .into_iter()
+            .filter(|&m| m != seq)
+            .collect();
+        self.doc_count -= 1;
+        let emptied = if members.is_empty() {
+            crec.size = 0;
+            self.cluster_count -= 1;
+            b.put(Cf::Clusters, schema::u64_key(root), schema::encode(&crec));
+            Some(root)
+        } else {
+            self.split(root, crec, &members, &mut b)?;
+            None
+        };
+        self.put_counters(&mut b);
+        self.store.write(b)?;
+        Ok(emptied)
+    }
+
+    /// Seqs of the members of root cluster `root`, ascending.
+    pub(super) fn members(&self, root: u64) -> Result<Vec<u64>> {
+        let (start, end) = schema::members_range(root);
+        let mut out = Vec::new();
+        let mut err = None;
+        self.store.scan(Cf::Members, &start, &end, &mut |k, _| {
+            match schema::decode_members_key(k) {
+                Ok((_, seq)) => out.push(seq),
+                Err(e) => err = Some(e),
+            }
+            err.is_none()
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// Re-derive root cluster `root` from its remaining `members` (ascending seqs): the
+    /// connected components of their stored matches. The component holding the oldest member
+    /// keeps `root`; every other one gets a fresh cluster id, and its members' records,
+    /// postings and `members` entries move to it.
+    pub(super) fn split(
+        &mut self,
+        root: u64,
+        mut crec: ClusterRecord,
+        members: &[u64],
+        b: &mut Batch,
+    ) -> Result<()> {
+        let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let recs = members
+            .iter()
+            .map(|&s| self.doc(s))
+            .collect::<Result<Vec<_>>>()?;
+        let mut parent: Vec<usize> = (0..members.len()).collect();
+        fn top(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        for (i, r) in recs.iter().enumerate() {
+            for m in &r.matches {
+                if let Some(&j) = index.get(&m.seq) {
+                    let (a, c) = (top(&mut parent, i), top(&mut parent, j));
+                    // The smaller index (older member) represents the component.
+                    parent[a.max(c)] = a.min(c);
+                }
+            }
+        }
+        // Components in order of their oldest member; members ascend within each.
+        let mut comps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for i in 0..members.len() {
+            let t = top(&mut parent, i);
+            comps.entry(t).or_default().push(i);
+        }
+        let mut comps = comps.into_values();
+        let kept = comps.next().expect("members is not empty");
+        crec.size = kept.len() as u64;
+        crec.first_seq = members[kept[0]];
+        b.put(Cf::Clusters, schema::u64_key(root), schema::encode(&crec));
+        for comp in comps {
+            let id = self.next_cluster;
+            self.next_cluster += 1;
+            self.cluster_count += 1;
+            let rec = ClusterRecord {
+                parent: None,
+                first_seq: members[comp[0]],
+                size: comp.len() as u64,
+            };
+            b.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+            for i in comp {
+                let seq = members[i];
+                let mut r = recs[i].clone();
+                r.similar_id = id;
+                for &h in &r.nshash {
+                    b.put(Cf::Nshash, schema::nshash_key(h, seq), schema::u64_key(id));
+                }
+                b.delete(Cf::Members, schema::members_key(root, seq));
+                b.put(Cf::Members, schema::members_key(id, seq), Vec::new());
+                b.put(Cf::Docs, schema::u64_key(seq), schema::encode(&r));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,249 @@
+//! The write path of one document: lookup, decision (a fresh cluster, or the oldest matched
+//! one with the others merged into it), one staged batch; replace = remove + ingest.
+
+use std::collections::HashMap;
+
+use super::lookup::Lookup;
+use super::read::stored_match;
+use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprints;
+use crate::store::schema::{self, ClusterRecord, DocRecord};
+use crate::store::{Batch, Cf, Store};
+
+impl Fpdb {
+    /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]). Visible to later lookups at
+    /// once; written to disk, atomically with the other documents since the last sync, and made
+    /// durable by [`Fpdb::sync`] (or when the `Fpdb` is dropped). More than
+    /// `AUTO_COMMIT_KEYS` (2^20) staged keys are committed (not synced) automatically.
+    ///
+    /// [`OnExisting::Replace`] removes the stored document (see [`Fpdb::remove`]) and ingests
+    /// the new one as a new document; when the removal emptied its cluster and the new version
+    /// matches nothing, it gets that cluster id back (an unchanged singleton keeps its id).
+    pub fn ingest(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        on_existing: OnExisting,
+    ) -> Result<IngestResult> {
+        if self.store.read_only() {
+            return Err(Error::ReadOnly);
+        }
+        let mut emptied = None;
+        let replaced = match self.seq_of(&doc.id)? {
+            None => false,
+            Some(seq) => {
+                let rec = self.doc(seq)?;
+                if on_existing == OnExisting::Skip {
+                    return Ok(IngestResult::SkippedExisting {
+                        id: doc.id.clone(),
+                        similar_id: self.find(rec.similar_id)?.0,
+                    });
+                }
+                if same_fingerprints(&rec, &fps) {
+                    // Unchanged text: the document stays where it is (its cluster, links and
+                    // seq); only what was sent with it is updated.
+                    return self
+                        .refresh(seq, rec, doc)
+                        .map(|outcome| IngestResult::Added {
+                            outcome,
+                            replaced: true,
+                        });
+                }
+                // A failure after this point leaves the document removed: a consistent store
+                // (the removal is one staged batch), and the input is reported as failed.
+                emptied = self.remove_record(seq, &rec)?;
+                true
+            }
+        };
+        let outcome = self.add(doc, fps, emptied)?;
+        if self.store.staged() > AUTO_COMMIT_KEYS {
+            self.store.commit()?;
+        }
+        Ok(IngestResult::Added { outcome, replaced })
+    }
+
+    /// Fingerprint and ingest `doc`.
+    pub fn ingest_document(
+        &mut self,
+        doc: &Document,
+        on_existing: OnExisting,
+    ) -> Result<IngestResult> {
+        let fps = self.fingerprint(&doc.text);
+        self.ingest(doc, fps, on_existing)
+    }
+
+    /// Re-store the fields sent with an unchanged document (title, url, description,
+    /// keywords); its fingerprints, cluster and stored matches stay.
+    pub(super) fn refresh(
+        &mut self,
+        seq: u64,
+        mut rec: DocRecord,
+        doc: &Document,
+    ) -> Result<Outcome> {
+        let (root, crec) = self.find(rec.similar_id)?;
+        rec.url = doc.url.clone();
+        rec.title = doc.title.clone();
+        rec.description = doc.description.clone();
+        rec.keywords = doc.keywords.clone();
+        let duplicate_of = if crec.first_seq == seq {
+            None
+        } else {
+            Some(self.doc(crec.first_seq)?.id)
+        };
+        let mut matches = Vec::new();
+        let none = HashMap::new();
+        for m in &rec.matches {
+            if let Some(id) = self.id_of(m.seq, &none)? {
+                matches.push(stored_match(id, m));
+            }
+        }
+        let mut b = Batch::new();
+        b.put(Cf::Docs, schema::u64_key(seq), schema::encode(&rec));
+        self.store.write(b)?;
+        Ok(Outcome {
+            id: rec.id,
+            similar_id: Some(root),
+            duplicate_of,
+            matches,
+            merged: Vec::new(),
+        })
+    }
+
+    /// Store a document whose id is not stored: look up, decide, write one batch.
+    /// `reuse`: an emptied cluster id to take when the document matches nothing.
+    pub(super) fn add(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        reuse: Option<u64>,
+    ) -> Result<Outcome> {
+        let saved = self.counters();
+        let r = self.add_inner(doc, fps, reuse);
+        if r.is_err() {
+            self.set_counters(saved);
+        }
+        r
+    }
+
+    /// The decision for new document `seq`: a fresh cluster (`reuse`d if given) when `lk`
+    /// matched nothing, else the oldest matched root, with every other matched root merged
+    /// into it (their member entries move). Returns (cluster, merged roots, its first seq).
+    fn join(
+        &mut self,
+        lk: &Lookup,
+        seq: u64,
+        reuse: Option<u64>,
+        batch: &mut Batch,
+    ) -> Result<(u64, Vec<u64>, u64)> {
+        let Some(target) = lk.roots.keys().next().copied() else {
+            let id = reuse.unwrap_or_else(|| {
+                self.next_cluster += 1;
+                self.next_cluster - 1
+            });
+            self.cluster_count += 1;
+            let rec = ClusterRecord {
+                parent: None,
+                first_seq: seq,
+                size: 1,
+            };
+            batch.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+            return Ok((id, Vec::new(), seq));
+        };
+        let mut trec = lk.roots[&target].clone();
+        trec.size += 1;
+        let mut merged = Vec::new();
+        for (&id, rec) in lk.roots.iter().skip(1) {
+            trec.size += rec.size;
+            let moved = ClusterRecord {
+                parent: Some(target),
+                ..rec.clone()
+            };
+            batch.put(Cf::Clusters, schema::u64_key(id), schema::encode(&moved));
+            for m in self.members(id)? {
+                batch.delete(Cf::Members, schema::members_key(id, m));
+                batch.put(Cf::Members, schema::members_key(target, m), Vec::new());
+            }
+            merged.push(id);
+            self.cluster_count -= 1;
+        }
+        batch.put(Cf::Clusters, schema::u64_key(target), schema::encode(&trec));
+        Ok((target, merged, trec.first_seq))
+    }
+
+    pub(super) fn add_inner(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        reuse: Option<u64>,
+    ) -> Result<Outcome> {
+        let lk = self.lookup(&fps)?;
+        let mut batch = Batch::new();
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.doc_count += 1;
+        let (target, merged, first_seq) = self.join(&lk, seq, reuse, &mut batch)?;
+        let (matches, stored_matches) = self.matches(&lk);
+        let duplicate_of = if first_seq == seq {
+            None
+        } else {
+            Some(self.doc(first_seq)?.id)
+        };
+        for &h in &fps.nshash {
+            batch.put(
+                Cf::Nshash,
+                schema::nshash_key(h, seq),
+                schema::u64_key(target),
+            );
+        }
+        if let Some(q) = fps.simhash {
+            for t in 0..self.perms.len() {
+                batch.put(
+                    Cf::Simhash,
+                    schema::simhash_key(t as u8, self.perms.permute(t, q), seq),
+                    Vec::new(),
+                );
+            }
+        }
+        batch.put(Cf::Members, schema::members_key(target, seq), Vec::new());
+        let record = DocRecord {
+            id: doc.id.clone(),
+            url: doc.url.clone(),
+            title: doc.title.clone(),
+            description: doc.description.clone(),
+            keywords: doc.keywords.clone(),
+            chars: fps.chars,
+            nshash: fps.nshash,
+            simhash: fps.simhash,
+            sketch: fps.sketch,
+            shingles: fps.shingles,
+            similar_id: target,
+            matches: stored_matches,
+            time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        };
+        batch.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
+        batch.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
+        self.put_counters(&mut batch);
+        self.store.write(batch)?;
+        Ok(Outcome {
+            id: doc.id.clone(),
+            similar_id: Some(target),
+            duplicate_of,
+            matches,
+            merged,
+        })
+    }
+}
+
+/// Whether a stored document has exactly these fingerprints (its text is unchanged for every
+/// rule of the store).
+pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
+    rec.nshash == fps.nshash
+        && rec.simhash == fps.simhash
+        && rec.sketch == fps.sketch
+        && rec.shingles == fps.shingles
+        && rec.chars == fps.chars
+}

@@ -1,0 +1,247 @@
+//! Candidate lookup and verification: sentence hashes name their oldest holder, simhash
+//! neighbours come from the permuted tables; every candidate is verified against its stored
+//! sketch. Never writes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::{Fpdb, Match, Outcome, MAX_MATCHES};
+use crate::error::Result;
+use crate::fingerprint::{simhash::hamming, Fingerprints};
+use crate::store::schema::{self, ClusterRecord, StoredMatch};
+use crate::store::{Cf, Store};
+
+/// A candidate stored document found by lookup.
+#[derive(Debug, Clone)]
+pub(super) struct Candidate {
+    pub(super) seq: u64,
+    pub(super) id: String,
+    pub(super) overlap: f64,
+    pub(super) algo: &'static str,
+    pub(super) score: f64,
+    pub(super) distance: Option<u32>,
+    pub(super) root: u64,
+}
+
+/// Everything a decision needs, computed without writing.
+#[derive(Debug, Default)]
+pub(super) struct Lookup {
+    pub(super) candidates: Vec<Candidate>,
+    /// Matched roots and their records.
+    pub(super) roots: BTreeMap<u64, ClusterRecord>,
+}
+
+impl Fpdb {
+    /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table.
+    pub(super) fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {
+        let k = self.opts.simhash_k;
+        let bounds: Vec<([u8; 17], [u8; 18], u64)> = (0..self.perms.len())
+            .map(|t| {
+                let (lo, hi) = self.perms.range(t, q);
+                let (start, end) = schema::simhash_range(t as u8, lo, hi);
+                (start, end, self.perms.permute(t, q))
+            })
+            .collect();
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
+        let mut found = BTreeMap::new();
+        let mut err = None;
+        self.store.scan_ranges(
+            Cf::Simhash,
+            &ranges,
+            &mut |key, _| match schema::decode_simhash_key(key) {
+                Ok((t, _, _)) if t as usize >= bounds.len() => {
+                    err = Some(schema::corrupt(Cf::Simhash, key, format!("no table {t}")));
+                    false
+                }
+                Ok((t, p, seq)) => {
+                    let d = hamming(p, bounds[t as usize].2);
+                    if d <= k {
+                        found.insert(seq, d);
+                    }
+                    true
+                }
+                Err(e) => {
+                    err = Some(e);
+                    false
+                }
+            },
+        )?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
+
+    /// Every stored document whose simhash is within k of `q`, as (external id, distance),
+    /// ordered by id.
+    pub fn simhash_neighbors(&self, q: u64) -> Result<Vec<(String, u32)>> {
+        let mut out = Vec::new();
+        for (seq, d) in self.simhash_candidates(q)? {
+            out.push((self.doc(seq)?.id, d));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The oldest stored holder of sentence hash `h`: (seq, cluster at its ingest).
+    pub(super) fn nshash_holder(&self, h: u64) -> Result<Option<(u64, u64)>> {
+        let (start, end) = schema::nshash_range(h);
+        let mut found = None;
+        self.store.scan(Cf::Nshash, &start, &end, &mut |k, v| {
+            found = Some(schema::decode_nshash(k, v).map(|(_, seq, c)| (seq, c)));
+            false
+        })?;
+        found.transpose()
+    }
+
+    /// [`Fpdb::nshash_holder`] of every hash, through one iterator.
+    pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<HashMap<u64, (u64, u64)>> {
+        let mut sorted = hashes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let bounds: Vec<([u8; 8], [u8; 17])> =
+            sorted.iter().map(|&h| schema::nshash_range(h)).collect();
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        let mut found = HashMap::with_capacity(sorted.len());
+        let mut err = None;
+        self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
+            match schema::decode_nshash(k, v) {
+                Ok((h, seq, c)) => {
+                    found.entry(h).or_insert((seq, c));
+                }
+                Err(e) => err = Some(e),
+            }
+            false
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
+
+    pub(super) fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
+        let mut lk = Lookup::default();
+        // nshash: each sentence hash names its oldest holder; count shared hashes per current
+        // cluster.
+        let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
+        let holders = self.nshash_holders(&fps.nshash)?;
+        for h in &fps.nshash {
+            if let Some(&(seq, cluster)) = holders.get(h) {
+                let (root, _) = self.find(cluster)?;
+                let e = per_root.entry(root).or_default();
+                e.0 += 1;
+                *e.1.entry(seq).or_default() += 1;
+            }
+        }
+        let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);
+        let total = fps.nshash.len().max(1) as f64;
+        let mut raw: Vec<(u64, &'static str, f64, Option<u32>)> = Vec::new();
+        for (_, (count, seqs)) in per_root {
+            if count >= need {
+                for (seq, shared) in seqs {
+                    raw.push((seq, "nshash", shared as f64 / total, None));
+                }
+            }
+        }
+        if let Some(q) = fps.simhash {
+            for (seq, d) in self.simhash_candidates(q)? {
+                raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));
+            }
+        }
+        // Verify every candidate against its stored sentence sketch.
+        let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
+        let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::new();
+        for (seq, algo, score, distance) in raw {
+            if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
+                let rec = self.doc(seq)?;
+                let overlap = crate::fingerprint::nshash::similarity(
+                    &fps.sketch,
+                    &fps.shingles,
+                    &rec.sketch,
+                    &rec.shingles,
+                );
+                let (root, _) = self.find(rec.similar_id)?;
+                e.insert((rec.id, root, overlap));
+            }
+            let (id, root, overlap) = &docs[&seq];
+            if min_overlap > 0.0 && *overlap < min_overlap {
+                continue;
+            }
+            lk.candidates.push(Candidate {
+                seq,
+                id: id.clone(),
+                algo,
+                score,
+                distance,
+                overlap: *overlap,
+                root: *root,
+            });
+        }
+        for c in &lk.candidates {
+            if let std::collections::btree_map::Entry::Vacant(e) = lk.roots.entry(c.root) {
+                e.insert(self.cluster(c.root)?);
+            }
+        }
+        lk.candidates.sort_by(|a, b| {
+            b.overlap
+                .total_cmp(&a.overlap)
+                .then(b.score.total_cmp(&a.score))
+                .then(a.seq.cmp(&b.seq))
+        });
+        Ok(lk)
+    }
+
+    /// The matches to report and store, best first: at most [`MAX_MATCHES`], plus the best
+    /// candidate of any matched cluster not among them, so the stored matches keep every link
+    /// that joined clusters (splits re-derive clusters from them).
+    pub(super) fn matches(&self, lk: &Lookup) -> (Vec<Match>, Vec<StoredMatch>) {
+        let mut out = Vec::new();
+        let mut stored = Vec::new();
+        let mut seen = BTreeSet::new();
+        let mut linked = BTreeSet::new();
+        for c in &lk.candidates {
+            if seen.contains(&(c.seq, c.algo))
+                || (out.len() >= MAX_MATCHES && linked.contains(&c.root))
+            {
+                continue;
+            }
+            seen.insert((c.seq, c.algo));
+            linked.insert(c.root);
+            out.push(Match {
+                id: c.id.clone(),
+                algo: c.algo,
+                score: c.score,
+                distance: c.distance,
+                overlap: Some(c.overlap),
+            });
+            stored.push(StoredMatch {
+                seq: c.seq,
+                algo: c.algo.to_string(),
+                score: c.score,
+                overlap: c.overlap,
+            });
+        }
+        (out, stored)
+    }
+
+    /// What `fps` would get if it were ingested now: never writes.
+    pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
+        let lk = self.lookup(fps)?;
+        let (matches, _) = self.matches(&lk);
+        let target = lk.roots.iter().next();
+        Ok(Outcome {
+            id: id.to_string(),
+            similar_id: target.map(|(id, _)| *id),
+            duplicate_of: match target {
+                Some((_, rec)) => Some(self.doc(rec.first_seq)?.id),
+                None => None,
+            },
+            matches,
+            merged: lk.roots.keys().skip(1).copied().collect(),
+        })
+    }
+
+    /// Query the text of a document (fingerprint + [`Fpdb::query`]).
+    pub fn query_text(&self, text: &str) -> Result<Outcome> {
+        self.query("", &self.fingerprint(text))
+    }
+}

@@ -1,0 +1,219 @@
+//! The engine: opens a store, checks its format and options, and turns fingerprints into
+//! decisions (which stored documents match, which `similar_id` a document gets) and into one
+//! atomic write batch per document.
+//!
+//! Invariants kept by every write:
+//! - a document's record, its `doc_ids` entry, its index entries, the cluster changes and the
+//!   counters land in one batch;
+//! - cluster ids and doc seqs only grow and are never reused; a merge points every joined root
+//!   at the oldest (smallest) id, so following `parent` from any id reaches the current one.
+
+//!
+//! | file | owns |
+//! |---|---|
+//! | `types.rs` | documents in; outcomes, stored documents, stats out |
+//! | `settings.rs` | settings at creation, the builder |
+//! | `open.rs` | opening: format, options, counters; format 2 upgrade |
+//! | `lookup.rs` | candidates (nshash postings, simhash tables), verification, queries |
+//! | `ingest.rs` | the decision and the write batch of one document; replace |
+//! | `clusters.rs` | removal, member lists, splits |
+//! | `read.rs` | stored documents, stats, export, clusters |
+//! | `verify.rs` | the consistency check |
+
+mod clusters;
+mod ingest;
+mod lookup;
+mod open;
+mod read;
+mod settings;
+mod types;
+mod verify;
+
+use std::path::{Path, PathBuf};
+
+pub use settings::{Builder, Settings};
+pub use types::{
+    Document, IngestResult, Match, OnExisting, Outcome, Stats, StoredDocument, Verified,
+};
+
+use crate::error::Result;
+use crate::fingerprint::{Fingerprinter, Fingerprints};
+use crate::index::Permutations;
+use crate::options::Options;
+use crate::store::schema::{self, meta, ClusterRecord, DocRecord};
+use crate::store::{Batch, Cf, Staged, Store};
+
+/// Staged keys above which [`Fpdb::ingest`] commits to the store without waiting for a sync.
+pub const AUTO_COMMIT_KEYS: usize = 1 << 20;
+
+/// Most matches reported (and stored) per document.
+pub const MAX_MATCHES: usize = 20;
+
+pub(crate) const DOC_COUNT: &[u8] = b"doc_count";
+
+pub(crate) const CLUSTER_COUNT: &[u8] = b"cluster_count";
+
+/// A fingerprint database.
+pub struct Fpdb {
+    /// Writes are staged in memory and committed as one batch by [`Fpdb::sync`].
+    store: Staged,
+    opts: Options,
+    fingerprinter: Fingerprinter,
+    perms: Permutations,
+    next_seq: u64,
+    next_cluster: u64,
+    doc_count: u64,
+    cluster_count: u64,
+    /// A format 2 store opened read-only: bare-hash `nshash` entries, no `members`.
+    legacy: bool,
+    path: Option<PathBuf>,
+}
+
+impl Drop for Fpdb {
+    fn drop(&mut self) {
+        // Best effort: an explicit sync() reports errors; a drop cannot.
+        let _ = self.store.sync();
+    }
+}
+
+impl std::fmt::Debug for Fpdb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fpdb")
+            .field("path", &self.path)
+            .field("options", &self.opts)
+            .finish()
+    }
+}
+
+impl Fpdb {
+    /// A builder with default settings.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Open (creating if needed) the store at `path` with default settings.
+    pub fn open(path: impl AsRef<Path>) -> Result<Fpdb> {
+        Self::builder().create(true).open(path)
+    }
+
+    /// The store's settings.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The simhash permutations of this store.
+    pub fn permutations(&self) -> &Permutations {
+        &self.perms
+    }
+
+    /// Fingerprints of `text` with this store's settings (pure; safe to call from many threads).
+    pub fn fingerprint(&self, text: &str) -> Fingerprints {
+        self.fingerprinter.fingerprint(text)
+    }
+
+    /// This store's fingerprinter (clone it to fingerprint on other threads).
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
+    /// RocksDB also does this in the background over time).
+    pub fn compact(&self) -> Result<()> {
+        self.store.sync()?;
+        self.store.compact()
+    }
+
+    /// Commit every ingested document as one atomic batch and make it durable.
+    pub fn sync(&self) -> Result<()> {
+        self.store.sync()
+    }
+
+    /// Where the store lives (None for memory).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub(super) fn doc(&self, seq: u64) -> Result<DocRecord> {
+        let k = schema::u64_key(seq);
+        match self.store.get(Cf::Docs, &k)? {
+            Some(v) => schema::decode(Cf::Docs, &k, &v),
+            None => Err(schema::corrupt(
+                Cf::Docs,
+                &k,
+                "referenced document is missing".into(),
+            )),
+        }
+    }
+
+    pub(super) fn cluster(&self, id: u64) -> Result<ClusterRecord> {
+        let k = schema::u64_key(id);
+        match self.store.get(Cf::Clusters, &k)? {
+            Some(v) => schema::decode(Cf::Clusters, &k, &v),
+            None => Err(schema::corrupt(
+                Cf::Clusters,
+                &k,
+                "referenced cluster is missing".into(),
+            )),
+        }
+    }
+
+    /// The current (root) cluster id of `id`, with its record.
+    pub(super) fn find(&self, mut id: u64) -> Result<(u64, ClusterRecord)> {
+        for _ in 0..1_000_000 {
+            let rec = self.cluster(id)?;
+            match rec.parent {
+                Some(p) if p != id => id = p,
+                _ => return Ok((id, rec)),
+            }
+        }
+        Err(schema::corrupt(
+            Cf::Clusters,
+            &schema::u64_key(id),
+            "cycle in cluster parents".into(),
+        ))
+    }
+
+    /// The stored document seq of an external id.
+    pub(super) fn seq_of(&self, id: &str) -> Result<Option<u64>> {
+        match self.store.get(Cf::DocIds, id.as_bytes())? {
+            Some(v) => Ok(Some(schema::decode_u64(Cf::DocIds, id.as_bytes(), &v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The current similar_id of a cluster id handed out earlier.
+    pub fn resolve(&self, similar_id: u64) -> Result<u64> {
+        Ok(self.find(similar_id)?.0)
+    }
+
+    /// (next_seq, next_cluster, doc_count, cluster_count).
+    pub(super) fn counters(&self) -> [u64; 4] {
+        [
+            self.next_seq,
+            self.next_cluster,
+            self.doc_count,
+            self.cluster_count,
+        ]
+    }
+
+    pub(super) fn set_counters(&mut self, [a, b, c, d]: [u64; 4]) {
+        (
+            self.next_seq,
+            self.next_cluster,
+            self.doc_count,
+            self.cluster_count,
+        ) = (a, b, c, d);
+    }
+
+    /// The counters, as `meta` puts.
+    pub(super) fn put_counters(&self, b: &mut Batch) {
+        b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(self.next_seq));
+        b.put(
+            Cf::Meta,
+            meta::NEXT_CLUSTER,
+            schema::u64_key(self.next_cluster),
+        );
+        b.put(Cf::Meta, DOC_COUNT, schema::u64_key(self.doc_count));
+        b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(self.cluster_count));
+    }
+}

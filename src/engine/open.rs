@@ -1,0 +1,194 @@
+//! Opening a store: format and options checked (or written, for a new store), counters
+//! read, the fingerprinter built; format 2 stores upgraded on a writable open.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{Fpdb, Settings, CLUSTER_COUNT, DOC_COUNT};
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprinter;
+use crate::index::Permutations;
+use crate::options::{IdfSource, Options};
+use crate::store::schema::{self, meta, ClusterRecord};
+use crate::store::{Batch, Cf, Staged, Store};
+use crate::text::IdfTable;
+
+/// Write a new store's format, options (and learned IDF table) and counters; returns the
+/// options.
+fn create(store: &Staged, settings: &Settings) -> Result<Options> {
+    let opts = settings.resolve()?;
+    let mut b = Batch::new();
+    b.put(Cf::Meta, meta::FORMAT, schema::format_value());
+    b.put(
+        Cf::Meta,
+        meta::OPTIONS,
+        serde_json::to_vec(&opts).expect("options encode"),
+    );
+    if let Some(t) = &settings.simhash_idf {
+        b.put(Cf::Meta, meta::IDF_TABLE, t.to_text().into_bytes());
+    }
+    b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(1));
+    b.put(Cf::Meta, meta::NEXT_CLUSTER, schema::u64_key(1));
+    b.put(Cf::Meta, DOC_COUNT, schema::u64_key(0));
+    b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(0));
+    store.write(b)?;
+    store.sync()?;
+    Ok(opts)
+}
+
+impl Fpdb {
+    pub(super) fn init(
+        store: Box<dyn Store>,
+        settings: &Settings,
+        path: Option<PathBuf>,
+    ) -> Result<Fpdb> {
+        let store = Staged::new(store);
+        let opts = match store.get(Cf::Meta, meta::FORMAT)? {
+            None => {
+                if store.read_only() {
+                    return Err(Error::NotFound {
+                        path: path.unwrap_or_default(),
+                    });
+                }
+                create(&store, settings)?
+            }
+            Some(f) => {
+                let legacy = f == schema::format_value_of(schema::LEGACY_FORMAT_VERSION);
+                if f != schema::format_value() && !legacy {
+                    return Err(Error::IncompatibleFormat {
+                        found: schema::describe_format(&f),
+                        expected: schema::describe_format(&schema::format_value()),
+                    });
+                }
+                let raw = store.get(Cf::Meta, meta::OPTIONS)?.unwrap_or_default();
+                let opts: Options = serde_json::from_slice(&raw)
+                    .map_err(|e| schema::corrupt(Cf::Meta, meta::OPTIONS, e.to_string()))?;
+                settings.check(&opts)?;
+                opts
+            }
+        };
+        let counter = |k: &[u8]| -> Result<u64> {
+            match store.get(Cf::Meta, k)? {
+                Some(v) => schema::decode_u64(Cf::Meta, k, &v),
+                None => Err(schema::corrupt(Cf::Meta, k, "missing counter".into())),
+            }
+        };
+        let idf = match &opts.simhash_idf {
+            IdfSource::Jieba => None,
+            IdfSource::Table { .. } => {
+                let raw = store.get(Cf::Meta, meta::IDF_TABLE)?.unwrap_or_default();
+                let text = String::from_utf8(raw)
+                    .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
+                let t = IdfTable::parse(&text, "idf table")
+                    .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
+                Some(Arc::new(t))
+            }
+        };
+        let fingerprinter = Fingerprinter::new(opts.clone(), idf)
+            .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
+        let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
+        let legacy = store.get(Cf::Meta, meta::FORMAT)?
+            == Some(schema::format_value_of(schema::LEGACY_FORMAT_VERSION));
+        let mut db = Fpdb {
+            fingerprinter,
+            next_seq: counter(meta::NEXT_SEQ)?,
+            next_cluster: counter(meta::NEXT_CLUSTER)?,
+            doc_count: counter(DOC_COUNT)?,
+            cluster_count: counter(CLUSTER_COUNT)?,
+            legacy,
+            store,
+            opts,
+            perms,
+            path,
+        };
+        if legacy && !db.store.read_only() {
+            db.upgrade()?;
+        }
+        Ok(db)
+    }
+
+    /// Rewrite a format 2 store in the current format: a posting per (sentence hash, holder)
+    /// and the `members` lists from the document records, bare-hash entries removed, root
+    /// sizes, first documents and the cluster count recomputed from the members. Runs once,
+    /// on the first writable open; a killed upgrade is redone from the start on the next one
+    /// (the format marker is written last).
+    pub(super) fn upgrade(&mut self) -> Result<()> {
+        const CHUNK: usize = 1 << 16;
+        let mut counted: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        let mut b = Batch::new();
+        let flush = |b: &mut Batch, store: &Staged| -> Result<()> {
+            store.write(std::mem::take(b))?;
+            store.commit()
+        };
+        self.for_each_doc(&mut |seq, r| {
+            let (root, _) = self.find(r.similar_id)?;
+            for &h in &r.nshash {
+                b.put(
+                    Cf::Nshash,
+                    schema::nshash_key(h, seq),
+                    schema::u64_key(r.similar_id),
+                );
+            }
+            b.put(Cf::Members, schema::members_key(root, seq), Vec::new());
+            counted.entry(root).or_insert((0, seq)).0 += 1;
+            if b.len() >= CHUNK {
+                flush(&mut b, &self.store)?;
+            }
+            Ok(())
+        })?;
+        flush(&mut b, &self.store)?;
+        // Bare-hash entries (8-byte keys), a chunk at a time.
+        let mut from = Vec::new();
+        loop {
+            let mut legacy = Vec::new();
+            let mut last = None;
+            self.store
+                .scan(Cf::Nshash, &from, &[0xff; 18], &mut |k, _| {
+                    if k.len() == 8 {
+                        legacy.push(k.to_vec());
+                    }
+                    last = Some(k.to_vec());
+                    legacy.len() < CHUNK
+                })?;
+            for k in &legacy {
+                b.delete(Cf::Nshash, k.clone());
+            }
+            flush(&mut b, &self.store)?;
+            match last {
+                Some(mut k) => {
+                    k.push(0);
+                    from = k;
+                }
+                None => break,
+            }
+        }
+        let mut roots = Vec::new();
+        self.count_keys(Cf::Clusters, &mut |k, val| {
+            if let (Ok(id), Ok(rec)) = (
+                schema::decode_u64(Cf::Clusters, k, k),
+                schema::decode::<ClusterRecord>(Cf::Clusters, k, val),
+            ) {
+                if rec.parent.is_none_or(|p| p == id) {
+                    roots.push((id, rec));
+                }
+            }
+            true
+        })?;
+        for (id, mut rec) in roots {
+            let (size, first) = counted.get(&id).copied().unwrap_or((0, rec.first_seq));
+            rec.size = size;
+            rec.first_seq = first;
+            b.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+        }
+        self.cluster_count = counted.len() as u64;
+        self.put_counters(&mut b);
+        flush(&mut b, &self.store)?;
+        self.store.sync()?;
+        b.put(Cf::Meta, meta::FORMAT, schema::format_value());
+        flush(&mut b, &self.store)?;
+        self.store.sync()?;
+        self.legacy = false;
+        Ok(())
+    }
+}

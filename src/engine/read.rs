@@ -1,0 +1,251 @@
+//! Read paths over the whole store: stored documents, stats, export, clusters. Streaming,
+//! with bounded caches.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::{Fpdb, Match, Outcome, Stats, StoredDocument};
+use crate::error::Result;
+use crate::fingerprint::Fingerprints;
+use crate::store::schema::{self, ClusterRecord, DocRecord, StoredMatch};
+use crate::store::{Cf, Store};
+
+impl Fpdb {
+    /// The stored document with external id `id`, if any.
+    pub fn stored_document(&self, id: &str) -> Result<Option<StoredDocument>> {
+        let Some(seq) = self.seq_of(id)? else {
+            return Ok(None);
+        };
+        let rec = self.doc(seq)?;
+        let mut matched = Vec::new();
+        for m in &rec.matches {
+            if let Ok(d) = self.doc(m.seq) {
+                if !matched.contains(&d.id) {
+                    matched.push(d.id);
+                }
+            }
+        }
+        Ok(Some(StoredDocument {
+            similar_id: self.resolve(rec.similar_id)?,
+            fingerprints: Fingerprints {
+                nshash: rec.nshash,
+                simhash: rec.simhash,
+                sketch: rec.sketch,
+                shingles: rec.shingles,
+                chars: rec.chars,
+            },
+            id: rec.id,
+            url: rec.url,
+            title: rec.title,
+            matched_at_ingest: matched,
+        }))
+    }
+
+    /// Store-wide numbers.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            documents: self.doc_count,
+            clusters: self.cluster_count,
+            duplicates: self.doc_count.saturating_sub(self.cluster_count),
+            disk_bytes: self.store.disk_size(),
+            column_family_bytes: self.store.cf_sizes().into_iter().collect(),
+            simhash_tables: self.perms.len(),
+            options: self.opts.clone(),
+        }
+    }
+
+    /// Every stored document in ingest order, with its current similar_id, as an [`Outcome`].
+    /// Streams: memory stays bounded whatever the store size.
+    pub fn export(&self, visit: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
+        // Caches of cluster roots and of recent ids; cleared when full, so memory stays bounded
+        // however many documents the store holds (a miss costs one point lookup).
+        const CACHE_MAX: usize = 1 << 20;
+        let mut roots: HashMap<u64, (u64, u64)> = HashMap::new();
+        let mut ids: HashMap<u64, String> = HashMap::new();
+        let mut records = Vec::new();
+        let mut err = None;
+        // Collect keys in chunks so no iterator is held while calling back into the store.
+        let mut start = schema::u64_key(0).to_vec();
+        let end = schema::u64_key(u64::MAX).to_vec();
+        loop {
+            records.clear();
+            self.store.scan(Cf::Docs, &start, &end, &mut |k, v| {
+                match schema::decode::<DocRecord>(Cf::Docs, k, v) {
+                    Ok(r) => records.push((schema::decode_u64(Cf::Docs, k, k).unwrap_or(0), r)),
+                    Err(e) => err = Some(e),
+                }
+                err.is_none() && records.len() < 4096
+            })?;
+            if let Some(e) = err.take() {
+                return Err(e);
+            }
+            let Some((last, _)) = records.last() else {
+                break;
+            };
+            let next = last.checked_add(1);
+            for (seq, rec) in records.drain(..) {
+                if ids.len() >= CACHE_MAX {
+                    ids.clear();
+                }
+                if roots.len() >= CACHE_MAX {
+                    roots.clear();
+                }
+                ids.insert(seq, rec.id.clone());
+                let (root, first_seq) = match roots.get(&rec.similar_id) {
+                    Some(r) => *r,
+                    None => {
+                        let (root, crec) = self.find(rec.similar_id)?;
+                        roots.insert(rec.similar_id, (root, crec.first_seq));
+                        (root, crec.first_seq)
+                    }
+                };
+                let first = if first_seq == seq {
+                    None
+                } else {
+                    Some(self.id_of(first_seq, &ids)?.ok_or_else(|| {
+                        schema::corrupt(
+                            Cf::Docs,
+                            &schema::u64_key(first_seq),
+                            "referenced document is missing".into(),
+                        )
+                    })?)
+                };
+                let mut matches = Vec::new();
+                for m in &rec.matches {
+                    // A matched document removed (replaced) since is no longer reported.
+                    let Some(id) = self.id_of(m.seq, &ids)? else {
+                        continue;
+                    };
+                    matches.push(stored_match(id, m));
+                }
+                let duplicate_of = first.filter(|f| *f != rec.id);
+                visit(Outcome {
+                    id: rec.id,
+                    similar_id: Some(root),
+                    duplicate_of,
+                    matches,
+                    merged: Vec::new(),
+                })?;
+            }
+            match next {
+                Some(n) => start = schema::u64_key(n).to_vec(),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Current clusters with at least `min_size` documents: (similar_id, member ids in ingest
+    /// order), by similar_id. Holds every member id in memory.
+    pub fn clusters(&self, min_size: usize) -> Result<Vec<(u64, Vec<String>)>> {
+        // Roots large enough, from the cluster records (sizes live on roots), so that only
+        // their members' ids are held, not every document's.
+        let wanted: Option<BTreeSet<u64>> = if min_size > 1 {
+            let mut roots = BTreeSet::new();
+            let mut err = None;
+            self.store
+                .scan(Cf::Clusters, &[], &[0xff; 9], &mut |k, v| {
+                    match (
+                        schema::decode_u64(Cf::Clusters, k, k),
+                        schema::decode::<ClusterRecord>(Cf::Clusters, k, v),
+                    ) {
+                        (Ok(id), Ok(rec)) => {
+                            if rec.parent.is_none_or(|p| p == id) && rec.size >= min_size as u64 {
+                                roots.insert(id);
+                            }
+                        }
+                        (Err(e), _) | (_, Err(e)) => err = Some(e),
+                    }
+                    err.is_none()
+                })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            Some(roots)
+        } else {
+            None
+        };
+        let mut groups: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+        self.export(&mut |o| {
+            let root = o.similar_id.unwrap_or(0);
+            if wanted.as_ref().is_none_or(|w| w.contains(&root)) {
+                groups.entry(root).or_default().push(o.id);
+            }
+            Ok(())
+        })?;
+        Ok(groups
+            .into_iter()
+            .filter(|(_, m)| m.len() >= min_size.max(1))
+            .collect())
+    }
+
+    /// The external id of document `seq`, if it is still stored.
+    pub(super) fn id_of(&self, seq: u64, cache: &HashMap<u64, String>) -> Result<Option<String>> {
+        if let Some(id) = cache.get(&seq) {
+            return Ok(Some(id.clone()));
+        }
+        let k = schema::u64_key(seq);
+        match self.store.get(Cf::Docs, &k)? {
+            Some(v) => Ok(Some(schema::decode::<DocRecord>(Cf::Docs, &k, &v)?.id)),
+            None => Ok(None),
+        }
+    }
+
+    /// Up to `max` document records from seq `from` on, in seq order.
+    pub(super) fn docs_from(&self, from: u64, max: usize) -> Result<Vec<(u64, DocRecord)>> {
+        let mut recs = Vec::new();
+        let mut err = None;
+        let end = [0xffu8; 9];
+        self.store
+            .scan(Cf::Docs, &schema::u64_key(from), &end, &mut |k, val| {
+                match (
+                    schema::decode_u64(Cf::Docs, k, k),
+                    schema::decode::<DocRecord>(Cf::Docs, k, val),
+                ) {
+                    (Ok(seq), Ok(r)) => recs.push((seq, r)),
+                    (Err(e), _) | (_, Err(e)) => err = Some(e),
+                }
+                err.is_none() && recs.len() < max
+            })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(recs),
+        }
+    }
+
+    /// Visit every document record in seq order, a chunk at a time (no iterator is held
+    /// while `visit` runs, so it may read the store).
+    pub(super) fn for_each_doc(
+        &self,
+        visit: &mut dyn FnMut(u64, DocRecord) -> Result<()>,
+    ) -> Result<()> {
+        let mut from = 0;
+        loop {
+            let recs = self.docs_from(from, 4096)?;
+            let Some(&(last, _)) = recs.last() else {
+                return Ok(());
+            };
+            for (seq, r) in recs {
+                visit(seq, r)?;
+            }
+            match last.checked_add(1) {
+                Some(n) => from = n,
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+/// A [`Match`] from a match stored with a document.
+pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
+    Match {
+        id,
+        algo: if m.algo == "nshash" {
+            "nshash"
+        } else {
+            "simhash"
+        },
+        score: m.score,
+        distance: (m.algo == "simhash").then(|| ((1.0 - m.score) * 64.0).round() as u32),
+        overlap: Some(m.overlap),
+    }
+}

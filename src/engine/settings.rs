@@ -1,0 +1,178 @@
+//! Settings asked for at creation (and insisted on at reopen), and the [`Builder`] that opens
+//! an [`Fpdb`] with them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Fpdb;
+use crate::error::{Error, Result};
+use crate::options::{IdfSource, Options, SentenceHash};
+use crate::store::{MemoryStore, RocksStore, Store};
+use crate::text::IdfTable;
+
+/// Explicitly requested settings; anything left `None` takes the store's value (or the default
+/// at creation). An explicit value that differs from the store's is an error.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// Enable nshash.
+    pub nshash: Option<bool>,
+    /// Enable simhash.
+    pub simhash: Option<bool>,
+    /// Traditional -> simplified conversion.
+    pub t2s: Option<bool>,
+    /// nshash n.
+    pub nshash_n: Option<usize>,
+    /// nshash hash function.
+    pub nshash_hash: Option<SentenceHash>,
+    /// Minimum sentence length.
+    pub min_sentence_chars: Option<usize>,
+    /// Shared sentences required for an nshash match.
+    pub nshash_min_shared: Option<usize>,
+    /// Sentence overlap (percent) required to accept a candidate.
+    pub verify_overlap_pct: Option<u32>,
+    /// simhash features.
+    pub simhash_features: Option<crate::options::SimhashFeatures>,
+    /// Robustness to re-wrapped lines.
+    pub reflow: Option<bool>,
+    /// simhash stop words.
+    pub simhash_stopwords: Option<crate::options::Stopwords>,
+    /// simhash IDF table learned from a corpus (None: the store's, or jieba's at creation).
+    pub simhash_idf: Option<Arc<IdfTable>>,
+    /// simhash k.
+    pub simhash_k: Option<u32>,
+    /// simhash blocks.
+    pub simhash_blocks: Option<u32>,
+    /// Expected number of documents.
+    pub expected_docs: Option<u64>,
+}
+
+macro_rules! each_setting {
+    ($m:ident) => {
+        $m!(nshash, "nshash");
+        $m!(simhash, "simhash");
+        $m!(t2s, "t2s");
+        $m!(nshash_n, "nshash_n");
+        $m!(nshash_hash, "nshash_hash");
+        $m!(min_sentence_chars, "min_sentence_chars");
+        $m!(nshash_min_shared, "nshash_min_shared");
+        $m!(verify_overlap_pct, "verify_overlap_pct");
+        $m!(simhash_features, "simhash_features");
+        $m!(simhash_stopwords, "simhash_stopwords");
+        $m!(reflow, "reflow");
+        $m!(simhash_k, "simhash_k");
+        $m!(simhash_blocks, "simhash_blocks");
+        $m!(expected_docs, "expected_docs");
+    };
+}
+
+impl Settings {
+    /// Options for a new store: defaults overridden by what was asked for.
+    pub fn resolve(&self) -> Result<Options> {
+        let mut o = Options {
+            simhash_blocks: 0,
+            ..Options::default()
+        };
+        macro_rules! set {
+            ($f:ident, $n:expr) => {
+                if let Some(v) = self.$f.clone() {
+                    o.$f = v;
+                }
+            };
+        }
+        each_setting!(set);
+        if let Some(t) = &self.simhash_idf {
+            o.simhash_idf = IdfSource::Table {
+                digest: t.digest(),
+                words: t.len() as u64,
+                docs: t.docs(),
+            };
+        }
+        o.validate()
+    }
+
+    /// Refuse a store whose saved options differ from an explicit setting.
+    pub fn check(&self, stored: &Options) -> Result<()> {
+        macro_rules! cmp {
+            ($f:ident, $n:expr) => {
+                if let Some(v) = &self.$f {
+                    if *v != stored.$f {
+                        return Err(Error::OptionsMismatch {
+                            setting: $n,
+                            stored: format!("{}", stored.$f),
+                            requested: format!("{v}"),
+                        });
+                    }
+                }
+            };
+        }
+        each_setting!(cmp);
+        if let Some(t) = &self.simhash_idf {
+            let same = matches!(&stored.simhash_idf, IdfSource::Table { digest, .. } if *digest == t.digest());
+            if !same {
+                return Err(Error::OptionsMismatch {
+                    setting: "simhash_idf",
+                    stored: stored.simhash_idf.to_string(),
+                    requested: format!("table {}", t.digest()),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Opens an [`Fpdb`].
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    settings: Settings,
+    create: bool,
+    read_only: bool,
+}
+
+impl Builder {
+    /// Settings to create a store with (and to insist on when reopening).
+    pub fn settings(mut self, s: Settings) -> Self {
+        self.settings = s;
+        self
+    }
+    /// simhash k (inclusive Hamming distance).
+    pub fn simhash_k(mut self, k: u32) -> Self {
+        self.settings.simhash_k = Some(k);
+        self
+    }
+    /// nshash n.
+    pub fn nshash_n(mut self, n: usize) -> Self {
+        self.settings.nshash_n = Some(n);
+        self
+    }
+    /// Create the store when it does not exist.
+    pub fn create(mut self, yes: bool) -> Self {
+        self.create = yes;
+        self
+    }
+    /// Open read-only (no lock; writes refused).
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only = yes;
+        self
+    }
+    /// Open the RocksDB store at `path`.
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
+        let path = path.as_ref();
+        let store: Box<dyn Store> = if self.read_only {
+            Box::new(RocksStore::open_read_only(path)?)
+        } else {
+            if self.create {
+                std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
+            }
+            Box::new(RocksStore::open(path, self.create)?)
+        };
+        Fpdb::init(store, &self.settings, Some(path.to_path_buf()))
+    }
+    /// Open a fresh in-memory store.
+    pub fn open_in_memory(self) -> Result<Fpdb> {
+        Fpdb::init(Box::new(MemoryStore::new()), &self.settings, None)
+    }
+    /// Open over any [`Store`].
+    pub fn open_store(self, store: Box<dyn Store>) -> Result<Fpdb> {
+        Fpdb::init(store, &self.settings, None)
+    }
+}

@@ -1,0 +1,153 @@
+//! The engine's public values: documents in, outcomes and numbers out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::fingerprint::Fingerprints;
+use crate::options::Options;
+
+/// One input document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    /// External id (unique within a store).
+    pub id: String,
+    /// Body text.
+    pub text: String,
+    /// Title, if known (stored, not fingerprinted: reposts often change titles).
+    pub title: Option<String>,
+    /// Source URL, if known.
+    pub url: Option<String>,
+    /// Meta description (HTML pages), stored.
+    pub description: Option<String>,
+    /// Meta keywords (HTML pages), stored.
+    pub keywords: Option<String>,
+}
+
+impl Document {
+    /// A document with an id and a body.
+    pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        Document {
+            id: id.into(),
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// What to do when a document's id is already stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnExisting {
+    /// Leave the stored document; report the new one as skipped.
+    #[default]
+    Skip,
+    /// Remove the stored document and its index entries, then ingest the new one.
+    Replace,
+}
+
+/// A stored document that matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Match {
+    /// External id of the stored document.
+    pub id: String,
+    /// `nshash` or `simhash`.
+    pub algo: &'static str,
+    /// Similarity in [0, 1]: shared sentence hashes / this document's hashes for nshash,
+    /// 1 - distance / 64 for simhash.
+    pub score: f64,
+    /// Hamming distance (simhash only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<u32>,
+    /// Shared sentences over the sentences of the larger document (the verification signal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<f64>,
+}
+
+/// The answer for one document: its cluster and what it matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// External id.
+    pub id: String,
+    /// The cluster id (for a query that matched nothing: `None`, it would get a fresh id).
+    pub similar_id: Option<u64>,
+    /// The first document of the cluster, when it is not this one.
+    pub duplicate_of: Option<String>,
+    /// Stored documents that matched, best first.
+    pub matches: Vec<Match>,
+    /// Clusters merged into `similar_id` by this document.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<u64>,
+}
+
+impl Outcome {
+    /// Whether the document matched a stored one.
+    pub fn is_duplicate(&self) -> bool {
+        !self.matches.is_empty()
+    }
+}
+
+/// A stored document: what the store keeps of it (texts are not stored).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredDocument {
+    /// External id.
+    pub id: String,
+    /// Source URL, if given.
+    pub url: Option<String>,
+    /// Title, if given.
+    pub title: Option<String>,
+    /// Its current cluster.
+    pub similar_id: u64,
+    /// Its fingerprints.
+    pub fingerprints: Fingerprints,
+    /// Ids of the stored documents it matched when it was ingested.
+    pub matched_at_ingest: Vec<String>,
+}
+
+/// Result of [`Fpdb::ingest`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum IngestResult {
+    /// Stored.
+    Added {
+        /// The decision.
+        #[serde(flatten)]
+        outcome: Outcome,
+        /// A stored document with the same id was replaced.
+        replaced: bool,
+    },
+    /// A document with this id is stored already and [`OnExisting::Skip`] was asked for.
+    SkippedExisting {
+        /// External id.
+        id: String,
+        /// The stored document's current cluster.
+        similar_id: u64,
+    },
+}
+
+/// Store-wide numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    /// Documents stored.
+    pub documents: u64,
+    /// Clusters (distinct current similar_ids).
+    pub clusters: u64,
+    /// Documents that are not the first of their cluster.
+    pub duplicates: u64,
+    /// Bytes on disk.
+    pub disk_bytes: u64,
+    /// Bytes of table files per column family.
+    pub column_family_bytes: BTreeMap<&'static str, u64>,
+    /// Number of simhash tables.
+    pub simhash_tables: usize,
+    /// The store's settings.
+    pub options: Options,
+}
+
+/// What [`Fpdb::verify`] found in a consistent store.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Verified {
+    /// Documents checked.
+    pub documents: u64,
+    /// Distinct current clusters.
+    pub roots: BTreeSet<u64>,
+}

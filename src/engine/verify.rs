@@ -1,0 +1,218 @@
+//! `verify`: every index and every cluster checked against the document records.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Fpdb, Verified};
+use crate::error::{Error, Result};
+use crate::store::schema::{self, ClusterRecord, DocRecord};
+use crate::store::{Cf, Store};
+
+/// What the pass over the document records saw.
+#[derive(Default)]
+struct Seen {
+    verified: Verified,
+    seqs: BTreeSet<u64>,
+    with_simhash: u64,
+    /// Distinct sentence hashes over all documents (= postings expected).
+    postings: u64,
+    /// root -> (members, oldest member)
+    members: BTreeMap<u64, (u64, u64)>,
+}
+
+fn bad(what: String) -> Error {
+    Error::Corruption {
+        cf: "*",
+        key: String::new(),
+        detail: what,
+    }
+}
+
+impl Fpdb {
+    /// Count the keys of a column family, checking each with `check` (false ends the scan).
+    pub(super) fn count_keys(
+        &self,
+        cf: Cf,
+        check: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<u64> {
+        let mut n = 0u64;
+        self.store.scan(cf, &[], &[0xff; 18], &mut |k, v| {
+            n += 1;
+            check(k, v)
+        })?;
+        Ok(n)
+    }
+
+    /// Check that every index agrees with the document records and the clusters with their
+    /// members: each document has its `doc_ids` entry, one key per simhash table, a posting
+    /// per sentence hash naming its cluster, its `members` entry under its cluster's root; no
+    /// index entry points at a missing document; every root's size and first document are
+    /// its members' count and oldest member (so every `duplicate_of` is a current member of
+    /// the same cluster); the counters match.
+    pub fn verify(&self) -> Result<Verified> {
+        let mut seen = Seen::default();
+        self.for_each_doc(&mut |seq, r| {
+            let root = self.check_document(seq, &r)?;
+            seen.verified.documents += 1;
+            seen.verified.roots.insert(root);
+            seen.seqs.insert(seq);
+            seen.with_simhash += u64::from(r.simhash.is_some());
+            seen.postings += r.nshash.iter().collect::<BTreeSet<_>>().len() as u64;
+            seen.members.entry(root).or_insert((0, seq)).0 += 1;
+            Ok(())
+        })?;
+        self.check_index_totals(&seen)?;
+        self.check_clusters(&seen.members)?;
+        Ok(seen.verified)
+    }
+
+    /// One document's entries in every index; returns its root cluster.
+    fn check_document(&self, seq: u64, r: &DocRecord) -> Result<u64> {
+        if seq >= self.next_seq {
+            return Err(bad(format!(
+                "document seq {seq} >= next_seq {}",
+                self.next_seq
+            )));
+        }
+        if self.seq_of(&r.id)? != Some(seq) {
+            return Err(bad(format!(
+                "doc_ids[{}] does not point at seq {seq}",
+                r.id
+            )));
+        }
+        let (root, _) = self.find(r.similar_id)?;
+        for &h in &r.nshash {
+            let unindexed = || bad(format!("sentence hash {h:016x} of {} is not indexed", r.id));
+            if self.legacy {
+                self.nshash_holder(h)?.ok_or_else(unindexed)?;
+                continue;
+            }
+            let key = schema::nshash_key(h, seq);
+            let val = self.store.get(Cf::Nshash, &key)?.ok_or_else(unindexed)?;
+            let (_, _, c) = schema::decode_nshash(&key, &val)?;
+            if self.find(c)?.0 != root {
+                return Err(bad(format!(
+                    "sentence hash {h:016x} of {} names cluster {c}, outside its cluster {root}",
+                    r.id
+                )));
+            }
+        }
+        if let Some(q) = r.simhash {
+            for t in 0..self.perms.len() {
+                let key = schema::simhash_key(t as u8, self.perms.permute(t, q), seq);
+                if self.store.get(Cf::Simhash, &key)?.is_none() {
+                    return Err(bad(format!("simhash table {t} lacks document {}", r.id)));
+                }
+            }
+        }
+        let member = schema::members_key(root, seq);
+        if !self.legacy && self.store.get(Cf::Members, &member)?.is_none() {
+            return Err(bad(format!(
+                "document {} is not listed as a member of its cluster {root}",
+                r.id
+            )));
+        }
+        Ok(root)
+    }
+
+    /// No index entry beyond the documents' own: every doc_ids entry and simhash key points at
+    /// a document, and (each document's entries being present) the totals are equal.
+    fn check_index_totals(&self, seen: &Seen) -> Result<()> {
+        let documents = seen.verified.documents;
+        let mut dangling = None;
+        let ids = self.count_keys(Cf::DocIds, &mut |k, val| {
+            match schema::decode_u64(Cf::DocIds, k, val) {
+                Ok(s) if seen.seqs.contains(&s) => {}
+                _ => dangling = Some(String::from_utf8_lossy(k).into_owned()),
+            }
+            dangling.is_none()
+        })?;
+        if let Some(id) = dangling {
+            return Err(bad(format!("doc_ids[{id}] points at no document")));
+        }
+        let mut orphan = None;
+        let keys = self.count_keys(Cf::Simhash, &mut |k, _| {
+            if let Ok((_, _, s)) = schema::decode_simhash_key(k) {
+                if !seen.seqs.contains(&s) {
+                    orphan = Some(s);
+                }
+            }
+            orphan.is_none()
+        })?;
+        if let Some(s) = orphan {
+            return Err(bad(format!(
+                "simhash key points at missing document seq {s}"
+            )));
+        }
+        if ids != documents || documents != self.doc_count {
+            return Err(bad(format!(
+                "{documents} documents, {ids} doc_ids entries, doc_count counter {}",
+                self.doc_count
+            )));
+        }
+        if keys != seen.with_simhash * self.perms.len() as u64 {
+            return Err(bad(format!(
+                "{keys} simhash keys for {} documents x {} tables",
+                seen.with_simhash,
+                self.perms.len()
+            )));
+        }
+        if self.legacy {
+            return Ok(());
+        }
+        let n = self.count_keys(Cf::Nshash, &mut |_, _| true)?;
+        if n != seen.postings {
+            return Err(bad(format!(
+                "{n} sentence hash postings, {} held by the documents",
+                seen.postings
+            )));
+        }
+        let n = self.count_keys(Cf::Members, &mut |_, _| true)?;
+        if n != documents {
+            return Err(bad(format!(
+                "{n} cluster member entries for {documents} documents"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every root's size and first document agree with its members (root -> (count, oldest));
+    /// empty roots count nowhere; the cluster counter is the number of roots with members.
+    fn check_clusters(&self, members: &BTreeMap<u64, (u64, u64)>) -> Result<()> {
+        let mut roots_with_members = 0u64;
+        let mut err = None;
+        self.count_keys(Cf::Clusters, &mut |k, val| {
+            let (id, rec) = match (
+                schema::decode_u64(Cf::Clusters, k, k),
+                schema::decode::<ClusterRecord>(Cf::Clusters, k, val),
+            ) {
+                (Ok(id), Ok(rec)) if rec.parent.is_none_or(|p| p == id) => (id, rec),
+                (Ok(_), Ok(_)) => return true,
+                (Err(e), _) | (_, Err(e)) => {
+                    err = Some(e);
+                    return false;
+                }
+            };
+            let (size, first) = members.get(&id).copied().unwrap_or((0, 0));
+            if rec.size != size || (size > 0 && rec.first_seq != first) {
+                err = Some(bad(format!(
+                    "cluster {id} records {} documents and first document seq {}, its members are {size} from seq {first}",
+                    rec.size, rec.first_seq
+                )));
+                return false;
+            }
+            roots_with_members += u64::from(size > 0);
+            true
+        })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let n = members.len() as u64;
+        if roots_with_members != n || self.cluster_count != n {
+            return Err(bad(format!(
+                "{n} clusters hold documents, cluster_count counter {}",
+                self.cluster_count
+            )));
+        }
+        Ok(())
+    }
+}
