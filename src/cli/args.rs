@@ -1,0 +1,213 @@
+//! Flags shared by several subcommands: store settings and input reading.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use fpdb::reader::{Fields, Format, ReadOptions};
+use fpdb::{SentenceHash, Settings};
+
+#[derive(Args, Debug)]
+pub(super) struct JsonFlag {
+    /// Machine-readable JSON on stdout.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum FormatArg {
+    Auto,
+    Jsonl,
+    Csv,
+    Tsv,
+    Warc,
+    Html,
+    Text,
+    List,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub(super) enum Algo {
+    Nshash,
+    Simhash,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum FeaturesArg {
+    Words,
+    Chars,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum StopwordsArg {
+    Jieba,
+    Iso,
+    None,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum HashArg {
+    Md5,
+    Farmhash,
+}
+
+/// Fingerprint settings: used when the store is created; on an existing store they must equal
+/// the store's (an error names both values otherwise).
+#[derive(Args, Debug, Default)]
+pub(super) struct SettingsArgs {
+    /// Algorithms to use, comma-separated [default: nshash,simhash]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = "Store settings (fixed at creation)"
+    )]
+    pub(super) algos: Option<Vec<Algo>>,
+    /// Convert traditional Chinese to simplified before fingerprinting (OpenCC t2s; only texts
+    /// holding a traditional character are converted) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    t2s: Option<bool>,
+    /// nshash: number of longest sentences hashed per document [default: 5]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) nshash_n: Option<usize>,
+    /// nshash: sentence hash [default: farmhash]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) nshash_hash: Option<HashArg>,
+    /// nshash: minimum letters/digits for a sentence to count [default: 10]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) min_sentence_chars: Option<usize>,
+    /// nshash: shared sentences needed for a candidate (capped by the document's count) [default: 1]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) nshash_min_shared: Option<usize>,
+    /// Accept a candidate only when its similarity reaches this %: shared sentences over the
+    /// larger document's, or character-shingle resemblance for short documents and (from 90%)
+    /// re-wrapped ones (0 = off) [default: 60]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) verify_overlap: Option<u32>,
+    /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
+    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    pub(super) simhash_features: Option<FeaturesArg>,
+    /// Robust to re-wrapped lines: line breaks inside Chinese text are ignored, and every
+    /// document gets a character-shingle sketch that can verify a candidate (>= 90%
+    /// resemblance) whose sentences moved [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) reflow: Option<bool>,
+    /// simhash: stop words dropped from the terms: jieba's list (31 English words), Stopwords
+    /// ISO Chinese + English, or none [default: jieba]
+    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    pub(super) simhash_stopwords: Option<StopwordsArg>,
+    /// simhash: IDF table (`word idf` lines, e.g. from `fpdb idf`), copied into the store
+    /// [default: jieba's built-in table]
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Store settings (fixed at creation)"
+    )]
+    pub(super) idf: Option<PathBuf>,
+    /// simhash: maximum Hamming distance, inclusive [default: 3]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) simhash_k: Option<u32>,
+    /// simhash: blocks of the permuted index (default: chosen from --expected-docs)
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) simhash_blocks: Option<u32>,
+    /// Number of documents the store is sized for [default: 10000000]
+    #[arg(long, help_heading = "Store settings (fixed at creation)", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) expected_docs: Option<u64>,
+}
+
+impl SettingsArgs {
+    pub(super) fn to_settings(&self) -> anyhow::Result<Settings> {
+        let simhash_idf = match &self.idf {
+            None => None,
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read IDF table {}", p.display()))?;
+                Some(std::sync::Arc::new(fpdb::text::IdfTable::parse(
+                    &text,
+                    &p.display().to_string(),
+                )?))
+            }
+        };
+        Ok(Settings {
+            nshash: self.algos.as_ref().map(|a| a.contains(&Algo::Nshash)),
+            simhash: self.algos.as_ref().map(|a| a.contains(&Algo::Simhash)),
+            t2s: self.t2s,
+            nshash_n: self.nshash_n,
+            nshash_hash: self.nshash_hash.map(|h| match h {
+                HashArg::Md5 => SentenceHash::Md5,
+                HashArg::Farmhash => SentenceHash::Farmhash,
+            }),
+            min_sentence_chars: self.min_sentence_chars,
+            nshash_min_shared: self.nshash_min_shared,
+            verify_overlap_pct: self.verify_overlap,
+            simhash_features: self.simhash_features.map(|f| match f {
+                FeaturesArg::Words => fpdb::SimhashFeatures::Words,
+                FeaturesArg::Chars => fpdb::SimhashFeatures::Chars,
+            }),
+            simhash_stopwords: self.simhash_stopwords.map(|s| match s {
+                StopwordsArg::Jieba => fpdb::Stopwords::Jieba,
+                StopwordsArg::Iso => fpdb::Stopwords::Iso,
+                StopwordsArg::None => fpdb::Stopwords::None,
+            }),
+            simhash_idf,
+            reflow: self.reflow,
+            simhash_k: self.simhash_k,
+            simhash_blocks: self.simhash_blocks,
+            expected_docs: self.expected_docs,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub(super) struct InputArgs {
+    /// Input format. auto: by extension (.jsonl .ndjson .json .csv .tsv .warc .wet .html .htm,
+    /// after .gz/.zst), else by the first bytes (WARC/, {, <html); anything else is one text
+    /// document whose id is its path. list: a file of input paths, one per line
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub(super) format: FormatArg,
+    /// JSONL field holding the document id (empty: `file:line`)
+    #[arg(long, default_value = "id")]
+    pub(super) id_field: String,
+    /// JSONL field holding the text
+    #[arg(long, default_value = "text")]
+    pub(super) text_field: String,
+    /// JSONL field holding the title (stored, not fingerprinted)
+    #[arg(long, default_value = "title")]
+    pub(super) title_field: String,
+    /// JSONL/CSV field holding the URL (stored)
+    #[arg(long, default_value = "url")]
+    pub(super) url_field: String,
+    /// JSONL/CSV field holding HTML, used when the text field is absent (title, description
+    /// and main text are extracted)
+    #[arg(long, default_value = "html")]
+    pub(super) html_field: String,
+    /// Skip documents (or JSONL lines) larger than this many bytes
+    #[arg(long, default_value_t = 32 << 20)]
+    pub(super) max_doc_bytes: usize,
+}
+
+impl InputArgs {
+    pub(super) fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            format: match self.format {
+                FormatArg::Auto => Format::Auto,
+                FormatArg::Jsonl => Format::Jsonl,
+                FormatArg::Csv => Format::Csv,
+                FormatArg::Tsv => Format::Tsv,
+                FormatArg::Warc => Format::Warc,
+                FormatArg::Html => Format::Html,
+                FormatArg::Text => Format::Text,
+                FormatArg::List => Format::List,
+            },
+            fields: Fields {
+                id: self.id_field.clone(),
+                text: self.text_field.clone(),
+                title: self.title_field.clone(),
+                url: self.url_field.clone(),
+                html: self.html_field.clone(),
+            },
+            max_doc_bytes: self.max_doc_bytes,
+            defer_pages: false,
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `fpdb clusters`: current clusters with their members.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::{open_read_only, shown, EXIT_OK};
+
+#[derive(Args, Debug)]
+pub(super) struct ClustersArgs {
+    /// Only clusters with at least this many documents
+    #[arg(long, default_value_t = 2)]
+    pub(super) min_size: usize,
+    /// One JSON object per cluster on stdout: {"similar_id","size","ids"}
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let groups = db.clusters(a.min_size)?;
+    let mut w = BufWriter::new(std::io::stdout().lock());
+    for (id, members) in &groups {
+        if a.json {
+            let v = serde_json::json!({"similar_id": id, "size": members.len(), "ids": members});
+            writeln!(w, "{v}")?;
+        } else {
+            writeln!(w, "similar_id {id} ({} documents)", members.len())?;
+            for m in members {
+                writeln!(w, "  {}", shown(m))?;
+            }
+        }
+    }
+    if !a.json {
+        writeln!(
+            w,
+            "{} clusters with at least {} documents",
+            groups.len(),
+            a.min_size
+        )?;
+    }
+    w.flush()?;
+    Ok(EXIT_OK)
+}

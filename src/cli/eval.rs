@@ -1,0 +1,159 @@
+//! `fpdb eval`: precision and recall on labeled pairs, per configuration and per kind.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+
+use rayon::prelude::*;
+
+use fpdb::reader::Inputs;
+use fpdb::Settings;
+
+use super::args::{InputArgs, SettingsArgs};
+use super::output::EXIT_OK;
+
+#[derive(Args, Debug)]
+pub(super) struct EvalArgs {
+    /// Corpus to ingest in order (JSONL {"id","text",...})
+    #[arg(long)]
+    pub(super) corpus: PathBuf,
+    /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
+    #[arg(long)]
+    pub(super) pairs: PathBuf,
+    /// Configurations to score: nshash, simhash, default (both) [default: all three]
+    #[arg(long, value_delimiter = ',')]
+    pub(super) algo: Vec<EvalAlgo>,
+    /// Learn simhash's IDF table from the corpus itself (first pass) instead of using jieba's
+    #[arg(long)]
+    pub(super) learn_idf: bool,
+    /// List up to N wrongly judged pairs per configuration (missed duplicates, false merges);
+    /// `fpdb explain --corpus … A B` tells why [JSON output always lists them all]
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(super) errors: usize,
+    /// Machine-readable JSON on stdout
+    #[arg(long)]
+    pub(super) json: bool,
+    #[command(flatten)]
+    pub(super) input: InputArgs,
+    #[command(flatten)]
+    pub(super) settings: SettingsArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub(super) enum EvalAlgo {
+    Nshash,
+    Simhash,
+    Default,
+}
+
+pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
+    let mut docs = Vec::new();
+    for rec in Inputs::new(std::slice::from_ref(&a.corpus), a.input.read_options()) {
+        match rec.doc {
+            Ok(d) => docs.push(d),
+            Err(ref reason) => eprintln!("fpdb: skipped {}: {reason}", rec.location()),
+        }
+    }
+    let pairs = fpdb::eval::read_pairs(&a.pairs)?;
+    if pairs.is_empty() {
+        bail!("{}: no labeled pairs in it", a.pairs.display());
+    }
+    let mut base = a.settings.to_settings()?;
+    if a.learn_idf {
+        if base.simhash_idf.is_some() {
+            anyhow::bail!("--learn-idf and --idf exclude each other");
+        }
+        let mut opts = base.resolve()?;
+        opts.simhash_idf = fpdb::IdfSource::Jieba; // the table is what is being learned
+        let fp = fpdb::fingerprint::Fingerprinter::new(opts, None)?;
+        let prepared: Vec<String> = docs.par_iter().map(|d| fp.prepare(&d.text)).collect();
+        let t = fpdb::text::IdfTable::learn(prepared.iter().map(String::as_str));
+        if !a.json {
+            eprintln!(
+                "learned IDF table: {} words from {} documents",
+                t.len(),
+                t.docs()
+            );
+        }
+        base.simhash_idf = Some(std::sync::Arc::new(t));
+    }
+    let fps = fpdb::eval::fingerprint_all(&docs, &base)?;
+    let algos = if a.algo.is_empty() {
+        vec![EvalAlgo::Nshash, EvalAlgo::Simhash, EvalAlgo::Default]
+    } else {
+        a.algo.clone()
+    };
+    let mut reports = Vec::new();
+    for algo in algos {
+        let (name, ns, sim) = match algo {
+            EvalAlgo::Nshash => ("nshash", true, false),
+            EvalAlgo::Simhash => ("simhash", false, true),
+            EvalAlgo::Default => ("default", true, true),
+        };
+        let s = Settings {
+            nshash: Some(ns),
+            simhash: Some(sim),
+            ..base.clone()
+        };
+        reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string(&reports)?);
+        return Ok(EXIT_OK);
+    }
+    outln!("{} documents, {} pairs", docs.len(), pairs.len());
+    for r in &reports {
+        outln!(
+            "\n{:<8} precision {:.4}  recall {:.4}  F1 {:.4}  (tp {}, fp {}, fn {}{})",
+            r.algo,
+            r.precision,
+            r.recall,
+            r.f1,
+            r.tp,
+            r.fp,
+            r.fn_,
+            if r.missing > 0 {
+                format!(", {} pairs with unknown ids", r.missing)
+            } else {
+                String::new()
+            }
+        );
+        outln!(
+            "  {:<22} {:>5} {:>6} {:>10} {:>9}",
+            "kind",
+            "label",
+            "pairs",
+            "predicted",
+            "accuracy"
+        );
+        for (k, s) in &r.kinds {
+            outln!(
+                "  {:<22} {:>5} {:>6} {:>10} {:>8.1}%",
+                k,
+                s.label,
+                s.pairs,
+                s.predicted_duplicate,
+                100.0 * s.accuracy
+            );
+        }
+        if a.errors > 0 && !r.errors.is_empty() {
+            outln!(
+                "  wrongly judged ({} of {}):",
+                r.errors.len().min(a.errors),
+                r.errors.len()
+            );
+            for e in r.errors.iter().take(a.errors) {
+                outln!(
+                    "    {} {}\t{}\t{}",
+                    if e.label == 1 { "missed" } else { "merged" },
+                    e.kind,
+                    e.a,
+                    e.b
+                );
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}

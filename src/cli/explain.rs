@@ -1,0 +1,249 @@
+//! `fpdb explain A B`: why two texts or stored documents are (not) linked.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+
+use fpdb::reader::Inputs;
+use fpdb::Fpdb;
+
+use super::args::{InputArgs, SettingsArgs};
+use super::output::{open_read_only, EXIT_NO, EXIT_OK};
+
+#[derive(Args, Debug)]
+pub(super) struct ExplainArgs {
+    /// First text: a file, an id in --corpus, or a stored document's id
+    pub(super) a: String,
+    /// Second text: a file, an id in --corpus, or a stored document's id
+    pub(super) b: String,
+    /// Look A and B up by id in this JSONL corpus
+    #[arg(long)]
+    pub(super) corpus: Option<PathBuf>,
+    /// Machine-readable JSON on stdout
+    #[arg(long)]
+    pub(super) json: bool,
+    #[command(flatten)]
+    pub(super) input: InputArgs,
+    #[command(flatten)]
+    pub(super) settings: SettingsArgs,
+}
+
+pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
+    // Two ids of the store: neither names a file and no --corpus was given.
+    if a.corpus.is_none() && !Path::new(&a.a).exists() && !Path::new(&a.b).exists() {
+        if let Ok(db) = open_read_only(path) {
+            return explain_stored(&db, path, a);
+        }
+    }
+    let (ta, tb) = match &a.corpus {
+        Some(c) => {
+            let (mut ta, mut tb) = (None, None);
+            for rec in Inputs::new(std::slice::from_ref(c), a.input.read_options()) {
+                if let Ok(d) = rec.doc {
+                    if d.id == a.a {
+                        ta = Some(d.text.clone());
+                    }
+                    if d.id == a.b {
+                        tb = Some(d.text);
+                    }
+                }
+            }
+            let missing = |id: &str| anyhow::anyhow!("id `{id}` is not in {}", c.display());
+            (
+                ta.ok_or_else(|| missing(&a.a))?,
+                tb.ok_or_else(|| missing(&a.b))?,
+            )
+        }
+        None => {
+            let read =
+                |f: &str| std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"));
+            (read(&a.a)?, read(&a.b)?)
+        }
+    };
+    // The settings of the store when there is one, else defaults with the flags applied.
+    let settings = a.settings.to_settings()?;
+    let fp = match Fpdb::builder()
+        .read_only(true)
+        .settings(settings.clone())
+        .open(path)
+    {
+        Ok(db) => db.fingerprinter().clone(),
+        Err(fpdb::Error::NotFound { .. }) => {
+            fpdb::fingerprint::Fingerprinter::new(settings.resolve()?, settings.simhash_idf)?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let opts = fp.options().clone();
+    let e = fpdb::explain::explain(&ta, &tb, &fp);
+    if a.json {
+        outln!("{}", serde_json::to_string(&e)?);
+        return Ok(EXIT_OK);
+    }
+    outln!(
+        "nshash: {} shared of {} / {} kept sentences -> {}",
+        e.shared_sentences.len(),
+        e.sentences_a.len(),
+        e.sentences_b.len(),
+        if e.comparison.nshash_match {
+            "match"
+        } else {
+            "no match"
+        }
+    );
+    for (name, s) in [("A", &e.sentences_a), ("B", &e.sentences_b)] {
+        for x in s.iter() {
+            let mark = if e.shared_sentences.contains(x) {
+                "="
+            } else {
+                " "
+            };
+            let short: String = x.chars().take(60).collect();
+            outln!("  {name}{mark} {short}");
+        }
+    }
+    print_comparison(&e.comparison, &opts)?;
+    let terms = |v: &[(String, f64)]| {
+        v.iter()
+            .map(|(t, w)| format!("{t}({w:.3})"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    outln!("terms only in A: {}", terms(&e.terms_only_a));
+    outln!("terms only in B: {}", terms(&e.terms_only_b));
+    outln!(
+        "decision: {}",
+        if e.comparison.linked() {
+            "linked (a candidate, verified)"
+        } else {
+            "not linked"
+        }
+    );
+    Ok(if e.comparison.linked() {
+        EXIT_OK
+    } else {
+        EXIT_NO
+    })
+}
+
+/// The signals shared by text and stored explanations.
+pub(super) fn print_comparison(
+    c: &fpdb::explain::Comparison,
+    opts: &fpdb::Options,
+) -> anyhow::Result<()> {
+    outln!(
+        "overlap: {:.1}% of the larger document's sentences are shared",
+        100.0 * c.overlap
+    );
+    if let Some(r) = c.resemblance {
+        outln!(
+            "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {:.0}%)",
+            100.0 * r,
+            fpdb::fingerprint::nshash::SHORT_SENTENCES,
+            100.0 * fpdb::fingerprint::nshash::LONG_RESEMBLANCE
+        );
+    }
+    outln!(
+        "similarity: {:.1}% (threshold {}%) -> {}",
+        100.0 * c.similarity,
+        opts.verify_overlap_pct,
+        if c.verified {
+            "verified"
+        } else {
+            "not verified"
+        }
+    );
+    match c.distance {
+        Some(d) => outln!(
+            "simhash: {} vs {}, distance {d} (k = {}) -> {}",
+            c.simhash_a.as_deref().unwrap_or(""),
+            c.simhash_b.as_deref().unwrap_or(""),
+            opts.simhash_k,
+            if c.simhash_match { "match" } else { "no match" }
+        ),
+        None => outln!("simhash: not computed (off, or no terms)"),
+    }
+    Ok(())
+}
+
+/// `fpdb explain ID_A ID_B` on stored documents: their clusters and stored fingerprints.
+pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow::Result<u8> {
+    let get = |id: &str| -> anyhow::Result<fpdb::StoredDocument> {
+        db.stored_document(id)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{id}` is neither a file nor an id in the store {} (to explain texts, give two files, or ids with --corpus)",
+                path.display()
+            )
+        })
+    };
+    let (da, db_) = (get(&a.a)?, get(&a.b)?);
+    let c = fpdb::explain::compare(&da.fingerprints, &db_.fingerprints, db.options());
+    let same = da.similar_id == db_.similar_id;
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            id: &'a str,
+            similar_id: u64,
+            chars: u64,
+            matched_at_ingest: &'a [String],
+        }
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            a: Doc<'a>,
+            b: Doc<'a>,
+            same_cluster: bool,
+            #[serde(flatten)]
+            comparison: &'a fpdb::explain::Comparison,
+        }
+        fn doc(d: &fpdb::StoredDocument) -> Doc<'_> {
+            Doc {
+                id: &d.id,
+                similar_id: d.similar_id,
+                chars: d.fingerprints.chars,
+                matched_at_ingest: &d.matched_at_ingest,
+            }
+        }
+        let out = Out {
+            a: doc(&da),
+            b: doc(&db_),
+            same_cluster: same,
+            comparison: &c,
+        };
+        outln!("{}", serde_json::to_string(&out)?);
+    } else {
+        for (name, d) in [("A", &da), ("B", &db_)] {
+            outln!(
+                "{name}: {} (similar_id {}, {} characters{})",
+                d.id,
+                d.similar_id,
+                d.fingerprints.chars,
+                if d.matched_at_ingest.is_empty() {
+                    String::new()
+                } else {
+                    format!("; matched at ingest: {}", d.matched_at_ingest.join(", "))
+                }
+            );
+        }
+        outln!("same cluster: {}", if same { "yes" } else { "no" });
+        outln!(
+            "nshash: {} of {} / {} kept sentence hashes shared -> {}",
+            c.shared_nshash,
+            da.fingerprints.nshash.len(),
+            db_.fingerprints.nshash.len(),
+            if c.nshash_match { "match" } else { "no match" }
+        );
+        print_comparison(&c, db.options())?;
+        outln!(
+            "pair: {} (texts are not stored: give two files, or ids with --corpus, to see sentences and terms)",
+            if c.linked() {
+                "linked directly (a candidate, verified)"
+            } else if same {
+                "not linked directly; in one cluster through other documents"
+            } else {
+                "not linked"
+            }
+        );
+    }
+    Ok(if same { EXIT_OK } else { EXIT_NO })
+}

@@ -1,0 +1,83 @@
+//! `fpdb idf`: learn an IDF table from a corpus.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use fpdb::reader::Inputs;
+
+use super::args::InputArgs;
+use super::output::{EXIT_OK, EXIT_SKIPPED};
+
+#[derive(Args, Debug)]
+pub(super) struct IdfArgs {
+    /// Input files or directories; `-` or nothing reads stdin
+    pub(super) files: Vec<PathBuf>,
+    /// Write the table here [default: stdout]
+    #[arg(short, long, value_name = "FILE")]
+    pub(super) output: Option<PathBuf>,
+    /// Learn from at most this many documents
+    #[arg(long)]
+    pub(super) limit: Option<usize>,
+    /// Prepare text as a store with this `--t2s` setting does [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    t2s: Option<bool>,
+    /// Prepare text as a store with this `--reflow` setting does [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub(super) reflow: Option<bool>,
+    #[command(flatten)]
+    pub(super) input: InputArgs,
+}
+
+pub(super) fn idf(a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> {
+    let mut files = a.files.clone();
+    if files.is_empty() {
+        if std::io::stdin().is_terminal() {
+            bail!("no input: give files or directories, or pipe JSONL into `fpdb idf -`");
+        }
+        files.push(PathBuf::from("-"));
+    }
+    let defaults = fpdb::Options::default();
+    let opts = fpdb::Options {
+        t2s: a.t2s.unwrap_or(defaults.t2s),
+        reflow: a.reflow.unwrap_or(defaults.reflow),
+        ..defaults
+    };
+    // Words are counted in the text exactly as the store will cut it.
+    let fp = fpdb::fingerprint::Fingerprinter::new(opts, None)?;
+    let mut bad = 0u64;
+    let texts = Inputs::new(&files, a.input.read_options())
+        .filter_map(|rec| match rec.doc {
+            Ok(d) => Some(fp.prepare(&d.text)),
+            Err(ref reason) => {
+                bad += 1;
+                eprintln!("fpdb: skipped {}: {reason}", rec.location());
+                None
+            }
+        })
+        .take(a.limit.unwrap_or(usize::MAX));
+    let table = fpdb::text::IdfTable::learn(texts);
+    if table.is_empty() {
+        bail!("no words learned: the input has no documents with text");
+    }
+    let text = table.to_text();
+    match &a.output {
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+        Some(p) => {
+            std::fs::write(p, &text).with_context(|| format!("cannot write {}", p.display()))?
+        }
+    }
+    if !quiet {
+        eprintln!(
+            "fpdb: learned IDF of {} words from {} documents{}",
+            table.len(),
+            table.docs(),
+            a.output
+                .as_ref()
+                .map_or(String::new(), |p| format!(" -> {}", p.display()))
+        );
+    }
+    Ok(if bad > 0 { EXIT_SKIPPED } else { EXIT_OK })
+}

@@ -1,0 +1,389 @@
+//! `fpdb ingest`: read, fingerprint on all cores, ingest in input order, sync, then report.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use fpdb::reader::{Inputs, ReadOptions, Record};
+use fpdb::{Fpdb, IngestResult, OnExisting};
+
+use super::args::{InputArgs, SettingsArgs};
+use super::output::{
+    check_output_not_input, output_writer, shown, OutputLine, EXIT_OK, EXIT_SKIPPED,
+};
+
+#[derive(Args, Debug)]
+pub(super) struct IngestArgs {
+    /// Input files or directories (walked recursively); `-` or nothing reads stdin (JSONL unless
+    /// it starts like WARC or HTML). Files ending in .gz or .zst are decompressed.
+    pub(super) files: Vec<PathBuf>,
+    /// Also read the input paths listed in FILE, one per line
+    #[arg(long, value_name = "FILE")]
+    pub(super) files_from: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) input: InputArgs,
+    /// Write one JSONL result per input document, in input order, to FILE (`-` = stdout):
+    /// {"id","similar_id","duplicate_of","matches":[{"id","algo","score"}],"status"}
+    #[arg(long, short, value_name = "FILE")]
+    pub(super) output: Option<PathBuf>,
+    /// Replace stored documents with the same id (default: skip and report them)
+    #[arg(long)]
+    pub(super) replace: bool,
+    /// Print the final summary as JSON on stdout
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Skip the first N input records
+    #[arg(long, default_value_t = 0)]
+    pub(super) skip: usize,
+    /// Stop after N input records
+    #[arg(long)]
+    pub(super) limit: Option<usize>,
+    /// Documents fingerprinted in parallel and then written and synced together
+    #[arg(long, default_value_t = 1024)]
+    pub(super) batch_size: usize,
+    /// Worker threads for fingerprinting (default: all cores)
+    #[arg(long)]
+    pub(super) threads: Option<usize>,
+    #[command(flatten)]
+    pub(super) settings: SettingsArgs,
+}
+
+#[derive(Serialize, Default)]
+pub(super) struct Summary {
+    store: String,
+    records: u64,
+    added: u64,
+    new_clusters: u64,
+    duplicates: u64,
+    merges: u64,
+    replaced: u64,
+    skipped: u64,
+    skipped_bad_input: u64,
+    skipped_existing_id: u64,
+    input_bytes: u64,
+    seconds: f64,
+    docs_per_second: f64,
+}
+
+pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
+    if a.json && a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+        bail!("--json and --output - both write to stdout; send --output to a file");
+    }
+    let files = input_files(a)?;
+    // Pages are decoded and extracted on the fingerprinting threads, not the reader thread.
+    let read_opts = ReadOptions {
+        defer_pages: true,
+        ..a.input.read_options()
+    };
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("fpdb-fp-{i}"));
+    if let Some(t) = a.threads {
+        pool = pool.num_threads(t.max(1));
+    }
+    pool.build_global().ok();
+    // Everything that can be refused is checked before the store is created or opened.
+    check_output_not_input(&a.output, &files)?;
+    let settings = a.settings.to_settings()?;
+    settings.resolve()?;
+    let mut out = output_writer(&a.output)?;
+    let mut inputs = Inputs::new(&files, read_opts);
+    if let Some(o) = a.output.as_ref().filter(|o| o.as_os_str() != "-") {
+        inputs = inputs.exclude(o);
+    }
+    let mut db = Fpdb::builder().settings(settings).create(true).open(path)?;
+    let on_existing = if a.replace {
+        OnExisting::Replace
+    } else {
+        OnExisting::Skip
+    };
+    let mut inputs = inputs.skip(a.skip).take(a.limit.unwrap_or(usize::MAX));
+    let (bar, sized) = progress_bar(&files, !quiet && std::io::stderr().is_terminal());
+    let start = Instant::now();
+    let mut sum = Summary {
+        store: path.display().to_string(),
+        ..Default::default()
+    };
+    let batch = a.batch_size.max(1);
+    // Reading, decoding and fingerprinting (all cores) run ahead of the store writes (one
+    // thread, in input order) by up to two batches.
+    let (tx, rx) =
+        std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)>(2);
+    let fingerprinter = db.fingerprinter().clone();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let reader = std::thread::Builder::new().name("fpdb-read".into());
+        reader.spawn_scoped(scope, move || {
+            while let Some(chunk) = next_chunk(&mut inputs, batch, &fingerprinter) {
+                if tx.send(chunk).is_err() {
+                    break;
+                }
+            }
+        })?;
+        for (chunk, fps) in rx {
+            let (results, fatal) = ingest_chunk(&mut db, &chunk, fps, on_existing, &mut sum, &bar);
+            // Acknowledge only what is durable: sync, then report.
+            db.sync()?;
+            if let Some(w) = out.as_mut() {
+                for (rec, r) in chunk.iter().zip(&results) {
+                    write_result(w, rec, r)?;
+                }
+                w.flush()?;
+            }
+            if sized {
+                bar.set_position(sum.input_bytes);
+            }
+            let secs = start.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{} docs ({:.0}/s), {} duplicates, {} skipped",
+                sum.records,
+                sum.records as f64 / secs,
+                sum.duplicates,
+                sum.skipped
+            ));
+            bar.tick();
+            if let Some(e) = fatal {
+                return Err(e);
+            }
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    sum.seconds = start.elapsed().as_secs_f64();
+    sum.docs_per_second = if sum.seconds > 0.0 {
+        sum.added as f64 / sum.seconds
+    } else {
+        0.0
+    };
+    sum.report(a.json, quiet)?;
+    Ok(if sum.skipped > 0 {
+        EXIT_SKIPPED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The inputs named on the command line and in `--files-from`; stdin when none.
+fn input_files(a: &IngestArgs) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = a.files.clone();
+    if let Some(list) = &a.files_from {
+        let text = std::fs::read_to_string(list)
+            .with_context(|| format!("cannot read {}", list.display()))?;
+        files.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(PathBuf::from),
+        );
+    }
+    if files.is_empty() {
+        if std::io::stdin().is_terminal() {
+            bail!("no input: give files or directories, or pipe JSONL into `fpdb ingest -`");
+        }
+        files.push(PathBuf::from("-"));
+    }
+    Ok(files)
+}
+
+/// A bar with ETA when the total is known (plain files only: compressed sizes and stdin do
+/// not tell how many bytes will be read; the bool says so), otherwise a spinner with counts
+/// and rate; hidden when not `show`n.
+fn progress_bar(files: &[PathBuf], show: bool) -> (indicatif::ProgressBar, bool) {
+    let total_bytes: Option<u64> = files
+        .iter()
+        .map(|f| {
+            let name = f.to_string_lossy().to_ascii_lowercase();
+            let compressed = [".gz", ".zst", ".zstd"].iter().any(|e| name.ends_with(e));
+            match std::fs::metadata(f) {
+                Ok(m) if m.is_file() && !compressed => Some(m.len()),
+                _ => None,
+            }
+        })
+        .sum();
+    let bar = match (show, total_bytes) {
+        (false, _) => indicatif::ProgressBar::hidden(),
+        (true, Some(total)) => {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta}) {msg}",
+                )
+                .expect("template"),
+            );
+            b
+        }
+        (true, None) => {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .expect("template"),
+            );
+            b
+        }
+    };
+    (bar, total_bytes.is_some())
+}
+
+/// Ingest one chunk in input order, counting into `sum`; stops at the first store error,
+/// returned with the results before it.
+fn ingest_chunk(
+    db: &mut Fpdb,
+    chunk: &[Record],
+    fps: Vec<Option<fpdb::Fingerprints>>,
+    on_existing: OnExisting,
+    sum: &mut Summary,
+    bar: &indicatif::ProgressBar,
+) -> (Vec<Result<IngestResult, String>>, Option<anyhow::Error>) {
+    let mut results = Vec::with_capacity(chunk.len());
+    for (rec, fp) in chunk.iter().zip(fps) {
+        sum.records += 1;
+        sum.input_bytes += rec.bytes as u64;
+        match (&rec.doc, fp) {
+            (Err(reason), _) => {
+                sum.skipped += 1;
+                sum.skipped_bad_input += 1;
+                bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
+                results.push(Err(reason.clone()));
+            }
+            (Ok(doc), Some(fp)) => match db.ingest(doc, fp, on_existing) {
+                Ok(r) => {
+                    sum.count(&r, rec, bar);
+                    results.push(Ok(r));
+                }
+                Err(e) => return (results, Some(anyhow::Error::new(e).context(rec.location()))),
+            },
+            (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+        }
+    }
+    (results, None)
+}
+
+impl Summary {
+    /// Count one ingested document; list the first few already stored ids on stderr.
+    fn count(&mut self, r: &IngestResult, rec: &Record, bar: &indicatif::ProgressBar) {
+        match r {
+            IngestResult::Added { outcome, replaced } => {
+                self.added += 1;
+                self.replaced += u64::from(*replaced);
+                self.merges += outcome.merged.len() as u64;
+                if outcome.duplicate_of.is_some() {
+                    self.duplicates += 1;
+                } else {
+                    self.new_clusters += 1;
+                }
+            }
+            IngestResult::SkippedExisting { id, .. } => {
+                self.skipped += 1;
+                self.skipped_existing_id += 1;
+                // A re-run of a whole file would print one line per document: list the
+                // first few, count the rest.
+                if self.skipped_existing_id <= LIST_EXISTING {
+                    bar.suspend(|| {
+                        eprintln!(
+                            "fpdb: skipped {}: id `{}` is already stored (use --replace to replace it)",
+                            rec.location(),
+                            shown(id)
+                        )
+                    });
+                }
+            }
+        }
+    }
+
+    /// The summary: JSON on stdout with `--json`, else one line on stderr unless quiet.
+    fn report(&self, json: bool, quiet: bool) -> anyhow::Result<()> {
+        if self.skipped_existing_id > LIST_EXISTING {
+            eprintln!(
+                "fpdb: skipped {} more documents whose ids are already stored (not listed; --output has one line per document)",
+                self.skipped_existing_id - LIST_EXISTING
+            );
+        }
+        if json {
+            outln!("{}", serde_json::to_string(self)?);
+        } else if !quiet {
+            eprintln!(
+                "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
+                 {} skipped ({} bad input, {} existing id) in {:.2}s ({:.0} docs/s) -> {}",
+                self.records,
+                self.added,
+                self.new_clusters,
+                self.duplicates,
+                self.merges,
+                self.replaced,
+                self.skipped,
+                self.skipped_bad_input,
+                self.skipped_existing_id,
+                self.seconds,
+                self.docs_per_second,
+                self.store
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Documents skipped for an already stored id that are listed one by one on stderr.
+pub(super) const LIST_EXISTING: u64 = 10;
+
+pub(super) fn write_result(
+    w: &mut dyn Write,
+    rec: &Record,
+    r: &Result<IngestResult, String>,
+) -> anyhow::Result<()> {
+    let source = || Some(rec.location());
+    let line = match r {
+        Err(reason) => OutputLine {
+            id: rec.doc.as_ref().ok().map(|d| d.id.as_str()),
+            similar_id: None,
+            duplicate_of: None,
+            matches: &[],
+            status: "skipped",
+            reason: Some(reason),
+            source: source(),
+        },
+        Ok(IngestResult::Added { outcome, replaced }) => OutputLine {
+            id: Some(&outcome.id),
+            similar_id: outcome.similar_id,
+            duplicate_of: outcome.duplicate_of.as_deref(),
+            matches: &outcome.matches,
+            status: if *replaced { "replaced" } else { "added" },
+            reason: None,
+            source: None,
+        },
+        Ok(IngestResult::SkippedExisting { id, similar_id }) => OutputLine {
+            id: Some(id),
+            similar_id: Some(*similar_id),
+            duplicate_of: None,
+            matches: &[],
+            status: "skipped",
+            reason: Some("id already stored"),
+            source: source(),
+        },
+    };
+    serde_json::to_writer(&mut *w, &line)?;
+    w.write_all(b"\n")?;
+    Ok(())
+}
+
+/// The next `n` records of `inputs` (None at the end), pages decoded and extracted and every
+/// readable document fingerprinted, on all cores.
+pub(super) fn next_chunk(
+    inputs: &mut impl Iterator<Item = Record>,
+    n: usize,
+    fp: &fpdb::fingerprint::Fingerprinter,
+) -> Option<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)> {
+    let mut chunk: Vec<Record> = inputs.by_ref().take(n).collect();
+    if chunk.is_empty() {
+        return None;
+    }
+    let fps = chunk
+        .par_iter_mut()
+        .map(|r| {
+            r.finish();
+            r.doc.as_ref().ok().map(|d| fp.fingerprint(&d.text))
+        })
+        .collect();
+    Some((chunk, fps))
+}

@@ -1,0 +1,138 @@
+//! The `fpdb` command line: one file per subcommand (its flags and its run function), shared
+//! flags in `args.rs`, output plumbing and exit codes in `output.rs`. Parses flags into
+//! validated library settings and calls the library; data goes to stdout (or `--output`),
+//! messages and progress to stderr.
+//!
+//! Exit codes: 0 success (for `query`: a duplicate was found); 1 `query` found no duplicate;
+//! 2 error (nothing more was done); 3 the run finished but skipped some inputs.
+
+/// `println!` that returns an error instead of panicking: a closed pipe then ends the command
+/// quietly (exit 0, see `main`) and a full disk is reported (exit 2).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*).context("cannot write to stdout")?
+    };
+}
+
+mod args;
+mod clusters;
+mod eval;
+mod explain;
+mod export;
+mod idf;
+mod ingest;
+mod output;
+mod query;
+mod stats;
+mod verify;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use args::JsonFlag;
+
+const ABOUT: &str = "fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB)";
+
+const LONG_ABOUT: &str = "\
+fpdb stores fingerprints of documents on disk and tells, for each new document, which stored
+documents it nearly duplicates. Every document gets a similar_id: documents sharing one are
+near-duplicates (copied, reposted, lightly edited). The store is created on the first ingest
+and can be fed and queried across many runs.
+
+Examples:
+  fpdb ingest crawl.jsonl --output results.jsonl     # ingest, one result line per document
+  fpdb query --file page.txt                         # would this page be a duplicate?
+  fpdb --db /data/news.db stats
+  fpdb export > clusters.jsonl                       # every document with its similar_id
+
+Exit codes: 0 ok (query: duplicate found; explain: linked), 1 query: no duplicate
+(explain: not linked), 2 error, 3 ingest finished but skipped some inputs (bad lines,
+existing ids).";
+
+#[derive(Parser, Debug)]
+#[command(name = "fpdb", version, about = ABOUT, long_about = LONG_ABOUT)]
+struct Cli {
+    /// Store directory [env: FPDB_DB] [default: ./fpdb.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// No progress and no summary on stderr (errors are still printed).
+    #[arg(long, short, global = true)]
+    quiet: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Add documents to the store (created on first use) and report their similar_id.
+    Ingest(ingest::IngestArgs),
+    /// Ask whether a text is a near-duplicate of stored documents (never writes).
+    Query(query::QueryArgs),
+    /// Print store statistics and settings.
+    Stats(JsonFlag),
+    /// Print every stored document with its current similar_id, as JSONL.
+    Export(export::ExportArgs),
+    /// List near-duplicate clusters (similar_id and member ids).
+    Clusters(clusters::ClustersArgs),
+    /// Check that every index agrees with the stored documents (exit 2 when not).
+    Verify(JsonFlag),
+    /// Show why two texts match or not: kept sentences, shared ones, verification similarity,
+    /// simhash distance, terms found in one text only. A and B are files, ids in --corpus, or
+    /// ids of stored documents (compared on their stored fingerprints; exit 0 when in one
+    /// cluster). Exit 0 when linked, 1 when not.
+    Explain(explain::ExplainArgs),
+    /// Measure detection quality on a labeled set (in memory; the store is not touched).
+    Eval(eval::EvalArgs),
+    /// Learn a simhash IDF table from documents (for `--idf FILE` when creating a store).
+    Idf(idf::IdfArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            // A closed pipe (`fpdb export | head`) is the reader's choice, not an error.
+            let broken_pipe = e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("fpdb: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn db_path(cli: &Cli) -> PathBuf {
+    cli.db
+        .clone()
+        .or_else(|| {
+            std::env::var_os("FPDB_DB")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from("./fpdb.db"))
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    let path = db_path(&cli);
+    match &cli.command {
+        Command::Ingest(a) => ingest::ingest(&path, a, cli.quiet),
+        Command::Query(a) if !a.batch.is_empty() => query::query_batch(&path, a, cli.quiet),
+        Command::Query(a) => query::query(&path, a),
+        Command::Stats(a) => stats::stats(&path, a.json),
+        Command::Export(a) => export::export(&path, a),
+        Command::Verify(a) => verify::verify(&path, a.json),
+        Command::Clusters(a) => clusters::clusters(&path, a),
+        Command::Eval(a) => eval::eval(a),
+        Command::Explain(a) => explain::explain(&path, a),
+        Command::Idf(a) => idf::idf(a, cli.quiet),
+    }
+}

@@ -1,0 +1,166 @@
+//! `fpdb query`: one text (argument, file, stdin) or `--batch` inputs, looked up read-only.
+
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::Args;
+use serde::Serialize;
+
+use fpdb::reader::{Inputs, ReadOptions};
+use fpdb::Outcome;
+
+use super::args::InputArgs;
+use super::ingest::next_chunk;
+use super::output::{open_read_only, read_stdin, OutputLine, EXIT_NO, EXIT_OK, EXIT_SKIPPED};
+
+#[derive(Args, Debug)]
+pub(super) struct QueryArgs {
+    /// The text to look up (or use --file, or `-` for stdin)
+    pub(super) text: Option<String>,
+    /// Read the text from FILE
+    #[arg(long, short, value_name = "FILE", conflicts_with = "text")]
+    pub(super) file: Option<PathBuf>,
+    /// Look up every document of these inputs (files, directories, `-`; any ingest format)
+    /// and print one JSON line each: {"id","duplicate","similar_id","duplicate_of","matches"}.
+    /// Read-only: documents of the batch are compared with the store, not with each other
+    #[arg(long, value_name = "PATH", num_args = 1.., conflicts_with_all = ["text", "file"])]
+    pub(super) batch: Vec<PathBuf>,
+    /// Machine-readable JSON on stdout
+    #[arg(long)]
+    pub(super) json: bool,
+    #[command(flatten)]
+    pub(super) input: InputArgs,
+}
+
+/// `fpdb query --batch`: every document of the inputs looked up, one JSON line each, in input
+/// order; fingerprints computed on all cores, a batch at a time.
+pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let fp = db.fingerprinter().clone();
+    let read_opts = ReadOptions {
+        defer_pages: true,
+        ..a.input.read_options()
+    };
+    let mut inputs = Inputs::new(&a.batch, read_opts);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let (mut records, mut duplicates, mut skipped) = (0u64, 0u64, 0u64);
+    #[derive(Serialize)]
+    struct Line<'a> {
+        id: &'a str,
+        duplicate: bool,
+        similar_id: Option<u64>,
+        duplicate_of: Option<&'a str>,
+        matches: &'a [fpdb::Match],
+    }
+    while let Some((chunk, fps)) = next_chunk(&mut inputs, 1024, &fp) {
+        for (rec, f) in chunk.iter().zip(fps) {
+            records += 1;
+            match (&rec.doc, f) {
+                (Ok(doc), Some(f)) => {
+                    let o = db.query(&doc.id, &f)?;
+                    duplicates += u64::from(o.is_duplicate());
+                    let line = Line {
+                        id: &doc.id,
+                        duplicate: o.is_duplicate(),
+                        similar_id: o.similar_id,
+                        duplicate_of: o.duplicate_of.as_deref(),
+                        matches: &o.matches,
+                    };
+                    serde_json::to_writer(&mut out, &line)?;
+                    out.write_all(b"\n")?;
+                }
+                (Err(reason), _) => {
+                    skipped += 1;
+                    eprintln!("fpdb: skipped {}: {reason}", rec.location());
+                    let line = OutputLine {
+                        id: None,
+                        similar_id: None,
+                        duplicate_of: None,
+                        matches: &[],
+                        status: "skipped",
+                        reason: Some(reason),
+                        source: Some(rec.location()),
+                    };
+                    serde_json::to_writer(&mut out, &line)?;
+                    out.write_all(b"\n")?;
+                }
+                (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+            }
+        }
+        out.flush()?;
+    }
+    if !quiet {
+        eprintln!(
+            "fpdb: {records} records looked up: {duplicates} duplicates of stored documents, {} new, {skipped} skipped",
+            records - duplicates - skipped
+        );
+    }
+    Ok(if skipped > 0 { EXIT_SKIPPED } else { EXIT_OK })
+}
+
+pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
+    let text = match (&a.text, &a.file) {
+        (Some(t), None) if t == "-" => read_stdin()?,
+        (Some(t), None) => t.clone(),
+        (None, Some(f)) => read_one_document(f, a.input.read_options())?,
+        (None, None) if !std::io::stdin().is_terminal() => read_stdin()?,
+        _ => bail!("no text: give TEXT, --file FILE, or pipe text into `fpdb query -`"),
+    };
+    if text.trim().is_empty() {
+        bail!("the text to query is empty");
+    }
+    let db = open_read_only(path)?;
+    let o: Outcome = db.query_text(&text)?;
+    if a.json {
+        #[derive(Serialize)]
+        struct Q<'a> {
+            duplicate: bool,
+            similar_id: Option<u64>,
+            duplicate_of: Option<&'a str>,
+            matches: &'a [fpdb::Match],
+        }
+        let q = Q {
+            duplicate: o.is_duplicate(),
+            similar_id: o.similar_id,
+            duplicate_of: o.duplicate_of.as_deref(),
+            matches: &o.matches,
+        };
+        outln!("{}", serde_json::to_string(&q)?);
+    } else if let Some(id) = o.similar_id {
+        outln!(
+            "duplicate: similar_id {id} (first document: {})",
+            o.duplicate_of.as_deref().unwrap_or("?")
+        );
+        for m in &o.matches {
+            match m.distance {
+                Some(d) => outln!("  {}\t{}\tscore {:.3}\tdistance {d}", m.id, m.algo, m.score),
+                None => outln!("  {}\t{}\tscore {:.3}", m.id, m.algo, m.score),
+            }
+        }
+    } else {
+        outln!("new: no stored document matches (it would get a fresh similar_id)");
+    }
+    Ok(if o.is_duplicate() { EXIT_OK } else { EXIT_NO })
+}
+
+/// The text of the one document in `file`, read as `ingest` reads it (format, charset, HTML
+/// extraction).
+pub(super) fn read_one_document(file: &Path, opts: ReadOptions) -> anyhow::Result<String> {
+    let mut records = Inputs::new(&[file.to_path_buf()], opts);
+    let first = records
+        .next()
+        .with_context(|| format!("{}: no document in it", file.display()))?;
+    if records.next().is_some() {
+        bail!(
+            "{} holds several documents: look them up with `fpdb query --batch {}`",
+            file.display(),
+            file.display()
+        );
+    }
+    let location = first.location();
+    match first.doc {
+        Ok(doc) => Ok(doc.text),
+        Err(reason) => bail!("{location}: {reason}"),
+    }
+}

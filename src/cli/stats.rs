@@ -1,0 +1,64 @@
+//! `fpdb stats`: store-wide numbers and settings.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use super::output::{open_read_only, EXIT_OK};
+
+pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
+    let db = open_read_only(path)?;
+    let s = db.stats();
+    if json {
+        outln!("{}", serde_json::to_string(&s)?);
+    } else {
+        let o = &s.options;
+        outln!("store        {}", path.display());
+        outln!("documents    {}", s.documents);
+        outln!("clusters     {}", s.clusters);
+        outln!("duplicates   {}", s.duplicates);
+        outln!(
+            "disk         {:.1} MiB",
+            s.disk_bytes as f64 / (1 << 20) as f64
+        );
+        let cfs: Vec<String> = s
+            .column_family_bytes
+            .iter()
+            .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
+            .collect();
+        outln!("tables MiB   {}", cfs.join(", "));
+        outln!(
+            "algorithms   {}{}",
+            if o.nshash { "nshash " } else { "" },
+            if o.simhash { "simhash" } else { "" }
+        );
+        outln!(
+            "nshash       n={} hash={} min_sentence_chars={} min_shared={}",
+            o.nshash_n,
+            o.nshash_hash,
+            o.min_sentence_chars,
+            o.nshash_min_shared
+        );
+        outln!(
+            "simhash      k={} blocks={} tables={} expected_docs={}",
+            o.simhash_k,
+            o.simhash_blocks,
+            s.simhash_tables,
+            o.expected_docs
+        );
+        outln!(
+            "terms        features={} stopwords={} idf={}",
+            o.simhash_features,
+            o.simhash_stopwords,
+            o.simhash_idf
+        );
+        outln!(
+            "text         t2s={} reflow={} verify_overlap={}%",
+            o.t2s,
+            o.reflow,
+            o.verify_overlap_pct
+        );
+    }
+    Ok(EXIT_OK)
+}
