@@ -276,7 +276,9 @@ mod tests {
         r
     }
 
-    fn all(data: &[u8], max: usize) -> Vec<Result<(String, Option<Vec<u8>>), String>> {
+    type Kept = Result<(String, Option<Vec<u8>>), String>;
+
+    fn all(data: &[u8], max: usize) -> Vec<Kept> {
         let mut r = Records::new(data);
         let mut out = Vec::new();
         while let Some(x) = r.next_record(max, |h| h.get("warc-type") != Some("request")) {

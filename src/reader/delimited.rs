@@ -1,0 +1,133 @@
+//! CSV and TSV with a header line naming the id, text, title, url and html columns.
+
+use super::{check_id, error, page_document, Current, Input, Inputs, Record, Unit};
+use crate::engine::Document;
+
+#[derive(Default)]
+pub(super) struct Columns {
+    id: Option<usize>,
+    text: Option<usize>,
+    title: Option<usize>,
+    url: Option<usize>,
+    html: Option<usize>,
+}
+
+impl Inputs {
+    pub(super) fn start_csv(
+        &mut self,
+        source: String,
+        reader: Input,
+        delimiter: u8,
+    ) -> Option<Record> {
+        let mut r = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .flexible(true)
+            .from_reader(reader);
+        let headers = match r.byte_headers() {
+            Ok(h) => h.clone(),
+            Err(e) => return Some(error(source, 1, Unit::Line, format!("bad header: {e}"))),
+        };
+        let f = &self.opts.fields;
+        let col = |name: &str| {
+            if name.is_empty() {
+                return None;
+            }
+            headers.iter().position(|h| h == name.as_bytes())
+        };
+        let cols = Columns {
+            id: col(&f.id),
+            text: col(&f.text),
+            title: col(&f.title),
+            url: col(&f.url),
+            html: col(&f.html),
+        };
+        if cols.text.is_none() && cols.html.is_none() {
+            return Some(error(
+                source,
+                1,
+                Unit::Line,
+                format!("no `{}` (or `{}`) column in the header", f.text, f.html),
+            ));
+        }
+        if cols.id.is_none() && !f.id.is_empty() {
+            return Some(error(
+                source,
+                1,
+                Unit::Line,
+                format!(
+                    "no `{}` column in the header (use --id-field '' to number rows)",
+                    f.id
+                ),
+            ));
+        }
+        self.current = Some(Current::Csv {
+            source,
+            reader: r,
+            cols,
+        });
+        None
+    }
+
+    pub(super) fn next_csv(&mut self) -> Option<Record> {
+        let fields = &self.opts.fields;
+        let max = self.opts.max_doc_bytes;
+        let Some(Current::Csv {
+            source,
+            reader,
+            cols,
+        }) = self.current.as_mut()
+        else {
+            return None;
+        };
+        let mut rec = csv::ByteRecord::new();
+        match reader.read_byte_record(&mut rec) {
+            Ok(false) => None,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                let r = error(source.clone(), line, Unit::Line, format!("bad CSV: {e}"));
+                if !matches!(
+                    e.kind(),
+                    csv::ErrorKind::Utf8 { .. } | csv::ErrorKind::UnequalLengths { .. }
+                ) {
+                    // I/O errors end the file.
+                    self.current = None;
+                }
+                Some(r)
+            }
+            Ok(true) => {
+                let line = rec.position().map_or(0, |p| p.line());
+                let bytes = rec.as_slice().len();
+                let get = |c: Option<usize>| -> Result<Option<String>, String> {
+                    match c.and_then(|i| rec.get(i)) {
+                        None => Ok(None),
+                        Some(b) => std::str::from_utf8(b)
+                            .map(|s| (!s.is_empty()).then(|| s.to_string()))
+                            .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to())),
+                    }
+                };
+                let doc = (|| {
+                    if bytes > max {
+                        return Err(format!("row larger than {max} bytes"));
+                    }
+                    let id = match cols.id {
+                        None => format!("{source}:{line}"),
+                        Some(_) => get(cols.id)?
+                            .ok_or_else(|| format!("empty id field `{}`", fields.id))?,
+                    };
+                    if cols.id.is_some() {
+                        check_id(&id, &fields.id)?;
+                    }
+                    let mut doc = match (get(cols.text)?, get(cols.html)?) {
+                        (Some(t), _) if !t.trim().is_empty() => Document::new(id, t),
+                        (_, Some(h)) => page_document(id, None, &h, true)?,
+                        _ => return Err(format!("empty document (no `{}`)", fields.text)),
+                    };
+                    doc.title = doc.title.or(get(cols.title)?);
+                    doc.url = get(cols.url)?;
+                    Ok(doc)
+                })();
+                Some(Record::new(source.clone(), line, Unit::Line, bytes, doc))
+            }
+        }
+    }
+}

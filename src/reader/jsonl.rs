@@ -1,0 +1,119 @@
+//! JSONL: one JSON object per line, field names configurable; long lines skipped whole.
+
+use std::io::{BufRead, Read};
+
+use super::{check_id, error, page_document, Current, Fields, Inputs, Record, Unit};
+use crate::engine::Document;
+
+impl Inputs {
+    /// Next line of the current JSONL input, or None at its end.
+    pub(super) fn next_jsonl(&mut self) -> Option<Record> {
+        let max = self.opts.max_doc_bytes;
+        let Some(Current::Jsonl {
+            source,
+            reader,
+            line,
+        }) = self.current.as_mut()
+        else {
+            return None;
+        };
+        loop {
+            self.buf.clear();
+            *line += 1;
+            let n = match reader
+                .by_ref()
+                .take(max as u64 + 1)
+                .read_until(b'\n', &mut self.buf)
+            {
+                Ok(0) => return None,
+                Ok(n) => n,
+                Err(e) => {
+                    let r = error(
+                        source.clone(),
+                        *line,
+                        Unit::Line,
+                        format!("read error: {e}"),
+                    );
+                    // Nothing more can be read from a broken stream.
+                    *reader = Box::new(std::io::empty());
+                    return Some(r);
+                }
+            };
+            if n > max && self.buf.last() != Some(&b'\n') {
+                let mut sink = Vec::new();
+                loop {
+                    sink.clear();
+                    match reader.by_ref().take(1 << 20).read_until(b'\n', &mut sink) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) if sink.last() == Some(&b'\n') => break,
+                        Ok(_) => {}
+                    }
+                }
+                return Some(error(
+                    source.clone(),
+                    *line,
+                    Unit::Line,
+                    format!("line longer than {max} bytes"),
+                ));
+            }
+            if self.buf.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            let doc = parse_json_line(&self.buf, &self.opts.fields, source, *line);
+            return Some(Record::new(source.clone(), *line, Unit::Line, n, doc));
+        }
+    }
+}
+
+pub(super) fn parse_json_line(
+    raw: &[u8],
+    fields: &Fields,
+    source: &str,
+    line: u64,
+) -> Result<Document, String> {
+    let text = std::str::from_utf8(raw)
+        .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
+    let obj: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
+    let get_str = |name: &str| -> Result<Option<String>, String> {
+        if name.is_empty() {
+            return Ok(None);
+        }
+        match obj.get(name) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("field `{name}` is not a string")),
+        }
+    };
+    let id = if fields.id.is_empty() {
+        format!("{source}:{line}")
+    } else {
+        // Ids may also be integers (as written); a float would be reformatted, so it is not
+        // taken as an id.
+        let id = match obj.get(&fields.id) {
+            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+            Some(serde_json::Value::Number(_)) => {
+                return Err(format!(
+                    "field `{}` is not a string or an integer",
+                    fields.id
+                ))
+            }
+            _ => get_str(&fields.id)?,
+        };
+        id.ok_or_else(|| format!("missing id field `{}`", fields.id))?
+    };
+    check_id(&id, &fields.id)?;
+    let mut doc = match (get_str(&fields.text)?, get_str(&fields.html)?) {
+        (Some(body), _) => {
+            if body.trim().is_empty() {
+                return Err(format!("empty document `{id}`"));
+            }
+            Document::new(id, body)
+        }
+        (None, Some(h)) => page_document(id, None, &h, true)?,
+        (None, None) => return Err(format!("missing text field `{}`", fields.text)),
+    };
+    doc.title = doc.title.or(get_str(&fields.title)?);
+    doc.url = get_str(&fields.url)?;
+    Ok(doc)
+}

@@ -1,0 +1,124 @@
+//! WARC/WET records as documents: `response` pages (HTTP headers parsed, charset honoured),
+//! `resource` and `conversion` records; corrupt records located and skipped.
+
+use std::borrow::Cow;
+
+use super::discovery::format_by_content;
+use super::http::{http_head, may_be_text, split_http};
+use super::{decode, error, warc, Current, Deferred, Format, Input, Inputs, Record, Unit};
+
+impl Inputs {
+    pub(super) fn next_warc(&mut self) -> Option<Record> {
+        let max = self.opts.max_doc_bytes;
+        let Some(Current::Warc {
+            source,
+            records,
+            n,
+            errors,
+        }) = self.current.as_mut()
+        else {
+            return None;
+        };
+        loop {
+            // Bodies are read only for record types that can be documents.
+            let item = records.next_record(max, |h| {
+                let kind = h.get("warc-type").unwrap_or_default().to_ascii_lowercase();
+                matches!(kind.as_str(), "response" | "conversion" | "resource")
+            })?;
+            *n += 1;
+            let (headers, body) = match item {
+                Ok(x) => x,
+                Err(e) => {
+                    *errors += 1;
+                    let r = error(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        format!("corrupt WARC record: {e}"),
+                    );
+                    if *errors > 100 {
+                        // Not a WARC stream any more: stop this file.
+                        *records = warc::Records::new(Box::new(std::io::empty()) as Input);
+                    }
+                    return Some(r);
+                }
+            };
+            let h = |k: &str| headers.get(k).map(str::to_string);
+            let kind = h("warc-type").unwrap_or_default().to_ascii_lowercase();
+            let body = match body {
+                warc::Body::Read(b) => b,
+                warc::Body::Skipped => continue, // request, metadata, warcinfo, revisit
+                warc::Body::TooLarge(head) => {
+                    // Report it only when it would have been a document (text or HTML).
+                    let ct = if kind == "response" {
+                        http_head(&head).map_or(String::new(), |(h, _)| h.ct.to_ascii_lowercase())
+                    } else {
+                        h("content-type").unwrap_or_default().to_ascii_lowercase()
+                    };
+                    if !may_be_text(&ct) {
+                        continue;
+                    }
+                    return Some(Record::new(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        headers.content_length as usize,
+                        Err(format!("record larger than {max} bytes")),
+                    ));
+                }
+            };
+            let uri = h("warc-target-uri").map(|u| {
+                // WARC 1.0 writers put the URI in angle brackets.
+                u.trim_start_matches('<').trim_end_matches('>').to_string()
+            });
+            let id = match uri.clone().or_else(|| h("warc-record-id")) {
+                Some(id) => id,
+                None => format!("{source}#{n}"),
+            };
+            let bytes = body.len();
+            let (payload, content_type): (Cow<[u8]>, String) = match kind.as_str() {
+                "response" => match split_http(&body, max) {
+                    Some(Ok((ct, payload))) => (payload, ct),
+                    Some(Err(reason)) => {
+                        return Some(Record::new(
+                            source.clone(),
+                            *n,
+                            Unit::Record,
+                            body.len(),
+                            Err(reason),
+                        ))
+                    }
+                    None => (Cow::Borrowed(&body[..]), String::new()),
+                },
+                _ => (
+                    Cow::Borrowed(&body[..]),
+                    h("content-type").unwrap_or_default(),
+                ),
+            };
+            let ct = content_type.to_ascii_lowercase();
+            let is_html = ct.contains("html")
+                || (ct.is_empty()
+                    && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
+            if !may_be_text(&ct) {
+                continue; // images, PDFs, scripts: not text documents
+            }
+            if decode::looks_binary(&payload) {
+                return Some(Record::new(
+                    source.clone(),
+                    *n,
+                    Unit::Record,
+                    bytes,
+                    Err("binary payload".to_string()),
+                ));
+            }
+            let page = Deferred {
+                id,
+                url: uri,
+                bytes: payload.into_owned(),
+                charset: decode::charset_of_content_type(&ct),
+                html: is_html,
+            };
+            return Some(Record::page(source.clone(), *n, Unit::Record, page));
+        }
+    }
+}
