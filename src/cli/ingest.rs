@@ -150,6 +150,8 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         }
         Ok(())
     })?;
+    // Opening the store later (query, stats, ...) then replays no write-ahead log.
+    db.flush()?;
     bar.finish_and_clear();
     sum.seconds = start.elapsed().as_secs_f64();
     sum.docs_per_second = if sum.seconds > 0.0 {

@@ -68,7 +68,6 @@ impl Fpdb {
             self.split(root, crec, &members, &mut b)?;
             None
         };
-        self.put_counters(&mut b);
         self.store.write(b)?;
         Ok(emptied)
     }

@@ -58,6 +58,7 @@ impl Fpdb {
         };
         let outcome = self.add(doc, fps, emptied)?;
         if self.store.staged() > AUTO_COMMIT_KEYS {
+            self.stage_counters()?;
             self.store.commit()?;
         }
         Ok(IngestResult::Added { outcome, replaced })
@@ -226,7 +227,6 @@ impl Fpdb {
         };
         batch.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
         batch.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
-        self.put_counters(&mut batch);
         self.store.write(batch)?;
         Ok(Outcome {
             id: doc.id.clone(),

@@ -72,7 +72,7 @@ pub struct Fpdb {
 impl Drop for Fpdb {
     fn drop(&mut self) {
         // Best effort: an explicit sync() reports errors; a drop cannot.
-        let _ = self.store.sync();
+        let _ = self.sync();
     }
 }
 
@@ -119,12 +119,21 @@ impl Fpdb {
     /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
     /// RocksDB also does this in the background over time).
     pub fn compact(&self) -> Result<()> {
-        self.store.sync()?;
+        self.sync()?;
         self.store.compact()
+    }
+
+    /// [`Fpdb::sync`], then move everything out of the write-ahead log into table files, so
+    /// the next open (a `query`, `stats`, ...) replays nothing. Worth it at the end of an
+    /// ingest.
+    pub fn flush(&self) -> Result<()> {
+        self.stage_counters()?;
+        self.store.flush()
     }
 
     /// Commit every ingested document as one atomic batch and make it durable.
     pub fn sync(&self) -> Result<()> {
+        self.stage_counters()?;
         self.store.sync()
     }
 
@@ -203,6 +212,17 @@ impl Fpdb {
             self.doc_count,
             self.cluster_count,
         ) = (a, b, c, d);
+    }
+
+    /// Stage the counters with the documents written since the last commit, so they reach
+    /// the store in the same batch (once per batch, not per document).
+    pub(super) fn stage_counters(&self) -> Result<()> {
+        if self.store.read_only() || self.store.staged() == 0 {
+            return Ok(());
+        }
+        let mut b = Batch::new();
+        self.put_counters(&mut b);
+        self.store.write(b)
     }
 
     /// The counters, as `meta` puts.

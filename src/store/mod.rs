@@ -92,6 +92,12 @@ pub trait Store: Send + Sync {
     /// Make every write so far durable (survives power loss).
     fn sync(&self) -> Result<()>;
 
+    /// Make every write so far durable and move it out of the write-ahead log into table
+    /// files, so the next open replays nothing (end of a bulk load). Default: [`Store::sync`].
+    fn flush(&self) -> Result<()> {
+        self.sync()
+    }
+
     /// Whether writes are refused.
     fn read_only(&self) -> bool;
 

@@ -282,6 +282,17 @@ impl Store for RocksStore {
         self.db.flush_wal(true).map_err(|e| map_err(&self.path, e))
     }
 
+    fn flush(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        self.sync()?;
+        let cfs: Vec<_> = Cf::ALL.iter().map(|&cf| self.handle(cf)).collect();
+        self.db
+            .flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())
+            .map_err(|e| map_err(&self.path, e))
+    }
+
     fn read_only(&self) -> bool {
         self.read_only
     }

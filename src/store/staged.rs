@@ -198,6 +198,11 @@ impl Store for Staged {
         self.base.sync()
     }
 
+    fn flush(&self) -> Result<()> {
+        self.commit()?;
+        self.base.flush()
+    }
+
     fn read_only(&self) -> bool {
         self.base.read_only()
     }
