@@ -15,7 +15,10 @@ macro_rules! outln {
 }
 
 mod args;
+mod backup;
 mod clusters;
+mod compact;
+mod delete;
 mod eval;
 mod explain;
 mod export;
@@ -89,6 +92,14 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Learn a simhash IDF table from documents (for `--idf FILE` when creating a store).
     Idf(idf::IdfArgs),
+    /// Delete documents by id (their clusters are re-derived: first document handed on, split
+    /// where the deleted document held members together). Exit 3 when an id was not stored.
+    Delete(delete::DeleteArgs),
+    /// Copy the store into a new directory (consistent; hard links), also while an ingest
+    /// runs. Restore: open the copy with --db, or move it into place.
+    Backup(backup::BackupArgs),
+    /// Rewrite the store's files for fast lookups and reclaim deleted documents' space.
+    Compact(JsonFlag),
 }
 
 pub fn main() -> ExitCode {
@@ -134,5 +145,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Eval(a) => eval::eval(a),
         Command::Explain(a) => explain::explain(&path, a),
         Command::Idf(a) => idf::idf(a, cli.quiet),
+        Command::Delete(a) => delete::delete(&path, a, cli.quiet),
+        Command::Backup(a) => backup::backup(&path, a),
+        Command::Compact(a) => compact::compact(&path, a.json),
     }
 }

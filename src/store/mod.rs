@@ -101,6 +101,15 @@ pub trait Store: Send + Sync {
     /// Whether writes are refused.
     fn read_only(&self) -> bool;
 
+    /// Write a consistent copy of the store into the new directory `dir` (hard links where
+    /// the file system allows), openable as a store of its own.
+    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
+        Err(crate::error::Error::Storage(format!(
+            "{}: this store cannot be copied",
+            dir.display()
+        )))
+    }
+
     /// Reorganize on-disk data for reads (after a bulk load). No-op where meaningless.
     fn compact(&self) -> Result<()> {
         Ok(())

@@ -297,6 +297,21 @@ impl Store for RocksStore {
         self.read_only
     }
 
+    fn checkpoint(&self, dir: &Path) -> Result<()> {
+        if dir.exists() {
+            return Err(Error::Storage(format!(
+                "{}: already exists (a backup goes into a new directory)",
+                dir.display()
+            )));
+        }
+        if !self.read_only {
+            self.sync()?;
+        }
+        rocksdb::checkpoint::Checkpoint::new(&self.db)
+            .and_then(|c| c.create_checkpoint(dir))
+            .map_err(|e| map_err(dir, e))
+    }
+
     fn compact(&self) -> Result<()> {
         if self.read_only {
             return Err(Error::ReadOnly);

@@ -207,6 +207,11 @@ impl Store for Staged {
         self.base.read_only()
     }
 
+    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
+        self.commit()?;
+        self.base.checkpoint(dir)
+    }
+
     fn compact(&self) -> Result<()> {
         self.commit()?;
         self.base.compact()

@@ -1,0 +1,33 @@
+//! `fpdb compact`: rewrite the store's files for lookups and reclaim the space of deleted
+//! documents.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use fpdb::Fpdb;
+
+use super::output::EXIT_OK;
+
+pub(super) fn compact(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
+    let db = Fpdb::builder().open(path)?;
+    let before = db.stats().disk_bytes;
+    db.compact()?;
+    db.flush()?;
+    let after = db.stats().disk_bytes;
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"bytes_before": before, "bytes_after": after})
+        );
+    } else {
+        outln!(
+            "compacted {}: {:.1} MiB -> {:.1} MiB",
+            path.display(),
+            before as f64 / (1 << 20) as f64,
+            after as f64 / (1 << 20) as f64
+        );
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,151 @@
+//! Operations on a live store, with the real binary: delete (clusters re-derived), backup
+//! (also while an ingest runs) and restore by opening the copy, compact.
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+
+use common::{code, json_lines, run, stderr, stdout};
+use serde_json::Value;
+
+fn export(dir: &Path, db: &str) -> Vec<Value> {
+    json_lines(&stdout(&run(dir, &["--db", db, "export"])))
+}
+
+fn verify_ok(dir: &Path, db: &str) {
+    let o = run(dir, &["--db", db, "verify"]);
+    assert_eq!(code(&o), 0, "{db}: {}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn delete_hands_the_cluster_on_and_reports_unknown_ids() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let sample = common::sample();
+    assert_eq!(
+        code(&run(p, &["-q", "ingest", sample.to_str().unwrap()])),
+        0
+    );
+    let before = export(p, "fpdb.db");
+    let clusters = json_lines(&stdout(&run(p, &["clusters", "--json", "--min-size", "2"])));
+    let first = clusters[0]["ids"][0].as_str().unwrap().to_string();
+    let second = clusters[0]["ids"][1].as_str().unwrap().to_string();
+    std::fs::write(p.join("ids.txt"), format!("{first}\nnot-stored\n")).unwrap();
+    let o = run(p, &["delete", "--ids-from", "ids.txt", "--json"]);
+    assert_eq!(code(&o), 3, "an unknown id is reported: {}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    assert_eq!(lines[0]["status"], "deleted");
+    assert_eq!(lines[1]["status"], "not_found");
+    verify_ok(p, "fpdb.db");
+    let after = export(p, "fpdb.db");
+    assert_eq!(after.len(), before.len() - 1);
+    assert!(after.iter().all(|o| o["id"] != first.as_str()));
+    let heir = after.iter().find(|o| o["id"] == second.as_str()).unwrap();
+    assert!(
+        heir["duplicate_of"].is_null(),
+        "the next member is the first now: {heir}"
+    );
+    assert_eq!(heir["similar_id"], clusters[0]["similar_id"]);
+    // Everything else is untouched.
+    for o in &after {
+        let b = before.iter().find(|b| b["id"] == o["id"]).unwrap();
+        if b["similar_id"] != clusters[0]["similar_id"] {
+            assert_eq!(o, b);
+        }
+    }
+    // Deleting the same id again: nothing to delete (exit 3); an empty request is an error.
+    assert_eq!(code(&run(p, &["delete", &first])), 3);
+    assert_eq!(code(&run(p, &["delete"])), 2);
+    // A missing store is an error, and is not created.
+    assert_eq!(code(&run(p, &["--db", "none.db", "delete", "x"])), 2);
+    assert!(!p.join("none.db").exists());
+}
+
+#[test]
+fn a_backup_opens_as_the_same_store_and_compact_changes_nothing_visible() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let sample = common::sample();
+    assert_eq!(
+        code(&run(p, &["-q", "ingest", sample.to_str().unwrap()])),
+        0
+    );
+    let o = run(p, &["backup", "bk"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    verify_ok(p, "bk");
+    assert_eq!(export(p, "bk"), export(p, "fpdb.db"));
+    // The copy is a store of its own: writing to it leaves the original alone.
+    let q = run(
+        p,
+        &[
+            "--db",
+            "bk",
+            "delete",
+            "--json",
+            export(p, "bk")[0]["id"].as_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&q), 0, "{}", stderr(&q));
+    assert_eq!(export(p, "bk").len() + 1, export(p, "fpdb.db").len());
+    // Into an existing directory: refused.
+    assert_eq!(code(&run(p, &["backup", "bk"])), 2);
+    let before = export(p, "fpdb.db");
+    let o = run(p, &["compact", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["bytes_after"].as_u64().unwrap() > 0);
+    assert_eq!(export(p, "fpdb.db"), before);
+    verify_ok(p, "fpdb.db");
+}
+
+#[test]
+fn a_backup_taken_while_an_ingest_runs_is_consistent() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let mut rng = common::Rng(9);
+    let mut body = String::new();
+    for i in 0..30_000 {
+        let text = common::synthetic_doc(&mut rng, 3);
+        body.push_str(&serde_json::json!({"id": format!("d{i}"), "text": text}).to_string());
+        body.push('\n');
+    }
+    std::fs::write(p.join("big.jsonl"), body).unwrap();
+    let mut ingest = common::fpdb()
+        .current_dir(p)
+        .args([
+            "-q",
+            "ingest",
+            "big.jsonl",
+            "--algos",
+            "nshash",
+            "--batch-size",
+            "64",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the store to exist, then back it up (read-only view) while it grows.
+    let mut taken = 0;
+    for i in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if !p.join("fpdb.db/CURRENT").exists() {
+            continue;
+        }
+        let name = format!("bk{i}");
+        let o = run(p, &["backup", &name]);
+        if code(&o) == 0 {
+            verify_ok(p, &name);
+            taken += 1;
+        } else {
+            // Only before the first batch is synced may there be nothing to copy yet.
+            assert!(stderr(&o).contains("no fpdb store"), "{}", stderr(&o));
+        }
+        if taken >= 3 {
+            break;
+        }
+    }
+    assert!(ingest.wait().unwrap().success());
+    assert!(taken >= 1, "no backup taken during the ingest");
+    verify_ok(p, "fpdb.db");
+}
