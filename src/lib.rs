@@ -34,6 +34,7 @@ pub mod reader;
 pub mod store;
 pub mod text;
 
+pub use engine::now;
 pub use engine::{
     Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings, Stats,
     StoredDocument, Verified, MAX_MATCHES,

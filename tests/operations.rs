@@ -149,3 +149,106 @@ fn a_backup_taken_while_an_ingest_runs_is_consistent() {
     assert!(taken >= 1, "no backup taken during the ingest");
     verify_ok(p, "fpdb.db");
 }
+
+/// Run `fpdb` with the clock set to `now` (seconds since the epoch).
+fn run_at(dir: &Path, now: u64, args: &[&str]) -> std::process::Output {
+    common::fpdb()
+        .current_dir(dir)
+        .env("FPDB_NOW", now.to_string())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn docs(dir: &Path, name: &str, ids: &[&str], seed: u64) {
+    let mut rng = common::Rng(seed);
+    let body: String = ids
+        .iter()
+        .map(|id| {
+            let text = common::synthetic_doc(&mut rng, 4);
+            serde_json::json!({"id": id, "text": text}).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join(name), body).unwrap();
+}
+
+#[test]
+fn expire_and_retention_delete_by_ingest_time() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    const DAY: u64 = 86_400;
+    let t0 = 1_780_000_000; // 2026-05-28
+    docs(p, "old.jsonl", &["o1", "o2", "o3"], 1);
+    docs(p, "new.jsonl", &["n1", "n2"], 2);
+    assert_eq!(code(&run_at(p, t0, &["-q", "ingest", "old.jsonl"])), 0);
+    assert_eq!(
+        code(&run_at(p, t0 + 10 * DAY, &["-q", "ingest", "new.jsonl"])),
+        0
+    );
+    // Nothing is older than 20 days; the first three are older than 5.
+    let o = run_at(
+        p,
+        t0 + 10 * DAY,
+        &["expire", "--older-than", "20d", "--json"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["removed"], 0);
+    let o = run_at(
+        p,
+        t0 + 10 * DAY,
+        &["expire", "--older-than", "5d", "--json"],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["removed"].clone(), v["documents"].clone()),
+        (3.into(), 2.into())
+    );
+    verify_ok(p, "fpdb.db");
+    let ids: Vec<Value> = export(p, "fpdb.db")
+        .iter()
+        .map(|o| o["id"].clone())
+        .collect();
+    assert_eq!(ids, ["n1", "n2"]);
+    // --before a date: 2026-06-01 is after t0 + 10 days? No: t0 + 10 d = 2026-06-07.
+    assert_eq!(code(&run_at(p, t0, &["-q", "ingest", "old.jsonl"])), 0);
+    let o = run(p, &["expire", "--before", "2026-06-01", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["removed"], 3, "{v}");
+    // Bad values are refused before anything happens.
+    for bad in [
+        vec!["expire", "--before", "yesterday"],
+        vec!["expire", "--older-than", "soon"],
+        vec!["expire"],
+        vec!["expire", "--before", "2026-01-01", "--older-than", "1d"],
+        vec!["ingest", "new.jsonl", "--retention", "forever"],
+    ] {
+        let o = run(p, &bad);
+        assert_eq!(code(&o), 2, "{bad:?}");
+    }
+    assert_eq!(export(p, "fpdb.db").len(), 2);
+
+    // Retention: set by one ingest, applied by every later one.
+    let r = tempfile::tempdir().unwrap();
+    let r = r.path();
+    docs(r, "old.jsonl", &["o1", "o2", "o3"], 1);
+    docs(r, "new.jsonl", &["n1", "n2"], 2);
+    let o = run_at(r, t0, &["-q", "ingest", "old.jsonl", "--retention", "7d"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run_at(r, t0 + 3 * DAY, &["ingest", "new.jsonl", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["expired"], 0);
+    let o = run_at(r, t0 + 8 * DAY, &["ingest", "new.jsonl", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["expired"], 3, "{v}");
+    assert_eq!(export(r, "fpdb.db").len(), 2);
+    // `--retention off` keeps everything from then on.
+    let o = run_at(
+        r,
+        t0 + 30 * DAY,
+        &["ingest", "new.jsonl", "--retention", "off", "--json"],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["expired"], 0);
+    verify_ok(r, "fpdb.db");
+}

@@ -33,15 +33,23 @@ pub(super) fn backup(path: &PathBuf, a: &BackupArgs) -> anyhow::Result<u8> {
     match Fpdb::builder().open(path) {
         Ok(db) => db.backup(&a.dir)?,
         Err(Error::Locked { .. }) => {
+            // A read-only open racing the writer's flush can miss a write-ahead log the writer
+            // just deleted, and see some column families at an older point than others: the
+            // copy is verified, and taken again when it does not hold together.
             let mut tries = 0;
             loop {
                 let db = Fpdb::builder().read_only(true).open(path)?;
-                match db.backup(&a.dir) {
+                let copied = db.backup(&a.dir).and_then(|()| {
+                    Fpdb::builder().read_only(true).open(&a.dir)?.verify()?;
+                    Ok(())
+                });
+                match copied {
                     Ok(()) => break,
-                    Err(e) if tries < 5 => {
+                    Err(e) if tries < 10 => {
                         tries += 1;
                         let _ = std::fs::remove_dir_all(&a.dir);
-                        eprintln!("fpdb: backup retried ({e})");
+                        eprintln!("fpdb: backup taken again: the view was not consistent ({e})");
+                        std::thread::sleep(std::time::Duration::from_millis(200));
                     }
                     Err(e) => return Err(e.into()),
                 }

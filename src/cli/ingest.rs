@@ -34,6 +34,10 @@ pub(super) struct IngestArgs {
     /// Replace stored documents with the same id (default: skip and report them)
     #[arg(long)]
     pub(super) replace: bool,
+    /// Keep documents for DURATION (`30d`, `12h`, ...; `off` keeps everything): stored with the
+    /// store, and every ingest first deletes the documents ingested longer ago
+    #[arg(long, value_name = "DURATION|off", value_parser = parse_retention)]
+    pub(super) retention: Option<Retention>,
     /// Print the final summary as JSON on stdout
     #[arg(long)]
     pub(super) json: bool,
@@ -65,6 +69,8 @@ pub(super) struct Summary {
     skipped: u64,
     skipped_bad_input: u64,
     skipped_existing_id: u64,
+    /// Documents deleted by the store's retention before this run's input.
+    expired: u64,
     input_bytes: u64,
     seconds: f64,
     docs_per_second: f64,
@@ -95,6 +101,10 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         inputs = inputs.exclude(o);
     }
     let mut db = Fpdb::builder().settings(settings).create(true).open(path)?;
+    if let Some(r) = &a.retention {
+        db.set_retention(r.0)?;
+    }
+    let expired = db.apply_retention()?;
     let on_existing = if a.replace {
         OnExisting::Replace
     } else {
@@ -105,6 +115,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     let start = Instant::now();
     let mut sum = Summary {
         store: path.display().to_string(),
+        expired,
         ..Default::default()
     };
     let batch = a.batch_size.max(1);
@@ -165,6 +176,17 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     } else {
         EXIT_OK
     })
+}
+
+/// A retention asked for: seconds, or None for `off`.
+#[derive(Debug, Clone)]
+pub(super) struct Retention(Option<u64>);
+
+fn parse_retention(s: &str) -> Result<Retention, String> {
+    if s == "off" {
+        return Ok(Retention(None));
+    }
+    super::expire::parse_duration(s).map(|d| Retention(Some(d.as_secs())))
 }
 
 /// The inputs named on the command line and in `--files-from`; stdin when none.
@@ -305,6 +327,12 @@ impl Summary {
         if json {
             outln!("{}", serde_json::to_string(self)?);
         } else if !quiet {
+            if self.expired > 0 {
+                eprintln!(
+                    "fpdb: retention: {} documents older than the store's retention deleted",
+                    self.expired
+                );
+            }
             eprintln!(
                 "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
                  {} skipped ({} bad input, {} existing id) in {:.2}s ({:.0} docs/s) -> {}",

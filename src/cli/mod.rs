@@ -20,6 +20,7 @@ mod clusters;
 mod compact;
 mod delete;
 mod eval;
+mod expire;
 mod explain;
 mod export;
 mod idf;
@@ -100,6 +101,9 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Rewrite the store's files for fast lookups and reclaim deleted documents' space.
     Compact(JsonFlag),
+    /// Delete the documents ingested before a date or longer ago than a duration (in synced
+    /// chunks: a killed run keeps what it removed; run it again to go on).
+    Expire(expire::ExpireArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -148,5 +152,6 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Delete(a) => delete::delete(&path, a, cli.quiet),
         Command::Backup(a) => backup::backup(&path, a),
         Command::Compact(a) => compact::compact(&path, a.json),
+        Command::Expire(a) => expire::expire(&path, a, cli.quiet),
     }
 }

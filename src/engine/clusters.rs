@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::Fpdb;
 use crate::error::{Error, Result};
-use crate::store::schema::{self, ClusterRecord, DocRecord};
+use crate::store::schema::{self, meta, ClusterRecord, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
 impl Fpdb {
@@ -24,6 +24,62 @@ impl Fpdb {
         let rec = self.doc(seq)?;
         self.remove_record(seq, &rec)?;
         Ok(true)
+    }
+
+    /// Remove every document ingested before `before` (seconds since the Unix epoch), a chunk
+    /// of records at a time, each chunk synced: a killed run keeps what it removed and the
+    /// next run goes on. Reads every record once. Returns how many were removed.
+    pub fn expire(&mut self, before: u64) -> Result<u64> {
+        if self.store.read_only() {
+            return Err(Error::ReadOnly);
+        }
+        let mut removed = 0;
+        let mut from = 0;
+        loop {
+            let recs = self.docs_from(from, 4096)?;
+            let Some(&(last, _)) = recs.last() else {
+                return Ok(removed);
+            };
+            for (seq, rec) in recs {
+                if rec.time < before {
+                    self.remove_record(seq, &rec)?;
+                    removed += 1;
+                }
+            }
+            self.sync()?;
+            match last.checked_add(1) {
+                Some(n) => from = n,
+                None => return Ok(removed),
+            }
+        }
+    }
+
+    /// The store's retention (seconds), if set.
+    pub fn retention(&self) -> Result<Option<u64>> {
+        match self.store.get(Cf::Meta, meta::RETENTION)? {
+            Some(v) => Ok(Some(schema::decode_u64(Cf::Meta, meta::RETENTION, &v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Set (or clear) the store's retention; applied by [`Fpdb::apply_retention`].
+    pub fn set_retention(&mut self, secs: Option<u64>) -> Result<()> {
+        let mut b = Batch::new();
+        match secs {
+            Some(s) => b.put(Cf::Meta, meta::RETENTION, schema::u64_key(s)),
+            None => b.delete(Cf::Meta, meta::RETENTION),
+        }
+        self.store.write(b)?;
+        self.store.sync()
+    }
+
+    /// Expire the documents older than the store's retention (none when unset); returns how
+    /// many were removed.
+    pub fn apply_retention(&mut self) -> Result<u64> {
+        match self.retention()? {
+            Some(secs) => self.expire(super::now().saturating_sub(secs)),
+            None => Ok(0),
+        }
     }
 
     /// [`Fpdb::remove`] of a read record; returns its cluster id when that cluster is now empty.

@@ -220,10 +220,7 @@ impl Fpdb {
             shingles: fps.shingles,
             similar_id: target,
             matches: stored_matches,
-            time: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
+            time: super::now(),
         };
         batch.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
         batch.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));

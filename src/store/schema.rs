@@ -90,6 +90,9 @@ pub mod meta {
     pub const NEXT_CLUSTER: &[u8] = b"next_cluster";
     /// The learned IDF table (jieba's text format) of a store created with one.
     pub const IDF_TABLE: &[u8] = b"idf_table";
+    /// Retention in seconds (u64 BE): every ingest first expires older documents. Absent: keep
+    /// everything.
+    pub const RETENTION: &[u8] = b"retention";
 }
 
 /// Encoded format marker.
