@@ -250,8 +250,8 @@ fn progress_bar(files: &[PathBuf], show: bool) -> (indicatif::ProgressBar, bool)
     (bar, total_bytes.is_some())
 }
 
-/// Ingest one chunk in input order, counting into `sum`; stops at the first store error,
-/// returned with the results before it.
+/// Ingest one chunk in input order (one [`Fpdb::ingest_batch`]), counting into `sum`; stops at
+/// the first store error, returned with the results before it.
 fn ingest_chunk(
     db: &mut Fpdb,
     chunk: &[Record],
@@ -260,25 +260,43 @@ fn ingest_chunk(
     sum: &mut Summary,
     bar: &indicatif::ProgressBar,
 ) -> (Vec<Result<IngestResult, String>>, Option<anyhow::Error>) {
+    let docs: Vec<(&fpdb::Document, fpdb::Fingerprints)> = chunk
+        .iter()
+        .zip(fps)
+        .filter_map(|(rec, fp)| match (&rec.doc, fp) {
+            (Ok(doc), Some(fp)) => Some((doc, fp)),
+            (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+            (Err(_), _) => None,
+        })
+        .collect();
+    let batch = db.ingest_batch(docs, on_existing);
+    let mut done = batch.results.into_iter();
     let mut results = Vec::with_capacity(chunk.len());
-    for (rec, fp) in chunk.iter().zip(fps) {
-        sum.records += 1;
-        sum.input_bytes += rec.bytes as u64;
-        match (&rec.doc, fp) {
-            (Err(reason), _) => {
+    for rec in chunk {
+        match &rec.doc {
+            Err(reason) => {
+                sum.records += 1;
+                sum.input_bytes += rec.bytes as u64;
                 sum.skipped += 1;
                 sum.skipped_bad_input += 1;
                 bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
                 results.push(Err(reason.clone()));
             }
-            (Ok(doc), Some(fp)) => match db.ingest(doc, fp, on_existing) {
-                Ok(r) => {
+            Ok(_) => match done.next() {
+                Some(r) => {
+                    sum.records += 1;
+                    sum.input_bytes += rec.bytes as u64;
                     sum.count(&r, rec, bar);
                     results.push(Ok(r));
                 }
-                Err(e) => return (results, Some(anyhow::Error::new(e).context(rec.location()))),
+                None => {
+                    let e = batch
+                        .error
+                        .map(anyhow::Error::new)
+                        .unwrap_or_else(|| anyhow::anyhow!("document was not ingested"));
+                    return (results, Some(e.context(rec.location())));
+                }
             },
-            (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
         }
     }
     (results, None)

@@ -180,18 +180,38 @@ impl Fpdb {
     ) -> Result<Outcome> {
         let lk = self.lookup(&fps)?;
         let mut batch = Batch::new();
+        let mut bulk = Batch::new();
+        let (mut outcome, first_seq) =
+            self.place(doc, fps, &lk, reuse, &mut batch, &mut bulk, super::now())?;
+        if first_seq != self.next_seq - 1 {
+            outcome.duplicate_of = Some(self.doc(first_seq)?.id);
+        }
+        batch.append(bulk);
+        self.store.write(batch)?;
+        Ok(outcome)
+    }
+
+    /// Give new document `doc` (looked up as `lk`) the next seq and its cluster: the cluster
+    /// changes and its member entry go to `staged` (read back by later decisions), its
+    /// postings, simhash keys, record and id to `bulk`. Returns the outcome (without
+    /// `duplicate_of`) and the first seq of its cluster.
+    pub(super) fn place(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        lk: &Lookup,
+        reuse: Option<u64>,
+        staged: &mut Batch,
+        bulk: &mut Batch,
+        time: u64,
+    ) -> Result<(Outcome, u64)> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.doc_count += 1;
-        let (target, merged, first_seq) = self.join(&lk, seq, reuse, &mut batch)?;
-        let (matches, stored_matches) = self.matches(&lk);
-        let duplicate_of = if first_seq == seq {
-            None
-        } else {
-            Some(self.doc(first_seq)?.id)
-        };
+        let (target, merged, first_seq) = self.join(lk, seq, reuse, staged)?;
+        let (matches, stored_matches) = self.matches(lk);
         for &h in &fps.nshash {
-            batch.put(
+            bulk.put(
                 Cf::Nshash,
                 schema::nshash_key(h, seq),
                 schema::u64_key(target),
@@ -199,14 +219,14 @@ impl Fpdb {
         }
         if let Some(q) = fps.simhash {
             for t in 0..self.perms.len() {
-                batch.put(
+                bulk.put(
                     Cf::Simhash,
                     schema::simhash_key(t as u8, self.perms.permute(t, q), seq),
                     Vec::new(),
                 );
             }
         }
-        batch.put(Cf::Members, schema::members_key(target, seq), Vec::new());
+        staged.put(Cf::Members, schema::members_key(target, seq), Vec::new());
         let record = DocRecord {
             id: doc.id.clone(),
             url: doc.url.clone(),
@@ -220,18 +240,20 @@ impl Fpdb {
             shingles: fps.shingles,
             similar_id: target,
             matches: stored_matches,
-            time: super::now(),
+            time,
         };
-        batch.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
-        batch.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
-        self.store.write(batch)?;
-        Ok(Outcome {
-            id: doc.id.clone(),
-            similar_id: Some(target),
-            duplicate_of,
-            matches,
-            merged,
-        })
+        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
+        bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
+        Ok((
+            Outcome {
+                id: doc.id.clone(),
+                similar_id: Some(target),
+                duplicate_of: None,
+                matches,
+                merged,
+            },
+            first_seq,
+        ))
     }
 }
 

@@ -119,11 +119,39 @@ impl Fpdb {
     }
 
     pub(super) fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
+        let holders = self.nshash_holders(&fps.nshash)?;
+        let simhash = match fps.simhash {
+            Some(q) => self.simhash_candidates(q)?,
+            None => BTreeMap::new(),
+        };
+        self.lookup_with(fps, &holders, simhash, &mut |seq| {
+            let rec = self.doc(seq)?;
+            let overlap = crate::fingerprint::nshash::similarity(
+                &fps.sketch,
+                &fps.shingles,
+                &rec.sketch,
+                &rec.shingles,
+            );
+            Ok((rec.id, rec.similar_id, overlap))
+        })
+    }
+
+    /// The decision inputs of `fps` from what was found for it: the holder of each sentence
+    /// hash (`holders`), the simhash neighbours (`simhash`: seq -> distance) and `verify`, which
+    /// gives a candidate's (id, similar_id at ingest, overlap with `fps`). The one place the
+    /// rules live: [`Fpdb::lookup`] feeds it from the store, a batch from the store plus the
+    /// documents of the batch decided before.
+    pub(super) fn lookup_with(
+        &self,
+        fps: &Fingerprints,
+        holders: &HashMap<u64, (u64, u64)>,
+        simhash: BTreeMap<u64, u32>,
+        verify: &mut dyn FnMut(u64) -> Result<(String, u64, f64)>,
+    ) -> Result<Lookup> {
         let mut lk = Lookup::default();
         // nshash: each sentence hash names its oldest holder; count shared hashes per current
         // cluster.
         let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
-        let holders = self.nshash_holders(&fps.nshash)?;
         for h in &fps.nshash {
             if let Some(&(seq, cluster)) = holders.get(h) {
                 let (root, _) = self.find(cluster)?;
@@ -142,25 +170,17 @@ impl Fpdb {
                 }
             }
         }
-        if let Some(q) = fps.simhash {
-            for (seq, d) in self.simhash_candidates(q)? {
-                raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));
-            }
+        for (seq, d) in simhash {
+            raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));
         }
         // Verify every candidate against its stored sentence sketch.
         let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
         let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::new();
         for (seq, algo, score, distance) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
-                let rec = self.doc(seq)?;
-                let overlap = crate::fingerprint::nshash::similarity(
-                    &fps.sketch,
-                    &fps.shingles,
-                    &rec.sketch,
-                    &rec.shingles,
-                );
-                let (root, _) = self.find(rec.similar_id)?;
-                e.insert((rec.id, root, overlap));
+                let (id, similar_id, overlap) = verify(seq)?;
+                let (root, _) = self.find(similar_id)?;
+                e.insert((id, root, overlap));
             }
             let (id, root, overlap) = &docs[&seq];
             if min_overlap > 0.0 && *overlap < min_overlap {

@@ -16,10 +16,12 @@
 //! | `open.rs` | opening: format, options, counters; format 2 upgrade |
 //! | `lookup.rs` | candidates (nshash postings, simhash tables), verification, queries |
 //! | `ingest.rs` | the decision and the write batch of one document; replace |
+//! | `batch.rs` | a batch: parallel lookups, decisions in order against the batch, one commit |
 //! | `clusters.rs` | removal, member lists, splits |
 //! | `read.rs` | stored documents, stats, export, clusters |
 //! | `verify.rs` | the consistency check |
 
+mod batch;
 mod clusters;
 mod ingest;
 mod lookup;
@@ -31,6 +33,7 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 
+pub use batch::BatchOutcome;
 pub use settings::{Builder, Settings};
 pub use types::{
     Document, IngestResult, Match, OnExisting, Outcome, Stats, StoredDocument, Verified,

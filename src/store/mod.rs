@@ -24,6 +24,15 @@ pub enum Op {
     Delete(Cf, Vec<u8>),
 }
 
+impl Op {
+    /// (column family index, key).
+    fn cf_key(&self) -> (usize, &[u8]) {
+        match self {
+            Op::Put(cf, k, _) | Op::Delete(cf, k) => (cf.index(), k),
+        }
+    }
+}
+
 /// Changes applied atomically: after a crash, either all of them are visible or none is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Batch {
@@ -42,6 +51,21 @@ impl Batch {
     /// Queue a delete.
     pub fn delete(&mut self, cf: Cf, key: impl Into<Vec<u8>>) {
         self.ops.push(Op::Delete(cf, key.into()));
+    }
+    /// Add every op of `other` after this batch's.
+    pub fn append(&mut self, other: Batch) {
+        self.ops.extend(other.ops);
+    }
+    /// Drop every change queued after the first `len`.
+    pub fn truncate(&mut self, len: usize) {
+        self.ops.truncate(len);
+    }
+    /// Order the changes by column family and key (for a batch that changes each key at
+    /// most once: the order of changes to one key would be lost).
+    pub fn sort(&mut self) {
+        use rayon::slice::ParallelSliceMut;
+        self.ops
+            .par_sort_unstable_by(|a, b| a.cf_key().cmp(&b.cf_key()));
     }
     /// The queued changes, in order (a later change to a key wins).
     pub fn ops(&self) -> &[Op] {

@@ -261,7 +261,15 @@ impl Store for RocksStore {
         if self.read_only {
             return Err(Error::ReadOnly);
         }
-        let mut wb = WriteBatch::default();
+        let bytes: usize = batch
+            .ops()
+            .iter()
+            .map(|op| match op {
+                Op::Put(_, k, v) => k.len() + v.len() + 12,
+                Op::Delete(_, k) => k.len() + 8,
+            })
+            .sum();
+        let mut wb = WriteBatch::with_capacity_bytes(bytes + 16);
         for op in batch.ops() {
             match op {
                 Op::Put(cf, k, v) => wb.put_cf(self.handle(*cf), k, v),

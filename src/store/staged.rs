@@ -39,8 +39,14 @@ impl Staged {
 
     /// Write every staged change to the base store as one batch (not synced).
     pub fn commit(&self) -> Result<()> {
+        self.commit_with(Batch::new())
+    }
+
+    /// Write every staged change, then `extra` (changes never read before this commit), to
+    /// the base store as one batch (not synced).
+    pub fn commit_with(&self, extra: Batch) -> Result<()> {
         let mut pending = self.pending.lock().expect("lock");
-        if pending.iter().all(|m| m.is_empty()) {
+        if pending.iter().all(|m| m.is_empty()) && extra.is_empty() {
             return Ok(());
         }
         let mut b = Batch::new();
@@ -53,6 +59,7 @@ impl Staged {
                 }
             }
         }
+        b.append(extra);
         self.base.write(b)
     }
 

@@ -1,0 +1,271 @@
+//! Ingest of a batch of documents: every lookup against the store as it was before the batch
+//! runs on all cores (nothing writes while they run); then the decisions run in input order,
+//! each against those findings plus an in-memory index of the documents of the batch decided
+//! before it; the batch is committed as one write, its keys sorted.
+//!
+//! The result is the one of [`Fpdb::ingest`] called on each document in turn (the same rules
+//! in [`Fpdb::lookup_with`] and [`Fpdb::place`]; `tests/batch_oracle.rs` compares both).
+
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+
+use super::{Document, Fpdb, IngestResult, OnExisting};
+use crate::error::{Error, Result};
+use crate::fingerprint::nshash::similarity;
+use crate::fingerprint::simhash::hamming;
+use crate::fingerprint::Fingerprints;
+use crate::store::{Batch, Store};
+
+/// What [`Fpdb::ingest_batch`] did: one result per document from the first on, and the error
+/// that stopped it (the documents before it are ingested; it and the rest are not).
+#[derive(Debug)]
+pub struct BatchOutcome {
+    /// Results, in input order.
+    pub results: Vec<IngestResult>,
+    /// The error at document `results.len()`, if one stopped the batch.
+    pub error: Option<Error>,
+}
+
+/// (id, similar_id at ingest, overlap with the document looked up) of a candidate.
+type Verified = (String, u64, f64);
+
+/// What one document found in the store as it was before the batch.
+#[derive(Default)]
+struct Found {
+    /// (seq, similar_id at ingest) of the stored document with the same id.
+    existing: Option<(u64, u64)>,
+    holders: HashMap<u64, (u64, u64)>,
+    simhash: BTreeMap<u64, u32>,
+    verified: HashMap<u64, Verified>,
+}
+
+/// A document of the batch decided so far.
+struct Decided {
+    id: String,
+    similar_id: u64,
+    sketch: Vec<u32>,
+    shingles: Vec<u32>,
+}
+
+/// The documents of the batch decided so far, indexed as the store indexes them.
+#[derive(Default)]
+struct InBatch {
+    /// Sentence hash -> (oldest holder in the batch, its cluster at ingest).
+    holders: HashMap<u64, (u64, u64)>,
+    /// (seq, simhash).
+    simhashes: Vec<(u64, u64)>,
+    docs: HashMap<u64, Decided>,
+    ids: HashMap<String, u64>,
+}
+
+impl Fpdb {
+    /// Ingest `docs` (each with its fingerprints from [`Fpdb::fingerprint`]) in order, with the
+    /// result of calling [`Fpdb::ingest`] on each in turn, and commit them (not synced: call
+    /// [`Fpdb::sync`] to make them durable).
+    ///
+    /// Lookups run on all cores of the current rayon pool. A batch that replaces stored
+    /// documents (or holds one id twice) with [`OnExisting::Replace`] is ingested one
+    /// document at a time.
+    pub fn ingest_batch(
+        &mut self,
+        docs: Vec<(&Document, Fingerprints)>,
+        on_existing: OnExisting,
+    ) -> BatchOutcome {
+        let mut out = BatchOutcome {
+            results: Vec::with_capacity(docs.len()),
+            error: None,
+        };
+        if self.store.read_only() {
+            out.error = Some(Error::ReadOnly);
+            return out;
+        }
+        let skip = on_existing == OnExisting::Skip;
+        let found: Vec<Result<Found>> = docs
+            .par_iter()
+            .map(|(doc, fps)| self.found(doc, fps, skip))
+            .collect();
+        let replaces = !skip
+            && (found
+                .iter()
+                .any(|f| f.as_ref().map_or(true, |f| f.existing.is_some()))
+                || {
+                    let mut ids: Vec<&str> = docs.iter().map(|(d, _)| d.id.as_str()).collect();
+                    ids.sort_unstable();
+                    ids.windows(2).any(|w| w[0] == w[1])
+                });
+        if replaces {
+            for (doc, fps) in docs {
+                match self.ingest(doc, fps, on_existing) {
+                    Ok(r) => out.results.push(r),
+                    Err(e) => {
+                        out.error = Some(e);
+                        break;
+                    }
+                }
+            }
+            return out;
+        }
+        let start = self.counters();
+        let mut bulk = Batch::new();
+        let mut batch = InBatch::default();
+        let time = super::now();
+        for ((doc, fps), f) in docs.into_iter().zip(found) {
+            let r = f.and_then(|f| self.decide(doc, fps, f, &mut batch, &mut bulk, time));
+            match r {
+                Ok(r) => out.results.push(r),
+                Err(e) => {
+                    out.error = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Err(e) = self.commit_batch(bulk) {
+            // Nothing of the batch (nor anything staged before it) reached the store.
+            self.store.discard();
+            self.set_counters(start);
+            out.results.clear();
+            out.error = Some(e);
+        }
+        out
+    }
+
+    /// What `doc` finds in the store (read-only; runs on many threads at once).
+    fn found(&self, doc: &Document, fps: &Fingerprints, skip: bool) -> Result<Found> {
+        let mut f = Found::default();
+        if let Some(seq) = self.seq_of(&doc.id)? {
+            f.existing = Some((seq, self.doc(seq)?.similar_id));
+            if skip {
+                return Ok(f);
+            }
+        }
+        f.holders = self.nshash_holders(&fps.nshash)?;
+        if let Some(q) = fps.simhash {
+            f.simhash = self.simhash_candidates(q)?;
+        }
+        let seqs = f
+            .holders
+            .values()
+            .map(|v| v.0)
+            .chain(f.simhash.keys().copied());
+        for seq in seqs {
+            if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
+                let rec = self.doc(seq)?;
+                let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles);
+                e.insert((rec.id, rec.similar_id, overlap));
+            }
+        }
+        Ok(f)
+    }
+
+    /// The decision for one document of a batch, in input order.
+    fn decide(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        f: Found,
+        batch: &mut InBatch,
+        bulk: &mut Batch,
+        time: u64,
+    ) -> Result<IngestResult> {
+        // Only OnExisting::Skip reaches here with an id already stored.
+        let existing = f
+            .existing
+            .map(|(_, similar_id)| similar_id)
+            .or_else(|| batch.ids.get(&doc.id).map(|s| batch.docs[s].similar_id));
+        if let Some(similar_id) = existing {
+            return Ok(IngestResult::SkippedExisting {
+                id: doc.id.clone(),
+                similar_id: self.find(similar_id)?.0,
+            });
+        }
+        let mut holders = f.holders;
+        for h in &fps.nshash {
+            if !holders.contains_key(h) {
+                if let Some(&v) = batch.holders.get(h) {
+                    holders.insert(*h, v);
+                }
+            }
+        }
+        let mut simhash = f.simhash;
+        if let Some(q) = fps.simhash {
+            let k = self.opts.simhash_k;
+            for &(seq, p) in &batch.simhashes {
+                let d = hamming(p, q);
+                if d <= k {
+                    simhash.insert(seq, d);
+                }
+            }
+        }
+        let verified = f.verified;
+        let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
+            if let Some(d) = batch.docs.get(&seq) {
+                let overlap = similarity(&fps.sketch, &fps.shingles, &d.sketch, &d.shingles);
+                return Ok((d.id.clone(), d.similar_id, overlap));
+            }
+            if let Some(v) = verified.get(&seq) {
+                return Ok(v.clone());
+            }
+            let rec = self.doc(seq)?;
+            let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles);
+            Ok((rec.id, rec.similar_id, overlap))
+        })?;
+        let saved = self.counters();
+        let mark = bulk.len();
+        let nshash = fps.nshash.clone();
+        let simhash = fps.simhash;
+        let (sketch, shingles) = (fps.sketch.clone(), fps.shingles.clone());
+        let mut staged = Batch::new();
+        let placed = self
+            .place(doc, fps, &lk, None, &mut staged, bulk, time)
+            .and_then(|(mut outcome, first_seq)| {
+                let seq = self.next_seq - 1;
+                if first_seq != seq {
+                    outcome.duplicate_of = Some(match batch.docs.get(&first_seq) {
+                        Some(d) => d.id.clone(),
+                        None => self.doc(first_seq)?.id,
+                    });
+                }
+                self.store.write(staged)?;
+                Ok(outcome)
+            });
+        let outcome = match placed {
+            Ok(o) => o,
+            Err(e) => {
+                self.set_counters(saved);
+                bulk.truncate(mark);
+                return Err(e);
+            }
+        };
+        let seq = self.next_seq - 1;
+        let target = outcome.similar_id.expect("a placed document has a cluster");
+        for h in nshash {
+            batch.holders.entry(h).or_insert((seq, target));
+        }
+        if let Some(q) = simhash {
+            batch.simhashes.push((seq, q));
+        }
+        batch.ids.insert(doc.id.clone(), seq);
+        batch.docs.insert(
+            seq,
+            Decided {
+                id: doc.id.clone(),
+                similar_id: target,
+                sketch,
+                shingles,
+            },
+        );
+        Ok(IngestResult::Added {
+            outcome,
+            replaced: false,
+        })
+    }
+
+    /// Commit the staged changes, the counters and `bulk` (sorted by key: the memtable takes
+    /// ordered inserts fastest) as one write.
+    fn commit_batch(&mut self, mut bulk: Batch) -> Result<()> {
+        bulk.sort();
+        self.stage_counters()?;
+        self.store.commit_with(bulk)
+    }
+}

@@ -1,0 +1,184 @@
+//! `Fpdb::ingest_batch` (parallel lookups, decisions against the batch in memory, one commit)
+//! against its oracle, `Fpdb::ingest` one document at a time: the same stream of documents
+//! (near copies inside and across batches, chains that merge clusters, reused ids, texts with
+//! nothing to match on) in random batch sizes must give the same result per document and the
+//! same store, for nshash alone, simhash alone and both, with skip and with replace, on the
+//! memory store and on RocksDB.
+
+mod common;
+
+use common::Rng;
+use fpdb::{Document, Fpdb, IngestResult, OnExisting, Outcome, Settings};
+
+/// A stream of documents: bases, their near copies (a sentence dropped, one appended, one
+/// changed), chains (each shares half its sentences with the one before, so clusters merge),
+/// unrelated texts, and ids reused now and then.
+fn stream(rng: &mut Rng, n: usize) -> Vec<Document> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut docs = Vec::new();
+    for i in 0..n {
+        let text = match (rng.below(8), texts.is_empty()) {
+            (0..=2, false) => {
+                let base = &texts[rng.below(texts.len() as u64) as usize];
+                let mut s: Vec<String> = base.split_inclusive('。').map(String::from).collect();
+                match rng.below(3) {
+                    0 if s.len() > 2 => {
+                        s.remove(rng.below(s.len() as u64) as usize);
+                    }
+                    1 => s.push(common::synthetic_doc(rng, 1)),
+                    _ => {
+                        let j = rng.below(s.len() as u64) as usize;
+                        s[j] = common::synthetic_doc(rng, 1);
+                    }
+                }
+                s.concat()
+            }
+            (3, false) => {
+                let base = &texts[rng.below(texts.len() as u64) as usize];
+                let s: Vec<&str> = base.split_inclusive('。').collect();
+                format!(
+                    "{}{}",
+                    s[..s.len() / 2].concat(),
+                    common::synthetic_doc(rng, 4)
+                )
+            }
+            (4, _) => "😀 ……".repeat(1 + rng.below(3) as usize),
+            _ => {
+                let n = 2 + rng.below(8) as usize;
+                common::synthetic_doc(rng, n)
+            }
+        };
+        texts.push(text.clone());
+        let id = if i > 0 && rng.below(10) == 0 {
+            format!("d{}", rng.below(i as u64))
+        } else {
+            format!("d{i}")
+        };
+        docs.push(Document::new(id, text));
+    }
+    docs
+}
+
+fn export(db: &Fpdb) -> Vec<Outcome> {
+    let mut out = Vec::new();
+    db.export(&mut |o| {
+        out.push(o);
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+fn settings(algos: u64) -> Settings {
+    Settings {
+        nshash: Some(algos != 1),
+        simhash: Some(algos != 0),
+        ..Default::default()
+    }
+}
+
+/// Ingest `docs` one at a time into `a` and in random batches into `b`; compare.
+fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &mut Rng) {
+    let mut one: Vec<IngestResult> = Vec::new();
+    for d in docs {
+        one.push(a.ingest_document(d, on).unwrap());
+        if rng.below(50) == 0 {
+            a.sync().unwrap();
+        }
+    }
+    a.sync().unwrap();
+    let mut batched: Vec<IngestResult> = Vec::new();
+    let mut i = 0;
+    while i < docs.len() {
+        let n = (1 + rng.below(90) as usize).min(docs.len() - i);
+        let items = docs[i..i + n]
+            .iter()
+            .map(|d| (d, b.fingerprint(&d.text)))
+            .collect();
+        let r = b.ingest_batch(items, on);
+        assert!(r.error.is_none(), "{:?}", r.error);
+        assert_eq!(r.results.len(), n);
+        batched.extend(r.results);
+        if rng.below(3) == 0 {
+            b.sync().unwrap();
+        }
+        i += n;
+    }
+    b.sync().unwrap();
+    for (k, (x, y)) in one.iter().zip(&batched).enumerate() {
+        assert_eq!(x, y, "document {k} ({})", docs[k].id);
+    }
+    assert_eq!(export(a), export(b));
+    assert_eq!(a.stats().documents, b.stats().documents);
+    assert_eq!(a.stats().clusters, b.stats().clusters);
+    b.verify().unwrap();
+}
+
+#[test]
+fn batches_decide_like_one_document_at_a_time_in_memory() {
+    for seed in 1..=12u64 {
+        let mut rng = Rng(seed * 0x9e37_79b9_7f4a_7c15 | 1);
+        let docs = stream(&mut rng, 300);
+        let on = if seed % 3 == 0 {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        };
+        let s = settings(seed % 3);
+        let mut a = Fpdb::builder()
+            .settings(s.clone())
+            .open_in_memory()
+            .unwrap();
+        let mut b = Fpdb::builder().settings(s).open_in_memory().unwrap();
+        compare(&mut a, &mut b, &docs, on, &mut rng);
+    }
+}
+
+#[test]
+fn batches_decide_like_one_document_at_a_time_on_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 1..=4u64 {
+        let mut rng = Rng(seed * 0x2545_f491_4f6c_dd1d | 1);
+        let on = if seed == 4 {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        };
+        let s = settings(seed % 3);
+        let pa = dir.path().join(format!("a{seed}"));
+        let pb = dir.path().join(format!("b{seed}"));
+        // Two runs into the same stores: the second batches look up what the first stored.
+        for run in 0..2 {
+            let docs = stream(&mut rng, 250);
+            let docs: Vec<Document> = docs
+                .into_iter()
+                .map(|mut d| {
+                    d.id = format!("{}-{run}", d.id);
+                    d
+                })
+                .collect();
+            let open = |p: &std::path::Path| {
+                Fpdb::builder()
+                    .settings(s.clone())
+                    .create(true)
+                    .open(p)
+                    .unwrap()
+            };
+            let (mut a, mut b) = (open(&pa), open(&pb));
+            compare(&mut a, &mut b, &docs, on, &mut rng);
+        }
+    }
+}
+
+#[test]
+fn a_batch_on_a_read_only_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s");
+    drop(Fpdb::open(&p).unwrap());
+    let mut db = Fpdb::builder().read_only(true).open(&p).unwrap();
+    let d = Document::new("x", "一段足够长的句子用来测试只读的存储。");
+    let fp = db.fingerprint(&d.text);
+    let r = db.ingest_batch(vec![(&d, fp)], OnExisting::Skip);
+    assert!(r.results.is_empty());
+    assert!(matches!(r.error, Some(fpdb::Error::ReadOnly)));
+}
