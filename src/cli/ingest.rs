@@ -86,7 +86,11 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         defer_pages: true,
         ..a.input.read_options()
     };
-    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("fpdb-fp-{i}"));
+    // The store writes are the one sequential stage: the fingerprinting threads yield the
+    // cores to them (lower priority), so the writer is never the thread that waits.
+    let mut pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("fpdb-fp-{i}"))
+        .start_handler(|_| lower_thread_priority());
     if let Some(t) = a.threads {
         pool = pool.num_threads(t.max(1));
     }
@@ -119,16 +123,26 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         ..Default::default()
     };
     let batch = a.batch_size.max(1);
-    // Reading, decoding and fingerprinting (all cores) run ahead of the store writes (one
-    // thread, in input order) by up to two batches.
+    // Three stages run at once: reading and parsing (one thread), decoding and fingerprinting
+    // (all cores), and the store writes (this thread, in input order); each runs ahead of the
+    // next by a few chunks, so no core waits for the reader while the writer works.
+    let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(4);
     let (tx, rx) =
-        std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)>(2);
+        std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)>(3);
     let fingerprinter = db.fingerprinter().clone();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
-        reader.spawn_scoped(scope, move || {
-            while let Some(chunk) = next_chunk(&mut inputs, batch, &fingerprinter) {
-                if tx.send(chunk).is_err() {
+        reader.spawn_scoped(scope, move || loop {
+            let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
+            if chunk.is_empty() || raw_tx.send(chunk).is_err() {
+                break;
+            }
+        })?;
+        let fp = std::thread::Builder::new().name("fpdb-fp".into());
+        fp.spawn_scoped(scope, move || {
+            for mut chunk in raw_rx {
+                let fps = fingerprint_chunk(&mut chunk, &fingerprinter);
+                if tx.send((chunk, fps)).is_err() {
                     break;
                 }
             }
@@ -176,6 +190,16 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     } else {
         EXIT_OK
     })
+}
+
+/// Lower the calling thread's scheduling priority (Linux: per-thread nice 10); best effort.
+fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread; no memory is passed.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
 }
 
 /// A retention asked for: seconds, or None for `off`.
@@ -426,12 +450,21 @@ pub(super) fn next_chunk(
     if chunk.is_empty() {
         return None;
     }
-    let fps = chunk
+    let fps = fingerprint_chunk(&mut chunk, fp);
+    Some((chunk, fps))
+}
+
+/// Decode and extract the pages of `chunk` and fingerprint every readable document, on all
+/// cores.
+fn fingerprint_chunk(
+    chunk: &mut [Record],
+    fp: &fpdb::fingerprint::Fingerprinter,
+) -> Vec<Option<fpdb::Fingerprints>> {
+    chunk
         .par_iter_mut()
         .map(|r| {
             r.finish();
             r.doc.as_ref().ok().map(|d| fp.fingerprint(&d.text))
         })
-        .collect();
-    Some((chunk, fps))
+        .collect()
 }

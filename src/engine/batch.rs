@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::fingerprint::nshash::similarity;
 use crate::fingerprint::simhash::hamming;
 use crate::fingerprint::Fingerprints;
-use crate::store::{Batch, Store};
+use crate::store::schema::{self, DocRecord};
+use crate::store::{Batch, Cf, Store};
 
 /// What [`Fpdb::ingest_batch`] did: one result per document from the first on, and the error
 /// that stopped it (the documents before it are ingested; it and the rest are not).
@@ -64,7 +65,7 @@ impl Fpdb {
     /// result of calling [`Fpdb::ingest`] on each in turn, and commit them (not synced: call
     /// [`Fpdb::sync`] to make them durable).
     ///
-    /// Lookups run on all cores of the current rayon pool. A batch that replaces stored
+    /// Lookups run on as many threads as rayon's current pool has. A batch that replaces stored
     /// documents (or holds one id twice) with [`OnExisting::Replace`] is ingested one
     /// document at a time.
     pub fn ingest_batch(
@@ -81,10 +82,22 @@ impl Fpdb {
             return out;
         }
         let skip = on_existing == OnExisting::Skip;
-        let found: Vec<Result<Found>> = docs
-            .par_iter()
-            .map(|(doc, fps)| self.found(doc, fps, skip))
-            .collect();
+        let lookups = || -> Vec<Result<Found>> {
+            docs.par_iter()
+                .map(|(doc, fps)| self.found(doc, fps, skip))
+                .collect()
+        };
+        let pool = self.lookup_pool.get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(rayon::current_num_threads())
+                .thread_name(|i| format!("fpdb-lookup-{i}"))
+                .build()
+                .ok()
+        });
+        let found = match pool {
+            Some(pool) => pool.install(lookups),
+            None => lookups(),
+        };
         let replaces = !skip
             && (found
                 .iter()
@@ -108,10 +121,12 @@ impl Fpdb {
         }
         let start = self.counters();
         let mut bulk = Batch::new();
+        let mut records = Vec::with_capacity(docs.len());
         let mut batch = InBatch::default();
         let time = super::now();
         for ((doc, fps), f) in docs.into_iter().zip(found) {
-            let r = f.and_then(|f| self.decide(doc, fps, f, &mut batch, &mut bulk, time));
+            let r =
+                f.and_then(|f| self.decide(doc, fps, f, &mut batch, &mut bulk, &mut records, time));
             match r {
                 Ok(r) => out.results.push(r),
                 Err(e) => {
@@ -120,7 +135,9 @@ impl Fpdb {
                 }
             }
         }
-        if let Err(e) = self.commit_batch(bulk) {
+        // Freeing the index of the batch is work the writer need not wait for.
+        rayon::spawn(move || drop(batch));
+        if let Err(e) = self.commit_batch(bulk, records) {
             // Nothing of the batch (nor anything staged before it) reached the store.
             self.store.discard();
             self.set_counters(start);
@@ -166,6 +183,7 @@ impl Fpdb {
         f: Found,
         batch: &mut InBatch,
         bulk: &mut Batch,
+        records: &mut Vec<(u64, DocRecord)>,
         time: u64,
     ) -> Result<IngestResult> {
         // Only OnExisting::Skip reaches here with an id already stored.
@@ -211,15 +229,16 @@ impl Fpdb {
             Ok((rec.id, rec.similar_id, overlap))
         })?;
         let saved = self.counters();
-        let mark = bulk.len();
+        let (mark, marked) = (bulk.len(), records.len());
         let nshash = fps.nshash.clone();
         let simhash = fps.simhash;
         let (sketch, shingles) = (fps.sketch.clone(), fps.shingles.clone());
         let mut staged = Batch::new();
         let placed = self
             .place(doc, fps, &lk, None, &mut staged, bulk, time)
-            .and_then(|(mut outcome, first_seq)| {
+            .and_then(|(mut outcome, first_seq, record)| {
                 let seq = self.next_seq - 1;
+                records.push((seq, record));
                 if first_seq != seq {
                     outcome.duplicate_of = Some(match batch.docs.get(&first_seq) {
                         Some(d) => d.id.clone(),
@@ -234,6 +253,7 @@ impl Fpdb {
             Err(e) => {
                 self.set_counters(saved);
                 bulk.truncate(mark);
+                records.truncate(marked);
                 return Err(e);
             }
         };
@@ -261,9 +281,24 @@ impl Fpdb {
         })
     }
 
-    /// Commit the staged changes, the counters and `bulk` (sorted by key: the memtable takes
+    /// Commit the staged changes, the counters, `records` (encoded on all cores) and `bulk`
+    /// (sorted by key: the memtable takes
     /// ordered inserts fastest) as one write.
-    fn commit_batch(&mut self, mut bulk: Batch) -> Result<()> {
+    fn commit_batch(&mut self, mut bulk: Batch, records: Vec<(u64, DocRecord)>) -> Result<()> {
+        let encode = || {
+            records
+                .par_iter()
+                .map(|(seq, r)| (schema::u64_key(*seq), schema::encode(r)))
+                .collect::<Vec<_>>()
+        };
+        let encoded = match self.lookup_pool.get() {
+            Some(Some(pool)) => pool.install(encode),
+            _ => encode(),
+        };
+        rayon::spawn(move || drop(records));
+        for (k, v) in encoded {
+            bulk.put(Cf::Docs, k, v);
+        }
         bulk.sort();
         self.stage_counters()?;
         self.store.commit_with(bulk)

@@ -181,9 +181,11 @@ impl Fpdb {
         let lk = self.lookup(&fps)?;
         let mut batch = Batch::new();
         let mut bulk = Batch::new();
-        let (mut outcome, first_seq) =
+        let (mut outcome, first_seq, record) =
             self.place(doc, fps, &lk, reuse, &mut batch, &mut bulk, super::now())?;
-        if first_seq != self.next_seq - 1 {
+        let seq = self.next_seq - 1;
+        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
+        if first_seq != seq {
             outcome.duplicate_of = Some(self.doc(first_seq)?.id);
         }
         batch.append(bulk);
@@ -193,8 +195,8 @@ impl Fpdb {
 
     /// Give new document `doc` (looked up as `lk`) the next seq and its cluster: the cluster
     /// changes and its member entry go to `staged` (read back by later decisions), its
-    /// postings, simhash keys, record and id to `bulk`. Returns the outcome (without
-    /// `duplicate_of`) and the first seq of its cluster.
+    /// postings, simhash keys and id to `bulk`. Returns the outcome (without `duplicate_of`),
+    /// the first seq of its cluster and its record (for the caller to store under its seq).
     pub(super) fn place(
         &mut self,
         doc: &Document,
@@ -204,7 +206,7 @@ impl Fpdb {
         staged: &mut Batch,
         bulk: &mut Batch,
         time: u64,
-    ) -> Result<(Outcome, u64)> {
+    ) -> Result<(Outcome, u64, DocRecord)> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.doc_count += 1;
@@ -242,7 +244,6 @@ impl Fpdb {
             matches: stored_matches,
             time,
         };
-        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
             Outcome {
@@ -253,6 +254,7 @@ impl Fpdb {
                 merged,
             },
             first_seq,
+            record,
         ))
     }
 }

@@ -70,6 +70,9 @@ pub struct Fpdb {
     /// A format 2 store opened read-only: bare-hash `nshash` entries, no `members`.
     legacy: bool,
     path: Option<PathBuf>,
+    /// Threads of the lookups of [`Fpdb::ingest_batch`]: a pool of their own, so they never
+    /// queue behind fingerprinting on rayon's global pool (None: it could not be built).
+    lookup_pool: std::sync::OnceLock<Option<rayon::ThreadPool>>,
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it): the ingest time stored with

@@ -97,6 +97,7 @@ impl Fpdb {
             doc_count: counter(DOC_COUNT)?,
             cluster_count: counter(CLUSTER_COUNT)?,
             legacy,
+            lookup_pool: std::sync::OnceLock::new(),
             store,
             opts,
             perms,

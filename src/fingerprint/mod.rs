@@ -124,8 +124,14 @@ impl Fingerprinter {
     /// Compute the fingerprints of text already [`Fingerprinter::prepare`]d.
     pub fn fingerprint_prepared(&self, text: &str) -> Fingerprints {
         let opts = &self.opts;
-        let (mut top, sketch) = nshash::nshash_and_sketch(text, opts);
-        let shingles = nshash::shingles(text, sketch.len(), opts.reflow);
+        let (mut top, sketch, shingles, chars) = if opts.reflow {
+            let s = nshash::scan(text, opts);
+            (s.top, s.sketch, s.shingles, s.chars)
+        } else {
+            let (top, sketch) = nshash::nshash_and_sketch(text, opts);
+            let shingles = nshash::shingles(text, sketch.len(), false);
+            (top, sketch, shingles, text.chars().count() as u64)
+        };
         if !opts.nshash {
             top.clear();
         }
@@ -138,7 +144,7 @@ impl Fingerprinter {
             },
             sketch,
             shingles,
-            chars: text.chars().count() as u64,
+            chars,
         }
     }
 }

@@ -88,6 +88,117 @@ pub fn nshash_and_sketch(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32
     (top, sketch)
 }
 
+/// Everything nshash and verification take from a normalized text, computed in one pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// The nshash fingerprint (see [`nshash_and_sketch`]).
+    pub top: Vec<u64>,
+    /// The sentence sketch (see [`nshash_and_sketch`]).
+    pub sketch: Vec<u32>,
+    /// The shingle sketch of a store with `reflow` (see [`shingles`] with `all`).
+    pub shingles: Vec<u32>,
+    /// Characters of the text.
+    pub chars: u64,
+}
+
+/// [`nshash_and_sketch`], [`shingles`] (`all`) and the character count of `normalized` in
+/// one pass over its characters: sentence keys are hashed from one reused buffer as their
+/// sentence ends, 4-grams roll over the letters and digits, nothing is allocated per sentence
+/// or per character. Sentences are told apart by their 64-bit hash (the value the store keeps:
+/// two sentences with one hash are one posting anyway). Equal to the separate functions
+/// (`scan_equals_the_separate_passes` checks it on random text).
+pub fn scan(normalized: &str, opts: &Options) -> Scan {
+    let bytes = normalized.as_bytes();
+    let kind = opts.nshash_hash;
+    let min = opts.min_sentence_chars;
+    // (key length, hash) of each distinct qualifying sentence, in text order.
+    let mut cands: Vec<(usize, u64)> = Vec::new();
+    let mut seen = foldhash::HashSet::default();
+    let mut key = String::with_capacity(256);
+    let (mut n, mut blank) = (0usize, true);
+    let mut end_sentence = |key: &mut String, n: usize, blank: bool| {
+        if !blank && n >= min {
+            let h = hash_key(key, kind);
+            if seen.insert(h) {
+                cands.push((n, h));
+            }
+        }
+        key.clear();
+    };
+    let mut grams: Vec<u32> = Vec::with_capacity(SHINGLES_K_ALL + 1);
+    let mut window = ['\0'; 4];
+    let mut words = 0usize;
+    let mut chars = 0u64;
+    for (i, c) in normalized.char_indices() {
+        chars += 1;
+        let ends = match c {
+            '!' | '?' | ';' | '\n' => true,
+            '.' => {
+                let prev_digit = i > 0 && bytes[i - 1].is_ascii_digit();
+                let next_digit = i + 1 < bytes.len() && bytes[i + 1].is_ascii_digit();
+                !(prev_digit && next_digit)
+            }
+            _ => false,
+        };
+        if ends {
+            end_sentence(&mut key, n, blank);
+            (n, blank) = (0, true);
+            continue;
+        }
+        if blank && !c.is_whitespace() {
+            blank = false;
+        }
+        if sentences::is_word_char(c) {
+            key.push(c);
+            n += 1;
+            window = [window[1], window[2], window[3], c];
+            words += 1;
+            if words >= 4 {
+                bottom_insert(&mut grams, gram_hash(&window), SHINGLES_K_ALL);
+            }
+        }
+    }
+    end_sentence(&mut key, n, blank);
+    if (1..4).contains(&words) {
+        grams.push(gram_hash(&window[4 - words..]));
+    }
+    if cands.is_empty() {
+        // No qualifying sentence: the whole text keys the document (rare; the plain path).
+        let (top, sketch) = nshash_and_sketch(normalized, opts);
+        return Scan {
+            top,
+            sketch,
+            shingles: grams,
+            chars,
+        };
+    }
+    let mut sketch: Vec<u32> = cands.iter().map(|c| c.1 as u32).collect();
+    sketch.sort_unstable();
+    sketch.dedup();
+    sketch.truncate(SKETCH_MAX);
+    // Longest first; a stable sort keeps the earlier of equally long sentences first.
+    cands.sort_by(|a, b| b.0.cmp(&a.0));
+    cands.truncate(opts.nshash_n);
+    Scan {
+        top: cands.into_iter().map(|c| c.1).collect(),
+        sketch,
+        shingles: grams,
+        chars,
+    }
+}
+
+/// Insert `h` into `bottom` (sorted, distinct, the `k` smallest values so far).
+#[inline]
+fn bottom_insert(bottom: &mut Vec<u32>, h: u32, k: usize) {
+    if bottom.len() == k && h >= bottom[k - 1] {
+        return;
+    }
+    if let Err(pos) = bottom.binary_search(&h) {
+        bottom.insert(pos, h);
+        bottom.truncate(k);
+    }
+}
+
 /// Documents with at most this many qualifying sentences are "short": their sentence overlap
 /// is too coarse (one edited character halves a two-sentence overlap), so they always get a
 /// character-shingle sketch and are verified by the better of overlap and resemblance.
@@ -135,13 +246,7 @@ pub fn shingles(normalized: &str, sentences: usize, all: bool) -> Vec<u32> {
             }
             fingerprint64(&buf[..len]) as u32
         };
-        if bottom.len() == k && h >= bottom[k - 1] {
-            continue;
-        }
-        if let Err(pos) = bottom.binary_search(&h) {
-            bottom.insert(pos, h);
-            bottom.truncate(k);
-        }
+        bottom_insert(&mut bottom, h, k);
     }
     bottom
 }
@@ -272,6 +377,38 @@ pub fn overlap(a: &[u32], b: &[u32]) -> f64 {
 mod tests {
     use super::*;
     use crate::text::normalize;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The one-pass scan against the separate functions it replaces, on text made of
+        /// sentence ends, digits around dots, spaces, letters, ideographs and emoji.
+        #[test]
+        fn scan_equals_the_separate_passes(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "。", "！", ". ", ".", "3.5", "1.", ";", "?", "\n", " ", "\t", "a", "Bc", "7",
+                "中", "华人民", "共和国宪法", "第一条", "😀", "，", "——", "ǅ", "\u{3000}",
+            ]), 0..60),
+            n in 1usize..7,
+            min in 0usize..12,
+            md5 in proptest::bool::ANY,
+        ) {
+            let text: String = parts.concat();
+            let o = Options {
+                nshash_n: n,
+                min_sentence_chars: min,
+                nshash_hash: if md5 { SentenceHash::Md5 } else { SentenceHash::Farmhash },
+                ..Options::default()
+            };
+            let (top, sketch) = nshash_and_sketch(&text, &o);
+            let want = Scan {
+                top,
+                shingles: shingles(&text, sketch.len(), true),
+                sketch,
+                chars: text.chars().count() as u64,
+            };
+            proptest::prop_assert_eq!(scan(&text, &o), want);
+        }
+    }
 
     fn opts(n: usize) -> Options {
         Options {

@@ -276,6 +276,8 @@ impl Store for RocksStore {
                 Op::Delete(cf, k) => wb.delete_cf(self.handle(*cf), k),
             }
         }
+        // Freeing the batch's keys and values is work the writer need not wait for.
+        rayon::spawn(move || drop(batch));
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
         self.db

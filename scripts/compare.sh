@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# fpdb side by side with the tools users would pick instead, on the same corpora, on this
+# machine, in one run: whole process (start-up, JSON parsing, a durable on-disk store for fpdb;
+# the anchors keep everything in memory), wall clock and peak RSS, fpdb and anchor runs
+# alternated, best of RUNS each. Prints one Markdown table.
+#
+#   scripts/compare.sh [RUNS]        (default 2)
+#
+# Corpora: the synthetic Chinese corpus of ../shared/bench/gen_corpus.py (100,000 groups ->
+# 174,923 documents, 289 MB; generated once), its first 50,000 documents, and
+# ../shared/data/zh_laws.jsonl. Anchors: ../shared/bench/run_anchor.py in a venv with
+# pyfarmhash, gaoya and datasketch (installed once; rows without them are skipped).
+# SHARED (default ../shared) points elsewhere; work files go to ${BENCH_DIR:-target/compare}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-2}"
+shared="${SHARED:-../shared}"
+work="${BENCH_DIR:-target/compare}"
+mkdir -p "$work"
+./scripts/setup.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+cargo build --release --quiet --bin fpdb
+fpdb="$CARGO_TARGET_DIR/release/fpdb"
+command -v /usr/bin/time >/dev/null || { echo "compare: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
+
+zh100k="$work/zh100k.jsonl"
+zh50k="$work/zh50k.jsonl"
+laws="$shared/data/zh_laws.jsonl"
+anchor="$shared/bench/run_anchor.py"
+if [ ! -s "$zh100k" ]; then
+  echo "compare: generating $zh100k (about a minute)" >&2
+  python3 "$shared/bench/gen_corpus.py" 100000 "$zh100k" 2 >&2
+fi
+[ -s "$zh50k" ] || head -n 50000 "$zh100k" > "$zh50k"
+
+py=""
+if [ -f "$anchor" ] && command -v python3 >/dev/null; then
+  venv="$work/venv"
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import farmhash, gaoya, datasketch" 2>/dev/null; then
+    echo "compare: installing the Python anchors into $venv" >&2
+    python3 -m venv "$venv" && "$venv/bin/pip" install -q pyfarmhash gaoya datasketch >&2 || true
+  fi
+  "$venv/bin/python" -c "import farmhash, gaoya, datasketch" 2>/dev/null && py="$venv/bin/python"
+fi
+[ -n "$py" ] || echo "compare: no Python anchors (python3 venv + pip needed); fpdb rows only" >&2
+
+# One timed run: prints "seconds peak_KiB".
+timed() {
+  local out
+  out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  echo "$out"
+}
+
+# best-of: min seconds, max RSS over the runs given as "s kib" lines
+best() { awk 'NR == 1 || $1 < s { s = $1 } $2 > m { m = $2 } END { printf "%.2f %.0f", s, m / 1024 }'; }
+
+printf '| corpus | fpdb job | fpdb s | fpdb MiB | anchor | anchor s | anchor MiB | fpdb speed / anchor |\n'
+printf '|---|---|---:|---:|---|---:|---:|---:|\n'
+row() { # corpus-name corpus fpdb-label "fpdb args" anchor-algo [taskset-cpus]
+  local name=$1 corpus=$2 label=$3 args=$4 algo=$5 cpus=${6:-}
+  local f="" a="" pin=()
+  [ -n "$cpus" ] && pin=(taskset -c "$cpus")
+  for _ in $(seq "$runs"); do
+    rm -rf "$work/store.db"
+    # shellcheck disable=SC2086
+    f+="$(timed "${pin[@]}" "$fpdb" --db "$work/store.db" --quiet ingest "$corpus" $args)"$'\n'
+    if [ -n "$py" ]; then
+      a+="$(timed "$py" "$anchor" "$algo" "$corpus" "$work/anchor.out")"$'\n'
+    fi
+  done
+  read -r fs fm <<< "$(printf '%s' "$f" | best)"
+  if [ -n "$py" ]; then
+    read -r as am <<< "$(printf '%s' "$a" | best)"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s× |\n' "$name" "$label" "$fs" "$fm" "$algo" "$as" "$am" \
+      "$(awk -v a="$as" -v f="$fs" 'BEGIN { printf "%.2f", a / f }')"
+  else
+    printf '| %s | %s | %s | %s | — | — | — | — |\n' "$name" "$label" "$fs" "$fm"
+  fi
+}
+
+docs() { wc -l < "$1" | tr -d ' '; }
+row "zh100k ($(docs "$zh100k") docs)" "$zh100k" "ingest --algos nshash" "--algos nshash" nshash
+row "zh100k, fpdb on 1 core" "$zh100k" "ingest --algos nshash" "--algos nshash" nshash 0
+row "zh50k ($(docs "$zh50k") docs)" "$zh50k" "ingest (nshash+simhash)" "" gaoya-simhash
+row "zh50k, fpdb on 1 core" "$zh50k" "ingest (nshash+simhash)" "" gaoya-simhash 0
+if [ -s "$laws" ]; then
+  row "zh_laws ($(docs "$laws") docs)" "$laws" "ingest --algos nshash" "--algos nshash" nshash
+  row "zh_laws" "$laws" "ingest (nshash+simhash)" "" gaoya-simhash
+fi
+echo
+echo "$(nproc) cores; fpdb $("$fpdb" --version 2>/dev/null | head -1); best of $runs alternated runs; $(date -u +%F)"
