@@ -46,9 +46,11 @@ fi
 
 # One timed run: prints "seconds peak_KiB".
 timed() {
-  local out
-  out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-  echo "$out"
+  /usr/bin/time -o "$work/time.txt" -f "%e %M" "$@" >/dev/null 2>"$work/stderr.txt" || {
+    echo "compare: failed: $* (stderr in $work/stderr.txt)" >&2
+    exit 1
+  }
+  tail -1 "$work/time.txt"
 }
 
 # best-of: min seconds, max RSS over the runs given as "s kib" lines
