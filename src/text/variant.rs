@@ -21,44 +21,46 @@ fn converter() -> Option<&'static OpenCC> {
 /// compatibility ideographs); others are converted when present at all.
 const BITMAP_END: u32 = 0x1_0000;
 
-/// One bit per code point below [`BITMAP_END`]: set when `t2s` changes the character alone.
-fn traditional() -> &'static [u64] {
-    static BITS: OnceLock<Vec<u64>> = OnceLock::new();
-    BITS.get_or_init(|| {
-        let mut bits = vec![0u64; (BITMAP_END / 64) as usize];
-        let Some(c) = converter() else {
-            return bits;
+/// One bit per code point below [`BITMAP_END`] (bit `cp % 8` of byte `cp / 8`): set when
+/// `t2s` changes the character alone. Generated from the converter and kept in the source, so
+/// a process pays nothing to know whether a text needs converting (building it took tens of
+/// milliseconds per process, most of a cold `fpdb query`); `bitmap_is_the_converters` checks
+/// it against the converter (`FPDB_WRITE_T2S_BITMAP=1 cargo test bitmap_is` rewrites it).
+static TRADITIONAL: &[u8; (BITMAP_END / 8) as usize] = include_bytes!("t2s_bitmap.bin");
+
+/// [`TRADITIONAL`] computed from the converter.
+#[cfg(test)]
+fn computed_bitmap() -> Vec<u8> {
+    let mut bits = vec![0u8; (BITMAP_END / 8) as usize];
+    let c = converter().expect("the t2s converter builds");
+    let ranges = [
+        0x2E80..0x2FE0,
+        0x3400..0x4DC0,
+        0x4E00..0xA000,
+        0xF900..0xFB00,
+    ];
+    let mut buf = String::new();
+    for cp in ranges.into_iter().flatten() {
+        let Some(ch) = char::from_u32(cp) else {
+            continue;
         };
-        let ranges = [
-            0x2E80..0x2FE0,
-            0x3400..0x4DC0,
-            0x4E00..0xA000,
-            0xF900..0xFB00,
-        ];
-        let mut buf = String::new();
-        for cp in ranges.into_iter().flatten() {
-            let Some(ch) = char::from_u32(cp) else {
-                continue;
-            };
-            buf.clear();
-            buf.push(ch);
-            if c.convert(&buf) != buf {
-                bits[(cp / 64) as usize] |= 1 << (cp % 64);
-            }
+        buf.clear();
+        buf.push(ch);
+        if c.convert(&buf) != buf {
+            bits[(cp / 8) as usize] |= 1 << (cp % 8);
         }
-        bits
-    })
+    }
+    bits
 }
 
 /// Whether `text` holds a character that `t2s` would change.
 fn has_traditional(text: &str) -> bool {
-    let bits = traditional();
     text.chars().any(|c| {
         let cp = c as u32;
         if cp < 0x2E80 {
             false
         } else if cp < BITMAP_END {
-            bits[(cp / 64) as usize] >> (cp % 64) & 1 == 1
+            TRADITIONAL[(cp / 8) as usize] >> (cp % 8) & 1 == 1
         } else {
             // Supplementary planes (extension B and later): rare, let the converter decide.
             true
@@ -69,15 +71,35 @@ fn has_traditional(text: &str) -> bool {
 /// `text` in simplified characters (unchanged if it holds no traditional character, or if the
 /// converter could not be built).
 pub fn to_simplified(text: &str) -> Cow<'_, str> {
+    if !has_traditional(text) {
+        return Cow::Borrowed(text);
+    }
     match converter() {
-        Some(c) if has_traditional(text) => Cow::Owned(c.convert(text)),
-        _ => Cow::Borrowed(text),
+        Some(c) => Cow::Owned(c.convert(text)),
+        None => Cow::Borrowed(text),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bitmap_is_the_converters() {
+        let computed = computed_bitmap();
+        if std::env::var_os("FPDB_WRITE_T2S_BITMAP").is_some() {
+            std::fs::write(
+                concat!(env!("CARGO_MANIFEST_DIR"), "/src/text/t2s_bitmap.bin"),
+                &computed,
+            )
+            .unwrap();
+        }
+        assert!(computed.iter().any(|&b| b != 0));
+        assert!(
+            computed == TRADITIONAL[..],
+            "src/text/t2s_bitmap.bin is not what the t2s converter gives: rewrite it with FPDB_WRITE_T2S_BITMAP=1 cargo test bitmap_is"
+        );
+    }
 
     #[test]
     fn traditional_becomes_simplified() {
