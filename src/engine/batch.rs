@@ -6,7 +6,9 @@
 //! The result is the one of [`Fpdb::ingest`] called on each document in turn (the same rules
 //! in [`Fpdb::lookup_with`] and [`Fpdb::place`]; `tests/batch_oracle.rs` compares both).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use rayon::prelude::*;
 

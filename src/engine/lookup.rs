@@ -2,7 +2,9 @@
 //! neighbours come from the permuted tables; every candidate is verified against its stored
 //! sketch. Never writes.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::HashMap;
 
 use super::{Fpdb, Match, Outcome, MAX_MATCHES};
 use crate::error::Result;
@@ -101,7 +103,7 @@ impl Fpdb {
         let bounds: Vec<([u8; 8], [u8; 17])> =
             sorted.iter().map(|&h| schema::nshash_range(h)).collect();
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
-        let mut found = HashMap::with_capacity(sorted.len());
+        let mut found = HashMap::with_capacity_and_hasher(sorted.len(), Default::default());
         let mut err = None;
         self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
             match schema::decode_nshash(k, v) {
@@ -175,7 +177,7 @@ impl Fpdb {
         }
         // Verify every candidate against its stored sentence sketch.
         let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
-        let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::new();
+        let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::default();
         for (seq, algo, score, distance) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
                 let (id, similar_id, overlap) = verify(seq)?;
