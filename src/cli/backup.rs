@@ -38,8 +38,8 @@ pub(super) fn backup(path: &PathBuf, a: &BackupArgs) -> anyhow::Result<u8> {
             // copy is verified, and taken again when it does not hold together.
             let mut tries = 0;
             loop {
-                let db = Fpdb::builder().read_only(true).open(path)?;
-                let copied = db.backup(&a.dir).and_then(|()| {
+                let copied = Fpdb::builder().read_only(true).open(path).and_then(|db| {
+                    db.backup(&a.dir)?;
                     Fpdb::builder().read_only(true).open(&a.dir)?.verify()?;
                     Ok(())
                 });

@@ -164,11 +164,22 @@ impl RocksStore {
         let (have, missing): (Vec<Cf>, Vec<Cf>) = Cf::ALL
             .iter()
             .partition(|cf| present.iter().any(|p| p == cf.name()));
-        let cfs = have
-            .iter()
-            .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache, true)));
-        let db = DB::open_cf_descriptors_read_only(&opts, path, cfs, false)
-            .map_err(|e| map_err(path, e))?;
+        // A writer running meanwhile may delete a write-ahead log (after a flush) or a table
+        // file (after a compaction) between RocksDB listing and opening it: open again.
+        let mut tries = 0;
+        let db = loop {
+            let cfs = have
+                .iter()
+                .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache, true)));
+            match DB::open_cf_descriptors_read_only(&opts, path, cfs, false) {
+                Ok(db) => break db,
+                Err(e) if tries < 20 && e.to_string().contains("No such file or directory") => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(map_err(path, e)),
+            }
+        };
         Ok(RocksStore {
             db,
             missing,
