@@ -252,3 +252,72 @@ fn expire_and_retention_delete_by_ingest_time() {
     assert_eq!(v["expired"], 0);
     verify_ok(r, "fpdb.db");
 }
+
+/// `stats`, `query` and `export` run over and over against a store while an ingest writes it
+/// (flushes, log deletions, compactions): every run succeeds (a read-only open that races a
+/// deleted file is retried) and never sees more documents than the ingest finally holds.
+#[test]
+fn reads_while_an_ingest_runs_succeed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let mut rng = common::Rng(11);
+    let mut body = String::new();
+    for i in 0..30_000 {
+        let text = common::synthetic_doc(&mut rng, 3);
+        body.push_str(&serde_json::json!({"id": format!("d{i}"), "text": text}).to_string());
+        body.push('\n');
+    }
+    std::fs::write(p.join("big.jsonl"), body).unwrap();
+    std::fs::write(p.join("page.txt"), common::synthetic_doc(&mut rng, 3)).unwrap();
+    let mut ingest = common::fpdb()
+        .current_dir(p)
+        .args([
+            "-q",
+            "ingest",
+            "big.jsonl",
+            "--algos",
+            "nshash",
+            "--batch-size",
+            "64",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reads = 0;
+    let mut seen = Vec::new();
+    for _ in 0..400 {
+        if !p.join("fpdb.db/CURRENT").exists() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            continue;
+        }
+        for args in [
+            &["stats", "--json"][..],
+            &["query", "--file", "page.txt"][..],
+        ] {
+            let o = run(p, args);
+            let err = stderr(&o);
+            // Before the first batch is synced there may be no store to open yet.
+            if err.contains("no fpdb store") {
+                continue;
+            }
+            assert!(
+                code(&o) == 0 || (args[0] == "query" && code(&o) == 1),
+                "{args:?}: exit {} {err}",
+                code(&o)
+            );
+            if args[0] == "stats" {
+                let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+                seen.push(v["documents"].as_u64().unwrap());
+            }
+            reads += 1;
+        }
+        if ingest.try_wait().unwrap().is_some() {
+            break;
+        }
+    }
+    assert!(ingest.wait().unwrap().success());
+    assert!(reads >= 4, "only {reads} reads ran during the ingest");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert!(seen.iter().all(|&n| n <= 30_000), "{seen:?}");
+    verify_ok(p, "fpdb.db");
+}
