@@ -42,6 +42,9 @@ impl Fpdb {
             };
             for (seq, rec) in recs {
                 if rec.time < before {
+                    // Read again: removing an earlier document of this chunk may have split
+                    // its cluster and moved this one (a new similar_id in its record).
+                    let rec = self.doc(seq)?;
                     self.remove_record(seq, &rec)?;
                     removed += 1;
                 }
