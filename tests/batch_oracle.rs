@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::Rng;
-use fpdb::{Document, Fpdb, IngestResult, OnExisting, Outcome, Settings};
+use common::{export_outcomes as export, Rng};
+use fpdb::{Document, Fpdb, IngestResult, OnExisting, Settings};
 
 /// A stream of documents: bases, their near copies (a sentence dropped, one appended, one
 /// changed), chains (each shares half its sentences with the one before, so clusters merge),
@@ -57,16 +57,6 @@ fn stream(rng: &mut Rng, n: usize) -> Vec<Document> {
         docs.push(Document::new(id, text));
     }
     docs
-}
-
-fn export(db: &Fpdb) -> Vec<Outcome> {
-    let mut out = Vec::new();
-    db.export(&mut |o| {
-        out.push(o);
-        Ok(())
-    })
-    .unwrap();
-    out
 }
 
 fn settings(algos: u64) -> Settings {

@@ -99,20 +99,19 @@ fn a_backup_opens_as_the_same_store_and_compact_changes_nothing_visible() {
     verify_ok(p, "fpdb.db");
 }
 
-#[test]
-fn a_backup_taken_while_an_ingest_runs_is_consistent() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path();
-    let mut rng = common::Rng(9);
+/// Write 30,000 generated documents to `big.jsonl` in `dir` and start `fpdb ingest` on them
+/// (nshash, batches of 64, so a reader meets many flushes).
+fn spawn_big_ingest(dir: &Path, seed: u64) -> std::process::Child {
+    let mut rng = common::Rng(seed);
     let mut body = String::new();
     for i in 0..30_000 {
         let text = common::synthetic_doc(&mut rng, 3);
         body.push_str(&serde_json::json!({"id": format!("d{i}"), "text": text}).to_string());
         body.push('\n');
     }
-    std::fs::write(p.join("big.jsonl"), body).unwrap();
-    let mut ingest = common::fpdb()
-        .current_dir(p)
+    std::fs::write(dir.join("big.jsonl"), body).unwrap();
+    common::fpdb()
+        .current_dir(dir)
         .args([
             "-q",
             "ingest",
@@ -124,7 +123,14 @@ fn a_backup_taken_while_an_ingest_runs_is_consistent() {
         ])
         .stdout(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_backup_taken_while_an_ingest_runs_is_consistent() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let mut ingest = spawn_big_ingest(p, 9);
     // Wait for the store to exist, then back it up (read-only view) while it grows.
     let mut taken = 0;
     for i in 0..200 {
@@ -261,28 +267,8 @@ fn reads_while_an_ingest_runs_succeed() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
     let mut rng = common::Rng(11);
-    let mut body = String::new();
-    for i in 0..30_000 {
-        let text = common::synthetic_doc(&mut rng, 3);
-        body.push_str(&serde_json::json!({"id": format!("d{i}"), "text": text}).to_string());
-        body.push('\n');
-    }
-    std::fs::write(p.join("big.jsonl"), body).unwrap();
     std::fs::write(p.join("page.txt"), common::synthetic_doc(&mut rng, 3)).unwrap();
-    let mut ingest = common::fpdb()
-        .current_dir(p)
-        .args([
-            "-q",
-            "ingest",
-            "big.jsonl",
-            "--algos",
-            "nshash",
-            "--batch-size",
-            "64",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut ingest = spawn_big_ingest(p, 11);
     let mut reads = 0;
     let mut seen = Vec::new();
     for _ in 0..400 {
@@ -329,17 +315,9 @@ fn reads_while_an_ingest_runs_succeed() {
 fn a_flipped_byte_in_a_table_file_is_reported_with_its_file() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    docs(
-        p,
-        "in.jsonl",
-        &(0..3000)
-            .map(|i| format!("d{i}"))
-            .collect::<Vec<_>>()
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-        5,
-    );
+    let ids: Vec<String> = (0..3000).map(|i| format!("d{i}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    docs(p, "in.jsonl", &ids, 5);
     let o = run(p, &["-q", "ingest", "in.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let mut tables: Vec<_> = std::fs::read_dir(p.join("fpdb.db"))

@@ -3,17 +3,8 @@
 
 mod common;
 
-use fpdb::{Document, Fpdb, OnExisting, Outcome, Settings};
-
-fn export(db: &Fpdb) -> Vec<Outcome> {
-    let mut v = Vec::new();
-    db.export(&mut |o| {
-        v.push(o);
-        Ok(())
-    })
-    .unwrap();
-    v
-}
+use common::export_outcomes as export;
+use fpdb::{Document, Fpdb, OnExisting, Settings};
 
 fn ingest_all(db: &mut Fpdb, docs: &[Document]) {
     for d in docs {

@@ -70,3 +70,14 @@ pub fn synthetic_doc(rng: &mut Rng, sentences: usize) -> String {
     }
     s
 }
+
+/// Every stored document's outcome, in store order (`Fpdb::export` collected).
+pub fn export_outcomes(db: &fpdb::Fpdb) -> Vec<fpdb::Outcome> {
+    let mut v = Vec::new();
+    db.export(&mut |o| {
+        v.push(o);
+        Ok(())
+    })
+    .unwrap();
+    v
+}
