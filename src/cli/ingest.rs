@@ -86,11 +86,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         defer_pages: true,
         ..a.input.read_options()
     };
-    // The store writes are the one sequential stage: the fingerprinting threads yield the
-    // cores to them (lower priority), so the writer is never the thread that waits.
-    let mut pool = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("fpdb-fp-{i}"))
-        .start_handler(|_| lower_thread_priority());
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("fpdb-fp-{i}"));
     if let Some(t) = a.threads {
         pool = pool.num_threads(t.max(1));
     }
@@ -190,16 +186,6 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     } else {
         EXIT_OK
     })
-}
-
-/// Lower the calling thread's scheduling priority (Linux: per-thread nice 10); best effort.
-fn lower_thread_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread; no memory is passed.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
 }
 
 /// A retention asked for: seconds, or None for `off`.
