@@ -1,4 +1,6 @@
 //! Print, for every labeled pair of a dev set, the signals a decision rule can use:
+//! sentence overlap, shingle resemblance (the sketch's estimate), exact 4-gram Jaccard and
+//! containment (shared 4-grams over the smaller document's).
 //! `cargo run --release --example pair_features -- corpus.jsonl pairs.tsv > features.tsv`
 
 use std::collections::HashMap;
@@ -12,14 +14,20 @@ fn main() {
         .map(|d| (d.id, d.text))
         .collect();
     let fp = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
-    println!("kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance");
+    println!(
+        "kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance\toverlap\tresemblance\tjaccard4\tcontainment4"
+    );
     for p in fpdb::eval::read_pairs(&pairs).unwrap() {
         let (Some(a), Some(b)) = (docs.get(&p.a), docs.get(&p.b)) else {
             continue;
         };
         let e = fpdb::explain::explain(a, b, &fp);
+        let (ga, gb) = (grams(&fp.prepare(a)), grams(&fp.prepare(b)));
+        let both = ga.intersection(&gb).count() as f64;
+        let jaccard = both / (ga.len() + gb.len()).saturating_sub(both as usize).max(1) as f64;
+        let containment = both / ga.len().min(gb.len()).max(1) as f64;
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{:.3}\t{:.3}",
             p.kind,
             u8::from(p.duplicate),
             a.chars().count(),
@@ -27,7 +35,20 @@ fn main() {
             e.sentences_a.len(),
             e.sentences_b.len(),
             e.shared_sentences.len(),
-            e.comparison.distance.map_or(-1, |d| d as i64)
+            e.comparison.distance.map_or(-1, |d| d as i64),
+            e.comparison.overlap,
+            e.comparison.resemblance.unwrap_or(-1.0),
+            jaccard,
+            containment,
         );
     }
+}
+
+/// Every character 4-gram of the letters and digits (exact, for comparison with the sketches).
+fn grams(text: &str) -> std::collections::HashSet<[char; 4]> {
+    let c: Vec<char> = text
+        .chars()
+        .filter(|&c| fpdb::text::sentences::is_word_char(c))
+        .collect();
+    c.windows(4).map(|w| [w[0], w[1], w[2], w[3]]).collect()
 }

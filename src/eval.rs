@@ -110,12 +110,13 @@ pub struct PairError {
     pub label: u8,
 }
 
-/// Fingerprint every document once with the options `settings` resolve to (both algorithms
-/// on), in parallel.
+/// Fingerprint every document once with the options `settings` resolve to (every algorithm
+/// on: minhash with the bands asked for, else the default ones), in parallel.
 pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fingerprints>> {
     let opts = Settings {
         nshash: Some(true),
         simhash: Some(true),
+        minhash_bands: settings.minhash_bands.filter(|&b| b > 0),
         ..settings.clone()
     }
     .resolve()?;
@@ -136,6 +137,7 @@ pub fn evaluate(
         .settings(settings.clone())
         .open_in_memory()?;
     let (use_ns, use_sim) = (db.options().nshash, db.options().simhash);
+    let use_minhash = db.options().minhash_bands > 0;
     let mut sid: HashMap<&str, u64> = HashMap::new();
     for (d, fp) in docs.iter().zip(fps) {
         let mut fp = fp.clone();
@@ -144,6 +146,9 @@ pub fn evaluate(
         }
         if !use_sim {
             fp.simhash = None;
+        }
+        if !use_minhash {
+            fp.bands.clear();
         }
         db.ingest(d, fp, OnExisting::Skip)?;
     }

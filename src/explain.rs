@@ -1,7 +1,7 @@
 //! Why two texts match or not: the sentences nshash keeps from each and the ones they share,
 //! the similarity that verifies candidates (sentence overlap, shingle resemblance), the simhash
-//! distance, and the weighted terms found in one text only. Two documents are linked when
-//! (nshash_match or simhash_match) and verified.
+//! distance, the MinHash bands they share, and the weighted terms found in one text only. Two
+//! documents are linked when (nshash_match or simhash_match or minhash_match) and verified.
 //!
 //! Stored documents (whose texts are not kept) are compared on their stored fingerprints:
 //! [`compare`] gives the same decision signals without sentences and terms.
@@ -37,12 +37,16 @@ pub struct Comparison {
     pub distance: Option<u32>,
     /// Whether simhash alone would link them (distance <= k).
     pub simhash_match: bool,
+    /// MinHash band keys present in both (0 when the store has no minhash).
+    pub shared_bands: usize,
+    /// Whether minhash alone would make them candidates (one shared band).
+    pub minhash_match: bool,
 }
 
 impl Comparison {
     /// Whether the store links the two: a candidate from either algorithm, verified.
     pub fn linked(&self) -> bool {
-        (self.nshash_match || self.simhash_match) && self.verified
+        (self.nshash_match || self.simhash_match || self.minhash_match) && self.verified
     }
 }
 
@@ -55,12 +59,21 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .min(b.nshash.len())
         .max(1);
     let overlap = nshash::overlap(&a.sketch, &b.sketch);
-    let similarity = nshash::similarity(&a.sketch, &a.shingles, &b.sketch, &b.shingles);
+    let similarity = nshash::similarity(
+        &a.sketch,
+        &a.shingles,
+        &b.sketch,
+        &b.shingles,
+        opts.long_resemblance(),
+    );
     let distance = a
         .simhash
         .zip(b.simhash)
         .map(|(x, y)| simhash::hamming(x, y));
+    let shared_bands = a.bands.iter().filter(|h| b.bands.contains(h)).count();
     Comparison {
+        shared_bands,
+        minhash_match: opts.minhash_bands > 0 && shared_bands > 0,
         shared_nshash: shared,
         nshash_match: opts.nshash && shared >= need,
         overlap,
@@ -109,13 +122,13 @@ fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f
 /// Explain the pair (`a`, `b`) under a store's settings.
 pub fn explain(a: &str, b: &str, fp: &Fingerprinter) -> Explanation {
     let opts = fp.options();
-    let (na, nb) = (crate::text::prepare(a, opts), crate::text::prepare(b, opts));
+    // The text the store fingerprints (with reflow, Chinese lines joined first).
+    let (na, nb) = (fp.prepare(a), fp.prepare(b));
     let (sa, sb) = (
         nshash::top_sentence_keys(&na, opts),
         nshash::top_sentence_keys(&nb, opts),
     );
     let shared: Vec<String> = sa.iter().filter(|s| sb.contains(s)).cloned().collect();
-    // The same features the store hashes (with reflow, Chinese lines joined first).
     let (ta, tb) = (fp.simhash_features(&na), fp.simhash_features(&nb));
     Explanation {
         comparison: compare(

@@ -169,6 +169,19 @@ pub struct Options {
     pub simhash_blocks: u32,
     /// The number of documents the store is sized for (chooses `simhash_blocks`).
     pub expected_docs: u64,
+    /// MinHash LSH over character 4-grams ([`crate::fingerprint::nshash::bands`]): band keys
+    /// per document, each indexed like a sentence hash (0 = off; stores made before this
+    /// setting: off). A candidate found through a band is verified like any other.
+    #[serde(default)]
+    pub minhash_bands: u32,
+    /// MinHash LSH: minima hashed into one band key.
+    #[serde(default)]
+    pub minhash_rows: u32,
+    /// With `reflow`: the 4-gram resemblance at which a candidate of more than three
+    /// sentences is accepted on its shingles alone, in percent (stores made before this
+    /// setting: 90; see [`crate::fingerprint::nshash::similarity`]).
+    #[serde(default = "Options::legacy_resemblance")]
+    pub verify_resemblance_pct: u32,
 }
 
 impl Default for Options {
@@ -189,6 +202,9 @@ impl Default for Options {
             simhash_k: 3,
             simhash_blocks: 0,
             expected_docs: 10_000_000,
+            minhash_bands: 12,
+            minhash_rows: 4,
+            verify_resemblance_pct: 60,
         };
         o.simhash_blocks = crate::index::choose_blocks(o.simhash_k, o.expected_docs);
         o
@@ -196,9 +212,21 @@ impl Default for Options {
 }
 
 impl Options {
+    fn legacy_resemblance() -> u32 {
+        90
+    }
+
+    /// [`Options::verify_resemblance_pct`] as a fraction.
+    pub fn long_resemblance(&self) -> f64 {
+        self.verify_resemblance_pct as f64 / 100.0
+    }
+
     /// Check ranges and fill derived values (`simhash_blocks` when 0).
     pub fn validate(mut self) -> Result<Self> {
-        if !self.nshash && !self.simhash {
+        if self.minhash_bands == 0 {
+            self.minhash_rows = 0;
+        }
+        if !self.nshash && !self.simhash && self.minhash_bands == 0 {
             return Err(Error::InvalidOption(
                 "at least one algorithm must be enabled".into(),
             ));
@@ -220,11 +248,26 @@ impl Options {
                 self.verify_overlap_pct
             )));
         }
+        if self.verify_resemblance_pct > 100 {
+            return Err(Error::InvalidOption(format!(
+                "verify resemblance = {}% (0..=100)",
+                self.verify_resemblance_pct
+            )));
+        }
         if self.simhash_k > 16 {
             return Err(Error::InvalidOption(format!(
                 "simhash k = {} (0..=16)",
                 self.simhash_k
             )));
+        }
+        if self.minhash_bands > 64 || self.minhash_bands * self.minhash_rows.max(1) > 256 {
+            return Err(Error::InvalidOption(format!(
+                "minhash {} bands x {} rows (at most 64 bands, 256 minima)",
+                self.minhash_bands, self.minhash_rows
+            )));
+        }
+        if self.minhash_bands > 0 && self.minhash_rows == 0 {
+            return Err(Error::InvalidOption("minhash rows = 0 (at least 1)".into()));
         }
         if self.expected_docs == 0 {
             return Err(Error::InvalidOption(

@@ -31,6 +31,7 @@ pub(super) enum FormatArg {
 pub(super) enum Algo {
     Nshash,
     Simhash,
+    Minhash,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -56,7 +57,7 @@ pub(super) enum HashArg {
 /// the store's (an error names both values otherwise).
 #[derive(Args, Debug, Default)]
 pub(super) struct SettingsArgs {
-    /// Algorithms to use, comma-separated [default: nshash,simhash]
+    /// Algorithms to use, comma-separated [default: nshash,simhash,minhash]
     #[arg(
         long,
         value_delimiter = ',',
@@ -84,6 +85,11 @@ pub(super) struct SettingsArgs {
     /// re-wrapped ones (0 = off) [default: 60]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) verify_overlap: Option<u32>,
+    /// With --reflow: a candidate of more than three sentences is also accepted when its
+    /// character 4-gram resemblance reaches this % (catches moved lines and heavy edits)
+    /// [default: 60]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) verify_resemblance: Option<u32>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -110,6 +116,12 @@ pub(super) struct SettingsArgs {
     /// simhash: blocks of the permuted index (default: chosen from --expected-docs)
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_blocks: Option<u32>,
+    /// minhash: LSH bands, each a key in the store (0 = no minhash) [default: 12]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) minhash_bands: Option<u32>,
+    /// minhash: rows (minima) per band [default: 4]
+    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    pub(super) minhash_rows: Option<u32>,
     /// Number of documents the store is sized for [default: 10000000]
     #[arg(long, help_heading = "Store settings (fixed at creation)", value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) expected_docs: Option<u64>,
@@ -131,6 +143,17 @@ impl SettingsArgs {
         Ok(Settings {
             nshash: self.algos.as_ref().map(|a| a.contains(&Algo::Nshash)),
             simhash: self.algos.as_ref().map(|a| a.contains(&Algo::Simhash)),
+            minhash_bands: match &self.algos {
+                Some(a) if !a.contains(&Algo::Minhash) => {
+                    if self.minhash_bands.is_some_and(|b| b > 0) {
+                        anyhow::bail!("--minhash-bands needs minhash in --algos");
+                    }
+                    Some(0)
+                }
+                _ => self.minhash_bands,
+            },
+            minhash_rows: self.minhash_rows,
+            verify_resemblance_pct: self.verify_resemblance,
             t2s: self.t2s,
             nshash_n: self.nshash_n,
             nshash_hash: self.nshash_hash.map(|h| match h {

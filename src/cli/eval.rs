@@ -22,7 +22,8 @@ pub(super) struct EvalArgs {
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
     #[arg(long)]
     pub(super) pairs: PathBuf,
-    /// Configurations to score: nshash, simhash, default (both) [default: all three]
+    /// Configurations to score: nshash, simhash, minhash alone, or default (the store
+    /// settings given, else the defaults) [default: all four]
     #[arg(long, value_delimiter = ',')]
     pub(super) algo: Vec<EvalAlgo>,
     /// Learn simhash's IDF table from the corpus itself (first pass) instead of using jieba's
@@ -45,6 +46,7 @@ pub(super) struct EvalArgs {
 pub(super) enum EvalAlgo {
     Nshash,
     Simhash,
+    Minhash,
     Default,
 }
 
@@ -81,21 +83,22 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     }
     let fps = fpdb::eval::fingerprint_all(&docs, &base)?;
     let algos = if a.algo.is_empty() {
-        vec![EvalAlgo::Nshash, EvalAlgo::Simhash, EvalAlgo::Default]
+        vec![
+            EvalAlgo::Nshash,
+            EvalAlgo::Simhash,
+            EvalAlgo::Minhash,
+            EvalAlgo::Default,
+        ]
     } else {
         a.algo.clone()
     };
     let mut reports = Vec::new();
     for algo in algos {
-        let (name, ns, sim) = match algo {
-            EvalAlgo::Nshash => ("nshash", true, false),
-            EvalAlgo::Simhash => ("simhash", false, true),
-            EvalAlgo::Default => ("default", true, true),
-        };
-        let s = Settings {
-            nshash: Some(ns),
-            simhash: Some(sim),
-            ..base.clone()
+        let (name, s) = match algo {
+            EvalAlgo::Nshash => ("nshash", only(&base, true, false, false)),
+            EvalAlgo::Simhash => ("simhash", only(&base, false, true, false)),
+            EvalAlgo::Minhash => ("minhash", only(&base, false, false, true)),
+            EvalAlgo::Default => ("default", base.clone()),
         };
         reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
     }
@@ -156,4 +159,18 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// `base` with only the algorithms named on (minhash with `base`'s bands, else the default).
+fn only(base: &Settings, nshash: bool, simhash: bool, minhash: bool) -> Settings {
+    Settings {
+        nshash: Some(nshash),
+        simhash: Some(simhash),
+        minhash_bands: if minhash {
+            base.minhash_bands.filter(|&b| b > 0)
+        } else {
+            Some(0)
+        },
+        ..base.clone()
+    }
 }

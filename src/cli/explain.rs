@@ -138,10 +138,10 @@ pub(super) fn print_comparison(
     );
     if let Some(r) = c.resemblance {
         outln!(
-            "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {:.0}%)",
+            "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {}%)",
             100.0 * r,
             fpdb::fingerprint::nshash::SHORT_SENTENCES,
-            100.0 * fpdb::fingerprint::nshash::LONG_RESEMBLANCE
+            opts.verify_resemblance_pct
         );
     }
     outln!(
@@ -163,6 +163,14 @@ pub(super) fn print_comparison(
             if c.simhash_match { "match" } else { "no match" }
         ),
         None => outln!("simhash: not computed (off, or no terms)"),
+    }
+    if opts.minhash_bands > 0 {
+        outln!(
+            "minhash: {} of {} bands shared -> {}",
+            c.shared_bands,
+            opts.minhash_bands,
+            if c.minhash_match { "match" } else { "no match" }
+        );
     }
     Ok(())
 }

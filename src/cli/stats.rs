@@ -28,11 +28,16 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
             .collect();
         outln!("tables MiB   {}", cfs.join(", "));
-        outln!(
-            "algorithms   {}{}",
-            if o.nshash { "nshash " } else { "" },
-            if o.simhash { "simhash" } else { "" }
-        );
+        let algos: Vec<&str> = [
+            (o.nshash, "nshash"),
+            (o.simhash, "simhash"),
+            (o.minhash_bands > 0, "minhash"),
+        ]
+        .iter()
+        .filter(|a| a.0)
+        .map(|a| a.1)
+        .collect();
+        outln!("algorithms   {}", algos.join(" "));
         outln!(
             "nshash       n={} hash={} min_sentence_chars={} min_shared={}",
             o.nshash_n,
@@ -47,6 +52,13 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             s.simhash_tables,
             o.expected_docs
         );
+        if o.minhash_bands > 0 {
+            outln!(
+                "minhash      bands={} rows={} (4-gram minima, one-permutation hashing)",
+                o.minhash_bands,
+                o.minhash_rows
+            );
+        }
         outln!(
             "terms        features={} stopwords={} idf={}",
             o.simhash_features,
@@ -54,10 +66,11 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_idf
         );
         outln!(
-            "text         t2s={} reflow={} verify_overlap={}%",
+            "text         t2s={} reflow={} verify_overlap={}% verify_resemblance={}%",
             o.t2s,
             o.reflow,
-            o.verify_overlap_pct
+            o.verify_overlap_pct,
+            o.verify_resemblance_pct
         );
     }
     Ok(EXIT_OK)

@@ -152,13 +152,14 @@ impl Fpdb {
     /// What `doc` finds in the store (read-only; runs on many threads at once).
     fn found(&self, doc: &Document, fps: &Fingerprints, skip: bool) -> Result<Found> {
         let mut f = Found::default();
+        let long = self.opts.long_resemblance();
         if let Some(seq) = self.seq_of(&doc.id)? {
             f.existing = Some((seq, self.doc(seq)?.similar_id));
             if skip {
                 return Ok(f);
             }
         }
-        f.holders = self.nshash_holders(&fps.nshash)?;
+        f.holders = self.nshash_holders(&fps.postings())?;
         if let Some(q) = fps.simhash {
             f.simhash = self.simhash_candidates(q)?;
         }
@@ -170,7 +171,7 @@ impl Fpdb {
         for seq in seqs {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
                 let rec = self.doc(seq)?;
-                let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles);
+                let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles, long);
                 e.insert((rec.id, rec.similar_id, overlap));
             }
         }
@@ -200,7 +201,7 @@ impl Fpdb {
             });
         }
         let mut holders = f.holders;
-        for h in &fps.nshash {
+        for h in fps.nshash.iter().chain(&fps.bands) {
             if !holders.contains_key(h) {
                 if let Some(&v) = batch.holders.get(h) {
                     holders.insert(*h, v);
@@ -218,21 +219,22 @@ impl Fpdb {
             }
         }
         let verified = f.verified;
+        let long = self.opts.long_resemblance();
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
             if let Some(d) = batch.docs.get(&seq) {
-                let overlap = similarity(&fps.sketch, &fps.shingles, &d.sketch, &d.shingles);
+                let overlap = similarity(&fps.sketch, &fps.shingles, &d.sketch, &d.shingles, long);
                 return Ok((d.id.clone(), d.similar_id, overlap));
             }
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());
             }
             let rec = self.doc(seq)?;
-            let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles);
+            let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles, long);
             Ok((rec.id, rec.similar_id, overlap))
         })?;
         let saved = self.counters();
         let (mark, marked) = (bulk.len(), records.len());
-        let nshash = fps.nshash.clone();
+        let postings = fps.postings();
         let simhash = fps.simhash;
         let (sketch, shingles) = (fps.sketch.clone(), fps.shingles.clone());
         let mut staged = Batch::new();
@@ -261,7 +263,7 @@ impl Fpdb {
         };
         let seq = self.next_seq - 1;
         let target = outcome.similar_id.expect("a placed document has a cluster");
-        for h in nshash {
+        for h in postings {
             batch.holders.entry(h).or_insert((seq, target));
         }
         if let Some(q) = simhash {
@@ -290,7 +292,7 @@ impl Fpdb {
         let encode = || {
             records
                 .par_iter()
-                .map(|(seq, r)| (schema::u64_key(*seq), schema::encode(r)))
+                .map(|(seq, r)| (schema::u64_key(*seq), schema::encode_doc(r)))
                 .collect::<Vec<_>>()
         };
         let encoded = match self.lookup_pool.get() {

@@ -100,7 +100,7 @@ impl Fpdb {
         let mut b = Batch::new();
         b.delete(Cf::Docs, schema::u64_key(seq));
         b.delete(Cf::DocIds, rec.id.as_bytes());
-        for &h in &rec.nshash {
+        for &h in rec.postings() {
             b.delete(Cf::Nshash, schema::nshash_key(h, seq));
         }
         if let Some(q) = rec.simhash {
@@ -207,12 +207,12 @@ impl Fpdb {
                 let seq = members[i];
                 let mut r = recs[i].clone();
                 r.similar_id = id;
-                for &h in &r.nshash {
+                for &h in r.postings() {
                     b.put(Cf::Nshash, schema::nshash_key(h, seq), schema::u64_key(id));
                 }
                 b.delete(Cf::Members, schema::members_key(root, seq));
                 b.put(Cf::Members, schema::members_key(id, seq), Vec::new());
-                b.put(Cf::Docs, schema::u64_key(seq), schema::encode(&r));
+                b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&r));
             }
         }
         Ok(())

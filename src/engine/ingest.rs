@@ -100,7 +100,7 @@ impl Fpdb {
             }
         }
         let mut b = Batch::new();
-        b.put(Cf::Docs, schema::u64_key(seq), schema::encode(&rec));
+        b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&rec));
         self.store.write(b)?;
         Ok(Outcome {
             id: rec.id,
@@ -184,7 +184,7 @@ impl Fpdb {
         let (mut outcome, first_seq, record) =
             self.place(doc, fps, &lk, reuse, &mut batch, &mut bulk, super::now())?;
         let seq = self.next_seq - 1;
-        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode(&record));
+        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&record));
         if first_seq != seq {
             outcome.duplicate_of = Some(self.doc(first_seq)?.id);
         }
@@ -212,7 +212,7 @@ impl Fpdb {
         self.doc_count += 1;
         let (target, merged, first_seq) = self.join(lk, seq, reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
-        for &h in &fps.nshash {
+        for &h in fps.nshash.iter().chain(&fps.bands) {
             bulk.put(
                 Cf::Nshash,
                 schema::nshash_key(h, seq),
@@ -243,6 +243,7 @@ impl Fpdb {
             similar_id: target,
             matches: stored_matches,
             time,
+            bands: fps.bands,
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
@@ -267,4 +268,5 @@ pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
         && rec.sketch == fps.sketch
         && rec.shingles == fps.shingles
         && rec.chars == fps.chars
+        && rec.bands == fps.bands
 }

@@ -121,7 +121,7 @@ impl Fpdb {
     }
 
     pub(super) fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
-        let holders = self.nshash_holders(&fps.nshash)?;
+        let holders = self.nshash_holders(&fps.postings())?;
         let simhash = match fps.simhash {
             Some(q) => self.simhash_candidates(q)?,
             None => BTreeMap::new(),
@@ -133,13 +133,14 @@ impl Fpdb {
                 &fps.shingles,
                 &rec.sketch,
                 &rec.shingles,
+                self.opts.long_resemblance(),
             );
             Ok((rec.id, rec.similar_id, overlap))
         })
     }
 
     /// The decision inputs of `fps` from what was found for it: the holder of each sentence
-    /// hash (`holders`), the simhash neighbours (`simhash`: seq -> distance) and `verify`, which
+    /// hash and band key (`holders`), the simhash neighbours (`simhash`: seq -> distance) and `verify`, which
     /// gives a candidate's (id, similar_id at ingest, overlap with `fps`). The one place the
     /// rules live: [`Fpdb::lookup`] feeds it from the store, a batch from the store plus the
     /// documents of the batch decided before.
@@ -171,6 +172,16 @@ impl Fpdb {
                     raw.push((seq, "nshash", shared as f64 / total, None));
                 }
             }
+        }
+        // minhash: each band key names its oldest holder; one shared band makes a candidate.
+        let mut bands: BTreeMap<u64, usize> = BTreeMap::new();
+        for h in &fps.bands {
+            if let Some(&(seq, _)) = holders.get(h) {
+                *bands.entry(seq).or_default() += 1;
+            }
+        }
+        for (seq, shared) in bands {
+            raw.push((seq, "minhash", shared as f64 / fps.bands.len() as f64, None));
         }
         for (seq, d) in simhash {
             raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));

@@ -204,7 +204,7 @@ impl Fpdb {
     pub(super) fn doc(&self, seq: u64) -> Result<DocRecord> {
         let k = schema::u64_key(seq);
         match self.store.get(Cf::Docs, &k)? {
-            Some(v) => schema::decode(Cf::Docs, &k, &v),
+            Some(v) => schema::decode_doc(&k, &v),
             None => Err(schema::corrupt(
                 Cf::Docs,
                 &k,

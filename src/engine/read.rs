@@ -32,6 +32,7 @@ impl Fpdb {
                 sketch: rec.sketch,
                 shingles: rec.shingles,
                 chars: rec.chars,
+                bands: rec.bands,
             },
             id: rec.id,
             url: rec.url,
@@ -69,7 +70,7 @@ impl Fpdb {
         loop {
             records.clear();
             self.store.scan(Cf::Docs, &start, &end, &mut |k, v| {
-                match schema::decode::<DocRecord>(Cf::Docs, k, v) {
+                match schema::decode_doc(k, v) {
                     Ok(r) => records.push((schema::decode_u64(Cf::Docs, k, k).unwrap_or(0), r)),
                     Err(e) => err = Some(e),
                 }
@@ -185,7 +186,7 @@ impl Fpdb {
         }
         let k = schema::u64_key(seq);
         match self.store.get(Cf::Docs, &k)? {
-            Some(v) => Ok(Some(schema::decode::<DocRecord>(Cf::Docs, &k, &v)?.id)),
+            Some(v) => Ok(Some(schema::decode_doc(&k, &v)?.id)),
             None => Ok(None),
         }
     }
@@ -199,7 +200,7 @@ impl Fpdb {
             .scan(Cf::Docs, &schema::u64_key(from), &end, &mut |k, val| {
                 match (
                     schema::decode_u64(Cf::Docs, k, k),
-                    schema::decode::<DocRecord>(Cf::Docs, k, val),
+                    schema::decode_doc(k, val),
                 ) {
                     (Ok(seq), Ok(r)) => recs.push((seq, r)),
                     (Err(e), _) | (_, Err(e)) => err = Some(e),

@@ -44,6 +44,12 @@ pub struct Settings {
     pub simhash_blocks: Option<u32>,
     /// Expected number of documents.
     pub expected_docs: Option<u64>,
+    /// MinHash LSH bands (0 = off).
+    pub minhash_bands: Option<u32>,
+    /// MinHash LSH rows per band.
+    pub minhash_rows: Option<u32>,
+    /// Resemblance (percent) that verifies a longer candidate on its shingles alone.
+    pub verify_resemblance_pct: Option<u32>,
 }
 
 macro_rules! each_setting {
@@ -62,6 +68,9 @@ macro_rules! each_setting {
         $m!(simhash_k, "simhash_k");
         $m!(simhash_blocks, "simhash_blocks");
         $m!(expected_docs, "expected_docs");
+        $m!(minhash_bands, "minhash_bands");
+        $m!(minhash_rows, "minhash_rows");
+        $m!(verify_resemblance_pct, "verify_resemblance_pct");
     };
 }
 

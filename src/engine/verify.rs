@@ -56,7 +56,7 @@ impl Fpdb {
             seen.verified.roots.insert(root);
             seen.seqs.insert(seq);
             seen.with_simhash += u64::from(r.simhash.is_some());
-            seen.postings += r.nshash.iter().collect::<BTreeSet<_>>().len() as u64;
+            seen.postings += r.postings().collect::<BTreeSet<_>>().len() as u64;
             seen.members.entry(root).or_insert((0, seq)).0 += 1;
             Ok(())
         })?;
@@ -80,7 +80,7 @@ impl Fpdb {
             )));
         }
         let (root, _) = self.find(r.similar_id)?;
-        for &h in &r.nshash {
+        for &h in r.postings() {
             let unindexed = || bad(format!("sentence hash {h:016x} of {} is not indexed", r.id));
             if self.legacy {
                 self.nshash_holder(h)?.ok_or_else(unindexed)?;

@@ -28,12 +28,20 @@ pub struct Fingerprints {
     pub shingles: Vec<u32>,
     /// Characters of normalized text.
     pub chars: u64,
+    /// MinHash band keys (empty when the store has no minhash).
+    #[serde(default)]
+    pub bands: Vec<u64>,
 }
 
 impl Fingerprints {
+    /// Sentence hashes and band keys: what the store posts under this document.
+    pub fn postings(&self) -> Vec<u64> {
+        self.nshash.iter().chain(&self.bands).copied().collect()
+    }
+
     /// Whether there is nothing to match this document on.
     pub fn is_empty(&self) -> bool {
-        self.nshash.is_empty() && self.simhash.is_none()
+        self.nshash.is_empty() && self.simhash.is_none() && self.bands.is_empty()
     }
 }
 
@@ -124,13 +132,18 @@ impl Fingerprinter {
     /// Compute the fingerprints of text already [`Fingerprinter::prepare`]d.
     pub fn fingerprint_prepared(&self, text: &str) -> Fingerprints {
         let opts = &self.opts;
-        let (mut top, sketch, shingles, chars) = if opts.reflow {
+        let (mut top, sketch, shingles, chars, bands) = if opts.reflow {
             let s = nshash::scan(text, opts);
-            (s.top, s.sketch, s.shingles, s.chars)
+            (s.top, s.sketch, s.shingles, s.chars, s.bands)
         } else {
             let (top, sketch) = nshash::nshash_and_sketch(text, opts);
             let shingles = nshash::shingles(text, sketch.len(), false);
-            (top, sketch, shingles, text.chars().count() as u64)
+            let bands = nshash::bands(
+                text,
+                opts.minhash_bands as usize,
+                opts.minhash_rows as usize,
+            );
+            (top, sketch, shingles, text.chars().count() as u64, bands)
         };
         if !opts.nshash {
             top.clear();
@@ -145,6 +158,7 @@ impl Fingerprinter {
             sketch,
             shingles,
             chars,
+            bands,
         }
     }
 }

@@ -99,6 +99,8 @@ pub struct Scan {
     pub shingles: Vec<u32>,
     /// Characters of the text.
     pub chars: u64,
+    /// MinHash band keys (see [`bands`]; empty when the store has none).
+    pub bands: Vec<u64>,
 }
 
 /// [`nshash_and_sketch`], [`shingles`] (`all`) and the character count of `normalized` in
@@ -126,6 +128,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         key.clear();
     };
     let mut grams: Vec<u32> = Vec::with_capacity(SHINGLES_K_ALL + 1);
+    let mut bins = Bins::new(opts.minhash_bands as usize, opts.minhash_rows as usize);
     let mut window = ['\0'; 4];
     let mut words = 0usize;
     let mut chars = 0u64;
@@ -154,14 +157,19 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
             window = [window[1], window[2], window[3], c];
             words += 1;
             if words >= 4 {
-                bottom_insert(&mut grams, gram_hash(&window), SHINGLES_K_ALL);
+                let h = gram_hash(&window);
+                bottom_insert(&mut grams, h, SHINGLES_K_ALL);
+                bins.add(h);
             }
         }
     }
     end_sentence(&mut key, n, blank);
     if (1..4).contains(&words) {
-        grams.push(gram_hash(&window[4 - words..]));
+        let h = gram_hash(&window[4 - words..]);
+        grams.push(h);
+        bins.add(h);
     }
+    let bands = bins.keys();
     if cands.is_empty() {
         // No qualifying sentence: the whole text keys the document (rare; the plain path).
         let (top, sketch) = nshash_and_sketch(normalized, opts);
@@ -170,6 +178,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
             sketch,
             shingles: grams,
             chars,
+            bands,
         };
     }
     let mut sketch: Vec<u32> = cands.iter().map(|c| c.1 as u32).collect();
@@ -184,6 +193,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         sketch,
         shingles: grams,
         chars,
+        bands,
     }
 }
 
@@ -251,6 +261,91 @@ pub fn shingles(normalized: &str, sentences: usize, all: bool) -> Vec<u32> {
     bottom
 }
 
+/// MinHash band keys of the character 4-grams of the letters and digits of `normalized` (the
+/// grams of [`shingles`] with `all`; a text of 1–3 of them is one gram): `bands` keys, each
+/// the hash of `rows` minima. The minima come from one-permutation hashing (each gram's one
+/// hash picks its bin and is its value; Li, Owen & Zhang 2012), empty bins filled from the
+/// next full one (rotation densification; Shrivastava & Li 2014), so a document costs one
+/// hash per gram whatever the number of bins. Two documents whose gram sets have Jaccard `J`
+/// share at least one key with probability about `1 - (1 - J^rows)^bands`. Empty when
+/// `bands` is 0 or the text has no letter or digit. Frozen: stored keys depend on it.
+pub fn bands(normalized: &str, bands: usize, rows: usize) -> Vec<u64> {
+    let mut bins = Bins::new(bands, rows);
+    let chars: Vec<char> = normalized
+        .chars()
+        .filter(|&c| sentences::is_word_char(c))
+        .collect();
+    for w in chars.windows(4.min(chars.len().max(1))) {
+        bins.add(gram_hash(w));
+    }
+    bins.keys()
+}
+
+/// One-permutation MinHash bins (see [`bands`]).
+struct Bins {
+    /// Each bin's smallest hash; `EMPTY` while no gram fell in it.
+    min: Vec<u64>,
+    rows: usize,
+    any: bool,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+impl Bins {
+    fn new(bands: usize, rows: usize) -> Bins {
+        Bins {
+            min: vec![EMPTY; bands * rows],
+            rows,
+            any: false,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, h: u32) {
+        if self.min.is_empty() {
+            return;
+        }
+        let bin = ((h as u64 * self.min.len() as u64) >> 32) as usize;
+        // A bin's values share their high bits: its minimum is the smallest hash in it.
+        let m = &mut self.min[bin];
+        *m = (*m).min(h as u64);
+        self.any = true;
+    }
+
+    /// The band keys (empty when no gram was added).
+    fn keys(self) -> Vec<u64> {
+        if !self.any {
+            return Vec::new();
+        }
+        // A bin no gram fell in takes the value of the next bin that has one, mixed with the
+        // distance, so that two documents fill it alike when they agree on that bin.
+        let n = self.min.len();
+        let filled: Vec<u64> = (0..n)
+            .map(|j| {
+                let mut d = 0;
+                while self.min[(j + d) % n] == EMPTY {
+                    d += 1;
+                }
+                match d {
+                    0 => self.min[j],
+                    _ => fmix64(self.min[(j + d) % n] ^ (d as u64) << 40),
+                }
+            })
+            .collect();
+        filled
+            .chunks(self.rows)
+            .enumerate()
+            .map(|(band, rows)| {
+                let mut x = 0x6d69_6e68_6173_6800 ^ band as u64;
+                for &v in rows {
+                    x = fmix64(x ^ v).rotate_left(23);
+                }
+                fmix64(x)
+            })
+            .collect()
+    }
+}
+
 /// MurmurHash3's 64-bit finalizer: every input bit affects every output bit.
 #[inline]
 fn fmix64(mut x: u64) -> u64 {
@@ -272,12 +367,14 @@ pub fn gram_hash(w: &[char]) -> u32 {
 
 /// The similarity a candidate is verified on: the sentence [`overlap`]; for short documents
 /// the better of it and the shingle [`resemblance`]; for longer ones the resemblance too when
-/// it reaches [`LONG_RESEMBLANCE`].
+/// it reaches `long` (a store's [`crate::Options::long_resemblance`]: [`LONG_RESEMBLANCE`] in
+/// stores made before the setting).
 pub fn similarity(
     a_sketch: &[u32],
     a_shingles: &[u32],
     b_sketch: &[u32],
     b_shingles: &[u32],
+    long: f64,
 ) -> f64 {
     let overlap = overlap(a_sketch, b_sketch);
     if a_shingles.is_empty() || b_shingles.is_empty() {
@@ -285,7 +382,7 @@ pub fn similarity(
     }
     let r = resemblance(a_shingles, b_shingles);
     let short = a_sketch.len().max(b_sketch.len()) <= SHORT_SENTENCES;
-    if short || r >= LONG_RESEMBLANCE {
+    if short || r >= long {
         overlap.max(r)
     } else {
         overlap
@@ -405,6 +502,7 @@ mod tests {
                 shingles: shingles(&text, sketch.len(), true),
                 sketch,
                 chars: text.chars().count() as u64,
+                bands: bands(&text, o.minhash_bands as usize, o.minhash_rows as usize),
             };
             proptest::prop_assert_eq!(scan(&text, &o), want);
         }
@@ -553,9 +651,9 @@ mod tests {
         let ((ka, ha), (kb, hb)) = (sig(&a), sig(&b));
         assert!(ka.len() > SHORT_SENTENCES);
         assert!(overlap(&ka, &kb) < 0.5, "{}", overlap(&ka, &kb));
-        assert!(similarity(&ka, &ha, &kb, &hb) >= LONG_RESEMBLANCE);
+        assert!(similarity(&ka, &ha, &kb, &hb, LONG_RESEMBLANCE) >= LONG_RESEMBLANCE);
         assert!(
-            similarity(&ka, &[], &kb, &[]) < 0.5,
+            similarity(&ka, &[], &kb, &[], LONG_RESEMBLANCE) < 0.5,
             "without shingles: sentences only"
         );
         // A revision: two of the five sentences rewritten.
@@ -573,7 +671,7 @@ mod tests {
         let (ko, ho) = sig(&other);
         let r = resemblance(&ha, &ho);
         assert!(r < LONG_RESEMBLANCE, "{r}");
-        assert_eq!(similarity(&ka, &ha, &ko, &ho), overlap(&ka, &ko));
+        assert_eq!(similarity(&ka, &ha, &ko, &ho, LONG_RESEMBLANCE), overlap(&ka, &ko));
     }
 
     #[test]

@@ -263,6 +263,16 @@ pub struct DocRecord {
     pub matches: Vec<StoredMatch>,
     /// Ingest time, seconds since the Unix epoch.
     pub time: u64,
+    /// MinHash band keys (stores with minhash; each also a posting in `nshash`). Last, so
+    /// that a record without them is encoded as before this field ([`encode_doc`]).
+    pub bands: Vec<u64>,
+}
+
+impl DocRecord {
+    /// Its postings in `nshash`: sentence hashes, then MinHash band keys.
+    pub fn postings(&self) -> impl Iterator<Item = &u64> {
+        self.nshash.iter().chain(&self.bands)
+    }
 }
 
 /// A cluster: its parent after a merge (None for a root), its first document, its size.
@@ -298,6 +308,41 @@ pub fn decode<T: for<'de> Deserialize<'de>>(cf: Cf, key: &[u8], v: &[u8]) -> Res
             .map_err(|e| corrupt(cf, key, e.to_string())),
         Some((ver, _)) => Err(corrupt(cf, key, format!("unknown record version {ver}"))),
         None => Err(corrupt(cf, key, "empty record".into())),
+    }
+}
+
+/// Version of document records that carry MinHash band keys.
+const DOC_RECORD_BANDS: u8 = 2;
+
+/// Encode a document record: without band keys exactly as records were before they existed
+/// (version 1; older binaries read it), with them as version 2.
+pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
+    let mut out = encode(r);
+    if r.bands.is_empty() {
+        // bincode writes the empty `bands` (the last field) as one length byte 0.
+        debug_assert_eq!(out.last(), Some(&0));
+        out.pop();
+    } else {
+        out[0] = DOC_RECORD_BANDS;
+    }
+    out
+}
+
+/// Decode a document record written by [`encode_doc`] (or by [`encode`] before band keys).
+pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
+    match v.split_first() {
+        Some((&RECORD_VERSION, _)) => {
+            let mut full = Vec::with_capacity(v.len() + 1);
+            full.extend_from_slice(v);
+            full.push(0);
+            decode(Cf::Docs, key, &full)
+        }
+        Some((&DOC_RECORD_BANDS, rest)) => {
+            bincode::serde::decode_from_slice(rest, bincode_config())
+                .map(|(r, _)| r)
+                .map_err(|e| corrupt(Cf::Docs, key, e.to_string()))
+        }
+        _ => decode(Cf::Docs, key, v),
     }
 }
 
