@@ -200,7 +200,10 @@ fn chains(docs: &[Doc], n: usize, out: &Path, rng: &mut Rng) {
         set.doc(&id("B"), &b);
         let title = TITLES[rng.index(TITLES.len())];
         let mut bp = paragraphs(&b);
-        bp.insert(1 + rng.index(bp.len()), ADS[rng.index(ADS.len())].to_string());
+        bp.insert(
+            1 + rng.index(bp.len()),
+            ADS[rng.index(ADS.len())].to_string(),
+        );
         let combo = format!("{title}\n\n{}", bp.join("\n\n"));
         set.doc(&id("B#combo"), &char_edits(&combo, rng, 5));
         set.pair(&id("A"), &id("B"), false, "chained_window");
@@ -253,7 +256,10 @@ fn short(docs: &[Doc], n: usize, out: &Path, rng: &mut Rng) {
         set.doc(id, &paras.join("\n\n"));
         let mut edited = paras.clone();
         edited[0] = TITLES[rng.index(TITLES.len())].to_string();
-        edited.insert(1 + rng.index(edited.len()), ADS[rng.index(ADS.len())].to_string());
+        edited.insert(
+            1 + rng.index(edited.len()),
+            ADS[rng.index(ADS.len())].to_string(),
+        );
         let copy = format!("{id}#heavy");
         set.doc(&copy, &char_edits(&edited.join("\n\n"), rng, 5));
         set.pair(id, &copy, true, "edit_short_heavy");

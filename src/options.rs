@@ -182,6 +182,11 @@ pub struct Options {
     /// setting: 90; see [`crate::fingerprint::nshash::similarity`]).
     #[serde(default = "Options::legacy_resemblance")]
     pub verify_resemblance_pct: u32,
+    /// A document joins a cluster (and clusters merge through it) only when it also verifies
+    /// against the cluster's first document, so clusters do not chain through third documents
+    /// (stores made before this setting: off, single linkage).
+    #[serde(default)]
+    pub tight_clusters: bool,
 }
 
 impl Default for Options {
@@ -205,6 +210,7 @@ impl Default for Options {
             minhash_bands: 12,
             minhash_rows: 4,
             verify_resemblance_pct: 60,
+            tight_clusters: true,
         };
         o.simhash_blocks = crate::index::choose_blocks(o.simhash_k, o.expected_docs);
         o
@@ -212,8 +218,11 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The resemblance floor of stores made before the setting.
+    pub const LEGACY_RESEMBLANCE: u32 = 90;
+
     fn legacy_resemblance() -> u32 {
-        90
+        Self::LEGACY_RESEMBLANCE
     }
 
     /// [`Options::verify_resemblance_pct`] as a fraction.

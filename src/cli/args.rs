@@ -90,6 +90,10 @@ pub(super) struct SettingsArgs {
     /// [default: 60]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) verify_resemblance: Option<u32>,
+    /// Join a cluster only when the document also verifies against the cluster's first
+    /// document (no chaining through a third document); false = single linkage [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) tight_clusters: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -154,6 +158,7 @@ impl SettingsArgs {
             },
             minhash_rows: self.minhash_rows,
             verify_resemblance_pct: self.verify_resemblance,
+            tight_clusters: self.tight_clusters,
             t2s: self.t2s,
             nshash_n: self.nshash_n,
             nshash_hash: self.nshash_hash.map(|h| match h {

@@ -66,11 +66,12 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_idf
         );
         outln!(
-            "text         t2s={} reflow={} verify_overlap={}% verify_resemblance={}%",
+            "text         t2s={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={}",
             o.t2s,
             o.reflow,
             o.verify_overlap_pct,
-            o.verify_resemblance_pct
+            o.verify_resemblance_pct,
+            o.tight_clusters
         );
     }
     Ok(EXIT_OK)

@@ -171,7 +171,8 @@ impl Fpdb {
         for seq in seqs {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
                 let rec = self.doc(seq)?;
-                let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles, long);
+                let overlap =
+                    similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles, long);
                 e.insert((rec.id, rec.similar_id, overlap));
             }
         }

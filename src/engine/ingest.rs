@@ -156,6 +156,9 @@ impl Fpdb {
         let mut merged = Vec::new();
         for (&id, rec) in lk.roots.iter().skip(1) {
             trec.size += rec.size;
+            // Ids are not always in age order (a replaced singleton takes its id back): the
+            // merged cluster's first document is the oldest of theirs.
+            trec.first_seq = trec.first_seq.min(rec.first_seq);
             let moved = ClusterRecord {
                 parent: Some(target),
                 ..rec.clone()

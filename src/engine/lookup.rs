@@ -214,6 +214,24 @@ impl Fpdb {
                 e.insert(self.cluster(c.root)?);
             }
         }
+        if self.opts.tight_clusters && min_overlap > 0.0 {
+            // A cluster counts only when the document also verifies against its first
+            // document: no chain of links through a third document joins two that differ.
+            let mut loose = Vec::new();
+            for (&root, rec) in &lk.roots {
+                let overlap = match docs.get(&rec.first_seq) {
+                    Some(d) => d.2,
+                    None => verify(rec.first_seq)?.2,
+                };
+                if overlap < min_overlap {
+                    loose.push(root);
+                }
+            }
+            for root in loose {
+                lk.roots.remove(&root);
+            }
+            lk.candidates.retain(|c| lk.roots.contains_key(&c.root));
+        }
         lk.candidates.sort_by(|a, b| {
             b.overlap
                 .total_cmp(&a.overlap)

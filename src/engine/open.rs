@@ -19,7 +19,7 @@ use crate::text::IdfTable;
 fn create(store: &Staged, settings: &Settings) -> Result<Options> {
     let opts = settings.resolve()?;
     let mut b = Batch::new();
-    b.put(Cf::Meta, meta::FORMAT, schema::format_value());
+    b.put(Cf::Meta, meta::FORMAT, schema::format_for(&opts));
     b.put(
         Cf::Meta,
         meta::OPTIONS,
@@ -55,7 +55,8 @@ impl Fpdb {
             }
             Some(f) => {
                 let legacy = f == schema::format_value_of(schema::LEGACY_FORMAT_VERSION);
-                if f != schema::format_value() && !legacy {
+                let plain = f == schema::format_value_of(schema::PLAIN_FORMAT_VERSION);
+                if f != schema::format_value() && !legacy && !plain {
                     return Err(Error::IncompatibleFormat {
                         found: schema::describe_format(&f),
                         expected: schema::describe_format(&schema::format_value()),
@@ -186,7 +187,7 @@ impl Fpdb {
         self.put_counters(&mut b);
         flush(&mut b, &self.store)?;
         self.store.sync()?;
-        b.put(Cf::Meta, meta::FORMAT, schema::format_value());
+        b.put(Cf::Meta, meta::FORMAT, schema::format_for(&self.opts));
         flush(&mut b, &self.store)?;
         self.store.sync()?;
         self.legacy = false;

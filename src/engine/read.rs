@@ -240,10 +240,10 @@ impl Fpdb {
 pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
     Match {
         id,
-        algo: if m.algo == "nshash" {
-            "nshash"
-        } else {
-            "simhash"
+        algo: match m.algo.as_str() {
+            "nshash" => "nshash",
+            "minhash" => "minhash",
+            _ => "simhash",
         },
         score: m.score,
         distance: (m.algo == "simhash").then(|| ((1.0 - m.score) * 64.0).round() as u32),

@@ -50,6 +50,8 @@ pub struct Settings {
     pub minhash_rows: Option<u32>,
     /// Resemblance (percent) that verifies a longer candidate on its shingles alone.
     pub verify_resemblance_pct: Option<u32>,
+    /// Join a cluster only when its first document verifies too.
+    pub tight_clusters: Option<bool>,
 }
 
 macro_rules! each_setting {
@@ -71,6 +73,7 @@ macro_rules! each_setting {
         $m!(minhash_bands, "minhash_bands");
         $m!(minhash_rows, "minhash_rows");
         $m!(verify_resemblance_pct, "verify_resemblance_pct");
+        $m!(tight_clusters, "tight_clusters");
     };
 }
 

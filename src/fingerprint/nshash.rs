@@ -671,7 +671,10 @@ mod tests {
         let (ko, ho) = sig(&other);
         let r = resemblance(&ha, &ho);
         assert!(r < LONG_RESEMBLANCE, "{r}");
-        assert_eq!(similarity(&ka, &ha, &ko, &ho, LONG_RESEMBLANCE), overlap(&ka, &ko));
+        assert_eq!(
+            similarity(&ka, &ha, &ko, &ho, LONG_RESEMBLANCE),
+            overlap(&ka, &ko)
+        );
     }
 
     #[test]

@@ -72,7 +72,26 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// On-disk format version. Bump on any change to keys, values or fingerprint rules.
 /// 3: `nshash` holds one posting per (sentence hash, holder) and `members` lists each
 /// cluster's documents, so a replaced document's entries can be removed and clusters split.
-pub const FORMAT_VERSION: u32 = 3;
+/// 4: format 3 plus the settings older binaries do not know: MinHash band keys (postings in
+/// `nshash`, version 2 document records), the resemblance floor and tight clusters. A store
+/// whose settings use none of them is written as format 3 (older binaries keep opening it).
+pub const FORMAT_VERSION: u32 = 4;
+
+/// Format 3: the current layout without the settings of format 4.
+pub const PLAIN_FORMAT_VERSION: u32 = 3;
+
+/// The format a store with `opts` is marked with: [`PLAIN_FORMAT_VERSION`] when it uses
+/// nothing of format 4, else [`FORMAT_VERSION`].
+pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
+    let plain = opts.minhash_bands == 0
+        && !opts.tight_clusters
+        && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
+    format_value_of(if plain {
+        PLAIN_FORMAT_VERSION
+    } else {
+        FORMAT_VERSION
+    })
+}
 
 /// The last format whose `nshash` keys are bare hashes (opened read-only, upgraded on a
 /// writable open).
@@ -372,6 +391,86 @@ mod tests {
         assert!(outside.as_slice() >= e.as_slice());
         let (_, e) = simhash_range(2, 0, u64::MAX);
         assert!(simhash_key(3, 0, 0).as_slice() >= e.as_slice());
+    }
+
+    fn doc(bands: Vec<u64>) -> DocRecord {
+        DocRecord {
+            id: "a".into(),
+            url: None,
+            title: Some("t".into()),
+            description: None,
+            keywords: None,
+            chars: 40,
+            nshash: vec![1, 2],
+            simhash: Some(7),
+            sketch: vec![3],
+            shingles: vec![4, 5],
+            similar_id: 9,
+            matches: Vec::new(),
+            time: 11,
+            bands,
+        }
+    }
+
+    #[test]
+    fn document_records_without_bands_keep_the_version_1_encoding() {
+        // The version 1 layout: the same fields without `bands` (what older binaries read).
+        #[derive(Serialize)]
+        struct V1<'a> {
+            id: &'a str,
+            url: Option<String>,
+            title: Option<&'a str>,
+            description: Option<String>,
+            keywords: Option<String>,
+            chars: u64,
+            nshash: Vec<u64>,
+            simhash: Option<u64>,
+            sketch: Vec<u32>,
+            shingles: Vec<u32>,
+            similar_id: u64,
+            matches: Vec<StoredMatch>,
+            time: u64,
+        }
+        let plain = doc(Vec::new());
+        let v1 = encode(&V1 {
+            id: "a",
+            url: None,
+            title: Some("t"),
+            description: None,
+            keywords: None,
+            chars: 40,
+            nshash: vec![1, 2],
+            simhash: Some(7),
+            sketch: vec![3],
+            shingles: vec![4, 5],
+            similar_id: 9,
+            matches: Vec::new(),
+            time: 11,
+        });
+        assert_eq!(encode_doc(&plain), v1);
+        assert_eq!(decode_doc(b"k", &v1).unwrap(), plain);
+        let banded = doc(vec![u64::MAX, 3]);
+        let enc = encode_doc(&banded);
+        assert_eq!(enc[0], DOC_RECORD_BANDS);
+        assert_eq!(decode_doc(b"k", &enc).unwrap(), banded);
+        assert!(decode_doc(b"k", &[3, 0]).is_err());
+        assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn stores_without_the_format_4_settings_stay_format_3() {
+        use crate::options::Options;
+        let legacy: Options = serde_json::from_str(
+            r#"{"nshash":true,"simhash":true,"nshash_n":5,"nshash_hash":"farmhash",
+                "min_sentence_chars":10,"nshash_min_shared":1,"verify_overlap_pct":60,
+                "simhash_k":3,"simhash_blocks":6,"expected_docs":10000000}"#,
+        )
+        .unwrap();
+        assert_eq!(legacy.minhash_bands, 0);
+        assert_eq!(legacy.verify_resemblance_pct, 90);
+        assert!(!legacy.tight_clusters);
+        assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
+        assert_eq!(format_for(&Options::default()), format_value());
     }
 
     #[test]

@@ -1,0 +1,169 @@
+//! The rules of the quality issue, on texts made for them: MinHash band candidates against a
+//! brute-force oracle, a hard-wrapped text whose lines were shuffled (found through bands and
+//! 4-gram resemblance), and chains of overlapping windows (kept apart by tight clusters).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::Rng;
+use fpdb::{Document, Fingerprints, Fpdb, OnExisting, Settings};
+use proptest::prelude::*;
+
+/// Only minhash, no verification: every band candidate is accepted.
+fn bands_only() -> Settings {
+    Settings {
+        nshash: Some(false),
+        simhash: Some(false),
+        verify_overlap_pct: Some(0),
+        tight_clusters: Some(false),
+        ..Default::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Each band key of a query names the oldest stored document holding it; a document is a
+    /// candidate with score = its keys / the query's keys. Checked against a scan of every
+    /// stored key set.
+    #[test]
+    fn band_candidates_equal_a_brute_force_scan(
+        stored in proptest::collection::vec(proptest::collection::btree_set(0u64..40, 1..6), 1..25),
+        query in proptest::collection::btree_set(0u64..40, 1..8),
+    ) {
+        let mut db = Fpdb::builder().settings(bands_only()).open_in_memory().unwrap();
+        for (i, keys) in stored.iter().enumerate() {
+            let f = Fingerprints { bands: keys.iter().copied().collect(), chars: 1, ..Default::default() };
+            db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip).unwrap();
+        }
+        let q = Fingerprints { bands: query.iter().copied().collect(), chars: 1, ..Default::default() };
+        let got: BTreeMap<String, f64> = db
+            .query("q", &q)
+            .unwrap()
+            .matches
+            .into_iter()
+            .map(|m| {
+                assert_eq!(m.algo, "minhash");
+                (m.id, m.score)
+            })
+            .collect();
+        let mut want: BTreeMap<String, f64> = BTreeMap::new();
+        for k in &query {
+            if let Some(i) = stored.iter().position(|s| s.contains(k)) {
+                *want.entry(format!("d{i:02}")).or_default() += 1.0 / query.len() as f64;
+            }
+        }
+        prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+        for (id, s) in &want {
+            prop_assert!((got[id] - s).abs() < 1e-9, "{}: {} vs {}", id, got[id], s);
+        }
+    }
+}
+
+/// `text` without whitespace, cut into lines of 30–70 characters.
+fn hard_wrap(text: &str, rng: &mut Rng) -> Vec<String> {
+    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let w = 30 + rng.index(41);
+        lines.push(chars[i..(i + w).min(chars.len())].iter().collect());
+        i += w;
+    }
+    lines
+}
+
+/// Ingest `docs` in order; their clusters at the end, by id.
+fn clusters(db: &mut Fpdb, docs: &[&Document]) -> BTreeMap<String, u64> {
+    for d in docs {
+        db.ingest_document(d, OnExisting::Skip).unwrap();
+    }
+    common::export_outcomes(db)
+        .into_iter()
+        .map(|o| (o.id, o.similar_id.unwrap()))
+        .collect()
+}
+
+fn same_cluster(db: &mut Fpdb, a: &Document, b: &Document) -> bool {
+    let c = clusters(db, &[a, b]);
+    c[&a.id] == c[&b.id]
+}
+
+fn legacy_rules() -> Settings {
+    Settings {
+        minhash_bands: Some(0),
+        verify_resemblance_pct: Some(90),
+        tight_clusters: Some(false),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_wrapped_text_with_shuffled_lines_is_found_by_default() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let (mut found, mut found_legacy) = (0, 0);
+    let n = 12;
+    for i in 0..n {
+        let sentences = 20 + rng.index(40);
+        let text = common::synthetic_doc(&mut rng, sentences);
+        let mut lines = hard_wrap(&text, &mut rng);
+        let orig = Document::new(format!("o{i}"), lines.join("\n"));
+        for j in (1..lines.len()).rev() {
+            lines.swap(j, rng.index(j + 1));
+        }
+        let copy = Document::new(format!("c{i}"), lines.join("\n\n"));
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        found += usize::from(same_cluster(&mut db, &orig, &copy));
+        let mut old = Fpdb::builder()
+            .settings(legacy_rules())
+            .open_in_memory()
+            .unwrap();
+        found_legacy += usize::from(same_cluster(&mut old, &orig, &copy));
+    }
+    assert_eq!(found, n, "default rules find every shuffled copy");
+    assert!(
+        found_legacy < n / 2,
+        "the rules before bands and the resemblance floor found {found_legacy} of {n}"
+    );
+}
+
+/// Paragraphs of 2–4 synthetic sentences.
+fn paragraphs(rng: &mut Rng, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let sentences = 2 + rng.index(3);
+            common::synthetic_doc(rng, sentences)
+        })
+        .collect()
+}
+
+#[test]
+fn tight_clusters_keep_overlapping_windows_apart() {
+    let mut rng = Rng(0x0c4a_1e55_0000_0007);
+    let mut chained = 0;
+    for round in 0..12 {
+        let p = paragraphs(&mut rng, 16);
+        let window = |from: usize, id: &str| Document::new(id, p[from..from + 10].join("\n\n"));
+        // A and C share 7 of 10 paragraphs, C and B 7, A and B 4.
+        let (a, c, b) = (window(0, "A"), window(3, "C"), window(6, "B"));
+        // A copy of B with one paragraph dropped.
+        let b2 = Document::new("B2", p[7..16].join("\n\n"));
+        let ingest = |settings: Settings| {
+            let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+            clusters(&mut db, &[&a, &c, &b, &b2])
+        };
+        let tight = ingest(Settings::default());
+        assert_ne!(tight["A"], tight["B"], "round {round}: {tight:?}");
+        assert_eq!(tight["A"], tight["C"], "round {round}: {tight:?}");
+        assert_eq!(tight["B"], tight["B2"], "round {round}: {tight:?}");
+        let single = ingest(Settings {
+            tight_clusters: Some(false),
+            ..Default::default()
+        });
+        chained += usize::from(single["A"] == single["B"]);
+    }
+    // The case is real: single linkage chains A to B through C (when B's kept sentences are
+    // held by C rather than by A).
+    assert!(chained >= 3, "single linkage chained {chained} of 12");
+}
