@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Accuracy tables (markdown) from `fpdb eval`: per-kind results of nshash, simhash and the
 # default combination on each labeled dev set, the simhash term options (stop words, IDF
-# table learned from the corpus), and the robustness sets (examples/robustness_set: re-wrapped
-# and traditional-character copies).
+# table learned from the corpus), the robustness sets (examples/robustness_set: re-wrapped
+# and traditional-character copies), and the hard sets (examples/hard_sets: shuffled lines of
+# hard-wrapped text, chained windows, heavy edits of short excerpts) under each rule change.
 #
 #   scripts/accuracy.sh [DEV_DIR]
 #
@@ -14,7 +15,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
 dev="${1:-../shared/data/dev}"
 work="${ACCURACY_DIR:-target/accuracy}"
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example robustness_set
+cargo build --release --quiet --bin fpdb --example robustness_set --example hard_sets
 fpdb="$CARGO_TARGET_DIR/release/fpdb"
 
 per_kind() { # json file -> markdown table: one column per configuration
@@ -96,3 +97,34 @@ print(f"| {sys.argv[1]} | {sys.argv[2]} | " + " | ".join(cell(k) for k in kinds)
 EOF2
   done
 done
+
+echo
+echo "### Hard sets (examples/hard_sets from zh_laws, 200 per class): P / R / F1, then what was missed or merged"
+echo
+sets=("$dev/zh_laws" "$dev/en_20news")
+if [ -d "$dev/zh_laws" ]; then
+  "$CARGO_TARGET_DIR/release/examples/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
+  sets+=("$work/hard/layout" "$work/hard/chains" "$work/hard/short")
+fi
+echo "| rules | zh_laws | en_20news | layout | chains | short |"
+echo "|---|---|---|---|---|---|"
+while IFS='|' read -r label flags; do
+  cells=()
+  for set in "${sets[@]}"; do
+    # shellcheck disable=SC2086
+    "$fpdb" eval --corpus "$set/corpus.jsonl" --pairs "$set/pairs.tsv" --json --algo default $flags > "$work/hard.json"
+    cells+=("$(python3 - "$work/hard.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+off = [f'{k} {v["predicted_duplicate"]}/{v["pairs"]}' for k, v in r["kinds"].items() if v["accuracy"] < 1]
+print(f'{r["precision"]:.3f} / {r["recall"]:.3f} / {r["f1"]:.3f}' + (" (" + ", ".join(off) + ")" if off else ""))
+EOF2
+)")
+  done
+  echo "| $label | $(IFS='|'; echo "${cells[*]}" | sed 's/|/ | /g') |"
+done <<'ROWS'
+format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false
++ resemblance 60%|--minhash-bands 0 --tight-clusters false
++ minhash 8x4|--tight-clusters false
++ tight clusters (the defaults)|
+ROWS

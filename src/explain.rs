@@ -27,6 +27,9 @@ pub struct Comparison {
     pub resemblance: Option<f64>,
     /// The similarity candidates are verified on (see [`nshash::similarity`]).
     pub similarity: f64,
+    /// The resemblance that verifies this pair on shingles alone
+    /// ([`Options::resemblance_floor`] of the larger document's length).
+    pub resemblance_floor: f64,
     /// Whether the similarity passes the store's verification threshold.
     pub verified: bool,
     /// Simhash of A (hex).
@@ -64,8 +67,9 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         &a.shingles,
         &b.sketch,
         &b.shingles,
-        opts.long_resemblance(),
+        opts.resemblance_floor(a.chars.max(b.chars)),
     );
+    let resemblance_floor = opts.resemblance_floor(a.chars.max(b.chars));
     let distance = a
         .simhash
         .zip(b.simhash)
@@ -80,6 +84,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         resemblance: (!a.shingles.is_empty() && !b.shingles.is_empty())
             .then(|| nshash::resemblance(&a.shingles, &b.shingles)),
         similarity,
+        resemblance_floor,
         verified: opts.verify_overlap_pct == 0
             || similarity * 100.0 >= opts.verify_overlap_pct as f64,
         simhash_a: a.simhash.map(|h| format!("{h:016x}")),

@@ -119,6 +119,12 @@ impl std::fmt::Display for IdfSource {
     }
 }
 
+/// Documents up to this many characters are verified at [`Options::verify_resemblance_pct`].
+pub const SHORT_CHARS: u64 = 1_200;
+
+/// Documents of this many characters or more are verified at 90% resemblance.
+pub const LONG_CHARS: u64 = 4_000;
+
 /// The settings a store is created with. All of them change fingerprints or the index layout,
 /// so all of them are saved and checked on reopen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,8 +184,10 @@ pub struct Options {
     #[serde(default)]
     pub minhash_rows: u32,
     /// With `reflow`: the 4-gram resemblance at which a candidate of more than three
-    /// sentences is accepted on its shingles alone, in percent (stores made before this
-    /// setting: 90; see [`crate::fingerprint::nshash::similarity`]).
+    /// sentences is accepted on its shingles alone, in percent, when the larger of the two
+    /// documents has up to [`SHORT_CHARS`] characters (stores made before this setting: 90;
+    /// see [`Options::resemblance_floor`]). Short articles lose a larger share of their
+    /// 4-grams to a new title and an inserted ad than long texts lose to a revision.
     #[serde(default = "Options::legacy_resemblance")]
     pub verify_resemblance_pct: u32,
     /// A document joins a cluster (and clusters merge through it) only when it also verifies
@@ -207,7 +215,7 @@ impl Default for Options {
             simhash_k: 3,
             simhash_blocks: 0,
             expected_docs: 10_000_000,
-            minhash_bands: 12,
+            minhash_bands: 8,
             minhash_rows: 4,
             verify_resemblance_pct: 60,
             tight_clusters: true,
@@ -225,9 +233,22 @@ impl Options {
         Self::LEGACY_RESEMBLANCE
     }
 
-    /// [`Options::verify_resemblance_pct`] as a fraction.
-    pub fn long_resemblance(&self) -> f64 {
-        self.verify_resemblance_pct as f64 / 100.0
+    /// The resemblance that accepts a candidate on its shingles alone, for a pair whose
+    /// larger document has `chars` characters: [`Options::verify_resemblance_pct`] up to
+    /// [`SHORT_CHARS`], [`LONG_RESEMBLANCE`](crate::fingerprint::nshash::LONG_RESEMBLANCE)
+    /// (90%) from [`LONG_CHARS`], halfway between the two in between. Revised editions of a
+    /// law and one city's copy of another's regulation reach 60–90% resemblance; they are
+    /// long, while the reposts that lose as much (a retitled news item with an ad) are short.
+    pub fn resemblance_floor(&self, chars: u64) -> f64 {
+        let short = self.verify_resemblance_pct as f64 / 100.0;
+        let long = crate::fingerprint::nshash::LONG_RESEMBLANCE.max(short);
+        if chars <= SHORT_CHARS {
+            short
+        } else if chars < LONG_CHARS {
+            (short + long) / 2.0
+        } else {
+            long
+        }
     }
 
     /// Check ranges and fill derived values (`simhash_blocks` when 0).
@@ -288,5 +309,26 @@ impl Options {
         }
         crate::index::Permutations::new(self.simhash_k, self.simhash_blocks)?;
         Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resemblance_floor_rises_with_length() {
+        let o = Options::default();
+        assert_eq!(o.resemblance_floor(800), 0.6);
+        assert_eq!(o.resemblance_floor(SHORT_CHARS), 0.6);
+        assert_eq!(o.resemblance_floor(SHORT_CHARS + 1), 0.75);
+        assert_eq!(o.resemblance_floor(LONG_CHARS), 0.9);
+        let legacy = Options {
+            verify_resemblance_pct: Options::LEGACY_RESEMBLANCE,
+            ..Options::default()
+        };
+        for chars in [10, 2_000, 100_000] {
+            assert_eq!(legacy.resemblance_floor(chars), 0.9);
+        }
     }
 }

@@ -86,8 +86,8 @@ pub(super) struct SettingsArgs {
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) verify_overlap: Option<u32>,
     /// With --reflow: a candidate of more than three sentences is also accepted when its
-    /// character 4-gram resemblance reaches this % (catches moved lines and heavy edits)
-    /// [default: 60]
+    /// character 4-gram resemblance reaches this % and the larger document has at most 1,200
+    /// characters (halfway to 90% up to 4,000, 90% beyond) [default: 60]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) verify_resemblance: Option<u32>,
     /// Join a cluster only when the document also verifies against the cluster's first
@@ -120,7 +120,7 @@ pub(super) struct SettingsArgs {
     /// simhash: blocks of the permuted index (default: chosen from --expected-docs)
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_blocks: Option<u32>,
-    /// minhash: LSH bands, each a key in the store (0 = no minhash) [default: 12]
+    /// minhash: LSH bands, each a key in the store (0 = no minhash) [default: 8]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) minhash_bands: Option<u32>,
     /// minhash: rows (minima) per band [default: 4]

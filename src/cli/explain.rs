@@ -138,10 +138,10 @@ pub(super) fn print_comparison(
     );
     if let Some(r) = c.resemblance {
         outln!(
-            "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {}%)",
+            "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {:.0}% for these lengths)",
             100.0 * r,
             fpdb::fingerprint::nshash::SHORT_SENTENCES,
-            opts.verify_resemblance_pct
+            100.0 * c.resemblance_floor
         );
     }
     outln!(

@@ -49,6 +49,7 @@ struct Decided {
     similar_id: u64,
     sketch: Vec<u32>,
     shingles: Vec<u32>,
+    chars: u64,
 }
 
 /// The documents of the batch decided so far, indexed as the store indexes them.
@@ -152,7 +153,6 @@ impl Fpdb {
     /// What `doc` finds in the store (read-only; runs on many threads at once).
     fn found(&self, doc: &Document, fps: &Fingerprints, skip: bool) -> Result<Found> {
         let mut f = Found::default();
-        let long = self.opts.long_resemblance();
         if let Some(seq) = self.seq_of(&doc.id)? {
             f.existing = Some((seq, self.doc(seq)?.similar_id));
             if skip {
@@ -171,8 +171,13 @@ impl Fpdb {
         for seq in seqs {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
                 let rec = self.doc(seq)?;
-                let overlap =
-                    similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles, long);
+                let overlap = similarity(
+                    &fps.sketch,
+                    &fps.shingles,
+                    &rec.sketch,
+                    &rec.shingles,
+                    self.opts.resemblance_floor(fps.chars.max(rec.chars)),
+                );
                 e.insert((rec.id, rec.similar_id, overlap));
             }
         }
@@ -220,24 +225,35 @@ impl Fpdb {
             }
         }
         let verified = f.verified;
-        let long = self.opts.long_resemblance();
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
             if let Some(d) = batch.docs.get(&seq) {
-                let overlap = similarity(&fps.sketch, &fps.shingles, &d.sketch, &d.shingles, long);
+                let overlap = similarity(
+                    &fps.sketch,
+                    &fps.shingles,
+                    &d.sketch,
+                    &d.shingles,
+                    self.opts.resemblance_floor(fps.chars.max(d.chars)),
+                );
                 return Ok((d.id.clone(), d.similar_id, overlap));
             }
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());
             }
             let rec = self.doc(seq)?;
-            let overlap = similarity(&fps.sketch, &fps.shingles, &rec.sketch, &rec.shingles, long);
+            let overlap = similarity(
+                &fps.sketch,
+                &fps.shingles,
+                &rec.sketch,
+                &rec.shingles,
+                self.opts.resemblance_floor(fps.chars.max(rec.chars)),
+            );
             Ok((rec.id, rec.similar_id, overlap))
         })?;
         let saved = self.counters();
         let (mark, marked) = (bulk.len(), records.len());
         let postings = fps.postings();
         let simhash = fps.simhash;
-        let (sketch, shingles) = (fps.sketch.clone(), fps.shingles.clone());
+        let (sketch, shingles, chars) = (fps.sketch.clone(), fps.shingles.clone(), fps.chars);
         let mut staged = Batch::new();
         let placed = self
             .place(doc, fps, &lk, None, &mut staged, bulk, time)
@@ -278,6 +294,7 @@ impl Fpdb {
                 similar_id: target,
                 sketch,
                 shingles,
+                chars,
             },
         );
         Ok(IngestResult::Added {

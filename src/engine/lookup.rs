@@ -133,7 +133,7 @@ impl Fpdb {
                 &fps.shingles,
                 &rec.sketch,
                 &rec.shingles,
-                self.opts.long_resemblance(),
+                self.opts.resemblance_floor(fps.chars.max(rec.chars)),
             );
             Ok((rec.id, rec.similar_id, overlap))
         })

@@ -367,7 +367,7 @@ pub fn gram_hash(w: &[char]) -> u32 {
 
 /// The similarity a candidate is verified on: the sentence [`overlap`]; for short documents
 /// the better of it and the shingle [`resemblance`]; for longer ones the resemblance too when
-/// it reaches `long` (a store's [`crate::Options::long_resemblance`]: [`LONG_RESEMBLANCE`] in
+/// it reaches `long` (a store's [`crate::Options::resemblance_floor`]: [`LONG_RESEMBLANCE`] in
 /// stores made before the setting).
 pub fn similarity(
     a_sketch: &[u32],
