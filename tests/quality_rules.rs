@@ -167,3 +167,33 @@ fn tight_clusters_keep_overlapping_windows_apart() {
     // held by C rather than by A).
     assert!(chained >= 3, "single linkage chained {chained} of 12");
 }
+
+#[test]
+fn a_copy_of_a_member_joins_its_cluster_even_when_the_first_document_differs() {
+    let mut rng = Rng(0x57a0_9911_0000_0003);
+    for round in 0..6 {
+        // Paragraphs of 4 sentences; C = P0..9, B = P4..13 shares 24 of C's 40 sentences
+        // (60%: B joins C's cluster); B3 = B + two one-sentence paragraphs shares 40 of its
+        // 42 sentences with B (strong) but only 24 with C (57%: C alone would refuse it).
+        let p: Vec<String> = (0..14)
+            .map(|_| common::synthetic_doc(&mut rng, 4))
+            .collect();
+        let c = Document::new("C", p[0..10].join("\n\n"));
+        let b = Document::new("B", p[4..14].join("\n\n"));
+        let extra = [
+            common::synthetic_doc(&mut rng, 1),
+            common::synthetic_doc(&mut rng, 1),
+        ];
+        let b3 = Document::new("B3", format!("{}\n\n{}", b.text, extra.join("\n\n")));
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        let ids = clusters(&mut db, &[&c, &b, &b3]);
+        assert_eq!(ids["B"], ids["C"], "round {round}: {ids:?}");
+        assert_eq!(ids["B3"], ids["B"], "round {round}: {ids:?}");
+        let why = fpdb::explain::compare(
+            &db.fingerprint(&b3.text),
+            &db.fingerprint(&c.text),
+            db.options(),
+        );
+        assert!(!why.verified, "round {round}: B3 verifies against C: {why:?}");
+    }
+}

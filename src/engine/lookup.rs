@@ -12,6 +12,12 @@ use crate::fingerprint::{simhash::hamming, Fingerprints};
 use crate::store::schema::{self, ClusterRecord, StoredMatch};
 use crate::store::{Cf, Store};
 
+/// With tight clusters, a candidate this similar joins its cluster even when the cluster's
+/// first document does not verify: it is a copy of a member (an edited repost of an article
+/// that had itself joined another's cluster), not a window overlapping a third document (their
+/// links are weaker). Part of the rule of format 4 stores: a new value needs a new setting.
+pub(super) const STRONG_LINK: f64 = 0.85;
+
 /// A candidate stored document found by lookup.
 #[derive(Debug, Clone)]
 pub(super) struct Candidate {
@@ -216,9 +222,18 @@ impl Fpdb {
         }
         if self.opts.tight_clusters && min_overlap > 0.0 {
             // A cluster counts only when the document also verifies against its first
-            // document: no chain of links through a third document joins two that differ.
+            // document (or links strongly to a member): no chain of links through a third
+            // document joins two that differ.
+            // A strong link (a copy of one of its members) joins the cluster anyway.
             let mut loose = Vec::new();
             for (&root, rec) in &lk.roots {
+                if lk
+                    .candidates
+                    .iter()
+                    .any(|c| c.root == root && c.overlap >= STRONG_LINK)
+                {
+                    continue;
+                }
                 let overlap = match docs.get(&rec.first_seq) {
                     Some(d) => d.2,
                     None => verify(rec.first_seq)?.2,
