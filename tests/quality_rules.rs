@@ -194,6 +194,9 @@ fn a_copy_of_a_member_joins_its_cluster_even_when_the_first_document_differs() {
             &db.fingerprint(&c.text),
             db.options(),
         );
-        assert!(!why.verified, "round {round}: B3 verifies against C: {why:?}");
+        assert!(
+            !why.verified,
+            "round {round}: B3 verifies against C: {why:?}"
+        );
     }
 }
