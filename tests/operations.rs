@@ -348,3 +348,80 @@ fn a_flipped_byte_in_a_table_file_is_reported_with_its_file() {
     let o = run(p, &["stats", "--json"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
+
+/// Documents in the store at `db` (by `stats --json`), with `env` set.
+fn stored_documents(p: &Path, db: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = common::fpdb();
+    c.current_dir(p).args(["stats", "--json", "--db", db]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_flipped_byte_in_the_write_ahead_log_is_an_error_not_a_silent_loss() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let mut ingest = spawn_big_ingest(p, 21);
+    // Kill the ingest once its log holds a few MB of acknowledged batches (nothing flushed).
+    let log = || -> Option<std::path::PathBuf> {
+        std::fs::read_dir(p.join("fpdb.db"))
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|f| f.extension().is_some_and(|x| x == "log"))
+            .max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+    };
+    for _ in 0..600 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        if log().is_some_and(|l| std::fs::metadata(l).map_or(0, |m| m.len()) > 2 << 20) {
+            break;
+        }
+    }
+    ingest.kill().unwrap();
+    ingest.wait().unwrap();
+    let log = log().expect("the ingest wrote a log");
+    assert!(std::fs::metadata(&log).unwrap().len() > 2 << 20);
+    let intact = p.join("intact.db");
+    std::fs::create_dir(&intact).unwrap();
+    for e in std::fs::read_dir(p.join("fpdb.db")).unwrap() {
+        let e = e.unwrap().path();
+        if e.file_name().unwrap() != "LOCK" {
+            std::fs::copy(&e, intact.join(e.file_name().unwrap())).unwrap();
+        }
+    }
+    let o = stored_documents(p, "intact.db", &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let all = serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()["documents"]
+        .as_u64()
+        .unwrap();
+    assert!(all > 1000, "{all} documents acknowledged before the kill");
+
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0xff;
+    std::fs::write(&log, bytes).unwrap();
+    let name = log.file_name().unwrap().to_string_lossy().to_string();
+    for args in [
+        &["stats"][..],
+        &["verify"][..],
+        &["export"][..],
+        &["ingest", "big.jsonl"][..],
+    ] {
+        let o = run(p, args);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(
+            err.contains("Corruption") && err.contains(&name) && err.contains("write-ahead log"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // The way out the message offers: the writes before the damage.
+    let o = stored_documents(p, "fpdb.db", &[("FPDB_WAL_RECOVERY", "point-in-time")]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let before = serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()["documents"]
+        .as_u64()
+        .unwrap();
+    assert!(before < all, "{before} of {all}");
+}
