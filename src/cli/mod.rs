@@ -83,7 +83,7 @@ enum Command {
     /// List near-duplicate clusters (similar_id and member ids).
     Clusters(clusters::ClustersArgs),
     /// Check that every index agrees with the stored documents (exit 2 when not).
-    Verify(JsonFlag),
+    Verify(verify::VerifyArgs),
     /// Show why two texts match or not: kept sentences, shared ones, verification similarity,
     /// simhash distance, terms found in one text only. A and B are files, ids in --corpus, or
     /// ids of stored documents (compared on their stored fingerprints; exit 0 when in one
@@ -144,7 +144,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Query(a) => query::query(&path, a),
         Command::Stats(a) => stats::stats(&path, a.json),
         Command::Export(a) => export::export(&path, a),
-        Command::Verify(a) => verify::verify(&path, a.json),
+        Command::Verify(a) => verify::verify(&path, a),
         Command::Clusters(a) => clusters::clusters(&path, a),
         Command::Eval(a) => eval::eval(a),
         Command::Explain(a) => explain::explain(&path, a),

@@ -135,6 +135,12 @@ impl Fpdb {
         &self.fingerprinter
     }
 
+    /// Read every block of every table file and check its checksum (RocksDB's
+    /// `VerifyChecksum`): damage in blocks no lookup or scan reads yet is found too.
+    pub fn verify_checksums(&self) -> Result<()> {
+        self.store.verify_checksums()
+    }
+
     /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
     /// RocksDB also does this in the background over time).
     pub fn compact(&self) -> Result<()> {

@@ -399,6 +399,28 @@ impl Store for RocksStore {
         Ok(())
     }
 
+    fn verify_checksums(&self) -> Result<()> {
+        use rocksdb::AsRawPtr;
+        let mut err: *mut std::ffi::c_char = std::ptr::null_mut();
+        // SAFETY: `self.db` is open for the whole call (borrowed), the pointer comes from the
+        // crate that owns it, and `err` is either left null or set to a C string that RocksDB
+        // allocated, which is copied and then freed with RocksDB's own `rocksdb_free`.
+        let msg = unsafe {
+            librocksdb_sys::rocksdb_verify_checksum(self.db.as_raw_ptr(), &mut err);
+            if err.is_null() {
+                None
+            } else {
+                let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
+                librocksdb_sys::rocksdb_free(err.cast());
+                Some(m)
+            }
+        };
+        match msg {
+            None => Ok(()),
+            Some(m) => Err(Error::Storage(format!("{}: {m}", self.path.display()))),
+        }
+    }
+
     fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
         Cf::ALL
             .iter()

@@ -224,6 +224,10 @@ impl Store for Staged {
         self.base.compact()
     }
 
+    fn verify_checksums(&self) -> Result<()> {
+        self.base.verify_checksums()
+    }
+
     fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
         self.base.cf_sizes()
     }
