@@ -145,8 +145,15 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         })?;
         for (chunk, fps) in rx {
             let (results, fatal) = ingest_chunk(&mut db, &chunk, fps, on_existing, &mut sum, &bar);
-            // Acknowledge only what is durable: sync, then report.
-            db.sync()?;
+            // Acknowledge only what is durable: sync, then report. After a store error the
+            // sync of what came before it may fail too (RocksDB then only says "Writer has
+            // previous error"): the first error is the one to report.
+            if let Err(e) = db.sync() {
+                return Err(match fatal {
+                    Some(first) => first,
+                    None => e.into(),
+                });
+            }
             if let Some(w) = out.as_mut() {
                 for (rec, r) in chunk.iter().zip(&results) {
                     write_result(w, rec, r)?;

@@ -112,6 +112,16 @@ fn wal_recovery(opts: &mut Options) {
     opts.set_wal_recovery_mode(mode);
 }
 
+/// Reserve no file space ahead (RocksDB's `allow_fallocate`, which the crate does not wrap).
+/// A log is reserved at its memtable's size (tens of MB): on a disk with less free than that,
+/// the reservation failed and every later write said only "Writer has previous error".
+fn no_fallocate(opts: &Options) {
+    use rocksdb::AsRawPtr;
+    // SAFETY: `opts` is a live options object owned by the caller for the whole call; the
+    // setter only stores a flag in it.
+    unsafe { librocksdb_sys::rocksdb_options_set_allow_fallocate(opts.as_raw_ptr(), 0) };
+}
+
 /// [`map_err`] for an open: a corruption RocksDB reports without a file name is in the
 /// write-ahead log it replays; name those files and what can be done.
 fn open_err(path: &Path, e: rocksdb::Error) -> Error {
@@ -177,6 +187,10 @@ impl RocksStore {
         opts.increase_parallelism(2);
         opts.set_max_background_jobs(2);
         opts.set_keep_log_file_num(3);
+        // No space reserved ahead: on a full disk the write that does not fit fails, with
+        // "No space left on device" naming its file (a reservation made ahead failed first
+        // and later writes only said "Writer has previous error").
+        no_fallocate(&opts);
         // One memory budget for every memtable, so memory does not grow with the column
         // families' write sizes (and stays flat however large the input).
         opts.set_db_write_buffer_size(MEMTABLE_BUDGET);
