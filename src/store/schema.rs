@@ -312,6 +312,19 @@ fn bincode_config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
 
+/// Largest allocation a record decode may claim (a record holds at most a document's fields,
+/// and inputs are capped at 32 MiB): a damaged length prefix is an error, not an attempt to
+/// allocate exabytes that aborts the process (found by `examples/fuzz.rs`).
+const DECODE_LIMIT: usize = 256 << 20;
+
+fn decode_config() -> bincode::config::Configuration<
+    bincode::config::LittleEndian,
+    bincode::config::Varint,
+    bincode::config::Limit<DECODE_LIMIT>,
+> {
+    bincode::config::standard().with_limit::<DECODE_LIMIT>()
+}
+
 /// Encode a record: one version byte, then bincode.
 pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     let mut out = vec![RECORD_VERSION];
@@ -322,7 +335,7 @@ pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 /// Decode a record written by [`encode`].
 pub fn decode<T: for<'de> Deserialize<'de>>(cf: Cf, key: &[u8], v: &[u8]) -> Result<T> {
     match v.split_first() {
-        Some((&RECORD_VERSION, rest)) => bincode::serde::decode_from_slice(rest, bincode_config())
+        Some((&RECORD_VERSION, rest)) => bincode::serde::decode_from_slice(rest, decode_config())
             .map(|(r, _)| r)
             .map_err(|e| corrupt(cf, key, e.to_string())),
         Some((ver, _)) => Err(corrupt(cf, key, format!("unknown record version {ver}"))),
@@ -356,11 +369,9 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
             full.push(0);
             decode(Cf::Docs, key, &full)
         }
-        Some((&DOC_RECORD_BANDS, rest)) => {
-            bincode::serde::decode_from_slice(rest, bincode_config())
-                .map(|(r, _)| r)
-                .map_err(|e| corrupt(Cf::Docs, key, e.to_string()))
-        }
+        Some((&DOC_RECORD_BANDS, rest)) => bincode::serde::decode_from_slice(rest, decode_config())
+            .map(|(r, _)| r)
+            .map_err(|e| corrupt(Cf::Docs, key, e.to_string())),
         _ => decode(Cf::Docs, key, v),
     }
 }
@@ -455,6 +466,20 @@ mod tests {
         assert_eq!(decode_doc(b"k", &enc).unwrap(), banded);
         assert!(decode_doc(b"k", &[3, 0]).is_err());
         assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn a_damaged_length_is_an_error_not_an_abort() {
+        // Version 1, then the id's length as a varint u64 of 2^63: without a decode limit
+        // bincode tried to allocate it and the process aborted.
+        let mut v = vec![1, 253];
+        v.extend_from_slice(&(1u64 << 63).to_le_bytes());
+        assert!(matches!(
+            decode_doc(b"k", &v),
+            Err(Error::Corruption { .. })
+        ));
+        v[0] = DOC_RECORD_BANDS;
+        assert!(decode_doc(b"k", &v).is_err());
     }
 
     #[test]
