@@ -151,3 +151,91 @@ fn format_2_fixtures_upgrade_on_a_writable_open() {
         assert_eq!(db.stats().documents as usize, docs.len());
     }
 }
+
+fn format_of(path: &Path) -> Vec<u8> {
+    use fpdb::Store;
+    let s = fpdb::RocksStore::open_read_only(path).unwrap();
+    s.get(fpdb::store::Cf::Meta, fpdb::store::schema::meta::FORMAT)
+        .unwrap()
+        .unwrap()
+}
+
+/// New stores are format 4; a store asked for the format 3 rules stays format 3 through
+/// writes (older binaries keep opening it) and keeps those rules.
+#[test]
+fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
+    use fpdb::store::schema::{format_value, format_value_of, PLAIN_FORMAT_VERSION};
+    let d = tempfile::tempdir().unwrap();
+    let docs = common::sample_docs();
+    let new = d.path().join("new");
+    let mut db = fpdb::Fpdb::open(&new).unwrap();
+    db.ingest_document(&docs[0], fpdb::OnExisting::Skip)
+        .unwrap();
+    drop(db);
+    assert_eq!(format_of(&new), format_value());
+    let old = d.path().join("old");
+    let legacy = fpdb::Settings {
+        minhash_bands: Some(0),
+        verify_resemblance_pct: Some(90),
+        tight_clusters: Some(false),
+        ..Default::default()
+    };
+    let mut db = fpdb::Fpdb::builder()
+        .settings(legacy)
+        .create(true)
+        .open(&old)
+        .unwrap();
+    for doc in &docs[..20] {
+        db.ingest_document(doc, fpdb::OnExisting::Skip).unwrap();
+    }
+    drop(db);
+    assert_eq!(format_of(&old), format_value_of(PLAIN_FORMAT_VERSION));
+    // Reopened with no settings: its own rules, still format 3.
+    let mut db = fpdb::Fpdb::open(&old).unwrap();
+    assert_eq!(db.options().minhash_bands, 0);
+    assert!(!db.options().tight_clusters);
+    db.ingest_document(&docs[20], fpdb::OnExisting::Skip)
+        .unwrap();
+    drop(db);
+    assert_eq!(format_of(&old), format_value_of(PLAIN_FORMAT_VERSION));
+}
+
+/// A store written by a newer binary (a format this one does not know) is refused with both
+/// formats named, by the library and by every command (exit 2), and left as it was.
+#[test]
+fn a_store_from_a_newer_format_is_refused_untouched() {
+    use fpdb::store::schema::{format_value_of, meta};
+    use fpdb::Store;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("fpdb.db");
+    drop(fpdb::Fpdb::open(&p).unwrap());
+    {
+        let s = fpdb::RocksStore::open(&p, false).unwrap();
+        let mut b = fpdb::store::Batch::new();
+        b.put(fpdb::store::Cf::Meta, meta::FORMAT, format_value_of(99));
+        s.write(b).unwrap();
+        s.sync().unwrap();
+    }
+    match fpdb::Fpdb::open(&p) {
+        Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
+            assert!(found.contains("format 99"), "{found}");
+            assert!(expected.contains("format 4"), "{expected}");
+        }
+        other => panic!("{other:?}"),
+    }
+    for args in [&["stats"][..], &["ingest", "in.jsonl"][..], &["verify"][..]] {
+        std::fs::write(
+            d.path().join("in.jsonl"),
+            "{\"id\":\"a\",\"text\":\"hello there\"}\n",
+        )
+        .unwrap();
+        let o = common::run(d.path(), args);
+        assert_eq!(common::code(&o), 2, "{args:?}");
+        assert!(
+            common::stderr(&o).contains("format 99"),
+            "{}",
+            common::stderr(&o)
+        );
+    }
+    assert_eq!(format_of(&p), format_value_of(99));
+}
