@@ -241,6 +241,20 @@ pub mod edits {
         out
     }
 
+    /// `text` without whitespace, cut into lines whose lengths `width` gives in turn (journal
+    /// text hard-wrapped mid-sentence; the hard sets use 30–70 characters).
+    pub fn hard_wrap(text: &str, mut width: impl FnMut() -> usize) -> Vec<String> {
+        let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut lines = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let w = width().max(1);
+            lines.push(chars[i..(i + w).min(chars.len())].iter().collect());
+            i += w;
+        }
+        lines
+    }
+
     /// Each paragraph's lines joined into one line (by a space, or directly in Chinese text).
     pub fn join_lines(text: &str) -> String {
         let sep = if has_chinese(text) { "" } else { " " };

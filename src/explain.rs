@@ -62,13 +62,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .min(b.nshash.len())
         .max(1);
     let overlap = nshash::overlap(&a.sketch, &b.sketch);
-    let similarity = nshash::similarity(
-        &a.sketch,
-        &a.shingles,
-        &b.sketch,
-        &b.shingles,
-        opts.resemblance_floor(a.chars.max(b.chars)),
-    );
+    let similarity = crate::fingerprint::similarity(opts, a.sketches(), b.sketches());
     let resemblance_floor = opts.resemblance_floor(a.chars.max(b.chars));
     let distance = a
         .simhash

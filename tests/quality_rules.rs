@@ -61,17 +61,8 @@ proptest! {
     }
 }
 
-/// `text` without whitespace, cut into lines of 30–70 characters.
 fn hard_wrap(text: &str, rng: &mut Rng) -> Vec<String> {
-    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut lines = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let w = 30 + rng.index(41);
-        lines.push(chars[i..(i + w).min(chars.len())].iter().collect());
-        i += w;
-    }
-    lines
+    fpdb::eval::edits::hard_wrap(text, || 30 + rng.index(41))
 }
 
 /// Ingest `docs` in order; their clusters at the end, by id.

@@ -12,11 +12,11 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
+use super::record_sketches;
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
-use crate::fingerprint::nshash::similarity;
 use crate::fingerprint::simhash::hamming;
-use crate::fingerprint::Fingerprints;
+use crate::fingerprint::{similarity, Fingerprints, Sketches};
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
@@ -171,13 +171,7 @@ impl Fpdb {
         for seq in seqs {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
                 let rec = self.doc(seq)?;
-                let overlap = similarity(
-                    &fps.sketch,
-                    &fps.shingles,
-                    &rec.sketch,
-                    &rec.shingles,
-                    self.opts.resemblance_floor(fps.chars.max(rec.chars)),
-                );
+                let overlap = similarity(&self.opts, fps.sketches(), record_sketches(&rec));
                 e.insert((rec.id, rec.similar_id, overlap));
             }
         }
@@ -228,11 +222,13 @@ impl Fpdb {
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
             if let Some(d) = batch.docs.get(&seq) {
                 let overlap = similarity(
-                    &fps.sketch,
-                    &fps.shingles,
-                    &d.sketch,
-                    &d.shingles,
-                    self.opts.resemblance_floor(fps.chars.max(d.chars)),
+                    &self.opts,
+                    fps.sketches(),
+                    Sketches {
+                        sketch: &d.sketch,
+                        shingles: &d.shingles,
+                        chars: d.chars,
+                    },
                 );
                 return Ok((d.id.clone(), d.similar_id, overlap));
             }
@@ -240,13 +236,7 @@ impl Fpdb {
                 return Ok(v.clone());
             }
             let rec = self.doc(seq)?;
-            let overlap = similarity(
-                &fps.sketch,
-                &fps.shingles,
-                &rec.sketch,
-                &rec.shingles,
-                self.opts.resemblance_floor(fps.chars.max(rec.chars)),
-            );
+            let overlap = similarity(&self.opts, fps.sketches(), record_sketches(&rec));
             Ok((rec.id, rec.similar_id, overlap))
         })?;
         let saved = self.counters();

@@ -134,12 +134,10 @@ impl Fpdb {
         };
         self.lookup_with(fps, &holders, simhash, &mut |seq| {
             let rec = self.doc(seq)?;
-            let overlap = crate::fingerprint::nshash::similarity(
-                &fps.sketch,
-                &fps.shingles,
-                &rec.sketch,
-                &rec.shingles,
-                self.opts.resemblance_floor(fps.chars.max(rec.chars)),
+            let overlap = crate::fingerprint::similarity(
+                &self.opts,
+                fps.sketches(),
+                super::record_sketches(&rec),
             );
             Ok((rec.id, rec.similar_id, overlap))
         })

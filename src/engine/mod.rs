@@ -302,3 +302,14 @@ impl Fpdb {
         b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(self.cluster_count));
     }
 }
+
+/// What verification compares of a stored document.
+pub(super) fn record_sketches(
+    rec: &crate::store::schema::DocRecord,
+) -> crate::fingerprint::Sketches<'_> {
+    crate::fingerprint::Sketches {
+        sketch: &rec.sketch,
+        shingles: &rec.shingles,
+        chars: rec.chars,
+    }
+}

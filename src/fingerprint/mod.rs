@@ -33,7 +33,39 @@ pub struct Fingerprints {
     pub bands: Vec<u64>,
 }
 
+/// What verification compares of a document: its sentence sketch, shingle sketch and length.
+#[derive(Debug, Clone, Copy)]
+pub struct Sketches<'a> {
+    /// Sentence sketch.
+    pub sketch: &'a [u32],
+    /// Shingle sketch.
+    pub shingles: &'a [u32],
+    /// Characters of normalized text.
+    pub chars: u64,
+}
+
+/// The similarity candidates are verified on, under a store's settings:
+/// [`nshash::similarity`] with the resemblance floor of the larger document's length.
+pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
+    nshash::similarity(
+        a.sketch,
+        a.shingles,
+        b.sketch,
+        b.shingles,
+        opts.resemblance_floor(a.chars.max(b.chars)),
+    )
+}
+
 impl Fingerprints {
+    /// What verification compares.
+    pub fn sketches(&self) -> Sketches<'_> {
+        Sketches {
+            sketch: &self.sketch,
+            shingles: &self.shingles,
+            chars: self.chars,
+        }
+    }
+
     /// Sentence hashes and band keys: what the store posts under this document.
     pub fn postings(&self) -> Vec<u64> {
         self.nshash.iter().chain(&self.bands).copied().collect()
