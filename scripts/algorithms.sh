@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The algorithms side by side (README "Algorithms"): for each algorithm alone and the default
+# combination, precision / recall / F1 on each dev set as the literature describes it (every
+# candidate accepted: --verify-overlap 0, single linkage) and inside fpdb (candidates verified,
+# the defaults), then ingest speed and store bytes per document on zh_laws (a RocksDB store,
+# flushed and compacted).
+#
+#   scripts/algorithms.sh [DEV_DIR]
+#
+# DEV_DIR defaults to ../shared/data/dev; the speed rows use ../shared/data/zh_laws.jsonl
+# (SHARED points elsewhere). Work files go to ${ALGORITHMS_DIR:-target/algorithms}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+dev="${1:-../shared/data/dev}"
+laws="${SHARED:-../shared}/data/zh_laws.jsonl"
+work="${ALGORITHMS_DIR:-target/algorithms}"
+mkdir -p "$work"
+./scripts/setup.sh
+cargo build --release --quiet --bin fpdb
+fpdb="$CARGO_TARGET_DIR/release/fpdb"
+
+# name | store settings
+rows=$(cat <<'ROWS'
+nshash (5 longest sentences)|--algos nshash
+nshash, longest sentence only|--algos nshash --nshash-n 1
+simhash (k = 3)|--algos simhash
+minhash (8 bands x 4 rows)|--algos minhash
+default (nshash + simhash + minhash)|
+ROWS
+)
+
+prf() { # json file -> "P / R / F1"
+  python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+print("%.3f / %.3f / %.3f" % (r["precision"], r["recall"], r["f1"]))
+EOF
+}
+
+sets=()
+for s in "$dev"/*/; do sets+=("$s"); done
+printf '| algorithm |'
+for s in "${sets[@]}"; do printf ' %s, literature | %s, in fpdb |' "$(basename "$s")" "$(basename "$s")"; done
+[ -s "$laws" ] && printf ' zh_laws docs/s | bytes/doc |'
+echo
+printf '|---|'
+for _ in "${sets[@]}"; do printf -- '---|---|'; done
+[ -s "$laws" ] && printf -- '---:|---:|'
+echo
+while IFS='|' read -r name flags; do
+  printf '| %s |' "$name"
+  for s in "${sets[@]}"; do
+    # shellcheck disable=SC2086
+    "$fpdb" eval --corpus "$s/corpus.jsonl" --pairs "$s/pairs.tsv" --algo default --json $flags \
+      --verify-overlap 0 --tight-clusters false > "$work/lit.json"
+    # shellcheck disable=SC2086
+    "$fpdb" eval --corpus "$s/corpus.jsonl" --pairs "$s/pairs.tsv" --algo default --json $flags > "$work/fpdb.json"
+    printf ' %s | %s |' "$(prf "$work/lit.json")" "$(prf "$work/fpdb.json")"
+  done
+  if [ -s "$laws" ]; then
+    rm -rf "$work/store.db"
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    "$fpdb" --db "$work/store.db" -q ingest "$laws" $flags
+    end=$(date +%s.%N)
+    "$fpdb" --db "$work/store.db" -q compact >/dev/null
+    docs=$(wc -l < "$laws")
+    bytes=$(du -sb "$work/store.db" | cut -f1)
+    awk -v d="$docs" -v s="$start" -v e="$end" -v b="$bytes" 'BEGIN { printf " %.0f | %.0f |", d / (e - s), b / d }'
+  fi
+  echo
+done <<< "$rows"
+echo
+echo "fpdb $("$fpdb" --version | head -1); $(nproc) cores; $(date -u +%F)"
