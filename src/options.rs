@@ -290,7 +290,9 @@ impl Options {
                 self.simhash_k
             )));
         }
-        if self.minhash_bands > 64 || self.minhash_bands * self.minhash_rows.max(1) > 256 {
+        if self.minhash_bands > 64
+            || self.minhash_bands as u64 * self.minhash_rows.max(1) as u64 > 256
+        {
             return Err(Error::InvalidOption(format!(
                 "minhash {} bands x {} rows (at most 64 bands, 256 minima)",
                 self.minhash_bands, self.minhash_rows
@@ -330,5 +332,23 @@ mod tests {
         for chars in [10, 2_000, 100_000] {
             assert_eq!(legacy.resemblance_floor(chars), 0.9);
         }
+    }
+
+    #[test]
+    fn minhash_sizes_are_checked() {
+        let with = |bands, rows| {
+            Options {
+                minhash_bands: bands,
+                minhash_rows: rows,
+                ..Options::default()
+            }
+            .validate()
+        };
+        assert!(with(8, 4).is_ok());
+        assert!(with(64, 4).is_ok());
+        assert!(with(65, 1).is_err());
+        assert!(with(8, 0).is_err());
+        assert!(with(8, u32::MAX).is_err(), "no overflow");
+        assert_eq!(with(0, 9).unwrap().minhash_rows, 0, "no bands, no rows");
     }
 }

@@ -144,10 +144,10 @@ impl Fpdb {
     }
 
     /// The decision inputs of `fps` from what was found for it: the holder of each sentence
-    /// hash and band key (`holders`), the simhash neighbours (`simhash`: seq -> distance) and `verify`, which
-    /// gives a candidate's (id, similar_id at ingest, overlap with `fps`). The one place the
-    /// rules live: [`Fpdb::lookup`] feeds it from the store, a batch from the store plus the
-    /// documents of the batch decided before.
+    /// hash and band key (`holders`), the simhash neighbours (`simhash`: seq -> distance) and
+    /// `verify`, which gives a candidate's (id, similar_id at ingest, overlap with `fps`). The
+    /// one place the rules live: [`Fpdb::lookup`] feeds it from the store, a batch from the
+    /// store plus the documents of the batch decided before.
     pub(super) fn lookup_with(
         &self,
         fps: &Fingerprints,
@@ -220,9 +220,8 @@ impl Fpdb {
         }
         if self.opts.tight_clusters && min_overlap > 0.0 {
             // A cluster counts only when the document also verifies against its first
-            // document (or links strongly to a member): no chain of links through a third
-            // document joins two that differ.
-            // A strong link (a copy of one of its members) joins the cluster anyway.
+            // document, or links strongly to a member (is a copy of it): no chain of weaker
+            // links through a third document joins two that differ.
             let mut loose = Vec::new();
             for (&root, rec) in &lk.roots {
                 if lk

@@ -705,6 +705,34 @@ mod tests {
     }
 
     #[test]
+    fn band_keys_are_frozen() {
+        // Stored keys depend on them: a change here needs a new format.
+        let t = normalize("国务院办公厅关于加强政府网站信息内容建设的意见。Hello world 2024.");
+        assert_eq!(
+            bands(&t, 3, 2),
+            [
+                18353035558118236077,
+                18098949747254872723,
+                16367699789727436342
+            ]
+        );
+        // Two letters: one gram, every bin filled from it.
+        assert_eq!(
+            bands("ab", 2, 2),
+            [12270412421420479720, 8117974895059907451]
+        );
+        assert!(bands("", 2, 2).is_empty());
+        assert!(bands(&t, 0, 4).is_empty());
+        // One changed character keeps most bands; another text shares none.
+        let u = normalize("国务院办公厅关于加强政府网站信息内容建没的意见。Hello world 2024.");
+        let v = normalize("今天纽约的天气真好啊京华大酒店的张尧经理吃了一只北京烤鸭。");
+        let (a, b, c) = (bands(&t, 16, 2), bands(&u, 16, 2), bands(&v, 16, 2));
+        let shared = |x: &[u64], y: &[u64]| x.iter().zip(y).filter(|(p, q)| p == q).count();
+        assert!(shared(&a, &b) >= 8, "{}", shared(&a, &b));
+        assert_eq!(shared(&a, &c), 0);
+    }
+
+    #[test]
     fn md5_and_farmhash_differ_but_are_deterministic() {
         assert_ne!(
             hash_key("abc", SentenceHash::Md5),
