@@ -26,6 +26,9 @@ nshash (5 longest sentences)|--algos nshash
 nshash, longest sentence only|--algos nshash --nshash-n 1
 simhash (k = 3)|--algos simhash
 minhash (8 bands x 4 rows)|--algos minhash
+I-Match (top 70% of terms by IDF, AP hash)|--algos imatch
+keyword fingerprint (10 heaviest TF-IDF terms, sorted, MD5)|--algos keywords
+segment signatures (8 segments, 5 shared)|--algos segments
 default (nshash + simhash + minhash)|
 ROWS
 )

@@ -117,6 +117,11 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
         nshash: Some(true),
         simhash: Some(true),
         minhash_bands: settings.minhash_bands.filter(|&b| b > 0),
+        key_algos: Some(crate::options::KeyAlgos(vec![
+            crate::options::KeyAlgo::imatch(),
+            crate::options::KeyAlgo::keywords(),
+            crate::options::KeyAlgo::segments(),
+        ])),
         ..settings.clone()
     }
     .resolve()?;
@@ -150,6 +155,16 @@ pub fn evaluate(
         if !use_minhash {
             fp.bands.clear();
         }
+        // Only the exact-key algorithms of this configuration.
+        let tags: Vec<u8> = db
+            .options()
+            .key_algos
+            .0
+            .iter()
+            .map(crate::fingerprint::keys::algo_tag)
+            .collect();
+        fp.keys
+            .retain(|&k| tags.contains(&crate::fingerprint::keys::tag(k)));
         db.ingest(d, fp, OnExisting::Skip)?;
     }
     let mut export = HashMap::new();

@@ -44,12 +44,19 @@ pub struct Comparison {
     pub shared_bands: usize,
     /// Whether minhash alone would make them candidates (one shared band).
     pub minhash_match: bool,
+    /// Per exact-key algorithm of the store: (name, keys shared, whether it makes them
+    /// candidates).
+    pub key_matches: Vec<(&'static str, usize, bool)>,
 }
 
 impl Comparison {
     /// Whether the store links the two: a candidate from either algorithm, verified.
     pub fn linked(&self) -> bool {
-        (self.nshash_match || self.simhash_match || self.minhash_match) && self.verified
+        (self.nshash_match
+            || self.simhash_match
+            || self.minhash_match
+            || self.key_matches.iter().any(|k| k.2))
+            && self.verified
     }
 }
 
@@ -69,8 +76,33 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .zip(b.simhash)
         .map(|(x, y)| simhash::hamming(x, y));
     let shared_bands = a.bands.iter().filter(|h| b.bands.contains(h)).count();
+    let key_matches = opts
+        .key_algos
+        .0
+        .iter()
+        .map(|algo| {
+            let tag = crate::fingerprint::keys::algo_tag(algo);
+            let of = |f: &Fingerprints| -> Vec<u64> {
+                f.keys
+                    .iter()
+                    .copied()
+                    .filter(|&k| crate::fingerprint::keys::tag(k) == tag)
+                    .collect()
+            };
+            let (ka, kb) = (of(a), of(b));
+            let shared = ka.iter().filter(|k| kb.contains(k)).count();
+            let need = match *algo {
+                crate::options::KeyAlgo::Segments { m, .. } => {
+                    (m as usize).min(ka.len()).min(kb.len()).max(1)
+                }
+                _ => 1,
+            };
+            (algo.name(), shared, shared >= need)
+        })
+        .collect();
     Comparison {
         shared_bands,
+        key_matches,
         minhash_match: opts.minhash_bands > 0 && shared_bands > 0,
         shared_nshash: shared,
         nshash_match: opts.nshash && shared >= need,

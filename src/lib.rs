@@ -41,6 +41,8 @@ pub use engine::{
 };
 pub use error::{Error, Result};
 pub use fingerprint::Fingerprints;
-pub use options::{IdfSource, Options, SentenceHash, SimhashFeatures, Stopwords};
+pub use options::{
+    IdfSource, KeyAlgo, KeyAlgos, Options, SentenceHash, SimhashFeatures, Stopwords,
+};
 pub use store::{MemoryStore, RocksStore, Store};
 pub use text::normalize;

@@ -119,6 +119,78 @@ impl std::fmt::Display for IdfSource {
     }
 }
 
+/// An exact-key algorithm of the literature (see `fingerprint::keys`), with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "algo", rename_all = "lowercase")]
+pub enum KeyAlgo {
+    /// I-Match: one key of the terms in the top `keep_pct`% by IDF.
+    Imatch {
+        /// Share of a document's terms kept, by IDF (the literature: 70).
+        keep_pct: u32,
+    },
+    /// Keyword fingerprint ("Sort"): one key of the `n` heaviest TF-IDF terms.
+    Keywords {
+        /// Terms kept (the literature: about 10).
+        n: u32,
+    },
+    /// Segment signatures: `n` keys; candidates share at least `m`.
+    Segments {
+        /// Segments per document.
+        n: u32,
+        /// Keys that must be shared.
+        m: u32,
+    },
+}
+
+impl KeyAlgo {
+    /// The algorithm's name (in `--algos`, matches and `stats`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            KeyAlgo::Imatch { .. } => "imatch",
+            KeyAlgo::Keywords { .. } => "keywords",
+            KeyAlgo::Segments { .. } => "segments",
+        }
+    }
+
+    /// With the literature's parameters.
+    pub fn imatch() -> KeyAlgo {
+        KeyAlgo::Imatch { keep_pct: 70 }
+    }
+    /// With the literature's parameters.
+    pub fn keywords() -> KeyAlgo {
+        KeyAlgo::Keywords { n: 10 }
+    }
+    /// Eight segments, five shared.
+    pub fn segments() -> KeyAlgo {
+        KeyAlgo::Segments { n: 8, m: 5 }
+    }
+}
+
+impl std::fmt::Display for KeyAlgo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyAlgo::Imatch { keep_pct } => write!(f, "imatch(keep {keep_pct}%)"),
+            KeyAlgo::Keywords { n } => write!(f, "keywords(n {n})"),
+            KeyAlgo::Segments { n, m } => write!(f, "segments({m} of {n})"),
+        }
+    }
+}
+
+/// The exact-key algorithms of a store (a list with a display, for settings checks).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct KeyAlgos(pub Vec<KeyAlgo>);
+
+impl std::fmt::Display for KeyAlgos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("none");
+        }
+        let v: Vec<String> = self.0.iter().map(|a| a.to_string()).collect();
+        f.write_str(&v.join(", "))
+    }
+}
+
 /// Documents up to this many characters are verified at [`Options::verify_resemblance_pct`].
 pub const SHORT_CHARS: u64 = 1_200;
 
@@ -195,6 +267,11 @@ pub struct Options {
     /// (stores made before this setting: off, single linkage).
     #[serde(default)]
     pub tight_clusters: bool,
+    /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
+    /// signatures): keys indexed like sentence hashes (none by default; stores made before
+    /// this setting: none).
+    #[serde(default)]
+    pub key_algos: KeyAlgos,
 }
 
 impl Default for Options {
@@ -219,6 +296,7 @@ impl Default for Options {
             minhash_rows: 4,
             verify_resemblance_pct: 60,
             tight_clusters: true,
+            key_algos: KeyAlgos::default(),
         };
         o.simhash_blocks = crate::index::choose_blocks(o.simhash_k, o.expected_docs);
         o
@@ -256,7 +334,7 @@ impl Options {
         if self.minhash_bands == 0 {
             self.minhash_rows = 0;
         }
-        if !self.nshash && !self.simhash && self.minhash_bands == 0 {
+        if !self.nshash && !self.simhash && self.minhash_bands == 0 && self.key_algos.0.is_empty() {
             return Err(Error::InvalidOption(
                 "at least one algorithm must be enabled".into(),
             ));
@@ -276,6 +354,24 @@ impl Options {
             return Err(Error::InvalidOption(format!(
                 "verify overlap = {}% (0..=100)",
                 self.verify_overlap_pct
+            )));
+        }
+        for a in &self.key_algos.0 {
+            let ok = match *a {
+                KeyAlgo::Imatch { keep_pct } => (1..=100).contains(&keep_pct),
+                KeyAlgo::Keywords { n } => (1..=1000).contains(&n),
+                KeyAlgo::Segments { n, m } => (1..=64).contains(&n) && (1..=n).contains(&m),
+            };
+            if !ok {
+                return Err(Error::InvalidOption(format!("{a}: out of range")));
+            }
+        }
+        let mut names: Vec<&str> = self.key_algos.0.iter().map(KeyAlgo::name).collect();
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            return Err(Error::InvalidOption(format!(
+                "{}: an algorithm twice",
+                self.key_algos
             )));
         }
         if self.verify_resemblance_pct > 100 {

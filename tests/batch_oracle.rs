@@ -63,6 +63,14 @@ fn settings(algos: u64) -> Settings {
     Settings {
         nshash: Some(algos != 1),
         simhash: Some(algos != 0),
+        // With both: the literature's exact-key algorithms too.
+        key_algos: (algos == 2).then(|| {
+            fpdb::KeyAlgos(vec![
+                fpdb::KeyAlgo::imatch(),
+                fpdb::KeyAlgo::keywords(),
+                fpdb::KeyAlgo::segments(),
+            ])
+        }),
         ..Default::default()
     }
 }

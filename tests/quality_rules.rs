@@ -191,3 +191,102 @@ fn a_copy_of_a_member_joins_its_cluster_even_when_the_first_document_differs() {
         );
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Segment signatures: a stored document is a candidate when at least `m` of the query's
+    /// keys name it as their oldest holder (`m` capped by the query's key count). Checked
+    /// against a scan of every stored key set.
+    #[test]
+    fn segment_candidates_equal_a_brute_force_scan(
+        stored in proptest::collection::vec(proptest::collection::btree_set(0u64..30, 1..8), 1..25),
+        query in proptest::collection::btree_set(0u64..30, 1..8),
+        m in 1u32..5,
+    ) {
+        let tag = |k: u64| 0xA3u64 << 56 | k;
+        let settings = Settings {
+            nshash: Some(false),
+            simhash: Some(false),
+            minhash_bands: Some(0),
+            verify_overlap_pct: Some(0),
+            tight_clusters: Some(false),
+            key_algos: Some(fpdb::KeyAlgos(vec![fpdb::KeyAlgo::Segments { n: 8, m }])),
+            ..Default::default()
+        };
+        let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+        for (i, keys) in stored.iter().enumerate() {
+            let f = Fingerprints { keys: keys.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
+            db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip).unwrap();
+        }
+        let q = Fingerprints { keys: query.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
+        let got: Vec<String> = db.query("q", &q).unwrap().matches.into_iter().map(|m| {
+            assert_eq!(m.algo, "segments");
+            m.id
+        }).collect();
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for k in &query {
+            if let Some(i) = stored.iter().position(|s| s.contains(k)) {
+                *count.entry(format!("d{i:02}")).or_default() += 1;
+            }
+        }
+        let need = (m as usize).min(query.len());
+        let want: Vec<String> = count.into_iter().filter(|(_, n)| *n >= need).map(|(id, _)| id).collect();
+        let mut got = got;
+        got.sort();
+        prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn exact_key_algorithms_persist_and_find_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s");
+    let algos = fpdb::KeyAlgos(vec![
+        fpdb::KeyAlgo::imatch(),
+        fpdb::KeyAlgo::keywords(),
+        fpdb::KeyAlgo::segments(),
+    ]);
+    let settings = Settings {
+        nshash: Some(false),
+        simhash: Some(false),
+        minhash_bands: Some(0),
+        key_algos: Some(algos.clone()),
+        ..Default::default()
+    };
+    let docs = common::sample_docs();
+    {
+        let mut db = Fpdb::builder()
+            .settings(settings)
+            .create(true)
+            .open(&p)
+            .unwrap();
+        for d in &docs {
+            db.ingest_document(d, OnExisting::Skip).unwrap();
+        }
+    }
+    // Reopened without settings: the store's algorithms, every key indexed.
+    let mut db = Fpdb::open(&p).unwrap();
+    assert_eq!(db.options().key_algos, algos);
+    db.verify().unwrap();
+    // An exact copy of a stored text shares every key, and is found by each algorithm.
+    let d = docs.iter().find(|d| d.text.chars().count() > 200).unwrap();
+    let out = db.query_text(&d.text).unwrap();
+    assert!(out.similar_id.is_some(), "{out:?}");
+    for name in ["imatch", "keywords", "segments"] {
+        assert!(
+            out.matches.iter().any(|m| m.algo == name),
+            "{name}: {out:?}"
+        );
+    }
+    let copy = Document::new("copy", d.text.clone());
+    let r = db.ingest_document(&copy, OnExisting::Skip).unwrap();
+    match r {
+        fpdb::IngestResult::Added { outcome, .. } => {
+            assert_eq!(outcome.similar_id, out.similar_id)
+        }
+        other => panic!("{other:?}"),
+    }
+    db.remove("copy").unwrap();
+    db.verify().unwrap();
+}

@@ -32,6 +32,12 @@ pub(super) enum Algo {
     Nshash,
     Simhash,
     Minhash,
+    /// I-Match (terms in the top 70% by IDF, one AP hash)
+    Imatch,
+    /// keyword fingerprint (the 10 heaviest TF-IDF terms, sorted, MD5)
+    Keywords,
+    /// segment signatures (8 segments, 5 shared)
+    Segments,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -57,7 +63,8 @@ pub(super) enum HashArg {
 /// the store's (an error names both values otherwise).
 #[derive(Args, Debug, Default)]
 pub(super) struct SettingsArgs {
-    /// Algorithms to use, comma-separated [default: nshash,simhash,minhash]
+    /// Algorithms to use, comma-separated: nshash, simhash, minhash, and the literature's
+    /// exact-key ones imatch, keywords, segments [default: nshash,simhash,minhash]
     #[arg(
         long,
         value_delimiter = ',',
@@ -157,6 +164,18 @@ impl SettingsArgs {
                 _ => self.minhash_bands,
             },
             minhash_rows: self.minhash_rows,
+            key_algos: self.algos.as_ref().map(|a| {
+                fpdb::KeyAlgos(
+                    a.iter()
+                        .filter_map(|x| match x {
+                            Algo::Imatch => Some(fpdb::KeyAlgo::imatch()),
+                            Algo::Keywords => Some(fpdb::KeyAlgo::keywords()),
+                            Algo::Segments => Some(fpdb::KeyAlgo::segments()),
+                            _ => None,
+                        })
+                        .collect(),
+                )
+            }),
             verify_resemblance_pct: self.verify_resemblance,
             tight_clusters: self.tight_clusters,
             t2s: self.t2s,

@@ -22,8 +22,9 @@ pub(super) struct EvalArgs {
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
     #[arg(long)]
     pub(super) pairs: PathBuf,
-    /// Configurations to score: nshash, simhash, minhash alone, or default (the store
-    /// settings given, else the defaults) [default: all four]
+    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, segments alone, or
+    /// default (the store settings given, else the defaults) [default: nshash, simhash,
+    /// minhash, default]
     #[arg(long, value_delimiter = ',')]
     pub(super) algo: Vec<EvalAlgo>,
     /// Learn simhash's IDF table from the corpus itself (first pass) instead of using jieba's
@@ -47,6 +48,9 @@ pub(super) enum EvalAlgo {
     Nshash,
     Simhash,
     Minhash,
+    Imatch,
+    Keywords,
+    Segments,
     Default,
 }
 
@@ -98,6 +102,9 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
             EvalAlgo::Nshash => ("nshash", only(&base, true, false, false)),
             EvalAlgo::Simhash => ("simhash", only(&base, false, true, false)),
             EvalAlgo::Minhash => ("minhash", only(&base, false, false, true)),
+            EvalAlgo::Imatch => ("imatch", keys_only(&base, fpdb::KeyAlgo::imatch())),
+            EvalAlgo::Keywords => ("keywords", keys_only(&base, fpdb::KeyAlgo::keywords())),
+            EvalAlgo::Segments => ("segments", keys_only(&base, fpdb::KeyAlgo::segments())),
             EvalAlgo::Default => ("default", base.clone()),
         };
         reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
@@ -171,6 +178,15 @@ fn only(base: &Settings, nshash: bool, simhash: bool, minhash: bool) -> Settings
         } else {
             Some(0)
         },
+        key_algos: Some(fpdb::KeyAlgos::default()),
         ..base.clone()
+    }
+}
+
+/// `base` with only the exact-key algorithm `algo` on.
+fn keys_only(base: &Settings, algo: fpdb::KeyAlgo) -> Settings {
+    Settings {
+        key_algos: Some(fpdb::KeyAlgos(vec![algo])),
+        ..only(base, false, false, false)
     }
 }

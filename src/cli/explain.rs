@@ -164,6 +164,12 @@ pub(super) fn print_comparison(
         ),
         None => outln!("simhash: not computed (off, or no terms)"),
     }
+    for (name, shared, hit) in &c.key_matches {
+        outln!(
+            "{name}: {shared} keys shared -> {}",
+            if *hit { "match" } else { "no match" }
+        );
+    }
     if opts.minhash_bands > 0 {
         outln!(
             "minhash: {} of {} bands shared -> {}",

@@ -28,7 +28,7 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
             .collect();
         outln!("tables MiB   {}", cfs.join(", "));
-        let algos: Vec<&str> = [
+        let mut algos: Vec<&str> = [
             (o.nshash, "nshash"),
             (o.simhash, "simhash"),
             (o.minhash_bands > 0, "minhash"),
@@ -37,6 +37,7 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         .filter(|a| a.0)
         .map(|a| a.1)
         .collect();
+        algos.extend(o.key_algos.0.iter().map(|a| a.name()));
         outln!("algorithms   {}", algos.join(" "));
         outln!(
             "nshash       n={} hash={} min_sentence_chars={} min_shared={}",
@@ -52,6 +53,9 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             s.simhash_tables,
             o.expected_docs
         );
+        if !o.key_algos.0.is_empty() {
+            outln!("keys         {}", o.key_algos);
+        }
         if o.minhash_bands > 0 {
             outln!(
                 "minhash      bands={} rows={} (4-gram minima, one-permutation hashing)",

@@ -201,7 +201,7 @@ impl Fpdb {
             });
         }
         let mut holders = f.holders;
-        for h in fps.nshash.iter().chain(&fps.bands) {
+        for h in fps.nshash.iter().chain(&fps.bands).chain(&fps.keys) {
             if !holders.contains_key(h) {
                 if let Some(&v) = batch.holders.get(h) {
                     holders.insert(*h, v);

@@ -215,7 +215,7 @@ impl Fpdb {
         self.doc_count += 1;
         let (target, merged, first_seq) = self.join(lk, seq, reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
-        for &h in fps.nshash.iter().chain(&fps.bands) {
+        for &h in fps.nshash.iter().chain(&fps.bands).chain(&fps.keys) {
             bulk.put(
                 Cf::Nshash,
                 schema::nshash_key(h, seq),
@@ -247,6 +247,7 @@ impl Fpdb {
             matches: stored_matches,
             time,
             bands: fps.bands,
+            keys: fps.keys,
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
@@ -272,4 +273,5 @@ pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
         && rec.shingles == fps.shingles
         && rec.chars == fps.chars
         && rec.bands == fps.bands
+        && rec.keys == fps.keys
 }

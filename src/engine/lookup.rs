@@ -8,7 +8,8 @@ use foldhash::HashMap;
 
 use super::{Fpdb, Match, Outcome, MAX_MATCHES};
 use crate::error::Result;
-use crate::fingerprint::{simhash::hamming, Fingerprints};
+use crate::fingerprint::{keys, simhash::hamming, Fingerprints};
+use crate::options::KeyAlgo;
 use crate::store::schema::{self, ClusterRecord, StoredMatch};
 use crate::store::{Cf, Store};
 
@@ -186,6 +187,32 @@ impl Fpdb {
         }
         for (seq, shared) in bands {
             raw.push((seq, "minhash", shared as f64 / fps.bands.len() as f64, None));
+        }
+        // Exact-key algorithms: each key names its oldest holder; a holder sharing the
+        // algorithm's number of keys (capped by the document's count) is a candidate.
+        for algo in &self.opts.key_algos.0 {
+            let tag = keys::algo_tag(algo);
+            let mine: Vec<u64> = fps
+                .keys
+                .iter()
+                .copied()
+                .filter(|&k| keys::tag(k) == tag)
+                .collect();
+            let need = match *algo {
+                KeyAlgo::Segments { m, .. } => (m as usize).min(mine.len()).max(1),
+                _ => 1,
+            };
+            let mut shared: BTreeMap<u64, usize> = BTreeMap::new();
+            for h in &mine {
+                if let Some(&(seq, _)) = holders.get(h) {
+                    *shared.entry(seq).or_default() += 1;
+                }
+            }
+            for (seq, n) in shared {
+                if n >= need {
+                    raw.push((seq, algo.name(), n as f64 / mine.len() as f64, None));
+                }
+            }
         }
         for (seq, d) in simhash {
             raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));

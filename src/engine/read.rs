@@ -33,6 +33,7 @@ impl Fpdb {
                 shingles: rec.shingles,
                 chars: rec.chars,
                 bands: rec.bands,
+                keys: rec.keys,
             },
             id: rec.id,
             url: rec.url,
@@ -243,6 +244,9 @@ pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
         algo: match m.algo.as_str() {
             "nshash" => "nshash",
             "minhash" => "minhash",
+            "imatch" => "imatch",
+            "keywords" => "keywords",
+            "segments" => "segments",
             _ => "simhash",
         },
         score: m.score,

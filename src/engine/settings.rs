@@ -52,6 +52,8 @@ pub struct Settings {
     pub verify_resemblance_pct: Option<u32>,
     /// Join a cluster only when its first document verifies too.
     pub tight_clusters: Option<bool>,
+    /// Exact-key algorithms.
+    pub key_algos: Option<crate::options::KeyAlgos>,
 }
 
 macro_rules! each_setting {
@@ -74,6 +76,7 @@ macro_rules! each_setting {
         $m!(minhash_rows, "minhash_rows");
         $m!(verify_resemblance_pct, "verify_resemblance_pct");
         $m!(tight_clusters, "tight_clusters");
+        $m!(key_algos, "key_algos");
     };
 }
 

@@ -2,6 +2,7 @@
 //! can be computed on all cores before the sequential store step.
 
 mod farmhash;
+pub mod keys;
 pub mod nshash;
 pub mod simhash;
 
@@ -11,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub use self::farmhash::fingerprint64;
 use crate::error::{Error, Result};
-use crate::options::{IdfSource, Options, SimhashFeatures};
+use crate::options::{IdfSource, KeyAlgo, Options, SimhashFeatures};
 use crate::text::{self, IdfTable, TermWeights};
 
 /// Every fingerprint of one document.
@@ -31,6 +32,9 @@ pub struct Fingerprints {
     /// MinHash band keys (empty when the store has no minhash).
     #[serde(default)]
     pub bands: Vec<u64>,
+    /// Keys of the exact-key algorithms ([`keys`]; empty when the store has none).
+    #[serde(default)]
+    pub keys: Vec<u64>,
 }
 
 /// What verification compares of a document: its sentence sketch, shingle sketch and length.
@@ -66,14 +70,23 @@ impl Fingerprints {
         }
     }
 
-    /// Sentence hashes and band keys: what the store posts under this document.
+    /// Sentence hashes, band keys and exact-algorithm keys: what the store posts under this
+    /// document.
     pub fn postings(&self) -> Vec<u64> {
-        self.nshash.iter().chain(&self.bands).copied().collect()
+        self.nshash
+            .iter()
+            .chain(&self.bands)
+            .chain(&self.keys)
+            .copied()
+            .collect()
     }
 
     /// Whether there is nothing to match this document on.
     pub fn is_empty(&self) -> bool {
-        self.nshash.is_empty() && self.simhash.is_none() && self.bands.is_empty()
+        self.nshash.is_empty()
+            && self.simhash.is_none()
+            && self.bands.is_empty()
+            && self.keys.is_empty()
     }
 }
 
@@ -180,17 +193,36 @@ impl Fingerprinter {
         if !opts.nshash {
             top.clear();
         }
+        let algos = &opts.key_algos.0;
+        let needs_terms = algos.iter().any(|a| !matches!(a, KeyAlgo::Segments { .. }));
+        let words = opts.simhash && opts.simhash_features == SimhashFeatures::Words;
+        // Segment the text once for every algorithm that weighs words.
+        let stats = if needs_terms || words {
+            self.weights.term_stats(text)
+        } else {
+            Vec::new()
+        };
+        let mut key_list = Vec::new();
+        for a in algos {
+            match *a {
+                KeyAlgo::Imatch { keep_pct } => key_list.extend(keys::imatch(&stats, keep_pct)),
+                KeyAlgo::Keywords { n } => key_list.extend(keys::keywords(&stats, n)),
+                KeyAlgo::Segments { n, .. } => key_list.extend(keys::segments(text, n)),
+            }
+        }
+        let simhash = match (opts.simhash, words) {
+            (false, _) => None,
+            (true, true) => simhash::simhash(&text::weigh(&stats)),
+            (true, false) => simhash::simhash(&self.simhash_features(text)),
+        };
         Fingerprints {
             nshash: top,
-            simhash: if opts.simhash {
-                simhash::simhash(&self.simhash_features(text))
-            } else {
-                None
-            },
+            simhash,
             sketch,
             shingles,
             chars,
             bands,
+            keys: key_list,
         }
     }
 }

@@ -84,6 +84,7 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 /// nothing of format 4, else [`FORMAT_VERSION`].
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     let plain = opts.minhash_bands == 0
+        && opts.key_algos.0.is_empty()
         && !opts.tight_clusters
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     format_value_of(if plain {
@@ -282,15 +283,17 @@ pub struct DocRecord {
     pub matches: Vec<StoredMatch>,
     /// Ingest time, seconds since the Unix epoch.
     pub time: u64,
-    /// MinHash band keys (stores with minhash; each also a posting in `nshash`). Last, so
-    /// that a record without them is encoded as before this field ([`encode_doc`]).
+    /// MinHash band keys (stores with minhash; each also a posting in `nshash`). Last with
+    /// `keys`, so that a record without either is encoded as before them ([`encode_doc`]).
     pub bands: Vec<u64>,
+    /// Keys of the exact-key algorithms (each also a posting in `nshash`).
+    pub keys: Vec<u64>,
 }
 
 impl DocRecord {
-    /// Its postings in `nshash`: sentence hashes, then MinHash band keys.
+    /// Its postings in `nshash`: sentence hashes, MinHash band keys, exact-algorithm keys.
     pub fn postings(&self) -> impl Iterator<Item = &u64> {
-        self.nshash.iter().chain(&self.bands)
+        self.nshash.iter().chain(&self.bands).chain(&self.keys)
     }
 }
 
@@ -346,14 +349,14 @@ pub fn decode<T: for<'de> Deserialize<'de>>(cf: Cf, key: &[u8], v: &[u8]) -> Res
 /// Version of document records that carry MinHash band keys.
 const DOC_RECORD_BANDS: u8 = 2;
 
-/// Encode a document record: without band keys exactly as records were before they existed
-/// (version 1; older binaries read it), with them as version 2.
+/// Encode a document record: without band keys and exact-algorithm keys exactly as records
+/// were before they existed (version 1; older binaries read it), with them as version 2.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let mut out = encode(r);
-    if r.bands.is_empty() {
-        // bincode writes the empty `bands` (the last field) as one length byte 0.
-        debug_assert_eq!(out.last(), Some(&0));
-        out.pop();
+    if r.bands.is_empty() && r.keys.is_empty() {
+        // bincode writes each empty list (the last two fields) as one length byte 0.
+        debug_assert!(out.ends_with(&[0, 0]));
+        out.truncate(out.len() - 2);
     } else {
         out[0] = DOC_RECORD_BANDS;
     }
@@ -364,9 +367,9 @@ pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
 pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
     match v.split_first() {
         Some((&RECORD_VERSION, _)) => {
-            let mut full = Vec::with_capacity(v.len() + 1);
+            let mut full = Vec::with_capacity(v.len() + 2);
             full.extend_from_slice(v);
-            full.push(0);
+            full.extend_from_slice(&[0, 0]);
             decode(Cf::Docs, key, &full)
         }
         Some((&DOC_RECORD_BANDS, rest)) => bincode::serde::decode_from_slice(rest, decode_config())
@@ -420,6 +423,7 @@ mod tests {
             matches: Vec::new(),
             time: 11,
             bands,
+            keys: Vec::new(),
         }
     }
 
@@ -496,6 +500,11 @@ mod tests {
         assert!(!legacy.tight_clusters);
         assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
         assert_eq!(format_for(&Options::default()), format_value());
+        let keyed = Options {
+            key_algos: crate::options::KeyAlgos(vec![crate::options::KeyAlgo::imatch()]),
+            ..legacy
+        };
+        assert_eq!(format_for(&keyed), format_value());
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod tokenize;
 mod variant;
 
 pub use normalize::{is_plain_ideograph, join_cjk_lines, normalize, NORMALIZE_VERSION};
-pub use tokenize::{weighted_terms, IdfTable, TermWeights};
+pub use tokenize::{weigh, weighted_terms, IdfTable, TermWeights};
 pub use variant::to_simplified;
 
 /// The text every fingerprint is computed from: [`normalize`]d, then converted to simplified

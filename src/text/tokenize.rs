@@ -281,27 +281,37 @@ impl TermWeights {
 
     /// Every term of `text` with its TF-IDF weight, sorted by term.
     pub fn weighted_terms(&self, text: &str) -> Vec<(String, f64)> {
+        weigh(&self.term_stats(text))
+    }
+
+    /// Every term of `text` with its frequency and IDF, sorted by term.
+    pub fn term_stats(&self, text: &str) -> Vec<(String, u32, f64)> {
         let stop = stopword_set(self.stopwords);
         let mut tf: HashMap<&str, (u32, f64)> = HashMap::new();
-        let mut total = 0u64;
         for word in jieba().cut(text, false).into_iter().map(|t| t.word) {
             if let Some(e) = tf.get_mut(word) {
                 e.0 += 1;
-                total += 1;
             } else if let Some(w) = self.term_idf(word, stop) {
                 tf.insert(word, (1, w));
-                total += 1;
             }
         }
-        let total = total.max(1) as f64;
-        let mut terms: Vec<(String, f64)> = tf
+        let mut terms: Vec<(String, u32, f64)> = tf
             .into_iter()
-            .map(|(w, (n, idf))| (w.to_string(), n as f64 * idf / total))
+            .map(|(w, (n, idf))| (w.to_string(), n, idf))
             .collect();
         // Deterministic order (the map's is random): same text, same output.
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         terms
     }
+}
+
+/// TF-IDF weights of [`TermWeights::term_stats`]: frequency x IDF / number of kept terms.
+pub fn weigh(stats: &[(String, u32, f64)]) -> Vec<(String, f64)> {
+    let total = stats.iter().map(|t| t.1 as u64).sum::<u64>().max(1) as f64;
+    stats
+        .iter()
+        .map(|(w, n, idf)| (w.clone(), *n as f64 * idf / total))
+        .collect()
 }
 
 /// [`TermWeights::weighted_terms`] with the defaults: jieba's stop words and IDF table.

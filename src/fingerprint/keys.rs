@@ -1,0 +1,164 @@
+//! Exact-key algorithms from the Chinese web-dedup literature, as one mechanism: each gives a
+//! document a few 64-bit keys, indexed like sentence hashes (postings in `nshash`), and two
+//! documents are candidates when they share at least a number of keys of one algorithm.
+//!
+//! - `imatch` (I-Match, Chowdhury et al. 2002): the document's distinct terms whose IDF is in
+//!   its top `keep_pct`% (the most common terms dropped), sorted by IDF descending (ties by
+//!   term), hashed with AP hash (the one the Chinese literature chose among ELF/RS/JS/PJW/BKDR/
+//!   SDBM/DJB/AP; 64-bit here, so collisions stay negligible at 10^8 documents). One key.
+//! - `keywords` (the "Sort" keyword fingerprint): the `n` terms of highest TF-IDF weight,
+//!   sorted, MD5. One key.
+//! - `segments`: the letters and digits cut into `n` equal segments, each hashed; candidates
+//!   share at least `m` of them.
+//!
+//! A key carries its algorithm in its top byte ([`tag`]), so one posting list serves all.
+
+use md5::{Digest, Md5};
+
+use super::fingerprint64;
+use crate::options::KeyAlgo;
+use crate::text::sentences::is_word_char;
+
+/// The top byte of every key of `algo`.
+pub fn algo_tag(algo: &KeyAlgo) -> u8 {
+    match algo {
+        KeyAlgo::Imatch { .. } => 0xA1,
+        KeyAlgo::Keywords { .. } => 0xA2,
+        KeyAlgo::Segments { .. } => 0xA3,
+    }
+}
+
+/// The algorithm tag of a key.
+pub fn tag(key: u64) -> u8 {
+    (key >> 56) as u8
+}
+
+fn tagged(tag: u8, h: u64) -> u64 {
+    (tag as u64) << 56 | (h & ((1 << 56) - 1))
+}
+
+/// Arash Partow's AP hash, on 64 bits.
+pub fn ap_hash64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xAAAA_AAAA_AAAA_AAAA;
+    for (i, &c) in bytes.iter().enumerate() {
+        let c = c as u64;
+        if i & 1 == 0 {
+            h ^= (h << 7) ^ c.wrapping_mul(h >> 3);
+        } else {
+            h ^= !((h << 11).wrapping_add(c ^ (h >> 5)));
+        }
+    }
+    h
+}
+
+/// A term of a document: (term, frequency, IDF).
+pub type TermStat = (String, u32, f64);
+
+/// The I-Match key: terms in the top `keep_pct`% by IDF, by IDF descending.
+pub fn imatch(stats: &[TermStat], keep_pct: u32) -> Option<u64> {
+    if stats.is_empty() {
+        return None;
+    }
+    let mut terms: Vec<&TermStat> = stats.iter().collect();
+    terms.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    let keep = (terms.len() * keep_pct as usize).div_ceil(100).max(1);
+    let joined: Vec<&str> = terms[..keep].iter().map(|t| t.0.as_str()).collect();
+    Some(tagged(0xA1, ap_hash64(joined.join("\u{1}").as_bytes())))
+}
+
+/// The keyword ("Sort") key: the `n` heaviest TF-IDF terms, sorted, MD5.
+pub fn keywords(stats: &[TermStat], n: u32) -> Option<u64> {
+    if stats.is_empty() {
+        return None;
+    }
+    let total: u32 = stats.iter().map(|t| t.1).sum();
+    let mut terms: Vec<(&str, f64)> = stats
+        .iter()
+        .map(|t| (t.0.as_str(), t.1 as f64 * t.2 / total.max(1) as f64))
+        .collect();
+    terms.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    terms.truncate(n as usize);
+    terms.sort_by(|a, b| a.0.cmp(b.0));
+    let joined: Vec<&str> = terms.iter().map(|t| t.0).collect();
+    let d = Md5::digest(joined.join("\u{1}").as_bytes());
+    Some(tagged(
+        0xA2,
+        u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
+    ))
+}
+
+/// The segment keys: letters and digits cut into `n` equal parts (none when fewer than `n`
+/// characters), each hashed; distinct.
+pub fn segments(prepared: &str, n: u32) -> Vec<u64> {
+    let chars: Vec<char> = prepared.chars().filter(|&c| is_word_char(c)).collect();
+    let n = n as usize;
+    if n == 0 || chars.len() < n {
+        return Vec::new();
+    }
+    let mut keys: Vec<u64> = (0..n)
+        .map(|i| {
+            let part: String = chars[i * chars.len() / n..(i + 1) * chars.len() / n]
+                .iter()
+                .collect();
+            tagged(0xA3, fingerprint64(part.as_bytes()))
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(words: &[(&str, u32, f64)]) -> Vec<TermStat> {
+        words.iter().map(|w| (w.0.to_string(), w.1, w.2)).collect()
+    }
+
+    #[test]
+    fn imatch_drops_the_most_common_terms() {
+        let a = stats(&[
+            ("政府", 3, 2.0),
+            ("网站", 1, 9.0),
+            ("信息", 2, 5.0),
+            ("的", 9, 0.1),
+        ]);
+        // Top 70% of 4 terms by IDF = 3 (網站, 信息, 政府): the common word does not count.
+        let b = stats(&[
+            ("政府", 1, 2.0),
+            ("网站", 5, 9.0),
+            ("信息", 2, 5.0),
+            ("的", 1, 0.2),
+        ]);
+        assert_eq!(imatch(&a, 70), imatch(&b, 70));
+        let c = stats(&[("政府", 1, 2.0), ("网页", 5, 9.0), ("信息", 2, 5.0)]);
+        assert_ne!(imatch(&a, 70), imatch(&c, 70));
+        assert_eq!(imatch(&[], 70), None);
+        assert_eq!(tag(imatch(&a, 70).unwrap()), 0xA1);
+    }
+
+    #[test]
+    fn keywords_keep_the_heaviest_terms_in_any_order() {
+        let a = stats(&[("甲", 5, 5.0), ("乙", 4, 5.0), ("丙", 1, 0.5)]);
+        let b = stats(&[("乙", 4, 5.0), ("甲", 5, 5.0), ("丁", 1, 0.4)]);
+        assert_eq!(keywords(&a, 2), keywords(&b, 2));
+        assert_ne!(keywords(&a, 3), keywords(&b, 3));
+    }
+
+    #[test]
+    fn segments_match_where_the_text_matches() {
+        let a = "abcdefghijklmnopqrstuvwxyz0123456789";
+        let b = "abcdefghijklmnopqrstuvwxyz012345678X";
+        let (sa, sb) = (segments(a, 4), segments(b, 4));
+        assert_eq!(sa.len(), 4);
+        assert_eq!(sa.iter().filter(|k| sb.contains(k)).count(), 3);
+        assert!(segments("abc", 4).is_empty());
+    }
+
+    #[test]
+    fn ap_hash_is_frozen() {
+        assert_eq!(ap_hash64(b""), 0xAAAA_AAAA_AAAA_AAAA);
+        assert_ne!(ap_hash64(b"ab"), ap_hash64(b"ba"));
+    }
+}
