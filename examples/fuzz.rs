@@ -147,6 +147,7 @@ fn doc_record() -> DocRecord {
         }],
         time: 1_700_000_000,
         bands: vec![9, 8, 7],
+        keys: vec![0xA1 << 56 | 5],
     }
 }
 
@@ -154,6 +155,7 @@ fn decoders(rng: &mut Rng) {
     let mut rec = doc_record();
     if rng.index(2) == 0 {
         rec.bands.clear();
+        rec.keys.clear();
     }
     let mut b = schema::encode_doc(&rec);
     mutate(&mut b, rng);

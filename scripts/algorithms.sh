@@ -28,6 +28,8 @@ simhash (k = 3)|--algos simhash
 minhash (8 bands x 4 rows)|--algos minhash
 I-Match (top 70% of terms by IDF, AP hash)|--algos imatch
 keyword fingerprint (10 heaviest TF-IDF terms, sorted, MD5)|--algos keywords
+keyword fingerprint, weight order (Con)|--algos keywords-con
+punctuation context (3 parts, all shared; no title)|--algos punct
 segment signatures (8 segments, 5 shared)|--algos segments
 default (nshash + simhash + minhash)|
 ROWS

@@ -120,6 +120,8 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
         key_algos: Some(crate::options::KeyAlgos(vec![
             crate::options::KeyAlgo::imatch(),
             crate::options::KeyAlgo::keywords(),
+            crate::options::KeyAlgo::keywords_con(),
+            crate::options::KeyAlgo::Punct,
             crate::options::KeyAlgo::segments(),
         ])),
         ..settings.clone()

@@ -95,6 +95,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
                 crate::options::KeyAlgo::Segments { m, .. } => {
                     (m as usize).min(ka.len()).min(kb.len()).max(1)
                 }
+                crate::options::KeyAlgo::Punct => ka.len().max(1),
                 _ => 1,
             };
             (algo.name(), shared, shared >= need)

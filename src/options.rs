@@ -133,6 +133,16 @@ pub enum KeyAlgo {
         /// Terms kept (the literature: about 10).
         n: u32,
     },
+    /// Keyword fingerprint ("Con"): one key of the `n` heaviest TF-IDF terms in weight order.
+    #[serde(rename = "keywords-con")]
+    KeywordsCon {
+        /// Terms kept (the literature: about 10).
+        n: u32,
+    },
+    /// Punctuation context: the two letters or Chinese characters each side of every
+    /// `，。！？`, as one string cut into 3 parts; candidates share all 3 (the literature adds
+    /// the title's hash at weight 1.5, which fingerprints of the text alone cannot).
+    Punct,
     /// Segment signatures: `n` keys; candidates share at least `m`.
     Segments {
         /// Segments per document.
@@ -148,6 +158,8 @@ impl KeyAlgo {
         match self {
             KeyAlgo::Imatch { .. } => "imatch",
             KeyAlgo::Keywords { .. } => "keywords",
+            KeyAlgo::KeywordsCon { .. } => "keywords-con",
+            KeyAlgo::Punct => "punct",
             KeyAlgo::Segments { .. } => "segments",
         }
     }
@@ -160,6 +172,10 @@ impl KeyAlgo {
     pub fn keywords() -> KeyAlgo {
         KeyAlgo::Keywords { n: 10 }
     }
+    /// With the literature's parameters.
+    pub fn keywords_con() -> KeyAlgo {
+        KeyAlgo::KeywordsCon { n: 10 }
+    }
     /// Eight segments, five shared.
     pub fn segments() -> KeyAlgo {
         KeyAlgo::Segments { n: 8, m: 5 }
@@ -171,6 +187,8 @@ impl std::fmt::Display for KeyAlgo {
         match self {
             KeyAlgo::Imatch { keep_pct } => write!(f, "imatch(keep {keep_pct}%)"),
             KeyAlgo::Keywords { n } => write!(f, "keywords(n {n})"),
+            KeyAlgo::KeywordsCon { n } => write!(f, "keywords-con(n {n})"),
+            KeyAlgo::Punct => f.write_str("punct(3 of 3)"),
             KeyAlgo::Segments { n, m } => write!(f, "segments({m} of {n})"),
         }
     }
@@ -359,7 +377,8 @@ impl Options {
         for a in &self.key_algos.0 {
             let ok = match *a {
                 KeyAlgo::Imatch { keep_pct } => (1..=100).contains(&keep_pct),
-                KeyAlgo::Keywords { n } => (1..=1000).contains(&n),
+                KeyAlgo::Keywords { n } | KeyAlgo::KeywordsCon { n } => (1..=1000).contains(&n),
+                KeyAlgo::Punct => true,
                 KeyAlgo::Segments { n, m } => (1..=64).contains(&n) && (1..=n).contains(&m),
             };
             if !ok {

@@ -36,6 +36,10 @@ pub(super) enum Algo {
     Imatch,
     /// keyword fingerprint (the 10 heaviest TF-IDF terms, sorted, MD5)
     Keywords,
+    /// keyword fingerprint, terms in weight order
+    KeywordsCon,
+    /// punctuation context (3 parts, all shared)
+    Punct,
     /// segment signatures (8 segments, 5 shared)
     Segments,
 }
@@ -64,7 +68,8 @@ pub(super) enum HashArg {
 #[derive(Args, Debug, Default)]
 pub(super) struct SettingsArgs {
     /// Algorithms to use, comma-separated: nshash, simhash, minhash, and the literature's
-    /// exact-key ones imatch, keywords, segments [default: nshash,simhash,minhash]
+    /// exact-key ones imatch, keywords, keywords-con, punct, segments
+    /// [default: nshash,simhash,minhash]
     #[arg(
         long,
         value_delimiter = ',',
@@ -170,6 +175,8 @@ impl SettingsArgs {
                         .filter_map(|x| match x {
                             Algo::Imatch => Some(fpdb::KeyAlgo::imatch()),
                             Algo::Keywords => Some(fpdb::KeyAlgo::keywords()),
+                            Algo::KeywordsCon => Some(fpdb::KeyAlgo::keywords_con()),
+                            Algo::Punct => Some(fpdb::KeyAlgo::Punct),
                             Algo::Segments => Some(fpdb::KeyAlgo::segments()),
                             _ => None,
                         })

@@ -22,7 +22,8 @@ pub(super) struct EvalArgs {
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
     #[arg(long)]
     pub(super) pairs: PathBuf,
-    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, segments alone, or
+    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con,
+    /// punct, segments alone, or
     /// default (the store settings given, else the defaults) [default: nshash, simhash,
     /// minhash, default]
     #[arg(long, value_delimiter = ',')]
@@ -50,6 +51,8 @@ pub(super) enum EvalAlgo {
     Minhash,
     Imatch,
     Keywords,
+    KeywordsCon,
+    Punct,
     Segments,
     Default,
 }
@@ -104,6 +107,11 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
             EvalAlgo::Minhash => ("minhash", only(&base, false, false, true)),
             EvalAlgo::Imatch => ("imatch", keys_only(&base, fpdb::KeyAlgo::imatch())),
             EvalAlgo::Keywords => ("keywords", keys_only(&base, fpdb::KeyAlgo::keywords())),
+            EvalAlgo::KeywordsCon => (
+                "keywords-con",
+                keys_only(&base, fpdb::KeyAlgo::keywords_con()),
+            ),
+            EvalAlgo::Punct => ("punct", keys_only(&base, fpdb::KeyAlgo::Punct)),
             EvalAlgo::Segments => ("segments", keys_only(&base, fpdb::KeyAlgo::segments())),
             EvalAlgo::Default => ("default", base.clone()),
         };

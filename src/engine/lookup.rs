@@ -200,6 +200,7 @@ impl Fpdb {
                 .collect();
             let need = match *algo {
                 KeyAlgo::Segments { m, .. } => (m as usize).min(mine.len()).max(1),
+                KeyAlgo::Punct => mine.len().max(1),
                 _ => 1,
             };
             let mut shared: BTreeMap<u64, usize> = BTreeMap::new();

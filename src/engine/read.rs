@@ -246,6 +246,8 @@ pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
             "minhash" => "minhash",
             "imatch" => "imatch",
             "keywords" => "keywords",
+            "keywords-con" => "keywords-con",
+            "punct" => "punct",
             "segments" => "segments",
             _ => "simhash",
         },

@@ -8,6 +8,10 @@
 //!   SDBM/DJB/AP; 64-bit here, so collisions stay negligible at 10^8 documents). One key.
 //! - `keywords` (the "Sort" keyword fingerprint): the `n` terms of highest TF-IDF weight,
 //!   sorted, MD5. One key.
+//! - `keywords-con`: the same terms in weight order ("Con"). (The literature's weight check
+//!   and "Des" key are not built.)
+//! - `punct`: the context of every `，。！？` (two letters or characters each side) as one
+//!   string, cut into 3 parts, each hashed; candidates share all 3.
 //! - `segments`: the letters and digits cut into `n` equal segments, each hashed; candidates
 //!   share at least `m` of them.
 //!
@@ -25,6 +29,8 @@ pub fn algo_tag(algo: &KeyAlgo) -> u8 {
         KeyAlgo::Imatch { .. } => 0xA1,
         KeyAlgo::Keywords { .. } => 0xA2,
         KeyAlgo::Segments { .. } => 0xA3,
+        KeyAlgo::KeywordsCon { .. } => 0xA4,
+        KeyAlgo::Punct => 0xA5,
     }
 }
 
@@ -66,8 +72,9 @@ pub fn imatch(stats: &[TermStat], keep_pct: u32) -> Option<u64> {
     Some(tagged(0xA1, ap_hash64(joined.join("\u{1}").as_bytes())))
 }
 
-/// The keyword ("Sort") key: the `n` heaviest TF-IDF terms, sorted, MD5.
-pub fn keywords(stats: &[TermStat], n: u32) -> Option<u64> {
+/// The keyword ("Sort") key: the `n` heaviest TF-IDF terms, sorted, MD5; with `con`, in
+/// weight order instead ("Con").
+pub fn keywords(stats: &[TermStat], n: u32, con: bool) -> Option<u64> {
     if stats.is_empty() {
         return None;
     }
@@ -78,13 +85,55 @@ pub fn keywords(stats: &[TermStat], n: u32) -> Option<u64> {
         .collect();
     terms.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     terms.truncate(n as usize);
-    terms.sort_by(|a, b| a.0.cmp(b.0));
+    if !con {
+        terms.sort_by(|a, b| a.0.cmp(b.0));
+    }
     let joined: Vec<&str> = terms.iter().map(|t| t.0).collect();
     let d = Md5::digest(joined.join("\u{1}").as_bytes());
     Some(tagged(
-        0xA2,
+        if con { 0xA4 } else { 0xA2 },
         u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
     ))
+}
+
+/// The punctuation-context keys: the two letters, digits or Chinese characters on each side
+/// of every sentence or clause mark (`，。！？`, folded to `,.!?` by normalization) joined
+/// into one string, cut into 3 equal parts, each hashed. None when the text has fewer than 3
+/// marks.
+pub fn punct(prepared: &str) -> Vec<u64> {
+    let chars: Vec<char> = prepared.chars().collect();
+    let mut ctx: Vec<char> = Vec::new();
+    let mut marks = 0;
+    for (i, &c) in chars.iter().enumerate() {
+        if !matches!(c, ',' | '.' | '!' | '?') {
+            continue;
+        }
+        let before: Vec<char> = chars[..i]
+            .iter()
+            .rev()
+            .filter(|&&c| is_word_char(c))
+            .take(2)
+            .copied()
+            .collect();
+        let after = chars[i + 1..].iter().filter(|&&c| is_word_char(c)).take(2);
+        ctx.extend(before.iter().rev());
+        ctx.extend(after);
+        marks += 1;
+    }
+    if marks < 3 || ctx.len() < 3 {
+        return Vec::new();
+    }
+    let mut keys: Vec<u64> = (0..3)
+        .map(|i| {
+            let part: String = ctx[i * ctx.len() / 3..(i + 1) * ctx.len() / 3]
+                .iter()
+                .collect();
+            tagged(0xA5, fingerprint64(part.as_bytes()) ^ i as u64)
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
 
 /// The segment keys: letters and digits cut into `n` equal parts (none when fewer than `n`
@@ -142,8 +191,22 @@ mod tests {
     fn keywords_keep_the_heaviest_terms_in_any_order() {
         let a = stats(&[("甲", 5, 5.0), ("乙", 4, 5.0), ("丙", 1, 0.5)]);
         let b = stats(&[("乙", 4, 5.0), ("甲", 5, 5.0), ("丁", 1, 0.4)]);
-        assert_eq!(keywords(&a, 2), keywords(&b, 2));
-        assert_ne!(keywords(&a, 3), keywords(&b, 3));
+        assert_eq!(keywords(&a, 2, false), keywords(&b, 2, false));
+        assert_ne!(keywords(&a, 3, false), keywords(&b, 3, false));
+        // Con keeps the weight order: the same two terms, another key than Sort's.
+        assert_eq!(keywords(&a, 2, true), keywords(&b, 2, true));
+        assert_ne!(keywords(&a, 2, true), keywords(&a, 2, false));
+    }
+
+    #[test]
+    fn punctuation_context_survives_edits_between_marks() {
+        let a = "第一条为了规范,制定本办法.第二条本办法适用于全国.第三条由国务院负责解释!";
+        let b = "第一条为了加强规范,制定本办法.第二条本办法通用于全国.第三条由国务院负责解释!";
+        let c = "今天纽约的天气真好.京华大酒店的经理吃了一只烤鸭,后天的天气不好!";
+        assert_eq!(punct(a).len(), 3);
+        assert_eq!(punct(a), punct(b));
+        assert!(punct(a).iter().all(|k| !punct(c).contains(k)));
+        assert!(punct("没有标点的文字").is_empty());
     }
 
     #[test]

@@ -194,7 +194,9 @@ impl Fingerprinter {
             top.clear();
         }
         let algos = &opts.key_algos.0;
-        let needs_terms = algos.iter().any(|a| !matches!(a, KeyAlgo::Segments { .. }));
+        let needs_terms = algos
+            .iter()
+            .any(|a| !matches!(a, KeyAlgo::Segments { .. } | KeyAlgo::Punct));
         let words = opts.simhash && opts.simhash_features == SimhashFeatures::Words;
         // Segment the text once for every algorithm that weighs words.
         let stats = if needs_terms || words {
@@ -206,7 +208,9 @@ impl Fingerprinter {
         for a in algos {
             match *a {
                 KeyAlgo::Imatch { keep_pct } => key_list.extend(keys::imatch(&stats, keep_pct)),
-                KeyAlgo::Keywords { n } => key_list.extend(keys::keywords(&stats, n)),
+                KeyAlgo::Keywords { n } => key_list.extend(keys::keywords(&stats, n, false)),
+                KeyAlgo::KeywordsCon { n } => key_list.extend(keys::keywords(&stats, n, true)),
+                KeyAlgo::Punct => key_list.extend(keys::punct(text)),
                 KeyAlgo::Segments { n, .. } => key_list.extend(keys::segments(text, n)),
             }
         }
