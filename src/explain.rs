@@ -91,13 +91,8 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
             };
             let (ka, kb) = (of(a), of(b));
             let shared = ka.iter().filter(|k| kb.contains(k)).count();
-            let need = match *algo {
-                crate::options::KeyAlgo::Segments { m, .. } => {
-                    (m as usize).min(ka.len()).min(kb.len()).max(1)
-                }
-                crate::options::KeyAlgo::Punct => ka.len().max(1),
-                _ => 1,
-            };
+            // A as the document looked up, as the store decides.
+            let need = algo.need(ka.len());
             (algo.name(), shared, shared >= need)
         })
         .collect();

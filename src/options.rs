@@ -164,6 +164,16 @@ impl KeyAlgo {
         }
     }
 
+    /// Keys a stored document must share with a document that has `have` keys of this
+    /// algorithm to be its candidate (capped by `have`).
+    pub fn need(&self, have: usize) -> usize {
+        match *self {
+            KeyAlgo::Segments { m, .. } => (m as usize).min(have).max(1),
+            KeyAlgo::Punct => have.max(1),
+            _ => 1,
+        }
+    }
+
     /// With the literature's parameters.
     pub fn imatch() -> KeyAlgo {
         KeyAlgo::Imatch { keep_pct: 70 }

@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{code, json_lines, stderr, stdout};
+use common::{code, json_lines, run as fpdb, stderr, stdout};
 
 /// A tmpfs mounted for the test's life.
 struct Mount(PathBuf);
@@ -38,10 +38,6 @@ impl Drop for Mount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.0).status();
     }
-}
-
-fn fpdb(dir: &Path, args: &[&str]) -> std::process::Output {
-    common::fpdb().current_dir(dir).args(args).output().unwrap()
 }
 
 fn ids(out: &str) -> Vec<String> {

@@ -159,7 +159,7 @@ impl Fpdb {
                 return Ok(f);
             }
         }
-        f.holders = self.nshash_holders(&fps.postings())?;
+        f.holders = self.nshash_holders(&fps.postings().collect::<Vec<_>>())?;
         if let Some(q) = fps.simhash {
             f.simhash = self.simhash_candidates(q)?;
         }
@@ -201,10 +201,10 @@ impl Fpdb {
             });
         }
         let mut holders = f.holders;
-        for h in fps.nshash.iter().chain(&fps.bands).chain(&fps.keys) {
-            if !holders.contains_key(h) {
-                if let Some(&v) = batch.holders.get(h) {
-                    holders.insert(*h, v);
+        for h in fps.postings() {
+            if !holders.contains_key(&h) {
+                if let Some(&v) = batch.holders.get(&h) {
+                    holders.insert(h, v);
                 }
             }
         }
@@ -241,7 +241,7 @@ impl Fpdb {
         })?;
         let saved = self.counters();
         let (mark, marked) = (bulk.len(), records.len());
-        let postings = fps.postings();
+        let postings: Vec<u64> = fps.postings().collect();
         let simhash = fps.simhash;
         let (sketch, shingles, chars) = (fps.sketch.clone(), fps.shingles.clone(), fps.chars);
         let mut staged = Batch::new();

@@ -215,7 +215,7 @@ impl Fpdb {
         self.doc_count += 1;
         let (target, merged, first_seq) = self.join(lk, seq, reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
-        for &h in fps.nshash.iter().chain(&fps.bands).chain(&fps.keys) {
+        for h in fps.postings() {
             bulk.put(
                 Cf::Nshash,
                 schema::nshash_key(h, seq),

@@ -9,7 +9,6 @@ use foldhash::HashMap;
 use super::{Fpdb, Match, Outcome, MAX_MATCHES};
 use crate::error::Result;
 use crate::fingerprint::{keys, simhash::hamming, Fingerprints};
-use crate::options::KeyAlgo;
 use crate::store::schema::{self, ClusterRecord, StoredMatch};
 use crate::store::{Cf, Store};
 
@@ -128,7 +127,7 @@ impl Fpdb {
     }
 
     pub(super) fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
-        let holders = self.nshash_holders(&fps.postings())?;
+        let holders = self.nshash_holders(&fps.postings().collect::<Vec<_>>())?;
         let simhash = match fps.simhash {
             Some(q) => self.simhash_candidates(q)?,
             None => BTreeMap::new(),
@@ -198,11 +197,7 @@ impl Fpdb {
                 .copied()
                 .filter(|&k| keys::tag(k) == tag)
                 .collect();
-            let need = match *algo {
-                KeyAlgo::Segments { m, .. } => (m as usize).min(mine.len()).max(1),
-                KeyAlgo::Punct => mine.len().max(1),
-                _ => 1,
-            };
+            let need = algo.need(mine.len());
             let mut shared: BTreeMap<u64, usize> = BTreeMap::new();
             for h in &mine {
                 if let Some(&(seq, _)) = holders.get(h) {

@@ -72,13 +72,12 @@ impl Fingerprints {
 
     /// Sentence hashes, band keys and exact-algorithm keys: what the store posts under this
     /// document.
-    pub fn postings(&self) -> Vec<u64> {
+    pub fn postings(&self) -> impl Iterator<Item = u64> + '_ {
         self.nshash
             .iter()
             .chain(&self.bands)
             .chain(&self.keys)
             .copied()
-            .collect()
     }
 
     /// Whether there is nothing to match this document on.
