@@ -290,3 +290,39 @@ fn exact_key_algorithms_persist_and_find_copies() {
     db.remove("copy").unwrap();
     db.verify().unwrap();
 }
+
+#[test]
+fn bad_new_settings_are_refused_with_their_name() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("in.jsonl"),
+        "{\"id\":\"a\",\"text\":\"一段足够长的句子用来测试设置。\"}\n",
+    )
+    .unwrap();
+    for (args, says) in [
+        (&["--algos", "nshash,bogus"][..], "bogus"),
+        (&["--verify-resemblance", "101"][..], "verify resemblance"),
+        (&["--verify-resemblance", "-3"][..], "-3"),
+        (&["--minhash-bands", "65"][..], "minhash"),
+        (&["--minhash-rows", "0"][..], "minhash rows"),
+        (&["--minhash-rows", "99999999999"][..], "99999999999"),
+        (
+            &["--algos", "nshash", "--minhash-bands", "4"][..],
+            "--minhash-bands",
+        ),
+        (&["--tight-clusters", "maybe"][..], "maybe"),
+        (&["--algos", "imatch,imatch"][..], "twice"),
+    ] {
+        let mut all = vec!["ingest", "in.jsonl", "--db", "s"];
+        all.extend_from_slice(args);
+        let o = common::run(d.path(), &all);
+        let err = common::stderr(&o);
+        assert_eq!(common::code(&o), 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            !d.path().join("s/CURRENT").exists(),
+            "{args:?} created a store"
+        );
+    }
+}
