@@ -282,6 +282,9 @@ impl TermWeights {
     /// Every term of `text` with its TF-IDF weight, sorted by term.
     pub fn weighted_terms(&self, text: &str) -> Vec<(String, f64)> {
         weigh(&self.term_stats(text))
+            .into_iter()
+            .map(|(w, x)| (w.to_string(), x))
+            .collect()
     }
 
     /// Every term of `text` with its frequency and IDF, sorted by term.
@@ -305,12 +308,13 @@ impl TermWeights {
     }
 }
 
-/// TF-IDF weights of [`TermWeights::term_stats`]: frequency x IDF / number of kept terms.
-pub fn weigh(stats: &[(String, u32, f64)]) -> Vec<(String, f64)> {
+/// TF-IDF weights of [`TermWeights::term_stats`]: frequency x IDF / number of kept terms
+/// (borrowing the terms: simhash needs no copy of them).
+pub fn weigh(stats: &[(String, u32, f64)]) -> Vec<(&str, f64)> {
     let total = stats.iter().map(|t| t.1 as u64).sum::<u64>().max(1) as f64;
     stats
         .iter()
-        .map(|(w, n, idf)| (w.clone(), *n as f64 * idf / total))
+        .map(|(w, n, idf)| (w.as_str(), *n as f64 * idf / total))
         .collect()
 }
 
