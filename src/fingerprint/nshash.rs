@@ -127,10 +127,9 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         }
         key.clear();
     };
-    let mut grams: Vec<u32> = Vec::with_capacity(SHINGLES_K_ALL + 1);
-    let mut bins = Bins::new(opts.minhash_bands as usize, opts.minhash_rows as usize);
-    let mut window = ['\0'; 4];
-    let mut words = 0usize;
+    // The letters and digits, as code points: their 4-grams are hashed in a second, tight
+    // loop (the hash's multiplications of successive grams then overlap).
+    let mut word_chars: Vec<u32> = Vec::with_capacity(bytes.len());
     let mut chars = 0u64;
     for (i, c) in normalized.char_indices() {
         chars += 1;
@@ -154,21 +153,31 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         if sentences::is_word_char(c) {
             key.push(c);
             n += 1;
-            window = [window[1], window[2], window[3], c];
-            words += 1;
-            if words >= 4 {
-                let h = gram_hash(&window);
-                bottom_insert(&mut grams, h, SHINGLES_K_ALL);
-                bins.add(h);
-            }
+            word_chars.push(c as u32);
         }
     }
     end_sentence(&mut key, n, blank);
-    if (1..4).contains(&words) {
-        let h = gram_hash(&window[4 - words..]);
-        grams.push(h);
+    let mut grams = BottomK::new(SHINGLES_K_ALL);
+    let mut bins = Bins::new(opts.minhash_bands as usize, opts.minhash_rows as usize);
+    let minhash = !bins.min.is_empty();
+    if word_chars.len() >= 4 {
+        for w in word_chars.windows(4) {
+            let h = gram_mix(
+                w[0] as u64 | (w[1] as u64) << 21 | (w[2] as u64) << 42,
+                w[3] as u64 | 4 << 21,
+            );
+            grams.add(h);
+            if minhash {
+                bins.add(h);
+            }
+        }
+    } else if !word_chars.is_empty() {
+        let w: Vec<char> = word_chars.iter().filter_map(|&c| char::from_u32(c)).collect();
+        let h = gram_hash(&w);
+        grams.add(h);
         bins.add(h);
     }
+    let grams = grams.finish();
     let bands = bins.keys();
     if cands.is_empty() {
         // No qualifying sentence: the whole text keys the document (rare; the plain path).
@@ -197,15 +206,48 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     }
 }
 
-/// Insert `h` into `bottom` (sorted, distinct, the `k` smallest values so far).
-#[inline]
-fn bottom_insert(bottom: &mut Vec<u32>, h: u32, k: usize) {
-    if bottom.len() == k && h >= bottom[k - 1] {
-        return;
+/// The `k` smallest distinct values of a stream, sorted. Values under the current `k`-th
+/// smallest are buffered and the buffer is cut back to `k` when it fills: a value costs one
+/// comparison and, rarely, a push (an insertion into a sorted list per value costs a binary
+/// search and a move, and about a third of a document's grams are among its smallest so far).
+struct BottomK {
+    buf: Vec<u32>,
+    k: usize,
+    /// Values at or above it cannot be among the `k` smallest (`u64::MAX`: fewer than `k`).
+    limit: u64,
+}
+
+impl BottomK {
+    fn new(k: usize) -> BottomK {
+        BottomK {
+            buf: Vec::with_capacity(2 * k),
+            k,
+            limit: u64::MAX,
+        }
     }
-    if let Err(pos) = bottom.binary_search(&h) {
-        bottom.insert(pos, h);
-        bottom.truncate(k);
+
+    #[inline]
+    fn add(&mut self, h: u32) {
+        if (h as u64) < self.limit {
+            self.buf.push(h);
+            if self.buf.len() >= 2 * self.k {
+                self.cut();
+            }
+        }
+    }
+
+    fn cut(&mut self) {
+        self.buf.sort_unstable();
+        self.buf.dedup();
+        self.buf.truncate(self.k);
+        if self.buf.len() == self.k {
+            self.limit = self.buf[self.k - 1] as u64;
+        }
+    }
+
+    fn finish(mut self) -> Vec<u32> {
+        self.cut();
+        self.buf
     }
 }
 
@@ -242,9 +284,8 @@ pub fn shingles(normalized: &str, sentences: usize, all: bool) -> Vec<u32> {
         .chars()
         .filter(|&c| sentences::is_word_char(c))
         .collect();
-    // Sorted, distinct, the SHINGLES_K smallest so far: one pass, no list of every hash.
     let k = if all { SHINGLES_K_ALL } else { SHINGLES_K };
-    let mut bottom: Vec<u32> = Vec::with_capacity(k + 1);
+    let mut bottom = BottomK::new(k);
     let mut buf = [0u8; 16];
     for w in chars.windows(4.min(chars.len().max(1))) {
         let h = if all {
@@ -256,9 +297,9 @@ pub fn shingles(normalized: &str, sentences: usize, all: bool) -> Vec<u32> {
             }
             fingerprint64(&buf[..len]) as u32
         };
-        bottom_insert(&mut bottom, h, k);
+        bottom.add(h);
     }
-    bottom
+    bottom.finish()
 }
 
 /// MinHash band keys of the character 4-grams of the letters and digits of `normalized` (the
@@ -360,8 +401,13 @@ fn fmix64(mut x: u64) -> u64 {
 #[inline]
 pub fn gram_hash(w: &[char]) -> u32 {
     let c = |i: usize| w.get(i).map_or(0, |&c| c as u64);
-    let head = c(0) | c(1) << 21 | c(2) << 42;
-    let tail = c(3) | (w.len() as u64) << 21;
+    gram_mix(c(0) | c(1) << 21 | c(2) << 42, c(3) | (w.len() as u64) << 21)
+}
+
+/// [`gram_hash`] of the packed code points: `head` = the first three, `tail` = the fourth and
+/// the length.
+#[inline(always)]
+fn gram_mix(head: u64, tail: u64) -> u32 {
     fmix64(fmix64(head) ^ tail.wrapping_mul(0x9e37_79b9_7f4a_7c15)) as u32
 }
 
@@ -505,6 +551,27 @@ mod tests {
                 bands: bands(&text, o.minhash_bands as usize, o.minhash_rows as usize),
             };
             proptest::prop_assert_eq!(scan(&text, &o), want);
+        }
+
+        /// The buffered bottom-k against sorting every value: duplicates, runs longer than the
+        /// buffer, u32::MAX.
+        #[test]
+        fn bottom_k_equals_sorting_every_value(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![0u32..40, proptest::prelude::Just(u32::MAX), proptest::num::u32::ANY],
+                0..400,
+            ),
+            k in 1usize..20,
+        ) {
+            let mut b = BottomK::new(k);
+            for &v in &values {
+                b.add(v);
+            }
+            let mut want = values.clone();
+            want.sort_unstable();
+            want.dedup();
+            want.truncate(k);
+            proptest::prop_assert_eq!(b.finish(), want);
         }
     }
 

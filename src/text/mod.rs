@@ -12,9 +12,11 @@ pub use variant::to_simplified;
 /// The text every fingerprint is computed from: [`normalize`]d, then converted to simplified
 /// Chinese when the store was created with `t2s`.
 pub fn prepare(text: &str, opts: &crate::Options) -> String {
-    let n = normalize(text);
-    if opts.t2s {
-        if let std::borrow::Cow::Owned(s) = to_simplified(&n) {
+    // Normalization notes whether a character the converter may change was written, so
+    // simplified text (most text) is not read again to find out.
+    let (n, traditional) = normalize::normalize_noting(text);
+    if opts.t2s && traditional {
+        if let Some(s) = variant::convert(&n) {
             return s;
         }
     }

@@ -4,6 +4,8 @@
 
 use unicode_normalization::UnicodeNormalization;
 
+use super::variant::is_traditional;
+
 /// Version of the normalization rules; part of the store format (changing the rules changes
 /// every fingerprint).
 pub const NORMALIZE_VERSION: u32 = 1;
@@ -28,6 +30,9 @@ struct Folder {
     out: String,
     /// Pending whitespace: 0 = none, 1 = space, 2 = newline.
     pending: u8,
+    /// Whether `out` holds a character [`super::variant::is_traditional`] (noted as it is
+    /// written, so that the check costs no pass of its own).
+    traditional: bool,
 }
 
 impl Folder {
@@ -48,13 +53,18 @@ impl Folder {
         self.pending = 0;
         // Ideographs (most of Chinese text) have no case and fold to themselves.
         if is_plain_ideograph(c) {
+            self.traditional |= is_traditional(c);
             self.out.push(c);
             return;
         }
         let c = fold_punct(c);
         if c.is_uppercase() {
-            self.out.extend(c.to_lowercase());
+            for l in c.to_lowercase() {
+                self.traditional |= is_traditional(l);
+                self.out.push(l);
+            }
         } else {
+            self.traditional |= is_traditional(c);
             self.out.push(c);
         }
     }
@@ -70,9 +80,16 @@ pub fn is_plain_ideograph(c: char) -> bool {
 
 /// Normalize `text` for fingerprinting. See the module docs for the rules.
 pub fn normalize(text: &str) -> String {
+    normalize_noting(text).0
+}
+
+/// [`normalize`], and whether the result holds a character the traditional -> simplified
+/// converter may change ([`super::variant::is_traditional`]).
+pub fn normalize_noting(text: &str) -> (String, bool) {
     let mut f = Folder {
         out: String::with_capacity(text.len()),
         pending: 0,
+        traditional: false,
     };
     // Ideographs (most of a Chinese text) skip the NFKC machinery; the runs between them go
     // through it. Equal to NFKC of the whole text (tested against it).
@@ -88,6 +105,8 @@ pub fn normalize(text: &str) -> String {
             if ideographs.is_none() {
                 f.push(c);
                 ideographs = Some(i + c.len_utf8());
+            } else {
+                f.traditional |= is_traditional(c);
             }
         } else {
             if let Some(s) = ideographs.take() {
@@ -104,7 +123,7 @@ pub fn normalize(text: &str) -> String {
     if let Some(s) = run {
         text[s..].nfkc().for_each(|c| f.push(c));
     }
-    f.out
+    (f.out, f.traditional)
 }
 
 /// `normalized` without the line breaks that sit between two Chinese characters: a Chinese
@@ -168,12 +187,15 @@ mod tests {
             let mut f = Folder {
                 out: String::new(),
                 pending: 0,
+                traditional: false,
             };
             text.nfkc().for_each(|c| f.push(c));
             f.out
         }
         let mut rng = 0x9e37_79b9_u64;
-        let pool: Vec<char> = "中华人民共和国，。！？ＡＢＣａｂ１２ e\u{301}\u{301}\u{323}한글\u{1100}\u{1161}ｶﾞ\u{3099}ﬁⅫ\t\n 　"
+        // Traditional characters (國, 華, 語, the compatibility ideograph U+F900 and an
+        // extension B character) for the flag normalization notes.
+        let pool: Vec<char> = "中华人民共和国國華語\u{f900}\u{20000}，。！？ＡＢＣａｂ１２ e\u{301}\u{301}\u{323}한글\u{1100}\u{1161}ｶﾞ\u{3099}ﬁⅫ\t\n 　"
             .chars()
             .collect();
         for _ in 0..20000 {
@@ -184,7 +206,10 @@ mod tests {
                 rng ^= rng << 17;
                 s.push(pool[(rng % pool.len() as u64) as usize]);
             }
-            assert_eq!(normalize(&s), slow(&s), "{s:?}");
+            let (fast, traditional) = normalize_noting(&s);
+            assert_eq!(fast, slow(&s), "{s:?}");
+            // The flag is what a pass over the result finds.
+            assert_eq!(traditional, fast.chars().any(is_traditional), "{s:?}");
         }
     }
 

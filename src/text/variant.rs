@@ -54,18 +54,28 @@ fn computed_bitmap() -> Vec<u8> {
 }
 
 /// Whether `text` holds a character that `t2s` would change.
+/// Whether the converter may change `c` (a traditional character; any character of the
+/// supplementary planes, extension B and later, which are rare: the converter decides).
+#[inline]
+pub fn is_traditional(c: char) -> bool {
+    let cp = c as u32;
+    if cp < 0x2E80 {
+        false
+    } else if cp < BITMAP_END {
+        TRADITIONAL[(cp / 8) as usize] >> (cp % 8) & 1 == 1
+    } else {
+        true
+    }
+}
+
 fn has_traditional(text: &str) -> bool {
-    text.chars().any(|c| {
-        let cp = c as u32;
-        if cp < 0x2E80 {
-            false
-        } else if cp < BITMAP_END {
-            TRADITIONAL[(cp / 8) as usize] >> (cp % 8) & 1 == 1
-        } else {
-            // Supplementary planes (extension B and later): rare, let the converter decide.
-            true
-        }
-    })
+    text.chars().any(is_traditional)
+}
+
+/// `text` converted to simplified characters, whether or not it holds a traditional one
+/// (`None` if the converter could not be built). [`to_simplified`] checks first.
+pub fn convert(text: &str) -> Option<String> {
+    converter().map(|c| c.convert(text))
 }
 
 /// `text` in simplified characters (unchanged if it holds no traditional character, or if the
