@@ -481,3 +481,199 @@ fn garbage_csv_lists_and_stdin_are_located_and_skipped() {
     let out = common::json_lines(&common::stdout(&o));
     assert!(out.iter().all(|l| l["status"] == "skipped"), "{out:?}");
 }
+
+/// One ARC v1 record: header line, content, newline.
+fn arc_record(url: &str, content_type: &str, content: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "{url} 192.0.2.1 20010915120000 {content_type} {}\n",
+        content.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(content);
+    r.push(b'\n');
+    r
+}
+
+const ZH2: &str = "第二篇文章讲的是另一件事情，它和第一篇没有任何关系。记者从现场发回了详细的报道内容。";
+
+/// ARC files (version 1, one gzip member per record as Heritrix and wget write them): every
+/// HTTP text record is a document with its URL as id; the file description, DNS records and
+/// images are not; a truncated last record is located. Named without any extension, the same
+/// bytes are recognized as gzip and ARC by their first bytes.
+#[test]
+fn arc_records_become_documents_and_a_truncated_last_one_is_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = format!("<html><head><title>宪法</title></head><body><p>{ZH}</p></body></html>");
+    let (gbk, _, _) = encoding_rs::GBK.encode(&page);
+    let mut file = Vec::new();
+    file.extend(gz(&arc_record(
+        "filedesc://crawl.arc",
+        "text/plain",
+        b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n",
+    )));
+    file.extend(gz(&arc_record(
+        "dns:a.cn",
+        "text/dns",
+        b"20010915120000\na.cn. 600 IN A 192.0.2.1\n",
+    )));
+    file.extend(gz(&arc_record(
+        "http://a.cn/1",
+        "text/html",
+        &http("text/html; charset=gbk", &gbk),
+    )));
+    file.extend(gz(&arc_record(
+        "http://a.cn/logo.png",
+        "image/png",
+        &http("image/png", b"\x89PNG\r\n\x1a\n\0\0"),
+    )));
+    // Version 2 header fields (result code, checksum, location, offset, file name).
+    let v2 = http("text/plain; charset=utf-8", ZH2.as_bytes());
+    file.extend(gz(format!(
+        "http://b.cn/2 192.0.2.2 20010915120001 text/plain 200 ABCDEF - 0 crawl.arc {}\n",
+        v2.len()
+    )
+    .as_bytes()
+    .iter()
+    .chain(&v2)
+    .chain(b"\n")
+    .copied()
+    .collect::<Vec<u8>>()
+    .as_slice()));
+    let last = arc_record("http://c.cn/3", "text/html", &http("text/html", b"<p>cut short</p>"));
+    let mut truncated = file.clone();
+    truncated.extend(gz(&last[..last.len() - 8]));
+
+    for name in ["crawl.arc.gz", "crawl-without-extension"] {
+        let p = write(dir.path(), name, &truncated);
+        let recs = read(&[p], Format::Auto);
+        let docs: Vec<_> = recs.iter().filter_map(|r| r.doc.as_ref().ok()).collect();
+        assert_eq!(docs.len(), 2, "{name}: {recs:?}");
+        assert_eq!(docs[0].id, "http://a.cn/1");
+        assert_eq!(docs[0].url.as_deref(), Some("http://a.cn/1"));
+        assert_eq!(docs[0].title.as_deref(), Some("宪法"));
+        assert!(docs[0].text.contains(ZH), "GBK from the HTTP charset: {}", docs[0].text);
+        assert_eq!(docs[1].id, "http://b.cn/2");
+        assert_eq!(docs[1].text, ZH2);
+        let errs: Vec<_> = recs.iter().filter(|r| r.doc.is_err()).collect();
+        assert_eq!(errs.len(), 1, "{recs:?}");
+        assert!(errs[0].location().ends_with(&format!("{name}#6")), "{}", errs[0].location());
+        assert!(
+            errs[0].doc.as_ref().unwrap_err().contains("truncated record `http://c.cn/3`"),
+            "{:?}",
+            errs[0].doc
+        );
+    }
+
+    // Through the CLI: two documents stored, the truncated record reported, exit 3.
+    let p = write(dir.path(), "cli.arc.gz", &truncated);
+    let o = common::run(dir.path(), &["ingest", "--db", "db", "-o", "-", p.to_str().unwrap()]);
+    assert_eq!(common::code(&o), 3, "{}", common::stderr(&o));
+    let out = common::json_lines(&common::stdout(&o));
+    let added: Vec<_> = out.iter().filter(|l| l["status"] == "added").collect();
+    assert_eq!(added.len(), 2, "{out:?}");
+    assert_eq!(added[0]["id"], "http://a.cn/1");
+    assert!(common::stderr(&o).contains("cli.arc.gz#6"), "{}", common::stderr(&o));
+}
+
+/// Compression and containers come from the first bytes; the name is only a hint.
+#[test]
+fn compression_and_containers_are_recognized_by_their_first_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |id: &str, text: &str| format!("{{\"id\":\"{id}\",\"text\":\"{text}\"}}\n");
+    // gzip WARC with a misleading name.
+    let warc = gz(&warc_record(
+        "conversion",
+        "http://w.cn/1",
+        "text/plain",
+        ZH.as_bytes(),
+    ));
+    let a = write(dir.path(), "x.warc.gz.bad", &warc);
+    // gzip JSONL without an extension; zstd JSONL named .txt; plain JSONL named .gz.
+    let b = write(dir.path(), "dump", &gz(line("b", ZH).as_bytes()));
+    let c = write(
+        dir.path(),
+        "data.txt",
+        &zstd::encode_all(line("c", ZH2).as_bytes(), 0).unwrap(),
+    );
+    let d = write(dir.path(), "plain.jsonl.gz", line("d", "不是压缩文件的内容").as_bytes());
+    let recs = read(&[a, b, c, d], Format::Auto);
+    let ids: Vec<_> = recs
+        .iter()
+        .map(|r| r.doc.as_ref().map(|d| d.id.clone()).unwrap_or_else(|e| e.clone()))
+        .collect();
+    assert_eq!(ids, ["http://w.cn/1", "b", "c", "d"]);
+    assert_eq!(recs[0].doc.as_ref().unwrap().text, ZH);
+
+    // gzip on stdin.
+    let mut child = common::fpdb()
+        .current_dir(dir.path())
+        .args(["ingest", "--db", "db", "-", "-o", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&gz((line("s1", ZH) + &line("s2", ZH2)).as_bytes()))
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let out = common::json_lines(&common::stdout(&o));
+    let ids: Vec<_> = out.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["s1", "s2"]);
+
+    // A damaged gzip stream is a located read error, not a panic; what came before is kept.
+    let mut broken = gz((line("g1", ZH) + &line("g2", ZH2)).repeat(50).as_bytes());
+    let n = broken.len();
+    broken[n / 2..].iter_mut().for_each(|b| *b ^= 0x5a);
+    let e = write(dir.path(), "broken.jsonl.gz", &broken);
+    let recs = read(&[e], Format::Auto);
+    let last = recs.last().unwrap();
+    assert!(
+        last.doc.as_ref().is_err_and(|e| e.contains("read error")),
+        "{last:?}"
+    );
+}
+
+/// `--text-field content.body` and `--id-field meta.id` reach into nested objects; a key with
+/// a dot in its name is still found as it is.
+#[test]
+fn nested_jsonl_fields_are_addressed_by_dotted_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "nested.jsonl",
+        format!(
+            "{{\"meta\":{{\"id\":7,\"url\":\"http://n.cn/7\"}},\"content\":{{\"body\":\"{ZH}\"}}}}\n\
+             {{\"meta\":{{\"id\":\"8\"}},\"content.body\":\"{ZH2}\"}}\n\
+             {{\"meta\":{{\"id\":\"9\"}},\"content\":\"not an object\"}}\n"
+        )
+        .as_bytes(),
+    );
+    let recs = Inputs::new(
+        &[p],
+        ReadOptions {
+            fields: fpdb::reader::Fields {
+                id: "meta.id".into(),
+                text: "content.body".into(),
+                url: "meta.url".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .collect::<Vec<_>>();
+    let d0 = recs[0].doc.as_ref().unwrap();
+    assert_eq!((d0.id.as_str(), d0.text.as_str()), ("7", ZH));
+    assert_eq!(d0.url.as_deref(), Some("http://n.cn/7"));
+    assert_eq!(recs[1].doc.as_ref().unwrap().text, ZH2);
+    assert!(
+        recs[2].doc.as_ref().unwrap_err().contains("missing text field `content.body`"),
+        "{:?}",
+        recs[2].doc
+    );
+    assert_eq!(recs[2].location(), format!("{}:3", dir.path().join("nested.jsonl").display()));
+}

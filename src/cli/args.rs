@@ -22,6 +22,7 @@ pub(super) enum FormatArg {
     Csv,
     Tsv,
     Warc,
+    Arc,
     Html,
     Text,
     List,
@@ -214,12 +215,15 @@ impl SettingsArgs {
 
 #[derive(Args, Debug)]
 pub(super) struct InputArgs {
-    /// Input format. auto: by extension (.jsonl .ndjson .json .csv .tsv .warc .wet .html .htm,
-    /// after .gz/.zst), else by the first bytes (WARC/, {, <html); anything else is one text
-    /// document whose id is its path. list: a file of input paths, one per line
+    /// Input format. Compression (gzip, zstd) is recognized by the first bytes, whatever the
+    /// name. auto: a WARC or ARC file by its first bytes (WARC/, filedesc://), else by
+    /// extension (.jsonl .ndjson .json .csv .tsv .warc .wet .arc .html .htm, after .gz/.zst),
+    /// else by the first bytes ({, <html); anything else is one text document whose id is its
+    /// path. list: a file of input paths, one per line
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub(super) format: FormatArg,
-    /// JSONL field holding the document id (empty: `file:line`)
+    /// JSONL field holding the document id (empty: `file:line`). In JSONL, a name with dots
+    /// that is not a key reaches into nested objects: `meta.id`, `content.body`
     #[arg(long, default_value = "id")]
     pub(super) id_field: String,
     /// JSONL field holding the text
@@ -249,6 +253,7 @@ impl InputArgs {
                 FormatArg::Csv => Format::Csv,
                 FormatArg::Tsv => Format::Tsv,
                 FormatArg::Warc => Format::Warc,
+                FormatArg::Arc => Format::Arc,
                 FormatArg::Html => Format::Html,
                 FormatArg::Text => Format::Text,
                 FormatArg::List => Format::List,

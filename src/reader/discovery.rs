@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::{error, file_id, warc, Current, Format, Input, Inputs, Pending, Record, Unit};
+use super::{arc, error, file_id, warc, Current, Format, Input, Inputs, Pending, Record, Unit};
 
 /// Why an entry found by a directory walk is not read, if it is not.
 pub(super) fn skip_in_walk(path: &Path) -> Option<String> {
@@ -37,16 +37,43 @@ pub(super) fn skip_in_walk(path: &Path) -> Option<String> {
 /// The UTF-8 byte order mark.
 pub(super) const BOM: &[u8] = b"\xef\xbb\xbf";
 
-pub(super) fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
-    let f = File::open(path)?;
-    let name = path.to_string_lossy().to_ascii_lowercase();
-    Ok(if name.ends_with(".gz") {
-        Box::new(flate2::read::MultiGzDecoder::new(f))
-    } else if name.ends_with(".zst") || name.ends_with(".zstd") {
-        Box::new(zstd::stream::read::Decoder::new(f)?)
+/// Gzip's first two bytes.
+const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
+/// Zstandard's frame magic number.
+const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
+
+/// `raw` decompressed as its first bytes say (gzip, any number of members; zstd), else as is.
+/// The file name is not asked: a gzip file without `.gz` is read, a `.gz` file that is not
+/// gzip is read as it is.
+pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn Read + Send>> {
+    // The first bytes, read until there are enough or the input ends (a pipe may deliver
+    // them in pieces), then put back in front of the rest.
+    let mut head = Vec::with_capacity(ZSTD_MAGIC.len());
+    while head.len() < ZSTD_MAGIC.len() {
+        let mut byte = [0u8; 4];
+        let want = ZSTD_MAGIC.len() - head.len();
+        match raw.read(&mut byte[..want]) {
+            Ok(0) => break,
+            Ok(n) => head.extend_from_slice(&byte[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let gzip = head.starts_with(GZIP_MAGIC);
+    let zstd = head.starts_with(ZSTD_MAGIC);
+    let whole = std::io::Cursor::new(head).chain(raw);
+    Ok(if gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(whole))
+    } else if zstd {
+        Box::new(zstd::stream::read::Decoder::new(whole)?)
     } else {
-        Box::new(f)
+        Box::new(whole)
     })
+}
+
+/// `path` opened and decompressed ([`decoded`]).
+pub(super) fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
+    decoded(Box::new(File::open(path)?))
 }
 
 pub(super) fn format_by_name(path: &Path) -> Format {
@@ -61,8 +88,27 @@ pub(super) fn format_by_name(path: &Path) -> Format {
         "csv" => Format::Csv,
         "tsv" => Format::Tsv,
         "warc" | "wet" => Format::Warc,
+        "arc" => Format::Arc,
         "html" | "htm" | "xhtml" | "shtml" => Format::Html,
         _ => Format::Auto,
+    }
+}
+
+/// The containers whose first bytes name them: a WARC version line, an ARC file's
+/// `filedesc://` record. They win over the file name.
+pub(super) fn container_by_content(head: &[u8]) -> Option<Format> {
+    let head = head.strip_prefix(BOM).unwrap_or(head);
+    let start = head
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(head.len());
+    let head = &head[start..];
+    if head.starts_with(b"WARC/") {
+        Some(Format::Warc)
+    } else if head.starts_with(b"filedesc://") {
+        Some(Format::Arc)
+    } else {
+        None
     }
 }
 
@@ -73,8 +119,8 @@ pub(super) fn format_by_content(head: &[u8]) -> Format {
         .position(|c| !c.is_ascii_whitespace())
         .unwrap_or(head.len());
     let head = &head[start..];
-    if head.starts_with(b"WARC/") {
-        return Format::Warc;
+    if let Some(f) = container_by_content(head) {
+        return f;
     }
     if head.first() == Some(&b'{') {
         return Format::Jsonl;
@@ -109,7 +155,10 @@ impl Inputs {
             }
         }
         let reader: Box<dyn Read + Send> = if source == "-" {
-            Box::new(std::io::stdin())
+            match decoded(Box::new(std::io::stdin())) {
+                Ok(r) => r,
+                Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
+            }
         } else if path.is_dir() {
             return match std::fs::read_dir(&path) {
                 Ok(rd) => {
@@ -148,6 +197,14 @@ impl Inputs {
         };
         let mut reader: Input = Box::new(BufReader::with_capacity(1 << 16, reader));
         let mut format = format;
+        if format == Format::Auto {
+            // A container its first bytes name (WARC, ARC), else the extension, else a guess
+            // from the first bytes.
+            format = match reader.fill_buf() {
+                Ok(head) => container_by_content(head).unwrap_or(Format::Auto),
+                Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
+            };
+        }
         if format == Format::Auto {
             format = format_by_name(&path);
         }
@@ -189,6 +246,15 @@ impl Inputs {
                 self.current = Some(Current::Warc {
                     source,
                     records: warc::Records::new(reader),
+                    n: 0,
+                    errors: 0,
+                });
+                None
+            }
+            Format::Arc => {
+                self.current = Some(Current::Arc {
+                    source,
+                    records: arc::Records::new(reader),
                     n: 0,
                     errors: 0,
                 });

@@ -65,6 +65,22 @@ impl Inputs {
     }
 }
 
+/// Field `name` of `obj`: a key of that name, else, when the name holds dots, the path
+/// through nested objects (`content.body` is `{"content": {"body": ...}}`).
+fn field<'a>(
+    obj: &'a serde_json::Map<String, serde_json::Value>,
+    name: &str,
+) -> Option<&'a serde_json::Value> {
+    if let Some(v) = obj.get(name) {
+        return Some(v);
+    }
+    let (first, rest) = name.split_once('.')?;
+    match obj.get(first)? {
+        serde_json::Value::Object(inner) => field(inner, rest),
+        _ => None,
+    }
+}
+
 pub(super) fn parse_json_line(
     raw: &[u8],
     fields: &Fields,
@@ -79,7 +95,7 @@ pub(super) fn parse_json_line(
         if name.is_empty() {
             return Ok(None);
         }
-        match obj.get(name) {
+        match field(&obj, name) {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(format!("field `{name}` is not a string")),
@@ -90,7 +106,7 @@ pub(super) fn parse_json_line(
     } else {
         // Ids may also be integers (as written); a float would be reformatted, so it is not
         // taken as an id.
-        let id = match obj.get(&fields.id) {
+        let id = match field(&obj, &fields.id) {
             Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => Some(n.to_string()),
             Some(serde_json::Value::Number(_)) => {
                 return Err(format!(

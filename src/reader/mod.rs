@@ -7,6 +7,7 @@
 //! Every problem becomes a [`Record`] carrying its location and a reason; the caller counts it
 //! and goes on.
 
+pub mod arc;
 pub mod decode;
 pub mod html;
 pub mod warc;
@@ -27,8 +28,9 @@ use delimited::Columns;
 /// Input format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
-    /// From the extension (after `.gz`/`.zst`), else the first bytes: `WARC/` is WARC, `{` is
-    /// JSONL, `<html`/`<!doctype html` is HTML, anything else one text document.
+    /// A WARC or ARC file by its first bytes (`WARC/`, `filedesc://`), else the extension
+    /// (after `.gz`/`.zst`), else the first bytes: `{` is JSONL, `<html`/`<!doctype html` is
+    /// HTML, anything else one text document.
     #[default]
     Auto,
     /// One JSON object per line.
@@ -39,6 +41,8 @@ pub enum Format {
     Tsv,
     /// WARC or WET: `response` (HTML or text), `resource` and `conversion` records.
     Warc,
+    /// ARC (v1 and v2, the Internet Archive's format before WARC): every HTTP record.
+    Arc,
     /// The whole file is one HTML page; its id is its path.
     Html,
     /// The whole file is one document; its id is its path.
@@ -201,6 +205,12 @@ enum Current {
         n: u64,
         errors: u32,
     },
+    Arc {
+        source: String,
+        records: arc::Records<Input>,
+        n: u64,
+        errors: u32,
+    },
 }
 
 /// An input still to open.
@@ -334,6 +344,7 @@ impl Iterator for Inputs {
                 Some(Current::Jsonl { .. }) => self.next_jsonl(),
                 Some(Current::Csv { .. }) => self.next_csv(),
                 Some(Current::Warc { .. }) => self.next_warc(),
+                Some(Current::Arc { .. }) => self.next_arc(),
                 None => {
                     let next = self.pending.pop()?;
                     if let Some(r) = self.start(next) {

@@ -58,7 +58,7 @@ pub struct Records<R> {
 
 /// Read one line (up to and including `\n`) into `line`, keeping at most [`MAX_LINE`] bytes.
 /// Returns the bytes consumed (0 at end of input) and whether the line was cut.
-fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+pub(super) fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
     line.clear();
     let (mut consumed, mut cut) = (0, false);
     loop {
@@ -81,7 +81,7 @@ fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<(usize
     }
 }
 
-fn trim_eol(line: &[u8]) -> &[u8] {
+pub(super) fn trim_eol(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }

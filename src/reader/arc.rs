@@ -1,0 +1,389 @@
+//! ARC files (the Internet Archive's format before WARC; Heritrix and wget still write them),
+//! one record at a time in bounded memory, and their HTTP records as documents.
+//!
+//! A record is one header line, `URL IP-address Archive-date Content-type Archive-length` in
+//! version 1 (version 2 adds result code, checksum, location, offset and file name before the
+//! length: the length is always the last field), then `Archive-length` bytes of content and a
+//! newline. The first record (`filedesc://...`) describes the file and is not a document. An
+//! `.arc.gz` file is one gzip member per record, read as one stream. A record whose header does
+//! not parse is reported and reading resumes at the next line that parses as a header.
+
+use std::borrow::Cow;
+use std::io::{BufRead, Read};
+
+use super::discovery::format_by_content;
+use super::http::{http_head, may_be_text, split_http};
+use super::warc::{read_line, trim_eol, Body, HEAD};
+use super::{decode, error, Current, Deferred, Format, Inputs, Record, Unit};
+
+/// A record's header line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// The record's URL (`filedesc://...` for the file description).
+    pub url: String,
+    /// The Content-type field (the archived response's type, as the crawler saw it).
+    pub content_type: String,
+    /// Archive-length: the bytes of content that follow the header line.
+    pub length: u64,
+}
+
+/// `line` (without its end) as a record header: at least 5 space-separated fields, the first a
+/// URL (`scheme:`), the last a length.
+pub fn parse_header(line: &[u8]) -> Option<Header> {
+    let text = std::str::from_utf8(line).ok()?;
+    let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+    if fields.len() < 5 {
+        return None;
+    }
+    let url = fields[0];
+    let scheme = url.split_once(':')?.0;
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    {
+        return None;
+    }
+    let length = fields[fields.len() - 1].parse().ok()?;
+    Some(Header {
+        url: url.to_string(),
+        content_type: fields[3].to_string(),
+        length,
+    })
+}
+
+/// Streaming reader of ARC records.
+pub struct Records<R> {
+    reader: R,
+    /// A header found while resynchronizing, to start the next record with.
+    pending: Option<Header>,
+    done: bool,
+}
+
+impl<R: BufRead> Records<R> {
+    /// Records of `reader` (already decompressed).
+    pub fn new(reader: R) -> Self {
+        Records {
+            reader,
+            pending: None,
+            done: false,
+        }
+    }
+
+    /// Skip to the next line that parses as a header and keep it for the next record.
+    fn resync(&mut self) -> std::io::Result<()> {
+        let mut line = Vec::new();
+        loop {
+            let (n, _) = read_line(&mut self.reader, &mut line)?;
+            if n == 0 {
+                self.done = true;
+                return Ok(());
+            }
+            if let Some(h) = parse_header(trim_eol(&line)) {
+                self.pending = Some(h);
+                return Ok(());
+            }
+        }
+    }
+
+    fn fail(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
+        self.done = true;
+        Some(Err(reason))
+    }
+
+    /// The next record. `want` sees the header and says whether the content is needed; wanted
+    /// content over `max` bytes is not read ([`Body::TooLarge`], its first [`HEAD`] bytes
+    /// kept). `None` at the end of input.
+    pub fn next_record(
+        &mut self,
+        max: usize,
+        want: impl FnOnce(&Header) -> bool,
+    ) -> Option<Result<(Header, Body), String>> {
+        if self.done {
+            return None;
+        }
+        let mut line = Vec::new();
+        let h = match self.pending.take() {
+            Some(h) => h,
+            None => loop {
+                match read_line(&mut self.reader, &mut line) {
+                    Err(e) => return self.fail(format!("read error: {e}")),
+                    Ok((0, _)) => {
+                        self.done = true;
+                        return None;
+                    }
+                    Ok(_) if trim_eol(&line).is_empty() => continue,
+                    Ok((_, cut)) => match parse_header(trim_eol(&line)) {
+                        Some(h) if !cut => break h,
+                        _ => {
+                            let shown: String = String::from_utf8_lossy(trim_eol(&line))
+                                .chars()
+                                .take(80)
+                                .collect();
+                            let reason = format!("bad ARC header line `{shown}`");
+                            if let Err(e) = self.resync() {
+                                return self.fail(format!("{reason}; then: {e}"));
+                            }
+                            return Some(Err(reason));
+                        }
+                    },
+                }
+            },
+        };
+        let len = h.length;
+        let wanted = want(&h);
+        let fits = len <= max as u64;
+        let keep = match (wanted, fits) {
+            (false, _) => 0,
+            (true, true) => len,
+            (true, false) => len.min(HEAD as u64),
+        };
+        let mut kept = Vec::with_capacity(keep as usize);
+        let read = (&mut self.reader)
+            .take(keep)
+            .read_to_end(&mut kept)
+            .and_then(|_| {
+                std::io::copy(
+                    &mut (&mut self.reader).take(len - keep),
+                    &mut std::io::sink(),
+                )
+            });
+        match read {
+            Err(e) => return self.fail(format!("read error: {e}")),
+            Ok(rest) if kept.len() as u64 + rest < len => {
+                return self.fail(format!(
+                    "truncated record `{}`: Archive-length {len}, input ends after {} bytes",
+                    h.url,
+                    kept.len() as u64 + rest
+                ))
+            }
+            Ok(_) => {}
+        }
+        let body = match (wanted, fits) {
+            (false, _) => Body::Skipped,
+            (true, true) => Body::Read(kept),
+            (true, false) => Body::TooLarge(kept),
+        };
+        Some(Ok((h, body)))
+    }
+}
+
+impl Inputs {
+    pub(super) fn next_arc(&mut self) -> Option<Record> {
+        let max = self.opts.max_doc_bytes;
+        let Some(Current::Arc {
+            source,
+            records,
+            n,
+            errors,
+        }) = self.current.as_mut()
+        else {
+            return None;
+        };
+        loop {
+            // Only HTTP records can be documents (not the file description, `dns:` lookups,
+            // `ftp:` listings...).
+            let item = records.next_record(max, |h| is_http(&h.url))?;
+            *n += 1;
+            let (h, body) = match item {
+                Ok(x) => x,
+                Err(e) => {
+                    *errors += 1;
+                    let r = error(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        format!("corrupt ARC record: {e}"),
+                    );
+                    if *errors > 100 {
+                        // Not an ARC stream any more: stop this file.
+                        *records = Records::new(Box::new(std::io::empty()) as super::Input);
+                    }
+                    return Some(r);
+                }
+            };
+            let body = match body {
+                Body::Read(b) => b,
+                Body::Skipped => continue,
+                Body::TooLarge(head) => {
+                    let ct =
+                        http_head(&head).map_or(h.content_type.clone(), |(hh, _)| hh.ct.clone());
+                    if !may_be_text(&ct.to_ascii_lowercase()) {
+                        continue;
+                    }
+                    return Some(Record::new(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        h.length as usize,
+                        Err(format!("record larger than {max} bytes")),
+                    ));
+                }
+            };
+            let bytes = body.len();
+            // The content is the HTTP response as received (status line, headers, payload);
+            // some writers stored the payload alone.
+            let (payload, content_type): (Cow<[u8]>, String) = match split_http(&body, max) {
+                Some(Ok((ct, payload))) => (payload, ct),
+                Some(Err(reason)) => {
+                    return Some(Record::new(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        bytes,
+                        Err(reason),
+                    ))
+                }
+                None => (Cow::Borrowed(&body[..]), h.content_type.clone()),
+            };
+            let mut ct = content_type.to_ascii_lowercase();
+            if ct == "no-type" || ct == "unk" {
+                ct.clear();
+            }
+            if !may_be_text(&ct) {
+                continue; // images, PDFs, scripts: not text documents
+            }
+            let is_html = ct.contains("html")
+                || (ct.is_empty()
+                    && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
+            if payload.iter().all(u8::is_ascii_whitespace) {
+                continue; // redirects, 304s: no text
+            }
+            if decode::looks_binary(&payload) {
+                return Some(Record::new(
+                    source.clone(),
+                    *n,
+                    Unit::Record,
+                    bytes,
+                    Err("binary payload".to_string()),
+                ));
+            }
+            let page = Deferred {
+                id: h.url.clone(),
+                url: Some(h.url),
+                bytes: payload.into_owned(),
+                charset: decode::charset_of_content_type(&ct),
+                html: is_html,
+            };
+            return Some(Record::page(source.clone(), *n, Unit::Record, page));
+        }
+    }
+}
+
+fn is_http(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(url: &str, content: &[u8]) -> Vec<u8> {
+        let mut r = format!(
+            "{url} 127.0.0.1 20010101000000 text/html {}\n",
+            content.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(content);
+        r.push(b'\n');
+        r
+    }
+
+    fn all(data: &[u8], max: usize) -> Vec<Result<(String, Option<Vec<u8>>), String>> {
+        let mut r = Records::new(data);
+        let mut out = Vec::new();
+        while let Some(x) = r.next_record(max, |h| is_http(&h.url)) {
+            out.push(x.map(|(h, b)| {
+                (
+                    h.url,
+                    match b {
+                        Body::Read(b) => Some(b),
+                        _ => None,
+                    },
+                )
+            }));
+        }
+        out
+    }
+
+    #[test]
+    fn headers_of_both_versions_parse() {
+        let v1 = parse_header(b"http://a.example/x 1.2.3.4 19961104142103 text/html 202").unwrap();
+        assert_eq!((v1.url.as_str(), v1.length), ("http://a.example/x", 202));
+        assert_eq!(v1.content_type, "text/html");
+        let v2 = parse_header(
+            b"http://b.example/ 1.2.3.4 20080430204825 text/html 200 ABCDEF - 0 f.arc 1500",
+        )
+        .unwrap();
+        assert_eq!(v2.length, 1500);
+        for bad in [
+            &b"<html><body>"[..],
+            b"http://a 1 2 text/html",
+            b"http://a 1 2 text/html x",
+            b"no scheme 1 2 3",
+        ] {
+            assert_eq!(parse_header(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn records_are_read_and_the_file_description_skipped() {
+        let mut data = record("filedesc://x.arc", b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n");
+        data.extend(record("http://a.example/", b"HTTP/1.0 200 OK\r\n\r\n<p>a</p>"));
+        data.extend(record("dns:a.example", b"20010101 a.example 1.2.3.4"));
+        let got = all(&data, 1 << 20);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], Ok(("filedesc://x.arc".into(), None)));
+        assert_eq!(
+            got[1],
+            Ok((
+                "http://a.example/".into(),
+                Some(b"HTTP/1.0 200 OK\r\n\r\n<p>a</p>".to_vec())
+            ))
+        );
+        assert_eq!(got[2], Ok(("dns:a.example".into(), None)));
+    }
+
+    #[test]
+    fn garbage_is_reported_and_the_next_record_read() {
+        let mut data = record("http://a.example/", b"HTTP/1.0 200 OK\r\n\r\none");
+        data.extend(b"garbage line\nmore garbage\n");
+        data.extend(record("http://b.example/", b"HTTP/1.0 200 OK\r\n\r\ntwo"));
+        let got = all(&data, 1 << 20);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got[1].as_ref().unwrap_err().contains("bad ARC header line `garbage line`"));
+        assert_eq!(got[2].as_ref().unwrap().0, "http://b.example/");
+    }
+
+    #[test]
+    fn a_truncated_last_record_is_an_error_and_the_end() {
+        let mut data = record("http://a.example/", b"HTTP/1.0 200 OK\r\n\r\none");
+        let last = record("http://b.example/", b"HTTP/1.0 200 OK\r\n\r\ntwo two two");
+        data.extend(&last[..last.len() - 6]);
+        let got = all(&data, 1 << 20);
+        assert_eq!(got.len(), 2);
+        assert!(got[1].as_ref().unwrap_err().contains("truncated record `http://b.example/`"));
+    }
+
+    #[test]
+    fn content_over_the_limit_is_not_read() {
+        let data = record("http://a.example/", &[b'x'; 5000]);
+        let mut r = Records::new(&data[..]);
+        let (_, body) = r.next_record(1000, |_| true).unwrap().unwrap();
+        assert!(matches!(body, Body::TooLarge(ref h) if h.len() == 5000.min(HEAD)));
+        assert!(r.next_record(1000, |_| true).is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic_and_end(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2000)) {
+            let mut r = Records::new(&data[..]);
+            let mut n = 0;
+            while r.next_record(100, |_| true).is_some() {
+                n += 1;
+                proptest::prop_assert!(n <= data.len() + 1);
+            }
+        }
+    }
+}
