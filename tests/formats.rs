@@ -494,7 +494,8 @@ fn arc_record(url: &str, content_type: &str, content: &[u8]) -> Vec<u8> {
     r
 }
 
-const ZH2: &str = "第二篇文章讲的是另一件事情，它和第一篇没有任何关系。记者从现场发回了详细的报道内容。";
+const ZH2: &str =
+    "第二篇文章讲的是另一件事情，它和第一篇没有任何关系。记者从现场发回了详细的报道内容。";
 
 /// ARC files (version 1, one gzip member per record as Heritrix and wget write them): every
 /// HTTP text record is a document with its URL as id; the file description, DNS records and
@@ -539,7 +540,11 @@ fn arc_records_become_documents_and_a_truncated_last_one_is_located() {
     .copied()
     .collect::<Vec<u8>>()
     .as_slice()));
-    let last = arc_record("http://c.cn/3", "text/html", &http("text/html", b"<p>cut short</p>"));
+    let last = arc_record(
+        "http://c.cn/3",
+        "text/html",
+        &http("text/html", b"<p>cut short</p>"),
+    );
     let mut truncated = file.clone();
     truncated.extend(gz(&last[..last.len() - 8]));
 
@@ -551,14 +556,26 @@ fn arc_records_become_documents_and_a_truncated_last_one_is_located() {
         assert_eq!(docs[0].id, "http://a.cn/1");
         assert_eq!(docs[0].url.as_deref(), Some("http://a.cn/1"));
         assert_eq!(docs[0].title.as_deref(), Some("宪法"));
-        assert!(docs[0].text.contains(ZH), "GBK from the HTTP charset: {}", docs[0].text);
+        assert!(
+            docs[0].text.contains(ZH),
+            "GBK from the HTTP charset: {}",
+            docs[0].text
+        );
         assert_eq!(docs[1].id, "http://b.cn/2");
         assert_eq!(docs[1].text, ZH2);
         let errs: Vec<_> = recs.iter().filter(|r| r.doc.is_err()).collect();
         assert_eq!(errs.len(), 1, "{recs:?}");
-        assert!(errs[0].location().ends_with(&format!("{name}#6")), "{}", errs[0].location());
         assert!(
-            errs[0].doc.as_ref().unwrap_err().contains("truncated record `http://c.cn/3`"),
+            errs[0].location().ends_with(&format!("{name}#6")),
+            "{}",
+            errs[0].location()
+        );
+        assert!(
+            errs[0]
+                .doc
+                .as_ref()
+                .unwrap_err()
+                .contains("truncated record `http://c.cn/3`"),
             "{:?}",
             errs[0].doc
         );
@@ -566,13 +583,20 @@ fn arc_records_become_documents_and_a_truncated_last_one_is_located() {
 
     // Through the CLI: two documents stored, the truncated record reported, exit 3.
     let p = write(dir.path(), "cli.arc.gz", &truncated);
-    let o = common::run(dir.path(), &["ingest", "--db", "db", "-o", "-", p.to_str().unwrap()]);
+    let o = common::run(
+        dir.path(),
+        &["ingest", "--db", "db", "-o", "-", p.to_str().unwrap()],
+    );
     assert_eq!(common::code(&o), 3, "{}", common::stderr(&o));
     let out = common::json_lines(&common::stdout(&o));
     let added: Vec<_> = out.iter().filter(|l| l["status"] == "added").collect();
     assert_eq!(added.len(), 2, "{out:?}");
     assert_eq!(added[0]["id"], "http://a.cn/1");
-    assert!(common::stderr(&o).contains("cli.arc.gz#6"), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("cli.arc.gz#6"),
+        "{}",
+        common::stderr(&o)
+    );
 }
 
 /// Compression and containers come from the first bytes; the name is only a hint.
@@ -595,11 +619,20 @@ fn compression_and_containers_are_recognized_by_their_first_bytes() {
         "data.txt",
         &zstd::encode_all(line("c", ZH2).as_bytes(), 0).unwrap(),
     );
-    let d = write(dir.path(), "plain.jsonl.gz", line("d", "不是压缩文件的内容").as_bytes());
+    let d = write(
+        dir.path(),
+        "plain.jsonl.gz",
+        line("d", "不是压缩文件的内容").as_bytes(),
+    );
     let recs = read(&[a, b, c, d], Format::Auto);
     let ids: Vec<_> = recs
         .iter()
-        .map(|r| r.doc.as_ref().map(|d| d.id.clone()).unwrap_or_else(|e| e.clone()))
+        .map(|r| {
+            r.doc
+                .as_ref()
+                .map(|d| d.id.clone())
+                .unwrap_or_else(|e| e.clone())
+        })
         .collect();
     assert_eq!(ids, ["http://w.cn/1", "b", "c", "d"]);
     assert_eq!(recs[0].doc.as_ref().unwrap().text, ZH);
@@ -671,9 +704,16 @@ fn nested_jsonl_fields_are_addressed_by_dotted_names() {
     assert_eq!(d0.url.as_deref(), Some("http://n.cn/7"));
     assert_eq!(recs[1].doc.as_ref().unwrap().text, ZH2);
     assert!(
-        recs[2].doc.as_ref().unwrap_err().contains("missing text field `content.body`"),
+        recs[2]
+            .doc
+            .as_ref()
+            .unwrap_err()
+            .contains("missing text field `content.body`"),
         "{:?}",
         recs[2].doc
     );
-    assert_eq!(recs[2].location(), format!("{}:3", dir.path().join("nested.jsonl").display()));
+    assert_eq!(
+        recs[2].location(),
+        format!("{}:3", dir.path().join("nested.jsonl").display())
+    );
 }

@@ -172,7 +172,10 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
             }
         }
     } else if !word_chars.is_empty() {
-        let w: Vec<char> = word_chars.iter().filter_map(|&c| char::from_u32(c)).collect();
+        let w: Vec<char> = word_chars
+            .iter()
+            .filter_map(|&c| char::from_u32(c))
+            .collect();
         let h = gram_hash(&w);
         grams.add(h);
         bins.add(h);
@@ -401,7 +404,10 @@ fn fmix64(mut x: u64) -> u64 {
 #[inline]
 pub fn gram_hash(w: &[char]) -> u32 {
     let c = |i: usize| w.get(i).map_or(0, |&c| c as u64);
-    gram_mix(c(0) | c(1) << 21 | c(2) << 42, c(3) | (w.len() as u64) << 21)
+    gram_mix(
+        c(0) | c(1) << 21 | c(2) << 42,
+        c(3) | (w.len() as u64) << 21,
+    )
 }
 
 /// [`gram_hash`] of the packed code points: `head` = the first three, `tail` = the fourth and

@@ -323,14 +323,25 @@ mod tests {
             b"http://a 1 2 text/html x",
             b"no scheme 1 2 3",
         ] {
-            assert_eq!(parse_header(bad), None, "{:?}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                parse_header(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 
     #[test]
     fn records_are_read_and_the_file_description_skipped() {
-        let mut data = record("filedesc://x.arc", b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n");
-        data.extend(record("http://a.example/", b"HTTP/1.0 200 OK\r\n\r\n<p>a</p>"));
+        let mut data = record(
+            "filedesc://x.arc",
+            b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n",
+        );
+        data.extend(record(
+            "http://a.example/",
+            b"HTTP/1.0 200 OK\r\n\r\n<p>a</p>",
+        ));
         data.extend(record("dns:a.example", b"20010101 a.example 1.2.3.4"));
         let got = all(&data, 1 << 20);
         assert_eq!(got.len(), 3);
@@ -352,7 +363,10 @@ mod tests {
         data.extend(record("http://b.example/", b"HTTP/1.0 200 OK\r\n\r\ntwo"));
         let got = all(&data, 1 << 20);
         assert_eq!(got.len(), 3, "{got:?}");
-        assert!(got[1].as_ref().unwrap_err().contains("bad ARC header line `garbage line`"));
+        assert!(got[1]
+            .as_ref()
+            .unwrap_err()
+            .contains("bad ARC header line `garbage line`"));
         assert_eq!(got[2].as_ref().unwrap().0, "http://b.example/");
     }
 
@@ -363,7 +377,10 @@ mod tests {
         data.extend(&last[..last.len() - 6]);
         let got = all(&data, 1 << 20);
         assert_eq!(got.len(), 2);
-        assert!(got[1].as_ref().unwrap_err().contains("truncated record `http://b.example/`"));
+        assert!(got[1]
+            .as_ref()
+            .unwrap_err()
+            .contains("truncated record `http://b.example/`"));
     }
 
     #[test]

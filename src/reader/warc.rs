@@ -58,7 +58,10 @@ pub struct Records<R> {
 
 /// Read one line (up to and including `\n`) into `line`, keeping at most [`MAX_LINE`] bytes.
 /// Returns the bytes consumed (0 at end of input) and whether the line was cut.
-pub(super) fn read_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+pub(super) fn read_line(
+    r: &mut impl BufRead,
+    line: &mut Vec<u8>,
+) -> std::io::Result<(usize, bool)> {
     line.clear();
     let (mut consumed, mut cut) = (0, false);
     loop {
