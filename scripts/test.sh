@@ -6,6 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+# Python with pyarrow, for the test that reads Parquet written by another writer (without it
+# that test says SKIPPED and passes).
+pyenv="$HOME/.cache/fpdb-pyenv"
+if command -v python3 >/dev/null 2>&1; then
+  if ! "$pyenv/bin/python" -c "import pyarrow" >/dev/null 2>&1; then
+    { python3 -m venv "$pyenv" && "$pyenv/bin/pip" install -q pyarrow; } >/dev/null 2>&1 ||
+      echo "test: could not install pyarrow; the pyarrow Parquet test will be skipped" >&2
+  fi
+  if "$pyenv/bin/python" -c "import pyarrow" >/dev/null 2>&1; then
+    export FPDB_TEST_PYTHON="$pyenv/bin/python"
+  fi
+fi
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check
 fi

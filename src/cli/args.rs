@@ -23,6 +23,7 @@ pub(super) enum FormatArg {
     Tsv,
     Warc,
     Arc,
+    Parquet,
     Html,
     Text,
     List,
@@ -216,8 +217,9 @@ impl SettingsArgs {
 #[derive(Args, Debug)]
 pub(super) struct InputArgs {
     /// Input format. Compression (gzip, zstd) is recognized by the first bytes, whatever the
-    /// name. auto: a WARC or ARC file by its first bytes (WARC/, filedesc://), else by
-    /// extension (.jsonl .ndjson .json .csv .tsv .warc .wet .arc .html .htm, after .gz/.zst),
+    /// name. auto: a Parquet, WARC or ARC file by its first bytes (PAR1, WARC/, filedesc://),
+    /// else by extension (.parquet .jsonl .ndjson .json .csv .tsv .warc .wet .arc .html .htm,
+    /// after .gz/.zst),
     /// else by the first bytes ({, <html); anything else is one text document whose id is its
     /// path. list: a file of input paths, one per line
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
@@ -254,6 +256,7 @@ impl InputArgs {
                 FormatArg::Tsv => Format::Tsv,
                 FormatArg::Warc => Format::Warc,
                 FormatArg::Arc => Format::Arc,
+                FormatArg::Parquet => Format::Parquet,
                 FormatArg::Html => Format::Html,
                 FormatArg::Text => Format::Text,
                 FormatArg::List => Format::List,

@@ -71,6 +71,19 @@ pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn 
     })
 }
 
+/// Whether `path` is a Parquet file: its first bytes, else its name.
+fn is_parquet(path: &Path) -> bool {
+    let mut head = [0u8; 4];
+    match File::open(path).and_then(|mut f| f.read_exact(&mut head)) {
+        Ok(()) if head == *super::parquet::MAGIC => true,
+        Ok(()) => false,
+        Err(_) => path
+            .to_string_lossy()
+            .to_ascii_lowercase()
+            .ends_with(".parquet"),
+    }
+}
+
 /// `path` opened and decompressed ([`decoded`]).
 pub(super) fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
     decoded(Box::new(File::open(path)?))
@@ -155,6 +168,14 @@ impl Inputs {
             }
         }
         let reader: Box<dyn Read + Send> = if source == "-" {
+            if format == Format::Parquet {
+                return Some(error(
+                    source,
+                    0,
+                    Unit::Line,
+                    "Parquet cannot be read from stdin (its index is at the end of the file): name the file".into(),
+                ));
+            }
             match decoded(Box::new(std::io::stdin())) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
@@ -189,6 +210,8 @@ impl Inputs {
                     format!("cannot read directory: {e}"),
                 )),
             };
+        } else if format == Format::Parquet || (format == Format::Auto && is_parquet(&path)) {
+            return self.start_parquet(source, &path);
         } else {
             match open_decoded(&path) {
                 Ok(r) => r,
@@ -260,6 +283,7 @@ impl Inputs {
                 });
                 None
             }
+            Format::Parquet => self.start_parquet(source, &path),
             Format::Html | Format::Text => {
                 Some(self.whole_file(source, reader, format == Format::Html))
             }

@@ -16,6 +16,7 @@ mod delimited;
 mod discovery;
 mod http;
 mod jsonl;
+mod parquet;
 mod text;
 mod warc_docs;
 
@@ -43,6 +44,8 @@ pub enum Format {
     Warc,
     /// ARC (v1 and v2, the Internet Archive's format before WARC): every HTTP record.
     Arc,
+    /// Parquet (`.parquet`, or starts with `PAR1`): one document per row, fields as JSONL.
+    Parquet,
     /// The whole file is one HTML page; its id is its path.
     Html,
     /// The whole file is one document; its id is its path.
@@ -211,6 +214,10 @@ enum Current {
         n: u64,
         errors: u32,
     },
+    Parquet {
+        source: String,
+        rows: Box<parquet::Rows>,
+    },
 }
 
 /// An input still to open.
@@ -345,6 +352,7 @@ impl Iterator for Inputs {
                 Some(Current::Csv { .. }) => self.next_csv(),
                 Some(Current::Warc { .. }) => self.next_warc(),
                 Some(Current::Arc { .. }) => self.next_arc(),
+                Some(Current::Parquet { .. }) => self.next_parquet(),
                 None => {
                     let next = self.pending.pop()?;
                     if let Some(r) = self.start(next) {

@@ -1,0 +1,301 @@
+//! Parquet files (Hugging Face datasets, Spark and pandas output): rows streamed a batch at a
+//! time (only the columns named by the field options are read, one row group's chunks at a
+//! time), with the same field options as JSONL, dotted names reaching into struct columns.
+//! String, large-string, string-view and dictionary-encoded string columns are text; ids may
+//! also be integers. A file without the id column numbers its rows (`file#row`).
+
+use std::fs::File;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
+use arrow_schema::{DataType, Fields as ArrowFields};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ProjectionMask;
+
+use super::{check_id, error, page_document, Current, Fields, Inputs, Record, Unit};
+use crate::engine::Document;
+
+/// Parquet's magic number, at the start and the end of every file.
+pub(super) const MAGIC: &[u8] = b"PAR1";
+
+/// Rows per batch read.
+const BATCH_ROWS: usize = 256;
+
+/// Where each field's values are: a path of column names from the top level (one name, or
+/// several through struct columns), or nothing.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Paths {
+    id: Option<Vec<String>>,
+    text: Option<Vec<String>>,
+    title: Option<Vec<String>>,
+    url: Option<Vec<String>>,
+    html: Option<Vec<String>>,
+}
+
+/// The rows of an open Parquet file.
+pub(super) struct Rows {
+    reader: ParquetRecordBatchReader,
+    paths: Paths,
+    batch: Option<RecordBatch>,
+    /// Next row of `batch`.
+    pos: usize,
+    /// Rows read before `batch`.
+    done: u64,
+}
+
+/// The path of `name` in a schema with top-level `fields`: the column of that name, else the
+/// dotted path through struct columns. `None` when there is none.
+fn resolve(fields: &ArrowFields, name: &str) -> Option<Vec<String>> {
+    if name.is_empty() {
+        return None;
+    }
+    if fields.iter().any(|f| f.name() == name) {
+        return Some(vec![name.to_string()]);
+    }
+    let (first, rest) = name.split_once('.')?;
+    let f = fields.iter().find(|f| f.name() == first)?;
+    match f.data_type() {
+        DataType::Struct(inner) => {
+            let mut path = vec![first.to_string()];
+            path.extend(resolve(inner, rest)?);
+            Some(path)
+        }
+        _ => None,
+    }
+}
+
+/// The column at `path` in `batch` (a child of struct columns for longer paths), and the
+/// struct arrays on the way (a null struct makes its children null).
+fn column<'a>(
+    batch: &'a RecordBatch,
+    path: &[String],
+) -> Option<(&'a ArrayRef, Vec<&'a StructArray>)> {
+    let mut col = batch.column_by_name(&path[0])?;
+    let mut parents = Vec::new();
+    for name in &path[1..] {
+        let s = col.as_struct_opt()?;
+        parents.push(s);
+        col = s.column_by_name(name)?;
+    }
+    Some((col, parents))
+}
+
+/// Whether a column of this type can hold text (and, with `ints`, an integer id).
+fn readable(t: &DataType, ints: bool) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => readable(v, false),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64 => ints,
+        _ => false,
+    }
+}
+
+/// The type at `path` in `fields`.
+fn type_at(fields: &ArrowFields, path: &[String]) -> Option<DataType> {
+    let f = fields.iter().find(|f| f.name() == &path[0])?;
+    match (path.len(), f.data_type()) {
+        (1, t) => Some(t.clone()),
+        (_, DataType::Struct(inner)) => type_at(inner, &path[1..]),
+        _ => None,
+    }
+}
+
+/// Value `row` of `a` as a string: `None` when null.
+fn string_at(a: &dyn Array, row: usize) -> Option<String> {
+    if a.is_null(row) {
+        return None;
+    }
+    macro_rules! int {
+        ($($t:ty),*) => {
+            $(if let Some(p) = a.as_primitive_opt::<$t>() {
+                return Some(p.value(row).to_string());
+            })*
+        };
+    }
+    if let Some(s) = a.as_string_opt::<i32>() {
+        return Some(s.value(row).to_string());
+    }
+    if let Some(s) = a.as_string_opt::<i64>() {
+        return Some(s.value(row).to_string());
+    }
+    if let Some(s) = a.as_string_view_opt() {
+        return Some(s.value(row).to_string());
+    }
+    if let Some(d) = a.as_any_dictionary_opt() {
+        let key = d.normalized_keys()[row];
+        return string_at(d.values().as_ref(), key);
+    }
+    int!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type);
+    None
+}
+
+impl Rows {
+    /// Open `file` and find the columns `fields` name. `Err`: why the file cannot be read.
+    fn open(file: File, fields: &Fields) -> Result<Rows, String> {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| format!("not a readable Parquet file: {e}"))?;
+        let schema = builder.schema().clone();
+        let top = schema.fields();
+        let paths = Paths {
+            id: resolve(top, &fields.id),
+            text: resolve(top, &fields.text),
+            title: resolve(top, &fields.title),
+            url: resolve(top, &fields.url),
+            html: resolve(top, &fields.html),
+        };
+        if paths.text.is_none() && paths.html.is_none() {
+            return Err(format!(
+                "no `{}` (or `{}`) column",
+                fields.text, fields.html
+            ));
+        }
+        for (name, path, ints) in [
+            (&fields.id, &paths.id, true),
+            (&fields.text, &paths.text, false),
+            (&fields.title, &paths.title, false),
+            (&fields.url, &paths.url, false),
+            (&fields.html, &paths.html, false),
+        ] {
+            if let Some(p) = path {
+                let t = type_at(top, p).unwrap_or(DataType::Null);
+                if !readable(&t, ints) {
+                    return Err(format!("column `{name}` is {t}, not a string column"));
+                }
+            }
+        }
+        // Read only the top-level columns the fields name.
+        let roots: Vec<usize> = [
+            &paths.id,
+            &paths.text,
+            &paths.title,
+            &paths.url,
+            &paths.html,
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| top.iter().position(|f| f.name() == &p[0]))
+        .collect();
+        let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| format!("not a readable Parquet file: {e}"))?;
+        Ok(Rows {
+            reader,
+            paths,
+            batch: None,
+            pos: 0,
+            done: 0,
+        })
+    }
+
+    /// Row `pos` of the current batch as a document (`row`: its number in the file, from 1).
+    fn document(&self, source: &str, row: u64, fields: &Fields) -> Result<Document, String> {
+        let batch = self.batch.as_ref().expect("a batch is read");
+        let pos = self.pos;
+        let get = |path: &Option<Vec<String>>| -> Option<String> {
+            let (col, parents) = column(batch, path.as_ref()?)?;
+            if parents.iter().any(|s| s.is_null(pos)) {
+                return None;
+            }
+            string_at(col.as_ref(), pos)
+        };
+        let id = match &self.paths.id {
+            None => format!("{source}#{row}"),
+            Some(_) => {
+                let id = get(&self.paths.id)
+                    .ok_or_else(|| format!("missing id field `{}`", fields.id))?;
+                check_id(&id, &fields.id)?;
+                id
+            }
+        };
+        let mut doc = match (get(&self.paths.text), get(&self.paths.html)) {
+            (Some(t), _) if !t.trim().is_empty() => Document::new(id, t),
+            (_, Some(h)) if !h.trim().is_empty() => page_document(id, None, &h, true)?,
+            (Some(_), _) => return Err(format!("empty document `{id}`")),
+            _ => return Err(format!("missing text field `{}`", fields.text)),
+        };
+        doc.title = doc.title.or(get(&self.paths.title));
+        doc.url = get(&self.paths.url);
+        Ok(doc)
+    }
+}
+
+impl Inputs {
+    /// Start reading Parquet file `path` (named `source`).
+    pub(super) fn start_parquet(
+        &mut self,
+        source: String,
+        path: &std::path::Path,
+    ) -> Option<Record> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) => return Some(error(source, 0, Unit::Record, format!("cannot open: {e}"))),
+        };
+        match Rows::open(file, &self.opts.fields) {
+            Ok(rows) => {
+                self.current = Some(Current::Parquet {
+                    source,
+                    rows: Box::new(rows),
+                });
+                None
+            }
+            Err(reason) => Some(error(source, 0, Unit::Record, reason)),
+        }
+    }
+
+    pub(super) fn next_parquet(&mut self) -> Option<Record> {
+        let max = self.opts.max_doc_bytes;
+        let fields = self.opts.fields.clone();
+        let Some(Current::Parquet { source, rows }) = self.current.as_mut() else {
+            return None;
+        };
+        loop {
+            if let Some(b) = &rows.batch {
+                if rows.pos < b.num_rows() {
+                    break;
+                }
+                rows.done += b.num_rows() as u64;
+            }
+            rows.batch = None;
+            rows.pos = 0;
+            match rows.reader.next()? {
+                Ok(b) => rows.batch = Some(b),
+                Err(e) => {
+                    let r = error(
+                        source.clone(),
+                        rows.done + 1,
+                        Unit::Record,
+                        format!("corrupt Parquet data: {e}"),
+                    );
+                    // A damaged column chunk: the rest of the file cannot be trusted.
+                    self.current = None;
+                    return Some(r);
+                }
+            }
+        }
+        let row = rows.done + rows.pos as u64 + 1;
+        let doc = rows.document(source, row, &fields).and_then(|d| {
+            let bytes = d.text.len();
+            if bytes > max {
+                Err(format!("document larger than {max} bytes"))
+            } else {
+                Ok(d)
+            }
+        });
+        let bytes = doc.as_ref().map_or(0, |d| d.text.len());
+        rows.pos += 1;
+        Some(Record::new(source.clone(), row, Unit::Record, bytes, doc))
+    }
+}

@@ -1,0 +1,325 @@
+//! Parquet input: files written by the `parquet` crate (and by pyarrow when Python has it),
+//! read back through the reader and the CLI: the same documents as the same rows in JSONL,
+//! nested and dictionary-encoded columns, row numbers as ids, bad rows and damaged files
+//! located.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{StringBuilder, StringDictionaryBuilder};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, Int64Array, LargeStringArray, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field};
+use fpdb::reader::{Fields, Format, Inputs, ReadOptions, Record};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+
+fn read(paths: &[PathBuf], fields: Fields) -> Vec<Record> {
+    Inputs::new(
+        paths,
+        ReadOptions {
+            format: Format::Auto,
+            fields,
+            ..Default::default()
+        },
+    )
+    .collect()
+}
+
+/// Write `batch` as Parquet, `rows_per_group` rows per row group.
+fn write_parquet(path: &Path, batch: &RecordBatch, rows_per_group: usize) {
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .build();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = ArrowWriter::try_new(f, batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+/// The sample corpus as (id, title, text) rows.
+fn sample_rows() -> Vec<(String, String, String)> {
+    std::fs::read_to_string(common::sample())
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (s("id"), s("title"), s("text"))
+        })
+        .collect()
+}
+
+/// The sample corpus written as a directory of Parquet shards (several row groups each) and
+/// ingested gives the store the JSONL gives: the same export and output, byte for byte.
+#[test]
+fn a_parquet_dump_ingests_like_the_same_rows_as_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = sample_rows();
+    let shards = dir.path().join("dump");
+    std::fs::create_dir(&shards).unwrap();
+    for (i, part) in rows.chunks(rows.len() / 2 + 1).enumerate() {
+        let batch = RecordBatch::try_from_iter([
+            (
+                "id",
+                Arc::new(StringArray::from_iter_values(
+                    part.iter().map(|r| r.0.as_str()),
+                )) as ArrayRef,
+            ),
+            (
+                "title",
+                Arc::new(StringArray::from_iter_values(
+                    part.iter().map(|r| r.1.as_str()),
+                )) as ArrayRef,
+            ),
+            (
+                "text",
+                Arc::new(LargeStringArray::from_iter_values(
+                    part.iter().map(|r| r.2.as_str()),
+                )) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        write_parquet(&shards.join(format!("part-{i}.parquet")), &batch, 7);
+    }
+    let a = common::run(
+        dir.path(),
+        &["ingest", "--db", "a", "-o", "a.jsonl", "dump"],
+    );
+    assert_eq!(common::code(&a), 0, "{}", common::stderr(&a));
+    let b = common::run(
+        dir.path(),
+        &[
+            "ingest",
+            "--db",
+            "b",
+            "-o",
+            "b.jsonl",
+            common::sample().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(common::code(&b), 0, "{}", common::stderr(&b));
+    let export = |db: &str| common::stdout(&common::run(dir.path(), &["export", "--db", db]));
+    let (ea, eb) = (export("a"), export("b"));
+    assert_eq!(ea.lines().count(), rows.len());
+    assert_eq!(ea, eb, "Parquet and JSONL stores differ");
+    let out = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    assert_eq!(out("a.jsonl"), out("b.jsonl"));
+}
+
+/// Integer ids, struct columns addressed by dotted names, dictionary-encoded text, row numbers
+/// as ids without an id column, a file recognized by its first bytes, null and empty texts
+/// located as `file#row`.
+#[test]
+fn columns_of_every_string_kind_nested_fields_and_bad_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = [
+        Some("第一行的正文内容，讲的是一件事情。"),
+        None,
+        Some("   "),
+        Some("第四行的正文内容，讲的是另一件事情。"),
+    ];
+    let mut dict = StringDictionaryBuilder::<Int32Type>::new();
+    for t in texts {
+        match t {
+            Some(t) => {
+                dict.append_value(t);
+            }
+            None => dict.append_null(),
+        }
+    }
+    let mut url = StringBuilder::new();
+    for i in 0..4 {
+        url.append_value(format!("http://p.cn/{i}"));
+    }
+    let meta = StructArray::from(vec![(
+        Arc::new(Field::new("url", DataType::Utf8, true)),
+        Arc::new(url.finish()) as ArrayRef,
+    )]);
+    let batch = RecordBatch::try_from_iter([
+        (
+            "doc_id",
+            Arc::new(Int64Array::from(vec![10, 11, 12, 13])) as ArrayRef,
+        ),
+        ("body", Arc::new(dict.finish()) as ArrayRef),
+        ("meta", Arc::new(meta) as ArrayRef),
+    ])
+    .unwrap();
+    // No extension: Parquet by its first bytes.
+    let p = dir.path().join("shard-00001");
+    write_parquet(&p, &batch, 2);
+    let fields = Fields {
+        id: "doc_id".into(),
+        text: "body".into(),
+        url: "meta.url".into(),
+        ..Default::default()
+    };
+    let recs = read(&[p.clone()], fields.clone());
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    let d0 = recs[0].doc.as_ref().unwrap();
+    assert_eq!(
+        (d0.id.as_str(), d0.url.as_deref()),
+        ("10", Some("http://p.cn/0"))
+    );
+    assert_eq!(d0.text, texts[0].unwrap());
+    let src = p.display().to_string();
+    assert_eq!(recs[1].location(), format!("{src}#2"));
+    assert!(
+        recs[1]
+            .doc
+            .as_ref()
+            .unwrap_err()
+            .contains("missing text field `body`"),
+        "{:?}",
+        recs[1].doc
+    );
+    assert!(
+        recs[2]
+            .doc
+            .as_ref()
+            .unwrap_err()
+            .contains("empty document `12`"),
+        "{:?}",
+        recs[2].doc
+    );
+    assert_eq!(recs[3].doc.as_ref().unwrap().id, "13");
+
+    // Without an id column the rows are numbered.
+    let numbered = read(
+        &[p.clone()],
+        Fields {
+            id: "id".into(),
+            ..fields.clone()
+        },
+    );
+    assert_eq!(numbered[3].doc.as_ref().unwrap().id, format!("{src}#4"));
+
+    // A column that is not text is refused by name, for the whole file.
+    let recs = read(
+        &[p.clone()],
+        Fields {
+            text: "doc_id".into(),
+            ..fields.clone()
+        },
+    );
+    assert_eq!(recs.len(), 1);
+    assert!(
+        recs[0]
+            .doc
+            .as_ref()
+            .unwrap_err()
+            .contains("column `doc_id` is Int64, not a string column"),
+        "{:?}",
+        recs[0].doc
+    );
+}
+
+/// Garbage after the magic number, a file cut in half: located errors, exit 3, and the good
+/// input next to them is stored.
+#[test]
+fn damaged_parquet_files_are_located_and_the_rest_ingested() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = sample_rows();
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.0.as_str()),
+            )) as ArrayRef,
+        ),
+        (
+            "text",
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.2.as_str()),
+            )) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let good = dir.path().join("good.parquet");
+    write_parquet(&good, &batch, 10);
+    let bytes = std::fs::read(&good).unwrap();
+    std::fs::write(dir.path().join("cut.parquet"), &bytes[..bytes.len() / 2]).unwrap();
+    let mut garbage = b"PAR1".to_vec();
+    garbage.extend((0..5000u32).map(|i| (i * 2654435761u32 >> 24) as u8));
+    std::fs::write(dir.path().join("garbage.parquet"), &garbage).unwrap();
+    let o = common::run(
+        dir.path(),
+        &[
+            "ingest",
+            "--db",
+            "db",
+            "cut.parquet",
+            "garbage.parquet",
+            "good.parquet",
+        ],
+    );
+    assert_eq!(common::code(&o), 3, "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("cut.parquet#0: not a readable Parquet file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("garbage.parquet#0: not a readable Parquet file"),
+        "{err}"
+    );
+    let stats = common::stdout(&common::run(dir.path(), &["stats", "--db", "db", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v["documents"], rows.len(), "{stats}");
+}
+
+/// A Parquet file written by pyarrow (another writer: dictionary encoding, large strings,
+/// snappy), when Python with pyarrow is there (`FPDB_TEST_PYTHON`, or `python3`).
+#[test]
+fn parquet_written_by_pyarrow() {
+    let python = std::env::var("FPDB_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = std::process::Command::new(&python)
+        .args(["-c", "import pyarrow"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        eprintln!("SKIPPED parquet_written_by_pyarrow: {python} has no pyarrow (scripts/test.sh installs it when it can)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import pyarrow as pa, pyarrow.parquet as pq, sys
+t = pa.table({
+    "id": pa.array(["a", "b", "c"]),
+    "content": pa.array([{"body": "第一篇文章的正文。"}, {"body": "第二篇文章的正文。"}, None]),
+    "lang": pa.array(["zh", "zh", "zh"]).dictionary_encode(),
+    "big": pa.array(["大字段一", "大字段二", "大字段三"], type=pa.large_string()),
+})
+pq.write_table(t, sys.argv[1], compression="snappy", row_group_size=2)
+"#;
+    let path = dir.path().join("py.parquet");
+    let o = std::process::Command::new(&python)
+        .args(["-c", script, path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let recs = read(
+        &[path.clone()],
+        Fields {
+            text: "content.body".into(),
+            title: "big".into(),
+            url: "lang".into(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    let d = recs[1].doc.as_ref().unwrap();
+    assert_eq!(
+        (d.id.as_str(), d.text.as_str()),
+        ("b", "第二篇文章的正文。")
+    );
+    assert_eq!(d.title.as_deref(), Some("大字段二"));
+    assert_eq!(d.url.as_deref(), Some("zh"));
+    assert!(recs[2]
+        .doc
+        .as_ref()
+        .unwrap_err()
+        .contains("missing text field"));
+}
