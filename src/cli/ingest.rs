@@ -71,6 +71,8 @@ pub(super) struct Summary {
     skipped_existing_id: u64,
     /// Documents deleted by the store's retention before this run's input.
     expired: u64,
+    /// WARC/ARC records that are not documents (requests, metadata, DNS, non-text payloads).
+    not_documents: u64,
     input_bytes: u64,
     seconds: f64,
     docs_per_second: f64,
@@ -110,6 +112,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     } else {
         OnExisting::Skip
     };
+    let not_documents = inputs.not_documents();
     let mut inputs = inputs.skip(a.skip).take(a.limit.unwrap_or(usize::MAX));
     let (bar, sized) = progress_bar(&files, !quiet && std::io::stderr().is_terminal());
     let start = Instant::now();
@@ -181,6 +184,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     // Opening the store later (query, stats, ...) then replays no write-ahead log.
     db.flush()?;
     bar.finish_and_clear();
+    sum.not_documents = not_documents.load(std::sync::atomic::Ordering::Relaxed);
     sum.seconds = start.elapsed().as_secs_f64();
     sum.docs_per_second = if sum.seconds > 0.0 {
         sum.added as f64 / sum.seconds
@@ -366,6 +370,12 @@ impl Summary {
                 eprintln!(
                     "fpdb: retention: {} documents older than the store's retention deleted",
                     self.expired
+                );
+            }
+            if self.not_documents > 0 {
+                eprintln!(
+                    "fpdb: {} WARC/ARC records are not documents (requests, metadata, DNS, images and other non-text payloads) and were passed over",
+                    self.not_documents
                 );
             }
             eprintln!(

@@ -171,6 +171,10 @@ impl<R: BufRead> Records<R> {
 impl Inputs {
     pub(super) fn next_arc(&mut self) -> Option<Record> {
         let max = self.opts.max_doc_bytes;
+        let not_documents = self.not_documents.clone();
+        let pass_over = || {
+            not_documents.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
         let Some(Current::Arc {
             source,
             records,
@@ -204,11 +208,15 @@ impl Inputs {
             };
             let body = match body {
                 Body::Read(b) => b,
-                Body::Skipped => continue,
+                Body::Skipped => {
+                    pass_over();
+                    continue;
+                }
                 Body::TooLarge(head) => {
                     let ct =
                         http_head(&head).map_or(h.content_type.clone(), |(hh, _)| hh.ct.clone());
                     if !may_be_text(&ct.to_ascii_lowercase()) {
+                        pass_over();
                         continue;
                     }
                     return Some(Record::new(
@@ -241,13 +249,15 @@ impl Inputs {
                 ct.clear();
             }
             if !may_be_text(&ct) {
-                continue; // images, PDFs, scripts: not text documents
+                pass_over(); // images, PDFs, scripts: not text documents
+                continue;
             }
             let is_html = ct.contains("html")
                 || (ct.is_empty()
                     && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
             if payload.iter().all(u8::is_ascii_whitespace) {
-                continue; // redirects, 304s: no text
+                pass_over(); // redirects, 304s: no text
+                continue;
             }
             if decode::looks_binary(&payload) {
                 return Some(Record::new(

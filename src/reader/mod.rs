@@ -239,6 +239,9 @@ pub struct Inputs {
     opts: ReadOptions,
     current: Option<Current>,
     buf: Vec<u8>,
+    /// WARC and ARC records passed over as not documents (requests, metadata, DNS lookups,
+    /// images and other non-text payloads, empty payloads).
+    not_documents: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Inputs {
@@ -259,11 +262,18 @@ impl Inputs {
             opts,
             current: None,
             buf: Vec::new(),
+            not_documents: Default::default(),
         }
     }
 }
 
 impl Inputs {
+    /// The count of WARC and ARC records passed over as not documents (requests, metadata,
+    /// DNS lookups, non-text payloads), shared: it goes on counting while the inputs are read.
+    pub fn not_documents(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        self.not_documents.clone()
+    }
+
     /// Never read `path` (e.g. the file this run writes its results to), wherever a directory
     /// walk or list finds it. A path that does not exist yet is ignored.
     pub fn exclude(mut self, path: &Path) -> Self {

@@ -2,6 +2,7 @@
 //! `resource` and `conversion` records; corrupt records located and skipped.
 
 use std::borrow::Cow;
+use std::sync::atomic::Ordering::Relaxed;
 
 use super::discovery::format_by_content;
 use super::http::{http_head, may_be_text, split_http};
@@ -10,6 +11,7 @@ use super::{decode, error, warc, Current, Deferred, Format, Input, Inputs, Recor
 impl Inputs {
     pub(super) fn next_warc(&mut self) -> Option<Record> {
         let max = self.opts.max_doc_bytes;
+        let not_documents = self.not_documents.clone();
         let Some(Current::Warc {
             source,
             records,
@@ -47,7 +49,11 @@ impl Inputs {
             let kind = h("warc-type").unwrap_or_default().to_ascii_lowercase();
             let body = match body {
                 warc::Body::Read(b) => b,
-                warc::Body::Skipped => continue, // request, metadata, warcinfo, revisit
+                warc::Body::Skipped => {
+                    // request, metadata, warcinfo, revisit
+                    not_documents.fetch_add(1, Relaxed);
+                    continue;
+                }
                 warc::Body::TooLarge(head) => {
                     // Report it only when it would have been a document (text or HTML).
                     let ct = if kind == "response" {
@@ -56,6 +62,7 @@ impl Inputs {
                         h("content-type").unwrap_or_default().to_ascii_lowercase()
                     };
                     if !may_be_text(&ct) {
+                        not_documents.fetch_add(1, Relaxed);
                         continue;
                     }
                     return Some(Record::new(
@@ -100,7 +107,8 @@ impl Inputs {
                 || (ct.is_empty()
                     && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
             if !may_be_text(&ct) {
-                continue; // images, PDFs, scripts: not text documents
+                not_documents.fetch_add(1, Relaxed); // images, PDFs, scripts
+                continue;
             }
             if decode::looks_binary(&payload) {
                 return Some(Record::new(
