@@ -156,7 +156,7 @@ fn columns_of_every_string_kind_nested_fields_and_bad_rows() {
         url: "meta.url".into(),
         ..Default::default()
     };
-    let recs = read(&[p.clone()], fields.clone());
+    let recs = read(std::slice::from_ref(&p), fields.clone());
     assert_eq!(recs.len(), 4, "{recs:?}");
     let d0 = recs[0].doc.as_ref().unwrap();
     assert_eq!(
@@ -188,7 +188,7 @@ fn columns_of_every_string_kind_nested_fields_and_bad_rows() {
 
     // Without an id column the rows are numbered.
     let numbered = read(
-        &[p.clone()],
+        std::slice::from_ref(&p),
         Fields {
             id: "id".into(),
             ..fields.clone()
@@ -198,7 +198,7 @@ fn columns_of_every_string_kind_nested_fields_and_bad_rows() {
 
     // A column that is not text is refused by name, for the whole file.
     let recs = read(
-        &[p.clone()],
+        std::slice::from_ref(&p),
         Fields {
             text: "doc_id".into(),
             ..fields.clone()
@@ -242,7 +242,7 @@ fn damaged_parquet_files_are_located_and_the_rest_ingested() {
     let bytes = std::fs::read(&good).unwrap();
     std::fs::write(dir.path().join("cut.parquet"), &bytes[..bytes.len() / 2]).unwrap();
     let mut garbage = b"PAR1".to_vec();
-    garbage.extend((0..5000u32).map(|i| (i * 2654435761u32 >> 24) as u8));
+    garbage.extend((0..5000u32).map(|i| ((i * 2654435761u32) >> 24) as u8));
     std::fs::write(dir.path().join("garbage.parquet"), &garbage).unwrap();
     let o = common::run(
         dir.path(),
@@ -301,7 +301,7 @@ pq.write_table(t, sys.argv[1], compression="snappy", row_group_size=2)
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let recs = read(
-        &[path.clone()],
+        std::slice::from_ref(&path),
         Fields {
             text: "content.body".into(),
             title: "big".into(),

@@ -300,7 +300,10 @@ mod tests {
         r
     }
 
-    fn all(data: &[u8], max: usize) -> Vec<Result<(String, Option<Vec<u8>>), String>> {
+    /// (URL, content if read) of each record, or its error.
+    type Got = Result<(String, Option<Vec<u8>>), String>;
+
+    fn all(data: &[u8], max: usize) -> Vec<Got> {
         let mut r = Records::new(data);
         let mut out = Vec::new();
         while let Some(x) = r.next_record(max, |h| is_http(&h.url)) {
