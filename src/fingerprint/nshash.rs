@@ -128,9 +128,12 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         key.clear();
     };
     // The letters and digits, as code points: their 4-grams are hashed in a second, tight
-    // loop (the hash's multiplications of successive grams then overlap).
-    let mut word_chars: Vec<u32> = Vec::with_capacity(bytes.len());
-    let mut chars = 0u64;
+    // loop (the hash's multiplications of successive grams then overlap), a slice of
+    // GRAM_SLICE at a time, so a huge document needs no list of all its characters.
+    let mut word_chars: Vec<u32> = Vec::with_capacity(GRAM_SLICE + 3);
+    let mut grams = BottomK::new(SHINGLES_K_ALL);
+    let mut bins = Bins::new(opts.minhash_bands as usize, opts.minhash_rows as usize);
+    let (mut chars, mut words) = (0u64, 0usize);
     for (i, c) in normalized.char_indices() {
         chars += 1;
         let ends = match c {
@@ -154,24 +157,17 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
             key.push(c);
             n += 1;
             word_chars.push(c as u32);
+            words += 1;
+            if word_chars.len() == GRAM_SLICE + 3 {
+                hash_grams(&mut word_chars, &mut grams, &mut bins);
+            }
         }
     }
     end_sentence(&mut key, n, blank);
-    let mut grams = BottomK::new(SHINGLES_K_ALL);
-    let mut bins = Bins::new(opts.minhash_bands as usize, opts.minhash_rows as usize);
-    let minhash = !bins.min.is_empty();
-    if word_chars.len() >= 4 {
-        for w in word_chars.windows(4) {
-            let h = gram_mix(
-                w[0] as u64 | (w[1] as u64) << 21 | (w[2] as u64) << 42,
-                w[3] as u64 | 4 << 21,
-            );
-            grams.add(h);
-            if minhash {
-                bins.add(h);
-            }
-        }
-    } else if !word_chars.is_empty() {
+    if words >= 4 {
+        hash_grams(&mut word_chars, &mut grams, &mut bins);
+    } else if words > 0 {
+        // A text of 1-3 letters or digits in all is one gram.
         let w: Vec<char> = word_chars
             .iter()
             .filter_map(|&c| char::from_u32(c))
@@ -207,6 +203,27 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         chars,
         bands,
     }
+}
+
+/// Code points of letters and digits whose 4-grams [`scan`] hashes at a time.
+const GRAM_SLICE: usize = 4096;
+
+/// Hash every 4-gram of `word_chars` into `grams` and `bins`, and keep its last 3 code points
+/// (the start of the next slice's first gram).
+fn hash_grams(word_chars: &mut Vec<u32>, grams: &mut BottomK, bins: &mut Bins) {
+    let minhash = !bins.min.is_empty();
+    for w in word_chars.windows(4) {
+        let h = gram_mix(
+            w[0] as u64 | (w[1] as u64) << 21 | (w[2] as u64) << 42,
+            w[3] as u64 | 4 << 21,
+        );
+        grams.add(h);
+        if minhash {
+            bins.add(h);
+        }
+    }
+    let keep = word_chars.len().saturating_sub(3);
+    word_chars.drain(..keep);
 }
 
 /// The `k` smallest distinct values of a stream, sorted. Values under the current `k`-th
@@ -548,6 +565,34 @@ mod tests {
                 nshash_hash: if md5 { SentenceHash::Md5 } else { SentenceHash::Farmhash },
                 ..Options::default()
             };
+            let (top, sketch) = nshash_and_sketch(&text, &o);
+            let want = Scan {
+                top,
+                shingles: shingles(&text, sketch.len(), true),
+                sketch,
+                chars: text.chars().count() as u64,
+                bands: bands(&text, o.minhash_bands as usize, o.minhash_rows as usize),
+            };
+            proptest::prop_assert_eq!(scan(&text, &o), want);
+        }
+
+        /// Texts longer than a slice of grams (several slices, a boundary anywhere).
+        #[test]
+        fn scan_equals_the_separate_passes_on_long_text(
+            seed in proptest::num::u64::ANY,
+            len in (GRAM_SLICE - 10)..(3 * GRAM_SLICE + 10),
+        ) {
+            let pool: Vec<char> = "中华人民共和国宪法第一条abc。\n".chars().collect();
+            let mut rng = seed | 1;
+            let text: String = (0..len)
+                .map(|_| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    pool[(rng % pool.len() as u64) as usize]
+                })
+                .collect();
+            let o = Options::default();
             let (top, sketch) = nshash_and_sketch(&text, &o);
             let want = Scan {
                 top,

@@ -257,7 +257,7 @@ impl Inputs {
 
     pub(super) fn next_parquet(&mut self) -> Option<Record> {
         let max = self.opts.max_doc_bytes;
-        let fields = self.opts.fields.clone();
+        let fields = &self.opts.fields;
         let Some(Current::Parquet { source, rows }) = self.current.as_mut() else {
             return None;
         };
@@ -286,7 +286,7 @@ impl Inputs {
             }
         }
         let row = rows.done + rows.pos as u64 + 1;
-        let doc = rows.document(source, row, &fields).and_then(|d| {
+        let doc = rows.document(source, row, fields).and_then(|d| {
             let bytes = d.text.len();
             if bytes > max {
                 Err(format!("document larger than {max} bytes"))
