@@ -18,6 +18,39 @@ use parquet::arrow::ProjectionMask;
 use super::{check_id, error, page_document, Current, Fields, Inputs, Record, Unit};
 use crate::engine::Document;
 
+thread_local! {
+    /// Set while [`guarded`] runs on this thread: its panics are reported as errors, not
+    /// printed.
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `f()`, with a panic turned into an error: the parquet crate asserts on some damaged
+/// metadata (e.g. "column start and length should not be negative") instead of returning an
+/// error, and a damaged file must not take the ingest down. Such panics are not printed; every
+/// other panic still is.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !GUARDED.with(|g| g.get()) {
+                previous(info);
+            }
+        }));
+    });
+    GUARDED.with(|g| g.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(false));
+    r.map_err(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".into());
+        format!("the Parquet reader failed: {what}")
+    })
+}
+
 /// Parquet's magic number, at the start and the end of every file.
 pub(super) const MAGIC: &[u8] = b"PAR1";
 
@@ -243,7 +276,8 @@ impl Inputs {
             Ok(f) => f,
             Err(e) => return Some(error(source, 0, Unit::Record, format!("cannot open: {e}"))),
         };
-        match Rows::open(file, &self.opts.fields) {
+        let fields = &self.opts.fields;
+        match guarded(|| Rows::open(file, fields)).and_then(|r| r) {
             Ok(rows) => {
                 self.current = Some(Current::Parquet {
                     source,
@@ -270,7 +304,11 @@ impl Inputs {
             }
             rows.batch = None;
             rows.pos = 0;
-            match rows.reader.next()? {
+            let next = match guarded(|| rows.reader.next()) {
+                Ok(n) => n?.map_err(|e| e.to_string()),
+                Err(failed) => Err(failed),
+            };
+            match next {
                 Ok(b) => rows.batch = Some(b),
                 Err(e) => {
                     let r = error(
@@ -286,14 +324,16 @@ impl Inputs {
             }
         }
         let row = rows.done + rows.pos as u64 + 1;
-        let doc = rows.document(source, row, fields).and_then(|d| {
-            let bytes = d.text.len();
-            if bytes > max {
-                Err(format!("document larger than {max} bytes"))
-            } else {
-                Ok(d)
-            }
-        });
+        let doc = guarded(|| rows.document(source, row, fields))
+            .and_then(|d| d)
+            .and_then(|d| {
+                let bytes = d.text.len();
+                if bytes > max {
+                    Err(format!("document larger than {max} bytes"))
+                } else {
+                    Ok(d)
+                }
+            });
         let bytes = doc.as_ref().map_or(0, |d| d.text.len());
         rows.pos += 1;
         Some(Record::new(source.clone(), row, Unit::Record, bytes, doc))
