@@ -358,7 +358,7 @@ fn flipped_bytes_never_panic() {
         for _ in 0..1 + case % 4 {
             // Half the flips land in the last 512 bytes (footer and metadata).
             let n = b.len();
-            let i = if rng.next() % 2 == 0 {
+            let i = if rng.next().is_multiple_of(2) {
                 n - 1 - (rng.next() as usize % 512.min(n))
             } else {
                 rng.next() as usize % n
