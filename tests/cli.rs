@@ -572,6 +572,15 @@ fn query_batch_looks_up_every_document_without_writing() {
         .as_str()
         .unwrap()
         .ends_with("q.jsonl:101"));
+    // The lookups run on all cores: each line is what a single `query` of that text says.
+    for (i, d) in docs.iter().enumerate().step_by(9) {
+        std::fs::write(dir.path().join("one.txt"), &d.text).unwrap();
+        let single = run(dir.path(), &["query", "--json", "--file", "one.txt"]);
+        let one: serde_json::Value = serde_json::from_str(&stdout(&single)).unwrap();
+        for k in ["duplicate", "similar_id", "duplicate_of", "matches"] {
+            assert_eq!(lines[i][k], one[k], "document {i} ({}), {k}", d.id);
+        }
+    }
     let v: serde_json::Value =
         serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
     assert_eq!(v["documents"], 50, "query never writes");

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use fpdb::reader::{Inputs, ReadOptions};
@@ -34,7 +35,7 @@ pub(super) struct QueryArgs {
 }
 
 /// `fpdb query --batch`: every document of the inputs looked up, one JSON line each, in input
-/// order; fingerprints computed on all cores, a batch at a time.
+/// order; fingerprints computed and lookups run on all cores, a batch at a time.
 pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
     let fp = db.fingerprinter().clone();
@@ -54,11 +55,20 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
         matches: &'a [fpdb::Match],
     }
     while let Some((chunk, fps)) = next_chunk(&mut inputs, 1024, &fp) {
-        for (rec, f) in chunk.iter().zip(fps) {
+        // Lookups are independent (nothing is written): all cores, then output in order.
+        let found: Vec<Option<fpdb::Result<Outcome>>> = chunk
+            .par_iter()
+            .zip(fps.par_iter())
+            .map(|(rec, f)| match (&rec.doc, f) {
+                (Ok(doc), Some(f)) => Some(db.query(&doc.id, f)),
+                _ => None,
+            })
+            .collect();
+        for (rec, o) in chunk.iter().zip(found) {
             records += 1;
-            match (&rec.doc, f) {
-                (Ok(doc), Some(f)) => {
-                    let o = db.query(&doc.id, &f)?;
+            match (&rec.doc, o) {
+                (Ok(doc), Some(o)) => {
+                    let o = o?;
                     duplicates += u64::from(o.is_duplicate());
                     let line = Line {
                         id: &doc.id,
