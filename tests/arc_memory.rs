@@ -7,14 +7,8 @@ use std::io::Write;
 
 use fpdb::reader::{Format, Inputs, ReadOptions};
 
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/self/status")
-}
+mod common;
+use common::peak_rss_kib;
 
 /// One gzip member holding one ARC v1 record of `head`, `body_len` zero bytes and `tail`.
 fn member(url: &str, content_type: &str, head: &[u8], body_len: usize, tail: &[u8]) -> Vec<u8> {

@@ -457,21 +457,11 @@ fn garbage_csv_lists_and_stdin_are_located_and_skipped() {
     );
 
     // Binary garbage on stdin: reported, counted, exit 3, nothing stored.
-    let mut child = common::fpdb()
-        .current_dir(dir.path())
-        .args(["ingest", "-", "-o", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"\x00\x01\x02{not json\n\xff\xfe\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = common::run_stdin(
+        dir.path(),
+        &["ingest", "-", "-o", "-"],
+        b"\x00\x01\x02{not json\n\xff\xfe\n",
+    );
     assert_eq!(common::code(&o), 3, "{}", common::stderr(&o));
     assert!(
         common::stderr(&o).contains("-:1:"),
@@ -638,21 +628,11 @@ fn compression_and_containers_are_recognized_by_their_first_bytes() {
     assert_eq!(recs[0].doc.as_ref().unwrap().text, ZH);
 
     // gzip on stdin.
-    let mut child = common::fpdb()
-        .current_dir(dir.path())
-        .args(["ingest", "--db", "db", "-", "-o", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&gz((line("s1", ZH) + &line("s2", ZH2)).as_bytes()))
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = common::run_stdin(
+        dir.path(),
+        &["ingest", "--db", "db", "-", "-o", "-"],
+        &gz((line("s1", ZH) + &line("s2", ZH2)).as_bytes()),
+    );
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     let out = common::json_lines(&common::stdout(&o));
     let ids: Vec<_> = out.iter().map(|l| l["id"].as_str().unwrap()).collect();

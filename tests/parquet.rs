@@ -28,6 +28,11 @@ fn read(paths: &[PathBuf], fields: Fields) -> Vec<Record> {
     .collect()
 }
 
+/// A string column of `values`.
+fn utf8<S: AsRef<str>>(values: impl IntoIterator<Item = S>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(values))
+}
+
 /// Write `batch` as Parquet, `rows_per_group` rows per row group.
 fn write_parquet(path: &Path, batch: &RecordBatch, rows_per_group: usize) {
     let props = WriterProperties::builder()
@@ -62,18 +67,8 @@ fn a_parquet_dump_ingests_like_the_same_rows_as_jsonl() {
     std::fs::create_dir(&shards).unwrap();
     for (i, part) in rows.chunks(rows.len() / 2 + 1).enumerate() {
         let batch = RecordBatch::try_from_iter([
-            (
-                "id",
-                Arc::new(StringArray::from_iter_values(
-                    part.iter().map(|r| r.0.as_str()),
-                )) as ArrayRef,
-            ),
-            (
-                "title",
-                Arc::new(StringArray::from_iter_values(
-                    part.iter().map(|r| r.1.as_str()),
-                )) as ArrayRef,
-            ),
+            ("id", utf8(part.iter().map(|r| &r.0))),
+            ("title", utf8(part.iter().map(|r| &r.1))),
             (
                 "text",
                 Arc::new(LargeStringArray::from_iter_values(
@@ -223,18 +218,8 @@ fn damaged_parquet_files_are_located_and_the_rest_ingested() {
     let dir = tempfile::tempdir().unwrap();
     let rows = sample_rows();
     let batch = RecordBatch::try_from_iter([
-        (
-            "id",
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r.0.as_str()),
-            )) as ArrayRef,
-        ),
-        (
-            "text",
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r.2.as_str()),
-            )) as ArrayRef,
-        ),
+        ("id", utf8(rows.iter().map(|r| &r.0))),
+        ("text", utf8(rows.iter().map(|r| &r.2))),
     ])
     .unwrap();
     let good = dir.path().join("good.parquet");
@@ -331,19 +316,14 @@ fn flipped_bytes_never_panic() {
     let dir = tempfile::tempdir().unwrap();
     let rows = sample_rows();
     let batch = RecordBatch::try_from_iter([
-        (
-            "id",
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().take(20).map(|r| r.0.as_str()),
-            )) as ArrayRef,
-        ),
+        ("id", utf8(rows.iter().take(20).map(|r| &r.0))),
         (
             "text",
-            Arc::new(StringArray::from_iter_values(
+            utf8(
                 rows.iter()
                     .take(20)
                     .map(|r| r.2.chars().take(100).collect::<String>()),
-            )) as ArrayRef,
+            ),
         ),
     ])
     .unwrap();

@@ -544,6 +544,18 @@ mod tests {
     use super::*;
     use crate::text::normalize;
 
+    /// What [`scan`] computes in one pass, from the separate functions.
+    fn separate_passes(text: &str, o: &Options) -> Scan {
+        let (top, sketch) = nshash_and_sketch(text, o);
+        Scan {
+            top,
+            shingles: shingles(text, sketch.len(), true),
+            sketch,
+            chars: text.chars().count() as u64,
+            bands: bands(text, o.minhash_bands as usize, o.minhash_rows as usize),
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
         /// The one-pass scan against the separate functions it replaces, on text made of
@@ -565,15 +577,7 @@ mod tests {
                 nshash_hash: if md5 { SentenceHash::Md5 } else { SentenceHash::Farmhash },
                 ..Options::default()
             };
-            let (top, sketch) = nshash_and_sketch(&text, &o);
-            let want = Scan {
-                top,
-                shingles: shingles(&text, sketch.len(), true),
-                sketch,
-                chars: text.chars().count() as u64,
-                bands: bands(&text, o.minhash_bands as usize, o.minhash_rows as usize),
-            };
-            proptest::prop_assert_eq!(scan(&text, &o), want);
+            proptest::prop_assert_eq!(scan(&text, &o), separate_passes(&text, &o));
         }
 
         /// Texts longer than a slice of grams (several slices, a boundary anywhere).
@@ -593,15 +597,7 @@ mod tests {
                 })
                 .collect();
             let o = Options::default();
-            let (top, sketch) = nshash_and_sketch(&text, &o);
-            let want = Scan {
-                top,
-                shingles: shingles(&text, sketch.len(), true),
-                sketch,
-                chars: text.chars().count() as u64,
-                bands: bands(&text, o.minhash_bands as usize, o.minhash_rows as usize),
-            };
-            proptest::prop_assert_eq!(scan(&text, &o), want);
+            proptest::prop_assert_eq!(scan(&text, &o), separate_passes(&text, &o));
         }
 
         /// The buffered bottom-k against sorting every value: duplicates, runs longer than the

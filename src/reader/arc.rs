@@ -9,12 +9,12 @@
 //! not parse is reported and reading resumes at the next line that parses as a header.
 
 use std::borrow::Cow;
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
-use super::discovery::format_by_content;
 use super::http::{http_head, may_be_text, split_http};
-use super::warc::{read_line, trim_eol, Body, HEAD};
-use super::{decode, error, Current, Deferred, Format, Inputs, Record, Unit};
+use super::warc::{read_body, read_line, trim_eol, Body, BodyError};
+use super::warc_docs::archived_page;
+use super::{error, Current, Inputs, Record, Unit};
 
 /// A record's header line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl<R: BufRead> Records<R> {
     }
 
     /// The next record. `want` sees the header and says whether the content is needed; wanted
-    /// content over `max` bytes is not read ([`Body::TooLarge`], its first [`HEAD`] bytes
+    /// content over `max` bytes is not read ([`Body::TooLarge`], its first [`super::warc::HEAD`] bytes
     /// kept). `None` at the end of input.
     pub fn next_record(
         &mut self,
@@ -131,38 +131,15 @@ impl<R: BufRead> Records<R> {
             },
         };
         let len = h.length;
-        let wanted = want(&h);
-        let fits = len <= max as u64;
-        let keep = match (wanted, fits) {
-            (false, _) => 0,
-            (true, true) => len,
-            (true, false) => len.min(HEAD as u64),
-        };
-        let mut kept = Vec::with_capacity(keep as usize);
-        let read = (&mut self.reader)
-            .take(keep)
-            .read_to_end(&mut kept)
-            .and_then(|_| {
-                std::io::copy(
-                    &mut (&mut self.reader).take(len - keep),
-                    &mut std::io::sink(),
-                )
-            });
-        match read {
-            Err(e) => return self.fail(format!("read error: {e}")),
-            Ok(rest) if kept.len() as u64 + rest < len => {
+        let body = match read_body(&mut self.reader, len, want(&h), max) {
+            Ok(body) => body,
+            Err(BodyError::Io(e)) => return self.fail(format!("read error: {e}")),
+            Err(BodyError::Truncated { after }) => {
                 return self.fail(format!(
-                    "truncated record `{}`: Archive-length {len}, input ends after {} bytes",
-                    h.url,
-                    kept.len() as u64 + rest
+                    "truncated record `{}`: Archive-length {len}, input ends after {after} bytes",
+                    h.url
                 ))
             }
-            Ok(_) => {}
-        }
-        let body = match (wanted, fits) {
-            (false, _) => Body::Skipped,
-            (true, true) => Body::Read(kept),
-            (true, false) => Body::TooLarge(kept),
         };
         Some(Ok((h, body)))
     }
@@ -248,34 +225,18 @@ impl Inputs {
             if ct == "no-type" || ct == "unk" {
                 ct.clear();
             }
-            if !may_be_text(&ct) {
-                pass_over(); // images, PDFs, scripts: not text documents
-                continue;
-            }
-            let is_html = ct.contains("html")
-                || (ct.is_empty()
-                    && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
             if payload.iter().all(u8::is_ascii_whitespace) {
                 pass_over(); // redirects, 304s: no text
                 continue;
             }
-            if decode::looks_binary(&payload) {
-                return Some(Record::new(
-                    source.clone(),
-                    *n,
-                    Unit::Record,
-                    bytes,
-                    Err("binary payload".to_string()),
-                ));
+            let url = h.url;
+            match archived_page(source, *n, bytes, url.clone(), Some(url), payload, &ct) {
+                Some(r) => return Some(r),
+                None => {
+                    pass_over(); // images, PDFs, scripts: not text documents
+                    continue;
+                }
             }
-            let page = Deferred {
-                id: h.url.clone(),
-                url: Some(h.url),
-                bytes: payload.into_owned(),
-                charset: decode::charset_of_content_type(&ct),
-                html: is_html,
-            };
-            return Some(Record::page(source.clone(), *n, Unit::Record, page));
         }
     }
 }
@@ -288,6 +249,7 @@ fn is_http(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reader::warc::HEAD;
 
     fn record(url: &str, content: &[u8]) -> Vec<u8> {
         let mut r = format!(

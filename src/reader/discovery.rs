@@ -110,12 +110,7 @@ pub(super) fn format_by_name(path: &Path) -> Format {
 /// The containers whose first bytes name them: a WARC version line, an ARC file's
 /// `filedesc://` record. They win over the file name.
 pub(super) fn container_by_content(head: &[u8]) -> Option<Format> {
-    let head = head.strip_prefix(BOM).unwrap_or(head);
-    let start = head
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(head.len());
-    let head = &head[start..];
+    let head = content_start(head);
     if head.starts_with(b"WARC/") {
         Some(Format::Warc)
     } else if head.starts_with(b"filedesc://") {
@@ -125,13 +120,18 @@ pub(super) fn container_by_content(head: &[u8]) -> Option<Format> {
     }
 }
 
-pub(super) fn format_by_content(head: &[u8]) -> Format {
+/// `head` without a byte order mark and leading white space.
+fn content_start(head: &[u8]) -> &[u8] {
     let head = head.strip_prefix(BOM).unwrap_or(head);
     let start = head
         .iter()
         .position(|c| !c.is_ascii_whitespace())
         .unwrap_or(head.len());
-    let head = &head[start..];
+    &head[start..]
+}
+
+pub(super) fn format_by_content(head: &[u8]) -> Format {
+    let head = content_start(head);
     if let Some(f) = container_by_content(head) {
         return f;
     }

@@ -56,6 +56,46 @@ pub struct Records<R> {
     done: bool,
 }
 
+/// Why a record body could not be read.
+pub(super) enum BodyError {
+    /// The input failed.
+    Io(std::io::Error),
+    /// The input ended `after` bytes into the body.
+    Truncated { after: u64 },
+}
+
+/// Read a record body of `len` bytes: all of it when `wanted` and not over `max`, its first
+/// [`HEAD`] bytes when wanted and over (enough for an HTTP header), nothing otherwise; the rest
+/// is streamed past, so memory stays bounded whatever `len` says. (WARC and ARC records.)
+pub(super) fn read_body(
+    reader: &mut impl BufRead,
+    len: u64,
+    wanted: bool,
+    max: usize,
+) -> Result<Body, BodyError> {
+    let fits = len <= max as u64;
+    let keep = match (wanted, fits) {
+        (false, _) => 0,
+        (true, true) => len,
+        (true, false) => len.min(HEAD as u64),
+    };
+    let mut kept = Vec::with_capacity(keep as usize);
+    let rest = reader
+        .take(keep)
+        .read_to_end(&mut kept)
+        .and_then(|_| std::io::copy(&mut reader.take(len - keep), &mut std::io::sink()))
+        .map_err(BodyError::Io)?;
+    let after = kept.len() as u64 + rest;
+    if after < len {
+        return Err(BodyError::Truncated { after });
+    }
+    Ok(match (wanted, fits) {
+        (false, _) => Body::Skipped,
+        (true, true) => Body::Read(kept),
+        (true, false) => Body::TooLarge(kept),
+    })
+}
+
 /// Read one line (up to and including `\n`) into `line`, keeping at most [`MAX_LINE`] bytes.
 /// Returns the bytes consumed (0 at end of input) and whether the line was cut.
 pub(super) fn read_line(
@@ -207,39 +247,14 @@ impl<R: BufRead> Records<R> {
             return self.corrupt("record without Content-Length".into());
         };
         h.content_length = len;
-        let wanted = want(&h);
-        // Kept: the whole body when wanted and not over the limit, its head when over it
-        // (enough for an HTTP header), nothing otherwise; the rest is streamed past.
-        let fits = len <= max as u64;
-        let keep = match (wanted, fits) {
-            (false, _) => 0,
-            (true, true) => len,
-            (true, false) => len.min(HEAD as u64),
-        };
-        let mut kept = Vec::with_capacity(keep as usize);
-        let read = (&mut self.reader)
-            .take(keep)
-            .read_to_end(&mut kept)
-            .and_then(|_| {
-                std::io::copy(
-                    &mut (&mut self.reader).take(len - keep),
-                    &mut std::io::sink(),
-                )
-            });
-        match read {
-            Err(e) => return self.fail(format!("read error: {e}")),
-            Ok(rest) if kept.len() as u64 + rest < len => {
+        let body = match read_body(&mut self.reader, len, want(&h), max) {
+            Ok(body) => body,
+            Err(BodyError::Io(e)) => return self.fail(format!("read error: {e}")),
+            Err(BodyError::Truncated { after }) => {
                 return self.fail(format!(
-                    "truncated record: Content-Length {len}, input ends after {} bytes",
-                    kept.len() as u64 + rest
+                    "truncated record: Content-Length {len}, input ends after {after} bytes"
                 ))
             }
-            Ok(_) => {}
-        }
-        let body = match (wanted, fits) {
-            (false, _) => Body::Skipped,
-            (true, true) => Body::Read(kept),
-            (true, false) => Body::TooLarge(kept),
         };
         // The record ends with CRLF CRLF; anything else means Content-Length was wrong.
         let mut got = 0;

@@ -103,30 +103,50 @@ impl Inputs {
                 ),
             };
             let ct = content_type.to_ascii_lowercase();
-            let is_html = ct.contains("html")
-                || (ct.is_empty()
-                    && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
-            if !may_be_text(&ct) {
-                not_documents.fetch_add(1, Relaxed); // images, PDFs, scripts
-                continue;
+            match archived_page(source, *n, bytes, id, uri, payload, &ct) {
+                Some(r) => return Some(r),
+                None => {
+                    not_documents.fetch_add(1, Relaxed); // images, PDFs, scripts
+                    continue;
+                }
             }
-            if decode::looks_binary(&payload) {
-                return Some(Record::new(
-                    source.clone(),
-                    *n,
-                    Unit::Record,
-                    bytes,
-                    Err("binary payload".to_string()),
-                ));
-            }
-            let page = Deferred {
-                id,
-                url: uri,
-                bytes: payload.into_owned(),
-                charset: decode::charset_of_content_type(&ct),
-                html: is_html,
-            };
-            return Some(Record::page(source.clone(), *n, Unit::Record, page));
         }
     }
+}
+
+/// An archived payload (a WARC or ARC record's) as a record: a page to decode later, or a
+/// located error for a binary payload; `None` when its (lower-case) content type `ct` cannot
+/// be text, and the record is not a document.
+pub(super) fn archived_page(
+    source: &str,
+    n: u64,
+    bytes: usize,
+    id: String,
+    url: Option<String>,
+    payload: Cow<[u8]>,
+    ct: &str,
+) -> Option<Record> {
+    if !may_be_text(ct) {
+        return None;
+    }
+    let is_html = ct.contains("html")
+        || (ct.is_empty()
+            && format_by_content(&payload[..payload.len().min(1024)]) == Format::Html);
+    if decode::looks_binary(&payload) {
+        return Some(Record::new(
+            source.to_string(),
+            n,
+            Unit::Record,
+            bytes,
+            Err("binary payload".to_string()),
+        ));
+    }
+    let page = Deferred {
+        id,
+        url,
+        bytes: payload.into_owned(),
+        charset: decode::charset_of_content_type(ct),
+        html: is_html,
+    };
+    Some(Record::page(source.to_string(), n, Unit::Record, page))
 }

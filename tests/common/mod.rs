@@ -20,6 +20,37 @@ pub fn run(dir: &Path, args: &[&str]) -> Output {
         .expect("run fpdb")
 }
 
+/// Run `fpdb` with `args` in `dir`, `input` on its stdin.
+pub fn run_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = fpdb()
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fpdb");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for fpdb")
+}
+
+/// This process's peak resident memory (VmHWM), KiB.
+pub fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
 /// Exit code of an output.
 pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
