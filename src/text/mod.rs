@@ -1,5 +1,6 @@
 //! Text processing: normalization, sentence splitting, word segmentation with TF-IDF weights.
 
+mod lexicon;
 mod normalize;
 pub mod sentences;
 mod tokenize;

@@ -8,34 +8,56 @@
 //!
 //! jieba-rs keeps its IDF table private and its keyword extractor also POS-tags every word
 //! (2-3x the cost of `cut`). So words come from `cut`, and each distinct word's built-in IDF is
-//! asked of an extractor without stop words once (a one-word text has weight = idf) and cached
-//! per thread. With jieba's stop words this is exactly the extractor's own weighting, checked by
-//! a test against `extract_keywords` on whole documents.
+//! read from the same table embedded as an FST ([`super::lexicon`]) and cached per thread.
+//! With jieba's stop words this is exactly the extractor's own weighting, checked by a test
+//! against `extract_keywords` on whole documents. The first few texts of a process are cut
+//! with a dictionary restricted to their words (the same result, without building the whole
+//! dictionary): a one-document query never builds it.
 
 use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
-use jieba_rs::{Jieba, KeywordExtract, KeywordExtractConfig, TfIdf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use jieba_rs::Jieba;
+
+use super::lexicon;
 
 use crate::error::{Error, Result};
 use crate::options::Stopwords;
 
-fn jieba() -> &'static Jieba {
-    static JIEBA: OnceLock<Jieba> = OnceLock::new();
+static JIEBA: OnceLock<Jieba> = OnceLock::new();
+
+/// jieba with its whole dictionary (built once per process: a quarter of a second).
+pub(super) fn jieba() -> &'static Jieba {
     JIEBA.get_or_init(Jieba::new)
 }
 
-/// jieba's built-in IDF table behind an extractor that drops no word of two characters or more.
-fn builtin_idf() -> &'static TfIdf {
-    static TFIDF: OnceLock<TfIdf> = OnceLock::new();
-    TFIDF.get_or_init(|| {
-        let mut t = TfIdf::default();
-        *t.config_mut() = KeywordExtractConfig::builder()
-            .set_stop_words(Default::default())
-            .build();
-        t
-    })
+/// Texts a process segments with a dictionary restricted to each text's words before it builds
+/// the whole dictionary (a one-document query never does; a large ingest soon does).
+static RESTRICTED_LEFT: AtomicUsize = AtomicUsize::new(16);
+
+/// Texts longer than this always use the whole dictionary.
+const RESTRICTED_MAX_BYTES: usize = 256 << 10;
+
+/// `jieba().cut(text, false)`, without building the whole dictionary for the first few texts
+/// of a process (the same words: see [`lexicon::restricted`]).
+fn cut(text: &str) -> Vec<&str> {
+    let words = |j: &Jieba| j.cut(text, false).into_iter().map(|t| t.word).collect();
+    if let Some(j) = JIEBA.get() {
+        return words(j);
+    }
+    if text.len() <= RESTRICTED_MAX_BYTES
+        && RESTRICTED_LEFT
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    {
+        if let Some(j) = lexicon::restricted(text) {
+            return words(&j);
+        }
+    }
+    words(jieba())
 }
 
 fn stopword_set(kind: Stopwords) -> Option<&'static HashSet<String>> {
@@ -81,11 +103,7 @@ fn builtin(word: &str) -> Option<f64> {
     if let Some(v) = IDF.with(|c| c.borrow().get(word).copied()) {
         return v;
     }
-    let v = builtin_idf()
-        .extract_keywords(jieba(), word, 1, Vec::new())
-        .first()
-        .filter(|k| k.keyword == word)
-        .map(|k| k.weight);
+    let v = word.chars().nth(1).is_some().then(|| lexicon::idf(word));
     IDF.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() >= IDF_CACHE_MAX {
@@ -291,7 +309,7 @@ impl TermWeights {
     pub fn term_stats(&self, text: &str) -> Vec<(String, u32, f64)> {
         let stop = stopword_set(self.stopwords);
         let mut tf: HashMap<&str, (u32, f64)> = HashMap::new();
-        for word in jieba().cut(text, false).into_iter().map(|t| t.word) {
+        for word in cut(text) {
             if let Some(e) = tf.get_mut(word) {
                 e.0 += 1;
             } else if let Some(w) = self.term_idf(word, stop) {
@@ -326,6 +344,87 @@ pub fn weighted_terms(text: &str) -> Vec<(String, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jieba_rs::{KeywordExtract, KeywordExtractConfig, TfIdf};
+    use proptest::prelude::*;
+
+    /// Texts of every kind: the sample laws, mixed Chinese and English, digits, symbols.
+    fn texts() -> Vec<String> {
+        let sample = include_str!("../../data/sample.jsonl");
+        let mut v: Vec<String> = sample
+            .lines()
+            .map(|l| {
+                let d: serde_json::Value = serde_json::from_str(l).unwrap();
+                crate::text::normalize(d["text"].as_str().unwrap())
+            })
+            .collect();
+        for t in [
+            "今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。",
+            "2024年GDP增长5.2%，iPhone 15 Pro在中国大陆售价7999元；C++与Rust语言之争。",
+            "The quick brown fox jumps over the lazy dog. e-mail: a.b@example.com 3.14159",
+            "長江大橋上的車輛川流不息，台灣的朋友說這裡的風景很美。",
+            "一 二 三, 4S店 1号店 ＡＢＣ　全角空格 ① ② ③ ……  —— 《人民日报》「引号」",
+        ] {
+            v.push(crate::text::normalize(t));
+        }
+        v
+    }
+
+    /// The old way to the built-in IDF: jieba's extractor on a one-word text.
+    fn extractor_idf(word: &str) -> Option<f64> {
+        static TFIDF: OnceLock<TfIdf> = OnceLock::new();
+        let t = TFIDF.get_or_init(|| {
+            let mut t = TfIdf::default();
+            *t.config_mut() = KeywordExtractConfig::builder()
+                .set_stop_words(Default::default())
+                .build();
+            t
+        });
+        t.extract_keywords(jieba(), word, 1, Vec::new())
+            .first()
+            .filter(|k| k.keyword == word)
+            .map(|k| k.weight)
+    }
+
+    /// Oracle: a dictionary restricted to a text's words cuts it as the whole one does, and
+    /// the embedded IDF of every word equals the extractor's.
+    #[test]
+    fn restricted_dictionary_cuts_the_same() {
+        for text in texts() {
+            let full: Vec<&str> = jieba()
+                .cut(&text, false)
+                .into_iter()
+                .map(|t| t.word)
+                .collect();
+            let r = lexicon::restricted(&text).expect("no padding word");
+            let ours: Vec<&str> = r.cut(&text, false).into_iter().map(|t| t.word).collect();
+            assert_eq!(ours, full, "{text}");
+            for w in full {
+                assert_eq!(
+                    builtin(w).map(f64::to_bits),
+                    extractor_idf(w).map(f64::to_bits),
+                    "{w}"
+                );
+            }
+        }
+        // The median, for words the table does not list.
+        assert!(extractor_idf("zzqxv").is_some());
+        assert_eq!(builtin("zzqxv"), extractor_idf("zzqxv"));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// The same on random strings of common characters, punctuation and Latin letters.
+        #[test]
+        fn restricted_dictionary_cuts_random_text_the_same(
+            text in "[的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处理世车点克点aBc1 ，。！？、]{0,80}"
+        ) {
+            let text = crate::text::normalize(&text);
+            let full: Vec<&str> = jieba().cut(&text, false).into_iter().map(|t| t.word).collect();
+            let r = lexicon::restricted(&text).expect("no padding word");
+            let ours: Vec<&str> = r.cut(&text, false).into_iter().map(|t| t.word).collect();
+            prop_assert_eq!(ours, full);
+        }
+    }
 
     #[test]
     fn chinese_terms_get_positive_weights() {
