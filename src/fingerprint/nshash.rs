@@ -134,7 +134,28 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     let mut grams = BottomK::new(SHINGLES_K_ALL);
     let mut bins = Bins::new(opts.minhash_bands as usize, opts.minhash_rows as usize);
     let (mut chars, mut words) = (0u64, 0usize);
-    for (i, c) in normalized.char_indices() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Runs of plain ideographs (most of a Chinese text; U+4E00..U+9FFF is three bytes
+        // led by E4 B8..E9): letters that end no sentence, copied into the key as one slice.
+        let run = i;
+        while i + 2 < bytes.len() && ideograph_at(bytes, i) {
+            let cp = (u32::from(bytes[i]) & 0x0f) << 12
+                | (u32::from(bytes[i + 1]) & 0x3f) << 6
+                | u32::from(bytes[i + 2]) & 0x3f;
+            word_chars.push(cp);
+            if word_chars.len() == GRAM_SLICE + 3 {
+                hash_grams(&mut word_chars, &mut grams, &mut bins);
+            }
+            i += 3;
+        }
+        if i > run {
+            let k = (i - run) / 3;
+            key.push_str(&normalized[run..i]);
+            (n, words, chars, blank) = (n + k, words + k, chars + k as u64, false);
+            continue;
+        }
+        let c = normalized[i..].chars().next().expect("a char starts here");
         chars += 1;
         let ends = match c {
             '!' | '?' | ';' | '\n' => true,
@@ -145,6 +166,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
             }
             _ => false,
         };
+        i += c.len_utf8();
         if ends {
             end_sentence(&mut key, n, blank);
             (n, blank) = (0, true);
@@ -205,6 +227,14 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     }
 }
 
+/// Whether a plain ideograph (U+4E00..=U+9FFF: E4 B8 80 ..= E9 BF BF) starts at byte `i` of
+/// valid UTF-8 with at least three bytes from `i`.
+#[inline(always)]
+fn ideograph_at(bytes: &[u8], i: usize) -> bool {
+    let b = bytes[i];
+    (0xe5..=0xe9).contains(&b) || b == 0xe4 && bytes[i + 1] >= 0xb8
+}
+
 /// Code points of letters and digits whose 4-grams [`scan`] hashes at a time.
 const GRAM_SLICE: usize = 4096;
 
@@ -230,6 +260,8 @@ fn hash_grams(word_chars: &mut Vec<u32>, grams: &mut BottomK, bins: &mut Bins) {
 /// smallest are buffered and the buffer is cut back to `k` when it fills: a value costs one
 /// comparison and, rarely, a push (an insertion into a sorted list per value costs a binary
 /// search and a move, and about a third of a document's grams are among its smallest so far).
+/// A cut selects the `k` smallest in linear time and sorts only those; the buffer holds `4k`,
+/// so a text of a few hundred grams is cut once or twice.
 struct BottomK {
     buf: Vec<u32>,
     k: usize,
@@ -240,7 +272,7 @@ struct BottomK {
 impl BottomK {
     fn new(k: usize) -> BottomK {
         BottomK {
-            buf: Vec::with_capacity(2 * k),
+            buf: Vec::with_capacity(4 * k),
             k,
             limit: u64::MAX,
         }
@@ -250,18 +282,30 @@ impl BottomK {
     fn add(&mut self, h: u32) {
         if (h as u64) < self.limit {
             self.buf.push(h);
-            if self.buf.len() >= 2 * self.k {
+            if self.buf.len() >= 4 * self.k {
                 self.cut();
             }
         }
     }
 
     fn cut(&mut self) {
+        let k = self.k;
+        if self.buf.len() > k && k > 0 {
+            self.buf.select_nth_unstable(k - 1);
+            let low = &mut self.buf[..k];
+            low.sort_unstable();
+            // The k smallest with repeats are the k smallest distinct values when none repeats.
+            if low.windows(2).all(|w| w[0] != w[1]) {
+                self.limit = low[k - 1] as u64;
+                self.buf.truncate(k);
+                return;
+            }
+        }
         self.buf.sort_unstable();
         self.buf.dedup();
-        self.buf.truncate(self.k);
-        if self.buf.len() == self.k {
-            self.limit = self.buf[self.k - 1] as u64;
+        self.buf.truncate(k);
+        if self.buf.len() == k && k > 0 {
+            self.limit = self.buf[k - 1] as u64;
         }
     }
 
@@ -565,6 +609,8 @@ mod tests {
             parts in proptest::collection::vec(proptest::sample::select(vec![
                 "。", "！", ". ", ".", "3.5", "1.", ";", "?", "\n", " ", "\t", "a", "Bc", "7",
                 "中", "华人民", "共和国宪法", "第一条", "😀", "，", "——", "ǅ", "\u{3000}",
+                // Either side of the ideograph block the scan reads byte by byte.
+                "\u{4dff}", "\u{4e00}", "\u{9fff}", "\u{a000}", "\u{3400}", "é",
             ]), 0..60),
             n in 1usize..7,
             min in 0usize..12,
