@@ -15,7 +15,7 @@ use md5::{Digest, Md5};
 
 use super::farmhash::fingerprint64;
 use crate::options::{Options, SentenceHash};
-use crate::text::sentences;
+use crate::text::{ideograph, ideograph_at, sentences};
 
 /// Hash one sentence key with the store's sentence hash.
 pub fn hash_key(key: &str, kind: SentenceHash) -> u64 {
@@ -139,11 +139,8 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         // Runs of plain ideographs (most of a Chinese text; U+4E00..U+9FFF is three bytes
         // led by E4 B8..E9): letters that end no sentence, copied into the key as one slice.
         let run = i;
-        while i + 2 < bytes.len() && ideograph_at(bytes, i) {
-            let cp = (u32::from(bytes[i]) & 0x0f) << 12
-                | (u32::from(bytes[i + 1]) & 0x3f) << 6
-                | u32::from(bytes[i + 2]) & 0x3f;
-            word_chars.push(cp);
+        while ideograph_at(bytes, i) {
+            word_chars.push(ideograph(bytes, i));
             if word_chars.len() == GRAM_SLICE + 3 {
                 hash_grams(&mut word_chars, &mut grams, &mut bins);
             }
@@ -225,14 +222,6 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         chars,
         bands,
     }
-}
-
-/// Whether a plain ideograph (U+4E00..=U+9FFF: E4 B8 80 ..= E9 BF BF) starts at byte `i` of
-/// valid UTF-8 with at least three bytes from `i`.
-#[inline(always)]
-fn ideograph_at(bytes: &[u8], i: usize) -> bool {
-    let b = bytes[i];
-    (0xe5..=0xe9).contains(&b) || b == 0xe4 && bytes[i + 1] >= 0xb8
 }
 
 /// Code points of letters and digits whose 4-grams [`scan`] hashes at a time.

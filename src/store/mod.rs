@@ -63,9 +63,10 @@ impl Batch {
     /// Order the changes by column family and key (for a batch that changes each key at
     /// most once: the order of changes to one key would be lost).
     pub fn sort(&mut self) {
-        use rayon::slice::ParallelSliceMut;
+        // On this thread: rayon's pool is busy fingerprinting the next batch during an
+        // ingest, and a parallel sort queued behind that work waited longer than it sorted.
         self.ops
-            .par_sort_unstable_by(|a, b| a.cf_key().cmp(&b.cf_key()));
+            .sort_unstable_by(|a, b| a.cf_key().cmp(&b.cf_key()));
     }
     /// The queued changes, in order (a later change to a key wins).
     pub fn ops(&self) -> &[Op] {

@@ -6,7 +6,9 @@ pub mod sentences;
 mod tokenize;
 mod variant;
 
-pub use normalize::{is_plain_ideograph, join_cjk_lines, normalize, NORMALIZE_VERSION};
+pub use normalize::{
+    ideograph, ideograph_at, is_plain_ideograph, join_cjk_lines, normalize, NORMALIZE_VERSION,
+};
 pub use tokenize::{weigh, weighted_terms, IdfTable, TermWeights};
 pub use variant::to_simplified;
 

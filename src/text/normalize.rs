@@ -4,7 +4,7 @@
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::variant::is_traditional;
+use super::variant::{is_traditional, is_traditional_cp};
 
 /// Version of the normalization rules; part of the store format (changing the rules changes
 /// every fingerprint).
@@ -78,6 +78,59 @@ pub fn is_plain_ideograph(c: char) -> bool {
     ('\u{4e00}'..='\u{9fff}').contains(&c)
 }
 
+/// Whether a plain ideograph (U+4E00..=U+9FFF: E4 B8 80 ..= E9 BF BF) starts at byte `i` of
+/// valid UTF-8 (false past its end).
+#[inline(always)]
+pub fn ideograph_at(bytes: &[u8], i: usize) -> bool {
+    match bytes.get(i) {
+        Some(&b) => (0xe5..=0xe9).contains(&b) || b == 0xe4 && bytes[i + 1] >= 0xb8,
+        None => false,
+    }
+}
+
+/// The code point of the plain ideograph at byte `i` (where [`ideograph_at`] holds).
+#[inline(always)]
+pub fn ideograph(bytes: &[u8], i: usize) -> u32 {
+    (u32::from(bytes[i]) & 0x0f) << 12
+        | (u32::from(bytes[i + 1]) & 0x3f) << 6
+        | u32::from(bytes[i + 2]) & 0x3f
+}
+
+/// NFKC of a character that NFKC maps to one character which composes with nothing around it
+/// (ASCII, full-width ASCII, common CJK punctuation); None for any other: a run of such
+/// characters is its own NFKC (`fast_nfkc_is_nfkc` checks every one and every pair).
+#[inline]
+fn fast_nfkc(c: char) -> Option<char> {
+    match c {
+        ' '..='~' | '\n' | '\r' | '\t' => Some(c),
+        '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0),
+        '、' | '。' | '《' | '》' | '「' | '」' | '『' | '』' | '【' | '】' | '“' | '”' | '‘'
+        | '’' | '—' | '·' => Some(c),
+        _ => None,
+    }
+}
+
+/// Push the NFKC of `run` (no plain ideograph in it) into `f`.
+fn fold_run(f: &mut Folder, run: &str) {
+    if run.chars().all(|c| fast_nfkc(c).is_some()) {
+        run.chars().filter_map(fast_nfkc).for_each(|c| f.push(c));
+    } else {
+        run.nfkc().for_each(|c| f.push(c));
+    }
+}
+
+/// Bytes of the UTF-8 sequence led by `b` (1 for a continuation byte: never a lead in valid
+/// UTF-8).
+#[inline(always)]
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0..=0xbf => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
 /// Normalize `text` for fingerprinting. See the module docs for the rules.
 pub fn normalize(text: &str) -> String {
     normalize_noting(text).0
@@ -93,35 +146,35 @@ pub fn normalize_noting(text: &str) -> (String, bool) {
     };
     // Ideographs (most of a Chinese text) skip the NFKC machinery; the runs between them go
     // through it. Equal to NFKC of the whole text (tested against it).
-    // A run of ideographs is copied as one slice: its first character settles any pending
-    // space, the rest append unchanged.
+    // A run of ideographs is read byte-wise and copied as one slice: its first character
+    // settles any pending space, the rest append unchanged.
+    let bytes = text.as_bytes();
     let mut run: Option<usize> = None;
-    let mut ideographs: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        if is_plain_ideograph(c) {
-            if let Some(s) = run.take() {
-                text[s..i].nfkc().for_each(|c| f.push(c));
-            }
-            if ideographs.is_none() {
-                f.push(c);
-                ideographs = Some(i + c.len_utf8());
-            } else {
-                f.traditional |= is_traditional(c);
-            }
-        } else {
-            if let Some(s) = ideographs.take() {
-                f.out.push_str(&text[s..i]);
-            }
+    let mut i = 0;
+    while i < bytes.len() {
+        if !ideograph_at(bytes, i) {
             if run.is_none() {
                 run = Some(i);
             }
+            i += utf8_len(bytes[i]);
+            continue;
         }
-    }
-    if let Some(s) = ideographs {
-        f.out.push_str(&text[s..]);
+        if let Some(s) = run.take() {
+            fold_run(&mut f, &text[s..i]);
+        }
+        f.push(char::from_u32(ideograph(bytes, i)).expect("U+4E00..=U+9FFF"));
+        let start = i + 3;
+        i = start;
+        while ideograph_at(bytes, i) {
+            if !f.traditional {
+                f.traditional = is_traditional_cp(ideograph(bytes, i));
+            }
+            i += 3;
+        }
+        f.out.push_str(&text[start..i]);
     }
     if let Some(s) = run {
-        text[s..].nfkc().for_each(|c| f.push(c));
+        fold_run(&mut f, &text[s..]);
     }
     (f.out, f.traditional)
 }
@@ -195,7 +248,7 @@ mod tests {
         let mut rng = 0x9e37_79b9_u64;
         // Traditional characters (國, 華, 語, the compatibility ideograph U+F900 and an
         // extension B character) for the flag normalization notes.
-        let pool: Vec<char> = "中华人民共和国國華語\u{f900}\u{20000}，。！？ＡＢＣａｂ１２ e\u{301}\u{301}\u{323}한글\u{1100}\u{1161}ｶﾞ\u{3099}ﬁⅫ\t\n 　"
+        let pool: Vec<char> = "中华人民共和国國華語\u{f900}\u{20000}，。！？ＡＢＣａｂ１２ e\u{301}\u{301}\u{323}한글\u{1100}\u{1161}ｶﾞ\u{3099}ﬁⅫ\t\n 　、《》“”—·x7"
             .chars()
             .collect();
         for _ in 0..20000 {
@@ -210,6 +263,28 @@ mod tests {
             assert_eq!(fast, slow(&s), "{s:?}");
             // The flag is what a pass over the result finds.
             assert_eq!(traditional, fast.chars().any(is_traditional), "{s:?}");
+        }
+    }
+
+    /// Every character [`fast_nfkc`] takes, alone, before another one or before an
+    /// ideograph, is normalized as NFKC does.
+    #[test]
+    fn fast_nfkc_is_nfkc() {
+        let fast: Vec<char> = (0..0x10000u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| fast_nfkc(c).is_some())
+            .collect();
+        assert!(fast.len() > 200, "{}", fast.len());
+        let ours = |s: &str| {
+            s.chars()
+                .map(|c| fast_nfkc(c).unwrap_or(c))
+                .collect::<String>()
+        };
+        for &a in &fast {
+            for b in fast.iter().copied().chain(['中', '\u{9fff}']) {
+                let s: String = [a, b].iter().collect();
+                assert_eq!(ours(&s), s.nfkc().collect::<String>(), "{s:?}");
+            }
         }
     }
 

@@ -58,7 +58,12 @@ fn computed_bitmap() -> Vec<u8> {
 /// supplementary planes, extension B and later, which are rare: the converter decides).
 #[inline]
 pub fn is_traditional(c: char) -> bool {
-    let cp = c as u32;
+    is_traditional_cp(c as u32)
+}
+
+/// [`is_traditional`] of a code point.
+#[inline]
+pub fn is_traditional_cp(cp: u32) -> bool {
     if cp < 0x2E80 {
         false
     } else if cp < BITMAP_END {
