@@ -2,8 +2,8 @@
 //! fingerprinting alone, for before/after comparisons. Under
 //! `valgrind --tool=callgrind` its instruction count is repeatable whatever the machine does.
 //!
-//! `fp_cost FILE.jsonl [N] [ALGOS]` (ALGOS as `fpdb ingest --algos`, default the store
-//! defaults) prints documents, MB, seconds and MB/s.
+//! `fp_cost FILE.jsonl [N] [ALGOS] [SEGMENTER]` (ALGOS as `fpdb ingest --algos`, default the
+//! store defaults; SEGMENTER jieba, fmm or bmm) prints documents, MB, seconds and MB/s.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -20,6 +20,12 @@ fn main() {
             settings.minhash_bands = Some(0);
         }
     }
+    settings.segmenter = args.get(4).map(|s| match s.as_str() {
+        "jieba" => fpdb::Segmenter::Jieba,
+        "fmm" => fpdb::Segmenter::Fmm,
+        "bmm" => fpdb::Segmenter::Bmm,
+        other => panic!("segmenter {other}: jieba, fmm or bmm"),
+    });
     let opts = settings.resolve().expect("settings");
     let fp = fpdb::fingerprint::Fingerprinter::new(opts, None).expect("fingerprinter");
     let docs: Vec<String> = fpdb::reader::Inputs::new(&[PathBuf::from(path)], Default::default())

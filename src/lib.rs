@@ -42,7 +42,7 @@ pub use engine::{
 pub use error::{Error, Result};
 pub use fingerprint::Fingerprints;
 pub use options::{
-    IdfSource, KeyAlgo, KeyAlgos, Options, SentenceHash, SimhashFeatures, Stopwords,
+    IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SimhashFeatures, Stopwords,
 };
 pub use store::{MemoryStore, RocksStore, Store};
 pub use text::normalize;

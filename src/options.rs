@@ -87,6 +87,29 @@ impl std::fmt::Display for Stopwords {
     }
 }
 
+/// How word-based algorithms (simhash words, keyword and I-Match keys) cut text into words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Segmenter {
+    /// jieba's most probable route over its dictionary (HMM off).
+    #[default]
+    Jieba,
+    /// Forward maximum matching over jieba's dictionary.
+    Fmm,
+    /// Backward maximum matching over jieba's dictionary.
+    Bmm,
+}
+
+impl std::fmt::Display for Segmenter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Segmenter::Jieba => "jieba",
+            Segmenter::Fmm => "fmm",
+            Segmenter::Bmm => "bmm",
+        })
+    }
+}
+
 /// Where simhash's IDF weights come from.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -268,6 +291,10 @@ pub struct Options {
     /// simhash: IDF table (stores made before this setting: jieba).
     #[serde(default)]
     pub simhash_idf: IdfSource,
+    /// Word segmentation of the word-based algorithms (stores made before this setting:
+    /// jieba).
+    #[serde(default)]
+    pub segmenter: Segmenter,
     /// simhash: near-duplicate when the Hamming distance is <= this (inclusive; default 3).
     pub simhash_k: u32,
     /// simhash: number of bit blocks of the permuted-prefix index (derived from `expected_docs`
@@ -316,6 +343,7 @@ impl Default for Options {
             simhash_features: SimhashFeatures::Words,
             reflow: true,
             simhash_stopwords: Stopwords::Jieba,
+            segmenter: Segmenter::Jieba,
             simhash_idf: IdfSource::Jieba,
             simhash_k: 3,
             simhash_blocks: 0,

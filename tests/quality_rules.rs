@@ -326,3 +326,64 @@ fn bad_new_settings_are_refused_with_their_name() {
         );
     }
 }
+
+/// A store made with a maximum-matching segmenter keeps it: reopened it cuts words the same
+/// way (its simhash of a stored text is the stored one), a different `--segmenter` is refused
+/// with both values named, and `stats` shows it.
+#[test]
+fn segmenter_persists_and_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s");
+    let docs = common::sample_docs();
+    let simhash_of = |db: &Fpdb, text: &str| db.fingerprint(text).simhash;
+    let first = {
+        let mut db = Fpdb::builder()
+            .settings(Settings {
+                segmenter: Some(fpdb::Segmenter::Bmm),
+                ..Default::default()
+            })
+            .create(true)
+            .open(&p)
+            .unwrap();
+        for d in &docs {
+            db.ingest_document(d, OnExisting::Skip).unwrap();
+        }
+        simhash_of(&db, &docs[0].text)
+    };
+    let db = Fpdb::open(&p).unwrap();
+    assert_eq!(db.options().segmenter, fpdb::Segmenter::Bmm);
+    assert_eq!(simhash_of(&db, &docs[0].text), first);
+    db.verify().unwrap();
+    // The segmenter changes the words, hence the simhash of a Chinese text.
+    let jieba = Fpdb::builder().open_in_memory().unwrap();
+    let differs = docs
+        .iter()
+        .any(|d| simhash_of(&jieba, &d.text) != simhash_of(&db, &d.text));
+    assert!(differs, "bmm and jieba cut every sample text alike");
+    drop(db);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(["stats", "--db"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("segmenter=bmm"));
+    // A different segmenter for this store is refused, naming both.
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(
+        &input,
+        "{\"id\":\"x\",\"text\":\"一段足够长的句子用来测试设置。\"}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(["ingest", "--segmenter", "fmm", "--db"])
+        .arg(&p)
+        .arg(&input)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("segmenter") && err.contains("bmm") && err.contains("fmm"),
+        "{err}"
+    );
+}

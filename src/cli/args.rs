@@ -60,6 +60,13 @@ pub(super) enum StopwordsArg {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum SegmenterArg {
+    Jieba,
+    Fmm,
+    Bmm,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 pub(super) enum HashArg {
     Md5,
     Farmhash,
@@ -120,6 +127,10 @@ pub(super) struct SettingsArgs {
     /// ISO Chinese + English, or none [default: jieba]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_stopwords: Option<StopwordsArg>,
+    /// Word segmentation of simhash words and keyword keys: jieba's most probable route,
+    /// or forward / backward maximum matching over jieba's dictionary [default: jieba]
+    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    pub(super) segmenter: Option<SegmenterArg>,
     /// simhash: IDF table (`word idf` lines, e.g. from `fpdb idf`), copied into the store
     /// [default: jieba's built-in table]
     #[arg(
@@ -204,6 +215,11 @@ impl SettingsArgs {
                 StopwordsArg::Jieba => fpdb::Stopwords::Jieba,
                 StopwordsArg::Iso => fpdb::Stopwords::Iso,
                 StopwordsArg::None => fpdb::Stopwords::None,
+            }),
+            segmenter: self.segmenter.map(|s| match s {
+                SegmenterArg::Jieba => fpdb::Segmenter::Jieba,
+                SegmenterArg::Fmm => fpdb::Segmenter::Fmm,
+                SegmenterArg::Bmm => fpdb::Segmenter::Bmm,
             }),
             simhash_idf,
             reflow: self.reflow,

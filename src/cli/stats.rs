@@ -64,8 +64,9 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             );
         }
         outln!(
-            "terms        features={} stopwords={} idf={}",
+            "terms        features={} segmenter={} stopwords={} idf={}",
             o.simhash_features,
+            o.segmenter,
             o.simhash_stopwords,
             o.simhash_idf
         );

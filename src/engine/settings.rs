@@ -36,6 +36,8 @@ pub struct Settings {
     pub reflow: Option<bool>,
     /// simhash stop words.
     pub simhash_stopwords: Option<crate::options::Stopwords>,
+    /// Word segmentation of the word-based algorithms.
+    pub segmenter: Option<crate::options::Segmenter>,
     /// simhash IDF table learned from a corpus (None: the store's, or jieba's at creation).
     pub simhash_idf: Option<Arc<IdfTable>>,
     /// simhash k.
@@ -68,6 +70,7 @@ macro_rules! each_setting {
         $m!(verify_overlap_pct, "verify_overlap_pct");
         $m!(simhash_features, "simhash_features");
         $m!(simhash_stopwords, "simhash_stopwords");
+        $m!(segmenter, "segmenter");
         $m!(reflow, "reflow");
         $m!(simhash_k, "simhash_k");
         $m!(simhash_blocks, "simhash_blocks");

@@ -130,6 +130,7 @@ impl Fingerprinter {
         Ok(Fingerprinter {
             weights: TermWeights {
                 stopwords: opts.simhash_stopwords,
+                segmenter: opts.segmenter,
                 idf,
             },
             opts,

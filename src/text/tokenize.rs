@@ -25,7 +25,7 @@ use jieba_rs::Jieba;
 use super::lexicon;
 
 use crate::error::{Error, Result};
-use crate::options::Stopwords;
+use crate::options::{Segmenter, Stopwords};
 
 static JIEBA: OnceLock<Jieba> = OnceLock::new();
 
@@ -278,6 +278,8 @@ pub struct TermWeights {
     pub stopwords: Stopwords,
     /// IDF table; `None`: jieba's built-in one.
     pub idf: Option<Arc<IdfTable>>,
+    /// How text is cut into words.
+    pub segmenter: Segmenter,
 }
 
 impl TermWeights {
@@ -309,7 +311,12 @@ impl TermWeights {
     pub fn term_stats(&self, text: &str) -> Vec<(String, u32, f64)> {
         let stop = stopword_set(self.stopwords);
         let mut tf: HashMap<&str, (u32, f64)> = HashMap::new();
-        for word in cut(text) {
+        let words = match self.segmenter {
+            Segmenter::Jieba => cut(text),
+            Segmenter::Fmm => lexicon::max_match(text, false),
+            Segmenter::Bmm => lexicon::max_match(text, true),
+        };
+        for word in words {
             if let Some(e) = tf.get_mut(word) {
                 e.0 += 1;
             } else if let Some(w) = self.term_idf(word, stop) {
@@ -466,6 +473,7 @@ mod tests {
             TermWeights {
                 stopwords: s,
                 idf: None,
+                segmenter: Segmenter::Jieba,
             }
             .weighted_terms(&text)
             .into_iter()
