@@ -7,6 +7,8 @@
 #
 #   scripts/algorithms.sh [DEV_DIR]
 #
+# ONLY=REGEX runs only the rows whose name matches (e.g. ONLY='percentage|segmentation').
+#
 # DEV_DIR defaults to ../shared/data/dev; the speed rows use ../shared/data/zh_laws.jsonl
 # (SHARED points elsewhere). Work files go to ${ALGORITHMS_DIR:-target/algorithms}.
 set -euo pipefail
@@ -29,6 +31,9 @@ minhash (8 bands x 4 rows)|--algos minhash
 I-Match (top 70% of terms by IDF, AP hash)|--algos imatch
 keyword fingerprint (10 heaviest TF-IDF terms, sorted, MD5)|--algos keywords
 keyword fingerprint, weight order (Con)|--algos keywords-con
+keyword percentage (most frequent 2% of terms, multiple of 5, MD5)|--algos keywords-pct
+simhash, forward maximum matching segmentation|--algos simhash --segmenter fmm
+simhash, backward maximum matching segmentation|--algos simhash --segmenter bmm
 punctuation context (3 parts, all shared; no title)|--algos punct
 segment signatures (8 segments, 5 shared)|--algos segments
 default (nshash + simhash + minhash)|
@@ -54,6 +59,7 @@ for _ in "${sets[@]}"; do printf -- '---|---|'; done
 [ -s "$laws" ] && printf -- '---:|---:|'
 echo
 while IFS='|' read -r name flags; do
+  if [ -n "${ONLY:-}" ] && ! [[ "$name" =~ $ONLY ]]; then continue; fi
   printf '| %s |' "$name"
   for s in "${sets[@]}"; do
     # shellcheck disable=SC2086

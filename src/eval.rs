@@ -121,6 +121,7 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
             crate::options::KeyAlgo::imatch(),
             crate::options::KeyAlgo::keywords(),
             crate::options::KeyAlgo::keywords_con(),
+            crate::options::KeyAlgo::keywords_pct(),
             crate::options::KeyAlgo::Punct,
             crate::options::KeyAlgo::segments(),
         ])),

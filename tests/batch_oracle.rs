@@ -68,6 +68,7 @@ fn settings(algos: u64) -> Settings {
             fpdb::KeyAlgos(vec![
                 fpdb::KeyAlgo::imatch(),
                 fpdb::KeyAlgo::keywords(),
+                fpdb::KeyAlgo::keywords_pct(),
                 fpdb::KeyAlgo::segments(),
             ])
         }),

@@ -245,6 +245,7 @@ fn exact_key_algorithms_persist_and_find_copies() {
     let algos = fpdb::KeyAlgos(vec![
         fpdb::KeyAlgo::imatch(),
         fpdb::KeyAlgo::keywords(),
+        fpdb::KeyAlgo::keywords_pct(),
         fpdb::KeyAlgo::segments(),
     ]);
     let settings = Settings {
@@ -273,7 +274,7 @@ fn exact_key_algorithms_persist_and_find_copies() {
     let d = docs.iter().find(|d| d.text.chars().count() > 200).unwrap();
     let out = db.query_text(&d.text).unwrap();
     assert!(out.similar_id.is_some(), "{out:?}");
-    for name in ["imatch", "keywords", "segments"] {
+    for name in ["imatch", "keywords", "keywords-pct", "segments"] {
         assert!(
             out.matches.iter().any(|m| m.algo == name),
             "{name}: {out:?}"

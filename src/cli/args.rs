@@ -40,6 +40,8 @@ pub(super) enum Algo {
     Keywords,
     /// keyword fingerprint, terms in weight order
     KeywordsCon,
+    /// keyword percentage (the most frequent 2% of the terms, in multiples of 5, MD5)
+    KeywordsPct,
     /// punctuation context (3 parts, all shared)
     Punct,
     /// segment signatures (8 segments, 5 shared)
@@ -77,7 +79,7 @@ pub(super) enum HashArg {
 #[derive(Args, Debug, Default)]
 pub(super) struct SettingsArgs {
     /// Algorithms to use, comma-separated: nshash, simhash, minhash, and the literature's
-    /// exact-key ones imatch, keywords, keywords-con, punct, segments
+    /// exact-key ones imatch, keywords, keywords-con, keywords-pct, punct, segments
     /// [default: nshash,simhash,minhash]
     #[arg(
         long,
@@ -189,6 +191,7 @@ impl SettingsArgs {
                             Algo::Imatch => Some(fpdb::KeyAlgo::imatch()),
                             Algo::Keywords => Some(fpdb::KeyAlgo::keywords()),
                             Algo::KeywordsCon => Some(fpdb::KeyAlgo::keywords_con()),
+                            Algo::KeywordsPct => Some(fpdb::KeyAlgo::keywords_pct()),
                             Algo::Punct => Some(fpdb::KeyAlgo::Punct),
                             Algo::Segments => Some(fpdb::KeyAlgo::segments()),
                             _ => None,

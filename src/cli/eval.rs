@@ -22,7 +22,7 @@ pub(super) struct EvalArgs {
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
     #[arg(long)]
     pub(super) pairs: PathBuf,
-    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con,
+    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con, keywords-pct,
     /// punct, segments alone, or
     /// default (the store settings given, else the defaults) [default: nshash, simhash,
     /// minhash, default]
@@ -52,6 +52,7 @@ pub(super) enum EvalAlgo {
     Imatch,
     Keywords,
     KeywordsCon,
+    KeywordsPct,
     Punct,
     Segments,
     Default,
@@ -110,6 +111,10 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
             EvalAlgo::KeywordsCon => (
                 "keywords-con",
                 keys_only(&base, fpdb::KeyAlgo::keywords_con()),
+            ),
+            EvalAlgo::KeywordsPct => (
+                "keywords-pct",
+                keys_only(&base, fpdb::KeyAlgo::keywords_pct()),
             ),
             EvalAlgo::Punct => ("punct", keys_only(&base, fpdb::KeyAlgo::Punct)),
             EvalAlgo::Segments => ("segments", keys_only(&base, fpdb::KeyAlgo::segments())),

@@ -247,6 +247,7 @@ pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
             "imatch" => "imatch",
             "keywords" => "keywords",
             "keywords-con" => "keywords-con",
+            "keywords-pct" => "keywords-pct",
             "punct" => "punct",
             "segments" => "segments",
             _ => "simhash",

@@ -10,6 +10,8 @@
 //!   sorted, MD5. One key.
 //! - `keywords-con`: the same terms in weight order ("Con"). (The literature's weight check
 //!   and "Des" key are not built.)
+//! - `keywords-pct` (keyword percentage): the most frequent `pct`% of the terms, their number
+//!   rounded down to a multiple of `interval`, sorted by the term descending, MD5. One key.
 //! - `punct`: the context of every `，。！？` (two letters or characters each side) as one
 //!   string, cut into 3 parts, each hashed; candidates share all 3.
 //! - `segments`: the letters and digits cut into `n` equal segments, each hashed; candidates
@@ -31,6 +33,7 @@ pub fn algo_tag(algo: &KeyAlgo) -> u8 {
         KeyAlgo::Segments { .. } => 0xA3,
         KeyAlgo::KeywordsCon { .. } => 0xA4,
         KeyAlgo::Punct => 0xA5,
+        KeyAlgo::KeywordsPct { .. } => 0xA6,
     }
 }
 
@@ -92,6 +95,28 @@ pub fn keywords(stats: &[TermStat], n: u32, con: bool) -> Option<u64> {
     let d = Md5::digest(joined.join("\u{1}").as_bytes());
     Some(tagged(
         if con { 0xA4 } else { 0xA2 },
+        u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
+    ))
+}
+
+/// The keyword-percentage key: terms sorted by frequency (ties by the term, descending), the
+/// first `pct`% of them kept, that number rounded down to a multiple of `interval` (at least
+/// `interval`, at most all), those sorted by the term descending and hashed (MD5). Rounding
+/// makes the key survive a few terms more or less.
+pub fn keywords_pct(stats: &[TermStat], pct: u32, interval: u32) -> Option<u64> {
+    if stats.is_empty() {
+        return None;
+    }
+    let mut terms: Vec<(&str, u32)> = stats.iter().map(|t| (t.0.as_str(), t.1)).collect();
+    terms.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(a.0)));
+    let interval = interval.max(1) as usize;
+    let share = terms.len() * pct as usize / 100;
+    let keep = (share / interval * interval).max(interval).min(terms.len());
+    let mut kept: Vec<&str> = terms[..keep].iter().map(|t| t.0).collect();
+    kept.sort_by(|a, b| b.cmp(a));
+    let d = Md5::digest(kept.join("\u{1}").as_bytes());
+    Some(tagged(
+        0xA6,
         u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
     ))
 }
@@ -185,6 +210,44 @@ mod tests {
         assert_ne!(imatch(&a, 70), imatch(&c, 70));
         assert_eq!(imatch(&[], 70), None);
         assert_eq!(tag(imatch(&a, 70).unwrap()), 0xA1);
+    }
+
+    /// The rule by hand: 10 terms, 50% = 5, rounded down to a multiple of 4 = 4: the four
+    /// most frequent (ties by the term, descending), sorted descending, MD5.
+    #[test]
+    fn keywords_pct_keeps_the_most_frequent_share() {
+        let words = [
+            ("甲", 9),
+            ("乙", 7),
+            ("丙", 7),
+            ("丁", 5),
+            ("戊", 5),
+            ("己", 4),
+            ("庚", 3),
+            ("辛", 2),
+            ("壬", 1),
+            ("癸", 1),
+        ];
+        let a = stats(&words.map(|(w, n)| (w, n, 1.0)));
+        // 乙 and 丙 tie at 7; 戊 > 丁 as strings, so 戊 comes first among the 5s.
+        let mut kept = vec!["甲", "乙", "丙", "戊"];
+        kept.sort_by(|a, b| b.cmp(a));
+        let d = Md5::digest(kept.join("\u{1}").as_bytes());
+        let want = tagged(0xA6, u64::from_be_bytes(d[..8].try_into().unwrap()));
+        assert_eq!(keywords_pct(&a, 50, 4), Some(want));
+        // Two rare terms more: 50% of 12 = 6 -> 4 again, the same key; IDF plays no part.
+        let mut b = a.clone();
+        b.push(("子".into(), 1, 9.0));
+        b.push(("丑".into(), 1, 9.0));
+        b[0].2 = 7.0;
+        assert_eq!(keywords_pct(&b, 50, 4), Some(want));
+        // A frequent term changed: another key.
+        let mut c = a.clone();
+        c[0].0 = "子".into();
+        assert_ne!(keywords_pct(&c, 50, 4), Some(want));
+        // At least one multiple, at most all the terms.
+        assert_eq!(keywords_pct(&a[..3], 50, 4), keywords_pct(&a[..3], 100, 1));
+        assert_eq!(keywords_pct(&[], 50, 4), None);
     }
 
     #[test]

@@ -210,6 +210,9 @@ impl Fingerprinter {
                 KeyAlgo::Imatch { keep_pct } => key_list.extend(keys::imatch(&stats, keep_pct)),
                 KeyAlgo::Keywords { n } => key_list.extend(keys::keywords(&stats, n, false)),
                 KeyAlgo::KeywordsCon { n } => key_list.extend(keys::keywords(&stats, n, true)),
+                KeyAlgo::KeywordsPct { pct, interval } => {
+                    key_list.extend(keys::keywords_pct(&stats, pct, interval))
+                }
                 KeyAlgo::Punct => key_list.extend(keys::punct(text)),
                 KeyAlgo::Segments { n, .. } => key_list.extend(keys::segments(text, n)),
             }
