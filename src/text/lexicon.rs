@@ -1,8 +1,8 @@
 //! jieba's dictionary and IDF table as one FST built ahead of time (`examples/gen_lexicon.rs`),
 //! read in place from the binary: the IDF of a word without building jieba-rs's 270,000-entry
 //! table, and a segmenter for one text holding only the dictionary words that occur in it
-//! (about a millisecond) instead of the whole 349,000-word dictionary (a quarter of a second
-//! and 60 MiB: what a one-document `fpdb query` used to spend nearly all its time on).
+//! instead of the whole 349,000-word dictionary (a quarter of a second and 60 MiB: what a
+//! one-document `fpdb query` used to spend nearly all its time on).
 //!
 //! Restricted to the words of a text, with jieba's total frequency kept (a padding word
 //! carries the rest of it), jieba's `cut` of that text is the same: its DAG only ever holds
@@ -75,25 +75,11 @@ pub(super) fn restricted(text: &str) -> Option<Jieba> {
         return None;
     }
     let lex = lexicon();
-    let fst = &lex.fst;
-    let bytes = text.as_bytes();
     let mut words: Vec<(&str, u64)> = Vec::new();
+    let mut ends = Vec::new();
     for (start, _) in text.char_indices() {
-        let mut node = fst.root();
-        let mut out = Output::zero();
-        for (i, &b) in bytes[start..].iter().enumerate() {
-            let Some(t) = node.find_input(b).map(|k| node.transition(k)) else {
-                break;
-            };
-            out = out.cat(t.out);
-            node = fst.node(t.addr);
-            if node.is_final() {
-                if let (Some(freq), _) = split(out.cat(node.final_output()).value()) {
-                    // Keys are whole UTF-8 strings: a final state ends on a char boundary.
-                    words.push((&text[start..start + i + 1], freq));
-                }
-            }
-        }
+        word_ends(&lex.fst, text, start, &mut ends);
+        words.extend(ends.iter().map(|&(end, freq)| (&text[start..end], freq)));
     }
     words.sort_unstable();
     words.dedup();
@@ -150,9 +136,9 @@ thread_local! {
         Default::default();
 }
 
-/// Byte offsets of the ends of the dictionary words starting at `start` of `block`, shortest
-/// first, into `ends` (cleared first).
-fn word_ends(fst: &Fst<&[u8]>, block: &str, start: usize, ends: &mut Vec<usize>) {
+/// (byte offset of the end, frequency) of the dictionary words starting at `start` of `block`,
+/// shortest first, into `ends` (cleared first).
+fn word_ends(fst: &Fst<&[u8]>, block: &str, start: usize, ends: &mut Vec<(usize, u64)>) {
     ends.clear();
     let Some(first) = block[start..].chars().next() else {
         return;
@@ -176,8 +162,10 @@ fn word_ends(fst: &Fst<&[u8]>, block: &str, start: usize, ends: &mut Vec<usize>)
     let mut node = fst.node(addr as usize);
     let mut out = Output::new(out);
     let at = start + first.len_utf8();
-    if node.is_final() && split(out.cat(node.final_output()).value()).0.is_some() {
-        ends.push(at);
+    if node.is_final() {
+        if let (Some(freq), _) = split(out.cat(node.final_output()).value()) {
+            ends.push((at, freq));
+        }
     }
     for (i, &b) in block.as_bytes()[at..].iter().enumerate() {
         let Some(t) = node.find_input(b).map(|k| node.transition(k)) else {
@@ -185,9 +173,11 @@ fn word_ends(fst: &Fst<&[u8]>, block: &str, start: usize, ends: &mut Vec<usize>)
         };
         out = out.cat(t.out);
         node = fst.node(t.addr);
-        if node.is_final() && split(out.cat(node.final_output()).value()).0.is_some() {
-            // Keys are whole UTF-8 strings: a final state ends on a char boundary.
-            ends.push(at + i + 1);
+        if node.is_final() {
+            if let (Some(freq), _) = split(out.cat(node.final_output()).value()) {
+                // Keys are whole UTF-8 strings: a final state ends on a char boundary.
+                ends.push((at + i + 1, freq));
+            }
         }
     }
 }
@@ -202,7 +192,7 @@ fn segment_block<'a>(fst: &Fst<&[u8]>, block: &'a str, backward: bool, out: &mut
         let mut i = 0;
         while i < bytes.len() {
             word_ends(fst, block, i, &mut ends);
-            let longest = ends.last().copied().unwrap_or(0);
+            let longest = ends.last().map_or(0, |e| e.0);
             let mut end = longest.max(i + char_len(i));
             if alnum(bytes[i]) {
                 let run = bytes[i..].iter().take_while(|&&b| alnum(b)).count();
@@ -219,7 +209,7 @@ fn segment_block<'a>(fst: &Fst<&[u8]>, block: &'a str, backward: bool, out: &mut
     let mut earliest_to = vec![usize::MAX; bytes.len() + 1];
     for (start, _) in block.char_indices().rev() {
         word_ends(fst, block, start, &mut ends);
-        for &e in &ends {
+        for &(e, _) in &ends {
             earliest_to[e] = start;
         }
     }

@@ -14,12 +14,11 @@
 //! with a dictionary restricted to their words (the same result, without building the whole
 //! dictionary): a one-document query never builds it.
 
-use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
+use foldhash::{HashMap, HashMapExt, HashSet};
 use jieba_rs::Jieba;
 
 use super::lexicon;
