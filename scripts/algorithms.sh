@@ -32,6 +32,7 @@ I-Match (top 70% of terms by IDF, AP hash)|--algos imatch
 keyword fingerprint (10 heaviest TF-IDF terms, sorted, MD5)|--algos keywords
 keyword fingerprint, weight order (Con)|--algos keywords-con
 keyword percentage (most frequent 2% of terms, multiple of 5, MD5)|--algos keywords-pct
+description key (Des: meta description, else first 512 bytes, MD5)|--algos des
 simhash, forward maximum matching segmentation|--algos simhash --segmenter fmm
 simhash, backward maximum matching segmentation|--algos simhash --segmenter bmm
 punctuation context (3 parts, all shared; no title)|--algos punct

@@ -122,6 +122,7 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
             crate::options::KeyAlgo::keywords(),
             crate::options::KeyAlgo::keywords_con(),
             crate::options::KeyAlgo::keywords_pct(),
+            crate::options::KeyAlgo::Des,
             crate::options::KeyAlgo::Punct,
             crate::options::KeyAlgo::segments(),
         ])),
@@ -129,7 +130,10 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
     }
     .resolve()?;
     let fp = Fingerprinter::new(opts, settings.simhash_idf.clone())?;
-    Ok(docs.par_iter().map(|d| fp.fingerprint(&d.text)).collect())
+    Ok(docs
+        .par_iter()
+        .map(|d| fp.fingerprint_with(&d.text, d.description.as_deref()))
+        .collect())
 }
 
 /// Ingest `docs` (with precomputed full fingerprints) into a fresh in-memory store configured

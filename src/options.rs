@@ -171,6 +171,9 @@ pub enum KeyAlgo {
         /// The number kept is rounded down to a multiple of this (at least one multiple).
         interval: u32,
     },
+    /// Description key ("Des"): one key of the document's meta description, else of the first
+    /// 512 bytes of its text.
+    Des,
     /// Punctuation context: the two letters or Chinese characters each side of every
     /// `，。！？`, as one string cut into 3 parts; candidates share all 3 (the literature adds
     /// the title's hash at weight 1.5, which fingerprints of the text alone cannot).
@@ -192,6 +195,7 @@ impl KeyAlgo {
             KeyAlgo::Keywords { .. } => "keywords",
             KeyAlgo::KeywordsCon { .. } => "keywords-con",
             KeyAlgo::KeywordsPct { .. } => "keywords-pct",
+            KeyAlgo::Des => "des",
             KeyAlgo::Punct => "punct",
             KeyAlgo::Segments { .. } => "segments",
         }
@@ -243,6 +247,7 @@ impl std::fmt::Display for KeyAlgo {
             KeyAlgo::KeywordsPct { pct, interval } => {
                 write!(f, "keywords-pct({pct}%, multiple of {interval})")
             }
+            KeyAlgo::Des => f.write_str("des(description, else the first 512 bytes)"),
             KeyAlgo::Punct => f.write_str("punct(3 of 3)"),
             KeyAlgo::Segments { n, m } => write!(f, "segments({m} of {n})"),
         }
@@ -441,7 +446,7 @@ impl Options {
                 KeyAlgo::KeywordsPct { pct, interval } => {
                     (1..=100).contains(&pct) && (1..=1000).contains(&interval)
                 }
-                KeyAlgo::Punct => true,
+                KeyAlgo::Punct | KeyAlgo::Des => true,
                 KeyAlgo::Segments { n, m } => (1..=64).contains(&n) && (1..=n).contains(&m),
             };
             if !ok {

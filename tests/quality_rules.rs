@@ -388,3 +388,47 @@ fn segmenter_persists_and_is_checked() {
         "{err}"
     );
 }
+
+/// The `des` key is a page's meta description when it has one, at ingest and at query alike:
+/// a page with the same description is found by it; the same body without the description
+/// (keyed by its first 512 bytes) is not.
+#[test]
+fn des_key_uses_the_meta_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = |desc: &str, body: &str| {
+        format!(
+            "<html><head><title>t</title><meta name=\"description\" content=\"{desc}\"></head>\
+             <body><article><p>{body}</p></article></body></html>"
+        )
+    };
+    let body = "国务院关于加强政务诚信建设的指导意见全文如下。".repeat(20);
+    let desc = "关于加强政务诚信建设的指导意见";
+    std::fs::write(dir.path().join("a.html"), page(desc, &body)).unwrap();
+    std::fs::write(
+        dir.path().join("b.html"),
+        page(desc, &format!("转载：{body}")),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("c.txt"), format!("转载：{body}")).unwrap();
+    let fpdb = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_fpdb"))
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = fpdb(&["ingest", "--db", "s", "--algos", "des", "a.html"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let query = |file: &str| {
+        let out = fpdb(&["query", "--db", "s", "--json", "--file", file]);
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let b = query("b.html");
+    assert!(b.contains("\"algo\":\"des\""), "{b}");
+    let c = query("c.txt");
+    assert!(!c.contains("\"algo\":\"des\""), "{c}");
+}

@@ -42,6 +42,8 @@ pub(super) enum Algo {
     KeywordsCon,
     /// keyword percentage (the most frequent 2% of the terms, in multiples of 5, MD5)
     KeywordsPct,
+    /// description key (MD5 of the meta description, else of the first 512 bytes of text)
+    Des,
     /// punctuation context (3 parts, all shared)
     Punct,
     /// segment signatures (8 segments, 5 shared)
@@ -79,7 +81,7 @@ pub(super) enum HashArg {
 #[derive(Args, Debug, Default)]
 pub(super) struct SettingsArgs {
     /// Algorithms to use, comma-separated: nshash, simhash, minhash, and the literature's
-    /// exact-key ones imatch, keywords, keywords-con, keywords-pct, punct, segments
+    /// exact-key ones imatch, keywords, keywords-con, keywords-pct, des, punct, segments
     /// [default: nshash,simhash,minhash]
     #[arg(
         long,
@@ -192,6 +194,7 @@ impl SettingsArgs {
                             Algo::Keywords => Some(fpdb::KeyAlgo::keywords()),
                             Algo::KeywordsCon => Some(fpdb::KeyAlgo::keywords_con()),
                             Algo::KeywordsPct => Some(fpdb::KeyAlgo::keywords_pct()),
+                            Algo::Des => Some(fpdb::KeyAlgo::Des),
                             Algo::Punct => Some(fpdb::KeyAlgo::Punct),
                             Algo::Segments => Some(fpdb::KeyAlgo::segments()),
                             _ => None,

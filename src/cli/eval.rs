@@ -22,7 +22,7 @@ pub(super) struct EvalArgs {
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
     #[arg(long)]
     pub(super) pairs: PathBuf,
-    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con, keywords-pct,
+    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con, keywords-pct, des,
     /// punct, segments alone, or
     /// default (the store settings given, else the defaults) [default: nshash, simhash,
     /// minhash, default]
@@ -53,6 +53,7 @@ pub(super) enum EvalAlgo {
     Keywords,
     KeywordsCon,
     KeywordsPct,
+    Des,
     Punct,
     Segments,
     Default,
@@ -116,6 +117,7 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
                 "keywords-pct",
                 keys_only(&base, fpdb::KeyAlgo::keywords_pct()),
             ),
+            EvalAlgo::Des => ("des", keys_only(&base, fpdb::KeyAlgo::Des)),
             EvalAlgo::Punct => ("punct", keys_only(&base, fpdb::KeyAlgo::Punct)),
             EvalAlgo::Segments => ("segments", keys_only(&base, fpdb::KeyAlgo::segments())),
             EvalAlgo::Default => ("default", base.clone()),

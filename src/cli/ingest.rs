@@ -467,7 +467,10 @@ fn fingerprint_chunk(
         .par_iter_mut()
         .map(|r| {
             r.finish();
-            r.doc.as_ref().ok().map(|d| fp.fingerprint(&d.text))
+            r.doc
+                .as_ref()
+                .ok()
+                .map(|d| fp.fingerprint_with(&d.text, d.description.as_deref()))
         })
         .collect()
 }

@@ -110,18 +110,22 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
 }
 
 pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
-    let text = match (&a.text, &a.file) {
-        (Some(t), None) if t == "-" => read_stdin()?,
-        (Some(t), None) => t.clone(),
+    let (text, description) = match (&a.text, &a.file) {
+        (Some(t), None) if t == "-" => (read_stdin()?, None),
+        (Some(t), None) => (t.clone(), None),
         (None, Some(f)) => read_one_document(f, a.input.read_options())?,
-        (None, None) if !std::io::stdin().is_terminal() => read_stdin()?,
+        (None, None) if !std::io::stdin().is_terminal() => (read_stdin()?, None),
         _ => bail!("no text: give TEXT, --file FILE, or pipe text into `fpdb query -`"),
     };
     if text.trim().is_empty() {
         bail!("the text to query is empty");
     }
     let db = open_read_only(path)?;
-    let o: Outcome = db.query_text(&text)?;
+    // Fingerprinted as `ingest` would (a page's meta description feeds the `des` key).
+    let fps = db
+        .fingerprinter()
+        .fingerprint_with(&text, description.as_deref());
+    let o: Outcome = db.query("", &fps)?;
     if a.json {
         #[derive(Serialize)]
         struct Q<'a> {
@@ -156,7 +160,10 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
 
 /// The text of the one document in `file`, read as `ingest` reads it (format, charset, HTML
 /// extraction).
-pub(super) fn read_one_document(file: &Path, opts: ReadOptions) -> anyhow::Result<String> {
+pub(super) fn read_one_document(
+    file: &Path,
+    opts: ReadOptions,
+) -> anyhow::Result<(String, Option<String>)> {
     let mut records = Inputs::new(&[file.to_path_buf()], opts);
     let first = records
         .next()
@@ -170,7 +177,7 @@ pub(super) fn read_one_document(file: &Path, opts: ReadOptions) -> anyhow::Resul
     }
     let location = first.location();
     match first.doc {
-        Ok(doc) => Ok(doc.text),
+        Ok(doc) => Ok((doc.text, doc.description)),
         Err(reason) => bail!("{location}: {reason}"),
     }
 }

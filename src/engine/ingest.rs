@@ -70,7 +70,9 @@ impl Fpdb {
         doc: &Document,
         on_existing: OnExisting,
     ) -> Result<IngestResult> {
-        let fps = self.fingerprint(&doc.text);
+        let fps = self
+            .fingerprinter
+            .fingerprint_with(&doc.text, doc.description.as_deref());
         self.ingest(doc, fps, on_existing)
     }
 

@@ -248,6 +248,7 @@ pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
             "keywords" => "keywords",
             "keywords-con" => "keywords-con",
             "keywords-pct" => "keywords-pct",
+            "des" => "des",
             "punct" => "punct",
             "segments" => "segments",
             _ => "simhash",

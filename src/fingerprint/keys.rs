@@ -12,6 +12,7 @@
 //!   and "Des" key are not built.)
 //! - `keywords-pct` (keyword percentage): the most frequent `pct`% of the terms, their number
 //!   rounded down to a multiple of `interval`, sorted by the term descending, MD5. One key.
+//! - `des`: MD5 of the meta description, else of the first 512 bytes of the text. One key.
 //! - `punct`: the context of every `，。！？` (two letters or characters each side) as one
 //!   string, cut into 3 parts, each hashed; candidates share all 3.
 //! - `segments`: the letters and digits cut into `n` equal segments, each hashed; candidates
@@ -34,6 +35,7 @@ pub fn algo_tag(algo: &KeyAlgo) -> u8 {
         KeyAlgo::KeywordsCon { .. } => 0xA4,
         KeyAlgo::Punct => 0xA5,
         KeyAlgo::KeywordsPct { .. } => 0xA6,
+        KeyAlgo::Des => 0xA7,
     }
 }
 
@@ -117,6 +119,28 @@ pub fn keywords_pct(stats: &[TermStat], pct: u32, interval: u32) -> Option<u64> 
     let d = Md5::digest(kept.join("\u{1}").as_bytes());
     Some(tagged(
         0xA6,
+        u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
+    ))
+}
+
+/// Bytes of text a description key covers when the document has no description.
+pub const DES_BYTES: usize = 512;
+
+/// The description key ("Des"): MD5 of `source` (a prepared description, or a prepared text
+/// whose first [`DES_BYTES`] bytes, cut back to a character boundary, are used). None when it
+/// is empty.
+pub fn des(source: &str) -> Option<u64> {
+    let mut end = source.len().min(DES_BYTES);
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    let s = source[..end].trim();
+    if s.is_empty() {
+        return None;
+    }
+    let d = Md5::digest(s.as_bytes());
+    Some(tagged(
+        0xA7,
         u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
     ))
 }
@@ -230,7 +254,7 @@ mod tests {
         ];
         let a = stats(&words.map(|(w, n)| (w, n, 1.0)));
         // 乙 and 丙 tie at 7; 戊 > 丁 as strings, so 戊 comes first among the 5s.
-        let mut kept = vec!["甲", "乙", "丙", "戊"];
+        let mut kept = ["甲", "乙", "丙", "戊"];
         kept.sort_by(|a, b| b.cmp(a));
         let d = Md5::digest(kept.join("\u{1}").as_bytes());
         let want = tagged(0xA6, u64::from_be_bytes(d[..8].try_into().unwrap()));
@@ -248,6 +272,18 @@ mod tests {
         // At least one multiple, at most all the terms.
         assert_eq!(keywords_pct(&a[..3], 50, 4), keywords_pct(&a[..3], 100, 1));
         assert_eq!(keywords_pct(&[], 50, 4), None);
+    }
+
+    #[test]
+    fn des_covers_the_first_512_bytes_on_a_char_boundary() {
+        // 171 three-byte characters = 513 bytes: the 171st is cut off whole.
+        let long = "中".repeat(171);
+        assert_eq!(des(&long), des(&"中".repeat(170)));
+        assert_ne!(des(&long), des(&"中".repeat(169)));
+        // What follows the first 512 bytes does not count.
+        assert_eq!(des(&format!("{long}尾巴")), des(&long));
+        assert_eq!(des("  "), None);
+        assert_eq!(tag(des("摘要").unwrap()), 0xA7);
     }
 
     #[test]

@@ -174,6 +174,22 @@ impl Fingerprinter {
         self.fingerprint_prepared(&self.prepare(body))
     }
 
+    /// [`Fingerprinter::fingerprint`] of a document with its meta description: the `des` key
+    /// (when the store has it) is then the description's instead of the text's start.
+    pub fn fingerprint_with(&self, body: &str, description: Option<&str>) -> Fingerprints {
+        let mut f = self.fingerprint(body);
+        let des = crate::options::KeyAlgo::Des;
+        if !self.opts.key_algos.0.contains(&des) {
+            return f;
+        }
+        if let Some(key) = description.and_then(|d| keys::des(&self.prepare(d))) {
+            let tag = keys::algo_tag(&des);
+            f.keys.retain(|&k| keys::tag(k) != tag);
+            f.keys.push(key);
+        }
+        f
+    }
+
     /// Compute the fingerprints of text already [`Fingerprinter::prepare`]d.
     pub fn fingerprint_prepared(&self, text: &str) -> Fingerprints {
         let opts = &self.opts;
@@ -196,7 +212,7 @@ impl Fingerprinter {
         let algos = &opts.key_algos.0;
         let needs_terms = algos
             .iter()
-            .any(|a| !matches!(a, KeyAlgo::Segments { .. } | KeyAlgo::Punct));
+            .any(|a| !matches!(a, KeyAlgo::Segments { .. } | KeyAlgo::Punct | KeyAlgo::Des));
         let words = opts.simhash && opts.simhash_features == SimhashFeatures::Words;
         // Segment the text once for every algorithm that weighs words.
         let stats = if needs_terms || words {
@@ -214,6 +230,7 @@ impl Fingerprinter {
                     key_list.extend(keys::keywords_pct(&stats, pct, interval))
                 }
                 KeyAlgo::Punct => key_list.extend(keys::punct(text)),
+                KeyAlgo::Des => key_list.extend(keys::des(text)),
                 KeyAlgo::Segments { n, .. } => key_list.extend(keys::segments(text, n)),
             }
         }
