@@ -5,10 +5,8 @@
 
 use std::io::Write;
 
-use fpdb::reader::{Format, Inputs, ReadOptions};
-
 mod common;
-use common::peak_rss_kib;
+use common::read_all_measuring;
 
 /// One gzip member holding one ARC v1 record of `head`, `body_len` zero bytes and `tail`.
 fn member(url: &str, content_type: &str, head: &[u8], body_len: usize, tail: &[u8]) -> Vec<u8> {
@@ -64,16 +62,7 @@ fn huge_arc_records_are_streamed_past() {
     std::fs::write(&path, &file).unwrap();
     assert!(file.len() < 4 << 20);
     drop(file);
-    let before = peak_rss_kib();
-    let recs: Vec<_> = Inputs::new(
-        &[path],
-        ReadOptions {
-            format: Format::Auto,
-            ..Default::default()
-        },
-    )
-    .collect();
-    let grew_mib = (peak_rss_kib() - before) / 1024;
+    let (recs, grew_mib) = read_all_measuring(path);
     // The file description and the video are not documents. The huge page is reported,
     // located.
     assert_eq!(recs.len(), 2, "{recs:?}");

@@ -5,10 +5,8 @@
 
 use std::io::Write;
 
-use fpdb::reader::{Format, Inputs, ReadOptions};
-
 mod common;
-use common::peak_rss_kib;
+use common::read_all_measuring;
 
 fn record(kind: &str, uri: &str, head: &[u8], body_len: usize, tail: &[u8]) -> Vec<u8> {
     let mut r = format!(
@@ -58,16 +56,7 @@ fn huge_records_are_streamed_past() {
         gz.finish().unwrap();
     }
     assert!(std::fs::metadata(&path).unwrap().len() < 4 << 20);
-    let before = peak_rss_kib();
-    let recs: Vec<_> = Inputs::new(
-        &[path],
-        ReadOptions {
-            format: Format::Auto,
-            ..Default::default()
-        },
-    )
-    .collect();
-    let grew_mib = (peak_rss_kib() - before) / 1024;
+    let (recs, grew_mib) = read_all_measuring(path);
     // The video is not a document: skipped silently. The huge page is reported, located.
     assert_eq!(recs.len(), 2, "{recs:?}");
     let err = recs[0].doc.as_ref().unwrap_err();

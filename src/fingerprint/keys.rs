@@ -48,6 +48,15 @@ fn tagged(tag: u8, h: u64) -> u64 {
     (tag as u64) << 56 | (h & ((1 << 56) - 1))
 }
 
+/// The first 8 bytes of the MD5 of `bytes`, tagged.
+fn md5_key(tag: u8, bytes: &[u8]) -> u64 {
+    let d = Md5::digest(bytes);
+    tagged(
+        tag,
+        u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
+    )
+}
+
 /// Arash Partow's AP hash, on 64 bits.
 pub fn ap_hash64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xAAAA_AAAA_AAAA_AAAA;
@@ -94,10 +103,9 @@ pub fn keywords(stats: &[TermStat], n: u32, con: bool) -> Option<u64> {
         terms.sort_by(|a, b| a.0.cmp(b.0));
     }
     let joined: Vec<&str> = terms.iter().map(|t| t.0).collect();
-    let d = Md5::digest(joined.join("\u{1}").as_bytes());
-    Some(tagged(
+    Some(md5_key(
         if con { 0xA4 } else { 0xA2 },
-        u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
+        joined.join("\u{1}").as_bytes(),
     ))
 }
 
@@ -116,11 +124,7 @@ pub fn keywords_pct(stats: &[TermStat], pct: u32, interval: u32) -> Option<u64> 
     let keep = (share / interval * interval).max(interval).min(terms.len());
     let mut kept: Vec<&str> = terms[..keep].iter().map(|t| t.0).collect();
     kept.sort_by(|a, b| b.cmp(a));
-    let d = Md5::digest(kept.join("\u{1}").as_bytes());
-    Some(tagged(
-        0xA6,
-        u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
-    ))
+    Some(md5_key(0xA6, kept.join("\u{1}").as_bytes()))
 }
 
 /// Bytes of text a description key covers when the document has no description.
@@ -138,11 +142,7 @@ pub fn des(source: &str) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
-    let d = Md5::digest(s.as_bytes());
-    Some(tagged(
-        0xA7,
-        u64::from_be_bytes(d[..8].try_into().expect("16 bytes")),
-    ))
+    Some(md5_key(0xA7, s.as_bytes()))
 }
 
 /// The punctuation-context keys: the two letters, digits or Chinese characters on each side

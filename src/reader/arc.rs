@@ -12,9 +12,9 @@ use std::borrow::Cow;
 use std::io::BufRead;
 
 use super::http::{http_head, may_be_text, split_http};
-use super::warc::{read_body, read_line, trim_eol, Body, BodyError};
+use super::warc::{next_nonblank_line, read_body, read_line, trim_eol, Body, BodyError};
 use super::warc_docs::archived_page;
-use super::{error, Current, Inputs, Record, Unit};
+use super::{corrupt_record, Current, Inputs, Record, Unit};
 
 /// A record's header line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,29 +105,26 @@ impl<R: BufRead> Records<R> {
         let mut line = Vec::new();
         let h = match self.pending.take() {
             Some(h) => h,
-            None => loop {
-                match read_line(&mut self.reader, &mut line) {
-                    Err(e) => return self.fail(format!("read error: {e}")),
-                    Ok((0, _)) => {
-                        self.done = true;
-                        return None;
-                    }
-                    Ok(_) if trim_eol(&line).is_empty() => continue,
-                    Ok((_, cut)) => match parse_header(trim_eol(&line)) {
-                        Some(h) if !cut => break h,
-                        _ => {
-                            let shown: String = String::from_utf8_lossy(trim_eol(&line))
-                                .chars()
-                                .take(80)
-                                .collect();
-                            let reason = format!("bad ARC header line `{shown}`");
-                            if let Err(e) = self.resync() {
-                                return self.fail(format!("{reason}; then: {e}"));
-                            }
-                            return Some(Err(reason));
-                        }
-                    },
+            None => match next_nonblank_line(&mut self.reader, &mut line) {
+                Err(e) => return self.fail(format!("read error: {e}")),
+                Ok(None) => {
+                    self.done = true;
+                    return None;
                 }
+                Ok(Some(cut)) => match parse_header(trim_eol(&line)) {
+                    Some(h) if !cut => h,
+                    _ => {
+                        let shown: String = String::from_utf8_lossy(trim_eol(&line))
+                            .chars()
+                            .take(80)
+                            .collect();
+                        let reason = format!("bad ARC header line `{shown}`");
+                        if let Err(e) = self.resync() {
+                            return self.fail(format!("{reason}; then: {e}"));
+                        }
+                        return Some(Err(reason));
+                    }
+                },
             },
         };
         let len = h.length;
@@ -169,15 +166,8 @@ impl Inputs {
             let (h, body) = match item {
                 Ok(x) => x,
                 Err(e) => {
-                    *errors += 1;
-                    let r = error(
-                        source.clone(),
-                        *n,
-                        Unit::Record,
-                        format!("corrupt ARC record: {e}"),
-                    );
-                    if *errors > 100 {
-                        // Not an ARC stream any more: stop this file.
+                    let (r, stop) = corrupt_record(source, *n, errors, "ARC", e);
+                    if stop {
                         *records = Records::new(Box::new(std::io::empty()) as super::Input);
                     }
                     return Some(r);

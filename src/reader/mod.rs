@@ -301,6 +301,28 @@ fn error(source: String, line: u64, unit: Unit, reason: String) -> Record {
     Record::new(source, line, unit, 0, Err(reason))
 }
 
+/// Corrupt records a WARC or ARC file may have before it is taken for something else.
+const MAX_CORRUPT_RECORDS: u32 = 100;
+
+/// The error for corrupt record `n` of a `format` (WARC, ARC) file, counted in `errors`, and
+/// whether to stop reading the file (over [`MAX_CORRUPT_RECORDS`]: not such a stream any more).
+fn corrupt_record(
+    source: &str,
+    n: u64,
+    errors: &mut u32,
+    format: &str,
+    e: String,
+) -> (Record, bool) {
+    *errors += 1;
+    let r = error(
+        source.to_string(),
+        n,
+        Unit::Record,
+        format!("corrupt {format} record: {e}"),
+    );
+    (r, *errors > MAX_CORRUPT_RECORDS)
+}
+
 /// A document from text or HTML (title, description and keywords kept for HTML).
 fn page_document(
     id: String,

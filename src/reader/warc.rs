@@ -124,6 +124,21 @@ pub(super) fn read_line(
     }
 }
 
+/// The next line of `r` that is not blank (records of WARC and ARC files may be separated by
+/// blank lines), into `line`: whether it was cut, or None at the end of input.
+pub(super) fn next_nonblank_line(
+    r: &mut impl BufRead,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Option<bool>> {
+    loop {
+        match read_line(r, line)? {
+            (0, _) => return Ok(None),
+            _ if trim_eol(line).is_empty() => continue,
+            (_, cut) => return Ok(Some(cut)),
+        }
+    }
+}
+
 pub(super) fn trim_eol(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
@@ -183,19 +198,16 @@ impl<R: BufRead> Records<R> {
         // The version line (blank lines between records are tolerated).
         let version = match self.pending.take() {
             Some(v) => v,
-            None => loop {
-                match read_line(&mut self.reader, &mut line) {
-                    Err(e) => return self.fail(format!("read error: {e}")),
-                    Ok((0, _)) => {
-                        self.done = true;
-                        return None;
-                    }
-                    Ok(_) if trim_eol(&line).is_empty() => continue,
-                    Ok(_) if line.starts_with(b"WARC/") => {
-                        break String::from_utf8_lossy(trim_eol(&line)).into_owned()
-                    }
-                    Ok(_) => return self.corrupt("expected a `WARC/` version line".into()),
+            None => match next_nonblank_line(&mut self.reader, &mut line) {
+                Err(e) => return self.fail(format!("read error: {e}")),
+                Ok(None) => {
+                    self.done = true;
+                    return None;
                 }
+                Ok(Some(_)) if line.starts_with(b"WARC/") => {
+                    String::from_utf8_lossy(trim_eol(&line)).into_owned()
+                }
+                Ok(Some(_)) => return self.corrupt("expected a `WARC/` version line".into()),
             },
         };
         let mut h = Header {

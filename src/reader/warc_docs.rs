@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::discovery::format_by_content;
 use super::http::{http_head, may_be_text, split_http};
-use super::{decode, error, warc, Current, Deferred, Format, Input, Inputs, Record, Unit};
+use super::{corrupt_record, decode, warc, Current, Deferred, Format, Input, Inputs, Record, Unit};
 
 impl Inputs {
     pub(super) fn next_warc(&mut self) -> Option<Record> {
@@ -31,15 +31,8 @@ impl Inputs {
             let (headers, body) = match item {
                 Ok(x) => x,
                 Err(e) => {
-                    *errors += 1;
-                    let r = error(
-                        source.clone(),
-                        *n,
-                        Unit::Record,
-                        format!("corrupt WARC record: {e}"),
-                    );
-                    if *errors > 100 {
-                        // Not a WARC stream any more: stop this file.
+                    let (r, stop) = corrupt_record(source, *n, errors, "WARC", e);
+                    if stop {
                         *records = warc::Records::new(Box::new(std::io::empty()) as Input);
                     }
                     return Some(r);

@@ -51,6 +51,18 @@ pub fn peak_rss_kib() -> u64 {
         .expect("VmHWM in /proc/self/status")
 }
 
+/// Every record of `path` (format told by its content), and how many MiB this process's peak
+/// memory grew while reading them.
+pub fn read_all_measuring(path: std::path::PathBuf) -> (Vec<fpdb::reader::Record>, u64) {
+    let before = peak_rss_kib();
+    let opts = fpdb::reader::ReadOptions {
+        format: fpdb::reader::Format::Auto,
+        ..Default::default()
+    };
+    let recs: Vec<_> = fpdb::reader::Inputs::new(&[path], opts).collect();
+    (recs, (peak_rss_kib() - before) / 1024)
+}
+
 /// Exit code of an output.
 pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
