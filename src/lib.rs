@@ -36,8 +36,8 @@ pub mod text;
 
 pub use engine::now;
 pub use engine::{
-    BatchOutcome, Builder, Document, Fpdb, IngestResult, Match, OnExisting, Outcome, Settings,
-    Stats, StoredDocument, Verified, MAX_MATCHES,
+    BatchOutcome, Builder, Cluster, Document, Fpdb, IngestResult, Match, OnExisting, Outcome,
+    Settings, Stats, StoredDocument, Verified, MAX_MATCHES,
 };
 pub use error::{Error, Result};
 pub use fingerprint::Fingerprints;

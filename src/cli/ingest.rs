@@ -407,7 +407,6 @@ pub(super) fn write_result(
     rec: &Record,
     r: &Result<IngestResult, String>,
 ) -> anyhow::Result<()> {
-    let source = || Some(rec.location());
     let line = match r {
         Err(reason) => OutputLine {
             id: rec.doc.as_ref().ok().map(|d| d.id.as_str()),
@@ -416,26 +415,9 @@ pub(super) fn write_result(
             matches: &[],
             status: "skipped",
             reason: Some(reason),
-            source: source(),
+            source: Some(rec.location()),
         },
-        Ok(IngestResult::Added { outcome, replaced }) => OutputLine {
-            id: Some(&outcome.id),
-            similar_id: outcome.similar_id,
-            duplicate_of: outcome.duplicate_of.as_deref(),
-            matches: &outcome.matches,
-            status: if *replaced { "replaced" } else { "added" },
-            reason: None,
-            source: None,
-        },
-        Ok(IngestResult::SkippedExisting { id, similar_id }) => OutputLine {
-            id: Some(id),
-            similar_id: Some(*similar_id),
-            duplicate_of: None,
-            matches: &[],
-            status: "skipped",
-            reason: Some("id already stored"),
-            source: source(),
-        },
+        Ok(r) => OutputLine::of(r, || Some(rec.location())),
     };
     serde_json::to_writer(&mut *w, &line)?;
     w.write_all(b"\n")?;

@@ -27,6 +27,7 @@ mod idf;
 mod ingest;
 mod output;
 mod query;
+mod serve;
 mod stats;
 mod verify;
 
@@ -101,6 +102,10 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Rewrite the store's files for fast lookups and reclaim deleted documents' space.
     Compact(JsonFlag),
+    /// Serve the store over HTTP (JSON API /v1/..., /healthz, /metrics): one process writes,
+    /// many clients query and ingest at once. Stops on ctrl-c or SIGTERM after finishing the
+    /// requests in flight (exit 0).
+    Serve(serve::ServeArgs),
     /// Delete the documents ingested before a date or longer ago than a duration (in synced
     /// chunks: a killed run keeps what it removed; run it again to go on).
     Expire(expire::ExpireArgs),
@@ -153,5 +158,6 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Backup(a) => backup::backup(&path, a),
         Command::Compact(a) => compact::compact(&path, a.json),
         Command::Expire(a) => expire::expire(&path, a, cli.quiet),
+        Command::Serve(a) => serve::serve(&path, a, cli.quiet),
     }
 }

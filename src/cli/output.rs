@@ -68,6 +68,33 @@ pub(super) struct OutputLine<'a> {
     pub(super) source: Option<String>,
 }
 
+impl<'a> OutputLine<'a> {
+    /// The line of a document that was ingested or skipped for its id (`source`: where it
+    /// was read, for skipped ones).
+    pub(super) fn of(r: &'a fpdb::IngestResult, source: impl FnOnce() -> Option<String>) -> Self {
+        match r {
+            fpdb::IngestResult::Added { outcome, replaced } => OutputLine {
+                id: Some(&outcome.id),
+                similar_id: outcome.similar_id,
+                duplicate_of: outcome.duplicate_of.as_deref(),
+                matches: &outcome.matches,
+                status: if *replaced { "replaced" } else { "added" },
+                reason: None,
+                source: None,
+            },
+            fpdb::IngestResult::SkippedExisting { id, similar_id } => OutputLine {
+                id: Some(id),
+                similar_id: Some(*similar_id),
+                duplicate_of: None,
+                matches: &[],
+                status: "skipped",
+                reason: Some("id already stored"),
+                source: source(),
+            },
+        }
+    }
+}
+
 /// An id for a line of text output: control characters (a newline would forge a line; such
 /// ids are refused at input, but older stores may hold them) escaped.
 pub(super) fn shown(id: &str) -> std::borrow::Cow<'_, str> {

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 pub use batch::BatchOutcome;
 pub use settings::{Builder, Settings};
 pub use types::{
-    Document, IngestResult, Match, OnExisting, Outcome, Stats, StoredDocument, Verified,
+    Cluster, Document, IngestResult, Match, OnExisting, Outcome, Stats, StoredDocument, Verified,
 };
 
 use crate::error::Result;

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{Fpdb, Match, Outcome, Stats, StoredDocument};
+use super::{Cluster, Fpdb, Match, Outcome, Stats, StoredDocument};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::store::schema::{self, ClusterRecord, DocRecord, StoredMatch};
@@ -134,6 +134,34 @@ impl Fpdb {
             }
         }
         Ok(())
+    }
+
+    /// The cluster that `similar_id` names now (an id merged into another resolves to that
+    /// one): its current similar_id, its size and the ids of its first `limit` documents in
+    /// ingest order. None when no cluster has that id or none of its documents is stored.
+    pub fn cluster_members(&self, similar_id: u64, limit: usize) -> Result<Option<Cluster>> {
+        if self
+            .store
+            .get(Cf::Clusters, &schema::u64_key(similar_id))?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let (root, rec) = self.find(similar_id)?;
+        if rec.size == 0 {
+            return Ok(None);
+        }
+        let seqs = self.members(root)?;
+        let mut members = Vec::with_capacity(seqs.len().min(limit));
+        for &seq in seqs.iter().take(limit) {
+            members.push(self.doc(seq)?.id);
+        }
+        Ok(Some(Cluster {
+            similar_id: root,
+            size: rec.size,
+            truncated: members.len() < seqs.len(),
+            members,
+        }))
     }
 
     /// Current clusters with at least `min_size` documents: (similar_id, member ids in ingest

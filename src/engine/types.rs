@@ -151,3 +151,16 @@ pub struct Verified {
     /// Distinct current clusters.
     pub roots: BTreeSet<u64>,
 }
+
+/// One cluster: what [`Fpdb::cluster_members`](crate::Fpdb::cluster_members) returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cluster {
+    /// Its current similar_id.
+    pub similar_id: u64,
+    /// Documents in it.
+    pub size: u64,
+    /// Ids of its first documents, in ingest order.
+    pub members: Vec<String>,
+    /// Whether `members` lists fewer documents than `size`.
+    pub truncated: bool,
+}

@@ -91,22 +91,34 @@ pub(super) fn parse_json_line(
         .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
     let obj: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
+    document_from_json(&obj, fields, || format!("{source}:{line}"))
+}
+
+/// A document from one JSON object, read as a JSONL line is (`fields` names the fields; with
+/// an empty id field the id is `default_id()`): the id a string or an integer without control
+/// characters, the text (or HTML, extracted) not blank, title and url strings when present.
+/// The error names the field.
+pub fn document_from_json(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    fields: &Fields,
+    default_id: impl FnOnce() -> String,
+) -> Result<Document, String> {
     let get_str = |name: &str| -> Result<Option<String>, String> {
         if name.is_empty() {
             return Ok(None);
         }
-        match field(&obj, name) {
+        match field(obj, name) {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(format!("field `{name}` is not a string")),
         }
     };
     let id = if fields.id.is_empty() {
-        format!("{source}:{line}")
+        default_id()
     } else {
         // Ids may also be integers (as written); a float would be reformatted, so it is not
         // taken as an id.
-        let id = match field(&obj, &fields.id) {
+        let id = match field(obj, &fields.id) {
             Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => Some(n.to_string()),
             Some(serde_json::Value::Number(_)) => {
                 return Err(format!(

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::Document;
 use delimited::Columns;
+pub use jsonl::document_from_json;
 
 /// Input format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

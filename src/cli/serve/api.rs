@@ -1,0 +1,561 @@
+//! The HTTP API (`/v1/...`, documented in `openapi.json`, served at `/v1/openapi.json`).
+//!
+//! Bodies are JSON objects; documents are read as JSONL lines are (`id`, `text` or `html`,
+//! `title`, `url`). Every error is `{"error": message, "field"?: where}` with a 4xx status for
+//! the client's mistakes and 5xx for the server's. CPU work (fingerprinting, lookups) runs on
+//! rayon's pool, never on the HTTP threads; a panic there fails one request, not the server.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Path, RawQuery, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, MethodRouter};
+use axum::{Json, Router};
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use fpdb::{Document, OnExisting, Outcome};
+
+use super::writer::Job;
+use super::Shared;
+use crate::cli::output::OutputLine;
+
+/// The OpenAPI document of this API.
+pub(super) const OPENAPI: &str = include_str!("openapi.json");
+
+/// Members listed by `GET /v1/clusters/{similar_id}` unless `?limit=` says otherwise.
+const DEFAULT_MEMBERS: usize = 1000;
+
+type Db = Arc<Shared>;
+
+/// Every route: (path, handlers).
+fn routes() -> Vec<(&'static str, MethodRouter<Db>)> {
+    vec![
+        ("/healthz", get(healthz)),
+        ("/metrics", get(metrics)),
+        ("/v1/openapi.json", get(openapi)),
+        ("/v1/query", post(query)),
+        ("/v1/query/batch", post(query_batch)),
+        ("/v1/documents", post(ingest)),
+        ("/v1/documents/{id}", get(document)),
+        ("/v1/clusters/{similar_id}", get(cluster)),
+        ("/v1/stats", get(stats)),
+    ]
+}
+
+pub(super) fn router(shared: Db) -> Router {
+    let mut r = Router::new();
+    for (path, handlers) in routes() {
+        r = r.route(path, handlers);
+    }
+    r.route_layer(middleware::from_fn_with_state(shared.clone(), track))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(shared.max_body_bytes))
+        .with_state(shared)
+}
+
+/// An error answer: `{"error": ..., "field": ...}`.
+#[derive(Debug)]
+pub(super) struct ApiError {
+    status: StatusCode,
+    message: String,
+    field: Option<String>,
+}
+
+impl ApiError {
+    fn bad(message: impl Into<String>, field: Option<&str>) -> Self {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            field: field.map(str::to_string),
+        }
+    }
+
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    fn store(e: fpdb::Error) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        #[derive(Serialize)]
+        struct Body {
+            error: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            field: Option<String>,
+        }
+        let body = Body {
+            error: self.message,
+            field: self.field,
+        };
+        (self.status, Json(body)).into_response()
+    }
+}
+
+type Answer = Result<Response, ApiError>;
+
+/// Authorization (every route but /healthz, when a token is set) and metrics.
+async fn track(State(s): State<Db>, req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(String::new, |m| m.as_str().to_string());
+    let method = req.method().to_string();
+    let allowed = route == "/healthz"
+        || s.token.as_deref().is_none_or(|token| {
+            req.headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .is_some_and(|given| same(given.trim().as_bytes(), token.as_bytes()))
+        });
+    // A body declared too large is refused before it is read.
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let resp = if allowed && declared.is_some_and(|n| n > s.max_body_bytes as u64) {
+        too_large(s.max_body_bytes).into_response()
+    } else if allowed {
+        next.run(req).await
+    } else {
+        let mut r = ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong bearer token (Authorization: Bearer TOKEN)",
+        )
+        .into_response();
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        r
+    };
+    s.metrics.request(
+        &route,
+        &method,
+        resp.status().as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
+    resp
+}
+
+/// Equal byte strings, in time that does not depend on where they differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no such route (see /v1/openapi.json)",
+    )
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this route does not take this method (see /v1/openapi.json)",
+    )
+}
+
+/// Run CPU work (fingerprints, lookups) on rayon's pool; a panic fails this request only.
+async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    rayon::spawn(move || {
+        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+    });
+    match rx.await {
+        Ok(Ok(v)) => Ok(v),
+        _ => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error while answering this request (the server log has the details)",
+        )),
+    }
+}
+
+/// The body's bytes, or the error for a body that could not be read (413 when too large).
+fn body(s: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            too_large(s.max_body_bytes)
+        } else {
+            ApiError::new(e.status(), format!("cannot read the request body: {e}"))
+        }
+    })
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "request body larger than {limit} bytes (the server's --max-body-bytes); send fewer documents per request"
+        ),
+    )
+}
+
+/// The body as a JSON object.
+fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(ApiError::bad("the body must be a JSON object", None)),
+        Err(e) => Err(ApiError::bad(format!("malformed JSON: {e}"), None)),
+    }
+}
+
+/// A document of a request, read as a JSONL line is; `at` names it in errors.
+fn parse_document(obj: &Map<String, Value>, at: &str) -> Result<Document, ApiError> {
+    fpdb::reader::document_from_json(obj, &fpdb::reader::Fields::default(), String::new).map_err(
+        |e| {
+            let field = (!at.is_empty()).then_some(at);
+            let message = if at.is_empty() {
+                e
+            } else {
+                format!("{at}: {e}")
+            };
+            ApiError::bad(message, field)
+        },
+    )
+}
+
+/// `documents`: an array of objects, each read by [`parse_document`]; `default_id(i)` gives an id
+/// to the ones without.
+fn documents(
+    obj: &Map<String, Value>,
+    default_id: Option<&dyn Fn(usize) -> String>,
+) -> Result<Vec<Document>, ApiError> {
+    let Some(Value::Array(items)) = obj.get("documents") else {
+        return Err(ApiError::bad(
+            "field `documents` must be an array of documents ({\"id\", \"text\" or \"html\", \"title\"?, \"url\"?})",
+            Some("documents"),
+        ));
+    };
+    let mut docs = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("documents[{i}]");
+        let Value::Object(o) = item else {
+            return Err(ApiError::bad(
+                format!("{at}: a document must be a JSON object"),
+                Some(&at),
+            ));
+        };
+        let doc = match default_id {
+            Some(id) if !o.contains_key("id") => {
+                let mut o = o.clone();
+                o.insert("id".into(), Value::String(id(i)));
+                parse_document(&o, &at)?
+            }
+            _ => parse_document(o, &at)?,
+        };
+        docs.push(doc);
+    }
+    Ok(docs)
+}
+
+/// `name=value` pairs of a query string.
+fn params(q: &Option<String>) -> impl Iterator<Item = (&str, &str)> {
+    q.as_deref()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split_once('=').unwrap_or((p, "")))
+}
+
+fn flag(v: &Value, field: &str) -> Result<bool, ApiError> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        _ => Err(ApiError::bad(
+            format!("field `{field}` must be true or false"),
+            Some(field),
+        )),
+    }
+}
+
+/// The answer to a query, as `fpdb query --json` prints it (with the id for batches).
+#[derive(Serialize)]
+struct QueryAnswer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    duplicate: bool,
+    similar_id: Option<u64>,
+    duplicate_of: Option<&'a str>,
+    matches: &'a [fpdb::Match],
+}
+
+impl<'a> QueryAnswer<'a> {
+    fn of(id: Option<&'a str>, o: &'a Outcome) -> Self {
+        QueryAnswer {
+            id,
+            duplicate: o.is_duplicate(),
+            similar_id: o.similar_id,
+            duplicate_of: o.duplicate_of.as_deref(),
+            matches: &o.matches,
+        }
+    }
+}
+
+/// `fpdb query` for one document.
+fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
+    let fps = s
+        .fingerprinter
+        .fingerprint_with(&doc.text, doc.description.as_deref());
+    let db = s.db.read().unwrap_or_else(|e| e.into_inner());
+    db.query("", &fps)
+}
+
+async fn healthz(State(s): State<Db>) -> Response {
+    if s.writer_failed.load(Ordering::Relaxed) {
+        let body = serde_json::json!({"status": "failing", "error": "the store writer failed; restart the server"});
+        (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+    } else {
+        Json(serde_json::json!({"status": "ok"})).into_response()
+    }
+}
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+async fn metrics(State(s): State<Db>) -> Answer {
+    let s2 = s.clone();
+    let stats = on_cpu(move || s2.db.read().unwrap_or_else(|e| e.into_inner()).stats()).await?;
+    let text = s.metrics.encode(&stats);
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
+}
+
+async fn stats(State(s): State<Db>) -> Answer {
+    let stats = on_cpu(move || s.db.read().unwrap_or_else(|e| e.into_inner()).stats()).await?;
+    Ok(Json(stats).into_response())
+}
+
+/// `POST /v1/query`: `{text | html, title?, url?}` -> what `fpdb query --json` prints.
+async fn query(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) -> Answer {
+    let mut obj = object(&body(&s, raw)?)?;
+    obj.entry("id")
+        .or_insert_with(|| Value::String("query".into()));
+    let doc = parse_document(&obj, "")?;
+    let o = on_cpu(move || look_up(&s, &doc))
+        .await?
+        .map_err(ApiError::store)?;
+    Ok(Json(QueryAnswer::of(None, &o)).into_response())
+}
+
+/// `POST /v1/query/batch`: `{"documents": [...]}` -> `{"results": [...]}`, one per document in
+/// order, each with its id (the index when it has none).
+async fn query_batch(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) -> Answer {
+    let obj = object(&body(&s, raw)?)?;
+    let docs = documents(&obj, Some(&|i| i.to_string()))?;
+    let found = on_cpu(move || {
+        docs.par_iter()
+            .map(|d| look_up(&s, d))
+            .collect::<fpdb::Result<Vec<Outcome>>>()
+            .map(|o| (docs, o))
+    })
+    .await?
+    .map_err(ApiError::store)?;
+    let (docs, outcomes) = found;
+    let results: Vec<QueryAnswer> = docs
+        .iter()
+        .zip(&outcomes)
+        .map(|(d, o)| QueryAnswer::of(Some(&d.id), o))
+        .collect();
+    Ok(Json(serde_json::json!({ "results": results })).into_response())
+}
+
+/// `POST /v1/documents`: one document, or `{"documents": [...], "replace"?: bool}`;
+/// `?replace=true` also replaces. Answers `{"results": [...]}` (the lines `ingest --output`
+/// writes) once every document is durable.
+async fn ingest(
+    State(s): State<Db>,
+    RawQuery(q): RawQuery,
+    raw: Result<Bytes, BytesRejection>,
+) -> Answer {
+    let obj = object(&body(&s, raw)?)?;
+    let mut replace = false;
+    for (k, v) in params(&q) {
+        if k == "replace" {
+            replace = match v {
+                "true" | "1" | "" => true,
+                "false" | "0" => false,
+                _ => {
+                    return Err(ApiError::bad(
+                        format!("query parameter `replace` must be true or false, not `{v}`"),
+                        Some("replace"),
+                    ))
+                }
+            };
+        }
+    }
+    let docs = if obj.contains_key("documents") {
+        if let Some(v) = obj.get("replace") {
+            replace |= flag(v, "replace")?;
+        }
+        documents(&obj, None)?
+    } else {
+        vec![parse_document(&obj, "")?]
+    };
+    if docs.is_empty() {
+        return Ok(Json(serde_json::json!({ "results": [] })).into_response());
+    }
+    let fp = s.clone();
+    let (docs, fps) = on_cpu(move || {
+        let fps: Vec<fpdb::Fingerprints> = docs
+            .par_iter()
+            .map(|d| {
+                fp.fingerprinter
+                    .fingerprint_with(&d.text, d.description.as_deref())
+            })
+            .collect();
+        (docs, fps)
+    })
+    .await?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job = Job {
+        docs,
+        fps,
+        on_existing: if replace {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        },
+        reply: tx,
+    };
+    let sent = match &*s.writer.lock().unwrap_or_else(|e| e.into_inner()) {
+        Some(w) => w.send(job).is_ok(),
+        None => false,
+    };
+    if !sent {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is shutting down; nothing was written",
+        ));
+    }
+    match rx.await {
+        Ok(Ok(results)) => {
+            let lines: Vec<OutputLine> =
+                results.iter().map(|r| OutputLine::of(r, || None)).collect();
+            Ok(Json(serde_json::json!({ "results": lines })).into_response())
+        }
+        Ok(Err(e)) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e)),
+        Err(_) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the store writer stopped before answering; these documents may not be stored",
+        )),
+    }
+}
+
+/// `GET /v1/documents/{id}`: the stored document (fingerprints, cluster, what it matched).
+async fn document(State(s): State<Db>, id: Result<Path<String>, PathRejection>) -> Answer {
+    let Path(id) = id.map_err(|e| ApiError::bad(format!("bad document id: {e}"), Some("id")))?;
+    let shown = id.clone();
+    let found = on_cpu(move || {
+        s.db.read()
+            .unwrap_or_else(|e| e.into_inner())
+            .stored_document(&id)
+    })
+    .await?
+    .map_err(ApiError::store)?;
+    match found {
+        Some(d) => Ok(Json(d).into_response()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no stored document has the id `{shown}`"),
+        )),
+    }
+}
+
+/// `GET /v1/clusters/{similar_id}?limit=N`: the cluster's current similar_id, size and
+/// members (the first N, 1000 by default).
+async fn cluster(
+    State(s): State<Db>,
+    id: Result<Path<u64>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Answer {
+    let Path(id) = id.map_err(|_| {
+        ApiError::bad(
+            "similar_id must be a cluster id (an unsigned integer)",
+            Some("similar_id"),
+        )
+    })?;
+    let mut limit = DEFAULT_MEMBERS;
+    for (k, v) in params(&q) {
+        if k == "limit" {
+            limit = v.parse().map_err(|_| {
+                ApiError::bad(
+                    format!("query parameter `limit` must be a number, not `{v}`"),
+                    Some("limit"),
+                )
+            })?;
+        }
+    }
+    let found = on_cpu(move || {
+        s.db.read()
+            .unwrap_or_else(|e| e.into_inner())
+            .cluster_members(id, limit)
+    })
+    .await?
+    .map_err(ApiError::store)?;
+    match found {
+        Some(c) => Ok(Json(c).into_response()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no cluster has the similar_id {id}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_openapi_document_lists_every_route_with_its_methods() {
+        let doc: Value = serde_json::from_str(OPENAPI).expect("openapi.json is JSON");
+        let paths = doc["paths"].as_object().expect("paths");
+        let mut documented: Vec<&str> = paths.keys().map(String::as_str).collect();
+        let mut served: Vec<&str> = routes().into_iter().map(|(p, _)| p).collect();
+        documented.sort_unstable();
+        served.sort_unstable();
+        assert_eq!(documented, served);
+        for (path, ops) in paths {
+            for (method, op) in ops.as_object().expect("operations") {
+                assert!(
+                    ["get", "post"].contains(&method.as_str()),
+                    "{path}: {method}"
+                );
+                assert!(op["responses"].is_object(), "{path} {method}: responses");
+            }
+        }
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same(b"abcdefgh", b"abcdefgh"));
+        assert!(!same(b"abcdefgh", b"abcdefgx"));
+        assert!(!same(b"abcdefgh", b"abcdefg"));
+        assert!(!same(b"", b"a"));
+    }
+}

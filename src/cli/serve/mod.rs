@@ -1,0 +1,195 @@
+//! `fpdb serve`: the store over HTTP. One process owns the store (the single writer) and
+//! answers many clients at once:
+//!
+//! - `api.rs`: the routes (JSON in and out, errors that name the field), the bearer token, the
+//!   request metrics;
+//! - `writer.rs`: the one writer thread, which ingests the documents of every write request
+//!   waiting at once as one batch, syncs once, and only then answers them (group commit);
+//! - `metrics.rs`: Prometheus counters and histograms for `/metrics`.
+//!
+//! Reads (queries, documents, clusters, stats) run on all cores against the store as last
+//! committed; the writer holds the store exclusively only while it decides a group.
+//! Fingerprinting runs before that, on all cores, outside any lock.
+
+mod api;
+mod metrics;
+mod writer;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use fpdb::Fpdb;
+
+use super::args::SettingsArgs;
+use super::output::EXIT_OK;
+
+#[derive(Args, Debug)]
+pub(super) struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the one chosen is printed)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Require `Authorization: Bearer TOKEN` on every route but /healthz, TOKEN being the
+    /// first line of FILE. Without it the server listens on loopback addresses only
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Serve a non-loopback address without a token (anyone who reaches it can write)
+    #[arg(long)]
+    insecure_no_token: bool,
+    /// Largest request body accepted, in bytes (larger ones get 413)
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
+    max_body_bytes: usize,
+    /// Most documents ingested together in one group commit (one sync)
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    max_group: u64,
+    /// Worker threads for HTTP and for fingerprinting (default: all cores)
+    #[arg(long)]
+    threads: Option<usize>,
+    #[command(flatten)]
+    settings: SettingsArgs,
+}
+
+/// What every request handler shares.
+pub(super) struct Shared {
+    /// The store: read by every request, written by the writer thread only.
+    db: RwLock<Fpdb>,
+    /// A copy of the store's fingerprinter (fingerprints are computed outside the lock).
+    fingerprinter: fpdb::fingerprint::Fingerprinter,
+    /// Hands write jobs to the writer thread; None once the server is shutting down.
+    writer: Mutex<Option<std::sync::mpsc::Sender<writer::Job>>>,
+    /// `Bearer TOKEN` expected in `Authorization`, if a token is set.
+    token: Option<String>,
+    metrics: metrics::Metrics,
+    max_body_bytes: usize,
+    /// Set when the writer failed: writes are refused, /healthz says so.
+    writer_failed: std::sync::atomic::AtomicBool,
+}
+
+pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u8> {
+    let token = match &a.token_file {
+        Some(f) => Some(read_token(f)?),
+        None => None,
+    };
+    if token.is_none() && !a.listen.ip().is_loopback() && !a.insecure_no_token {
+        bail!(
+            "{} is not a loopback address: give --token-file FILE so that only clients with the \
+             token are served (or --insecure-no-token to serve anyone who can reach it)",
+            a.listen
+        );
+    }
+    let settings = a.settings.to_settings()?;
+    settings.resolve()?;
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .max(1);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("fpdb-cpu-{i}"))
+        .build_global()
+        .ok();
+    let db = Fpdb::builder().settings(settings).create(true).open(path)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let shared = Arc::new(Shared {
+        fingerprinter: db.fingerprinter().clone(),
+        db: RwLock::new(db),
+        writer: Mutex::new(Some(tx)),
+        token,
+        metrics: metrics::Metrics::new(),
+        max_body_bytes: a.max_body_bytes,
+        writer_failed: Default::default(),
+    });
+    let writer = {
+        let shared = shared.clone();
+        let max_group = a.max_group as usize;
+        std::thread::Builder::new()
+            .name("fpdb-writer".into())
+            .spawn(move || writer::run(&shared, rx, max_group))?
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("fpdb-http")
+        .enable_all()
+        .build()
+        .context("cannot start the HTTP runtime")?;
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(a.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", a.listen))?;
+        let local = listener.local_addr()?;
+        if !quiet {
+            eprintln!(
+                "fpdb: serving {} on http://{local} (ctrl-c or SIGTERM stops it)",
+                path.display()
+            );
+        } else {
+            eprintln!("fpdb: listening on http://{local}");
+        }
+        let app = api::router(shared.clone());
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .context("HTTP server failed")
+    });
+    // Every connection is drained: no new write job can come. The writer finishes the queue,
+    // then the store is flushed and closed.
+    shared
+        .writer
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    let writer_ok = writer.join().is_ok();
+    drop(runtime);
+    let shared = Arc::try_unwrap(shared)
+        .map_err(|_| anyhow::anyhow!("a request still holds the store at shutdown"))?;
+    let db = shared.db.into_inner().unwrap_or_else(|e| e.into_inner());
+    let flushed = db.flush();
+    served?;
+    if !writer_ok {
+        bail!("the writer thread failed; acknowledged documents are stored");
+    }
+    flushed.context("flushing the store at shutdown")?;
+    if !quiet {
+        eprintln!("fpdb: stopped; {} is closed", path.display());
+    }
+    Ok(EXIT_OK)
+}
+
+fn read_token(f: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(f)
+        .with_context(|| format!("cannot read the token file {}", f.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.len() < 16 {
+        bail!(
+            "{}: the token (its first line) must have at least 16 characters",
+            f.display()
+        );
+    }
+    Ok(token)
+}
+
+/// Resolves on ctrl-c or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    eprintln!("fpdb: stopping: finishing the requests in flight");
+}

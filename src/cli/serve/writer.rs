@@ -1,0 +1,130 @@
+//! The one writer: write jobs (the documents of one request, already fingerprinted) queue on a
+//! channel; the writer takes every job waiting (up to a group size), ingests them in arrival
+//! order as one [`Fpdb::ingest_batch`] per run of jobs with the same `replace` flag, syncs once,
+//! and only then answers each job. A job is answered `Ok` only when all of its documents are
+//! durable.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::Receiver;
+
+use fpdb::{Document, Fingerprints, IngestResult, OnExisting};
+
+use super::Shared;
+
+/// The documents of one write request.
+pub(super) struct Job {
+    pub(super) docs: Vec<Document>,
+    pub(super) fps: Vec<Fingerprints>,
+    pub(super) on_existing: OnExisting,
+    pub(super) reply: tokio::sync::oneshot::Sender<Result<Vec<IngestResult>, String>>,
+}
+
+/// Run until every sender is gone and the queue is empty.
+pub(super) fn run(shared: &Shared, rx: Receiver<Job>, max_group: usize) {
+    let mut failed: Option<String> = None;
+    while let Ok(first) = rx.recv() {
+        let mut n = first.docs.len();
+        let mut jobs = vec![first];
+        while n < max_group {
+            match rx.try_recv() {
+                Ok(j) => {
+                    n += j.docs.len();
+                    jobs.push(j);
+                }
+                Err(_) => break,
+            }
+        }
+        if let Some(why) = &failed {
+            for j in jobs {
+                let _ = j.reply.send(Err(why.clone()));
+            }
+            continue;
+        }
+        let replies: Vec<_> = jobs
+            .iter_mut()
+            .map(|j| std::mem::replace(&mut j.reply, tokio::sync::oneshot::channel().0))
+            .collect();
+        let started = std::time::Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| commit_group(shared, &mut jobs)));
+        let results = match outcome {
+            Ok(r) => r,
+            Err(_) => {
+                // The store's in-memory state may not match what was written: refuse further
+                // writes (reads go on); a restart reopens the store as last synced.
+                let why = "the store writer failed; restart the server (acknowledged documents are stored)"
+                    .to_string();
+                failed = Some(why.clone());
+                shared
+                    .writer_failed
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                replies.iter().map(|_| Err(why.clone())).collect()
+            }
+        };
+        let acknowledged: usize = results.iter().flatten().map(Vec::len).sum();
+        shared
+            .metrics
+            .group_committed(acknowledged as u64, started.elapsed().as_secs_f64());
+        for (reply, r) in replies.into_iter().zip(results) {
+            let _ = reply.send(r);
+        }
+    }
+}
+
+/// Ingest `jobs` in order, then sync; one result per job.
+fn commit_group(shared: &Shared, jobs: &mut [Job]) -> Vec<Result<Vec<IngestResult>, String>> {
+    let mut results: Vec<Result<Vec<IngestResult>, String>> = Vec::with_capacity(jobs.len());
+    let mut error: Option<String> = None;
+    {
+        let mut db = shared.db.write().unwrap_or_else(|e| e.into_inner());
+        let mut i = 0;
+        while i < jobs.len() {
+            if let Some(e) = &error {
+                results.push(Err(format!("not written: an earlier write failed: {e}")));
+                i += 1;
+                continue;
+            }
+            let mode = jobs[i].on_existing;
+            let end = i + jobs[i..]
+                .iter()
+                .take_while(|j| j.on_existing == mode)
+                .count();
+            let run = &mut jobs[i..end];
+            let docs: Vec<(&Document, Fingerprints)> = run
+                .iter_mut()
+                .flat_map(|j| j.docs.iter().zip(std::mem::take(&mut j.fps)))
+                .collect();
+            let out = db.ingest_batch(docs, mode);
+            let mut done = out.results.into_iter();
+            for j in run.iter() {
+                let mine: Vec<IngestResult> = done.by_ref().take(j.docs.len()).collect();
+                if mine.len() == j.docs.len() {
+                    results.push(Ok(mine));
+                } else {
+                    let e = out
+                        .error
+                        .as_ref()
+                        .map_or("document was not ingested".to_string(), |e| e.to_string());
+                    results.push(Err(if mine.is_empty() {
+                        e
+                    } else {
+                        format!(
+                            "{e} (the first {} documents of this request were written)",
+                            mine.len()
+                        )
+                    }));
+                }
+            }
+            if let Some(e) = out.error {
+                error = Some(e.to_string());
+            }
+            i = end;
+        }
+    }
+    // Durable before anyone hears of it. Readers may see the group before the sync ends.
+    let synced = shared.db.read().unwrap_or_else(|e| e.into_inner()).sync();
+    if let Err(e) = synced {
+        let e = format!("the store could not sync: {e}");
+        return results.into_iter().map(|_| Err(e.clone())).collect();
+    }
+    results
+}
