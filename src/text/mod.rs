@@ -9,7 +9,7 @@ mod variant;
 pub use normalize::{
     ideograph, ideograph_at, is_plain_ideograph, join_cjk_lines, normalize, NORMALIZE_VERSION,
 };
-pub use tokenize::{weigh, weighted_terms, IdfTable, TermWeights};
+pub use tokenize::{warm_up, weigh, weighted_terms, IdfTable, TermWeights};
 pub use variant::to_simplified;
 
 /// The text every fingerprint is computed from: [`normalize`]d, then converted to simplified

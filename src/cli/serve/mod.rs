@@ -92,6 +92,8 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .build_global()
         .ok();
     let db = Fpdb::builder().settings(settings).create(true).open(path)?;
+    // The first queries would otherwise wait for jieba's dictionary.
+    rayon::spawn(fpdb::text::warm_up);
     let (tx, rx) = std::sync::mpsc::channel();
     let shared = Arc::new(Shared {
         fingerprinter: db.fingerprinter().clone(),
