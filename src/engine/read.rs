@@ -286,3 +286,46 @@ pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
         overlap: Some(m.overlap),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Document, Fpdb, IngestResult, OnExisting};
+
+    fn similar_id(r: IngestResult) -> u64 {
+        match r {
+            IngestResult::Added { outcome, .. } => outcome.similar_id.unwrap(),
+            IngestResult::SkippedExisting { similar_id, .. } => similar_id,
+        }
+    }
+
+    #[test]
+    fn cluster_members_lists_a_cluster_in_ingest_order() {
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        let text = "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。\
+                    第二条 本条例所称政府督查，是指县级以上人民政府在法定职权范围内组织开展的监督检查。";
+        let other = "今天的天气非常好，我们一起去公园散步，看到了很多美丽的花朵和高大的树木。";
+        let mut ingest = |id: &str, t: String| {
+            similar_id(
+                db.ingest_document(&Document::new(id, t), OnExisting::Skip)
+                    .unwrap(),
+            )
+        };
+        let a = ingest("a", text.to_string());
+        let lone = ingest("lone", other.to_string());
+        let b = ingest("b", format!("【转载】\n{text}"));
+        let c = ingest("c", format!("{text}\n（来源：网络）"));
+        assert_eq!((a, b, c), (a, a, a));
+        assert_ne!(a, lone);
+        let got = db.cluster_members(a, 10).unwrap().unwrap();
+        assert_eq!(
+            (got.similar_id, got.size, got.members, got.truncated),
+            (a, 3, vec!["a".to_string(), "b".into(), "c".into()], false)
+        );
+        let two = db.cluster_members(a, 2).unwrap().unwrap();
+        assert_eq!((two.members.len(), two.truncated), (2, true));
+        assert_eq!(db.cluster_members(lone, 10).unwrap().unwrap().members, ["lone"]);
+        assert!(db.cluster_members(12345, 10).unwrap().is_none());
+        assert!(db.remove("lone").unwrap());
+        assert!(db.cluster_members(lone, 10).unwrap().is_none());
+    }
+}
