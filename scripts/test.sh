@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
 # Python with pyarrow, for the test that reads Parquet written by another writer (without it
-# that test says SKIPPED and passes).
+# that test says SKIPPED and passes), and for the Python package's tests.
 pyenv="$HOME/.cache/fpdb-pyenv"
 if command -v python3 >/dev/null 2>&1; then
   if ! "$pyenv/bin/python" -c "import pyarrow" >/dev/null 2>&1; then
@@ -23,3 +23,13 @@ if cargo fmt --version >/dev/null 2>&1; then
 fi
 cargo bench --no-run --quiet
 cargo test --release
+# The Python package (python/): built into the same target directory (RocksDB is not built
+# again), installed into the test venv, and its pytest suite run against the CLI's binary.
+if [ -x "$pyenv/bin/python" ]; then
+  "$pyenv/bin/pip" install -q pytest
+  "$pyenv/bin/pip" install -q --force-reinstall --no-deps ./python
+  FPDB_BIN="$CARGO_TARGET_DIR/release/fpdb" "$pyenv/bin/python" -m pytest -q python/tests
+else
+  echo "test: FAILED to set up Python ($pyenv): the Python package tests did not run" >&2
+  exit 1
+fi

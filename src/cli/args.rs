@@ -173,35 +173,14 @@ impl SettingsArgs {
                 )?))
             }
         };
-        Ok(Settings {
-            nshash: self.algos.as_ref().map(|a| a.contains(&Algo::Nshash)),
-            simhash: self.algos.as_ref().map(|a| a.contains(&Algo::Simhash)),
-            minhash_bands: match &self.algos {
-                Some(a) if !a.contains(&Algo::Minhash) => {
-                    if self.minhash_bands.is_some_and(|b| b > 0) {
-                        anyhow::bail!("--minhash-bands needs minhash in --algos");
-                    }
-                    Some(0)
-                }
-                _ => self.minhash_bands,
-            },
+        if let Some(a) = &self.algos {
+            if !a.contains(&Algo::Minhash) && self.minhash_bands.is_some_and(|b| b > 0) {
+                anyhow::bail!("--minhash-bands needs minhash in --algos");
+            }
+        }
+        let mut settings = Settings {
+            minhash_bands: self.minhash_bands,
             minhash_rows: self.minhash_rows,
-            key_algos: self.algos.as_ref().map(|a| {
-                fpdb::KeyAlgos(
-                    a.iter()
-                        .filter_map(|x| match x {
-                            Algo::Imatch => Some(fpdb::KeyAlgo::imatch()),
-                            Algo::Keywords => Some(fpdb::KeyAlgo::keywords()),
-                            Algo::KeywordsCon => Some(fpdb::KeyAlgo::keywords_con()),
-                            Algo::KeywordsPct => Some(fpdb::KeyAlgo::keywords_pct()),
-                            Algo::Des => Some(fpdb::KeyAlgo::Des),
-                            Algo::Punct => Some(fpdb::KeyAlgo::Punct),
-                            Algo::Segments => Some(fpdb::KeyAlgo::segments()),
-                            _ => None,
-                        })
-                        .collect(),
-                )
-            }),
             verify_resemblance_pct: self.verify_resemblance,
             tight_clusters: self.tight_clusters,
             t2s: self.t2s,
@@ -232,7 +211,16 @@ impl SettingsArgs {
             simhash_k: self.simhash_k,
             simhash_blocks: self.simhash_blocks,
             expected_docs: self.expected_docs,
-        })
+            ..Default::default()
+        };
+        if let Some(a) = &self.algos {
+            let names: Vec<String> = a
+                .iter()
+                .filter_map(|x| x.to_possible_value().map(|v| v.get_name().to_string()))
+                .collect();
+            settings.set_algos(&names)?;
+        }
+        Ok(settings)
     }
 }
 

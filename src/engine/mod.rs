@@ -34,7 +34,7 @@ mod verify;
 use std::path::{Path, PathBuf};
 
 pub use batch::BatchOutcome;
-pub use settings::{Builder, Settings};
+pub use settings::{Builder, Settings, ALGO_NAMES};
 pub use types::{
     Cluster, Document, IngestResult, Match, OnExisting, Outcome, Stats, StoredDocument, Verified,
 };

@@ -323,7 +323,10 @@ mod tests {
         );
         let two = db.cluster_members(a, 2).unwrap().unwrap();
         assert_eq!((two.members.len(), two.truncated), (2, true));
-        assert_eq!(db.cluster_members(lone, 10).unwrap().unwrap().members, ["lone"]);
+        assert_eq!(
+            db.cluster_members(lone, 10).unwrap().unwrap().members,
+            ["lone"]
+        );
         assert!(db.cluster_members(12345, 10).unwrap().is_none());
         assert!(db.remove("lone").unwrap());
         assert!(db.cluster_members(lone, 10).unwrap().is_none());

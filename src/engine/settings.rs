@@ -83,7 +83,56 @@ macro_rules! each_setting {
     };
 }
 
+/// Algorithm names [`Settings::set_algos`] knows (the CLI's `--algos` values).
+pub const ALGO_NAMES: &[&str] = &[
+    "nshash",
+    "simhash",
+    "minhash",
+    "imatch",
+    "keywords",
+    "keywords-con",
+    "keywords-pct",
+    "des",
+    "punct",
+    "segments",
+];
+
 impl Settings {
+    /// Use exactly the algorithms named (see [`ALGO_NAMES`]): nshash, simhash and minhash on
+    /// or off (minhash off = 0 bands; on keeps `minhash_bands` as set), the exact-key
+    /// algorithms with the literature's parameters.
+    pub fn set_algos<S: AsRef<str>>(&mut self, names: &[S]) -> Result<()> {
+        let mut keys = Vec::new();
+        let (mut nshash, mut simhash, mut minhash) = (false, false, false);
+        for name in names {
+            match name.as_ref() {
+                "nshash" => nshash = true,
+                "simhash" => simhash = true,
+                "minhash" => minhash = true,
+                "imatch" => keys.push(crate::options::KeyAlgo::imatch()),
+                "keywords" => keys.push(crate::options::KeyAlgo::keywords()),
+                "keywords-con" => keys.push(crate::options::KeyAlgo::keywords_con()),
+                "keywords-pct" => keys.push(crate::options::KeyAlgo::keywords_pct()),
+                "des" => keys.push(crate::options::KeyAlgo::Des),
+                "punct" => keys.push(crate::options::KeyAlgo::Punct),
+                "segments" => keys.push(crate::options::KeyAlgo::segments()),
+                other => {
+                    return Err(Error::InvalidOption(format!(
+                        "unknown algorithm `{other}` (known: {})",
+                        ALGO_NAMES.join(", ")
+                    )))
+                }
+            }
+        }
+        self.nshash = Some(nshash);
+        self.simhash = Some(simhash);
+        if !minhash {
+            self.minhash_bands = Some(0);
+        }
+        self.key_algos = Some(crate::options::KeyAlgos(keys));
+        Ok(())
+    }
+
     /// Options for a new store: defaults overridden by what was asked for.
     pub fn resolve(&self) -> Result<Options> {
         let mut o = Options {

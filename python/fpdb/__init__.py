@@ -1,0 +1,177 @@
+"""fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB).
+
+    import fpdb
+    with fpdb.open("news.db") as db:
+        db.ingest("a", "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。")
+        db.query("【转载】第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。")
+        # {'duplicate': True, 'similar_id': 1, 'duplicate_of': 'a', 'matches': [...]}
+
+Results are the objects the CLI prints: `ingest` returns the line `fpdb ingest --output`
+writes, `query` what `fpdb query --json` prints. `Client(url)` speaks to `fpdb serve` with
+the same methods.
+"""
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from itertools import islice
+
+from ._native import (
+    FpdbError,
+    InputError,
+    LockedError,
+    NotFoundError,
+    SettingsError,
+    Store as _Store,
+)
+
+__all__ = [
+    "open",
+    "Fpdb",
+    "Client",
+    "FpdbError",
+    "InputError",
+    "LockedError",
+    "NotFoundError",
+    "SettingsError",
+]
+
+
+def _doc_tuple(doc):
+    """(id, text, title, url) from a dict {"id", "text", "title"?, "url"?} or a tuple."""
+    if isinstance(doc, dict):
+        if "id" not in doc or "text" not in doc:
+            raise InputError("a document needs `id` and `text`: %r" % (sorted(doc),))
+        return (str(doc["id"]), doc["text"], doc.get("title"), doc.get("url"))
+    if isinstance(doc, (tuple, list)) and 2 <= len(doc) <= 4:
+        doc = tuple(doc) + (None,) * (4 - len(doc))
+        return (str(doc[0]), doc[1], doc[2], doc[3])
+    raise InputError("a document is a dict {id, text, title?, url?} or a tuple (id, text[, title[, url]])")
+
+
+class Fpdb:
+    """An open store (see `fpdb.open`). One writer per store at a time, across processes;
+    read-only opens work while another process writes (they see what was synced when they
+    opened)."""
+
+    def __init__(self, path, create=True, read_only=False, **settings):
+        self._store = _Store(str(path), create=create, read_only=read_only, **settings)
+        self.path = str(path)
+
+    def ingest(self, id, text, title=None, url=None, replace=False):
+        """Ingest one document; durable on return. Returns its result line (dict)."""
+        return json.loads(self._store.ingest_batch([(str(id), text, title, url)], replace))[0]
+
+    def ingest_many(self, docs, replace=False, batch_size=1024):
+        """Ingest an iterable of documents (dicts or tuples) in batches: fingerprinted on all
+        cores with the GIL released, one sync per batch. Returns the result lines, in order."""
+        out = []
+        it = iter(docs)
+        while True:
+            batch = [_doc_tuple(d) for d in islice(it, batch_size)]
+            if not batch:
+                return out
+            out.extend(json.loads(self._store.ingest_batch(batch, replace)))
+
+    def query(self, text):
+        """Would `text` be a near-duplicate? Never writes."""
+        return json.loads(self._store.query(text))
+
+    def stats(self):
+        return json.loads(self._store.stats())
+
+    def document(self, id):
+        """The stored document with this id (dict), or None."""
+        d = self._store.document(str(id))
+        return None if d is None else json.loads(d)
+
+    def cluster(self, similar_id, limit=1000):
+        """{"similar_id", "size", "members", "truncated"}, or None."""
+        c = self._store.cluster(int(similar_id), limit)
+        return None if c is None else json.loads(c)
+
+    def close(self):
+        """Flush and close; later calls raise FpdbError."""
+        self._store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def open(path, create=True, read_only=False, **settings):  # noqa: A001 (shadows open on purpose: fpdb.open)
+    """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
+    reopen; the CLI's flag names with `_`): algos ("nshash,simhash" or a list), t2s, reflow,
+    tight_clusters, nshash_n, min_sentence_chars, nshash_min_shared, verify_overlap,
+    verify_resemblance, simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows."""
+    return Fpdb(path, create=create, read_only=read_only, **settings)
+
+
+class Client:
+    """`fpdb serve` over HTTP, with the methods of `Fpdb` (ingest, ingest_many, query, stats,
+    document, cluster). Errors the server reports raise FpdbError (InputError for 4xx)."""
+
+    def __init__(self, url, token=None, timeout=60):
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def _call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            try:
+                msg = json.loads(e.read()).get("error", str(e))
+            except ValueError:
+                msg = str(e)
+            if e.code == 404 and method == "GET":
+                return None
+            raise (InputError if 400 <= e.code < 500 else FpdbError)("%s (HTTP %d)" % (msg, e.code)) from None
+
+    def ingest(self, id, text, title=None, url=None, replace=False):
+        doc = {"id": str(id), "text": text, "title": title, "url": url}
+        return self._call("POST", "/v1/documents", {"documents": [doc], "replace": replace})["results"][0]
+
+    def ingest_many(self, docs, replace=False, batch_size=256):
+        out = []
+        it = iter(docs)
+        while True:
+            batch = [_doc_tuple(d) for d in islice(it, batch_size)]
+            if not batch:
+                return out
+            body = {
+                "documents": [{"id": i, "text": t, "title": ti, "url": u} for (i, t, ti, u) in batch],
+                "replace": replace,
+            }
+            out.extend(self._call("POST", "/v1/documents", body)["results"])
+
+    def query(self, text):
+        return self._call("POST", "/v1/query", {"text": text})
+
+    def stats(self):
+        return self._call("GET", "/v1/stats")
+
+    def document(self, id):
+        return self._call("GET", "/v1/documents/" + urllib.parse.quote(str(id), safe=""))
+
+    def cluster(self, similar_id, limit=1000):
+        return self._call("GET", "/v1/clusters/%d?limit=%d" % (int(similar_id), limit))
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

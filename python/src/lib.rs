@@ -1,0 +1,289 @@
+//! `fpdb._native`: the store for Python. Thin: every call is one library call; results cross
+//! as JSON text (the same objects the CLI prints), turned into dicts by `fpdb/__init__.py`.
+//! Fingerprinting, lookups and writes run with the GIL released.
+
+use std::sync::Mutex;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
+
+use fpdb::{Document, Fpdb, IngestResult, OnExisting, Settings};
+
+create_exception!(
+    _native,
+    FpdbError,
+    PyException,
+    "An fpdb error (base class)."
+);
+create_exception!(
+    _native,
+    LockedError,
+    FpdbError,
+    "Another process writes to the store."
+);
+create_exception!(
+    _native,
+    SettingsError,
+    FpdbError,
+    "Settings differ from the store's, or are invalid."
+);
+create_exception!(
+    _native,
+    NotFoundError,
+    FpdbError,
+    "There is no store at the path."
+);
+create_exception!(
+    _native,
+    InputError,
+    FpdbError,
+    "A document that cannot be ingested."
+);
+
+fn err(e: fpdb::Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        fpdb::Error::Locked { .. } => LockedError::new_err(msg),
+        fpdb::Error::NotFound { .. } => NotFoundError::new_err(msg),
+        fpdb::Error::OptionsMismatch { .. } | fpdb::Error::InvalidOption(_) => {
+            SettingsError::new_err(msg)
+        }
+        _ => FpdbError::new_err(msg),
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| FpdbError::new_err(e.to_string()))
+}
+
+/// Settings from keyword arguments (the CLI's flag names with `_`).
+fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
+    let mut s = Settings::default();
+    let Some(kw) = kw else { return Ok(s) };
+    for (k, v) in kw.iter() {
+        let key: String = k.extract()?;
+        match key.as_str() {
+            "algos" => {
+                let names: Vec<String> = match v.extract::<String>() {
+                    Ok(one) => one.split(',').map(|x| x.trim().to_string()).collect(),
+                    Err(_) => v.extract()?,
+                };
+                s.set_algos(&names).map_err(err)?;
+            }
+            "t2s" => s.t2s = Some(v.extract()?),
+            "reflow" => s.reflow = Some(v.extract()?),
+            "tight_clusters" => s.tight_clusters = Some(v.extract()?),
+            "nshash_n" => s.nshash_n = Some(v.extract()?),
+            "min_sentence_chars" => s.min_sentence_chars = Some(v.extract()?),
+            "nshash_min_shared" => s.nshash_min_shared = Some(v.extract()?),
+            "verify_overlap" => s.verify_overlap_pct = Some(v.extract()?),
+            "verify_resemblance" => s.verify_resemblance_pct = Some(v.extract()?),
+            "simhash_k" => s.simhash_k = Some(v.extract()?),
+            "simhash_blocks" => s.simhash_blocks = Some(v.extract()?),
+            "expected_docs" => s.expected_docs = Some(v.extract()?),
+            "minhash_bands" => s.minhash_bands = Some(v.extract()?),
+            "minhash_rows" => s.minhash_rows = Some(v.extract()?),
+            other => return Err(PyTypeError::new_err(format!(
+                "unknown setting `{other}` (known: algos, t2s, reflow, tight_clusters, nshash_n, \
+                     min_sentence_chars, nshash_min_shared, verify_overlap, verify_resemblance, \
+                     simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows)"
+            ))),
+        }
+    }
+    Ok(s)
+}
+
+/// A document from Python values, checked as the JSONL reader checks one.
+fn document(
+    id: String,
+    text: String,
+    title: Option<String>,
+    url: Option<String>,
+) -> PyResult<Document> {
+    let mut obj = serde_json::Map::new();
+    obj.insert("id".into(), id.into());
+    obj.insert("text".into(), text.into());
+    let mut doc = fpdb::reader::document_from_json(&obj, &Default::default(), String::new)
+        .map_err(InputError::new_err)?;
+    doc.title = title;
+    doc.url = url;
+    Ok(doc)
+}
+
+/// The line `fpdb ingest --output` writes for one result.
+fn line(r: &IngestResult) -> serde_json::Value {
+    match r {
+        IngestResult::Added { outcome, replaced } => serde_json::json!({
+            "id": outcome.id,
+            "similar_id": outcome.similar_id,
+            "duplicate_of": outcome.duplicate_of,
+            "matches": outcome.matches,
+            "status": if *replaced { "replaced" } else { "added" },
+        }),
+        IngestResult::SkippedExisting { id, similar_id } => serde_json::json!({
+            "id": id,
+            "similar_id": similar_id,
+            "duplicate_of": null,
+            "matches": [],
+            "status": "skipped",
+            "reason": "id already stored",
+        }),
+    }
+}
+
+/// An open store.
+#[pyclass(module = "fpdb._native")]
+struct Store {
+    db: Mutex<Option<Fpdb>>,
+}
+
+impl Store {
+    fn with<T>(&self, f: impl FnOnce(&mut Fpdb) -> PyResult<T>) -> PyResult<T> {
+        let mut g = self
+            .db
+            .lock()
+            .map_err(|_| FpdbError::new_err("the store is unusable after a panic"))?;
+        match g.as_mut() {
+            Some(db) => f(db),
+            None => Err(FpdbError::new_err("the store is closed")),
+        }
+    }
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    #[pyo3(signature = (path, create = true, read_only = false, **kw))]
+    fn new(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        create: bool,
+        read_only: bool,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let s = settings(kw)?;
+        let db = py
+            .allow_threads(|| {
+                Fpdb::builder()
+                    .settings(s)
+                    .create(create && !read_only)
+                    .read_only(read_only)
+                    .open(&path)
+            })
+            .map_err(err)?;
+        Ok(Store {
+            db: Mutex::new(Some(db)),
+        })
+    }
+
+    /// Ingest documents: a list of (id, text, title, url) tuples; every one is durable when
+    /// this returns. Returns the result lines as JSON text.
+    #[pyo3(signature = (docs, replace = false))]
+    fn ingest_batch(
+        &self,
+        py: Python<'_>,
+        docs: Vec<(String, String, Option<String>, Option<String>)>,
+        replace: bool,
+    ) -> PyResult<String> {
+        let docs: Vec<Document> = docs
+            .into_iter()
+            .map(|(id, text, title, url)| document(id, text, title, url))
+            .collect::<PyResult<_>>()?;
+        let on_existing = if replace {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        };
+        py.allow_threads(|| {
+            self.with(|db| {
+                let fp = db.fingerprinter().clone();
+                let fps: Vec<_> = docs
+                    .par_iter()
+                    .map(|d| fp.fingerprint_with(&d.text, d.description.as_deref()))
+                    .collect();
+                let out = db.ingest_batch(docs.iter().zip(fps).collect(), on_existing);
+                let synced = db.sync();
+                if let Some(e) = out.error {
+                    return Err(err(e));
+                }
+                synced.map_err(err)?;
+                json(&out.results.iter().map(line).collect::<Vec<_>>())
+            })
+        })
+    }
+
+    /// What `fpdb query --json` prints for `text`, as JSON text.
+    fn query(&self, py: Python<'_>, text: String) -> PyResult<String> {
+        if text.trim().is_empty() {
+            return Err(InputError::new_err("the text to query is empty"));
+        }
+        py.allow_threads(|| {
+            self.with(|db| {
+                let fps = db.fingerprint(&text);
+                let o = db.query("", &fps).map_err(err)?;
+                json(&serde_json::json!({
+                    "duplicate": o.is_duplicate(),
+                    "similar_id": o.similar_id,
+                    "duplicate_of": o.duplicate_of,
+                    "matches": o.matches,
+                }))
+            })
+        })
+    }
+
+    /// `fpdb stats --json`, as JSON text.
+    fn stats(&self, py: Python<'_>) -> PyResult<String> {
+        py.allow_threads(|| self.with(|db| json(&db.stats())))
+    }
+
+    /// A stored document as JSON text, or None.
+    fn document(&self, py: Python<'_>, id: String) -> PyResult<Option<String>> {
+        py.allow_threads(|| {
+            self.with(|db| match db.stored_document(&id).map_err(err)? {
+                Some(d) => json(&d).map(Some),
+                None => Ok(None),
+            })
+        })
+    }
+
+    /// A cluster as JSON text, or None.
+    #[pyo3(signature = (similar_id, limit = 1000))]
+    fn cluster(&self, py: Python<'_>, similar_id: u64, limit: usize) -> PyResult<Option<String>> {
+        py.allow_threads(|| {
+            self.with(
+                |db| match db.cluster_members(similar_id, limit).map_err(err)? {
+                    Some(c) => json(&c).map(Some),
+                    None => Ok(None),
+                },
+            )
+        })
+    }
+
+    /// Flush and close (later calls raise). Closing twice is fine.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self
+            .db
+            .lock()
+            .map_err(|_| FpdbError::new_err("the store is unusable after a panic"))?
+            .take();
+        if let Some(db) = db {
+            py.allow_threads(|| db.flush()).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Store>()?;
+    let py = m.py();
+    m.add("FpdbError", py.get_type::<FpdbError>())?;
+    m.add("LockedError", py.get_type::<LockedError>())?;
+    m.add("SettingsError", py.get_type::<SettingsError>())?;
+    m.add("NotFoundError", py.get_type::<NotFoundError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
+    Ok(())
+}

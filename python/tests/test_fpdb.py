@@ -1,0 +1,187 @@
+"""The Python package, for real: a store on disk, the `fpdb` binary (FPDB_BIN) beside it."""
+
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import subprocess
+import time
+
+import pytest
+
+import fpdb
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "data" / "sample.jsonl"
+LAW = "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。第二条 本条例所称政府督查，是指县级以上人民政府在法定职权范围内组织开展的监督检查。"
+OTHER = "今天的天气非常好，我们一起去公园散步，看到了很多美丽的花朵和高大的树木，心情十分愉快。"
+
+
+def fpdb_bin():
+    b = os.environ.get("FPDB_BIN")
+    if not b or not os.path.exists(b):
+        pytest.skip("FPDB_BIN (the fpdb binary) is not set; scripts/test.sh sets it")
+    return b
+
+
+def sample_docs():
+    with open(SAMPLE, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def key(line):
+    return (
+        line["id"],
+        line["similar_id"],
+        line["duplicate_of"],
+        line["status"],
+        sorted(m["id"] for m in line["matches"]),
+    )
+
+
+def test_ingest_query_and_reopen(tmp_path):
+    path = tmp_path / "s.db"
+    with fpdb.open(path) as db:
+        a = db.ingest("a", LAW, title="条例", url="http://example.com/a")
+        assert (a["status"], a["duplicate_of"]) == ("added", None)
+        b = db.ingest("b", "【转载】\n" + LAW)
+        assert (b["duplicate_of"], b["similar_id"]) == ("a", a["similar_id"])
+        assert db.ingest("a", OTHER)["status"] == "skipped"
+        assert db.ingest("a", OTHER, replace=True)["status"] == "replaced"
+        assert db.stats()["documents"] == 2
+    with fpdb.open(path, create=False) as db:
+        q = db.query(LAW + "（来源：网络）")
+        assert q["duplicate"] and q["duplicate_of"] == "b"
+        assert db.query("一段从未出现过的全新文字，与任何文档都不相同，长度也足够长。")["duplicate"] is False
+        doc = db.document("b")
+        assert doc["id"] == "b" and doc["similar_id"] == q["similar_id"]
+        assert db.document("nope") is None
+        c = db.cluster(q["similar_id"])
+        assert c["members"] == ["b"] and c["size"] == 1
+        assert db.cluster(999999) is None
+    with pytest.raises(fpdb.NotFoundError):
+        fpdb.open(tmp_path / "missing.db", create=False)
+
+
+def test_closed_store_and_bad_input(tmp_path):
+    db = fpdb.open(tmp_path / "s.db")
+    with pytest.raises(fpdb.InputError, match="empty"):
+        db.ingest("x", "   ")
+    with pytest.raises(fpdb.InputError, match="control character"):
+        db.ingest("a\nb", LAW)
+    with pytest.raises(fpdb.InputError):
+        db.ingest_many([{"id": "ok", "text": LAW}, {"id": "no-text"}])
+    with pytest.raises(fpdb.InputError):
+        db.query("")
+    assert db.stats()["documents"] == 0  # nothing of a refused batch was written
+    db.close()
+    db.close()
+    with pytest.raises(fpdb.FpdbError, match="closed"):
+        db.query(LAW)
+
+
+def test_settings_are_kept_and_checked(tmp_path):
+    path = tmp_path / "s.db"
+    fpdb.open(path, algos="nshash,simhash", nshash_n=4).close()
+    with fpdb.open(path) as db:
+        st = db.stats()["options"]
+        assert st["nshash_n"] == 4 and st["minhash_bands"] == 0
+    with pytest.raises(fpdb.SettingsError, match="nshash_n"):
+        fpdb.open(path, nshash_n=5)
+    with pytest.raises(fpdb.SettingsError, match="unknown algorithm"):
+        fpdb.open(tmp_path / "t.db", algos=["nshash", "bogus"])
+    with pytest.raises(TypeError, match="unknown setting"):
+        fpdb.open(tmp_path / "t.db", colour="blue")
+
+
+def test_ingest_many_equals_the_cli(tmp_path):
+    docs = sample_docs()
+    with fpdb.open(tmp_path / "py.db") as db:
+        lines = db.ingest_many(docs, batch_size=7)
+    out = tmp_path / "cli.jsonl"
+    subprocess.run(
+        [fpdb_bin(), "--db", str(tmp_path / "cli.db"), "-q", "ingest", str(SAMPLE), "--output", str(out)],
+        check=True,
+    )
+    cli = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+    assert [key(l) for l in lines] == [key(l) for l in cli]
+    assert any(l["duplicate_of"] for l in lines)
+
+
+def start_server(path, tmp_path):
+    log = open(tmp_path / "serve.log", "w+")
+    p = subprocess.Popen(
+        [fpdb_bin(), "--db", str(path), "serve", "--listen", "127.0.0.1:0"],
+        stderr=log,
+    )
+    for _ in range(300):
+        log.seek(0)
+        m = re.search(r"http://([0-9.]+:[0-9]+)", log.read())
+        if m:
+            return p, "http://" + m.group(1)
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    p.kill()
+    log.seek(0)
+    raise AssertionError("fpdb serve did not start: " + log.read())
+
+
+def test_locked_read_only_and_client(tmp_path):
+    path = tmp_path / "s.db"
+    with fpdb.open(path) as db:
+        db.ingest("a", LAW)
+    server, url = start_server(path, tmp_path)
+    try:
+        with pytest.raises(fpdb.LockedError, match="locked by another process"):
+            fpdb.open(path)
+        client = fpdb.Client(url)
+        r = client.ingest("b", "【转载】\n" + LAW)
+        assert r["duplicate_of"] == "a"
+        lines = client.ingest_many([("c", OTHER), {"id": "d", "text": OTHER + "（完）"}])
+        assert [l["status"] for l in lines] == ["added", "added"]
+        assert lines[1]["duplicate_of"] == "c"
+        assert client.query(LAW)["duplicate"] is True
+        assert client.document("b")["similar_id"] == r["similar_id"]
+        assert client.document("nope") is None
+        assert client.cluster(r["similar_id"])["members"] == ["a", "b"]
+        assert client.stats()["documents"] == 4
+        with pytest.raises(fpdb.InputError, match="text"):
+            client._call("POST", "/v1/documents", {"id": "x"})
+        # Read-only while the server writes: sees what was synced when it opened.
+        with fpdb.open(path, read_only=True) as ro:
+            assert ro.stats()["documents"] == 4
+            assert ro.query(OTHER)["duplicate_of"] == "c"
+            with pytest.raises(fpdb.FpdbError):
+                ro.ingest("e", OTHER)
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+    with fpdb.open(path) as db:
+        assert db.stats()["documents"] == 4
+
+
+def test_the_scrapy_style_pipeline_drops_near_duplicates(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "dedup_pipeline", ROOT / "examples" / "python" / "dedup_pipeline.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    pipe = mod.NearDuplicatePipeline(str(tmp_path / "crawl.db"))
+    pipe.open_spider(None)
+    kept, dropped = [], []
+    items = [
+        {"url": "http://a/1", "text": LAW, "title": "条例"},
+        {"url": "http://b/2", "text": "【转载】" + LAW},
+        {"url": "http://c/3", "text": OTHER},
+        {"url": "http://a/1", "text": LAW},
+    ]
+    for item in items:
+        try:
+            kept.append(pipe.process_item(dict(item), None))
+        except mod.DropItem as e:
+            dropped.append(str(e))
+    pipe.close_spider(None)
+    assert [k["url"] for k in kept] == ["http://a/1", "http://c/3"]
+    assert dropped == ["near-duplicate of http://a/1", "already seen: http://a/1"]
