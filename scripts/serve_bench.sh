@@ -6,7 +6,9 @@
 #   scripts/serve_bench.sh [N] [SECONDS]
 #
 # Defaults: N = 1000000 stored documents (the store is built once with `fpdb ingest`, minutes,
-# and reused), 10 s per query row. Work files go to ${BENCH_DIR:-target/bench}.
+# and reused), 10 s per query row, after 5 s of warm-up (a server runs for long). Extra flags
+# for the server in SERVE_ARGS (e.g. SERVE_ARGS="--cache-mib 1024"). Work files go to
+# ${BENCH_DIR:-target/bench}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -31,7 +33,8 @@ queries="$work/serve-queries.jsonl"
 server_pid=
 start_server() { # store
   local log="$work/serve.log"
-  "$bin/fpdb" --db "$1" serve --listen 127.0.0.1:0 2> "$log" &
+  # shellcheck disable=SC2086
+  "$bin/fpdb" --db "$1" serve --listen 127.0.0.1:0 ${SERVE_ARGS:-} 2> "$log" &
   server_pid=$!
   for _ in $(seq 1 600); do
     addr=$(grep -o 'http://[0-9.:]*' "$log" | head -1 | sed 's#http://##' || true)
@@ -53,9 +56,10 @@ print("%-8s %8d %10d %8d %12.0f %12.0f %9.2f %9.2f" % (r["mode"], r["clients"], 
 ' "$1"
 }
 
-echo "## fpdb serve on loopback ($(nproc) cores), store of $n documents"
+echo "## fpdb serve on loopback ($(nproc) cores), store of $n documents ${SERVE_ARGS:-}"
 printf "%-8s %8s %10s %8s %12s %12s %9s %9s\n" mode clients requests errors "requests/s" "docs/s" "p50 ms" "p99 ms"
 start_server "$store"
+"$bin/examples/serve_load" "$addr" query 64 5 "$queries" > /dev/null
 for c in 1 8 64; do
   row "$("$bin/examples/serve_load" "$addr" query "$c" "$secs" "$queries")"
 done

@@ -86,11 +86,13 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "expected_docs" => s.expected_docs = Some(v.extract()?),
             "minhash_bands" => s.minhash_bands = Some(v.extract()?),
             "minhash_rows" => s.minhash_rows = Some(v.extract()?),
-            other => return Err(PyTypeError::new_err(format!(
+            other => {
+                return Err(PyTypeError::new_err(format!(
                 "unknown setting `{other}` (known: algos, t2s, reflow, tight_clusters, nshash_n, \
                      min_sentence_chars, nshash_min_shared, verify_overlap, verify_resemblance, \
                      simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows)"
-            ))),
+            )))
+            }
         }
     }
     Ok(s)

@@ -215,17 +215,22 @@ impl Fpdb {
         }
         // Verify every candidate against its stored sentence sketch.
         let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
-        let mut docs: HashMap<u64, (String, u64, f64)> = HashMap::default();
+        let mut docs: HashMap<u64, (String, Option<u64>, f64)> = HashMap::default();
         for (seq, algo, score, distance) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
                 let (id, similar_id, overlap) = verify(seq)?;
-                let (root, _) = self.find(similar_id)?;
+                // Only a verified candidate's cluster is looked up.
+                let root = if min_overlap > 0.0 && overlap < min_overlap {
+                    None
+                } else {
+                    Some(self.find(similar_id)?.0)
+                };
                 e.insert((id, root, overlap));
             }
             let (id, root, overlap) = &docs[&seq];
-            if min_overlap > 0.0 && *overlap < min_overlap {
+            let Some(root) = root else {
                 continue;
-            }
+            };
             lk.candidates.push(Candidate {
                 seq,
                 id: id.clone(),

@@ -193,6 +193,7 @@ pub struct Builder {
     settings: Settings,
     create: bool,
     read_only: bool,
+    cache_bytes: Option<usize>,
 }
 
 impl Builder {
@@ -221,16 +222,24 @@ impl Builder {
         self.read_only = yes;
         self
     }
+    /// Block cache of the RocksDB store (default: 128 MiB); not a store setting.
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = Some(bytes);
+        self
+    }
     /// Open the RocksDB store at `path`.
     pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
         let path = path.as_ref();
+        let cache = self
+            .cache_bytes
+            .unwrap_or(crate::store::rocks::BLOCK_CACHE_BYTES);
         let store: Box<dyn Store> = if self.read_only {
-            Box::new(RocksStore::open_read_only(path)?)
+            Box::new(RocksStore::open_read_only_with_cache(path, cache)?)
         } else {
             if self.create {
                 std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
             }
-            Box::new(RocksStore::open(path, self.create)?)
+            Box::new(RocksStore::open_with_cache(path, self.create, cache)?)
         };
         Fpdb::init(store, &self.settings, Some(path.to_path_buf()))
     }

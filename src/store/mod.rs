@@ -4,7 +4,7 @@
 //! the same conformance suite (`tests/store_conformance.rs`).
 
 mod memory;
-mod rocks;
+pub(crate) mod rocks;
 pub mod schema;
 mod staged;
 

@@ -33,8 +33,9 @@ impl std::fmt::Debug for RocksStore {
 /// Memory for all memtables of a store together.
 const MEMTABLE_BUDGET: usize = 128 << 20;
 
-/// Block cache shared by every column family of a store.
-const BLOCK_CACHE_BYTES: usize = 128 << 20;
+/// Block cache shared by every column family of a store, unless the opener asks for another
+/// size ([`RocksStore::open_with_cache`]).
+pub const BLOCK_CACHE_BYTES: usize = 128 << 20;
 
 /// Bytes of a `simhash` key covered by the prefix extractor (table byte + 24 bits).
 const SIMHASH_PREFIX: usize = 4;
@@ -196,6 +197,12 @@ impl RocksStore {
     /// Open (creating when `create` is set) the store at `path` for writing. A store held by
     /// another writer gives [`Error::Locked`].
     pub fn open(path: &Path, create: bool) -> Result<Self> {
+        Self::open_with_cache(path, create, BLOCK_CACHE_BYTES)
+    }
+
+    /// [`RocksStore::open`] with a block cache of `cache_bytes` (index, filter and data blocks
+    /// of every column family): more keeps more of a large store's lookups in memory.
+    pub fn open_with_cache(path: &Path, create: bool, cache_bytes: usize) -> Result<Self> {
         if !create && !path.join("CURRENT").exists() {
             return Err(Error::NotFound {
                 path: path.to_path_buf(),
@@ -217,7 +224,7 @@ impl RocksStore {
         // One memory budget for every memtable, so memory does not grow with the column
         // families' write sizes (and stays flat however large the input).
         opts.set_db_write_buffer_size(MEMTABLE_BUDGET);
-        let cache = Cache::new_lru_cache(BLOCK_CACHE_BYTES);
+        let cache = Cache::new_lru_cache(cache_bytes);
         let cfs = Cf::ALL
             .iter()
             .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache, false)));
@@ -233,6 +240,11 @@ impl RocksStore {
     /// Open the store at `path` read-only. Takes no lock: works while a writer runs, and sees
     /// the writes synced before it opened.
     pub fn open_read_only(path: &Path) -> Result<Self> {
+        Self::open_read_only_with_cache(path, BLOCK_CACHE_BYTES)
+    }
+
+    /// [`RocksStore::open_read_only`] with a block cache of `cache_bytes`.
+    pub fn open_read_only_with_cache(path: &Path, cache_bytes: usize) -> Result<Self> {
         if !path.join("CURRENT").exists() {
             return Err(Error::NotFound {
                 path: path.to_path_buf(),
@@ -240,7 +252,7 @@ impl RocksStore {
         }
         let mut opts = Options::default();
         wal_recovery(&mut opts, path);
-        let cache = Cache::new_lru_cache(BLOCK_CACHE_BYTES);
+        let cache = Cache::new_lru_cache(cache_bytes);
         // Only the families the store has: an older format lacks the newer ones, which then
         // read as empty.
         let present = DB::list_cf(&opts, path).map_err(|e| map_err(path, e))?;

@@ -45,6 +45,10 @@ pub(super) struct ServeArgs {
     /// Most documents ingested together in one group commit (one sync)
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
     max_group: u64,
+    /// Block cache in MiB (index, filter and data blocks): a store larger than the cache
+    /// reads most lookups from disk (or the page cache)
+    #[arg(long, value_name = "MIB", default_value_t = 128, value_parser = clap::value_parser!(u64).range(8..))]
+    cache_mib: u64,
     /// Worker threads for HTTP and for fingerprinting (default: all cores)
     #[arg(long)]
     threads: Option<usize>,
@@ -91,7 +95,11 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .thread_name(|i| format!("fpdb-cpu-{i}"))
         .build_global()
         .ok();
-    let db = Fpdb::builder().settings(settings).create(true).open(path)?;
+    let db = Fpdb::builder()
+        .settings(settings)
+        .create(true)
+        .cache_bytes((a.cache_mib as usize) << 20)
+        .open(path)?;
     // The first queries would otherwise wait for jieba's dictionary.
     rayon::spawn(fpdb::text::warm_up);
     let (tx, rx) = std::sync::mpsc::channel();
