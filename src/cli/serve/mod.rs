@@ -64,7 +64,7 @@ pub(super) struct Shared {
     fingerprinter: fpdb::fingerprint::Fingerprinter,
     /// Hands write jobs to the writer thread; None once the server is shutting down.
     writer: Mutex<Option<std::sync::mpsc::Sender<writer::Job>>>,
-    /// `Bearer TOKEN` expected in `Authorization`, if a token is set.
+    /// The token every request but /healthz must bring (`Authorization: Bearer TOKEN`), if set.
     token: Option<String>,
     metrics: metrics::Metrics,
     max_body_bytes: usize,
@@ -136,6 +136,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
                 path.display()
             );
         } else {
+            // Even when quiet: with port 0 this line is the only way to learn the port.
             eprintln!("fpdb: listening on http://{local}");
         }
         let app = api::router(shared.clone());
@@ -153,10 +154,10 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .take();
     let writer_ok = writer.join().is_ok();
     drop(runtime);
-    let shared = Arc::try_unwrap(shared)
-        .map_err(|_| anyhow::anyhow!("a request still holds the store at shutdown"))?;
-    let db = shared.db.into_inner().unwrap_or_else(|e| e.into_inner());
-    let flushed = db.flush();
+    // A lookup whose client went away may still hold the store on rayon's pool: flush through
+    // the lock rather than wait for it; the store closes with the last reference.
+    let flushed = shared.db.read().unwrap_or_else(|e| e.into_inner()).flush();
+    drop(shared);
     served?;
     if !writer_ok {
         bail!("the writer thread failed; acknowledged documents are stored");
