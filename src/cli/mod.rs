@@ -51,6 +51,7 @@ Examples:
   fpdb query --file page.txt                         # would this page be a duplicate?
   fpdb --db /data/news.db stats
   fpdb export > clusters.jsonl                       # every document with its similar_id
+  fpdb serve --listen 127.0.0.1:8080                 # HTTP: POST /v1/query, /v1/documents, ...
 
 Exit codes: 0 ok (query: duplicate found; explain: linked), 1 query: no duplicate
 (explain: not linked), 2 error, 3 ingest finished but skipped some inputs (bad lines,
