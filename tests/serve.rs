@@ -273,6 +273,11 @@ fn every_route_answers_and_ingest_equals_the_cli() {
     assert_eq!(status, 200);
     assert_eq!(v["results"][0]["status"], "skipped");
     assert_eq!(v["results"][0]["similar_id"], json!(sid));
+    let mut replaced = again.clone();
+    replaced["replace"] = json!(true);
+    let (status, v) = server.post("/v1/documents", &replaced);
+    assert_eq!((status, &v["results"][0]["status"]), (200, &json!("replaced")), "{v}");
+    assert_eq!(v["results"][0]["similar_id"], json!(sid));
 
     // Query: a stored text is a duplicate, as `fpdb query --json` says; a new one is not.
     let text = again["text"].as_str().unwrap();

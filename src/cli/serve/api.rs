@@ -385,8 +385,8 @@ async fn query_batch(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) ->
     Ok(Json(serde_json::json!({ "results": results })).into_response())
 }
 
-/// `POST /v1/documents`: one document, or `{"documents": [...], "replace"?: bool}`;
-/// `?replace=true` also replaces. Answers `{"results": [...]}` (the lines `ingest --output`
+/// `POST /v1/documents`: one document, or `{"documents": [...]}`; `"replace": true` in the
+/// body or `?replace=true` replaces stored ids. Answers `{"results": [...]}` (the lines `ingest --output`
 /// writes) once every document is durable.
 async fn ingest(
     State(s): State<Db>,
@@ -409,10 +409,10 @@ async fn ingest(
             };
         }
     }
+    if let Some(v) = obj.get("replace") {
+        replace |= flag(v, "replace")?;
+    }
     let docs = if obj.contains_key("documents") {
-        if let Some(v) = obj.get("replace") {
-            replace |= flag(v, "replace")?;
-        }
         documents(&obj, None)?
     } else {
         vec![parse_document(&obj, "")?]
