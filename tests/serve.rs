@@ -276,7 +276,11 @@ fn every_route_answers_and_ingest_equals_the_cli() {
     let mut replaced = again.clone();
     replaced["replace"] = json!(true);
     let (status, v) = server.post("/v1/documents", &replaced);
-    assert_eq!((status, &v["results"][0]["status"]), (200, &json!("replaced")), "{v}");
+    assert_eq!(
+        (status, &v["results"][0]["status"]),
+        (200, &json!("replaced")),
+        "{v}"
+    );
     assert_eq!(v["results"][0]["similar_id"], json!(sid));
 
     // Query: a stored text is a duplicate, as `fpdb query --json` says; a new one is not.
