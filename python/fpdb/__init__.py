@@ -78,6 +78,11 @@ class Fpdb:
         """Would `text` be a near-duplicate? Never writes."""
         return json.loads(self._store.query(text))
 
+    def query_many(self, texts):
+        """`query` of every text (looked up on all cores, the GIL released; each against the
+        store, not against each other): a list in input order."""
+        return json.loads(self._store.query_many(list(texts)))
+
     def stats(self):
         return json.loads(self._store.stats())
 
@@ -157,6 +162,18 @@ class Client:
 
     def query(self, text):
         return self._call("POST", "/v1/query", {"text": text})
+
+    def query_many(self, texts, batch_size=256):
+        out = []
+        it = iter(texts)
+        while True:
+            batch = list(islice(it, batch_size))
+            if not batch:
+                return out
+            body = {"documents": [{"id": str(i), "text": t} for i, t in enumerate(batch)]}
+            for r in self._call("POST", "/v1/query/batch", body)["results"]:
+                r.pop("id", None)
+                out.append(r)
 
     def stats(self):
         return self._call("GET", "/v1/stats")

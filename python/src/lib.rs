@@ -236,6 +236,32 @@ impl Store {
         })
     }
 
+    /// [`Store::query`] of every text, on all cores: a JSON array in input order.
+    fn query_many(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<String> {
+        if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
+            return Err(InputError::new_err(format!("text {i} is empty")));
+        }
+        py.allow_threads(|| {
+            self.with(|db| {
+                let db = &*db;
+                let answers: Vec<serde_json::Value> = texts
+                    .par_iter()
+                    .map(|t| {
+                        let o = db.query("", &db.fingerprint(t))?;
+                        Ok(serde_json::json!({
+                            "duplicate": o.is_duplicate(),
+                            "similar_id": o.similar_id,
+                            "duplicate_of": o.duplicate_of,
+                            "matches": o.matches,
+                        }))
+                    })
+                    .collect::<fpdb::Result<_>>()
+                    .map_err(err)?;
+                json(&answers)
+            })
+        })
+    }
+
     /// `fpdb stats --json`, as JSON text.
     fn stats(&self, py: Python<'_>) -> PyResult<String> {
         py.allow_threads(|| self.with(|db| json(&db.stats())))

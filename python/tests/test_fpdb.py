@@ -54,6 +54,9 @@ def test_ingest_query_and_reopen(tmp_path):
         q = db.query(LAW + "（来源：网络）")
         assert q["duplicate"] and q["duplicate_of"] == "b"
         assert db.query("一段从未出现过的全新文字，与任何文档都不相同，长度也足够长。")["duplicate"] is False
+        many = db.query_many([LAW, "一段从未出现过的全新文字，与任何文档都不相同，长度也足够长。", OTHER])
+        assert [m["duplicate"] for m in many] == [True, False, True]
+        assert many[0] == db.query(LAW)
         doc = db.document("b")
         assert doc["id"] == "b" and doc["similar_id"] == q["similar_id"]
         assert db.document("nope") is None
@@ -143,6 +146,7 @@ def test_locked_read_only_and_client(tmp_path):
         assert [l["status"] for l in lines] == ["added", "added"]
         assert lines[1]["duplicate_of"] == "c"
         assert client.query(LAW)["duplicate"] is True
+        assert client.query_many([LAW, OTHER]) == [client.query(LAW), client.query(OTHER)]
         assert client.document("b")["similar_id"] == r["similar_id"]
         assert client.document("nope") is None
         assert client.cluster(r["similar_id"])["members"] == ["a", "b"]
