@@ -95,6 +95,17 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .thread_name(|i| format!("fpdb-cpu-{i}"))
         .build_global()
         .ok();
+    // The address is taken before the store is opened (or created): a busy port leaves no
+    // new store behind.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("fpdb-http")
+        .enable_all()
+        .build()
+        .context("cannot start the HTTP runtime")?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(a.listen))
+        .with_context(|| format!("cannot listen on {}", a.listen))?;
     let db = Fpdb::builder()
         .settings(settings)
         .create(true)
@@ -119,16 +130,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
             .name("fpdb-writer".into())
             .spawn(move || writer::run(&shared, rx, max_group))?
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .thread_name("fpdb-http")
-        .enable_all()
-        .build()
-        .context("cannot start the HTTP runtime")?;
     let served = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(a.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", a.listen))?;
         let local = listener.local_addr()?;
         if !quiet {
             eprintln!(
