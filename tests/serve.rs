@@ -505,6 +505,29 @@ fn the_token_guards_every_route_but_healthz() {
         serde_json::from_str::<Value>(&text).unwrap()["documents"],
         1
     );
+    // A busy port: a clear error, and no new store left behind.
+    let out = run(
+        dir.path(),
+        &["--db", "other.db", "serve", "--listen", &server.addr],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("cannot listen on"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("other.db").exists());
+    // The store is locked by the server.
+    let out = run(
+        dir.path(),
+        &["--db", "t.db", "serve", "--listen", "127.0.0.1:0"],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("locked by another process"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(server.stop(), 0);
 
     // No token: loopback only, unless asked for in so many words.
