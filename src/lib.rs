@@ -37,7 +37,7 @@ pub mod text;
 pub use engine::now;
 pub use engine::{
     BatchOutcome, Builder, Cluster, Document, Fpdb, IngestResult, Match, OnExisting, Outcome,
-    Settings, Stats, StoredDocument, Verified, ALGO_NAMES, MAX_MATCHES,
+    QueryAnswer, ResultLine, Settings, Stats, StoredDocument, Verified, ALGO_NAMES, MAX_MATCHES,
 };
 pub use error::{Error, Result};
 pub use fingerprint::Fingerprints;

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 
-use fpdb::{Document, Fpdb, IngestResult, OnExisting, Settings};
+use fpdb::{Document, Fpdb, OnExisting, Settings};
 
 create_exception!(
     _native,
@@ -115,27 +115,6 @@ fn document(
     Ok(doc)
 }
 
-/// The line `fpdb ingest --output` writes for one result.
-fn line(r: &IngestResult) -> serde_json::Value {
-    match r {
-        IngestResult::Added { outcome, replaced } => serde_json::json!({
-            "id": outcome.id,
-            "similar_id": outcome.similar_id,
-            "duplicate_of": outcome.duplicate_of,
-            "matches": outcome.matches,
-            "status": if *replaced { "replaced" } else { "added" },
-        }),
-        IngestResult::SkippedExisting { id, similar_id } => serde_json::json!({
-            "id": id,
-            "similar_id": similar_id,
-            "duplicate_of": null,
-            "matches": [],
-            "status": "skipped",
-            "reason": "id already stored",
-        }),
-    }
-}
-
 /// An open store.
 #[pyclass(module = "fpdb._native")]
 struct Store {
@@ -212,7 +191,12 @@ impl Store {
                     return Err(err(e));
                 }
                 synced.map_err(err)?;
-                json(&out.results.iter().map(line).collect::<Vec<_>>())
+                json(
+                    &out.results
+                        .iter()
+                        .map(|r| fpdb::ResultLine::of(r, || None))
+                        .collect::<Vec<_>>(),
+                )
             })
         })
     }
@@ -226,12 +210,7 @@ impl Store {
             self.with(|db| {
                 let fps = db.fingerprint(&text);
                 let o = db.query("", &fps).map_err(err)?;
-                json(&serde_json::json!({
-                    "duplicate": o.is_duplicate(),
-                    "similar_id": o.similar_id,
-                    "duplicate_of": o.duplicate_of,
-                    "matches": o.matches,
-                }))
+                json(&o.answer(None))
             })
         })
     }
@@ -244,20 +223,12 @@ impl Store {
         py.allow_threads(|| {
             self.with(|db| {
                 let db = &*db;
-                let answers: Vec<serde_json::Value> = texts
+                let outcomes: Vec<fpdb::Outcome> = texts
                     .par_iter()
-                    .map(|t| {
-                        let o = db.query("", &db.fingerprint(t))?;
-                        Ok(serde_json::json!({
-                            "duplicate": o.is_duplicate(),
-                            "similar_id": o.similar_id,
-                            "duplicate_of": o.duplicate_of,
-                            "matches": o.matches,
-                        }))
-                    })
+                    .map(|t| db.query("", &db.fingerprint(t)))
                     .collect::<fpdb::Result<_>>()
                     .map_err(err)?;
-                json(&answers)
+                json(&outcomes.iter().map(|o| o.answer(None)).collect::<Vec<_>>())
             })
         })
     }

@@ -5,7 +5,6 @@ use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use serde::Serialize;
 
 use fpdb::Fpdb;
 
@@ -55,45 +54,7 @@ pub(super) fn check_output_not_input(
 }
 
 /// One line of `ingest --output`.
-#[derive(Serialize)]
-pub(super) struct OutputLine<'a> {
-    pub(super) id: Option<&'a str>,
-    pub(super) similar_id: Option<u64>,
-    pub(super) duplicate_of: Option<&'a str>,
-    pub(super) matches: &'a [fpdb::Match],
-    pub(super) status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) source: Option<String>,
-}
-
-impl<'a> OutputLine<'a> {
-    /// The line of a document that was ingested or skipped for its id (`source`: where it
-    /// was read, for skipped ones).
-    pub(super) fn of(r: &'a fpdb::IngestResult, source: impl FnOnce() -> Option<String>) -> Self {
-        match r {
-            fpdb::IngestResult::Added { outcome, replaced } => OutputLine {
-                id: Some(&outcome.id),
-                similar_id: outcome.similar_id,
-                duplicate_of: outcome.duplicate_of.as_deref(),
-                matches: &outcome.matches,
-                status: if *replaced { "replaced" } else { "added" },
-                reason: None,
-                source: None,
-            },
-            fpdb::IngestResult::SkippedExisting { id, similar_id } => OutputLine {
-                id: Some(id),
-                similar_id: Some(*similar_id),
-                duplicate_of: None,
-                matches: &[],
-                status: "skipped",
-                reason: Some("id already stored"),
-                source: source(),
-            },
-        }
-    }
-}
+pub(super) use fpdb::ResultLine as OutputLine;
 
 /// An id for a line of text output: control characters (a newline would forge a line; such
 /// ids are refused at input, but older stores may hold them) escaped.

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use rayon::prelude::*;
-use serde::Serialize;
 
 use fpdb::reader::{Inputs, ReadOptions};
 use fpdb::Outcome;
@@ -46,14 +45,6 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
     let mut inputs = Inputs::new(&a.batch, read_opts);
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut records, mut duplicates, mut skipped) = (0u64, 0u64, 0u64);
-    #[derive(Serialize)]
-    struct Line<'a> {
-        id: &'a str,
-        duplicate: bool,
-        similar_id: Option<u64>,
-        duplicate_of: Option<&'a str>,
-        matches: &'a [fpdb::Match],
-    }
     while let Some((chunk, fps)) = next_chunk(&mut inputs, 1024, &fp) {
         // Lookups are independent (nothing is written): all cores, then output in order.
         let found: Vec<Option<fpdb::Result<Outcome>>> = chunk
@@ -70,14 +61,7 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
                 (Ok(doc), Some(o)) => {
                     let o = o?;
                     duplicates += u64::from(o.is_duplicate());
-                    let line = Line {
-                        id: &doc.id,
-                        duplicate: o.is_duplicate(),
-                        similar_id: o.similar_id,
-                        duplicate_of: o.duplicate_of.as_deref(),
-                        matches: &o.matches,
-                    };
-                    serde_json::to_writer(&mut out, &line)?;
+                    serde_json::to_writer(&mut out, &o.answer(Some(&doc.id)))?;
                     out.write_all(b"\n")?;
                 }
                 (Err(reason), _) => {
@@ -127,20 +111,7 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
         .fingerprint_with(&text, description.as_deref());
     let o: Outcome = db.query("", &fps)?;
     if a.json {
-        #[derive(Serialize)]
-        struct Q<'a> {
-            duplicate: bool,
-            similar_id: Option<u64>,
-            duplicate_of: Option<&'a str>,
-            matches: &'a [fpdb::Match],
-        }
-        let q = Q {
-            duplicate: o.is_duplicate(),
-            similar_id: o.similar_id,
-            duplicate_of: o.duplicate_of.as_deref(),
-            matches: &o.matches,
-        };
-        outln!("{}", serde_json::to_string(&q)?);
+        outln!("{}", serde_json::to_string(&o.answer(None))?);
     } else if let Some(id) = o.similar_id {
         outln!(
             "duplicate: similar_id {id} (first document: {})",

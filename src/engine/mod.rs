@@ -36,7 +36,8 @@ use std::path::{Path, PathBuf};
 pub use batch::BatchOutcome;
 pub use settings::{Builder, Settings, ALGO_NAMES};
 pub use types::{
-    Cluster, Document, IngestResult, Match, OnExisting, Outcome, Stats, StoredDocument, Verified,
+    Cluster, Document, IngestResult, Match, OnExisting, Outcome, QueryAnswer, ResultLine, Stats,
+    StoredDocument, Verified,
 };
 
 use crate::error::Result;

@@ -164,3 +164,82 @@ pub struct Cluster {
     /// Whether `members` lists fewer documents than `size`.
     pub truncated: bool,
 }
+
+/// The answer to a lookup as every front end prints it (`fpdb query --json`, each line of
+/// `fpdb query --batch`, `fpdb serve`, the Python package): from [`Outcome::answer`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryAnswer<'a> {
+    /// The looked-up document's id (batch answers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a str>,
+    /// Whether a stored document matched.
+    pub duplicate: bool,
+    /// The cluster it would join (None: a fresh one).
+    pub similar_id: Option<u64>,
+    /// The first document of that cluster.
+    pub duplicate_of: Option<&'a str>,
+    /// Stored documents that matched, best first.
+    pub matches: &'a [Match],
+}
+
+impl Outcome {
+    /// This outcome as a lookup's answer, with `id` for batch answers.
+    pub fn answer<'a>(&'a self, id: Option<&'a str>) -> QueryAnswer<'a> {
+        QueryAnswer {
+            id,
+            duplicate: self.is_duplicate(),
+            similar_id: self.similar_id,
+            duplicate_of: self.duplicate_of.as_deref(),
+            matches: &self.matches,
+        }
+    }
+}
+
+/// One line of `fpdb ingest --output` (also what `fpdb serve` and the Python package return
+/// for an ingested document).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultLine<'a> {
+    /// The document's id (None: a record that held no readable id).
+    pub id: Option<&'a str>,
+    /// Its cluster (None when it was not ingested).
+    pub similar_id: Option<u64>,
+    /// The first document of its cluster, when that is another document.
+    pub duplicate_of: Option<&'a str>,
+    /// Stored documents that matched, best first.
+    pub matches: &'a [Match],
+    /// `added`, `replaced` or `skipped`.
+    pub status: &'static str,
+    /// Why it was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'a str>,
+    /// Where a skipped record was read (`file:line`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl<'a> ResultLine<'a> {
+    /// The line of a document that was ingested or skipped for its id (`source`: where it
+    /// was read, for skipped ones).
+    pub fn of(r: &'a IngestResult, source: impl FnOnce() -> Option<String>) -> Self {
+        match r {
+            IngestResult::Added { outcome, replaced } => ResultLine {
+                id: Some(&outcome.id),
+                similar_id: outcome.similar_id,
+                duplicate_of: outcome.duplicate_of.as_deref(),
+                matches: &outcome.matches,
+                status: if *replaced { "replaced" } else { "added" },
+                reason: None,
+                source: None,
+            },
+            IngestResult::SkippedExisting { id, similar_id } => ResultLine {
+                id: Some(id),
+                similar_id: Some(*similar_id),
+                duplicate_of: None,
+                matches: &[],
+                status: "skipped",
+                reason: Some("id already stored"),
+                source: source(),
+            },
+        }
+    }
+}

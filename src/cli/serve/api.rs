@@ -26,7 +26,6 @@ use fpdb::{Document, OnExisting, Outcome};
 
 use super::writer::Job;
 use super::Shared;
-use crate::cli::output::OutputLine;
 
 /// The OpenAPI document of this API.
 pub(super) const OPENAPI: &str = include_str!("openapi.json");
@@ -287,29 +286,6 @@ fn flag(v: &Value, field: &str) -> Result<bool, ApiError> {
     }
 }
 
-/// The answer to a query, as `fpdb query --json` prints it (with the id for batches).
-#[derive(Serialize)]
-struct QueryAnswer<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a str>,
-    duplicate: bool,
-    similar_id: Option<u64>,
-    duplicate_of: Option<&'a str>,
-    matches: &'a [fpdb::Match],
-}
-
-impl<'a> QueryAnswer<'a> {
-    fn of(id: Option<&'a str>, o: &'a Outcome) -> Self {
-        QueryAnswer {
-            id,
-            duplicate: o.is_duplicate(),
-            similar_id: o.similar_id,
-            duplicate_of: o.duplicate_of.as_deref(),
-            matches: &o.matches,
-        }
-    }
-}
-
 /// `fpdb query` for one document.
 fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
     let fps = s
@@ -360,7 +336,7 @@ async fn query(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) -> Answe
     let o = on_cpu(move || look_up(&s, &doc))
         .await?
         .map_err(ApiError::store)?;
-    Ok(Json(QueryAnswer::of(None, &o)).into_response())
+    Ok(Json(o.answer(None)).into_response())
 }
 
 /// `POST /v1/query/batch`: `{"documents": [...]}` -> `{"results": [...]}`, one per document in
@@ -377,10 +353,10 @@ async fn query_batch(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) ->
     .await?
     .map_err(ApiError::store)?;
     let (docs, outcomes) = found;
-    let results: Vec<QueryAnswer> = docs
+    let results: Vec<fpdb::QueryAnswer> = docs
         .iter()
         .zip(&outcomes)
-        .map(|(d, o)| QueryAnswer::of(Some(&d.id), o))
+        .map(|(d, o)| o.answer(Some(&d.id)))
         .collect();
     Ok(Json(serde_json::json!({ "results": results })).into_response())
 }
@@ -455,8 +431,10 @@ async fn ingest(
     }
     match rx.await {
         Ok(Ok(results)) => {
-            let lines: Vec<OutputLine> =
-                results.iter().map(|r| OutputLine::of(r, || None)).collect();
+            let lines: Vec<fpdb::ResultLine> = results
+                .iter()
+                .map(|r| fpdb::ResultLine::of(r, || None))
+                .collect();
             Ok(Json(serde_json::json!({ "results": lines })).into_response())
         }
         Ok(Err(e)) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e)),
