@@ -181,3 +181,64 @@ fn a_batch_on_a_read_only_store_is_refused() {
     assert!(r.results.is_empty());
     assert!(matches!(r.error, Some(fpdb::Error::ReadOnly)));
 }
+
+/// The in-memory presence filters (`Builder::presence_filters`) skip only lookups that would
+/// find nothing: the same stream gives the same results, store and query answers with and
+/// without them, half of it written before the filters were built (found by their scan at
+/// open), half after (inserted as written).
+#[test]
+fn presence_filters_change_no_result() {
+    for seed in [3u64, 4, 5] {
+        let mut rng = Rng(seed * 0x9e37_79b9_7f4a_7c15 | 1);
+        let docs = stream(&mut rng, 400);
+        let on = if seed % 3 == 0 {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let run = |name: &str,
+                   filters: bool|
+         -> (Vec<IngestResult>, Vec<fpdb::Outcome>, Vec<fpdb::Outcome>) {
+            let path = dir.path().join(name);
+            let mut results = Vec::new();
+            for (half, part) in docs.chunks(docs.len() / 2 + 1).enumerate() {
+                let mut db = Fpdb::builder()
+                    .create(true)
+                    .presence_filters(filters && half == 1)
+                    .open(&path)
+                    .unwrap();
+                for chunk in part.chunks(37) {
+                    let batch: Vec<_> =
+                        chunk.iter().map(|d| (d, db.fingerprint(&d.text))).collect();
+                    let r = db.ingest_batch(batch, on);
+                    assert!(r.error.is_none());
+                    results.extend(r.results);
+                    db.sync().unwrap();
+                }
+            }
+            let db = Fpdb::builder()
+                .presence_filters(filters)
+                .open(&path)
+                .unwrap();
+            let queries = docs
+                .iter()
+                .map(|d| {
+                    db.query("", &db.fingerprint(&format!("{}。补充一句新的话", d.text)))
+                        .unwrap()
+                })
+                .collect();
+            db.verify().unwrap();
+            (results, export(&db), queries)
+        };
+        let plain = run("plain", false);
+        let filtered = run("filtered", true);
+        assert_eq!(plain.0, filtered.0, "seed {seed}: ingest results");
+        assert_eq!(plain.1, filtered.1, "seed {seed}: stores");
+        assert_eq!(plain.2, filtered.2, "seed {seed}: query answers");
+        assert!(
+            plain.2.iter().any(|o| o.is_duplicate()),
+            "the queries find something"
+        );
+    }
+}

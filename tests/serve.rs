@@ -226,7 +226,8 @@ fn planted_corpus(n_groups: usize, seed: u64) -> Vec<Value> {
 #[test]
 fn every_route_answers_and_ingest_equals_the_cli() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), "served.db", &[]);
+    // With the in-memory presence filters (the other tests run without): same lines as the CLI.
+    let server = Server::start(dir.path(), "served.db", &["--memory-filters"]);
     let docs = sample_json();
 
     // Health first, on an empty store.

@@ -163,3 +163,41 @@ fn missing_store_is_not_found() {
         Err(fpdb::Error::NotFound { .. })
     ));
 }
+
+#[test]
+fn presence_filter_store_conforms_and_finds_every_prefix() {
+    use fpdb::store::{schema, Presence};
+    conformance(&Presence::new(Box::new(MemoryStore::new())).unwrap());
+    // Keys written before the filter exists are found through its scan, keys written after
+    // through `write`; an absent prefix finds nothing; total-order ranges pass through.
+    let base = MemoryStore::new();
+    let posting = |h: u64, seq: u64| {
+        let mut k = h.to_be_bytes().to_vec();
+        k.extend(seq.to_be_bytes());
+        k
+    };
+    let mut b = Batch::new();
+    for h in [1u64, 1 << 40, u64::MAX - 3] {
+        b.put(Cf::Nshash, posting(h, 7), b"c".to_vec());
+    }
+    base.write(b).unwrap();
+    let s = Presence::new(Box::new(base)).unwrap();
+    let mut b = Batch::new();
+    b.put(Cf::Nshash, posting(99, 8), b"d".to_vec());
+    s.write(b).unwrap();
+    let found = |h: u64| {
+        let (start, end) = schema::nshash_range(h);
+        let mut n = 0;
+        s.scan_ranges(Cf::Nshash, &[(&start[..], &end[..])], &mut |_, _| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        n
+    };
+    for h in [1u64, 1 << 40, u64::MAX - 3, 99] {
+        assert_eq!(found(h), 1, "hash {h}");
+    }
+    assert_eq!(found(2), 0);
+    assert_eq!(collect(&s, Cf::Nshash, b"", &[0xff; 17]).len(), 4);
+}

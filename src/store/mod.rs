@@ -4,11 +4,13 @@
 //! the same conformance suite (`tests/store_conformance.rs`).
 
 mod memory;
+mod presence;
 pub(crate) mod rocks;
 pub mod schema;
 mod staged;
 
 pub use memory::MemoryStore;
+pub use presence::Presence;
 pub use rocks::RocksStore;
 pub use schema::Cf;
 pub use staged::Staged;

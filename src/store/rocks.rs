@@ -44,7 +44,7 @@ const SIMHASH_PREFIX: usize = 4;
 const NSHASH_PREFIX: usize = 8;
 
 /// The prefix extractor length of a column family scanned by prefix.
-fn prefix_len(cf: Cf) -> Option<usize> {
+pub(crate) fn prefix_len(cf: Cf) -> Option<usize> {
     match cf {
         Cf::Simhash => Some(SIMHASH_PREFIX),
         Cf::Nshash => Some(NSHASH_PREFIX),
@@ -176,7 +176,7 @@ fn open_err(path: &Path, e: rocksdb::Error) -> Error {
 
 /// Whether every key of `[s, e)` shares one extractor prefix of `cf` (so prefix bloom
 /// filters may skip files).
-fn within_prefix(cf: Cf, s: &[u8], e: &[u8]) -> bool {
+pub(crate) fn within_prefix(cf: Cf, s: &[u8], e: &[u8]) -> bool {
     prefix_len(cf).is_some_and(|n| s.len() >= n && e.len() >= n && s[..n] == e[..n])
 }
 

@@ -49,6 +49,10 @@ pub(super) struct ServeArgs {
     /// reads most lookups from disk (or the page cache)
     #[arg(long, value_name = "MIB", default_value_t = 128, value_parser = clap::value_parser!(u64).range(8..))]
     cache_mib: u64,
+    /// Keep a Bloom filter of every hash prefix in memory (~10 bits per stored key, built by
+    /// a scan at start): lookups of hashes no document has skip the store
+    #[arg(long)]
+    memory_filters: bool,
     /// Worker threads for HTTP and for fingerprinting (default: all cores)
     #[arg(long)]
     threads: Option<usize>,
@@ -110,6 +114,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .settings(settings)
         .create(true)
         .cache_bytes((a.cache_mib as usize) << 20)
+        .presence_filters(a.memory_filters)
         .open(path)?;
     // The first queries would otherwise wait for jieba's dictionary.
     rayon::spawn(fpdb::text::warm_up);
