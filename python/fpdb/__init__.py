@@ -55,8 +55,15 @@ class Fpdb:
     read-only opens work while another process writes (they see what was synced when they
     opened)."""
 
-    def __init__(self, path, create=True, read_only=False, **settings):
-        self._store = _Store(str(path), create=create, read_only=read_only, **settings)
+    def __init__(self, path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):
+        self._store = _Store(
+            str(path),
+            create=create,
+            read_only=read_only,
+            cache_mib=cache_mib,
+            memory_filters=memory_filters,
+            **settings,
+        )
         self.path = str(path)
 
     def ingest(self, id, text, title=None, url=None, replace=False):
@@ -108,12 +115,22 @@ class Fpdb:
         return False
 
 
-def open(path, create=True, read_only=False, **settings):  # noqa: A001 (shadows open on purpose: fpdb.open)
+def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):  # noqa: A001 (fpdb.open on purpose)
     """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
     reopen; the CLI's flag names with `_`): algos ("nshash,simhash" or a list), t2s, reflow,
     tight_clusters, nshash_n, min_sentence_chars, nshash_min_shared, verify_overlap,
-    verify_resemblance, simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows."""
-    return Fpdb(path, create=create, read_only=read_only, **settings)
+    verify_resemblance, simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows.
+    Not settings (this open only): cache_mib, the block cache; memory_filters, Bloom filters of
+    every stored hash prefix kept in memory for long-running processes (as `fpdb serve
+    --memory-filters`)."""
+    return Fpdb(
+        path,
+        create=create,
+        read_only=read_only,
+        cache_mib=cache_mib,
+        memory_filters=memory_filters,
+        **settings,
+    )
 
 
 class Client:

@@ -137,12 +137,14 @@ impl Store {
 #[pymethods]
 impl Store {
     #[new]
-    #[pyo3(signature = (path, create = true, read_only = false, **kw))]
+    #[pyo3(signature = (path, create = true, read_only = false, cache_mib = 128, memory_filters = false, **kw))]
     fn new(
         py: Python<'_>,
         path: std::path::PathBuf,
         create: bool,
         read_only: bool,
+        cache_mib: usize,
+        memory_filters: bool,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let s = settings(kw)?;
@@ -152,6 +154,8 @@ impl Store {
                     .settings(s)
                     .create(create && !read_only)
                     .read_only(read_only)
+                    .cache_bytes(cache_mib.max(8) << 20)
+                    .presence_filters(memory_filters)
                     .open(&path)
             })
             .map_err(err)?;

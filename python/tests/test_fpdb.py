@@ -50,7 +50,7 @@ def test_ingest_query_and_reopen(tmp_path):
         assert db.ingest("a", OTHER)["status"] == "skipped"
         assert db.ingest("a", OTHER, replace=True)["status"] == "replaced"
         assert db.stats()["documents"] == 2
-    with fpdb.open(path, create=False) as db:
+    with fpdb.open(path, create=False, memory_filters=True, cache_mib=16) as db:
         q = db.query(LAW + "（来源：网络）")
         assert q["duplicate"] and q["duplicate_of"] == "b"
         assert db.query("一段从未出现过的全新文字，与任何文档都不相同，长度也足够长。")["duplicate"] is False
