@@ -38,6 +38,16 @@ __all__ = [
 ]
 
 
+def _chunks(items, size):
+    """Lists of up to `size` items of an iterable, in order."""
+    it = iter(items)
+    while True:
+        chunk = list(islice(it, size))
+        if not chunk:
+            return
+        yield chunk
+
+
 def _doc_tuple(doc):
     """(id, text, title, url) from a dict {"id", "text", "title"?, "url"?} or a tuple."""
     if isinstance(doc, dict):
@@ -74,12 +84,10 @@ class Fpdb:
         """Ingest an iterable of documents (dicts or tuples) in batches: fingerprinted on all
         cores with the GIL released, one sync per batch. Returns the result lines, in order."""
         out = []
-        it = iter(docs)
-        while True:
-            batch = [_doc_tuple(d) for d in islice(it, batch_size)]
-            if not batch:
-                return out
+        for chunk in _chunks(docs, batch_size):
+            batch = [_doc_tuple(d) for d in chunk]
             out.extend(json.loads(self._store.ingest_batch(batch, replace)))
+        return out
 
     def query(self, text):
         """Would `text` be a near-duplicate? Never writes."""
@@ -166,31 +174,27 @@ class Client:
 
     def ingest_many(self, docs, replace=False, batch_size=256):
         out = []
-        it = iter(docs)
-        while True:
-            batch = [_doc_tuple(d) for d in islice(it, batch_size)]
-            if not batch:
-                return out
+        for chunk in _chunks(docs, batch_size):
             body = {
-                "documents": [{"id": i, "text": t, "title": ti, "url": u} for (i, t, ti, u) in batch],
+                "documents": [
+                    {"id": i, "text": t, "title": ti, "url": u} for (i, t, ti, u) in map(_doc_tuple, chunk)
+                ],
                 "replace": replace,
             }
             out.extend(self._call("POST", "/v1/documents", body)["results"])
+        return out
 
     def query(self, text):
         return self._call("POST", "/v1/query", {"text": text})
 
     def query_many(self, texts, batch_size=256):
         out = []
-        it = iter(texts)
-        while True:
-            batch = list(islice(it, batch_size))
-            if not batch:
-                return out
-            body = {"documents": [{"id": str(i), "text": t} for i, t in enumerate(batch)]}
+        for chunk in _chunks(texts, batch_size):
+            body = {"documents": [{"id": str(i), "text": t} for i, t in enumerate(chunk)]}
             for r in self._call("POST", "/v1/query/batch", body)["results"]:
                 r.pop("id", None)
                 out.append(r)
+        return out
 
     def stats(self):
         return self._call("GET", "/v1/stats")

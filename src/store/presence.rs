@@ -59,10 +59,6 @@ impl Bloom {
         self.positions(prefix)
             .all(|p| self.words[(p >> 6) as usize].load(Ordering::Relaxed) & (1 << (p & 63)) != 0)
     }
-
-    fn bytes(&self) -> usize {
-        self.words.len() * 8
-    }
 }
 
 /// `base` with presence filters on its prefix-scanned column families.
@@ -95,11 +91,6 @@ impl Presence {
             filters.push(Some(bloom));
         }
         Ok(Presence { base, filters })
-    }
-
-    /// Bytes held by the filters.
-    pub fn bytes(&self) -> usize {
-        self.filters.iter().flatten().map(Bloom::bytes).sum()
     }
 
     /// Whether `[start, end)` may hold a key: false only when the range lies within one prefix

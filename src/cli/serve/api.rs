@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use fpdb::{Document, OnExisting, Outcome};
 
-use super::writer::Job;
+use super::writer::{Job, Work};
 use super::Shared;
 
 /// The OpenAPI document of this API.
@@ -189,6 +189,24 @@ async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Re
     }
 }
 
+/// `read` run against the store (read lock) on rayon's pool; a store error is a 500.
+async fn read_db<T: Send + 'static>(
+    s: Db,
+    read: impl FnOnce(&fpdb::Fpdb) -> fpdb::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    on_cpu(move || read(&s.db.read().unwrap_or_else(|e| e.into_inner())))
+        .await?
+        .map_err(ApiError::store)
+}
+
+/// `found` as JSON, or a 404 saying `missing`.
+fn found_or_404<T: Serialize>(found: Option<T>, missing: impl FnOnce() -> String) -> Answer {
+    match found {
+        Some(v) => Ok(Json(v).into_response()),
+        None => Err(ApiError::new(StatusCode::NOT_FOUND, missing())),
+    }
+}
+
 /// The body's bytes, or the error for a body that could not be read (413 when too large).
 fn body(s: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     body.map_err(|e| {
@@ -297,7 +315,7 @@ fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
 
 async fn healthz(State(s): State<Db>) -> Response {
     if s.writer_failed.load(Ordering::Relaxed) {
-        let body = serde_json::json!({"status": "failing", "error": "the store writer failed; restart the server"});
+        let body = serde_json::json!({"status": "failing", "error": super::writer::WRITER_FAILED});
         (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
     } else {
         Json(serde_json::json!({"status": "ok"})).into_response()
@@ -309,8 +327,7 @@ async fn openapi() -> Response {
 }
 
 async fn metrics(State(s): State<Db>) -> Answer {
-    let s2 = s.clone();
-    let stats = on_cpu(move || s2.db.read().unwrap_or_else(|e| e.into_inner()).stats()).await?;
+    let stats = read_db(s.clone(), |db| Ok(db.stats())).await?;
     let text = s.metrics.encode(&stats);
     Ok((
         [(
@@ -323,7 +340,7 @@ async fn metrics(State(s): State<Db>) -> Answer {
 }
 
 async fn stats(State(s): State<Db>) -> Answer {
-    let stats = on_cpu(move || s.db.read().unwrap_or_else(|e| e.into_inner()).stats()).await?;
+    let stats = read_db(s, |db| Ok(db.stats())).await?;
     Ok(Json(stats).into_response())
 }
 
@@ -410,12 +427,14 @@ async fn ingest(
     .await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job = Job {
-        docs,
-        fps,
-        on_existing: if replace {
-            OnExisting::Replace
-        } else {
-            OnExisting::Skip
+        work: Work {
+            docs,
+            fps,
+            on_existing: if replace {
+                OnExisting::Replace
+            } else {
+                OnExisting::Skip
+            },
         },
         reply: tx,
     };
@@ -449,20 +468,8 @@ async fn ingest(
 async fn document(State(s): State<Db>, id: Result<Path<String>, PathRejection>) -> Answer {
     let Path(id) = id.map_err(|e| ApiError::bad(format!("bad document id: {e}"), Some("id")))?;
     let shown = id.clone();
-    let found = on_cpu(move || {
-        s.db.read()
-            .unwrap_or_else(|e| e.into_inner())
-            .stored_document(&id)
-    })
-    .await?
-    .map_err(ApiError::store)?;
-    match found {
-        Some(d) => Ok(Json(d).into_response()),
-        None => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("no stored document has the id `{shown}`"),
-        )),
-    }
+    let found = read_db(s, move |db| db.stored_document(&id)).await?;
+    found_or_404(found, || format!("no stored document has the id `{shown}`"))
 }
 
 /// `GET /v1/clusters/{similar_id}?limit=N`: the cluster's current similar_id, size and
@@ -489,20 +496,8 @@ async fn cluster(
             })?;
         }
     }
-    let found = on_cpu(move || {
-        s.db.read()
-            .unwrap_or_else(|e| e.into_inner())
-            .cluster_members(id, limit)
-    })
-    .await?
-    .map_err(ApiError::store)?;
-    match found {
-        Some(c) => Ok(Json(c).into_response()),
-        None => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("no cluster has the similar_id {id}"),
-        )),
-    }
+    let found = read_db(s, move |db| db.cluster_members(id, limit)).await?;
+    found_or_404(found, || format!("no cluster has the similar_id {id}"))
 }
 
 #[cfg(test)]

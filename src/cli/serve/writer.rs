@@ -5,6 +5,7 @@
 //! durable.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 
 use fpdb::{Document, Fingerprints, IngestResult, OnExisting};
@@ -12,58 +13,61 @@ use fpdb::{Document, Fingerprints, IngestResult, OnExisting};
 use super::Shared;
 
 /// The documents of one write request.
-pub(super) struct Job {
+pub(super) struct Work {
     pub(super) docs: Vec<Document>,
     pub(super) fps: Vec<Fingerprints>,
     pub(super) on_existing: OnExisting,
+}
+
+/// A write request: its documents and where its answer goes.
+pub(super) struct Job {
+    pub(super) work: Work,
     pub(super) reply: tokio::sync::oneshot::Sender<Result<Vec<IngestResult>, String>>,
 }
 
+/// The answer to write requests once the writer has failed.
+pub(super) const WRITER_FAILED: &str =
+    "the store writer failed; restart the server (acknowledged documents are stored)";
+
 /// Run until every sender is gone and the queue is empty.
 pub(super) fn run(shared: &Shared, rx: Receiver<Job>, max_group: usize) {
-    let mut failed: Option<String> = None;
     while let Ok(first) = rx.recv() {
-        let mut n = first.docs.len();
+        let mut n = first.work.docs.len();
         let mut jobs = vec![first];
         while n < max_group {
             match rx.try_recv() {
                 Ok(j) => {
-                    n += j.docs.len();
+                    n += j.work.docs.len();
                     jobs.push(j);
                 }
                 Err(_) => break,
             }
         }
-        if let Some(why) = &failed {
-            for j in jobs {
-                let _ = j.reply.send(Err(why.clone()));
-            }
-            continue;
-        }
-        let replies: Vec<_> = jobs
-            .iter_mut()
-            .map(|j| std::mem::replace(&mut j.reply, tokio::sync::oneshot::channel().0))
-            .collect();
-        let started = std::time::Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| commit_group(shared, &mut jobs)));
-        let results = match outcome {
-            Ok(r) => r,
-            Err(_) => {
-                // The store's in-memory state may not match what was written: refuse further
-                // writes (reads go on); a restart reopens the store as last synced.
-                let why = "the store writer failed; restart the server (acknowledged documents are stored)"
-                    .to_string();
-                failed = Some(why.clone());
-                shared
-                    .writer_failed
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-                replies.iter().map(|_| Err(why.clone())).collect()
-            }
+        let (mut work, replies): (Vec<Work>, Vec<_>) =
+            jobs.into_iter().map(|j| (j.work, j.reply)).unzip();
+        let results = if shared.writer_failed.load(Ordering::Relaxed) {
+            replies
+                .iter()
+                .map(|_| Err(WRITER_FAILED.to_string()))
+                .collect()
+        } else {
+            let started = std::time::Instant::now();
+            let results = catch_unwind(AssertUnwindSafe(|| commit_group(shared, &mut work)))
+                .unwrap_or_else(|_| {
+                    // The store's in-memory state may not match what was written: refuse
+                    // further writes (reads go on); a restart reopens the store as last synced.
+                    shared.writer_failed.store(true, Ordering::Relaxed);
+                    replies
+                        .iter()
+                        .map(|_| Err(WRITER_FAILED.to_string()))
+                        .collect()
+                });
+            let acknowledged: usize = results.iter().flatten().map(Vec::len).sum();
+            shared
+                .metrics
+                .group_committed(acknowledged as u64, started.elapsed().as_secs_f64());
+            results
         };
-        let acknowledged: usize = results.iter().flatten().map(Vec::len).sum();
-        shared
-            .metrics
-            .group_committed(acknowledged as u64, started.elapsed().as_secs_f64());
         for (reply, r) in replies.into_iter().zip(results) {
             let _ = reply.send(r);
         }
@@ -71,7 +75,7 @@ pub(super) fn run(shared: &Shared, rx: Receiver<Job>, max_group: usize) {
 }
 
 /// Ingest `jobs` in order, then sync; one result per job.
-fn commit_group(shared: &Shared, jobs: &mut [Job]) -> Vec<Result<Vec<IngestResult>, String>> {
+fn commit_group(shared: &Shared, jobs: &mut [Work]) -> Vec<Result<Vec<IngestResult>, String>> {
     let mut results: Vec<Result<Vec<IngestResult>, String>> = Vec::with_capacity(jobs.len());
     let mut error: Option<String> = None;
     {
