@@ -71,7 +71,36 @@ impl Fpdb {
     /// Lookups run on as many threads as rayon's current pool has. A batch that replaces stored
     /// documents (or holds one id twice) with [`OnExisting::Replace`] is ingested one
     /// document at a time.
+    ///
+    /// On a store other processes write too ([`crate::store::Store::shared`]) the batch is
+    /// looked up, decided and committed under the store's write lease and synced before it is
+    /// given back, so the batches of all writers are decided one after another.
     pub fn ingest_batch(
+        &mut self,
+        docs: Vec<(&Document, Fingerprints)>,
+        on_existing: OnExisting,
+    ) -> BatchOutcome {
+        if !self.store.shared() {
+            return self.ingest_batch_leased(docs, on_existing);
+        }
+        if let Err(e) = self.begin_write() {
+            return BatchOutcome {
+                results: Vec::new(),
+                error: Some(e),
+            };
+        }
+        let mut out = self.ingest_batch_leased(docs, on_existing);
+        if let Err(e) = self.sync() {
+            if out.error.is_none() {
+                // Committed but not acknowledged as durable: report none of it as written.
+                out.results.clear();
+                out.error = Some(e);
+            }
+        }
+        out
+    }
+
+    fn ingest_batch_leased(
         &mut self,
         docs: Vec<(&Document, Fingerprints)>,
         on_existing: OnExisting,

@@ -18,6 +18,7 @@ impl Fpdb {
         if self.store.read_only() {
             return Err(Error::ReadOnly);
         }
+        self.begin_write()?;
         let Some(seq) = self.seq_of(id)? else {
             return Ok(false);
         };
@@ -36,9 +37,10 @@ impl Fpdb {
         let mut removed = 0;
         let mut from = 0;
         loop {
+            self.begin_write()?;
             let recs = self.docs_from(from, 4096)?;
             let Some(&(last, _)) = recs.last() else {
-                return Ok(removed);
+                return self.sync().map(|()| removed);
             };
             for (seq, rec) in recs {
                 if rec.time < before {
@@ -67,13 +69,14 @@ impl Fpdb {
 
     /// Set (or clear) the store's retention; applied by [`Fpdb::apply_retention`].
     pub fn set_retention(&mut self, secs: Option<u64>) -> Result<()> {
+        self.begin_write()?;
         let mut b = Batch::new();
         match secs {
             Some(s) => b.put(Cf::Meta, meta::RETENTION, schema::u64_key(s)),
             None => b.delete(Cf::Meta, meta::RETENTION),
         }
         self.store.write(b)?;
-        self.store.sync()
+        self.sync()
     }
 
     /// Expire the documents older than the store's retention (none when unset); returns how

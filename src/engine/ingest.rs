@@ -29,6 +29,7 @@ impl Fpdb {
         if self.store.read_only() {
             return Err(Error::ReadOnly);
         }
+        self.begin_write()?;
         let mut emptied = None;
         let replaced = match self.seq_of(&doc.id)? {
             None => false,

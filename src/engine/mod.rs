@@ -71,6 +71,9 @@ pub struct Fpdb {
     /// A format 2 store opened read-only: bare-hash `nshash` entries, no `members`.
     legacy: bool,
     path: Option<PathBuf>,
+    /// A shared store's write lease is held (taken by the first write, given back by the
+    /// next sync).
+    writing: std::sync::atomic::AtomicBool,
     /// Threads of the lookups of [`Fpdb::ingest_batch`]: a pool of their own, so they never
     /// queue behind fingerprinting on rayon's global pool (None: it could not be built).
     lookup_pool: std::sync::OnceLock<Option<rayon::ThreadPool>>,
@@ -153,8 +156,8 @@ impl Fpdb {
     /// the next open (a `query`, `stats`, ...) replays nothing. Worth it at the end of an
     /// ingest.
     pub fn flush(&self) -> Result<()> {
-        self.stage_counters()?;
-        self.store.flush()
+        let r = self.stage_counters().and_then(|()| self.store.flush());
+        self.end_write(r)
     }
 
     /// Copy the store into the new directory `dir`; the copy opens as a store of its own
@@ -199,8 +202,39 @@ impl Fpdb {
 
     /// Commit every ingested document as one atomic batch and make it durable.
     pub fn sync(&self) -> Result<()> {
-        self.stage_counters()?;
-        self.store.sync()
+        let r = self.stage_counters().and_then(|()| self.store.sync());
+        self.end_write(r)
+    }
+
+    /// Before a write: on a store other processes write too ([`Store::shared`]), wait for
+    /// its write lease and reload the counters they may have moved. Held until the next
+    /// [`Fpdb::sync`], so that everything between is decided against one view.
+    pub(super) fn begin_write(&mut self) -> Result<()> {
+        if !self.store.shared() || self.store.read_only() || *self.writing.get_mut() {
+            return Ok(());
+        }
+        self.store.acquire_writer()?;
+        *self.writing.get_mut() = true;
+        match read_counters(&self.store) {
+            Ok(c) => {
+                self.set_counters(c);
+                Ok(())
+            }
+            Err(e) => self.end_write(Err(e)),
+        }
+    }
+
+    /// After a sync (or a failed write): give a shared store's lease back; returns `r` (or
+    /// the release's error).
+    pub(super) fn end_write(&self, r: Result<()>) -> Result<()> {
+        if !self
+            .writing
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            return r;
+        }
+        let released = self.store.release_writer();
+        r.and(released)
     }
 
     /// Where the store lives (None for memory).
@@ -302,6 +336,22 @@ impl Fpdb {
         b.put(Cf::Meta, DOC_COUNT, schema::u64_key(self.doc_count));
         b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(self.cluster_count));
     }
+}
+
+/// (next_seq, next_cluster, doc_count, cluster_count) as stored.
+pub(super) fn read_counters(store: &dyn Store) -> Result<[u64; 4]> {
+    let counter = |k: &[u8]| -> Result<u64> {
+        match store.get(Cf::Meta, k)? {
+            Some(v) => schema::decode_u64(Cf::Meta, k, &v),
+            None => Err(schema::corrupt(Cf::Meta, k, "missing counter".into())),
+        }
+    };
+    Ok([
+        counter(meta::NEXT_SEQ)?,
+        counter(meta::NEXT_CLUSTER)?,
+        counter(DOC_COUNT)?,
+        counter(CLUSTER_COUNT)?,
+    ])
 }
 
 /// What verification compares of a stored document.

@@ -44,6 +44,23 @@ impl Fpdb {
         path: Option<PathBuf>,
     ) -> Result<Fpdb> {
         let store = Staged::new(store);
+        // A store other processes write: create it (or find it created) under the lease.
+        let shared = store.shared() && !store.read_only();
+        if shared {
+            store.acquire_writer()?;
+        }
+        let opened = Self::init_leased(store, settings, path);
+        if shared {
+            let released = match &opened {
+                Ok(db) => db.store.release_writer(),
+                Err(_) => Ok(()),
+            };
+            released?;
+        }
+        opened
+    }
+
+    fn init_leased(store: Staged, settings: &Settings, path: Option<PathBuf>) -> Result<Fpdb> {
         let opts = match store.get(Cf::Meta, meta::FORMAT)? {
             None => {
                 if store.read_only() {
@@ -69,12 +86,6 @@ impl Fpdb {
                 opts
             }
         };
-        let counter = |k: &[u8]| -> Result<u64> {
-            match store.get(Cf::Meta, k)? {
-                Some(v) => schema::decode_u64(Cf::Meta, k, &v),
-                None => Err(schema::corrupt(Cf::Meta, k, "missing counter".into())),
-            }
-        };
         let idf = match &opts.simhash_idf {
             IdfSource::Jieba => None,
             IdfSource::Table { .. } => {
@@ -91,12 +102,14 @@ impl Fpdb {
         let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
         let legacy = store.get(Cf::Meta, meta::FORMAT)?
             == Some(schema::format_value_of(schema::LEGACY_FORMAT_VERSION));
+        let [next_seq, next_cluster, doc_count, cluster_count] = super::read_counters(&store)?;
         let mut db = Fpdb {
             fingerprinter,
-            next_seq: counter(meta::NEXT_SEQ)?,
-            next_cluster: counter(meta::NEXT_CLUSTER)?,
-            doc_count: counter(DOC_COUNT)?,
-            cluster_count: counter(CLUSTER_COUNT)?,
+            next_seq,
+            next_cluster,
+            doc_count,
+            cluster_count,
+            writing: Default::default(),
             legacy,
             lookup_pool: std::sync::OnceLock::new(),
             store,

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use super::Fpdb;
 use crate::error::{Error, Result};
 use crate::options::{IdfSource, Options, SentenceHash};
-use crate::store::{MemoryStore, RocksStore, Store};
+use crate::store::redis::RedisUrl;
+use crate::store::{MemoryStore, RedisStore, RocksStore, Store};
 use crate::text::IdfTable;
 
 /// Explicitly requested settings; anything left `None` takes the store's value (or the default
@@ -235,9 +236,21 @@ impl Builder {
         self.presence_filters = yes;
         self
     }
-    /// Open the RocksDB store at `path`.
+    /// Open the RocksDB store at `path`, or the Redis Cluster store `path` names when it is
+    /// a `redis://host:port[,…]/NAMESPACE` address ([`crate::store::RedisStore`]).
     pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
         let path = path.as_ref();
+        if let Some(url) = path.to_str().filter(|s| RedisUrl::is_redis(s)) {
+            if self.presence_filters {
+                return Err(Error::Storage(
+                    "memory filters cannot be used with a Redis store (other writers' keys \
+                     would be missing from them)"
+                        .into(),
+                ));
+            }
+            let store = RedisStore::open(url, self.read_only)?;
+            return Fpdb::init(Box::new(store), &self.settings, Some(path.to_path_buf()));
+        }
         let cache = self
             .cache_bytes
             .unwrap_or(crate::store::rocks::BLOCK_CACHE_BYTES);

@@ -1,7 +1,7 @@
 //! Fingerprints of one document, computed from its text alone (no store access), so that they
 //! can be computed on all cores before the sequential store step.
 
-mod farmhash;
+pub(crate) mod farmhash;
 pub mod keys;
 pub mod nshash;
 pub mod simhash;

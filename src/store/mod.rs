@@ -5,12 +5,14 @@
 
 mod memory;
 mod presence;
+pub mod redis;
 pub(crate) mod rocks;
 pub mod schema;
 mod staged;
 
 pub use memory::MemoryStore;
 pub use presence::Presence;
+pub use redis::RedisStore;
 pub use rocks::RocksStore;
 pub use schema::Cf;
 pub use staged::Staged;
@@ -127,6 +129,24 @@ pub trait Store: Send + Sync {
 
     /// Whether writes are refused.
     fn read_only(&self) -> bool;
+
+    /// Whether other processes may write this store at the same time (a Redis store): the
+    /// engine then writes only between [`Store::acquire_writer`] and
+    /// [`Store::release_writer`], and reloads what it keeps in memory after acquiring.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Wait until this process may write (a shared store's write lease). No-op by default
+    /// (one writer per store, enforced at open).
+    fn acquire_writer(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Let other writers in (after a sync).
+    fn release_writer(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// Write a consistent copy of the store into the new directory `dir` (hard links where
     /// the file system allows), openable as a store of its own.

@@ -214,6 +214,18 @@ impl Store for Staged {
         self.base.read_only()
     }
 
+    fn shared(&self) -> bool {
+        self.base.shared()
+    }
+
+    fn acquire_writer(&self) -> Result<()> {
+        self.base.acquire_writer()
+    }
+
+    fn release_writer(&self) -> Result<()> {
+        self.base.release_writer()
+    }
+
     fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
         self.commit()?;
         self.base.checkpoint(dir)

@@ -96,6 +96,7 @@ pub fn json_lines(s: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+pub mod conformance;
 mod rng;
 pub use rng::Rng;
 

@@ -1,0 +1,502 @@
+//! The Redis Cluster store on a real cluster: 3 masters + 3 replicas on loopback, started by
+//! `scripts/redis-cluster.sh` for this test binary (or the one `FPDB_REDIS_NODES` names) and
+//! stopped when it exits. Without redis-server these tests print SKIPPED and pass, unless
+//! `FPDB_REQUIRE_REDIS=1` (set by scripts/test.sh, which installs redis-server) makes that a
+//! failure.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{code, fpdb, json_lines, stderr, stdout, synthetic_doc, Rng};
+use fpdb::store::{Batch, Cf, RedisStore, Store};
+
+struct Cluster {
+    nodes: String,
+    dir: PathBuf,
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/redis-cluster.sh")
+}
+
+/// Six consecutive free loopback ports whose cluster bus ports (+10000) are free too.
+fn free_ports(salt: u64) -> u16 {
+    let mut base = 20000 + ((std::process::id() as u64 * 7 + salt * 997) % 1500) as u16 * 6;
+    loop {
+        let free = (0..6).all(|i| {
+            [base + i, base + i + 10000]
+                .iter()
+                .all(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        });
+        if free {
+            return base;
+        }
+        base = if base > 28000 { 20000 } else { base + 6 };
+    }
+}
+
+/// Start a cluster that stops (and is deleted) when this test process exits.
+fn start_cluster(salt: u64) -> Option<Cluster> {
+    let dir = std::env::temp_dir().join(format!("fpdb-redis-{}-{salt}", std::process::id()));
+    let port = free_ports(salt);
+    let out = Command::new(script())
+        .arg("start")
+        .arg(&dir)
+        .arg(port.to_string())
+        .output()
+        .expect("run scripts/redis-cluster.sh");
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr).into_owned();
+        if std::env::var_os("FPDB_REQUIRE_REDIS").is_some() {
+            panic!("FPDB_REQUIRE_REDIS is set but no Redis cluster could be started: {why}");
+        }
+        eprintln!("SKIPPED: no Redis cluster ({})", why.trim());
+        return None;
+    }
+    // A watcher stops the cluster once this process is gone.
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; '{script}' stop '{dir}'; rm -rf '{dir}'",
+            pid = std::process::id(),
+            script = script().display(),
+            dir = dir.display()
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the cluster's watcher");
+    let nodes = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Some(Cluster { nodes, dir })
+}
+
+/// The cluster shared by this binary's tests (None: skipped, said on stderr).
+fn cluster() -> Option<&'static Cluster> {
+    static C: OnceLock<Option<Cluster>> = OnceLock::new();
+    C.get_or_init(|| match std::env::var("FPDB_REDIS_NODES") {
+        Ok(nodes) if !nodes.is_empty() => Some(Cluster {
+            nodes,
+            dir: PathBuf::new(),
+        }),
+        _ => start_cluster(0),
+    })
+    .as_ref()
+}
+
+/// A fresh namespace on `c`.
+fn url(c: &Cluster, name: &str, opts: &str) -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "redis://{}/{name}-{}-{n}-{}{opts}",
+        c.nodes,
+        std::process::id(),
+        t % 1_000_000_007
+    )
+}
+
+/// `groups` planted near-duplicate groups of `copies` documents each (a copy edits a few
+/// characters of its original and drops its last sentence), ids `g{group}-{copy}`, in a
+/// shuffled order; one JSONL line each.
+fn planted_corpus(groups: usize, copies: usize, seed: u64) -> Vec<String> {
+    let mut rng = Rng(seed | 1);
+    let mut lines = Vec::new();
+    for g in 0..groups {
+        let original = synthetic_doc(&mut rng, 8);
+        for c in 0..copies {
+            let mut chars: Vec<char> = original.chars().collect();
+            if c > 0 {
+                for _ in 0..3 {
+                    let i = rng.index(chars.len());
+                    if chars[i] != '。' {
+                        chars[i] = '改';
+                    }
+                }
+                let cut = chars[..chars.len() - 1]
+                    .iter()
+                    .rposition(|&ch| ch == '。')
+                    .unwrap();
+                chars.truncate(cut + 1);
+            }
+            let text: String = chars.into_iter().collect();
+            lines.push(serde_json::json!({"id": format!("g{g}-{c}"), "text": text}).to_string());
+        }
+    }
+    for i in (1..lines.len()).rev() {
+        let j = rng.index(i + 1);
+        lines.swap(i, j);
+    }
+    lines
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+/// The partition of ids into clusters that `fpdb export` shows.
+fn partition(db: &str) -> BTreeSet<BTreeSet<String>> {
+    let o = fpdb().args(["--db", db, "export"]).output().unwrap();
+    assert_eq!(code(&o), 0, "export: {}", stderr(&o));
+    let mut by: BTreeMap<u64, BTreeSet<String>> = BTreeMap::new();
+    for v in json_lines(&stdout(&o)) {
+        by.entry(v["similar_id"].as_u64().unwrap())
+            .or_default()
+            .insert(v["id"].as_str().unwrap().to_string());
+    }
+    by.into_values().collect()
+}
+
+fn planted_partition(groups: usize, copies: usize) -> BTreeSet<BTreeSet<String>> {
+    (0..groups)
+        .map(|g| (0..copies).map(|c| format!("g{g}-{c}")).collect())
+        .collect()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = fpdb().args(args).output().unwrap();
+    assert_eq!(code(&o), 0, "fpdb {args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn redis_store_conforms() {
+    let Some(c) = cluster() else { return };
+    let s = RedisStore::open(&url(c, "conf", ""), false).unwrap();
+    common::conformance::conformance(&s);
+}
+
+#[test]
+fn redis_store_scans_hashed_ids_in_order_and_is_shared_between_clients() {
+    let Some(c) = cluster() else { return };
+    let u = url(c, "ids", "");
+    let a = RedisStore::open(&u, false).unwrap();
+    let mut b = Batch::new();
+    let mut ids: Vec<Vec<u8>> = (0..700u32)
+        .map(|i| format!("doc-{i}").into_bytes())
+        .collect();
+    for id in &ids {
+        b.put(Cf::DocIds, id.clone(), id.len().to_be_bytes().to_vec());
+    }
+    // Many keys in one nshash bucket: pages of a scan.
+    for i in 0..1500u64 {
+        b.put(
+            Cf::Nshash,
+            [&[1u8, 2][..], &i.to_be_bytes()[..]].concat(),
+            vec![],
+        );
+    }
+    a.write(b).unwrap();
+    a.sync().unwrap();
+    ids.sort();
+    // Another client (a second process would be the same) sees everything, in order.
+    let r = RedisStore::open(&u, true).unwrap();
+    let mut seen = Vec::new();
+    r.scan(Cf::DocIds, b"", b"\xff", &mut |k, _| {
+        seen.push(k.to_vec());
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, ids);
+    let mut n = 0u64;
+    r.scan(Cf::Nshash, &[1, 2], &[1, 3], &mut |k, _| {
+        assert_eq!(k[2..], n.to_be_bytes());
+        n += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(n, 1500);
+    let e = r.write({
+        let mut b = Batch::new();
+        b.put(Cf::Docs, b"x".to_vec(), b"y".to_vec());
+        b
+    });
+    assert!(e.unwrap_err().to_string().contains("read-only"));
+}
+
+#[test]
+fn every_command_on_redis_answers_as_on_rocksdb() {
+    let Some(c) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus.jsonl");
+    write_lines(&corpus, &planted_corpus(40, 3, 7));
+    let u = url(c, "cmds", "");
+    let rocks = dir.path().join("r.db");
+    let rocks = rocks.to_str().unwrap();
+    for db in [u.as_str(), rocks] {
+        for input in [common::sample(), corpus.clone()] {
+            ok(&["--db", db, "--quiet", "ingest", input.to_str().unwrap()]);
+        }
+    }
+    for args in [
+        &["export"][..],
+        &["clusters", "--json"],
+        &["verify"],
+        &["query", "--json", "--file", corpus.to_str().unwrap()],
+    ] {
+        let on = |db: &str| {
+            let mut a = vec!["--db", db];
+            a.extend_from_slice(args);
+            let o = fpdb().args(&a).output().unwrap();
+            (code(&o), stdout(&o).replace(db, "DB"))
+        };
+        assert_eq!(on(&u), on(rocks), "{args:?}");
+    }
+    let stats = ok(&["--db", &u, "stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v["documents"], 220, "{stats}");
+    // A second ingest of the same ids skips them, as on RocksDB.
+    let o = fpdb()
+        .args(["--db", &u, "ingest", corpus.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    // Settings are checked against the namespace's, as against a directory's.
+    let o = fpdb()
+        .args([
+            "--db",
+            &u,
+            "ingest",
+            "--algos",
+            "nshash",
+            corpus.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("was requested"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_redis_addresses_are_refused_with_a_clear_message() {
+    for (db, says) in [
+        ("redis://127.0.0.1:1/x?retry=0", "cannot connect"),
+        ("redis://127.0.0.1:6379", "NAMESPACE"),
+        ("redis://host-without-port/x", ":port"),
+        ("redis://127.0.0.1:7000/x?wait=many", "whole number"),
+        ("redis://127.0.0.1:7000/a}b", "namespace"),
+    ] {
+        let o = fpdb().args(["--db", db, "stats"]).output().unwrap();
+        assert_eq!(code(&o), 2, "{db}");
+        assert!(stderr(&o).contains(says), "{db}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{db}: {}", stderr(&o));
+    }
+}
+
+/// Four `fpdb ingest` processes on interleaved slices of one corpus, at once: the clusters
+/// are the planted groups, as a sequential RocksDB ingest finds them.
+#[test]
+fn concurrent_writers_find_the_planted_groups() {
+    let Some(c) = cluster() else { return };
+    let (groups, copies) = (150, 4);
+    let lines = planted_corpus(groups, copies, 11);
+    let dir = tempfile::tempdir().unwrap();
+    let all = dir.path().join("all.jsonl");
+    write_lines(&all, &lines);
+    let u = url(c, "conc", "");
+    // The store exists before the writers race (creating it is also leased; see the next
+    // test for four creators at once).
+    let mut children = Vec::new();
+    for w in 0..4 {
+        let slice: Vec<String> = lines.iter().skip(w).step_by(4).cloned().collect();
+        let path = dir.path().join(format!("s{w}.jsonl"));
+        write_lines(&path, &slice);
+        children.push(
+            fpdb()
+                .args(["--db", &u, "--quiet", "ingest", "--batch-size", "16"])
+                .arg(&path)
+                .arg("--output")
+                .arg(dir.path().join(format!("o{w}.jsonl")))
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    for ch in children {
+        let o = ch.wait_with_output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let rocks = dir.path().join("r.db");
+    ok(&[
+        "--db",
+        rocks.to_str().unwrap(),
+        "--quiet",
+        "ingest",
+        all.to_str().unwrap(),
+    ]);
+    let want = planted_partition(groups, copies);
+    assert_eq!(partition(rocks.to_str().unwrap()), want);
+    assert_eq!(partition(&u), want);
+    ok(&["--db", &u, "verify"]);
+    // Every acknowledged line names the cluster the document is in now (or one merged into
+    // it): resolving through the store gives the planted group's.
+    let v: serde_json::Value = serde_json::from_str(&ok(&["--db", &u, "stats", "--json"])).unwrap();
+    assert_eq!(v["documents"], (groups * copies) as u64);
+    assert_eq!(v["clusters"], groups as u64);
+}
+
+#[test]
+fn writers_creating_one_store_at_once_agree_on_it() {
+    let Some(c) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let lines = planted_corpus(30, 2, 5);
+    let u = url(c, "create", "");
+    let mut children = Vec::new();
+    for w in 0..4 {
+        let slice: Vec<String> = lines.iter().skip(w).step_by(4).cloned().collect();
+        let path = dir.path().join(format!("s{w}.jsonl"));
+        write_lines(&path, &slice);
+        children.push(
+            fpdb()
+                .args(["--db", &u, "--quiet", "ingest"])
+                .arg(&path)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    for ch in children {
+        let o = ch.wait_with_output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    assert_eq!(partition(&u), planted_partition(30, 2));
+    ok(&["--db", &u, "verify"]);
+}
+
+/// Wait until `path` has at least `n` lines.
+fn wait_lines(path: &Path, n: usize, limit: Duration) {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if std::fs::read_to_string(path).map_or(0, |s| s.lines().count()) >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never reached {n} lines", path.display());
+}
+
+/// The ids in an ingest's --output (each line is written after its batch is durable).
+fn acknowledged(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn stored_ids(db: &str) -> BTreeSet<String> {
+    partition(db).into_iter().flatten().collect()
+}
+
+/// kill -9 a writer mid-ingest: the next writer waits out its lease, replays its journal,
+/// and the store is consistent, with every acknowledged document in it.
+#[test]
+fn a_killed_writer_leaves_a_consistent_store() {
+    let Some(c) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let lines = planted_corpus(1500, 2, 3);
+    let all = dir.path().join("all.jsonl");
+    write_lines(&all, &lines);
+    let u = url(c, "kill", "?lease=2");
+    let out = dir.path().join("o.jsonl");
+    let mut child = fpdb()
+        .args(["--db", &u, "--quiet", "ingest", "--batch-size", "64"])
+        .arg(&all)
+        .arg("--output")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    wait_lines(&out, 200, Duration::from_secs(60));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let acked = acknowledged(&out);
+    assert!(
+        acked.len() < lines.len(),
+        "killed too late to test anything"
+    );
+    // The next writer (a fresh ingest of everything) gets in after the lease runs out.
+    let t = Instant::now();
+    let o = fpdb()
+        .args(["--db", &u, "--quiet", "ingest"])
+        .arg(&all)
+        .output()
+        .unwrap();
+    assert!(matches!(code(&o), 0 | 3), "{}", stderr(&o));
+    assert!(t.elapsed() < Duration::from_secs(60));
+    ok(&["--db", &u, "verify"]);
+    let stored = stored_ids(&u);
+    for id in &acked {
+        assert!(stored.contains(id), "{id} acknowledged, then lost");
+    }
+    assert_eq!(stored.len(), lines.len());
+    assert_eq!(partition(&u), planted_partition(1500, 2));
+}
+
+/// kill -9 a master of a cluster of its own mid-ingest (`?wait=1`: every write reached a
+/// replica before it counted): its replica takes over, the ingest waits (writes are not
+/// acknowledged while a master has no replica) until the old master is back as a replica,
+/// goes on, and nothing acknowledged is lost.
+#[test]
+fn a_killed_master_fails_over_without_losing_acknowledged_documents() {
+    if cluster().is_none() {
+        return;
+    }
+    let Some(c) = start_cluster(1) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let lines = planted_corpus(2000, 2, 9);
+    let all = dir.path().join("all.jsonl");
+    write_lines(&all, &lines);
+    let u = url(&c, "failover", "?wait=1");
+    let out = dir.path().join("o.jsonl");
+    let child = fpdb()
+        .args(["--db", &u, "--quiet", "ingest", "--batch-size", "64"])
+        .arg(&all)
+        .arg("--output")
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_lines(&out, 300, Duration::from_secs(60));
+    // The first master (its pid file is in the cluster's directory).
+    let first = c.nodes.split(',').next().unwrap();
+    let port = first.rsplit(':').next().unwrap();
+    let pid = std::fs::read_to_string(c.dir.join(port).join("redis.pid")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let acked_then = acknowledged(&out).len();
+    // Its replica is promoted after the node timeout (2 s); the old master, started again,
+    // rejoins as the new master's replica, so that writes reach a replica again.
+    std::thread::sleep(Duration::from_secs(4));
+    let restarted = Command::new(script())
+        .arg("restart")
+        .arg(&c.dir)
+        .arg(port)
+        .status()
+        .unwrap();
+    assert!(restarted.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "ingest through the failover: {}", stderr(&o));
+    assert!(acked_then < lines.len(), "the ingest ended before the kill");
+    // Ask the surviving nodes.
+    let rest: Vec<&str> = c.nodes.split(',').skip(1).collect();
+    let u2 = u.replacen(&c.nodes, &rest.join(","), 1);
+    let stored = stored_ids(&u2);
+    for id in acknowledged(&out) {
+        assert!(stored.contains(&id), "{id} acknowledged, then lost");
+    }
+    assert_eq!(stored.len(), lines.len());
+    ok(&["--db", &u2, "verify"]);
+}
