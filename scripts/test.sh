@@ -6,6 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+# redis-server, for the Redis store's tests (tests/redis.rs starts its own cluster with
+# scripts/redis-cluster.sh). Without it those tests print SKIPPED, unless FPDB_REQUIRE_REDIS
+# is set (.ci/run sets it), which makes that a failure.
+if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "test: installing redis-server (Debian) for the Redis store's tests" >&2
+  { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends redis-server ||
+    { $SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends redis-server; }; } >/dev/null 2>&1 || true
+fi
+command -v redis-server >/dev/null 2>&1 ||
+  echo "test: redis-server is not installed: the Redis store's tests will say SKIPPED" >&2
 # Python with pyarrow, for the test that reads Parquet written by another writer (without it
 # that test says SKIPPED and passes), and for the Python package's tests.
 pyenv="$HOME/.cache/fpdb-pyenv"
