@@ -113,6 +113,13 @@ impl Fpdb {
             out.error = Some(Error::ReadOnly);
             return out;
         }
+        if self.store.shared() {
+            // A remote store: what the lookups read first, in one round trip per node.
+            if let Err(e) = self.prefetch(&docs) {
+                out.error = Some(e);
+                return out;
+            }
+        }
         let skip = on_existing == OnExisting::Skip;
         let lookups = || -> Vec<Result<Found>> {
             docs.par_iter()

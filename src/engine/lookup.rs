@@ -42,13 +42,7 @@ impl Fpdb {
     /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table.
     pub(super) fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {
         let k = self.opts.simhash_k;
-        let bounds: Vec<([u8; 17], [u8; 18], u64)> = (0..self.perms.len())
-            .map(|t| {
-                let (lo, hi) = self.perms.range(t, q);
-                let (start, end) = schema::simhash_range(t as u8, lo, hi);
-                (start, end, self.perms.permute(t, q))
-            })
-            .collect();
+        let bounds = self.simhash_bounds(q);
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
         let mut found = BTreeMap::new();
         let mut err = None;
@@ -77,6 +71,39 @@ impl Fpdb {
             Some(e) => Err(e),
             None => Ok(found),
         }
+    }
+
+    /// The range of every table that may hold a fingerprint within k of `q`, with `q`
+    /// permuted for that table.
+    pub(super) fn simhash_bounds(&self, q: u64) -> Vec<([u8; 17], [u8; 18], u64)> {
+        (0..self.perms.len())
+            .map(|t| {
+                let (lo, hi) = self.perms.range(t, q);
+                let (start, end) = schema::simhash_range(t as u8, lo, hi);
+                (start, end, self.perms.permute(t, q))
+            })
+            .collect()
+    }
+
+    /// Tell a remote store ([`Store::prefetch`]) everything the lookups of `docs` will read
+    /// first: their ids, their posting lists, their simhash ranges.
+    pub(super) fn prefetch(&self, docs: &[(&super::Document, Fingerprints)]) -> Result<()> {
+        let ids: Vec<&[u8]> = docs.iter().map(|(d, _)| d.id.as_bytes()).collect();
+        self.store.prefetch_keys(Cf::DocIds, &ids)?;
+        let mut hashes: Vec<u64> = docs.iter().flat_map(|(_, f)| f.postings()).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let bounds: Vec<([u8; 8], [u8; 17])> =
+            hashes.iter().map(|&h| schema::nshash_range(h)).collect();
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        self.store.prefetch(Cf::Nshash, &ranges)?;
+        let bounds: Vec<_> = docs
+            .iter()
+            .filter_map(|(_, f)| f.simhash)
+            .flat_map(|q| self.simhash_bounds(q))
+            .collect();
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
+        self.store.prefetch(Cf::Simhash, &ranges)
     }
 
     /// Every stored document whose simhash is within k of `q`, as (external id, distance),

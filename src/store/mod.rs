@@ -114,6 +114,18 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
+    /// A hint before many lookups (a batch's): the ranges of `cf` about to be scanned. A
+    /// remote store reads them ahead in one round trip and answers those scans from memory
+    /// until its next write; others ignore it.
+    fn prefetch(&self, _cf: Cf, _ranges: &[(&[u8], &[u8])]) -> Result<()> {
+        Ok(())
+    }
+
+    /// [`Store::prefetch`] for point reads of `keys`.
+    fn prefetch_keys(&self, _cf: Cf, _keys: &[&[u8]]) -> Result<()> {
+        Ok(())
+    }
+
     /// Apply every change of `batch` atomically. Visible to later reads at once; durable after
     /// the next [`Store::sync`].
     fn write(&self, batch: Batch) -> Result<()>;

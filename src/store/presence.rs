@@ -168,6 +168,14 @@ impl Store for Presence {
         self.base.shared()
     }
 
+    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
+        self.base.prefetch(cf, ranges)
+    }
+
+    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
+        self.base.prefetch_keys(cf, keys)
+    }
+
     fn acquire_writer(&self) -> Result<()> {
         self.base.acquire_writer()
     }

@@ -161,6 +161,30 @@ fn has_values(cf: Cf) -> bool {
     !matches!(cf, Cf::Simhash | Cf::Members)
 }
 
+/// The one bucket holding every key of `[start, end)` when both bounds share it (a lookup's
+/// range: one posting list, one simhash prefix), so no registry read is needed.
+fn single_bucket(cf: Cf, start: &[u8], end: &[u8]) -> Option<Vec<u8>> {
+    if !ordered(cf) {
+        return None;
+    }
+    let b = bucket_of(cf, start);
+    let n = bucket_of(cf, &[0xff; 32]).len();
+    (start.len() >= n && end.len() >= n && end.starts_with(&b)).then_some(b)
+}
+
+/// Keys of a page, and their values (empty for key-only families).
+type Page = (Vec<Vec<u8>>, Vec<Option<Vec<u8>>>);
+
+/// A page from the reply of [`RedisStore::page_cmd`]: `[keys, values]` from the Lua scan, a
+/// plain key list from `ZRANGE`.
+fn page_of(cf: Cf, v: redis::Value) -> redis::RedisResult<Page> {
+    if has_values(cf) {
+        Ok(redis::from_redis_value(v)?)
+    } else {
+        Ok((redis::from_redis_value(v)?, Vec::new()))
+    }
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -234,6 +258,16 @@ pub struct RedisStore {
     leased: AtomicBool,
     /// Writes since the last sync (for `WAIT`).
     unsynced: AtomicU64,
+    /// Answers read ahead for a batch's lookups ([`Store::prefetch`]); dropped at every write
+    /// and whenever the lease is taken (others may have written).
+    cache: Mutex<Prefetched>,
+}
+
+/// Complete answers of whole ranges and single keys, read ahead in one pipeline.
+#[derive(Default)]
+struct Prefetched {
+    ranges: std::collections::HashMap<(usize, Vec<u8>, Vec<u8>), Vec<(Vec<u8>, Vec<u8>)>>,
+    keys: std::collections::HashMap<(usize, Vec<u8>), Option<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -300,6 +334,7 @@ impl RedisStore {
             token,
             leased: AtomicBool::new(false),
             unsynced: AtomicU64::new(0),
+            cache: Mutex::new(Prefetched::default()),
         };
         // Connect now, so that a wrong address fails here with a clear message.
         let c = s.connect()?;
@@ -399,6 +434,58 @@ impl RedisStore {
         })
     }
 
+    /// The command reading one page of a bucket: keys from `lo` (a lexicographic bound)
+    /// below `end`, with their values.
+    fn page_cmd(&self, cf: Cf, bucket: &[u8], lo: &[u8], end: &[u8]) -> redis::Cmd {
+        if !has_values(cf) {
+            let mut c = redis::cmd("ZRANGE");
+            c.arg(self.zkey(cf, bucket))
+                .arg(lo)
+                .arg(lex(false, end))
+                .arg("BYLEX")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(PAGE);
+            return c;
+        }
+        let mut c = redis::cmd("EVAL");
+        c.arg(SCAN_LUA)
+            .arg(2)
+            .arg(self.zkey(cf, bucket))
+            .arg(self.hkey(cf, bucket))
+            .arg(lo)
+            .arg(lex(false, end))
+            .arg(PAGE)
+            .arg(if has_values(cf) { "1" } else { "0" });
+        c
+    }
+
+    /// Visit a page; returns Some(next lower bound) when the bucket may hold more, None when
+    /// it is done or `visit` asked to stop (`stopped` tells which).
+    fn visit_page(
+        page: &Page,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        stopped: &mut bool,
+    ) -> Option<Vec<u8>> {
+        let (keys, values) = page;
+        for (i, k) in keys.iter().enumerate() {
+            let v = match values.get(i) {
+                Some(Some(v)) => v.as_slice(),
+                // A key whose value is gone: deleted between the two reads.
+                Some(None) => continue,
+                None => &[],
+            };
+            if !visit(k, v) {
+                *stopped = true;
+                return None;
+            }
+        }
+        match keys.last() {
+            Some(last) if keys.len() == PAGE => Some(lex(false, last)),
+            _ => None,
+        }
+    }
+
     /// Keys (and values) of one bucket in `[start, end)`, a page at a time, until `visit`
     /// returns false; returns whether to go on.
     fn scan_bucket(
@@ -409,39 +496,54 @@ impl RedisStore {
         end: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<bool> {
-        let (z, h) = (self.zkey(cf, bucket), self.hkey(cf, bucket));
-        let vals = if has_values(cf) { "1" } else { "0" };
-        let mut lo = lex(true, start);
-        let hi = lex(false, end);
+        self.scan_bucket_from(cf, bucket, lex(true, start), end, visit)
+    }
+
+    fn scan_bucket_from(
+        &self,
+        cf: Cf,
+        bucket: &[u8],
+        mut lo: Vec<u8>,
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<bool> {
         loop {
-            let (keys, values): (Vec<Vec<u8>>, Vec<Option<Vec<u8>>>) = self.run("scan", |c| {
-                redis::cmd("EVAL")
-                    .arg(SCAN_LUA)
-                    .arg(2)
-                    .arg(&z)
-                    .arg(&h)
-                    .arg(&lo)
-                    .arg(&hi)
-                    .arg(PAGE)
-                    .arg(vals)
-                    .query(c)
-            })?;
-            for (i, k) in keys.iter().enumerate() {
-                let v = match values.get(i) {
-                    Some(Some(v)) => v.as_slice(),
-                    // A key whose value is gone: deleted between the two reads.
-                    Some(None) => continue,
-                    None => &[],
-                };
-                if !visit(k, v) {
-                    return Ok(false);
-                }
-            }
-            match keys.last() {
-                Some(last) if keys.len() == PAGE => lo = lex(false, last),
-                _ => return Ok(true),
+            let cmd = self.page_cmd(cf, bucket, &lo, end);
+            let page = self.run("scan", |c| page_of(cf, cmd.query(c)?))?;
+            let mut stopped = false;
+            match Self::visit_page(&page, visit, &mut stopped) {
+                Some(next) => lo = next,
+                None => return Ok(!stopped),
             }
         }
+    }
+
+    /// The pages a pipeline of [`RedisStore::page_cmd`]s returns, in order.
+    fn pipelined_pages(&self, cf: Cf, p: &ClusterPipeline) -> Result<Vec<Page>> {
+        if p.cmd_iter().next().is_none() {
+            return Ok(Vec::new());
+        }
+        self.run("scan", |c| {
+            let replies: Vec<redis::Value> = p.query(c)?;
+            replies.into_iter().map(|v| page_of(cf, v)).collect()
+        })
+    }
+
+    fn forget_prefetched(&self) {
+        let mut c = self.cache.lock().expect("cache");
+        c.ranges.clear();
+        c.keys.clear();
+    }
+
+    /// A prefetched range's entries, if `[start, end)` was read ahead.
+    fn prefetched(&self, cf: Cf, start: &[u8], end: &[u8]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+        let c = self.cache.lock().expect("cache");
+        if c.ranges.is_empty() {
+            return None;
+        }
+        c.ranges
+            .get(&(cf.index(), start.to_vec(), end.to_vec()))
+            .cloned()
     }
 
     /// The lease key holder's check: still ours (extended), else an error.
@@ -649,6 +751,12 @@ fn decode_ops(mut b: &[u8]) -> Option<Vec<Op>> {
 
 impl Store for RedisStore {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        {
+            let c = self.cache.lock().expect("cache");
+            if let Some(v) = c.keys.get(&(cf.index(), key.to_vec())) {
+                return Ok(v.clone());
+            }
+        }
         let bucket = bucket_of(cf, key);
         if has_values(cf) {
             let h = self.hkey(cf, &bucket);
@@ -669,6 +777,18 @@ impl Store for RedisStore {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         if start >= end {
+            return Ok(());
+        }
+        if let Some(entries) = self.prefetched(cf, start, end) {
+            for (k, v) in &entries {
+                if !visit(k, v) {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        if let Some(b) = single_bucket(cf, start, end) {
+            self.scan_bucket(cf, &b, start, end, visit)?;
             return Ok(());
         }
         let buckets = self.buckets(cf, start, end)?;
@@ -697,6 +817,120 @@ impl Store for RedisStore {
         Ok(())
     }
 
+    /// The first page of every single-bucket range in one pipelined round trip (one per
+    /// node); the rest as [`Store::scan`] would.
+    fn scan_ranges(
+        &self,
+        cf: Cf,
+        ranges: &[(&[u8], &[u8])],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let cached: Vec<Option<Vec<(Vec<u8>, Vec<u8>)>>> = ranges
+            .iter()
+            .map(|(s, e)| self.prefetched(cf, s, e))
+            .collect();
+        let buckets: Vec<Option<Vec<u8>>> = ranges
+            .iter()
+            .zip(&cached)
+            .map(|((s, e), hit)| {
+                (s < e && hit.is_none())
+                    .then(|| single_bucket(cf, s, e))
+                    .flatten()
+            })
+            .collect();
+        let mut p: ClusterPipeline = cluster_pipe();
+        for ((start, end), b) in ranges.iter().zip(&buckets) {
+            if let Some(b) = b {
+                p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
+            }
+        }
+        let mut pages = self.pipelined_pages(cf, &p)?.into_iter();
+        for (((start, end), b), hit) in ranges.iter().zip(&buckets).zip(cached) {
+            if let Some(entries) = hit {
+                for (k, v) in &entries {
+                    if !visit(k, v) {
+                        break;
+                    }
+                }
+                continue;
+            }
+            match b {
+                Some(b) => {
+                    let page = pages.next().ok_or_else(|| {
+                        Error::Storage("redis: a pipelined scan lost a reply".into())
+                    })?;
+                    let mut stopped = false;
+                    if let Some(next) = Self::visit_page(&page, visit, &mut stopped) {
+                        self.scan_bucket_from(cf, b, next, end, visit)?;
+                    }
+                }
+                None => self.scan(cf, start, end, visit)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
+        let wanted: Vec<(&[u8], &[u8], Vec<u8>)> = ranges
+            .iter()
+            .filter(|(s, e)| s < e)
+            .filter_map(|&(s, e)| single_bucket(cf, s, e).map(|b| (s, e, b)))
+            .collect();
+        for chunk in wanted.chunks(PIPE) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for (s, e, b) in chunk {
+                p.add_command(self.page_cmd(cf, b, &lex(true, s), e));
+            }
+            let pages = self.pipelined_pages(cf, &p)?;
+            let mut c = self.cache.lock().expect("cache");
+            for ((s, e, _), (keys, values)) in chunk.iter().zip(pages) {
+                if keys.len() >= PAGE {
+                    continue; // not complete: scanned when asked
+                }
+                let entries = keys
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(i, k)| match values.get(i) {
+                        Some(Some(v)) => Some((k, v.clone())),
+                        Some(None) => None,
+                        None => Some((k, Vec::new())),
+                    })
+                    .collect();
+                c.ranges
+                    .insert((cf.index(), s.to_vec(), e.to_vec()), entries);
+            }
+        }
+        Ok(())
+    }
+
+    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
+        for chunk in keys.chunks(PIPE) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for k in chunk {
+                let b = bucket_of(cf, k);
+                if has_values(cf) {
+                    p.cmd("HGET").arg(self.hkey(cf, &b)).arg(*k);
+                } else {
+                    p.cmd("ZSCORE").arg(self.zkey(cf, &b)).arg(*k);
+                }
+            }
+            let replies: Vec<redis::Value> = self.run("get", |c| p.query(c))?;
+            let mut c = self.cache.lock().expect("cache");
+            for (k, v) in chunk.iter().zip(replies) {
+                let v = match v {
+                    redis::Value::Nil => None,
+                    v if has_values(cf) => Some(
+                        redis::from_redis_value::<Vec<u8>>(v)
+                            .map_err(|e| storage(&self.url, "get", e.into()))?,
+                    ),
+                    _ => Some(Vec::new()),
+                };
+                c.keys.insert((cf.index(), k.to_vec()), v);
+            }
+        }
+        Ok(())
+    }
+
     fn write(&self, batch: Batch) -> Result<()> {
         if self.read_only {
             return Err(Error::Storage(format!(
@@ -707,6 +941,7 @@ impl Store for RedisStore {
         if batch.is_empty() {
             return Ok(());
         }
+        self.forget_prefetched();
         if self.leased.load(Ordering::SeqCst) {
             self.renew()?;
         }
@@ -766,6 +1001,7 @@ impl Store for RedisStore {
             pause = (pause * 2).min(Duration::from_millis(8));
         }
         self.leased.store(true, Ordering::SeqCst);
+        self.forget_prefetched();
         if let Err(e) = self.replay_journal() {
             let _ = self.release_writer();
             return Err(e);
