@@ -15,14 +15,15 @@ dir="${2:-}"
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR [FIRST_PORT]" >&2; exit 2; }
 
 stop() {
+  local pidf pid
   for pidf in "$dir"/*/redis.pid; do
-    [ -f "$pidf" ] || continue
-    kill "$(cat "$pidf")" 2>/dev/null || true
+    pid=$(cat "$pidf" 2>/dev/null) || continue
+    kill "$pid" 2>/dev/null || true
   done
   for pidf in "$dir"/*/redis.pid; do
-    [ -f "$pidf" ] || continue
+    pid=$(cat "$pidf" 2>/dev/null) || continue
     for _ in $(seq 50); do
-      kill -0 "$(cat "$pidf")" 2>/dev/null || break
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
     rm -f "$pidf"
