@@ -274,6 +274,24 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
         .unwrap();
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("was requested"), "{}", stderr(&o));
+    // backup copies the namespace into a directory store with the same export.
+    let copy = dir.path().join("copy.db");
+    ok(&["--db", &u, "backup", copy.to_str().unwrap()]);
+    assert_eq!(
+        ok(&["--db", copy.to_str().unwrap(), "export"]),
+        ok(&["--db", &u, "export"])
+    );
+    // delete and expire write through the lease like ingest.
+    ok(&["--db", &u, "delete", "g0-0"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(&["--db", &u, "stats", "--json"])).unwrap();
+    assert_eq!(v["documents"], 219);
+    ok(&["--db", &u, "expire", "--before", "2999-01-01"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(&["--db", &u, "stats", "--json"])).unwrap();
+    assert_eq!(
+        (v["documents"].as_u64(), v["clusters"].as_u64()),
+        (Some(0), Some(0))
+    );
+    ok(&["--db", &u, "verify"]);
 }
 
 #[test]

@@ -166,11 +166,24 @@ impl Fpdb {
     /// process is writing): the consistent view this instance opened, copied key by key (a
     /// checkpoint of a read-only instance would mix column families flushed at different
     /// points).
+    ///
+    /// A shared store (Redis) is copied key by key into a RocksDB directory under its write
+    /// lease (writable open), so no writer changes it meanwhile.
     pub fn backup(&self, dir: &Path) -> Result<()> {
         self.sync()?;
+        if self.store.shared() && !self.store.read_only() {
+            self.store.acquire_writer()?;
+            let r = self.copy_into(dir);
+            return r.and(self.store.release_writer());
+        }
         if !self.store.read_only() {
             return self.store.checkpoint(dir);
         }
+        self.copy_into(dir)
+    }
+
+    /// Copy every key into a new RocksDB store at `dir`.
+    fn copy_into(&self, dir: &Path) -> Result<()> {
         if dir.exists() {
             return Err(crate::error::Error::Storage(format!(
                 "{}: already exists (a backup goes into a new directory)",
