@@ -65,11 +65,13 @@ for i in 0 1 2 3 4 5; do
 done
 for n in "${nodes[@]}"; do
   for _ in $(seq 100); do
-    redis-cli -p "${n##*:}" ping >/dev/null 2>&1 && break
+    # PONG, not LOADING: a restarted node reads its append-only file first.
+    [ "$(redis-cli -p "${n##*:}" ping 2>/dev/null)" = PONG ] && break
     sleep 0.05
   done
 done
-if ! redis-cli -p "$first" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; then
+# Create the cluster unless these nodes already form one (a start over an earlier DIR).
+if redis-cli -p "$first" cluster info 2>/dev/null | grep -q 'cluster_known_nodes:1\b'; then
   redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1 || {
     cat "$dir/create.log" >&2
     stop

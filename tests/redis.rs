@@ -533,3 +533,92 @@ fn a_killed_master_fails_over_without_losing_acknowledged_documents() {
     assert_eq!(stored.len(), lines.len());
     ok(&["--db", &u2, "verify"]);
 }
+
+/// The simhash index on Redis against a brute-force scan (as tests/index_oracle.rs on memory
+/// and RocksDB), random k, block counts and stores, some of them read back by a second open.
+#[test]
+fn redis_lookup_equals_brute_force() {
+    use common::oracle::{brute, corpus, flip, store_with};
+    use fpdb::index::Permutations;
+    use fpdb::{Fpdb, Settings};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let Some(c) = cluster() else { return };
+    let mut runner = TestRunner::new(Config::with_cases(12));
+    let strategy = (any::<u64>(), 0u32..6, 1u32..4, 1usize..120, any::<bool>());
+    runner
+        .run(&strategy, |(seed, k, extra, n, reopen)| {
+            let blocks = k + extra;
+            prop_assume!(Permutations::new(k, blocks).is_ok());
+            let settings = Settings {
+                nshash: Some(false),
+                simhash_k: Some(k),
+                simhash_blocks: Some(blocks),
+                ..Default::default()
+            };
+            let u = url(c, "oracle", "");
+            let mut db = Fpdb::builder().settings(settings).open(&u).unwrap();
+            let fps = corpus(seed, n, k);
+            store_with(&mut db, &fps);
+            db.sync().unwrap();
+            if reopen {
+                drop(db);
+                db = Fpdb::builder().read_only(true).open(&u).unwrap();
+            }
+            let mut rng = Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1);
+            for i in 0..20u64 {
+                let base = if i % 4 == 3 {
+                    rng.next()
+                } else {
+                    fps[rng.below(n as u64) as usize]
+                };
+                let q = flip(base, rng.below(k as u64 + 2) as u32, rng.next());
+                prop_assert_eq!(db.simhash_neighbors(q).unwrap(), brute(&fps, q, k));
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// As tests/reopen.rs on RocksDB: a namespace fed in two runs (two opens) answers like one
+/// fed in one run, each decision equals the in-memory store's, merges survive reopening, and
+/// other settings are refused naming both.
+#[test]
+fn redis_reopens_like_a_directory() {
+    use common::export_outcomes as export;
+    use fpdb::{Fpdb, OnExisting};
+    let Some(c) = cluster() else { return };
+    let docs = common::sample_docs();
+    let u = url(c, "reopen", "");
+    let mut mem = Fpdb::builder().open_in_memory().unwrap();
+    let half = docs.len() / 2;
+    for part in [&docs[..half], &docs[half..]] {
+        let mut db = Fpdb::open(&u).unwrap();
+        for d in part {
+            let a = db.ingest_document(d, OnExisting::Skip).unwrap();
+            let b = mem.ingest_document(d, OnExisting::Skip).unwrap();
+            assert_eq!(a, b, "{}", d.id);
+        }
+        db.sync().unwrap();
+    }
+    let db = Fpdb::builder().read_only(true).open(&u).unwrap();
+    assert_eq!(export(&db), export(&mem));
+    assert_eq!(db.stats().documents, docs.len() as u64);
+    db.verify().unwrap();
+    let e = Fpdb::builder()
+        .simhash_k(5)
+        .open(&u)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("simhash_k") && e.contains('3') && e.contains('5'),
+        "{e}"
+    );
+    // A namespace no one created is not found by a read-only open.
+    let e = Fpdb::builder()
+        .read_only(true)
+        .open(url(c, "absent", ""))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no fpdb store"), "{e}");
+}

@@ -97,6 +97,7 @@ pub fn json_lines(s: &str) -> Vec<serde_json::Value> {
 }
 
 pub mod conformance;
+pub mod oracle;
 mod rng;
 pub use rng::Rng;
 
