@@ -242,6 +242,8 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
         &["clusters", "--json"],
         &["verify"],
         &["query", "--json", "--file", corpus.to_str().unwrap()],
+        &["explain", "g0-0", "g0-1"],
+        &["explain", "g0-0", "g1-0"],
     ] {
         let on = |db: &str| {
             let mut a = vec!["--db", db];
