@@ -175,16 +175,6 @@ fn single_bucket(cf: Cf, start: &[u8], end: &[u8]) -> Option<Vec<u8>> {
 /// Keys of a page, and their values (empty for key-only families).
 type Page = (Vec<Vec<u8>>, Vec<Option<Vec<u8>>>);
 
-/// A page from the reply of [`RedisStore::page_cmd`]: `[keys, values]` from the Lua scan, a
-/// plain key list from `ZRANGE`.
-fn page_of(cf: Cf, v: redis::Value) -> redis::RedisResult<Page> {
-    if has_values(cf) {
-        Ok(redis::from_redis_value(v)?)
-    } else {
-        Ok((redis::from_redis_value(v)?, Vec::new()))
-    }
-}
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -196,13 +186,6 @@ fn lex(incl: bool, b: &[u8]) -> Vec<u8> {
     v.extend_from_slice(b);
     v
 }
-
-/// A page of a bucket: keys in a lexicographic range with their values.
-const SCAN_LUA: &str = r"
-local ks = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2], 'BYLEX', 'LIMIT', 0, tonumber(ARGV[3]))
-if #ks == 0 or ARGV[4] == '0' then return {ks, {}} end
-return {ks, redis.call('HMGET', KEYS[2], unpack(ks))}
-";
 
 /// Take the lease in arrival order: KEYS lease, queue, seen; ARGV token, lease ms.
 const ACQUIRE_LUA: &str = r"
@@ -434,29 +417,17 @@ impl RedisStore {
         })
     }
 
-    /// The command reading one page of a bucket: keys from `lo` (a lexicographic bound)
-    /// below `end`, with their values.
+    /// The command reading one page of a bucket's keys: from `lo` (a lexicographic bound)
+    /// below `end`.
     fn page_cmd(&self, cf: Cf, bucket: &[u8], lo: &[u8], end: &[u8]) -> redis::Cmd {
-        if !has_values(cf) {
-            let mut c = redis::cmd("ZRANGE");
-            c.arg(self.zkey(cf, bucket))
-                .arg(lo)
-                .arg(lex(false, end))
-                .arg("BYLEX")
-                .arg("LIMIT")
-                .arg(0)
-                .arg(PAGE);
-            return c;
-        }
-        let mut c = redis::cmd("EVAL");
-        c.arg(SCAN_LUA)
-            .arg(2)
-            .arg(self.zkey(cf, bucket))
-            .arg(self.hkey(cf, bucket))
+        let mut c = redis::cmd("ZRANGE");
+        c.arg(self.zkey(cf, bucket))
             .arg(lo)
             .arg(lex(false, end))
-            .arg(PAGE)
-            .arg(if has_values(cf) { "1" } else { "0" });
+            .arg("BYLEX")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(PAGE);
         c
     }
 
@@ -508,8 +479,12 @@ impl RedisStore {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<bool> {
         loop {
-            let cmd = self.page_cmd(cf, bucket, &lo, end);
-            let page = self.run("scan", |c| page_of(cf, cmd.query(c)?))?;
+            let mut p: ClusterPipeline = cluster_pipe();
+            p.add_command(self.page_cmd(cf, bucket, &lo, end));
+            let page = self
+                .pipelined_pages(cf, &[bucket], &p)?
+                .pop()
+                .unwrap_or_default();
             let mut stopped = false;
             match Self::visit_page(&page, visit, &mut stopped) {
                 Some(next) => lo = next,
@@ -518,15 +493,46 @@ impl RedisStore {
         }
     }
 
-    /// The pages a pipeline of [`RedisStore::page_cmd`]s returns, in order.
-    fn pipelined_pages(&self, cf: Cf, p: &ClusterPipeline) -> Result<Vec<Page>> {
+    /// The pages a pipeline of [`RedisStore::page_cmd`]s (one per bucket of `buckets`)
+    /// returns, in order, with their values read in a second pipeline (plain commands, not a
+    /// script: a Lua call cost the server ~5x a ZRANGE). A value deleted between the two
+    /// reads comes back as None and is skipped.
+    fn pipelined_pages(&self, cf: Cf, buckets: &[&[u8]], p: &ClusterPipeline) -> Result<Vec<Page>> {
         if p.cmd_iter().next().is_none() {
             return Ok(Vec::new());
         }
-        self.run("scan", |c| {
-            let replies: Vec<redis::Value> = p.query(c)?;
-            replies.into_iter().map(|v| page_of(cf, v)).collect()
-        })
+        let keys: Vec<Vec<Vec<u8>>> = self.run("scan", |c| p.query(c))?;
+        if !has_values(cf) {
+            return Ok(keys.into_iter().map(|k| (k, Vec::new())).collect());
+        }
+        let mut hp: ClusterPipeline = cluster_pipe();
+        for (b, ks) in buckets.iter().zip(&keys).filter(|(_, ks)| !ks.is_empty()) {
+            let mut c = redis::cmd("HMGET");
+            c.arg(self.hkey(cf, b));
+            for k in ks {
+                c.arg(k.as_slice());
+            }
+            hp.add_command(c);
+        }
+        let mut values: std::vec::IntoIter<Vec<Option<Vec<u8>>>> = if hp.cmd_iter().next().is_some()
+        {
+            self.run("scan", |c| hp.query::<Vec<Vec<Option<Vec<u8>>>>>(c))?
+                .into_iter()
+        } else {
+            Vec::new().into_iter()
+        };
+        keys.into_iter()
+            .map(|ks| {
+                let vs = if ks.is_empty() {
+                    Vec::new()
+                } else {
+                    values.next().ok_or_else(|| {
+                        Error::Storage("redis: a pipelined read lost a reply".into())
+                    })?
+                };
+                Ok((ks, vs))
+            })
+            .collect()
     }
 
     fn forget_prefetched(&self) {
@@ -844,7 +850,8 @@ impl Store for RedisStore {
                 p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
             }
         }
-        let mut pages = self.pipelined_pages(cf, &p)?.into_iter();
+        let piped: Vec<&[u8]> = buckets.iter().flatten().map(|b| b.as_slice()).collect();
+        let mut pages = self.pipelined_pages(cf, &piped, &p)?.into_iter();
         for (((start, end), b), hit) in ranges.iter().zip(&buckets).zip(cached) {
             if let Some(entries) = hit {
                 for (k, v) in &entries {
@@ -881,7 +888,8 @@ impl Store for RedisStore {
             for (s, e, b) in chunk {
                 p.add_command(self.page_cmd(cf, b, &lex(true, s), e));
             }
-            let pages = self.pipelined_pages(cf, &p)?;
+            let piped: Vec<&[u8]> = chunk.iter().map(|(_, _, b)| b.as_slice()).collect();
+            let pages = self.pipelined_pages(cf, &piped, &p)?;
             let mut c = self.cache.lock().expect("cache");
             for ((s, e, _), (keys, values)) in chunk.iter().zip(pages) {
                 if keys.len() >= PAGE {
