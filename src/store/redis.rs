@@ -4,7 +4,7 @@
 //! of the key for `doc_ids`, whose ids are not ordered usefully). A bucket is a sorted set of
 //! its keys (score 0, so ordered bytewise: range scans are `ZRANGE … BYLEX`) and, for the
 //! families with values, a hash key → value; both share one hash tag, so one slot holds a
-//! bucket and one Lua call reads a page of keys with their values. A per-family registry (a
+//! bucket (a page of keys is a `ZRANGE`, their values one `HMGET`). A per-family registry (a
 //! sorted set of bucket names) tells a scan which buckets exist in its range.
 //!
 //! | family | bucket | spread |
