@@ -58,7 +58,9 @@ fn start_cluster(salt: u64) -> Option<Cluster> {
         eprintln!("SKIPPED: no Redis cluster ({})", why.trim());
         return None;
     }
-    // A watcher stops the cluster once this process is gone.
+    // A watcher stops the cluster once this process is gone (it outlives this process on
+    // purpose: never waited for).
+    #[allow(clippy::zombie_processes)]
     Command::new("sh")
         .arg("-c")
         .arg(format!(

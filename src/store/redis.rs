@@ -246,10 +246,13 @@ pub struct RedisStore {
     cache: Mutex<Prefetched>,
 }
 
+/// The entries of a range, in key order.
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Complete answers of whole ranges and single keys, read ahead in one pipeline.
 #[derive(Default)]
 struct Prefetched {
-    ranges: std::collections::HashMap<(usize, Vec<u8>, Vec<u8>), Vec<(Vec<u8>, Vec<u8>)>>,
+    ranges: std::collections::HashMap<(usize, Vec<u8>, Vec<u8>), Entries>,
     keys: std::collections::HashMap<(usize, Vec<u8>), Option<Vec<u8>>>,
 }
 
@@ -542,7 +545,7 @@ impl RedisStore {
     }
 
     /// A prefetched range's entries, if `[start, end)` was read ahead.
-    fn prefetched(&self, cf: Cf, start: &[u8], end: &[u8]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn prefetched(&self, cf: Cf, start: &[u8], end: &[u8]) -> Option<Entries> {
         let c = self.cache.lock().expect("cache");
         if c.ranges.is_empty() {
             return None;
@@ -831,7 +834,7 @@ impl Store for RedisStore {
         ranges: &[(&[u8], &[u8])],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let cached: Vec<Option<Vec<(Vec<u8>, Vec<u8>)>>> = ranges
+        let cached: Vec<Option<Entries>> = ranges
             .iter()
             .map(|(s, e)| self.prefetched(cf, s, e))
             .collect();
