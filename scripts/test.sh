@@ -40,7 +40,12 @@ cargo test --release
 if [ -x "$pyenv/bin/python" ]; then
   "$pyenv/bin/pip" install -q pytest
   "$pyenv/bin/pip" install -q --force-reinstall --no-deps ./python
-  FPDB_BIN="$CARGO_TARGET_DIR/release/fpdb" "$pyenv/bin/python" -m pytest -q python/tests
+  # A Redis Cluster of its own for the package's Redis test (SKIPPED without redis-server).
+  rc_dir=$(mktemp -d)
+  trap 'scripts/redis-cluster.sh stop "$rc_dir" >/dev/null 2>&1 || true; rm -rf "$rc_dir"' EXIT
+  redis_nodes=$(scripts/redis-cluster.sh start "$rc_dir" "$((21000 + RANDOM % 1000 * 6))" 2>/dev/null || true)
+  FPDB_REDIS_NODES="$redis_nodes" FPDB_BIN="$CARGO_TARGET_DIR/release/fpdb" \
+    "$pyenv/bin/python" -m pytest -q -rs python/tests
 else
   echo "test: FAILED to set up Python ($pyenv): the Python package tests did not run" >&2
   exit 1

@@ -112,6 +112,34 @@ def test_ingest_many_equals_the_cli(tmp_path):
     assert any(l["duplicate_of"] for l in lines)
 
 
+def redis_nodes():
+    nodes = os.environ.get("FPDB_REDIS_NODES")
+    if not nodes:
+        if os.environ.get("FPDB_REQUIRE_REDIS"):
+            raise AssertionError("FPDB_REQUIRE_REDIS is set but FPDB_REDIS_NODES is not")
+        pytest.skip("no Redis cluster (FPDB_REDIS_NODES; scripts/test.sh starts one)")
+    return nodes
+
+
+def test_a_redis_namespace_equals_the_cli(tmp_path):
+    url = "redis://%s/py-%d-%d" % (redis_nodes(), os.getpid(), time.time_ns() % 10**9)
+    docs = sample_docs()
+    with fpdb.open(url) as db:
+        lines = db.ingest_many(docs, batch_size=7)
+    out = tmp_path / "cli.jsonl"
+    subprocess.run(
+        [fpdb_bin(), "--db", str(tmp_path / "cli.db"), "-q", "ingest", str(SAMPLE), "--output", str(out)],
+        check=True,
+    )
+    cli = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+    assert [key(l) for l in lines] == [key(l) for l in cli]
+    with fpdb.open(url, read_only=True) as db:
+        assert db.stats()["documents"] == len(docs)
+        assert db.query(docs[0]["text"])["duplicate"]
+    with pytest.raises(fpdb.FpdbError, match="cannot connect"):
+        fpdb.open("redis://127.0.0.1:1/x?retry=0")
+
+
 def start_server(path, tmp_path):
     log = open(tmp_path / "serve.log", "w+")
     p = subprocess.Popen(
