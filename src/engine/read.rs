@@ -248,15 +248,26 @@ impl Fpdb {
         &self,
         visit: &mut dyn FnMut(u64, DocRecord) -> Result<()>,
     ) -> Result<()> {
+        self.for_each_doc_chunk(&mut |recs| {
+            for (seq, r) in recs {
+                visit(seq, r)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// [`Fpdb::for_each_doc`], a chunk of records (in seq order) per call.
+    pub(super) fn for_each_doc_chunk(
+        &self,
+        visit: &mut dyn FnMut(Vec<(u64, DocRecord)>) -> Result<()>,
+    ) -> Result<()> {
         let mut from = 0;
         loop {
             let recs = self.docs_from(from, 4096)?;
             let Some(&(last, _)) = recs.last() else {
                 return Ok(());
             };
-            for (seq, r) in recs {
-                visit(seq, r)?;
-            }
+            visit(recs)?;
             match last.checked_add(1) {
                 Some(n) => from = n,
                 None => return Ok(()),

@@ -126,6 +126,9 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
+    /// Drop what was read ahead (a read-only pass moving on to its next chunk).
+    fn end_prefetch(&self) {}
+
     /// Apply every change of `batch` atomically. Visible to later reads at once; durable after
     /// the next [`Store::sync`].
     fn write(&self, batch: Batch) -> Result<()>;

@@ -55,6 +55,8 @@ const PAGE: usize = 512;
 const ARGS: usize = 1024;
 /// Commands per pipeline of a write.
 const PIPE: usize = 4096;
+/// Buckets whose first pages one pipeline of a multi-bucket scan reads.
+const SCAN_BUCKETS: usize = 256;
 
 /// Where a `redis://` store lives and how it writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -555,6 +557,39 @@ impl RedisStore {
             .cloned()
     }
 
+    /// [`RedisStore::scan_bucket`] of many buckets in order, their first pages read in
+    /// pipelines of [`SCAN_BUCKETS`] buckets (a full scan of `nshash` is 65,536 buckets: one
+    /// round trip per bucket made `verify` crawl). Returns whether to go on.
+    fn scan_buckets(
+        &self,
+        cf: Cf,
+        buckets: &[Vec<u8>],
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<bool> {
+        for chunk in buckets.chunks(SCAN_BUCKETS) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for b in chunk {
+                p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
+            }
+            let names: Vec<&[u8]> = chunk.iter().map(|b| b.as_slice()).collect();
+            let pages = self.pipelined_pages(cf, &names, &p)?;
+            for (b, page) in chunk.iter().zip(pages) {
+                let mut stopped = false;
+                if let Some(next) = Self::visit_page(&page, visit, &mut stopped) {
+                    if !self.scan_bucket_from(cf, b, next, end, visit)? {
+                        return Ok(false);
+                    }
+                }
+                if stopped {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// The lease key holder's check: still ours (extended), else an error.
     fn renew(&self) -> Result<()> {
         let lease = self.ns_key("lease");
@@ -802,21 +837,15 @@ impl Store for RedisStore {
         }
         let buckets = self.buckets(cf, start, end)?;
         if ordered(cf) {
-            for b in buckets {
-                if !self.scan_bucket(cf, &b, start, end, visit)? {
-                    break;
-                }
-            }
+            self.scan_buckets(cf, &buckets, start, end, visit)?;
             return Ok(());
         }
         // Hash buckets: gather, then visit in key order.
         let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        for b in buckets {
-            self.scan_bucket(cf, &b, start, end, &mut |k, v| {
-                all.push((k.to_vec(), v.to_vec()));
-                true
-            })?;
-        }
+        self.scan_buckets(cf, &buckets, start, end, &mut |k, v| {
+            all.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
         all.sort_unstable();
         for (k, v) in &all {
             if !visit(k, v) {
@@ -940,6 +969,10 @@ impl Store for RedisStore {
             }
         }
         Ok(())
+    }
+
+    fn end_prefetch(&self) {
+        self.forget_prefetched();
     }
 
     fn write(&self, batch: Batch) -> Result<()> {

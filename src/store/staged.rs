@@ -226,6 +226,10 @@ impl Store for Staged {
         self.base.prefetch_keys(cf, keys)
     }
 
+    fn end_prefetch(&self) {
+        self.base.end_prefetch()
+    }
+
     fn acquire_writer(&self) -> Result<()> {
         self.base.acquire_writer()
     }
