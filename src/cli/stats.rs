@@ -18,16 +18,24 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         outln!("documents    {}", s.documents);
         outln!("clusters     {}", s.clusters);
         outln!("duplicates   {}", s.duplicates);
-        outln!(
-            "disk         {:.1} MiB",
-            s.disk_bytes as f64 / (1 << 20) as f64
-        );
-        let cfs: Vec<String> = s
-            .column_family_bytes
-            .iter()
-            .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
-            .collect();
-        outln!("tables MiB   {}", cfs.join(", "));
+        if path
+            .to_str()
+            .is_some_and(fpdb::store::redis::RedisUrl::is_redis)
+        {
+            // Redis counts memory per server, not per namespace.
+            outln!("memory       on the Redis Cluster (INFO memory on its masters)");
+        } else {
+            outln!(
+                "disk         {:.1} MiB",
+                s.disk_bytes as f64 / (1 << 20) as f64
+            );
+            let cfs: Vec<String> = s
+                .column_family_bytes
+                .iter()
+                .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
+                .collect();
+            outln!("tables MiB   {}", cfs.join(", "));
+        }
         let mut algos: Vec<&str> = [
             (o.nshash, "nshash"),
             (o.simhash, "simhash"),
