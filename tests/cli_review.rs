@@ -437,3 +437,47 @@ fn ids_and_texts_of_the_wrong_kind_are_located_bad_input() {
     let c = stdout(&run(p, &["clusters"]));
     assert!(!c.contains("injected"), "{c}");
 }
+
+/// A reader that stops after the first line (`fpdb query --batch … | head -1`): the commands
+/// that stream JSON lines exit cleanly, without "Broken pipe" (serde_json's writer errors once
+/// hid the pipe from the check, and `query --batch` exited 2).
+#[test]
+fn streaming_commands_stop_quietly_when_the_reader_stops_mid_stream() {
+    use std::io::BufRead;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let sample = common::sample();
+    let sample = sample.to_str().unwrap();
+    let o = fpdb()
+        .current_dir(p)
+        .args(["--quiet", "ingest", sample])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for args in [
+        vec!["query", "--batch", sample],
+        vec!["export"],
+        vec!["clusters", "--json"],
+    ] {
+        let mut child = fpdb()
+            .current_dir(p)
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(first.starts_with('{'), "{args:?}: {first}");
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            matches!(code(&o), 0 | 1),
+            "{args:?}: exit {}: {}",
+            code(&o),
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("error"), "{args:?}: {}", stderr(&o));
+    }
+}

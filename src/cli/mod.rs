@@ -118,9 +118,13 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // A closed pipe (`fpdb export | head`) is the reader's choice, not an error.
+            // serde_json's writer errors hide the io::Error from the chain (its `source` is
+            // the io error's own source), so they are asked for its kind.
             let broken_pipe = e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                    || c.downcast_ref::<serde_json::Error>()
+                        .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
             });
             if broken_pipe {
                 return ExitCode::SUCCESS;
