@@ -321,6 +321,47 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
     ok(&["--db", &u, "verify"]);
 }
 
+/// A single Redis server without cluster mode (a common first try) is named as the problem.
+#[test]
+fn a_server_without_cluster_mode_is_refused_saying_so() {
+    if cluster().is_none() {
+        return;
+    }
+    let port = free_ports(2);
+    let dir = tempfile::tempdir().unwrap();
+    let started = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .spawn();
+    let Ok(mut server) = started else { return };
+    let db = format!("redis://127.0.0.1:{port}/x");
+    let t = Instant::now();
+    let o = loop {
+        let o = fpdb().args(["--db", &db, "stats"]).output().unwrap();
+        if !stderr(&o).contains("cannot connect") || t.elapsed() > Duration::from_secs(10) {
+            break o;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("is it a Redis Cluster?"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn bad_redis_addresses_are_refused_with_a_clear_message() {
     for (db, says) in [

@@ -341,9 +341,22 @@ impl RedisStore {
             unsynced: AtomicU64::new(0),
             cache: Mutex::new(Prefetched::default()),
         };
-        // Connect now, so that a wrong address fails here with a clear message.
+        // Connect now, so that a wrong address fails here with a clear message; a server
+        // without cluster mode connects but serves no slots.
         let c = s.connect()?;
         s.pool.lock().expect("pool").push(c);
+        let lease = s.ns_key("lease");
+        s.run("first read", |c| {
+            redis::cmd("EXISTS").arg(&lease).query::<i64>(c)
+        })
+        .map_err(|e| match e {
+            Error::Storage(m) => Error::Storage(format!(
+                "{m} (is it a Redis Cluster? fpdb needs `cluster-enabled yes` with every slot \
+                 served: scripts/redis-cluster.sh starts one; a single server without cluster \
+                 mode is not supported)"
+            )),
+            other => other,
+        })?;
         Ok(s)
     }
 
