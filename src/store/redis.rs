@@ -589,7 +589,7 @@ impl RedisStore {
     }
 
     /// [`RedisStore::scan_bucket`] of many buckets in order, their first pages read in
-    /// pipelines of [`SCAN_BUCKETS`] buckets (a full scan of `nshash` is 65,536 buckets: one
+    /// pipelines of [`SCAN_BUCKETS`] buckets (a full scan of `simhash` is up to 40,960 buckets: one
     /// round trip per bucket made `verify` crawl). Returns whether to go on.
     fn scan_buckets(
         &self,
