@@ -177,6 +177,60 @@ fn redis_store_conforms() {
     common::conformance::conformance(&s);
 }
 
+/// A writer that died after writing a batch's journal but before applying it: the next
+/// writer to take the lease applies the batch whole (and only then writes its own).
+#[test]
+fn the_next_writer_replays_a_dead_writers_journal() {
+    let Some(c) = cluster() else { return };
+    let u = url(c, "journal", "");
+    let dead = RedisStore::open(&u, false).unwrap();
+    let mut b = Batch::new();
+    for i in 0..300u64 {
+        b.put(
+            Cf::Docs,
+            i.to_be_bytes().to_vec(),
+            b"from the dead writer".to_vec(),
+        );
+        b.put(
+            Cf::Nshash,
+            [i.to_be_bytes(), i.to_be_bytes()].concat(),
+            vec![1],
+        );
+    }
+    b.delete(Cf::Meta, b"gone".to_vec());
+    dead.write_journal_only(&b).unwrap();
+    drop(dead);
+    let reader = RedisStore::open(&u, true).unwrap();
+    assert_eq!(reader.get(Cf::Docs, &7u64.to_be_bytes()).unwrap(), None);
+    let next = RedisStore::open(&u, false).unwrap();
+    next.acquire_writer().unwrap();
+    for i in [0u64, 7, 299] {
+        assert_eq!(
+            reader.get(Cf::Docs, &i.to_be_bytes()).unwrap().as_deref(),
+            Some(&b"from the dead writer"[..])
+        );
+        let key = [i.to_be_bytes(), i.to_be_bytes()].concat();
+        assert_eq!(reader.get(Cf::Nshash, &key).unwrap(), Some(vec![1]));
+    }
+    next.release_writer().unwrap();
+    // Replayed once: a second writer finds no journal to apply again over newer writes.
+    let mut newer = Batch::new();
+    newer.put(Cf::Docs, 7u64.to_be_bytes().to_vec(), b"newer".to_vec());
+    next.acquire_writer().unwrap();
+    next.write(newer).unwrap();
+    next.release_writer().unwrap();
+    let other = RedisStore::open(&u, false).unwrap();
+    other.acquire_writer().unwrap();
+    other.release_writer().unwrap();
+    assert_eq!(
+        reader
+            .get(Cf::Docs, &7u64.to_be_bytes())
+            .unwrap()
+            .as_deref(),
+        Some(&b"newer"[..])
+    );
+}
+
 #[test]
 fn redis_store_scans_hashed_ids_in_order_and_is_shared_between_clients() {
     let Some(c) = cluster() else { return };
