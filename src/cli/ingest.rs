@@ -102,7 +102,16 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     if let Some(o) = a.output.as_ref().filter(|o| o.as_os_str() != "-") {
         inputs = inputs.exclude(o);
     }
-    let mut db = Fpdb::builder().settings(settings).create(true).open(path)?;
+    // A store created by this run starts with empty in-memory filters of its hash prefixes
+    // (nothing to scan to build them; ~4 MB): lookups of hashes no document has yet skip
+    // RocksDB (zh100k `--algos nshash`: ~8% faster). Same results (the filters are exact).
+    let fresh = !fpdb::store::redis::RedisUrl::is_redis(&path.to_string_lossy())
+        && std::fs::read_dir(path).map_or(true, |mut d| d.next().is_none());
+    let mut db = Fpdb::builder()
+        .settings(settings)
+        .create(true)
+        .presence_filters(fresh)
+        .open(path)?;
     if let Some(r) = &a.retention {
         db.set_retention(r.0)?;
     }
