@@ -90,6 +90,9 @@ impl Fpdb {
             };
         }
         let mut out = self.ingest_batch_leased(docs, on_existing);
+        // What the lookups read ahead is not kept past the batch (a failed batch wrote
+        // nothing, which would have dropped it).
+        self.store.end_prefetch();
         if let Err(e) = self.sync() {
             if out.error.is_none() {
                 // Committed but not acknowledged as durable: report none of it as written.

@@ -1116,6 +1116,9 @@ impl Store for RedisStore {
     }
 
     fn release_writer(&self) -> Result<()> {
+        // Others may write from now on: nothing read ahead stays (also after a batch that
+        // failed before writing, which would not have cleared it).
+        self.forget_prefetched();
         if !self.leased.swap(false, Ordering::SeqCst) {
             return Ok(());
         }
