@@ -7,7 +7,7 @@ use fpdb::index::{Permutations, MAX_TABLES};
 use fpdb::{Fingerprints, Fpdb, OnExisting, Settings};
 use proptest::prelude::*;
 
-use common::oracle::{brute, corpus, flip, store_with};
+use common::oracle::{brute, corpus, flip, lookups_and_brute_force, store_with};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -40,11 +40,8 @@ proptest! {
         let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
         let fps = corpus(seed, n, k);
         store_with(&mut db, &fps);
-        let mut rng = common::Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1);
-        for i in 0..20u64 {
-            let base = if i % 4 == 3 { rng.next() } else { fps[rng.below(n as u64) as usize] };
-            let q = flip(base, rng.below(k as u64 + 2) as u32, rng.next());
-            prop_assert_eq!(db.simhash_neighbors(q).unwrap(), brute(&fps, q, k));
+        for (got, want) in lookups_and_brute_force(&db, &fps, seed, k) {
+            prop_assert_eq!(got, want);
         }
     }
 }

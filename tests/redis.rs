@@ -432,6 +432,29 @@ fn bad_redis_addresses_are_refused_with_a_clear_message() {
     }
 }
 
+/// Four `fpdb ingest` processes (with `args`) into `db` at once, each on every 4th line of
+/// `lines` (slice w starting at line w, written into `dir`); every one must exit 0.
+fn ingest_at_once(db: &str, lines: &[String], dir: &Path, args: &[&str]) {
+    let children: Vec<_> = (0..4)
+        .map(|w| {
+            let slice: Vec<String> = lines.iter().skip(w).step_by(4).cloned().collect();
+            let path = dir.join(format!("s{w}.jsonl"));
+            write_lines(&path, &slice);
+            fpdb()
+                .args(["--db", db, "--quiet", "ingest"])
+                .args(args)
+                .arg(&path)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for ch in children {
+        let o = ch.wait_with_output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+}
+
 /// Four `fpdb ingest` processes on interleaved slices of one corpus, at once: the clusters
 /// are the planted groups, as a sequential RocksDB ingest finds them.
 #[test]
@@ -443,28 +466,7 @@ fn concurrent_writers_find_the_planted_groups() {
     let all = dir.path().join("all.jsonl");
     write_lines(&all, &lines);
     let u = url(c, "conc", "");
-    // The store exists before the writers race (creating it is also leased; see the next
-    // test for four creators at once).
-    let mut children = Vec::new();
-    for w in 0..4 {
-        let slice: Vec<String> = lines.iter().skip(w).step_by(4).cloned().collect();
-        let path = dir.path().join(format!("s{w}.jsonl"));
-        write_lines(&path, &slice);
-        children.push(
-            fpdb()
-                .args(["--db", &u, "--quiet", "ingest", "--batch-size", "16"])
-                .arg(&path)
-                .arg("--output")
-                .arg(dir.path().join(format!("o{w}.jsonl")))
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-    }
-    for ch in children {
-        let o = ch.wait_with_output().unwrap();
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-    }
+    ingest_at_once(&u, &lines, dir.path(), &["--batch-size", "16"]);
     let rocks = dir.path().join("r.db");
     ok(&[
         "--db",
@@ -505,24 +507,7 @@ fn writers_creating_one_store_at_once_agree_on_it() {
     let dir = tempfile::tempdir().unwrap();
     let lines = planted_corpus(30, 2, 5);
     let u = url(c, "create", "");
-    let mut children = Vec::new();
-    for w in 0..4 {
-        let slice: Vec<String> = lines.iter().skip(w).step_by(4).cloned().collect();
-        let path = dir.path().join(format!("s{w}.jsonl"));
-        write_lines(&path, &slice);
-        children.push(
-            fpdb()
-                .args(["--db", &u, "--quiet", "ingest"])
-                .arg(&path)
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-    }
-    for ch in children {
-        let o = ch.wait_with_output().unwrap();
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-    }
+    ingest_at_once(&u, &lines, dir.path(), &[]);
     assert_eq!(partition(&u), planted_partition(30, 2));
     ok(&["--db", &u, "verify"]);
 }
@@ -660,7 +645,7 @@ fn a_killed_master_fails_over_without_losing_acknowledged_documents() {
 /// and RocksDB), random k, block counts and stores, some of them read back by a second open.
 #[test]
 fn redis_lookup_equals_brute_force() {
-    use common::oracle::{brute, corpus, flip, store_with};
+    use common::oracle::{corpus, lookups_and_brute_force, store_with};
     use fpdb::index::Permutations;
     use fpdb::{Fpdb, Settings};
     use proptest::prelude::*;
@@ -687,15 +672,8 @@ fn redis_lookup_equals_brute_force() {
                 drop(db);
                 db = Fpdb::builder().read_only(true).open(&u).unwrap();
             }
-            let mut rng = Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1);
-            for i in 0..20u64 {
-                let base = if i % 4 == 3 {
-                    rng.next()
-                } else {
-                    fps[rng.below(n as u64) as usize]
-                };
-                let q = flip(base, rng.below(k as u64 + 2) as u32, rng.next());
-                prop_assert_eq!(db.simhash_neighbors(q).unwrap(), brute(&fps, q, k));
+            for (got, want) in lookups_and_brute_force(&db, &fps, seed, k) {
+                prop_assert_eq!(got, want);
             }
             Ok(())
         })

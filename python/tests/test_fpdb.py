@@ -98,17 +98,21 @@ def test_settings_are_kept_and_checked(tmp_path):
         fpdb.open(tmp_path / "t.db", colour="blue")
 
 
-def test_ingest_many_equals_the_cli(tmp_path):
-    docs = sample_docs()
-    with fpdb.open(tmp_path / "py.db") as db:
-        lines = db.ingest_many(docs, batch_size=7)
+def cli_ingest_of_sample(tmp_path):
+    """The lines `fpdb ingest data/sample.jsonl --output` writes into a new directory store."""
     out = tmp_path / "cli.jsonl"
     subprocess.run(
         [fpdb_bin(), "--db", str(tmp_path / "cli.db"), "-q", "ingest", str(SAMPLE), "--output", str(out)],
         check=True,
     )
-    cli = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
-    assert [key(l) for l in lines] == [key(l) for l in cli]
+    return [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+
+
+def test_ingest_many_equals_the_cli(tmp_path):
+    docs = sample_docs()
+    with fpdb.open(tmp_path / "py.db") as db:
+        lines = db.ingest_many(docs, batch_size=7)
+    assert [key(l) for l in lines] == [key(l) for l in cli_ingest_of_sample(tmp_path)]
     assert any(l["duplicate_of"] for l in lines)
 
 
@@ -126,13 +130,7 @@ def test_a_redis_namespace_equals_the_cli(tmp_path):
     docs = sample_docs()
     with fpdb.open(url) as db:
         lines = db.ingest_many(docs, batch_size=7)
-    out = tmp_path / "cli.jsonl"
-    subprocess.run(
-        [fpdb_bin(), "--db", str(tmp_path / "cli.db"), "-q", "ingest", str(SAMPLE), "--output", str(out)],
-        check=True,
-    )
-    cli = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
-    assert [key(l) for l in lines] == [key(l) for l in cli]
+    assert [key(l) for l in lines] == [key(l) for l in cli_ingest_of_sample(tmp_path)]
     with fpdb.open(url, read_only=True) as db:
         assert db.stats()["documents"] == len(docs)
         assert db.query(docs[0]["text"])["duplicate"]

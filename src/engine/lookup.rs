@@ -18,6 +18,14 @@ use crate::store::{Cf, Store};
 /// links are weaker). Part of the rule of format 4 stores: a new value needs a new setting.
 pub(super) const STRONG_LINK: f64 = 0.85;
 
+/// The posting ranges of `hashes`, each once, in key order.
+fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> {
+    let mut sorted: Vec<u64> = hashes.collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted.into_iter().map(schema::nshash_range).collect()
+}
+
 /// A candidate stored document found by lookup.
 #[derive(Debug, Clone)]
 pub(super) struct Candidate {
@@ -90,11 +98,7 @@ impl Fpdb {
     pub(super) fn prefetch(&self, docs: &[(&super::Document, Fingerprints)]) -> Result<()> {
         let ids: Vec<&[u8]> = docs.iter().map(|(d, _)| d.id.as_bytes()).collect();
         self.store.prefetch_keys(Cf::DocIds, &ids)?;
-        let mut hashes: Vec<u64> = docs.iter().flat_map(|(_, f)| f.postings()).collect();
-        hashes.sort_unstable();
-        hashes.dedup();
-        let bounds: Vec<([u8; 8], [u8; 17])> =
-            hashes.iter().map(|&h| schema::nshash_range(h)).collect();
+        let bounds = nshash_bounds(docs.iter().flat_map(|(_, f)| f.postings()));
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         self.store.prefetch(Cf::Nshash, &ranges)?;
         let bounds: Vec<_> = docs
@@ -130,13 +134,9 @@ impl Fpdb {
 
     /// [`Fpdb::nshash_holder`] of every hash, through one iterator.
     pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<HashMap<u64, (u64, u64)>> {
-        let mut sorted = hashes.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let bounds: Vec<([u8; 8], [u8; 17])> =
-            sorted.iter().map(|&h| schema::nshash_range(h)).collect();
+        let bounds = nshash_bounds(hashes.iter().copied());
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
-        let mut found = HashMap::with_capacity_and_hasher(sorted.len(), Default::default());
+        let mut found = HashMap::with_capacity_and_hasher(bounds.len(), Default::default());
         let mut err = None;
         self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
             match schema::decode_nshash(k, v) {

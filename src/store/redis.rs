@@ -194,6 +194,15 @@ fn single_bucket(cf: Cf, start: &[u8], end: &[u8]) -> Option<Vec<u8>> {
 /// Keys of a page, and their values (empty for key-only families).
 type Page = (Vec<Vec<u8>>, Vec<Option<Vec<u8>>>);
 
+/// Visit `entries` in order until `visit` returns false.
+fn visit_all(entries: &Entries, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+    for (k, v) in entries {
+        if !visit(k, v) {
+            break;
+        }
+    }
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -886,11 +895,7 @@ impl Store for RedisStore {
             return Ok(());
         }
         if let Some(entries) = self.prefetched(cf, start, end) {
-            for (k, v) in &entries {
-                if !visit(k, v) {
-                    break;
-                }
-            }
+            visit_all(&entries, visit);
             return Ok(());
         }
         if let Some(b) = single_bucket(cf, start, end) {
@@ -909,11 +914,7 @@ impl Store for RedisStore {
             true
         })?;
         all.sort_unstable();
-        for (k, v) in &all {
-            if !visit(k, v) {
-                break;
-            }
-        }
+        visit_all(&all, visit);
         Ok(())
     }
 
@@ -948,11 +949,7 @@ impl Store for RedisStore {
         let mut pages = self.pipelined_pages(cf, &piped, &p)?.into_iter();
         for (((start, end), b), hit) in ranges.iter().zip(&buckets).zip(cached) {
             if let Some(entries) = hit {
-                for (k, v) in &entries {
-                    if !visit(k, v) {
-                        break;
-                    }
-                }
+                visit_all(&entries, visit);
                 continue;
             }
             match b {

@@ -50,3 +50,23 @@ pub fn corpus(seed: u64, n: usize, k: u32) -> Vec<u64> {
         })
         .collect()
 }
+
+/// Per query: the neighbours a store found, and the brute-force answer.
+pub type Answers = Vec<(Vec<(String, u32)>, Vec<(String, u32)>)>;
+
+/// 20 queries at distances 0..=k+1 from stored fingerprints (every 4th from a random one):
+/// for each, the neighbours `db` finds and the brute-force answer over `fps`.
+pub fn lookups_and_brute_force(db: &Fpdb, fps: &[u64], seed: u64, k: u32) -> Answers {
+    let mut rng = super::Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1);
+    (0..20u64)
+        .map(|i| {
+            let base = if i % 4 == 3 {
+                rng.next()
+            } else {
+                fps[rng.below(fps.len() as u64) as usize]
+            };
+            let q = flip(base, rng.below(k as u64 + 2) as u32, rng.next());
+            (db.simhash_neighbors(q).unwrap(), brute(fps, q, k))
+        })
+        .collect()
+}
