@@ -148,14 +148,20 @@ fn doc_record() -> DocRecord {
         time: 1_700_000_000,
         bands: vec![9, 8, 7],
         keys: vec![0xA1 << 56 | 5],
+        key_weights: vec![0.5, 0.25],
     }
 }
 
 fn decoders(rng: &mut Rng) {
     let mut rec = doc_record();
-    if rng.index(2) == 0 {
-        rec.bands.clear();
-        rec.keys.clear();
+    match rng.index(3) {
+        0 => {
+            rec.bands.clear();
+            rec.keys.clear();
+            rec.key_weights.clear();
+        }
+        1 => rec.key_weights.clear(),
+        _ => {}
     }
     let mut b = schema::encode_doc(&rec);
     mutate(&mut b, rng);

@@ -9,19 +9,21 @@ use std::path::PathBuf;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (corpus, pairs) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
-    let docs: HashMap<String, String> = fpdb::reader::Inputs::new(&[corpus], Default::default())
-        .filter_map(|r| r.doc.ok())
-        .map(|d| (d.id, d.text))
-        .collect();
+    let docs: HashMap<String, fpdb::Document> =
+        fpdb::reader::Inputs::new(&[corpus], Default::default())
+            .filter_map(|r| r.doc.ok())
+            .map(|d| (d.id.clone(), d))
+            .collect();
     let fp = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
     println!(
         "kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance\toverlap\tresemblance\tjaccard4\tcontainment4"
     );
     for p in fpdb::eval::read_pairs(&pairs).unwrap() {
-        let (Some(a), Some(b)) = (docs.get(&p.a), docs.get(&p.b)) else {
+        let (Some(da), Some(db)) = (docs.get(&p.a), docs.get(&p.b)) else {
             continue;
         };
-        let e = fpdb::explain::explain(a, b, &fp);
+        let e = fpdb::explain::explain(da, db, &fp);
+        let (a, b) = (&da.text, &db.text);
         let (ga, gb) = (grams(&fp.prepare(a)), grams(&fp.prepare(b)));
         let both = ga.intersection(&gb).count() as f64;
         let jaccard = both / (ga.len() + gb.len()).saturating_sub(both as usize).max(1) as f64;

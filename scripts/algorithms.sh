@@ -7,6 +7,12 @@
 #
 #   scripts/algorithms.sh [DEV_DIR]
 #
+# The dev sets have no titles; the rows of the algorithms that read one (punct-title,
+# two-stage) are measured on titled copies too:
+#   for s in zh_laws en_20news; do cargo run --release --example titled_set -- \
+#     ../shared/data/dev/$s target/titled/$s; done
+#   ONLY='title|two-stage' scripts/algorithms.sh target/titled
+#
 # ONLY=REGEX runs only the rows whose name matches (e.g. ONLY='percentage|segmentation').
 #
 # DEV_DIR defaults to ../shared/data/dev; the speed rows use ../shared/data/zh_laws.jsonl
@@ -31,12 +37,16 @@ minhash (8 bands x 4 rows)|--algos minhash
 I-Match (top 70% of terms by IDF, AP hash)|--algos imatch
 keyword fingerprint (10 heaviest TF-IDF terms, sorted, MD5)|--algos keywords
 keyword fingerprint, weight order (Con)|--algos keywords-con
+keyword fingerprint (Sort) with the weight check, a = 0.1|--algos keywords-check
+keyword fingerprint (Con) with the weight check, a = 0.1|--algos keywords-con-check
 keyword percentage (most frequent 2% of terms, multiple of 5, MD5)|--algos keywords-pct
 description key (Des: meta description, else first 512 bytes, MD5)|--algos des
 simhash, forward maximum matching segmentation|--algos simhash --segmenter fmm
 simhash, backward maximum matching segmentation|--algos simhash --segmenter bmm
 punctuation context (3 parts, all shared; no title)|--algos punct
+punctuation context with the title (parts 1, title 1.5, 3 needed)|--algos punct-title
 segment signatures (8 segments, 5 shared)|--algos segments
+two-stage content fingerprint (3 core words, 2 of the 4 largest paragraphs)|--algos two-stage
 default (nshash + simhash + minhash)|
 ROWS
 )

@@ -125,6 +125,10 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
             crate::options::KeyAlgo::Des,
             crate::options::KeyAlgo::Punct,
             crate::options::KeyAlgo::segments(),
+            crate::options::KeyAlgo::keywords_check(),
+            crate::options::KeyAlgo::keywords_con_check(),
+            crate::options::KeyAlgo::PunctTitle,
+            crate::options::KeyAlgo::two_stage(),
         ])),
         ..settings.clone()
     }
@@ -132,7 +136,7 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
     let fp = Fingerprinter::new(opts, settings.simhash_idf.clone())?;
     Ok(docs
         .par_iter()
-        .map(|d| fp.fingerprint_with(&d.text, d.description.as_deref()))
+        .map(|d| fp.fingerprint_with(&d.text, d.meta()))
         .collect())
 }
 
@@ -163,15 +167,9 @@ pub fn evaluate(
             fp.bands.clear();
         }
         // Only the exact-key algorithms of this configuration.
-        let tags: Vec<u8> = db
-            .options()
-            .key_algos
-            .0
-            .iter()
-            .map(crate::fingerprint::keys::algo_tag)
-            .collect();
+        let algos = &db.options().key_algos.0;
         fp.keys
-            .retain(|&k| tags.contains(&crate::fingerprint::keys::tag(k)));
+            .retain(|&k| algos.iter().any(|a| crate::fingerprint::keys::owns(a, k)));
         db.ingest(d, fp, OnExisting::Skip)?;
     }
     let mut export = HashMap::new();

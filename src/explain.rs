@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::fingerprint::{nshash, simhash, Fingerprinter, Fingerprints};
 use crate::options::Options;
+use crate::Document;
 
 /// The decision signals of two fingerprinted documents under a store's settings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,19 +82,27 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .0
         .iter()
         .map(|algo| {
-            let tag = crate::fingerprint::keys::algo_tag(algo);
+            use crate::fingerprint::keys;
             let of = |f: &Fingerprints| -> Vec<u64> {
                 f.keys
                     .iter()
                     .copied()
-                    .filter(|&k| crate::fingerprint::keys::tag(k) == tag)
+                    .filter(|&k| keys::owns(algo, k))
                     .collect()
             };
             let (ka, kb) = (of(a), of(b));
-            let shared = ka.iter().filter(|k| kb.contains(k)).count();
+            let shared: Vec<u64> = ka.iter().copied().filter(|k| kb.contains(k)).collect();
             // A as the document looked up, as the store decides.
-            let need = algo.need(ka.len());
-            (algo.name(), shared, shared >= need)
+            let weight = |v: &[u64]| v.iter().map(|&k| keys::weight(k)).sum::<f64>();
+            let need = algo.need(weight(&ka));
+            let checked = algo
+                .weight_check()
+                .is_none_or(|bar| keys::weight_distance(&a.key_weights, &b.key_weights) < bar);
+            (
+                algo.name(),
+                shared.len(),
+                !shared.is_empty() && weight(&shared) >= need && checked,
+            )
         })
         .collect();
     Comparison {
@@ -146,11 +155,12 @@ fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f
     v
 }
 
-/// Explain the pair (`a`, `b`) under a store's settings.
-pub fn explain(a: &str, b: &str, fp: &Fingerprinter) -> Explanation {
+/// Explain the pair (`a`, `b`) under a store's settings (their texts, and titles,
+/// descriptions and keywords for the algorithms that read them).
+pub fn explain(a: &Document, b: &Document, fp: &Fingerprinter) -> Explanation {
     let opts = fp.options();
     // The text the store fingerprints (with reflow, Chinese lines joined first).
-    let (na, nb) = (fp.prepare(a), fp.prepare(b));
+    let (na, nb) = (fp.prepare(&a.text), fp.prepare(&b.text));
     let (sa, sb) = (
         nshash::top_sentence_keys(&na, opts),
         nshash::top_sentence_keys(&nb, opts),
@@ -159,8 +169,8 @@ pub fn explain(a: &str, b: &str, fp: &Fingerprinter) -> Explanation {
     let (ta, tb) = (fp.simhash_features(&na), fp.simhash_features(&nb));
     Explanation {
         comparison: compare(
-            &fp.fingerprint_prepared(&na),
-            &fp.fingerprint_prepared(&nb),
+            &fp.fingerprint_prepared_with(&na, a.meta()),
+            &fp.fingerprint_prepared_with(&nb, b.meta()),
             opts,
         ),
         sentences_a: sa,

@@ -40,7 +40,7 @@ pub use engine::{
     QueryAnswer, ResultLine, Settings, Stats, StoredDocument, Verified, ALGO_NAMES, MAX_MATCHES,
 };
 pub use error::{Error, Result};
-pub use fingerprint::Fingerprints;
+pub use fingerprint::{Fingerprints, Meta};
 pub use options::{
     IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SimhashFeatures, Stopwords,
 };

@@ -155,12 +155,19 @@ pub enum KeyAlgo {
     Keywords {
         /// Terms kept (the literature: about 10).
         n: u32,
+        /// The weight check ("Sort" with a weight check): a shared key makes a candidate only
+        /// when Σ(wᵢ−wⱼ)² / (Σwᵢ² + Σwⱼ²) < `check` / 1000 over the kept terms' weights.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        check: Option<u32>,
     },
     /// Keyword fingerprint ("Con"): one key of the `n` heaviest TF-IDF terms in weight order.
     #[serde(rename = "keywords-con")]
     KeywordsCon {
         /// Terms kept (the literature: about 10).
         n: u32,
+        /// The weight check, as for [`KeyAlgo::Keywords`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        check: Option<u32>,
     },
     /// Keyword percentage: the most frequent `pct`% of the terms (rounded down to a multiple
     /// of `interval`), sorted by the term, as one key.
@@ -178,6 +185,22 @@ pub enum KeyAlgo {
     /// `，。！？`, as one string cut into 3 parts; candidates share all 3 (the literature adds
     /// the title's hash at weight 1.5, which fingerprints of the text alone cannot).
     Punct,
+    /// Punctuation context with the title, as the literature has it: the 3 parts at weight 1
+    /// and the title's hash at weight 1.5; candidates share a weight of at least 3.
+    #[serde(rename = "punct-title")]
+    PunctTitle,
+    /// Two-stage content fingerprint: a coarse key of the `words` heaviest terms of the title,
+    /// meta keywords and description (of the text when the document has none), combined with
+    /// the hashes of its `paras` largest paragraphs; candidates share at least `m`.
+    #[serde(rename = "two-stage")]
+    TwoStage {
+        /// Core words in the coarse key.
+        words: u32,
+        /// Paragraphs kept.
+        paras: u32,
+        /// Keys that must be shared.
+        m: u32,
+    },
     /// Segment signatures: `n` keys; candidates share at least `m`.
     Segments {
         /// Segments per document.
@@ -192,8 +215,12 @@ impl KeyAlgo {
     pub fn name(&self) -> &'static str {
         match self {
             KeyAlgo::Imatch { .. } => "imatch",
-            KeyAlgo::Keywords { .. } => "keywords",
-            KeyAlgo::KeywordsCon { .. } => "keywords-con",
+            KeyAlgo::Keywords { check: None, .. } => "keywords",
+            KeyAlgo::KeywordsCon { check: None, .. } => "keywords-con",
+            KeyAlgo::Keywords { check: Some(_), .. } => "keywords-check",
+            KeyAlgo::KeywordsCon { check: Some(_), .. } => "keywords-con-check",
+            KeyAlgo::PunctTitle => "punct-title",
+            KeyAlgo::TwoStage { .. } => "two-stage",
             KeyAlgo::KeywordsPct { .. } => "keywords-pct",
             KeyAlgo::Des => "des",
             KeyAlgo::Punct => "punct",
@@ -201,14 +228,36 @@ impl KeyAlgo {
         }
     }
 
-    /// Keys a stored document must share with a document that has `have` keys of this
-    /// algorithm to be its candidate (capped by `have`).
-    pub fn need(&self, have: usize) -> usize {
+    /// The weight of keys (see `fingerprint::keys::weight`: 1 each, the title key of
+    /// punct-title 1.5) a stored document must share with a document whose keys of this
+    /// algorithm weigh `have` to be its candidate.
+    pub fn need(&self, have: f64) -> f64 {
         match *self {
-            KeyAlgo::Segments { m, .. } => (m as usize).min(have).max(1),
-            KeyAlgo::Punct => have.max(1),
-            _ => 1,
+            KeyAlgo::Segments { m, .. } | KeyAlgo::TwoStage { m, .. } => {
+                (m as f64).min(have).max(1.0)
+            }
+            KeyAlgo::Punct => have.max(1.0),
+            KeyAlgo::PunctTitle => 3.0,
+            _ => 1.0,
         }
+    }
+
+    /// The weight check's bar (a, in [0, 1]), for the keyword algorithms that have one.
+    pub fn weight_check(&self) -> Option<f64> {
+        match *self {
+            KeyAlgo::Keywords { check, .. } | KeyAlgo::KeywordsCon { check, .. } => {
+                check.map(|c| c as f64 / 1000.0)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the algorithm reads a document's title, keywords or description.
+    pub fn reads_meta(&self) -> bool {
+        matches!(
+            self,
+            KeyAlgo::Des | KeyAlgo::PunctTitle | KeyAlgo::TwoStage { .. }
+        )
     }
 
     /// With the literature's parameters.
@@ -217,11 +266,33 @@ impl KeyAlgo {
     }
     /// With the literature's parameters.
     pub fn keywords() -> KeyAlgo {
-        KeyAlgo::Keywords { n: 10 }
+        KeyAlgo::Keywords { n: 10, check: None }
     }
     /// With the literature's parameters.
     pub fn keywords_con() -> KeyAlgo {
-        KeyAlgo::KeywordsCon { n: 10 }
+        KeyAlgo::KeywordsCon { n: 10, check: None }
+    }
+    /// Sort with the weight check at a = [`WEIGHT_CHECK`].
+    pub fn keywords_check() -> KeyAlgo {
+        KeyAlgo::Keywords {
+            n: 10,
+            check: Some(WEIGHT_CHECK),
+        }
+    }
+    /// Con with the weight check at a = [`WEIGHT_CHECK`].
+    pub fn keywords_con_check() -> KeyAlgo {
+        KeyAlgo::KeywordsCon {
+            n: 10,
+            check: Some(WEIGHT_CHECK),
+        }
+    }
+    /// Three core words, the four largest paragraphs, two shared.
+    pub fn two_stage() -> KeyAlgo {
+        KeyAlgo::TwoStage {
+            words: 3,
+            paras: 4,
+            m: 2,
+        }
     }
     /// 2% of the terms in multiples of 5: the 5 most frequent terms of a document with fewer
     /// than 500 (the literature leaves both to the user; of the pairs tried on the dev sets,
@@ -242,8 +313,29 @@ impl std::fmt::Display for KeyAlgo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             KeyAlgo::Imatch { keep_pct } => write!(f, "imatch(keep {keep_pct}%)"),
-            KeyAlgo::Keywords { n } => write!(f, "keywords(n {n})"),
-            KeyAlgo::KeywordsCon { n } => write!(f, "keywords-con(n {n})"),
+            KeyAlgo::Keywords { n, check: None } => write!(f, "keywords(n {n})"),
+            KeyAlgo::KeywordsCon { n, check: None } => write!(f, "keywords-con(n {n})"),
+            KeyAlgo::Keywords { n, check: Some(a) } => {
+                write!(
+                    f,
+                    "keywords-check(n {n}, weight distance < {})",
+                    *a as f64 / 1000.0
+                )
+            }
+            KeyAlgo::KeywordsCon { n, check: Some(a) } => {
+                write!(
+                    f,
+                    "keywords-con-check(n {n}, weight distance < {})",
+                    *a as f64 / 1000.0
+                )
+            }
+            KeyAlgo::PunctTitle => f.write_str("punct-title(parts 1, title 1.5, need 3)"),
+            KeyAlgo::TwoStage { words, paras, m } => {
+                write!(
+                    f,
+                    "two-stage({words} core words, {m} of {paras} paragraphs)"
+                )
+            }
             KeyAlgo::KeywordsPct { pct, interval } => {
                 write!(f, "keywords-pct({pct}%, multiple of {interval})")
             }
@@ -253,6 +345,9 @@ impl std::fmt::Display for KeyAlgo {
         }
     }
 }
+
+/// The weight check's bar of `keywords-check` and `keywords-con-check`, in thousandths.
+pub const WEIGHT_CHECK: u32 = 100;
 
 /// The exact-key algorithms of a store (a list with a display, for settings checks).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -442,15 +537,36 @@ impl Options {
         for a in &self.key_algos.0 {
             let ok = match *a {
                 KeyAlgo::Imatch { keep_pct } => (1..=100).contains(&keep_pct),
-                KeyAlgo::Keywords { n } | KeyAlgo::KeywordsCon { n } => (1..=1000).contains(&n),
+                KeyAlgo::Keywords { n, check } | KeyAlgo::KeywordsCon { n, check } => {
+                    (1..=1000).contains(&n) && check.is_none_or(|a| a <= 1000)
+                }
+                KeyAlgo::TwoStage { words, paras, m } => {
+                    (1..=64).contains(&words)
+                        && (1..=64).contains(&paras)
+                        && (1..=paras).contains(&m)
+                }
                 KeyAlgo::KeywordsPct { pct, interval } => {
                     (1..=100).contains(&pct) && (1..=1000).contains(&interval)
                 }
-                KeyAlgo::Punct | KeyAlgo::Des => true,
+                KeyAlgo::Punct | KeyAlgo::PunctTitle | KeyAlgo::Des => true,
                 KeyAlgo::Segments { n, m } => (1..=64).contains(&n) && (1..=n).contains(&m),
             };
             if !ok {
                 return Err(Error::InvalidOption(format!("{a}: out of range")));
+            }
+        }
+        // The weight checks compare one list of weights per document: one number of terms.
+        let mut checked = self.key_algos.0.iter().filter_map(|a| match *a {
+            KeyAlgo::Keywords { n, check: Some(_) }
+            | KeyAlgo::KeywordsCon { n, check: Some(_) } => Some(n),
+            _ => None,
+        });
+        if let Some(n) = checked.next() {
+            if checked.any(|m| m != n) {
+                return Err(Error::InvalidOption(format!(
+                    "{}: the weight checks must keep the same number of terms",
+                    self.key_algos
+                )));
             }
         }
         let mut names: Vec<&str> = self.key_algos.0.iter().map(KeyAlgo::name).collect();

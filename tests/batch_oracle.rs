@@ -54,7 +54,12 @@ fn stream(rng: &mut Rng, n: usize) -> Vec<Document> {
         } else {
             format!("d{i}")
         };
-        docs.push(Document::new(id, text));
+        let mut doc = Document::new(id, text);
+        // Titles from a small pool, so that documents share them (punct-title, two-stage).
+        if rng.below(3) == 0 {
+            doc.title = Some(format!("标题 {} title", rng.below(4)));
+        }
+        docs.push(doc);
     }
     docs
 }
@@ -70,6 +75,10 @@ fn settings(algos: u64) -> Settings {
                 fpdb::KeyAlgo::keywords(),
                 fpdb::KeyAlgo::keywords_pct(),
                 fpdb::KeyAlgo::segments(),
+                fpdb::KeyAlgo::keywords_check(),
+                fpdb::KeyAlgo::keywords_con_check(),
+                fpdb::KeyAlgo::PunctTitle,
+                fpdb::KeyAlgo::two_stage(),
             ])
         }),
         ..Default::default()
@@ -92,7 +101,7 @@ fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &
         let n = (1 + rng.below(90) as usize).min(docs.len() - i);
         let items = docs[i..i + n]
             .iter()
-            .map(|d| (d, b.fingerprint(&d.text)))
+            .map(|d| (d, b.fingerprint_document(d)))
             .collect();
         let r = b.ingest_batch(items, on);
         assert!(r.error.is_none(), "{:?}", r.error);
@@ -209,8 +218,10 @@ fn presence_filters_change_no_result() {
                     .open(&path)
                     .unwrap();
                 for chunk in part.chunks(37) {
-                    let batch: Vec<_> =
-                        chunk.iter().map(|d| (d, db.fingerprint(&d.text))).collect();
+                    let batch: Vec<_> = chunk
+                        .iter()
+                        .map(|d| (d, db.fingerprint_document(d)))
+                        .collect();
                     let r = db.ingest_batch(batch, on);
                     assert!(r.error.is_none());
                     results.extend(r.results);

@@ -1,6 +1,8 @@
 //! Crash safety, for real: an ingest is killed with SIGKILL at random moments, the store is
 //! reopened, every index must agree with the documents, and every result the killed run had
 //! acknowledged (written to --output, which happens only after a sync) must be in the store.
+//! The store has the default algorithms and the exact-key ones that keep more per document
+//! (keyword weights, titles, paragraph keys).
 
 mod common;
 
@@ -11,6 +13,8 @@ use std::time::{Duration, Instant};
 use common::{code, json_lines, run, stderr};
 
 const DOCS: usize = 40_000;
+
+const ALGOS: &str = "nshash,simhash,minhash,keywords-check,punct-title,two-stage";
 
 fn write_input(path: &std::path::Path) {
     let mut rng = common::Rng(0x5eed);
@@ -26,10 +30,12 @@ fn write_input(path: &std::path::Path) {
         } else {
             common::synthetic_doc(&mut rng, 3)
         };
+        // Titles for the algorithms that read them (punct-title, two-stage).
+        let title = format!("标题 {}", i % 7);
         writeln!(
             f,
             "{}",
-            serde_json::json!({"id": format!("doc{i}"), "text": text})
+            serde_json::json!({"id": format!("doc{i}"), "title": title, "text": text})
         )
         .unwrap();
         texts.push(text);
@@ -51,6 +57,8 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
                 "in.jsonl",
                 "--db",
                 "db",
+                "--algos",
+                ALGOS,
                 "--batch-size",
                 "64",
                 "--quiet",

@@ -238,6 +238,138 @@ proptest! {
     }
 }
 
+/// A store with only `algo`, every candidate accepted.
+fn keys_only(algo: fpdb::KeyAlgo) -> Fpdb {
+    let settings = Settings {
+        nshash: Some(false),
+        simhash: Some(false),
+        minhash_bands: Some(0),
+        verify_overlap_pct: Some(0),
+        tight_clusters: Some(false),
+        key_algos: Some(fpdb::KeyAlgos(vec![algo])),
+        ..Default::default()
+    };
+    Fpdb::builder().settings(settings).open_in_memory().unwrap()
+}
+
+/// The ids of the stored documents a query matched through `name`, sorted.
+fn matched(db: &Fpdb, q: &Fingerprints, name: &str) -> Vec<String> {
+    let mut got: Vec<String> = db
+        .query("q", q)
+        .unwrap()
+        .matches
+        .into_iter()
+        .map(|m| {
+            assert_eq!(m.algo, name);
+            m.id
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Punctuation context with the title: a stored document is a candidate when the query's
+    /// keys it holds first weigh at least 3 (a part 1, the title 1.5). Checked against a scan.
+    #[test]
+    fn punct_title_candidates_equal_a_brute_force_scan(
+        stored in proptest::collection::vec(
+            (proptest::collection::btree_set(0u64..8, 0..4), proptest::option::of(0u64..3)),
+            1..25,
+        ),
+        query in (proptest::collection::btree_set(0u64..8, 0..4), proptest::option::of(0u64..3)),
+    ) {
+        let keys = |(parts, title): &(std::collections::BTreeSet<u64>, Option<u64>)| -> Vec<u64> {
+            let mut k: Vec<u64> = parts.iter().map(|&p| 0xAAu64 << 56 | p).collect();
+            k.extend(title.map(|t| 0xABu64 << 56 | t));
+            k
+        };
+        let mut db = keys_only(fpdb::KeyAlgo::PunctTitle);
+        for (i, s) in stored.iter().enumerate() {
+            let f = Fingerprints { keys: keys(s), chars: 1, ..Default::default() };
+            db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip).unwrap();
+        }
+        let q = Fingerprints { keys: keys(&query), chars: 1, ..Default::default() };
+        let got = matched(&db, &q, "punct-title");
+        let mut weight: BTreeMap<String, f64> = BTreeMap::new();
+        for k in keys(&query) {
+            if let Some(i) = stored.iter().position(|s| keys(s).contains(&k)) {
+                let w = if k >> 56 == 0xAB { 1.5 } else { 1.0 };
+                *weight.entry(format!("d{i:02}")).or_default() += w;
+            }
+        }
+        let want: Vec<String> = weight.into_iter().filter(|(_, w)| *w >= 3.0).map(|(id, _)| id).collect();
+        prop_assert_eq!(got, want);
+    }
+
+    /// The keyword weight check: the oldest holder of the query's key is a candidate when
+    /// Σ(wᵢ−wⱼ)² / (Σwᵢ² + Σwⱼ²) < a over their weights. Checked against the formula.
+    #[test]
+    fn keyword_weight_check_equals_the_formula(
+        stored in proptest::collection::vec((0u64..3, proptest::collection::vec(1u8..6, 3)), 1..20),
+        query in (0u64..3, proptest::collection::vec(1u8..6, 3)),
+        a in 0u32..400,
+        con in any::<bool>(),
+    ) {
+        let algo = if con {
+            fpdb::KeyAlgo::KeywordsCon { n: 3, check: Some(a) }
+        } else {
+            fpdb::KeyAlgo::Keywords { n: 3, check: Some(a) }
+        };
+        let tag: u64 = if con { 0xA9 } else { 0xA8 };
+        let fps = |(k, w): &(u64, Vec<u8>)| Fingerprints {
+            keys: vec![tag << 56 | k],
+            key_weights: w.iter().map(|&x| x as f32).collect(),
+            chars: 1,
+            ..Default::default()
+        };
+        let mut db = keys_only(algo);
+        for (i, s) in stored.iter().enumerate() {
+            db.ingest(&Document::new(format!("d{i:02}"), "x"), fps(s), OnExisting::Skip).unwrap();
+        }
+        let got = matched(&db, &fps(&query), if con { "keywords-con-check" } else { "keywords-check" });
+        let mut want = Vec::new();
+        if let Some(i) = stored.iter().position(|s| s.0 == query.0) {
+            let (x, y) = (&query.1, &stored[i].1);
+            let d: f64 = x.iter().zip(y).map(|(&p, &q)| (p as f64 - q as f64).powi(2)).sum();
+            let s: f64 = x.iter().chain(y).map(|&p| (p as f64).powi(2)).sum();
+            if d / s < a as f64 / 1000.0 {
+                want.push(format!("d{i:02}"));
+            }
+        }
+        prop_assert_eq!(got, want);
+    }
+
+    /// Two-stage keys: a stored document is a candidate when at least `m` of the query's keys
+    /// name it as their oldest holder (capped by the query's count), as for segments.
+    #[test]
+    fn two_stage_candidates_equal_a_brute_force_scan(
+        stored in proptest::collection::vec(proptest::collection::btree_set(0u64..20, 1..5), 1..25),
+        query in proptest::collection::btree_set(0u64..20, 1..5),
+        m in 1u32..4,
+    ) {
+        let tag = |k: u64| 0xACu64 << 56 | k;
+        let mut db = keys_only(fpdb::KeyAlgo::TwoStage { words: 3, paras: 4, m });
+        for (i, keys) in stored.iter().enumerate() {
+            let f = Fingerprints { keys: keys.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
+            db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip).unwrap();
+        }
+        let q = Fingerprints { keys: query.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
+        let got = matched(&db, &q, "two-stage");
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for k in &query {
+            if let Some(i) = stored.iter().position(|s| s.contains(k)) {
+                *count.entry(format!("d{i:02}")).or_default() += 1;
+            }
+        }
+        let need = (m as usize).min(query.len());
+        let want: Vec<String> = count.into_iter().filter(|(_, n)| *n >= need).map(|(id, _)| id).collect();
+        prop_assert_eq!(got, want);
+    }
+}
+
 #[test]
 fn exact_key_algorithms_persist_and_find_copies() {
     let dir = tempfile::tempdir().unwrap();
@@ -247,6 +379,9 @@ fn exact_key_algorithms_persist_and_find_copies() {
         fpdb::KeyAlgo::keywords(),
         fpdb::KeyAlgo::keywords_pct(),
         fpdb::KeyAlgo::segments(),
+        fpdb::KeyAlgo::keywords_check(),
+        fpdb::KeyAlgo::two_stage(),
+        fpdb::KeyAlgo::PunctTitle,
     ]);
     let settings = Settings {
         nshash: Some(false),
@@ -274,7 +409,15 @@ fn exact_key_algorithms_persist_and_find_copies() {
     let d = docs.iter().find(|d| d.text.chars().count() > 200).unwrap();
     let out = db.query_text(&d.text).unwrap();
     assert!(out.similar_id.is_some(), "{out:?}");
-    for name in ["imatch", "keywords", "keywords-pct", "segments"] {
+    for name in [
+        "imatch",
+        "keywords",
+        "keywords-pct",
+        "segments",
+        "keywords-check",
+        "two-stage",
+        "punct-title",
+    ] {
         assert!(
             out.matches.iter().any(|m| m.algo == name),
             "{name}: {out:?}"
@@ -313,6 +456,14 @@ fn bad_new_settings_are_refused_with_their_name() {
         ),
         (&["--tight-clusters", "maybe"][..], "maybe"),
         (&["--algos", "imatch,imatch"][..], "twice"),
+        (
+            &["--algos", "keywords-check", "--weight-check", "1.5"][..],
+            "weight check 1.5",
+        ),
+        (
+            &["--algos", "keywords", "--weight-check", "0.2"][..],
+            "--weight-check needs",
+        ),
     ] {
         let mut all = vec!["ingest", "in.jsonl", "--db", "s"];
         all.extend_from_slice(args);

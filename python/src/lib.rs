@@ -187,7 +187,7 @@ impl Store {
                 let fp = db.fingerprinter().clone();
                 let fps: Vec<_> = docs
                     .par_iter()
-                    .map(|d| fp.fingerprint_with(&d.text, d.description.as_deref()))
+                    .map(|d| fp.fingerprint_with(&d.text, d.meta()))
                     .collect();
                 let out = db.ingest_batch(docs.iter().zip(fps).collect(), on_existing);
                 let synced = db.sync();

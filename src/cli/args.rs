@@ -48,6 +48,15 @@ pub(super) enum Algo {
     Punct,
     /// segment signatures (8 segments, 5 shared)
     Segments,
+    /// keywords with the weight check (shared terms' weights must agree, see --weight-check)
+    KeywordsCheck,
+    /// keywords-con with the weight check
+    KeywordsConCheck,
+    /// punctuation context with the title (parts weigh 1, the title 1.5; 3 needed)
+    PunctTitle,
+    /// two-stage content fingerprint (3 core words of title/keywords/description, else of the
+    /// text, with each of the 4 largest paragraphs; 2 shared)
+    TwoStage,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -81,7 +90,8 @@ pub(super) enum HashArg {
 #[derive(Args, Debug, Default)]
 pub(super) struct SettingsArgs {
     /// Algorithms to use, comma-separated: nshash, simhash, minhash, and the literature's
-    /// exact-key ones imatch, keywords, keywords-con, keywords-pct, des, punct, segments
+    /// exact-key ones imatch, keywords, keywords-con, keywords-pct, keywords-check,
+    /// keywords-con-check, des, punct, punct-title, segments, two-stage
     /// [default: nshash,simhash,minhash]
     #[arg(
         long,
@@ -155,6 +165,14 @@ pub(super) struct SettingsArgs {
     /// minhash: rows (minima) per band [default: 4]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) minhash_rows: Option<u32>,
+    /// keywords-check, keywords-con-check: a shared key makes a candidate only when the kept
+    /// terms' weights agree: Σ(wᵢ−wⱼ)² / (Σwᵢ² + Σwⱼ²) < A [default: 0.1]
+    #[arg(
+        long,
+        value_name = "A",
+        help_heading = "Store settings (fixed at creation)"
+    )]
+    pub(super) weight_check: Option<f64>,
     /// Number of documents the store is sized for [default: 10000000]
     #[arg(long, help_heading = "Store settings (fixed at creation)", value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) expected_docs: Option<u64>,
@@ -219,6 +237,13 @@ impl SettingsArgs {
                 .filter_map(|x| x.to_possible_value().map(|v| v.get_name().to_string()))
                 .collect();
             settings.set_algos(&names)?;
+            if let Some(w) = self.weight_check {
+                if !settings.set_weight_check(w)? {
+                    anyhow::bail!(
+                        "--weight-check needs keywords-check or keywords-con-check in --algos"
+                    );
+                }
+            }
         }
         Ok(settings)
     }

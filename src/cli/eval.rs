@@ -22,8 +22,9 @@ pub(super) struct EvalArgs {
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
     #[arg(long)]
     pub(super) pairs: PathBuf,
-    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con, keywords-pct, des,
-    /// punct, segments alone, or
+    /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con,
+    /// keywords-pct, keywords-check, keywords-con-check, des, punct, punct-title, segments,
+    /// two-stage alone, or
     /// default (the store settings given, else the defaults) [default: nshash, simhash,
     /// minhash, default]
     #[arg(long, value_delimiter = ',')]
@@ -56,6 +57,10 @@ pub(super) enum EvalAlgo {
     Des,
     Punct,
     Segments,
+    KeywordsCheck,
+    KeywordsConCheck,
+    PunctTitle,
+    TwoStage,
     Default,
 }
 
@@ -120,6 +125,20 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
             EvalAlgo::Des => ("des", keys_only(&base, fpdb::KeyAlgo::Des)),
             EvalAlgo::Punct => ("punct", keys_only(&base, fpdb::KeyAlgo::Punct)),
             EvalAlgo::Segments => ("segments", keys_only(&base, fpdb::KeyAlgo::segments())),
+            EvalAlgo::KeywordsCheck | EvalAlgo::KeywordsConCheck => {
+                let (name, k) = if algo == EvalAlgo::KeywordsCheck {
+                    ("keywords-check", fpdb::KeyAlgo::keywords_check())
+                } else {
+                    ("keywords-con-check", fpdb::KeyAlgo::keywords_con_check())
+                };
+                let mut s = keys_only(&base, k);
+                if let Some(w) = a.settings.weight_check {
+                    s.set_weight_check(w)?;
+                }
+                (name, s)
+            }
+            EvalAlgo::PunctTitle => ("punct-title", keys_only(&base, fpdb::KeyAlgo::PunctTitle)),
+            EvalAlgo::TwoStage => ("two-stage", keys_only(&base, fpdb::KeyAlgo::two_stage())),
             EvalAlgo::Default => ("default", base.clone()),
         };
         reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);

@@ -43,10 +43,10 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             for rec in Inputs::new(std::slice::from_ref(c), a.input.read_options()) {
                 if let Ok(d) = rec.doc {
                     if d.id == a.a {
-                        ta = Some(d.text.clone());
+                        ta = Some(d.clone());
                     }
                     if d.id == a.b {
-                        tb = Some(d.text);
+                        tb = Some(d);
                     }
                 }
             }
@@ -57,8 +57,11 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             )
         }
         None => {
-            let read =
-                |f: &str| std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"));
+            let read = |f: &str| {
+                std::fs::read_to_string(f)
+                    .with_context(|| format!("cannot read {f}"))
+                    .map(|t| fpdb::Document::new(f, t))
+            };
             (read(&a.a)?, read(&a.b)?)
         }
     };

@@ -461,7 +461,7 @@ fn fingerprint_chunk(
             r.doc
                 .as_ref()
                 .ok()
-                .map(|d| fp.fingerprint_with(&d.text, d.description.as_deref()))
+                .map(|d| fp.fingerprint_with(&d.text, d.meta()))
         })
         .collect()
 }

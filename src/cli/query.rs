@@ -26,6 +26,10 @@ pub(super) struct QueryArgs {
     /// Read-only: documents of the batch are compared with the store, not with each other
     #[arg(long, value_name = "PATH", num_args = 1.., conflicts_with_all = ["text", "file"])]
     pub(super) batch: Vec<PathBuf>,
+    /// The document's title (for the algorithms that read one: punct-title, two-stage; a
+    /// JSON or HTML --file brings its own)
+    #[arg(long, conflicts_with = "batch")]
+    pub(super) title: Option<String>,
     /// Machine-readable JSON on stdout
     #[arg(long)]
     pub(super) json: bool,
@@ -94,21 +98,23 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
 }
 
 pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
-    let (text, description) = match (&a.text, &a.file) {
-        (Some(t), None) if t == "-" => (read_stdin()?, None),
-        (Some(t), None) => (t.clone(), None),
+    let mut doc = match (&a.text, &a.file) {
+        (Some(t), None) if t == "-" => fpdb::Document::new("", read_stdin()?),
+        (Some(t), None) => fpdb::Document::new("", t.clone()),
         (None, Some(f)) => read_one_document(f, a.input.read_options())?,
-        (None, None) if !std::io::stdin().is_terminal() => (read_stdin()?, None),
+        (None, None) if !std::io::stdin().is_terminal() => fpdb::Document::new("", read_stdin()?),
         _ => bail!("no text: give TEXT, --file FILE, or pipe text into `fpdb query -`"),
     };
-    if text.trim().is_empty() {
+    if doc.text.trim().is_empty() {
         bail!("the text to query is empty");
     }
+    if a.title.is_some() {
+        doc.title = a.title.clone();
+    }
     let db = open_read_only(path)?;
-    // Fingerprinted as `ingest` would (a page's meta description feeds the `des` key).
-    let fps = db
-        .fingerprinter()
-        .fingerprint_with(&text, description.as_deref());
+    // Fingerprinted as `ingest` would (a page's title and meta description feed the keys that
+    // read them).
+    let fps = db.fingerprinter().fingerprint_with(&doc.text, doc.meta());
     let o: Outcome = db.query("", &fps)?;
     if a.json {
         outln!("{}", serde_json::to_string(&o.answer(None))?);
@@ -129,12 +135,8 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
     Ok(if o.is_duplicate() { EXIT_OK } else { EXIT_NO })
 }
 
-/// The text of the one document in `file`, read as `ingest` reads it (format, charset, HTML
-/// extraction).
-pub(super) fn read_one_document(
-    file: &Path,
-    opts: ReadOptions,
-) -> anyhow::Result<(String, Option<String>)> {
+/// The one document in `file`, read as `ingest` reads it (format, charset, HTML extraction).
+pub(super) fn read_one_document(file: &Path, opts: ReadOptions) -> anyhow::Result<fpdb::Document> {
     let mut records = Inputs::new(&[file.to_path_buf()], opts);
     let first = records
         .next()
@@ -148,7 +150,7 @@ pub(super) fn read_one_document(
     }
     let location = first.location();
     match first.doc {
-        Ok(doc) => Ok((doc.text, doc.description)),
+        Ok(doc) => Ok(doc),
         Err(reason) => bail!("{location}: {reason}"),
     }
 }

@@ -12,11 +12,11 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
-use super::record_sketches;
+use super::lookup::Checked;
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::simhash::hamming;
-use crate::fingerprint::{similarity, Fingerprints, Sketches};
+use crate::fingerprint::{keys, similarity, Fingerprints, Sketches};
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
@@ -30,9 +30,6 @@ pub struct BatchOutcome {
     pub error: Option<Error>,
 }
 
-/// (id, similar_id at ingest, overlap with the document looked up) of a candidate.
-type Verified = (String, u64, f64);
-
 /// What one document found in the store as it was before the batch.
 #[derive(Default)]
 struct Found {
@@ -40,7 +37,7 @@ struct Found {
     existing: Option<(u64, u64)>,
     holders: HashMap<u64, (u64, u64)>,
     simhash: BTreeMap<u64, u32>,
-    verified: HashMap<u64, Verified>,
+    verified: HashMap<u64, Checked>,
 }
 
 /// A document of the batch decided so far.
@@ -50,6 +47,7 @@ struct Decided {
     sketch: Vec<u32>,
     shingles: Vec<u32>,
     chars: u64,
+    key_weights: Vec<f32>,
 }
 
 /// The documents of the batch decided so far, indexed as the store indexes them.
@@ -209,9 +207,7 @@ impl Fpdb {
             .chain(f.simhash.keys().copied());
         for seq in seqs {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
-                let rec = self.doc(seq)?;
-                let overlap = similarity(&self.opts, fps.sketches(), record_sketches(&rec));
-                e.insert((rec.id, rec.similar_id, overlap));
+                e.insert(Checked::of(&self.opts, fps, self.doc(seq)?));
             }
         }
         Ok(f)
@@ -269,20 +265,24 @@ impl Fpdb {
                         chars: d.chars,
                     },
                 );
-                return Ok((d.id.clone(), d.similar_id, overlap));
+                return Ok(Checked {
+                    id: d.id.clone(),
+                    similar_id: d.similar_id,
+                    overlap,
+                    weight_distance: keys::weight_distance(&fps.key_weights, &d.key_weights),
+                });
             }
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());
             }
-            let rec = self.doc(seq)?;
-            let overlap = similarity(&self.opts, fps.sketches(), record_sketches(&rec));
-            Ok((rec.id, rec.similar_id, overlap))
+            Ok(Checked::of(&self.opts, &fps, self.doc(seq)?))
         })?;
         let saved = self.counters();
         let (mark, marked) = (bulk.len(), records.len());
         let postings: Vec<u64> = fps.postings().collect();
         let simhash = fps.simhash;
         let (sketch, shingles, chars) = (fps.sketch.clone(), fps.shingles.clone(), fps.chars);
+        let key_weights = fps.key_weights.clone();
         let mut staged = Batch::new();
         let placed = self
             .place(doc, fps, &lk, None, &mut staged, bulk, time)
@@ -324,6 +324,7 @@ impl Fpdb {
                 sketch,
                 shingles,
                 chars,
+                key_weights,
             },
         );
         Ok(IngestResult::Added {

@@ -71,9 +71,7 @@ impl Fpdb {
         doc: &Document,
         on_existing: OnExisting,
     ) -> Result<IngestResult> {
-        let fps = self
-            .fingerprinter
-            .fingerprint_with(&doc.text, doc.description.as_deref());
+        let fps = self.fingerprinter.fingerprint_with(&doc.text, doc.meta());
         self.ingest(doc, fps, on_existing)
     }
 
@@ -251,6 +249,7 @@ impl Fpdb {
             time,
             bands: fps.bands,
             keys: fps.keys,
+            key_weights: fps.key_weights,
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((

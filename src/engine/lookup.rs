@@ -38,6 +38,39 @@ pub(super) struct Candidate {
     pub(super) root: u64,
 }
 
+/// What checking a candidate against the document looked up gives.
+#[derive(Debug, Clone)]
+pub(super) struct Checked {
+    /// The candidate's id.
+    pub(super) id: String,
+    /// Its cluster at ingest.
+    pub(super) similar_id: u64,
+    /// Its similarity with the document (what verification compares).
+    pub(super) overlap: f64,
+    /// The keyword weight check's distance ([`keys::weight_distance`]).
+    pub(super) weight_distance: f64,
+}
+
+impl Checked {
+    /// `fps` checked against a stored record.
+    pub(super) fn of(
+        opts: &crate::options::Options,
+        fps: &Fingerprints,
+        rec: schema::DocRecord,
+    ) -> Checked {
+        Checked {
+            overlap: crate::fingerprint::similarity(
+                opts,
+                fps.sketches(),
+                super::record_sketches(&rec),
+            ),
+            weight_distance: keys::weight_distance(&fps.key_weights, &rec.key_weights),
+            id: rec.id,
+            similar_id: rec.similar_id,
+        }
+    }
+}
+
 /// Everything a decision needs, computed without writing.
 #[derive(Debug, Default)]
 pub(super) struct Lookup {
@@ -160,19 +193,13 @@ impl Fpdb {
             None => BTreeMap::new(),
         };
         self.lookup_with(fps, &holders, simhash, &mut |seq| {
-            let rec = self.doc(seq)?;
-            let overlap = crate::fingerprint::similarity(
-                &self.opts,
-                fps.sketches(),
-                super::record_sketches(&rec),
-            );
-            Ok((rec.id, rec.similar_id, overlap))
+            Ok(Checked::of(&self.opts, fps, self.doc(seq)?))
         })
     }
 
     /// The decision inputs of `fps` from what was found for it: the holder of each sentence
     /// hash and band key (`holders`), the simhash neighbours (`simhash`: seq -> distance) and
-    /// `verify`, which gives a candidate's (id, similar_id at ingest, overlap with `fps`). The
+    /// `verify`, which checks a candidate against `fps`. The
     /// one place the rules live: [`Fpdb::lookup`] feeds it from the store, a batch from the
     /// store plus the documents of the batch decided before.
     pub(super) fn lookup_with(
@@ -180,7 +207,7 @@ impl Fpdb {
         fps: &Fingerprints,
         holders: &HashMap<u64, (u64, u64)>,
         simhash: BTreeMap<u64, u32>,
-        verify: &mut dyn FnMut(u64) -> Result<(String, u64, f64)>,
+        verify: &mut dyn FnMut(u64) -> Result<Checked>,
     ) -> Result<Lookup> {
         let mut lk = Lookup::default();
         // nshash: each sentence hash names its oldest holder; count shared hashes per current
@@ -196,11 +223,12 @@ impl Fpdb {
         }
         let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);
         let total = fps.nshash.len().max(1) as f64;
-        let mut raw: Vec<(u64, &'static str, f64, Option<u32>)> = Vec::new();
+        // (seq, algorithm, score, simhash distance, the weight check's bar).
+        let mut raw: Vec<(u64, &'static str, f64, Option<u32>, Option<f64>)> = Vec::new();
         for (_, (count, seqs)) in per_root {
             if count >= need {
                 for (seq, shared) in seqs {
-                    raw.push((seq, "nshash", shared as f64 / total, None));
+                    raw.push((seq, "nshash", shared as f64 / total, None, None));
                 }
             }
         }
@@ -212,52 +240,62 @@ impl Fpdb {
             }
         }
         for (seq, shared) in bands {
-            raw.push((seq, "minhash", shared as f64 / fps.bands.len() as f64, None));
+            raw.push((
+                seq,
+                "minhash",
+                shared as f64 / fps.bands.len() as f64,
+                None,
+                None,
+            ));
         }
         // Exact-key algorithms: each key names its oldest holder; a holder sharing the
-        // algorithm's number of keys (capped by the document's count) is a candidate.
+        // algorithm's weight of keys (see `KeyAlgo::need`) is a candidate, and with a weight
+        // check one whose weights pass it.
         for algo in &self.opts.key_algos.0 {
-            let tag = keys::algo_tag(algo);
             let mine: Vec<u64> = fps
                 .keys
                 .iter()
                 .copied()
-                .filter(|&k| keys::tag(k) == tag)
+                .filter(|&k| keys::owns(algo, k))
                 .collect();
-            let need = algo.need(mine.len());
-            let mut shared: BTreeMap<u64, usize> = BTreeMap::new();
-            for h in &mine {
-                if let Some(&(seq, _)) = holders.get(h) {
-                    *shared.entry(seq).or_default() += 1;
+            let have: f64 = mine.iter().map(|&k| keys::weight(k)).sum();
+            let need = algo.need(have);
+            let mut shared: BTreeMap<u64, f64> = BTreeMap::new();
+            for &h in &mine {
+                if let Some(&(seq, _)) = holders.get(&h) {
+                    *shared.entry(seq).or_default() += keys::weight(h);
                 }
             }
-            for (seq, n) in shared {
-                if n >= need {
-                    raw.push((seq, algo.name(), n as f64 / mine.len() as f64, None));
+            for (seq, w) in shared {
+                if w >= need {
+                    raw.push((seq, algo.name(), w / have, None, algo.weight_check()));
                 }
             }
         }
         for (seq, d) in simhash {
-            raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d)));
+            raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d), None));
         }
         // Verify every candidate against its stored sentence sketch.
         let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
-        let mut docs: HashMap<u64, (String, Option<u64>, f64)> = HashMap::default();
-        for (seq, algo, score, distance) in raw {
+        let mut docs: HashMap<u64, (String, Option<u64>, f64, f64)> = HashMap::default();
+        for (seq, algo, score, distance, bar) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
-                let (id, similar_id, overlap) = verify(seq)?;
+                let c = verify(seq)?;
                 // Only a verified candidate's cluster is looked up.
-                let root = if min_overlap > 0.0 && overlap < min_overlap {
+                let root = if min_overlap > 0.0 && c.overlap < min_overlap {
                     None
                 } else {
-                    Some(self.find(similar_id)?.0)
+                    Some(self.find(c.similar_id)?.0)
                 };
-                e.insert((id, root, overlap));
+                e.insert((c.id, root, c.overlap, c.weight_distance));
             }
-            let (id, root, overlap) = &docs[&seq];
+            let (id, root, overlap, weight_distance) = &docs[&seq];
             let Some(root) = root else {
                 continue;
             };
+            if bar.is_some_and(|a| *weight_distance >= a) {
+                continue;
+            }
             lk.candidates.push(Candidate {
                 seq,
                 id: id.clone(),
@@ -288,7 +326,7 @@ impl Fpdb {
                 }
                 let overlap = match docs.get(&rec.first_seq) {
                     Some(d) => d.2,
-                    None => verify(rec.first_seq)?.2,
+                    None => verify(rec.first_seq)?.overlap,
                 };
                 if overlap < min_overlap {
                     loose.push(root);

@@ -134,6 +134,12 @@ impl Fpdb {
         self.fingerprinter.fingerprint(text)
     }
 
+    /// The fingerprints of a document: its text, and its title, description and keywords for
+    /// the algorithms that read them (what [`Fpdb::ingest_document`] computes).
+    pub fn fingerprint_document(&self, doc: &Document) -> Fingerprints {
+        self.fingerprinter.fingerprint_with(&doc.text, doc.meta())
+    }
+
     /// This store's fingerprinter (clone it to fingerprint on other threads).
     pub fn fingerprinter(&self) -> &Fingerprinter {
         &self.fingerprinter

@@ -34,6 +34,7 @@ impl Fpdb {
                 chars: rec.chars,
                 bands: rec.bands,
                 keys: rec.keys,
+                key_weights: rec.key_weights,
             },
             id: rec.id,
             url: rec.url,

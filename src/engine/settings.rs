@@ -96,6 +96,10 @@ pub const ALGO_NAMES: &[&str] = &[
     "des",
     "punct",
     "segments",
+    "keywords-check",
+    "keywords-con-check",
+    "punct-title",
+    "two-stage",
 ];
 
 impl Settings {
@@ -117,6 +121,10 @@ impl Settings {
                 "des" => keys.push(crate::options::KeyAlgo::Des),
                 "punct" => keys.push(crate::options::KeyAlgo::Punct),
                 "segments" => keys.push(crate::options::KeyAlgo::segments()),
+                "keywords-check" => keys.push(crate::options::KeyAlgo::keywords_check()),
+                "keywords-con-check" => keys.push(crate::options::KeyAlgo::keywords_con_check()),
+                "punct-title" => keys.push(crate::options::KeyAlgo::PunctTitle),
+                "two-stage" => keys.push(crate::options::KeyAlgo::two_stage()),
                 other => {
                     return Err(Error::InvalidOption(format!(
                         "unknown algorithm `{other}` (known: {})",
@@ -132,6 +140,24 @@ impl Settings {
         }
         self.key_algos = Some(crate::options::KeyAlgos(keys));
         Ok(())
+    }
+
+    /// Set the weight check's bar (a in [0, 1]) of the keyword algorithms that have one
+    /// (`keywords-check`, `keywords-con-check`); false when the settings name none of them.
+    pub fn set_weight_check(&mut self, a: f64) -> Result<bool> {
+        if !(0.0..=1.0).contains(&a) {
+            return Err(Error::InvalidOption(format!("weight check {a} (0..=1)")));
+        }
+        let mut found = false;
+        for k in self.key_algos.iter_mut().flat_map(|k| k.0.iter_mut()) {
+            if let crate::options::KeyAlgo::Keywords { check: Some(c), .. }
+            | crate::options::KeyAlgo::KeywordsCon { check: Some(c), .. } = k
+            {
+                *c = (a * 1000.0).round() as u32;
+                found = true;
+            }
+        }
+        Ok(found)
     }
 
     /// Options for a new store: defaults overridden by what was asked for.

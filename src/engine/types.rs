@@ -33,6 +33,15 @@ impl Document {
             ..Default::default()
         }
     }
+
+    /// Its title, description and keywords, for the fingerprints that read them.
+    pub fn meta(&self) -> crate::fingerprint::Meta<'_> {
+        crate::fingerprint::Meta {
+            title: self.title.as_deref(),
+            description: self.description.as_deref(),
+            keywords: self.keywords.as_deref(),
+        }
+    }
 }
 
 /// What to do when a document's id is already stored.

@@ -16,7 +16,7 @@ use crate::options::{IdfSource, KeyAlgo, Options, SimhashFeatures};
 use crate::text::{self, IdfTable, TermWeights};
 
 /// Every fingerprint of one document.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fingerprints {
     /// Sentence hashes (empty when nshash is off or the text has no letters/digits).
     pub nshash: Vec<u64>,
@@ -35,6 +35,22 @@ pub struct Fingerprints {
     /// Keys of the exact-key algorithms ([`keys`]; empty when the store has none).
     #[serde(default)]
     pub keys: Vec<u64>,
+    /// Weights of the heaviest terms, for the weight check of `keywords-check` and
+    /// `keywords-con-check` ([`keys::keyword_weights`]; empty without them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_weights: Vec<f32>,
+}
+
+/// What a document carries besides its text, for the algorithms that read it (`des`,
+/// `punct-title`, `two-stage`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Meta<'a> {
+    /// Title.
+    pub title: Option<&'a str>,
+    /// Meta description.
+    pub description: Option<&'a str>,
+    /// Meta keywords.
+    pub keywords: Option<&'a str>,
 }
 
 /// What verification compares of a document: its sentence sketch, shingle sketch and length.
@@ -169,29 +185,25 @@ impl Fingerprinter {
         }
     }
 
-    /// Compute the fingerprints of `body`.
+    /// Compute the fingerprints of `body` (a document without title, description or keywords).
     pub fn fingerprint(&self, body: &str) -> Fingerprints {
         self.fingerprint_prepared(&self.prepare(body))
     }
 
-    /// [`Fingerprinter::fingerprint`] of a document with its meta description: the `des` key
-    /// (when the store has it) is then the description's instead of the text's start.
-    pub fn fingerprint_with(&self, body: &str, description: Option<&str>) -> Fingerprints {
-        let mut f = self.fingerprint(body);
-        let des = crate::options::KeyAlgo::Des;
-        if !self.opts.key_algos.0.contains(&des) {
-            return f;
-        }
-        if let Some(key) = description.and_then(|d| keys::des(&self.prepare(d))) {
-            let tag = keys::algo_tag(&des);
-            f.keys.retain(|&k| keys::tag(k) != tag);
-            f.keys.push(key);
-        }
-        f
+    /// [`Fingerprinter::fingerprint`] of a document with its title, meta description and
+    /// keywords: the `des` key is then the description's instead of the text's start,
+    /// `punct-title` has the title's key, `two-stage` its coarse key from them.
+    pub fn fingerprint_with(&self, body: &str, meta: Meta<'_>) -> Fingerprints {
+        self.fingerprint_prepared_with(&self.prepare(body), meta)
     }
 
     /// Compute the fingerprints of text already [`Fingerprinter::prepare`]d.
     pub fn fingerprint_prepared(&self, text: &str) -> Fingerprints {
+        self.fingerprint_prepared_with(text, Meta::default())
+    }
+
+    /// [`Fingerprinter::fingerprint_with`] of text already [`Fingerprinter::prepare`]d.
+    pub fn fingerprint_prepared_with(&self, text: &str, meta: Meta<'_>) -> Fingerprints {
         let opts = &self.opts;
         let (mut top, sketch, shingles, chars, bands) = if opts.reflow {
             let s = nshash::scan(text, opts);
@@ -210,9 +222,12 @@ impl Fingerprinter {
             top.clear();
         }
         let algos = &opts.key_algos.0;
-        let needs_terms = algos
-            .iter()
-            .any(|a| !matches!(a, KeyAlgo::Segments { .. } | KeyAlgo::Punct | KeyAlgo::Des));
+        let needs_terms = algos.iter().any(|a| {
+            !matches!(
+                a,
+                KeyAlgo::Segments { .. } | KeyAlgo::Punct | KeyAlgo::PunctTitle | KeyAlgo::Des
+            )
+        });
         let words = opts.simhash && opts.simhash_features == SimhashFeatures::Words;
         // Segment the text once for every algorithm that weighs words.
         let stats = if needs_terms || words {
@@ -220,17 +235,44 @@ impl Fingerprinter {
         } else {
             Vec::new()
         };
+        let prepared =
+            |s: Option<&str>| s.map(|s| self.prepare(s)).filter(|s| !s.trim().is_empty());
         let mut key_list = Vec::new();
+        let mut key_weights = Vec::new();
         for a in algos {
+            let tag = keys::algo_tag(a);
             match *a {
                 KeyAlgo::Imatch { keep_pct } => key_list.extend(keys::imatch(&stats, keep_pct)),
-                KeyAlgo::Keywords { n } => key_list.extend(keys::keywords(&stats, n, false)),
-                KeyAlgo::KeywordsCon { n } => key_list.extend(keys::keywords(&stats, n, true)),
+                KeyAlgo::Keywords { n, check } | KeyAlgo::KeywordsCon { n, check } => {
+                    let con = matches!(a, KeyAlgo::KeywordsCon { .. });
+                    key_list.extend(keys::keywords(&stats, n, con, tag));
+                    if check.is_some() && key_weights.is_empty() {
+                        key_weights = keys::keyword_weights(&stats, n);
+                    }
+                }
                 KeyAlgo::KeywordsPct { pct, interval } => {
                     key_list.extend(keys::keywords_pct(&stats, pct, interval))
                 }
                 KeyAlgo::Punct => key_list.extend(keys::punct(text)),
-                KeyAlgo::Des => key_list.extend(keys::des(text)),
+                KeyAlgo::PunctTitle => {
+                    key_list.extend(keys::punct_title(text, prepared(meta.title).as_deref()))
+                }
+                KeyAlgo::Des => key_list.extend(
+                    prepared(meta.description)
+                        .and_then(|d| keys::des(&d))
+                        .or_else(|| keys::des(text)),
+                ),
+                KeyAlgo::TwoStage { words, paras, .. } => {
+                    let parts: Vec<&str> = [meta.title, meta.keywords, meta.description]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    let coarse = prepared(Some(&parts.join("\n")))
+                        .map(|c| self.weights.term_stats(&c))
+                        .filter(|s| !s.is_empty());
+                    let coarse = coarse.as_deref().unwrap_or(&stats);
+                    key_list.extend(keys::two_stage(coarse, words, text, paras))
+                }
                 KeyAlgo::Segments { n, .. } => key_list.extend(keys::segments(text, n)),
             }
         }
@@ -247,6 +289,7 @@ impl Fingerprinter {
             chars,
             bands,
             keys: key_list,
+            key_weights,
         }
     }
 }

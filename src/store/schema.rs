@@ -288,6 +288,8 @@ pub struct DocRecord {
     pub bands: Vec<u64>,
     /// Keys of the exact-key algorithms (each also a posting in `nshash`).
     pub keys: Vec<u64>,
+    /// Weights of the heaviest terms, for the keyword weight check (record version 3 only).
+    pub key_weights: Vec<f32>,
 }
 
 impl DocRecord {
@@ -346,37 +348,54 @@ pub fn decode<T: for<'de> Deserialize<'de>>(cf: Cf, key: &[u8], v: &[u8]) -> Res
     }
 }
 
-/// Version of document records that carry MinHash band keys.
+/// Version of document records that carry MinHash band keys or exact-algorithm keys.
 const DOC_RECORD_BANDS: u8 = 2;
 
-/// Encode a document record: without band keys and exact-algorithm keys exactly as records
-/// were before they existed (version 1; older binaries read it), with them as version 2.
+/// Version of document records that also carry keyword weights.
+const DOC_RECORD_WEIGHTS: u8 = 3;
+
+/// Encode a document record in the oldest version that holds it, so that stores without the
+/// newer fields are written exactly as before them (older binaries read them): without band
+/// keys, exact-algorithm keys and keyword weights as version 1; without weights as version 2;
+/// else version 3.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let mut out = encode(r);
-    if r.bands.is_empty() && r.keys.is_empty() {
-        // bincode writes each empty list (the last two fields) as one length byte 0.
-        debug_assert!(out.ends_with(&[0, 0]));
-        out.truncate(out.len() - 2);
-    } else {
+    // bincode writes each empty list (of the last three fields) as one length byte 0.
+    if r.bands.is_empty() && r.keys.is_empty() && r.key_weights.is_empty() {
+        debug_assert!(out.ends_with(&[0, 0, 0]));
+        out.truncate(out.len() - 3);
+    } else if r.key_weights.is_empty() {
+        debug_assert!(out.ends_with(&[0]));
+        out.truncate(out.len() - 1);
         out[0] = DOC_RECORD_BANDS;
+    } else {
+        out[0] = DOC_RECORD_WEIGHTS;
     }
     out
 }
 
 /// Decode a document record written by [`encode_doc`] (or by [`encode`] before band keys).
 pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
-    match v.split_first() {
-        Some((&RECORD_VERSION, _)) => {
-            let mut full = Vec::with_capacity(v.len() + 2);
-            full.extend_from_slice(v);
-            full.extend_from_slice(&[0, 0]);
-            decode(Cf::Docs, key, &full)
+    // The fields a version lacks, as bincode writes them empty.
+    let missing: &[u8] = match v.first() {
+        Some(&RECORD_VERSION) => &[0, 0, 0],
+        Some(&DOC_RECORD_BANDS) => &[0],
+        Some(&DOC_RECORD_WEIGHTS) => &[],
+        Some(ver) => {
+            return Err(corrupt(
+                Cf::Docs,
+                key,
+                format!("unknown record version {ver}"),
+            ))
         }
-        Some((&DOC_RECORD_BANDS, rest)) => bincode::serde::decode_from_slice(rest, decode_config())
-            .map(|(r, _)| r)
-            .map_err(|e| corrupt(Cf::Docs, key, e.to_string())),
-        _ => decode(Cf::Docs, key, v),
-    }
+        None => return Err(corrupt(Cf::Docs, key, "empty record".into())),
+    };
+    let mut full = Vec::with_capacity(v.len() + missing.len());
+    full.extend_from_slice(&v[1..]);
+    full.extend_from_slice(missing);
+    bincode::serde::decode_from_slice(&full, decode_config())
+        .map(|(r, _)| r)
+        .map_err(|e| corrupt(Cf::Docs, key, e.to_string()))
 }
 
 fn hex(b: &[u8]) -> String {
@@ -424,6 +443,7 @@ mod tests {
             time: 11,
             bands,
             keys: Vec::new(),
+            key_weights: Vec::new(),
         }
     }
 
@@ -470,6 +490,17 @@ mod tests {
         assert_eq!(decode_doc(b"k", &enc).unwrap(), banded);
         assert!(decode_doc(b"k", &[3, 0]).is_err());
         assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
+        // Keyword weights: version 3; keys without weights stay version 2.
+        let mut keyed = doc(Vec::new());
+        keyed.keys = vec![0xA2 << 56 | 5];
+        assert_eq!(encode_doc(&keyed)[0], DOC_RECORD_BANDS);
+        assert_eq!(decode_doc(b"k", &encode_doc(&keyed)).unwrap(), keyed);
+        keyed.key_weights = vec![0.25, 2.0];
+        let enc = encode_doc(&keyed);
+        assert_eq!(enc[0], DOC_RECORD_WEIGHTS);
+        assert_eq!(decode_doc(b"k", &enc).unwrap(), keyed);
+        assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
+        assert!(decode_doc(b"k", &[4, 0]).is_err());
     }
 
     #[test]

@@ -306,9 +306,7 @@ fn flag(v: &Value, field: &str) -> Result<bool, ApiError> {
 
 /// `fpdb query` for one document.
 fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
-    let fps = s
-        .fingerprinter
-        .fingerprint_with(&doc.text, doc.description.as_deref());
+    let fps = s.fingerprinter.fingerprint_with(&doc.text, doc.meta());
     let db = s.db.read().unwrap_or_else(|e| e.into_inner());
     db.query("", &fps)
 }
@@ -417,10 +415,7 @@ async fn ingest(
     let (docs, fps) = on_cpu(move || {
         let fps: Vec<fpdb::Fingerprints> = docs
             .par_iter()
-            .map(|d| {
-                fp.fingerprinter
-                    .fingerprint_with(&d.text, d.description.as_deref())
-            })
+            .map(|d| fp.fingerprinter.fingerprint_with(&d.text, d.meta()))
             .collect();
         (docs, fps)
     })
