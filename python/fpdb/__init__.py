@@ -89,9 +89,10 @@ class Fpdb:
             out.extend(json.loads(self._store.ingest_batch(batch, replace)))
         return out
 
-    def query(self, text):
-        """Would `text` be a near-duplicate? Never writes."""
-        return json.loads(self._store.query(text))
+    def query(self, text, title=None):
+        """Would `text` be a near-duplicate? Never writes. `title` counts for the algorithms
+        that read one (punct-title, two-stage)."""
+        return json.loads(self._store.query(text, title))
 
     def query_many(self, texts):
         """`query` of every text (looked up on all cores, the GIL released; each against the
@@ -127,8 +128,8 @@ def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False
     """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
     reopen; the CLI's flag names with `_`): algos ("nshash,simhash" or a list), t2s, reflow,
     tight_clusters, nshash_n, min_sentence_chars, nshash_min_shared, verify_overlap,
-    verify_resemblance, simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows.
-    Not settings (this open only): cache_mib, the block cache; memory_filters, Bloom filters of
+    verify_resemblance, simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows,
+    weight_check. Not settings (this open only): cache_mib, the block cache; memory_filters, Bloom filters of
     every stored hash prefix kept in memory for long-running processes (as `fpdb serve
     --memory-filters`)."""
     return Fpdb(
@@ -184,8 +185,11 @@ class Client:
             out.extend(self._call("POST", "/v1/documents", body)["results"])
         return out
 
-    def query(self, text):
-        return self._call("POST", "/v1/query", {"text": text})
+    def query(self, text, title=None):
+        body = {"text": text}
+        if title is not None:
+            body["title"] = title
+        return self._call("POST", "/v1/query", body)
 
     def query_many(self, texts, batch_size=256):
         out = []

@@ -63,6 +63,7 @@ fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
 fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
     let mut s = Settings::default();
     let Some(kw) = kw else { return Ok(s) };
+    let mut weight_check: Option<f64> = None;
     for (k, v) in kw.iter() {
         let key: String = k.extract()?;
         match key.as_str() {
@@ -86,13 +87,22 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "expected_docs" => s.expected_docs = Some(v.extract()?),
             "minhash_bands" => s.minhash_bands = Some(v.extract()?),
             "minhash_rows" => s.minhash_rows = Some(v.extract()?),
+            "weight_check" => weight_check = Some(v.extract()?),
             other => {
                 return Err(PyTypeError::new_err(format!(
                 "unknown setting `{other}` (known: algos, t2s, reflow, tight_clusters, nshash_n, \
                      min_sentence_chars, nshash_min_shared, verify_overlap, verify_resemblance, \
-                     simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows)"
+                     simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows, \
+                     weight_check)"
             )))
             }
+        }
+    }
+    if let Some(w) = weight_check {
+        if !s.set_weight_check(w).map_err(err)? {
+            return Err(InputError::new_err(
+                "weight_check needs keywords-check or keywords-con-check in algos",
+            ));
         }
     }
     Ok(s)
@@ -205,14 +215,18 @@ impl Store {
         })
     }
 
-    /// What `fpdb query --json` prints for `text`, as JSON text.
-    fn query(&self, py: Python<'_>, text: String) -> PyResult<String> {
+    /// What `fpdb query --json` prints for `text` (with its title, for the algorithms that
+    /// read one), as JSON text.
+    #[pyo3(signature = (text, title=None))]
+    fn query(&self, py: Python<'_>, text: String, title: Option<String>) -> PyResult<String> {
         if text.trim().is_empty() {
             return Err(InputError::new_err("the text to query is empty"));
         }
         py.allow_threads(|| {
             self.with(|db| {
-                let fps = db.fingerprint(&text);
+                let mut doc = fpdb::Document::new("", text);
+                doc.title = title;
+                let fps = db.fingerprint_document(&doc);
                 let o = db.query("", &fps).map_err(err)?;
                 json(&o.answer(None))
             })

@@ -67,6 +67,24 @@ def test_ingest_query_and_reopen(tmp_path):
         fpdb.open(tmp_path / "missing.db", create=False)
 
 
+def test_a_title_counts_for_the_algorithms_that_read_one(tmp_path):
+    # punct-title: the punctuation context's 3 parts weigh 1 each, the title 1.5, 3 needed.
+    # B keeps 2 of A's 3 parts: a candidate only with A's title.
+    a = "第一条为了规范,制定本办法.第二条本办法适用于全国.第三条由国务院负责解释!"
+    b = a.replace("解释", "解说")
+    with fpdb.open(tmp_path / "s.db", algos="punct-title", verify_overlap=0) as db:
+        db.ingest("a", a, title="某某条例")
+        assert db.query(a)["duplicate"] is True
+        assert db.query(b)["duplicate"] is False
+        assert db.query(b, title="某某 条例")["duplicate"] is True
+        assert db.query(b, title="另一个标题")["duplicate"] is False
+    with pytest.raises(fpdb.InputError, match="weight_check"):
+        fpdb.open(tmp_path / "w.db", algos="keywords", weight_check=0.2)
+    fpdb.open(tmp_path / "w.db", algos="keywords-check", weight_check=0.2).close()
+    with fpdb.open(tmp_path / "w.db") as db:
+        assert db.stats()["options"]["key_algos"] == [{"algo": "keywords", "n": 10, "check": 200}]
+
+
 def test_closed_store_and_bad_input(tmp_path):
     db = fpdb.open(tmp_path / "s.db")
     with pytest.raises(fpdb.InputError, match="empty"):
