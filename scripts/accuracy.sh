@@ -126,5 +126,6 @@ done <<'ROWS'
 format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false
 + resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false
 + minhash 8x4|--tight-clusters false
-+ tight clusters (the defaults)|
++ tight clusters (format 4 defaults)|--strong-resemblance 0
++ strong link by resemblance >= 78%, 10 points over the sentence overlap (the defaults)|
 ROWS

@@ -364,6 +364,11 @@ impl std::fmt::Display for KeyAlgos {
     }
 }
 
+/// How far a candidate's 4-gram resemblance must exceed its sentence overlap to be a strong
+/// link by [`Options::strong_resemblance_pct`] (part of that rule: a new value needs a new
+/// setting).
+pub const STRONG_GAP: f64 = 0.10;
+
 /// Documents up to this many characters are verified at [`Options::verify_resemblance_pct`].
 pub const SHORT_CHARS: u64 = 1_200;
 
@@ -444,6 +449,14 @@ pub struct Options {
     /// (stores made before this setting: off, single linkage).
     #[serde(default)]
     pub tight_clusters: bool,
+    /// With tight clusters: a candidate whose character 4-gram resemblance reaches this % and
+    /// exceeds its sentence overlap by at least [`STRONG_GAP`] joins its cluster even when the
+    /// cluster's first document does not verify: edits inside sentences (characters changed,
+    /// lines re-wrapped) leave the 4-grams of a copy and break its sentences, while a window
+    /// overlapping a third document shares whole sentences (0 = off; stores made before this
+    /// setting: off).
+    #[serde(default)]
+    pub strong_resemblance_pct: u32,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -473,6 +486,7 @@ impl Default for Options {
             minhash_bands: 8,
             minhash_rows: 4,
             verify_resemblance_pct: 60,
+            strong_resemblance_pct: 78,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };
@@ -511,6 +525,10 @@ impl Options {
     pub fn validate(mut self) -> Result<Self> {
         if self.minhash_bands == 0 {
             self.minhash_rows = 0;
+        }
+        // The strong link by resemblance is part of the tight-cluster rule.
+        if !self.tight_clusters {
+            self.strong_resemblance_pct = 0;
         }
         if !self.nshash && !self.simhash && self.minhash_bands == 0 && self.key_algos.0.is_empty() {
             return Err(Error::InvalidOption(
@@ -575,6 +593,12 @@ impl Options {
             return Err(Error::InvalidOption(format!(
                 "{}: an algorithm twice",
                 self.key_algos
+            )));
+        }
+        if self.strong_resemblance_pct > 100 {
+            return Err(Error::InvalidOption(format!(
+                "strong resemblance = {}% (0..=100)",
+                self.strong_resemblance_pct
             )));
         }
         if self.verify_resemblance_pct > 100 {

@@ -160,11 +160,14 @@ fn format_of(path: &Path) -> Vec<u8> {
         .unwrap()
 }
 
-/// New stores are format 4; a store asked for the format 3 rules stays format 3 through
-/// writes (older binaries keep opening it) and keeps those rules.
+/// New stores are format 5; a store asked for the format 3 rules stays format 3 through
+/// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
+/// format 4 defaults: tight clusters without the strong link by resemblance).
 #[test]
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
-    use fpdb::store::schema::{format_value, format_value_of, PLAIN_FORMAT_VERSION};
+    use fpdb::store::schema::{
+        format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES4_FORMAT_VERSION,
+    };
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
     let new = d.path().join("new");
@@ -198,6 +201,25 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         .unwrap();
     drop(db);
     assert_eq!(format_of(&old), format_value_of(PLAIN_FORMAT_VERSION));
+    let four = d.path().join("four");
+    let rules4 = fpdb::Settings {
+        strong_resemblance_pct: Some(0),
+        ..Default::default()
+    };
+    let mut db = fpdb::Fpdb::builder()
+        .settings(rules4)
+        .create(true)
+        .open(&four)
+        .unwrap();
+    db.ingest_document(&docs[0], fpdb::OnExisting::Skip)
+        .unwrap();
+    drop(db);
+    assert_eq!(format_of(&four), format_value_of(RULES4_FORMAT_VERSION));
+    let db = fpdb::Fpdb::open(&four).unwrap();
+    assert_eq!(db.options().strong_resemblance_pct, 0);
+    assert!(db.options().tight_clusters);
+    drop(db);
+    assert_eq!(format_of(&four), format_value_of(RULES4_FORMAT_VERSION));
 }
 
 /// A store written by a newer binary (a format this one does not know) is refused with both
@@ -219,7 +241,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 4"), "{expected}");
+            assert!(expected.contains("format 5"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

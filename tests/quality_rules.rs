@@ -238,6 +238,70 @@ proptest! {
     }
 }
 
+/// The strong link by resemblance, on fingerprints made for it: X is a cluster's first
+/// document and M joined it (60% of the sentences shared). Q shares 60% of M's sentences and
+/// 81% of its 4-grams (edits inside sentences), and little of X: with the default rule it
+/// joins M's cluster (resemblance ≥ 78%, 21 points over the sentence overlap); with the rule
+/// off, or when the sentence overlap is close to the resemblance (Q2: 80% of M's sentences,
+/// a window sharing whole sentences), the first document's check keeps it out.
+#[test]
+fn a_copy_edited_inside_its_sentences_joins_through_a_member() {
+    // Sketches are sorted lists of hashes.
+    let fp = |nshash: &[u64], mut sketch: Vec<u32>, shingles: Vec<u32>| {
+        sketch.sort_unstable();
+        Fingerprints {
+            nshash: nshash.to_vec(),
+            sketch,
+            shingles,
+            chars: 500,
+            ..Default::default()
+        }
+    };
+    let x = fp(&[101], (1..=10).collect(), (300..364).collect());
+    let m = fp(
+        &[101, 102],
+        (1..=6).chain(20..24).collect(),
+        (100..164).collect(),
+    );
+    let shingles_q: Vec<u32> = (100..152).chain(200..212).collect();
+    let q = fp(
+        &[102],
+        (20..24).chain([1, 2, 40, 41, 42, 43]).collect(),
+        shingles_q.clone(),
+    );
+    let q2 = fp(
+        &[102],
+        (20..24).chain([1, 2, 3, 4, 40, 41]).collect(),
+        shingles_q,
+    );
+    for (strong, q_joins) in [(None, true), (Some(0), false)] {
+        let settings = Settings {
+            strong_resemblance_pct: strong,
+            ..Default::default()
+        };
+        let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+        let mut sid = |db: &mut Fpdb, id: &str, f: &Fingerprints| match db
+            .ingest(&Document::new(id, "x"), f.clone(), OnExisting::Skip)
+            .unwrap()
+        {
+            fpdb::IngestResult::Added { outcome, .. } => outcome.similar_id.unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let sx = sid(&mut db, "x", &x);
+        assert_eq!(sid(&mut db, "m", &m), sx, "M joins X");
+        assert_eq!(
+            sid(&mut db, "q2", &q2) == sx,
+            false,
+            "Q2: whole sentences, no strong link"
+        );
+        assert_eq!(
+            sid(&mut db, "q", &q) == sx,
+            q_joins,
+            "strong_resemblance {strong:?}"
+        );
+    }
+}
+
 /// A store with only `algo`, every candidate accepted.
 fn keys_only(algo: fpdb::KeyAlgo) -> Fpdb {
     let settings = Settings {
@@ -455,6 +519,7 @@ fn bad_new_settings_are_refused_with_their_name() {
             "--minhash-bands",
         ),
         (&["--tight-clusters", "maybe"][..], "maybe"),
+        (&["--strong-resemblance", "101"][..], "strong resemblance"),
         (&["--algos", "imatch,imatch"][..], "twice"),
         (
             &["--algos", "keywords-check", "--weight-check", "1.5"][..],

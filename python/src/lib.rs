@@ -77,6 +77,7 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "t2s" => s.t2s = Some(v.extract()?),
             "reflow" => s.reflow = Some(v.extract()?),
             "tight_clusters" => s.tight_clusters = Some(v.extract()?),
+            "strong_resemblance" => s.strong_resemblance_pct = Some(v.extract()?),
             "nshash_n" => s.nshash_n = Some(v.extract()?),
             "min_sentence_chars" => s.min_sentence_chars = Some(v.extract()?),
             "nshash_min_shared" => s.nshash_min_shared = Some(v.extract()?),
@@ -90,7 +91,7 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "weight_check" => weight_check = Some(v.extract()?),
             other => {
                 return Err(PyTypeError::new_err(format!(
-                "unknown setting `{other}` (known: algos, t2s, reflow, tight_clusters, nshash_n, \
+                "unknown setting `{other}` (known: algos, t2s, reflow, tight_clusters, strong_resemblance, nshash_n, \
                      min_sentence_chars, nshash_min_shared, verify_overlap, verify_resemblance, \
                      simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows, \
                      weight_check)"

@@ -129,6 +129,16 @@ pub(super) struct SettingsArgs {
     /// document (no chaining through a third document); false = single linkage [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) tight_clusters: Option<bool>,
+    /// With --tight-clusters: a candidate whose character 4-gram resemblance reaches this %
+    /// and exceeds its sentence overlap by 10 points (edits inside sentences, not a window
+    /// sharing whole ones) joins its cluster even when the first document does not verify
+    /// (0 = off) [default: 78]
+    #[arg(
+        long,
+        value_name = "PCT",
+        help_heading = "Store settings (fixed at creation)"
+    )]
+    pub(super) strong_resemblance: Option<u32>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -201,6 +211,7 @@ impl SettingsArgs {
             minhash_rows: self.minhash_rows,
             verify_resemblance_pct: self.verify_resemblance,
             tight_clusters: self.tight_clusters,
+            strong_resemblance_pct: self.strong_resemblance,
             t2s: self.t2s,
             nshash_n: self.nshash_n,
             nshash_hash: self.nshash_hash.map(|h| match h {

@@ -79,12 +79,13 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_idf
         );
         outln!(
-            "text         t2s={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={}",
+            "text         t2s={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}%",
             o.t2s,
             o.reflow,
             o.verify_overlap_pct,
             o.verify_resemblance_pct,
-            o.tight_clusters
+            o.tight_clusters,
+            o.strong_resemblance_pct
         );
     }
     Ok(EXIT_OK)

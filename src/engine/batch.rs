@@ -16,7 +16,7 @@ use super::lookup::Checked;
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::simhash::hamming;
-use crate::fingerprint::{keys, similarity, Fingerprints, Sketches};
+use crate::fingerprint::{Fingerprints, Sketches};
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
@@ -256,21 +256,19 @@ impl Fpdb {
         let verified = f.verified;
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
             if let Some(d) = batch.docs.get(&seq) {
-                let overlap = similarity(
+                let sketches = Sketches {
+                    sketch: &d.sketch,
+                    shingles: &d.shingles,
+                    chars: d.chars,
+                };
+                return Ok(Checked::new(
                     &self.opts,
-                    fps.sketches(),
-                    Sketches {
-                        sketch: &d.sketch,
-                        shingles: &d.shingles,
-                        chars: d.chars,
-                    },
-                );
-                return Ok(Checked {
-                    id: d.id.clone(),
-                    similar_id: d.similar_id,
-                    overlap,
-                    weight_distance: keys::weight_distance(&fps.key_weights, &d.key_weights),
-                });
+                    &fps,
+                    d.id.clone(),
+                    d.similar_id,
+                    sketches,
+                    &d.key_weights,
+                ));
             }
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());

@@ -32,6 +32,7 @@ pub(super) struct Candidate {
     pub(super) seq: u64,
     pub(super) id: String,
     pub(super) overlap: f64,
+    pub(super) strong: bool,
     pub(super) algo: &'static str,
     pub(super) score: f64,
     pub(super) distance: Option<u32>,
@@ -49,26 +50,66 @@ pub(super) struct Checked {
     pub(super) overlap: f64,
     /// The keyword weight check's distance ([`keys::weight_distance`]).
     pub(super) weight_distance: f64,
+    /// Whether it is a strong link under the store's rules ([`is_strong`]).
+    pub(super) strong: bool,
 }
 
 impl Checked {
+    /// A candidate (`id`, cluster `similar_id` at ingest, `sketches`, keyword `weights`)
+    /// checked against `fps`.
+    pub(super) fn new(
+        opts: &crate::options::Options,
+        fps: &Fingerprints,
+        id: String,
+        similar_id: u64,
+        sketches: crate::fingerprint::Sketches<'_>,
+        weights: &[f32],
+    ) -> Checked {
+        let (overlap, sentences, resemblance) =
+            crate::fingerprint::similarity_parts(opts, fps.sketches(), sketches);
+        Checked {
+            id,
+            similar_id,
+            overlap,
+            weight_distance: keys::weight_distance(&fps.key_weights, weights),
+            strong: is_strong(opts, overlap, sentences, resemblance),
+        }
+    }
+
     /// `fps` checked against a stored record.
     pub(super) fn of(
         opts: &crate::options::Options,
         fps: &Fingerprints,
         rec: schema::DocRecord,
     ) -> Checked {
-        Checked {
-            overlap: crate::fingerprint::similarity(
-                opts,
-                fps.sketches(),
-                super::record_sketches(&rec),
-            ),
-            weight_distance: keys::weight_distance(&fps.key_weights, &rec.key_weights),
-            id: rec.id,
-            similar_id: rec.similar_id,
-        }
+        let sketches = super::record_sketches(&rec);
+        let c = Checked::new(
+            opts,
+            fps,
+            String::new(),
+            rec.similar_id,
+            sketches,
+            &rec.key_weights,
+        );
+        Checked { id: rec.id, ..c }
     }
+}
+
+/// Whether a verified candidate is a strong link, which joins its cluster under tight clusters
+/// even when the cluster's first document does not verify: similarity ≥ [`STRONG_LINK`], or
+/// (stores with `strong_resemblance_pct`) a 4-gram resemblance that reaches it and exceeds
+/// the sentence overlap by [`crate::options::STRONG_GAP`]: a copy edited inside its
+/// sentences, where a window overlapping a third document shares whole sentences.
+fn is_strong(
+    opts: &crate::options::Options,
+    similarity: f64,
+    sentences: f64,
+    resemblance: f64,
+) -> bool {
+    similarity >= STRONG_LINK
+        || (opts.strong_resemblance_pct > 0
+            && resemblance >= opts.strong_resemblance_pct as f64 / 100.0
+            && resemblance - sentences >= crate::options::STRONG_GAP)
 }
 
 /// Everything a decision needs, computed without writing.
@@ -277,7 +318,7 @@ impl Fpdb {
         }
         // Verify every candidate against its stored sentence sketch.
         let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
-        let mut docs: HashMap<u64, (String, Option<u64>, f64, f64)> = HashMap::default();
+        let mut docs: HashMap<u64, (String, Option<u64>, f64, f64, bool)> = HashMap::default();
         for (seq, algo, score, distance, bar) in raw {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
                 let c = verify(seq)?;
@@ -287,9 +328,9 @@ impl Fpdb {
                 } else {
                     Some(self.find(c.similar_id)?.0)
                 };
-                e.insert((c.id, root, c.overlap, c.weight_distance));
+                e.insert((c.id, root, c.overlap, c.weight_distance, c.strong));
             }
-            let (id, root, overlap, weight_distance) = &docs[&seq];
+            let (id, root, overlap, weight_distance, strong) = &docs[&seq];
             let Some(root) = root else {
                 continue;
             };
@@ -303,6 +344,7 @@ impl Fpdb {
                 score,
                 distance,
                 overlap: *overlap,
+                strong: *strong,
                 root: *root,
             });
         }
@@ -317,11 +359,7 @@ impl Fpdb {
             // links through a third document joins two that differ.
             let mut loose = Vec::new();
             for (&root, rec) in &lk.roots {
-                if lk
-                    .candidates
-                    .iter()
-                    .any(|c| c.root == root && c.overlap >= STRONG_LINK)
-                {
+                if lk.candidates.iter().any(|c| c.root == root && c.strong) {
                     continue;
                 }
                 let overlap = match docs.get(&rec.first_seq) {

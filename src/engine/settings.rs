@@ -55,6 +55,8 @@ pub struct Settings {
     pub verify_resemblance_pct: Option<u32>,
     /// Join a cluster only when its first document verifies too.
     pub tight_clusters: Option<bool>,
+    /// 4-gram resemblance (percent) of a strong link under tight clusters (0 = off).
+    pub strong_resemblance_pct: Option<u32>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
 }
@@ -80,6 +82,7 @@ macro_rules! each_setting {
         $m!(minhash_rows, "minhash_rows");
         $m!(verify_resemblance_pct, "verify_resemblance_pct");
         $m!(tight_clusters, "tight_clusters");
+        $m!(strong_resemblance_pct, "strong_resemblance_pct");
         $m!(key_algos, "key_algos");
     };
 }

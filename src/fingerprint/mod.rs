@@ -67,7 +67,12 @@ pub struct Sketches<'a> {
 /// The similarity candidates are verified on, under a store's settings:
 /// [`nshash::similarity`] with the resemblance floor of the larger document's length.
 pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
-    nshash::similarity(
+    similarity_parts(opts, a, b).0
+}
+
+/// [`similarity`] with its parts: (similarity, sentence overlap, shingle resemblance).
+pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, f64, f64) {
+    nshash::similarity_parts(
         a.sketch,
         a.shingles,
         b.sketch,

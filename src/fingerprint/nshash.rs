@@ -478,17 +478,30 @@ pub fn similarity(
     b_shingles: &[u32],
     long: f64,
 ) -> f64 {
+    similarity_parts(a_sketch, a_shingles, b_sketch, b_shingles, long).0
+}
+
+/// [`similarity`], with the sentence overlap and the shingle resemblance it was made of (the
+/// resemblance 0 when either has no shingle sketch).
+pub fn similarity_parts(
+    a_sketch: &[u32],
+    a_shingles: &[u32],
+    b_sketch: &[u32],
+    b_shingles: &[u32],
+    long: f64,
+) -> (f64, f64, f64) {
     let overlap = overlap(a_sketch, b_sketch);
     if a_shingles.is_empty() || b_shingles.is_empty() {
-        return overlap;
+        return (overlap, overlap, 0.0);
     }
     let r = resemblance(a_shingles, b_shingles);
     let short = a_sketch.len().max(b_sketch.len()) <= SHORT_SENTENCES;
-    if short || r >= long {
+    let s = if short || r >= long {
         overlap.max(r)
     } else {
         overlap
-    }
+    };
+    (s, overlap, r)
 }
 
 /// Jaccard resemblance estimated from two bottom-k sketches: the share of the union's k

@@ -75,22 +75,43 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 4: format 3 plus the settings older binaries do not know: MinHash band keys (postings in
 /// `nshash`, version 2 document records), the resemblance floor and tight clusters. A store
 /// whose settings use none of them is written as format 3 (older binaries keep opening it).
-pub const FORMAT_VERSION: u32 = 4;
+/// 5: format 4 plus the settings format 4 binaries do not know: the strong link by
+/// resemblance, and the exact-key algorithms keywords-check / keywords-con-check (version 3
+/// document records), punct-title and two-stage. A store using none of them stays format 4.
+pub const FORMAT_VERSION: u32 = 5;
+
+/// Format 4: the current layout without the settings of format 5.
+pub const RULES4_FORMAT_VERSION: u32 = 4;
 
 /// Format 3: the current layout without the settings of format 4.
 pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
-/// The format a store with `opts` is marked with: [`PLAIN_FORMAT_VERSION`] when it uses
-/// nothing of format 4, else [`FORMAT_VERSION`].
+/// The format a store with `opts` is marked with: the oldest that holds its settings
+/// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
+/// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
+    use crate::options::KeyAlgo;
     let plain = opts.minhash_bands == 0
         && opts.key_algos.0.is_empty()
         && !opts.tight_clusters
+        && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
+    let format5 = opts.strong_resemblance_pct > 0
+        || opts.key_algos.0.iter().any(|a| {
+            matches!(
+                a,
+                KeyAlgo::Keywords { check: Some(_), .. }
+                    | KeyAlgo::KeywordsCon { check: Some(_), .. }
+                    | KeyAlgo::PunctTitle
+                    | KeyAlgo::TwoStage { .. }
+            )
+        });
     format_value_of(if plain {
         PLAIN_FORMAT_VERSION
-    } else {
+    } else if format5 {
         FORMAT_VERSION
+    } else {
+        RULES4_FORMAT_VERSION
     })
 }
 
@@ -529,13 +550,32 @@ mod tests {
         assert_eq!(legacy.minhash_bands, 0);
         assert_eq!(legacy.verify_resemblance_pct, 90);
         assert!(!legacy.tight_clusters);
+        assert_eq!(legacy.strong_resemblance_pct, 0);
         assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
         assert_eq!(format_for(&Options::default()), format_value());
         let keyed = Options {
             key_algos: crate::options::KeyAlgos(vec![crate::options::KeyAlgo::imatch()]),
-            ..legacy
+            ..legacy.clone()
         };
-        assert_eq!(format_for(&keyed), format_value());
+        assert_eq!(format_for(&keyed), format_value_of(RULES4_FORMAT_VERSION));
+        // The format 4 defaults (tight clusters without the strong link by resemblance).
+        let rules4 = Options {
+            strong_resemblance_pct: 0,
+            ..Options::default()
+        };
+        assert_eq!(format_for(&rules4), format_value_of(RULES4_FORMAT_VERSION));
+        // The settings of format 5.
+        for algo in [
+            crate::options::KeyAlgo::keywords_check(),
+            crate::options::KeyAlgo::PunctTitle,
+            crate::options::KeyAlgo::two_stage(),
+        ] {
+            let o = Options {
+                key_algos: crate::options::KeyAlgos(vec![algo]),
+                ..legacy.clone()
+            };
+            assert_eq!(format_for(&o), format_value());
+        }
     }
 
     #[test]
