@@ -108,6 +108,12 @@ def test_settings_are_kept_and_checked(tmp_path):
     with fpdb.open(path) as db:
         st = db.stats()["options"]
         assert st["nshash_n"] == 4 and st["minhash_bands"] == 0
+        assert st["strong_resemblance_pct"] == 78
+    fpdb.open(tmp_path / "f4.db", strong_resemblance=0).close()
+    with fpdb.open(tmp_path / "f4.db") as db:
+        assert db.stats()["options"]["strong_resemblance_pct"] == 0
+    with pytest.raises(fpdb.SettingsError, match="strong_resemblance"):
+        fpdb.open(tmp_path / "f4.db", strong_resemblance=80)
     with pytest.raises(fpdb.SettingsError, match="nshash_n"):
         fpdb.open(path, nshash_n=5)
     with pytest.raises(fpdb.SettingsError, match="unknown algorithm"):
