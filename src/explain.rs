@@ -48,6 +48,10 @@ pub struct Comparison {
     /// Per exact-key algorithm of the store: (name, keys shared, whether it makes them
     /// candidates).
     pub key_matches: Vec<(&'static str, usize, bool)>,
+    /// The keyword weight check's distance of A and B (stores with keywords-check or
+    /// keywords-con-check; see `fingerprint::keys::weight_distance`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight_distance: Option<f64>,
 }
 
 impl Comparison {
@@ -108,6 +112,12 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
     Comparison {
         shared_bands,
         key_matches,
+        weight_distance: opts
+            .key_algos
+            .0
+            .iter()
+            .any(|a| a.weight_check().is_some())
+            .then(|| crate::fingerprint::keys::weight_distance(&a.key_weights, &b.key_weights)),
         minhash_match: opts.minhash_bands > 0 && shared_bands > 0,
         shared_nshash: shared,
         nshash_match: opts.nshash && shared >= need,

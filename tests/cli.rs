@@ -424,6 +424,31 @@ fn explain_shows_shared_sentences_and_distance() {
     let o = run(dir.path(), &["explain", "a.txt", "c.txt"]);
     assert_eq!(code(&o), 1, "unrelated texts do not match");
     assert!(stdout(&o).contains("not verified"), "{}", stdout(&o));
+    // The keyword weight check: the same text, the same weights.
+    let o = run(
+        dir.path(),
+        &[
+            "explain",
+            "a.txt",
+            "b.txt",
+            "--algos",
+            "keywords-check",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(e["weight_distance"].as_f64().unwrap() < 0.1, "{e}");
+    assert_eq!(e["key_matches"][0][0], "keywords-check");
+    let o = run(
+        dir.path(),
+        &["explain", "a.txt", "c.txt", "--algos", "keywords-check"],
+    );
+    assert!(
+        stdout(&o).contains("keyword weights: distance"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

@@ -173,6 +173,18 @@ pub(super) fn print_comparison(
             if *hit { "match" } else { "no match" }
         );
     }
+    if let Some(d) = c.weight_distance {
+        let bars: Vec<String> = opts
+            .key_algos
+            .0
+            .iter()
+            .filter_map(|a| a.weight_check().map(|bar| format!("{} < {bar}", a.name())))
+            .collect();
+        outln!(
+            "keyword weights: distance {d:.4} (the check: {})",
+            bars.join(", ")
+        );
+    }
     if opts.minhash_bands > 0 {
         outln!(
             "minhash: {} of {} bands shared -> {}",
