@@ -451,6 +451,44 @@ fn explain_shows_shared_sentences_and_distance() {
     );
 }
 
+/// `fpdb query --title`: the title counts for punct-title (parts 1, title 1.5, 3 needed); B
+/// keeps 2 of A's 3 punctuation-context parts.
+#[test]
+fn query_title_counts_for_the_algorithms_that_read_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = "第一条为了规范,制定本办法.第二条本办法适用于全国.第三条由国务院负责解释!";
+    let b = a.replace("解释", "解说");
+    std::fs::write(
+        dir.path().join("in.jsonl"),
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "a", "title": "某某条例", "text": a})
+        ),
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "ingest",
+            "in.jsonl",
+            "--algos",
+            "punct-title",
+            "--verify-overlap",
+            "0",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(code(&run(dir.path(), &["query", &b])), 1);
+    let o = run(dir.path(), &["query", &b, "--title", "某某条例", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let q: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(q["duplicate_of"], "a");
+    assert_eq!(
+        code(&run(dir.path(), &["query", &b, "--title", "别的标题"])),
+        1
+    );
+}
+
 #[test]
 fn t2s_store_matches_a_traditional_repost() {
     let dir = tempfile::tempdir().unwrap();
