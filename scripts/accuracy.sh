@@ -127,5 +127,5 @@ format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 -
 + resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false
 + minhash 8x4|--tight-clusters false
 + tight clusters (format 4 defaults)|--strong-resemblance 0
-+ strong link by resemblance >= 78%, 10 points over the sentence overlap (the defaults)|
++ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (the defaults)|
 ROWS

@@ -369,6 +369,12 @@ impl std::fmt::Display for KeyAlgos {
 /// setting).
 pub const STRONG_GAP: f64 = 0.10;
 
+/// In stores with [`Options::strong_resemblance_pct`], a link of ≥ 85% similarity is strong only
+/// when its sentence overlap exceeds its 4-gram resemblance by at most this much: beyond it the
+/// two share whole sentences and differ elsewhere, as a window overlapping a third document
+/// does (part of that rule: a new value needs a new setting).
+pub const WINDOW_GAP: f64 = 0.20;
+
 /// Documents up to this many characters are verified at [`Options::verify_resemblance_pct`].
 pub const SHORT_CHARS: u64 = 1_200;
 

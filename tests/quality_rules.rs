@@ -243,7 +243,9 @@ proptest! {
 /// 81% of its 4-grams (edits inside sentences), and little of X: with the default rule it
 /// joins M's cluster (resemblance ≥ 78%, 21 points over the sentence overlap); with the rule
 /// off, or when the sentence overlap is close to the resemblance (Q2: 80% of M's sentences,
-/// a window sharing whole sentences), the first document's check keeps it out.
+/// a window sharing whole sentences), the first document's check keeps it out. W, 90% of M's
+/// sentences but 59% of its 4-grams, is a window too: strong by similarity only with the rule
+/// off (format 4).
 #[test]
 fn a_copy_edited_inside_its_sentences_joins_through_a_member() {
     // Sketches are sorted lists of hashes.
@@ -274,7 +276,14 @@ fn a_copy_edited_inside_its_sentences_joins_through_a_member() {
         (20..24).chain([1, 2, 3, 4, 40, 41]).collect(),
         shingles_q,
     );
-    for (strong, q_joins) in [(None, true), (Some(0), false)] {
+    // W shares 90% of M's sentences (a strong link by similarity before format 5) but only
+    // 59% of its 4-grams: whole sentences shared, the rest different, a window.
+    let w = fp(
+        &[102],
+        (2..7).chain(20..24).chain([50]).collect(),
+        (100..138).chain(400..426).collect(),
+    );
+    for (strong, q_joins, w_joins) in [(None, true, false), (Some(0), false, true)] {
         let settings = Settings {
             strong_resemblance_pct: strong,
             ..Default::default()
@@ -298,6 +307,11 @@ fn a_copy_edited_inside_its_sentences_joins_through_a_member() {
             sid(&mut db, "q", &q) == sx,
             q_joins,
             "strong_resemblance {strong:?}"
+        );
+        assert_eq!(
+            sid(&mut db, "w", &w) == sx,
+            w_joins,
+            "W, strong_resemblance {strong:?}"
         );
     }
 }

@@ -99,15 +99,20 @@ impl Checked {
 /// even when the cluster's first document does not verify: similarity ≥ [`STRONG_LINK`], or
 /// (stores with `strong_resemblance_pct`) a 4-gram resemblance that reaches it and exceeds
 /// the sentence overlap by [`crate::options::STRONG_GAP`]: a copy edited inside its
-/// sentences, where a window overlapping a third document shares whole sentences.
+/// sentences, where a window overlapping a third document shares whole sentences. In those
+/// stores a link by similarity whose sentence overlap exceeds its resemblance by more than
+/// [`crate::options::WINDOW_GAP`] is such a window, not strong.
 fn is_strong(
     opts: &crate::options::Options,
     similarity: f64,
     sentences: f64,
     resemblance: f64,
 ) -> bool {
-    similarity >= STRONG_LINK
-        || (opts.strong_resemblance_pct > 0
+    let by_resemblance = opts.strong_resemblance_pct > 0;
+    let window =
+        by_resemblance && resemblance > 0.0 && sentences - resemblance > crate::options::WINDOW_GAP;
+    (similarity >= STRONG_LINK && !window)
+        || (by_resemblance
             && resemblance >= opts.strong_resemblance_pct as f64 / 100.0
             && resemblance - sentences >= crate::options::STRONG_GAP)
 }
