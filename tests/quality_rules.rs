@@ -192,52 +192,6 @@ fn a_copy_of_a_member_joins_its_cluster_even_when_the_first_document_differs() {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
-
-    /// Segment signatures: a stored document is a candidate when at least `m` of the query's
-    /// keys name it as their oldest holder (`m` capped by the query's key count). Checked
-    /// against a scan of every stored key set.
-    #[test]
-    fn segment_candidates_equal_a_brute_force_scan(
-        stored in proptest::collection::vec(proptest::collection::btree_set(0u64..30, 1..8), 1..25),
-        query in proptest::collection::btree_set(0u64..30, 1..8),
-        m in 1u32..5,
-    ) {
-        let tag = |k: u64| 0xA3u64 << 56 | k;
-        let settings = Settings {
-            nshash: Some(false),
-            simhash: Some(false),
-            minhash_bands: Some(0),
-            verify_overlap_pct: Some(0),
-            tight_clusters: Some(false),
-            key_algos: Some(fpdb::KeyAlgos(vec![fpdb::KeyAlgo::Segments { n: 8, m }])),
-            ..Default::default()
-        };
-        let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
-        for (i, keys) in stored.iter().enumerate() {
-            let f = Fingerprints { keys: keys.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
-            db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip).unwrap();
-        }
-        let q = Fingerprints { keys: query.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
-        let got: Vec<String> = db.query("q", &q).unwrap().matches.into_iter().map(|m| {
-            assert_eq!(m.algo, "segments");
-            m.id
-        }).collect();
-        let mut count: BTreeMap<String, usize> = BTreeMap::new();
-        for k in &query {
-            if let Some(i) = stored.iter().position(|s| s.contains(k)) {
-                *count.entry(format!("d{i:02}")).or_default() += 1;
-            }
-        }
-        let need = (m as usize).min(query.len());
-        let want: Vec<String> = count.into_iter().filter(|(_, n)| *n >= need).map(|(id, _)| id).collect();
-        let mut got = got;
-        got.sort();
-        prop_assert_eq!(got, want);
-    }
-}
-
 /// The strong link by resemblance, on fingerprints made for it: X is a cluster's first
 /// document and M joined it (60% of the sentences shared). Q shares 60% of M's sentences and
 /// 81% of its 4-grams (edits inside sentences), and little of X: with the default rule it
@@ -420,22 +374,29 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 
-    /// Two-stage keys: a stored document is a candidate when at least `m` of the query's keys
-    /// name it as their oldest holder (capped by the query's count), as for segments.
+    /// Segment signatures and two-stage keys: a stored document is a candidate when at least
+    /// `m` of the query's keys name it as their oldest holder (`m` capped by the query's key
+    /// count). Checked against a scan of every stored key set.
     #[test]
-    fn two_stage_candidates_equal_a_brute_force_scan(
-        stored in proptest::collection::vec(proptest::collection::btree_set(0u64..20, 1..5), 1..25),
-        query in proptest::collection::btree_set(0u64..20, 1..5),
-        m in 1u32..4,
+    fn m_of_n_candidates_equal_a_brute_force_scan(
+        stored in proptest::collection::vec(proptest::collection::btree_set(0u64..30, 1..8), 1..25),
+        query in proptest::collection::btree_set(0u64..30, 1..8),
+        m in 1u32..5,
+        two_stage in any::<bool>(),
     ) {
-        let tag = |k: u64| 0xACu64 << 56 | k;
-        let mut db = keys_only(fpdb::KeyAlgo::TwoStage { words: 3, paras: 4, m });
+        let (algo, tag, name) = if two_stage {
+            (fpdb::KeyAlgo::TwoStage { words: 3, paras: 8, m }, 0xACu64, "two-stage")
+        } else {
+            (fpdb::KeyAlgo::Segments { n: 8, m }, 0xA3, "segments")
+        };
+        let tagged = |k: u64| tag << 56 | k;
+        let mut db = keys_only(algo);
         for (i, keys) in stored.iter().enumerate() {
-            let f = Fingerprints { keys: keys.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
+            let f = Fingerprints { keys: keys.iter().map(|&k| tagged(k)).collect(), chars: 1, ..Default::default() };
             db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip).unwrap();
         }
-        let q = Fingerprints { keys: query.iter().map(|&k| tag(k)).collect(), chars: 1, ..Default::default() };
-        let got = matched(&db, &q, "two-stage");
+        let q = Fingerprints { keys: query.iter().map(|&k| tagged(k)).collect(), chars: 1, ..Default::default() };
+        let got = matched(&db, &q, name);
         let mut count: BTreeMap<String, usize> = BTreeMap::new();
         for k in &query {
             if let Some(i) = stored.iter().position(|s| s.contains(k)) {
