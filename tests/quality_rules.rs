@@ -243,7 +243,7 @@ fn a_copy_edited_inside_its_sentences_joins_through_a_member() {
             ..Default::default()
         };
         let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
-        let mut sid = |db: &mut Fpdb, id: &str, f: &Fingerprints| match db
+        let sid = |db: &mut Fpdb, id: &str, f: &Fingerprints| match db
             .ingest(&Document::new(id, "x"), f.clone(), OnExisting::Skip)
             .unwrap()
         {
