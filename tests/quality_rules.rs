@@ -474,6 +474,62 @@ fn exact_key_algorithms_persist_and_find_copies() {
     db.verify().unwrap();
 }
 
+/// The weight check's bar is a setting like the others: kept, and another one on reopen is
+/// refused naming both values (also on a store without a checked keyword algorithm).
+#[test]
+fn the_weight_check_is_kept_and_checked() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("in.jsonl"),
+        "{\"id\":\"a\",\"text\":\"一段足够长的句子用来测试设置。另一段足够长的句子也在这里。\"}\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| common::run(d.path(), args);
+    let o = run(&[
+        "ingest",
+        "in.jsonl",
+        "--db",
+        "s",
+        "--algos",
+        "nshash,keywords-check",
+        "--weight-check",
+        "0.05",
+    ]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let o = run(&["stats", "--db", "s"]);
+    assert!(
+        common::stdout(&o).contains("weight distance < 0.05"),
+        "{}",
+        common::stdout(&o)
+    );
+    // The same bar again: fine (the id is stored: exit 3).
+    let o = run(&["ingest", "in.jsonl", "--db", "s", "--weight-check", "0.05"]);
+    assert_eq!(common::code(&o), 3, "{}", common::stderr(&o));
+    let o = run(&["ingest", "in.jsonl", "--db", "s", "--weight-check", "0.2"]);
+    assert_eq!(common::code(&o), 2);
+    let e = common::stderr(&o);
+    assert!(
+        e.contains("weight_check") && e.contains("0.05") && e.contains("0.2"),
+        "{e}"
+    );
+    let o = run(&["ingest", "in.jsonl", "--db", "plain"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let o = run(&[
+        "ingest",
+        "in.jsonl",
+        "--db",
+        "plain",
+        "--weight-check",
+        "0.1",
+    ]);
+    assert_eq!(common::code(&o), 2);
+    assert!(
+        common::stderr(&o).contains("no keywords-check"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
 #[test]
 fn bad_new_settings_are_refused_with_their_name() {
     let d = tempfile::tempdir().unwrap();
@@ -502,7 +558,7 @@ fn bad_new_settings_are_refused_with_their_name() {
         ),
         (
             &["--algos", "keywords", "--weight-check", "0.2"][..],
-            "--weight-check needs",
+            "weight check 0.2 needs keywords-check",
         ),
     ] {
         let mut all = vec!["ingest", "in.jsonl", "--db", "s"];

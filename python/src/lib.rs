@@ -63,7 +63,6 @@ fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
 fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
     let mut s = Settings::default();
     let Some(kw) = kw else { return Ok(s) };
-    let mut weight_check: Option<f64> = None;
     for (k, v) in kw.iter() {
         let key: String = k.extract()?;
         match key.as_str() {
@@ -88,7 +87,7 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "expected_docs" => s.expected_docs = Some(v.extract()?),
             "minhash_bands" => s.minhash_bands = Some(v.extract()?),
             "minhash_rows" => s.minhash_rows = Some(v.extract()?),
-            "weight_check" => weight_check = Some(v.extract()?),
+            "weight_check" => s.set_weight_check(v.extract()?).map_err(err)?,
             other => {
                 return Err(PyTypeError::new_err(format!(
                 "unknown setting `{other}` (known: algos, t2s, reflow, tight_clusters, strong_resemblance, nshash_n, \
@@ -97,13 +96,6 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
                      weight_check)"
             )))
             }
-        }
-    }
-    if let Some(w) = weight_check {
-        if !s.set_weight_check(w).map_err(err)? {
-            return Err(InputError::new_err(
-                "weight_check needs keywords-check or keywords-con-check in algos",
-            ));
         }
     }
     Ok(s)

@@ -78,11 +78,13 @@ def test_a_title_counts_for_the_algorithms_that_read_one(tmp_path):
         assert db.query(b)["duplicate"] is False
         assert db.query(b, title="某某 条例")["duplicate"] is True
         assert db.query(b, title="另一个标题")["duplicate"] is False
-    with pytest.raises(fpdb.InputError, match="weight_check"):
+    with pytest.raises(fpdb.SettingsError, match="weight check 0.2 needs"):
         fpdb.open(tmp_path / "w.db", algos="keywords", weight_check=0.2)
     fpdb.open(tmp_path / "w.db", algos="keywords-check", weight_check=0.2).close()
     with fpdb.open(tmp_path / "w.db") as db:
         assert db.stats()["options"]["key_algos"] == [{"algo": "keywords", "n": 10, "check": 200}]
+    with pytest.raises(fpdb.SettingsError, match="weight_check"):
+        fpdb.open(tmp_path / "w.db", weight_check=0.3)
 
 
 def test_closed_store_and_bad_input(tmp_path):

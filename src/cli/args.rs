@@ -248,13 +248,9 @@ impl SettingsArgs {
                 .filter_map(|x| x.to_possible_value().map(|v| v.get_name().to_string()))
                 .collect();
             settings.set_algos(&names)?;
-            if let Some(w) = self.weight_check {
-                if !settings.set_weight_check(w)? {
-                    anyhow::bail!(
-                        "--weight-check needs keywords-check or keywords-con-check in --algos"
-                    );
-                }
-            }
+        }
+        if let Some(w) = self.weight_check {
+            settings.set_weight_check(w)?;
         }
         Ok(settings)
     }

@@ -125,22 +125,27 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
             EvalAlgo::Des => ("des", keys_only(&base, fpdb::KeyAlgo::Des)),
             EvalAlgo::Punct => ("punct", keys_only(&base, fpdb::KeyAlgo::Punct)),
             EvalAlgo::Segments => ("segments", keys_only(&base, fpdb::KeyAlgo::segments())),
-            EvalAlgo::KeywordsCheck | EvalAlgo::KeywordsConCheck => {
-                let (name, k) = if algo == EvalAlgo::KeywordsCheck {
-                    ("keywords-check", fpdb::KeyAlgo::keywords_check())
-                } else {
-                    ("keywords-con-check", fpdb::KeyAlgo::keywords_con_check())
-                };
-                let mut s = keys_only(&base, k);
-                if let Some(w) = a.settings.weight_check {
-                    s.set_weight_check(w)?;
-                }
-                (name, s)
-            }
+            EvalAlgo::KeywordsCheck => (
+                "keywords-check",
+                keys_only(&base, fpdb::KeyAlgo::keywords_check()),
+            ),
+            EvalAlgo::KeywordsConCheck => (
+                "keywords-con-check",
+                keys_only(&base, fpdb::KeyAlgo::keywords_con_check()),
+            ),
             EvalAlgo::PunctTitle => ("punct-title", keys_only(&base, fpdb::KeyAlgo::PunctTitle)),
             EvalAlgo::TwoStage => ("two-stage", keys_only(&base, fpdb::KeyAlgo::two_stage())),
             EvalAlgo::Default => ("default", base.clone()),
         };
+        // --weight-check applies to the configurations with a checked keyword algorithm.
+        let mut s = s;
+        let checked = s
+            .key_algos
+            .as_ref()
+            .is_some_and(|k| k.0.iter().any(|a| a.weight_check().is_some()));
+        if !checked {
+            s.weight_check = None;
+        }
         reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
     }
     if a.json {

@@ -1,7 +1,7 @@
 //! `fpdb ingest`: read, fingerprint on all cores, ingest in input order, sync, then report.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -78,6 +78,20 @@ pub(super) struct Summary {
     docs_per_second: f64,
 }
 
+/// Refuse, before any store is created or opened, the settings a store at `path` would refuse:
+/// all of them when this run creates a directory store there (true is returned), else those
+/// refused whatever the store (an existing store checks the rest against its own).
+pub(super) fn check_settings(path: &Path, settings: &fpdb::Settings) -> anyhow::Result<bool> {
+    let fresh = !fpdb::store::redis::RedisUrl::is_redis(&path.to_string_lossy())
+        && std::fs::read_dir(path).map_or(true, |mut d| d.next().is_none());
+    if fresh {
+        settings.resolve_new()?;
+    } else {
+        settings.resolve()?;
+    }
+    Ok(fresh)
+}
+
 pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
     if a.json && a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
         bail!("--json and --output - both write to stdout; send --output to a file");
@@ -96,7 +110,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     // Everything that can be refused is checked before the store is created or opened.
     check_output_not_input(&a.output, &files)?;
     let settings = a.settings.to_settings()?;
-    settings.resolve()?;
+    let fresh = check_settings(path, &settings)?;
     let mut out = output_writer(&a.output)?;
     let mut inputs = Inputs::new(&files, read_opts);
     if let Some(o) = a.output.as_ref().filter(|o| o.as_os_str() != "-") {
@@ -105,8 +119,6 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     // A store created by this run starts with empty in-memory filters of its hash prefixes
     // (nothing to scan to build them; ~4 MB): lookups of hashes no document has yet skip
     // RocksDB (zh100k `--algos nshash`: ~8% faster). Same results (the filters are exact).
-    let fresh = !fpdb::store::redis::RedisUrl::is_redis(&path.to_string_lossy())
-        && std::fs::read_dir(path).map_or(true, |mut d| d.next().is_none());
     let mut db = Fpdb::builder()
         .settings(settings)
         .create(true)

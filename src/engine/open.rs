@@ -17,7 +17,7 @@ use crate::text::IdfTable;
 /// Write a new store's format, options (and learned IDF table) and counters; returns the
 /// options.
 fn create(store: &Staged, settings: &Settings) -> Result<Options> {
-    let opts = settings.resolve()?;
+    let opts = settings.resolve_new()?;
     let mut b = Batch::new();
     b.put(Cf::Meta, meta::FORMAT, schema::format_for(&opts));
     b.put(

@@ -59,6 +59,9 @@ pub struct Settings {
     pub strong_resemblance_pct: Option<u32>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
+    /// The weight check's bar, in thousandths, of the keyword algorithms that have one
+    /// (`keywords-check`, `keywords-con-check`; see [`Settings::set_weight_check`]).
+    pub weight_check: Option<u32>,
 }
 
 macro_rules! each_setting {
@@ -145,22 +148,44 @@ impl Settings {
         Ok(())
     }
 
-    /// Set the weight check's bar (a in [0, 1]) of the keyword algorithms that have one
-    /// (`keywords-check`, `keywords-con-check`); false when the settings name none of them.
-    pub fn set_weight_check(&mut self, a: f64) -> Result<bool> {
+    /// Ask for the weight check's bar `a` (in [0, 1]) of the keyword algorithms that have one
+    /// (`keywords-check`, `keywords-con-check`): a new store must have one of them, an existing
+    /// store the same bar.
+    pub fn set_weight_check(&mut self, a: f64) -> Result<()> {
         if !(0.0..=1.0).contains(&a) {
             return Err(Error::InvalidOption(format!("weight check {a} (0..=1)")));
         }
-        let mut found = false;
-        for k in self.key_algos.iter_mut().flat_map(|k| k.0.iter_mut()) {
-            if let crate::options::KeyAlgo::Keywords { check: Some(c), .. }
-            | crate::options::KeyAlgo::KeywordsCon { check: Some(c), .. } = k
-            {
-                *c = (a * 1000.0).round() as u32;
-                found = true;
+        self.weight_check = Some((a * 1000.0).round() as u32);
+        Ok(())
+    }
+
+    /// The bars of the weight checks of `algos`, in thousandths.
+    fn weight_checks(algos: &crate::options::KeyAlgos) -> Vec<u32> {
+        algos
+            .0
+            .iter()
+            .filter_map(|a| match *a {
+                crate::options::KeyAlgo::Keywords { check, .. }
+                | crate::options::KeyAlgo::KeywordsCon { check, .. } => check,
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// [`Settings::resolve`] for a store about to be created: also refuses a weight check
+    /// without a keyword algorithm that has one (on an existing store [`Settings::check`]
+    /// compares it with the store's).
+    pub fn resolve_new(&self) -> Result<Options> {
+        let o = self.resolve()?;
+        if let Some(w) = self.weight_check {
+            if Self::weight_checks(&o.key_algos).is_empty() {
+                return Err(Error::InvalidOption(format!(
+                    "weight check {} needs keywords-check or keywords-con-check in the algorithms",
+                    w as f64 / 1000.0
+                )));
             }
         }
-        Ok(found)
+        Ok(o)
     }
 
     /// Options for a new store: defaults overridden by what was asked for.
@@ -177,6 +202,15 @@ impl Settings {
             };
         }
         each_setting!(set);
+        if let Some(w) = self.weight_check {
+            for k in o.key_algos.0.iter_mut() {
+                if let crate::options::KeyAlgo::Keywords { check: Some(c), .. }
+                | crate::options::KeyAlgo::KeywordsCon { check: Some(c), .. } = k
+                {
+                    *c = w;
+                }
+            }
+        }
         if let Some(t) = &self.simhash_idf {
             o.simhash_idf = IdfSource::Table {
                 digest: t.digest(),
@@ -203,6 +237,19 @@ impl Settings {
             };
         }
         each_setting!(cmp);
+        if let Some(w) = self.weight_check {
+            let stored_checks = Self::weight_checks(&stored.key_algos);
+            if stored_checks.iter().any(|&c| c != w) || stored_checks.is_empty() {
+                return Err(Error::OptionsMismatch {
+                    setting: "weight_check",
+                    stored: match stored_checks.first() {
+                        Some(&c) => format!("{}", c as f64 / 1000.0),
+                        None => "none (no keywords-check or keywords-con-check)".into(),
+                    },
+                    requested: format!("{}", w as f64 / 1000.0),
+                });
+            }
+        }
         if let Some(t) = &self.simhash_idf {
             let same = matches!(&stored.simhash_idf, IdfSource::Table { digest, .. } if *digest == t.digest());
             if !same {

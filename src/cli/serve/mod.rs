@@ -89,7 +89,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         );
     }
     let settings = a.settings.to_settings()?;
-    settings.resolve()?;
+    super::ingest::check_settings(path, &settings)?;
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
