@@ -252,14 +252,6 @@ impl KeyAlgo {
         }
     }
 
-    /// Whether the algorithm reads a document's title, keywords or description.
-    pub fn reads_meta(&self) -> bool {
-        matches!(
-            self,
-            KeyAlgo::Des | KeyAlgo::PunctTitle | KeyAlgo::TwoStage { .. }
-        )
-    }
-
     /// With the literature's parameters.
     pub fn imatch() -> KeyAlgo {
         KeyAlgo::Imatch { keep_pct: 70 }

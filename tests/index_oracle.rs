@@ -7,7 +7,7 @@ use fpdb::index::{Permutations, MAX_TABLES};
 use fpdb::{Fingerprints, Fpdb, OnExisting, Settings};
 use proptest::prelude::*;
 
-use common::oracle::{brute, corpus, flip, lookups_and_brute_force, store_with};
+use common::oracle::{brute, corpus, flip, lookups_and_brute_force, simhash_only, store_with};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -31,13 +31,7 @@ proptest! {
     fn lookup_equals_brute_force(seed: u64, k in 0u32..6, extra in 1u32..4, n in 1usize..150) {
         let blocks = k + extra;
         prop_assume!(Permutations::new(k, blocks).is_ok());
-        let settings = Settings {
-            nshash: Some(false),
-            simhash_k: Some(k),
-            simhash_blocks: Some(blocks),
-            ..Default::default()
-        };
-        let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+        let mut db = Fpdb::builder().settings(simhash_only(k, blocks)).open_in_memory().unwrap();
         let fps = corpus(seed, n, k);
         store_with(&mut db, &fps);
         for (got, want) in lookups_and_brute_force(&db, &fps, seed, k) {

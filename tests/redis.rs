@@ -645,9 +645,9 @@ fn a_killed_master_fails_over_without_losing_acknowledged_documents() {
 /// and RocksDB), random k, block counts and stores, some of them read back by a second open.
 #[test]
 fn redis_lookup_equals_brute_force() {
-    use common::oracle::{corpus, lookups_and_brute_force, store_with};
+    use common::oracle::{corpus, lookups_and_brute_force, simhash_only, store_with};
     use fpdb::index::Permutations;
-    use fpdb::{Fpdb, Settings};
+    use fpdb::Fpdb;
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
     let Some(c) = cluster() else { return };
@@ -657,12 +657,7 @@ fn redis_lookup_equals_brute_force() {
         .run(&strategy, |(seed, k, extra, n, reopen)| {
             let blocks = k + extra;
             prop_assume!(Permutations::new(k, blocks).is_ok());
-            let settings = Settings {
-                nshash: Some(false),
-                simhash_k: Some(k),
-                simhash_blocks: Some(blocks),
-                ..Default::default()
-            };
+            let settings = simhash_only(k, blocks);
             let u = url(c, "oracle", "");
             let mut db = Fpdb::builder().settings(settings).open(&u).unwrap();
             let fps = corpus(seed, n, k);

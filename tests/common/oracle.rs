@@ -12,6 +12,16 @@ pub fn flip(mut fp: u64, bits: u32, seed: u64) -> u64 {
     fp
 }
 
+/// A store of simhash alone with k and `blocks` permuted blocks.
+pub fn simhash_only(k: u32, blocks: u32) -> fpdb::Settings {
+    fpdb::Settings {
+        nshash: Some(false),
+        simhash_k: Some(k),
+        simhash_blocks: Some(blocks),
+        ..Default::default()
+    }
+}
+
 pub fn store_with(db: &mut Fpdb, fps: &[u64]) {
     for (i, &fp) in fps.iter().enumerate() {
         let f = Fingerprints {
