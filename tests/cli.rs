@@ -487,6 +487,11 @@ fn query_title_counts_for_the_algorithms_that_read_one() {
         code(&run(dir.path(), &["query", &b, "--title", "别的标题"])),
         1
     );
+    // Titles with nothing to hash, or control characters: no title key, no error.
+    for title in ["", " \t ", "\u{7}\u{1b}", "###"] {
+        let o = run(dir.path(), &["query", &b, "--title", title]);
+        assert_eq!(code(&o), 1, "{title:?}: {}", stderr(&o));
+    }
 }
 
 #[test]

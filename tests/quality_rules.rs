@@ -560,6 +560,13 @@ fn bad_new_settings_are_refused_with_their_name() {
             &["--algos", "keywords", "--weight-check", "0.2"][..],
             "weight check 0.2 needs keywords-check",
         ),
+        (
+            &["--algos", "keywords-check", "--weight-check", "nan"][..],
+            "weight check NaN",
+        ),
+        (&["--weight-check", "lots"][..], "lots"),
+        (&["--strong-resemblance", "-1"][..], "-1"),
+        (&["--algos", "punct-title,two-stage,two-stage"][..], "twice"),
     ] {
         let mut all = vec!["ingest", "in.jsonl", "--db", "s"];
         all.extend_from_slice(args);
