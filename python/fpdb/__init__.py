@@ -60,12 +60,25 @@ def _doc_tuple(doc):
     raise InputError("a document is a dict {id, text, title?, url?} or a tuple (id, text[, title[, url]])")
 
 
+def _query_tuple(item):
+    """(text, title) from a text, a (text, title) tuple or a dict {"text", "title"?}."""
+    if isinstance(item, str):
+        return (item, None)
+    if isinstance(item, dict):
+        if "text" not in item:
+            raise InputError("a query needs `text`: %r" % (sorted(item),))
+        return (item["text"], item.get("title"))
+    if isinstance(item, (tuple, list)) and 1 <= len(item) <= 2:
+        return (item[0], item[1] if len(item) == 2 else None)
+    raise InputError("a query is a text, a tuple (text[, title]) or a dict {text, title?}")
+
+
 class Fpdb:
     """An open store (see `fpdb.open`). One writer per store at a time, across processes;
     read-only opens work while another process writes (they see what was synced when they
     opened)."""
 
-    def __init__(self, path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):
+    def __init__(self, path, create=True, read_only=False, cache_mib=160, memory_filters=False, **settings):
         self._store = _Store(
             str(path),
             create=create,
@@ -96,8 +109,9 @@ class Fpdb:
 
     def query_many(self, texts):
         """`query` of every text (looked up on all cores, the GIL released; each against the
-        store, not against each other): a list in input order."""
-        return json.loads(self._store.query_many(list(texts)))
+        store, not against each other): a list in input order. An item is a text, a
+        (text, title) tuple or a dict {"text", "title"?}."""
+        return json.loads(self._store.query_many([_query_tuple(t) for t in texts]))
 
     def stats(self):
         return json.loads(self._store.stats())
@@ -124,7 +138,7 @@ class Fpdb:
         return False
 
 
-def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):  # noqa: A001 (fpdb.open on purpose)
+def open(path, create=True, read_only=False, cache_mib=160, memory_filters=False, **settings):  # noqa: A001 (fpdb.open on purpose)
     """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
     reopen; the CLI's flag names with `_`): algos ("nshash,simhash" or a list), t2s, reflow,
     tight_clusters, strong_resemblance, nshash_n, min_sentence_chars, nshash_min_shared, verify_overlap,
@@ -194,7 +208,14 @@ class Client:
     def query_many(self, texts, batch_size=256):
         out = []
         for chunk in _chunks(texts, batch_size):
-            body = {"documents": [{"id": str(i), "text": t} for i, t in enumerate(chunk)]}
+            docs = []
+            for i, t in enumerate(chunk):
+                text, title = _query_tuple(t)
+                d = {"id": str(i), "text": text}
+                if title is not None:
+                    d["title"] = title
+                docs.append(d)
+            body = {"documents": docs}
             for r in self._call("POST", "/v1/query/batch", body)["results"]:
                 r.pop("id", None)
                 out.append(r)

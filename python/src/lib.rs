@@ -140,7 +140,7 @@ impl Store {
 #[pymethods]
 impl Store {
     #[new]
-    #[pyo3(signature = (path, create = true, read_only = false, cache_mib = 128, memory_filters = false, **kw))]
+    #[pyo3(signature = (path, create = true, read_only = false, cache_mib = 160, memory_filters = false, **kw))]
     fn new(
         py: Python<'_>,
         path: std::path::PathBuf,
@@ -226,17 +226,21 @@ impl Store {
         })
     }
 
-    /// [`Store::query`] of every text, on all cores: a JSON array in input order.
-    fn query_many(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<String> {
-        if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
+    /// [`Store::query`] of every (text, title), on all cores: a JSON array in input order.
+    fn query_many(&self, py: Python<'_>, texts: Vec<(String, Option<String>)>) -> PyResult<String> {
+        if let Some(i) = texts.iter().position(|(t, _)| t.trim().is_empty()) {
             return Err(InputError::new_err(format!("text {i} is empty")));
         }
         py.allow_threads(|| {
             self.with(|db| {
                 let db = &*db;
                 let outcomes: Vec<fpdb::Outcome> = texts
-                    .par_iter()
-                    .map(|t| db.query("", &db.fingerprint(t)))
+                    .into_par_iter()
+                    .map(|(text, title)| {
+                        let mut doc = fpdb::Document::new("", text);
+                        doc.title = title;
+                        db.query("", &db.fingerprint_document(&doc))
+                    })
                     .collect::<fpdb::Result<_>>()
                     .map_err(err)?;
                 json(&outcomes.iter().map(|o| o.answer(None)).collect::<Vec<_>>())

@@ -78,6 +78,13 @@ def test_a_title_counts_for_the_algorithms_that_read_one(tmp_path):
         assert db.query(b)["duplicate"] is False
         assert db.query(b, title="某某 条例")["duplicate"] is True
         assert db.query(b, title="另一个标题")["duplicate"] is False
+        many = db.query_many([b, (b, "某某 条例"), {"text": b, "title": "另一个标题"}, (b,)])
+        assert [m["duplicate"] for m in many] == [False, True, False, False]
+        assert many[1] == db.query(b, title="某某 条例")
+        with pytest.raises(fpdb.InputError, match="a query is a text"):
+            db.query_many([42])
+        with pytest.raises(fpdb.InputError, match="needs `text`"):
+            db.query_many([{"title": "x"}])
     with pytest.raises(fpdb.SettingsError, match="weight check 0.2 needs"):
         fpdb.open(tmp_path / "w.db", algos="keywords", weight_check=0.2)
     fpdb.open(tmp_path / "w.db", algos="keywords-check", weight_check=0.2).close()
@@ -199,6 +206,10 @@ def test_locked_read_only_and_client(tmp_path):
         assert lines[1]["duplicate_of"] == "c"
         assert client.query(LAW)["duplicate"] is True
         assert client.query_many([LAW, OTHER]) == [client.query(LAW), client.query(OTHER)]
+        assert client.query_many([(LAW, "条例"), {"text": OTHER}]) == [
+            client.query(LAW, title="条例"),
+            client.query(OTHER),
+        ]
         assert client.document("b")["similar_id"] == r["similar_id"]
         assert client.document("nope") is None
         assert client.cluster(r["similar_id"])["members"] == ["a", "b"]
