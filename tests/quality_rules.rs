@@ -567,6 +567,8 @@ fn bad_new_settings_are_refused_with_their_name() {
         (&["--weight-check", "lots"][..], "lots"),
         (&["--strong-resemblance", "-1"][..], "-1"),
         (&["--algos", "punct-title,two-stage,two-stage"][..], "twice"),
+        (&["--cache-mib", "4"][..], "4"),
+        (&["--cache-mib", "lots"][..], "lots"),
     ] {
         let mut all = vec!["ingest", "in.jsonl", "--db", "s"];
         all.extend_from_slice(args);

@@ -53,6 +53,10 @@ pub(super) struct IngestArgs {
     /// Worker threads for fingerprinting (default: all cores)
     #[arg(long)]
     pub(super) threads: Option<usize>,
+    /// Store memory in MiB: the block cache (index, filter and data blocks), which the
+    /// memtables are charged to. More keeps more of a large store's lookups in memory
+    #[arg(long, value_name = "MIB", default_value_t = super::DEFAULT_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
+    pub(super) cache_mib: u64,
     #[command(flatten)]
     pub(super) settings: SettingsArgs,
 }
@@ -123,6 +127,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         .settings(settings)
         .create(true)
         .presence_filters(fresh)
+        .cache_bytes((a.cache_mib as usize) << 20)
         .open(path)?;
     if let Some(r) = &a.retention {
         db.set_retention(r.0)?;

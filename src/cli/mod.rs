@@ -38,6 +38,9 @@ use clap::{Parser, Subcommand};
 
 use args::JsonFlag;
 
+/// `--cache-mib` of the commands that write (ingest, serve): the store's default memory.
+const DEFAULT_CACHE_MIB: u64 = (fpdb::store::BLOCK_CACHE_BYTES >> 20) as u64;
+
 const ABOUT: &str = "fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB)";
 
 const LONG_ABOUT: &str = "\

@@ -300,7 +300,8 @@ impl Builder {
         self.read_only = yes;
         self
     }
-    /// Block cache of the RocksDB store (default: 128 MiB); not a store setting.
+    /// Memory of the RocksDB store: its block cache, which the memtables are charged to
+    /// (default: [`crate::store::rocks::BLOCK_CACHE_BYTES`], 160 MiB); not a store setting.
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
         self.cache_bytes = Some(bytes);
         self

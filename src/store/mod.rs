@@ -13,7 +13,7 @@ mod staged;
 pub use memory::MemoryStore;
 pub use presence::Presence;
 pub use redis::RedisStore;
-pub use rocks::RocksStore;
+pub use rocks::{RocksStore, BLOCK_CACHE_BYTES};
 pub use schema::Cf;
 pub use staged::Staged;
 

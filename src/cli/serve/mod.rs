@@ -45,9 +45,10 @@ pub(super) struct ServeArgs {
     /// Most documents ingested together in one group commit (one sync)
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
     max_group: u64,
-    /// Block cache in MiB (index, filter and data blocks): a store larger than the cache
-    /// reads most lookups from disk (or the page cache)
-    #[arg(long, value_name = "MIB", default_value_t = 128, value_parser = clap::value_parser!(u64).range(8..))]
+    /// Store memory in MiB: the block cache (index, filter and data blocks), which the
+    /// memtables are charged to. A store larger than the cache reads most lookups from disk
+    /// (or the page cache)
+    #[arg(long, value_name = "MIB", default_value_t = crate::cli::DEFAULT_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
     cache_mib: u64,
     /// Keep a Bloom filter of every hash prefix in memory (~10 bits per stored key, built by
     /// a scan at start): lookups of hashes no document has skip the store
