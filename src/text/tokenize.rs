@@ -322,6 +322,11 @@ impl TermWeights {
             Segmenter::Bmm => lexicon::max_match(text, true),
         };
         for word in words {
+            // A term has two characters or more (checked first: most tokens of Chinese text
+            // are single characters, and each cost three hash lookups to be dropped).
+            if word.chars().nth(1).is_none() {
+                continue;
+            }
             if let Some(e) = tf.get_mut(word) {
                 e.0 += 1;
             } else if let Some(w) = self.term_idf(word, stop) {
