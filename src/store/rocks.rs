@@ -39,7 +39,8 @@ pub const BLOCK_CACHE_BYTES: usize = 160 << 20;
 /// The part of the cache the memtables of a writer may fill before the largest is flushed:
 /// [`MEMTABLE_MAX_BYTES`], or 40% of a smaller cache. (Measured on 1,000,000 short documents:
 /// separate budgets of 128 MiB for blocks and 128 MiB for memtables peaked at 422 MiB RSS;
-/// 160 MiB for both, 64 of them for memtables, at 339 MiB, and no slower.)
+/// 160 MiB for both, 64 of them for memtables, at 339-341 MiB, at a speed within the
+/// machine's drift; see README "Memory is bounded".)
 const MEMTABLE_MAX_BYTES: usize = 64 << 20;
 
 fn memtable_budget(cache_bytes: usize) -> usize {
