@@ -85,9 +85,9 @@ fn ingest_sample_then_query_stats_export() {
     assert_eq!(code(&vr), 0, "{}", stderr(&vr));
 }
 
-/// The store's memory (`--cache-mib`: blocks and memtables) changes no result: the sample
-/// ingested with the smallest cache (8 MiB, 3 MiB of it for memtables) and in small batches
-/// gives the lines of a default ingest, and the store verifies.
+/// The block cache (`--cache-mib`) changes no result: the sample ingested with the smallest
+/// cache (8 MiB) and in small batches gives the lines of a default ingest, and the store
+/// verifies.
 #[test]
 fn a_small_cache_gives_the_same_results() {
     let dir = tempfile::tempdir().unwrap();

@@ -78,7 +78,7 @@ class Fpdb:
     read-only opens work while another process writes (they see what was synced when they
     opened)."""
 
-    def __init__(self, path, create=True, read_only=False, cache_mib=160, memory_filters=False, **settings):
+    def __init__(self, path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):
         self._store = _Store(
             str(path),
             create=create,
@@ -138,7 +138,7 @@ class Fpdb:
         return False
 
 
-def open(path, create=True, read_only=False, cache_mib=160, memory_filters=False, **settings):  # noqa: A001 (fpdb.open on purpose)
+def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):  # noqa: A001 (fpdb.open on purpose)
     """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
     reopen; the CLI's flag names with `_`): algos ("nshash,simhash" or a list), t2s, reflow,
     tight_clusters, strong_resemblance, nshash_n, min_sentence_chars, nshash_min_shared, verify_overlap,

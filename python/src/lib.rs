@@ -140,7 +140,7 @@ impl Store {
 #[pymethods]
 impl Store {
     #[new]
-    #[pyo3(signature = (path, create = true, read_only = false, cache_mib = 160, memory_filters = false, **kw))]
+    #[pyo3(signature = (path, create = true, read_only = false, cache_mib = 128, memory_filters = false, **kw))]
     fn new(
         py: Python<'_>,
         path: std::path::PathBuf,

@@ -38,7 +38,7 @@ use clap::{Parser, Subcommand};
 
 use args::JsonFlag;
 
-/// `--cache-mib` of the commands that write (ingest, serve): the store's default memory.
+/// `--cache-mib` of the commands that write (ingest, serve): the default block cache.
 const DEFAULT_CACHE_MIB: u64 = (fpdb::store::BLOCK_CACHE_BYTES >> 20) as u64;
 
 const ABOUT: &str = "fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB)";

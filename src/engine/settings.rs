@@ -300,8 +300,8 @@ impl Builder {
         self.read_only = yes;
         self
     }
-    /// Memory of the RocksDB store: its block cache, which the memtables are charged to
-    /// (default: [`crate::store::rocks::BLOCK_CACHE_BYTES`], 160 MiB); not a store setting.
+    /// Block cache of the RocksDB store (default: [`crate::store::rocks::BLOCK_CACHE_BYTES`],
+    /// 128 MiB); not a store setting.
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
         self.cache_bytes = Some(bytes);
         self

@@ -30,22 +30,15 @@ impl std::fmt::Debug for RocksStore {
     }
 }
 
-/// Memory of a store, unless the opener asks for another size
-/// ([`RocksStore::open_with_cache`]): one LRU cache for the index, filter and data blocks of
-/// every column family, which a writer's memtables are charged to (RocksDB's write buffer
-/// manager), so blocks and memtables together stay within it whatever the input or store size.
-pub const BLOCK_CACHE_BYTES: usize = 160 << 20;
+/// Memory for all memtables of a store together. (Charging them to the block cache instead,
+/// one 160 MiB budget with 64 MiB for memtables, cut the peak RSS of 1,000,000 short
+/// documents from 420 to 341 MiB but cost 41% more CPU there: 608 s against 431 s, from more
+/// flushes and compactions; see README "Memory is bounded".)
+const MEMTABLE_BUDGET: usize = 128 << 20;
 
-/// The part of the cache the memtables of a writer may fill before the largest is flushed:
-/// [`MEMTABLE_MAX_BYTES`], or 40% of a smaller cache. (Measured on 1,000,000 short documents:
-/// separate budgets of 128 MiB for blocks and 128 MiB for memtables peaked at 422 MiB RSS;
-/// 160 MiB for both, 64 of them for memtables, at 339-341 MiB, at a speed within the
-/// machine's drift; see README "Memory is bounded".)
-const MEMTABLE_MAX_BYTES: usize = 64 << 20;
-
-fn memtable_budget(cache_bytes: usize) -> usize {
-    MEMTABLE_MAX_BYTES.min(cache_bytes / 5 * 2).max(1 << 20)
-}
+/// Block cache shared by every column family of a store, unless the opener asks for another
+/// size ([`RocksStore::open_with_cache`]).
+pub const BLOCK_CACHE_BYTES: usize = 128 << 20;
 
 /// Size of the memtables' prefix Bloom filters, as a share of a memtable's size (64 MiB):
 /// ~8 bits per key for this store's small keys. RocksDB allocates and zeroes each filter
@@ -236,14 +229,10 @@ impl RocksStore {
         // "No space left on device" naming its file (a reservation made ahead failed first
         // and later writes only said "Writer has previous error").
         no_fallocate(&opts);
-        // One memory budget for blocks and memtables together (see `BLOCK_CACHE_BYTES`).
+        // One memory budget for every memtable, so memory does not grow with the column
+        // families' write sizes (and stays flat however large the input).
+        opts.set_db_write_buffer_size(MEMTABLE_BUDGET);
         let cache = Cache::new_lru_cache(cache_bytes);
-        let memtables = rocksdb::WriteBufferManager::new_write_buffer_manager_with_cache(
-            memtable_budget(cache_bytes),
-            false,
-            cache.clone(),
-        );
-        opts.set_write_buffer_manager(&memtables);
         let cfs = Cf::ALL
             .iter()
             .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache, false)));
