@@ -211,6 +211,25 @@ pub enum KeyAlgo {
 }
 
 impl KeyAlgo {
+    /// The algorithm named `name` (as [`KeyAlgo::name`] gives it), with the literature's
+    /// parameters; None for a name that is not an exact-key algorithm.
+    pub fn by_name(name: &str) -> Option<KeyAlgo> {
+        Some(match name {
+            "imatch" => KeyAlgo::imatch(),
+            "keywords" => KeyAlgo::keywords(),
+            "keywords-con" => KeyAlgo::keywords_con(),
+            "keywords-pct" => KeyAlgo::keywords_pct(),
+            "des" => KeyAlgo::Des,
+            "punct" => KeyAlgo::Punct,
+            "segments" => KeyAlgo::segments(),
+            "keywords-check" => KeyAlgo::keywords_check(),
+            "keywords-con-check" => KeyAlgo::keywords_con_check(),
+            "punct-title" => KeyAlgo::PunctTitle,
+            "two-stage" => KeyAlgo::two_stage(),
+            _ => return None,
+        })
+    }
+
     /// The algorithm's name (in `--algos`, matches and `stats`).
     pub fn name(&self) -> &'static str {
         match self {

@@ -112,30 +112,14 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
             EvalAlgo::Nshash => ("nshash", only(&base, true, false, false)),
             EvalAlgo::Simhash => ("simhash", only(&base, false, true, false)),
             EvalAlgo::Minhash => ("minhash", only(&base, false, false, true)),
-            EvalAlgo::Imatch => ("imatch", keys_only(&base, fpdb::KeyAlgo::imatch())),
-            EvalAlgo::Keywords => ("keywords", keys_only(&base, fpdb::KeyAlgo::keywords())),
-            EvalAlgo::KeywordsCon => (
-                "keywords-con",
-                keys_only(&base, fpdb::KeyAlgo::keywords_con()),
-            ),
-            EvalAlgo::KeywordsPct => (
-                "keywords-pct",
-                keys_only(&base, fpdb::KeyAlgo::keywords_pct()),
-            ),
-            EvalAlgo::Des => ("des", keys_only(&base, fpdb::KeyAlgo::Des)),
-            EvalAlgo::Punct => ("punct", keys_only(&base, fpdb::KeyAlgo::Punct)),
-            EvalAlgo::Segments => ("segments", keys_only(&base, fpdb::KeyAlgo::segments())),
-            EvalAlgo::KeywordsCheck => (
-                "keywords-check",
-                keys_only(&base, fpdb::KeyAlgo::keywords_check()),
-            ),
-            EvalAlgo::KeywordsConCheck => (
-                "keywords-con-check",
-                keys_only(&base, fpdb::KeyAlgo::keywords_con_check()),
-            ),
-            EvalAlgo::PunctTitle => ("punct-title", keys_only(&base, fpdb::KeyAlgo::PunctTitle)),
-            EvalAlgo::TwoStage => ("two-stage", keys_only(&base, fpdb::KeyAlgo::two_stage())),
             EvalAlgo::Default => ("default", base.clone()),
+            keyed => {
+                let k = keyed
+                    .to_possible_value()
+                    .and_then(|v| fpdb::KeyAlgo::by_name(v.get_name()))
+                    .expect("every other --algo names an exact-key algorithm");
+                (k.name(), keys_only(&base, k))
+            }
         };
         // --weight-check applies to the configurations with a checked keyword algorithm.
         let mut s = s;

@@ -120,23 +120,15 @@ impl Settings {
                 "nshash" => nshash = true,
                 "simhash" => simhash = true,
                 "minhash" => minhash = true,
-                "imatch" => keys.push(crate::options::KeyAlgo::imatch()),
-                "keywords" => keys.push(crate::options::KeyAlgo::keywords()),
-                "keywords-con" => keys.push(crate::options::KeyAlgo::keywords_con()),
-                "keywords-pct" => keys.push(crate::options::KeyAlgo::keywords_pct()),
-                "des" => keys.push(crate::options::KeyAlgo::Des),
-                "punct" => keys.push(crate::options::KeyAlgo::Punct),
-                "segments" => keys.push(crate::options::KeyAlgo::segments()),
-                "keywords-check" => keys.push(crate::options::KeyAlgo::keywords_check()),
-                "keywords-con-check" => keys.push(crate::options::KeyAlgo::keywords_con_check()),
-                "punct-title" => keys.push(crate::options::KeyAlgo::PunctTitle),
-                "two-stage" => keys.push(crate::options::KeyAlgo::two_stage()),
-                other => {
-                    return Err(Error::InvalidOption(format!(
-                        "unknown algorithm `{other}` (known: {})",
-                        ALGO_NAMES.join(", ")
-                    )))
-                }
+                other => match crate::options::KeyAlgo::by_name(other) {
+                    Some(k) => keys.push(k),
+                    None => {
+                        return Err(Error::InvalidOption(format!(
+                            "unknown algorithm `{other}` (known: {})",
+                            ALGO_NAMES.join(", ")
+                        )))
+                    }
+                },
             }
         }
         self.nshash = Some(nshash);
