@@ -87,7 +87,7 @@ pub(super) fn parse_json_line(
     source: &str,
     line: u64,
 ) -> Result<Document, String> {
-    let text = std::str::from_utf8(raw)
+    let text = simdutf8::compat::from_utf8(raw)
         .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
     let obj: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
