@@ -53,9 +53,9 @@ pub(super) struct IngestArgs {
     /// Worker threads for fingerprinting (default: all cores)
     #[arg(long)]
     pub(super) threads: Option<usize>,
-    /// Block cache in MiB (index, filter and data blocks; memtables have 128 MiB more): more
-    /// keeps more of a large store's lookups in memory
-    #[arg(long, value_name = "MIB", default_value_t = super::DEFAULT_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
+    /// Block cache in MiB (index, filter and data blocks; memtables take up to 128 MiB more):
+    /// more keeps more of a large store's lookups in memory
+    #[arg(long, value_name = "MIB", default_value_t = super::INGEST_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
     pub(super) cache_mib: u64,
     #[command(flatten)]
     pub(super) settings: SettingsArgs,

@@ -45,7 +45,7 @@ pub(super) struct ServeArgs {
     /// Most documents ingested together in one group commit (one sync)
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
     max_group: u64,
-    /// Block cache in MiB (index, filter and data blocks; memtables have 128 MiB more): a
+    /// Block cache in MiB (index, filter and data blocks; memtables take up to 128 MiB more): a
     /// store larger than the cache reads most lookups from disk (or the page cache)
     #[arg(long, value_name = "MIB", default_value_t = crate::cli::DEFAULT_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
     cache_mib: u64,
