@@ -41,9 +41,26 @@ if [ -x "$pyenv/bin/python" ]; then
   "$pyenv/bin/pip" install -q pytest
   "$pyenv/bin/pip" install -q --force-reinstall --no-deps ./python
   # A Redis Cluster of its own for the package's Redis test (SKIPPED without redis-server).
+  # Up to three tries on other ports: one CI run found its random ports unusable (the start
+  # failed, silently, and the Redis test failed under FPDB_REQUIRE_REDIS); the reason is
+  # printed now. Ports 21000-22499, so that the cluster bus ports (10000 above) stay below the
+  # kernel's ephemeral range (32768 up), where an outgoing connection may hold one.
   rc_dir=$(mktemp -d)
-  trap 'scripts/redis-cluster.sh stop "$rc_dir" >/dev/null 2>&1 || true; rm -rf "$rc_dir"' EXIT
-  redis_nodes=$(scripts/redis-cluster.sh start "$rc_dir" "$((21000 + RANDOM % 1000 * 6))" 2>/dev/null || true)
+  trap 'for d in "$rc_dir"/*/; do scripts/redis-cluster.sh stop "$d" >/dev/null 2>&1 || true; done; rm -rf "$rc_dir"' EXIT
+  redis_nodes=""
+  if command -v redis-server >/dev/null 2>&1; then
+    for attempt in 1 2 3; do
+      port=$((21000 + RANDOM % 250 * 6))
+      if redis_nodes=$(scripts/redis-cluster.sh start "$rc_dir/$attempt" "$port" 2>"$rc_dir/start-$attempt.log"); then
+        break
+      fi
+      redis_nodes=""
+      echo "test: the Redis Cluster for pytest did not start on ports $port-$((port + 5)) (try $attempt):" >&2
+      tail -n 5 "$rc_dir/start-$attempt.log" >&2 || true
+      tail -n 3 "$rc_dir/$attempt"/*/redis.log >&2 2>/dev/null || true
+      scripts/redis-cluster.sh stop "$rc_dir/$attempt" >/dev/null 2>&1 || true
+    done
+  fi
   FPDB_REDIS_NODES="$redis_nodes" FPDB_BIN="$CARGO_TARGET_DIR/release/fpdb" \
     "$pyenv/bin/python" -m pytest -q -rs python/tests
 else
