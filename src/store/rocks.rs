@@ -51,8 +51,9 @@ fn block_cache(bytes: usize) -> Cache {
 }
 
 /// Memtable size of each column family of a writer (RocksDB's default: 64 MiB). A skip list
-/// of 8 MiB stays in the CPU's caches, where one of 64 MiB missed them on every insert: the
-/// writer thread, which bounds an ingest, spent ~20% of its time in memtable inserts. Measured
+/// of 8 MiB stays in the CPU's caches, where one of 64 MiB missed them on every insert: those
+/// inserts were 22% of an nshash ingest's CPU, half of the writer thread's, which bounds an
+/// ingest (11% after the change). Measured
 /// side by side (README "Performance"): zh100k `--algos nshash` 15% faster and 182 -> 108 MiB
 /// peak, zh50k defaults 12% faster and 220 -> 147 MiB, 10^6 short documents as fast (within
 /// drift) and 418 -> 337 MiB.
@@ -65,8 +66,9 @@ const MEMTABLE_BYTES: usize = 8 << 20;
 const LEVEL1_BYTES: u64 = 32 << 20;
 
 /// Size of the memtables' prefix Bloom filters, as a share of a memtable's size
-/// ([`MEMTABLE_BYTES`]): ~8 bits per key for this store's small keys. RocksDB allocates and zeroes each filter
-/// whole when its memtable is created; at 0.1 they took ~40 MiB of a fresh writer's memory.
+/// ([`MEMTABLE_BYTES`]): ~8 bits per key for this store's small keys. RocksDB allocates and
+/// zeroes each filter whole when its memtable is created; at 0.1 of a 64 MiB memtable they
+/// took ~40 MiB of a fresh writer's memory.
 const MEMTABLE_BLOOM_RATIO: f64 = 0.02;
 
 /// Bytes of a `simhash` key covered by the prefix extractor (table byte + 24 bits).
