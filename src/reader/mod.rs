@@ -444,6 +444,34 @@ mod tests {
         );
     }
 
+    /// Garbage bytes in a JSONL line (truncated, stray, overlong and surrogate sequences, in
+    /// Chinese and ASCII text) are reported at the byte where the valid UTF-8 ends, the offset
+    /// `std::str::from_utf8` gives (the reader validates with simdutf8).
+    #[test]
+    fn invalid_utf8_is_located_at_the_byte_std_names() {
+        let zh = "第一条 为了加强和规范政府督查工作".as_bytes();
+        let bad: [&[u8]; 6] = [
+            &[0xe4, 0xbd],       // a character cut short
+            &[0x80],             // a lone continuation byte
+            &[0xc0, 0xaf],       // overlong '/'
+            &[0xed, 0xa0, 0x80], // a UTF-16 surrogate
+            &[0xf8, 0x88, 0x80], // no such lead byte
+            &[0xff],
+        ];
+        for b in bad {
+            for (before, after) in [(zh, zh), (&b"x"[..], &b""[..]), (&b""[..], zh)] {
+                let mut line = br#"{"id": "a", "text": ""#.to_vec();
+                line.extend_from_slice(before);
+                line.extend_from_slice(b);
+                line.extend_from_slice(after);
+                line.extend_from_slice(b"\"}");
+                let at = std::str::from_utf8(&line).unwrap_err().valid_up_to();
+                let e = parse_json_line(&line, &fields(), "f", 1).unwrap_err();
+                assert_eq!(e, format!("invalid UTF-8 at byte {at}"), "{line:?}");
+            }
+        }
+    }
+
     #[test]
     fn formats_are_sniffed() {
         assert_eq!(format_by_content(b"WARC/1.0\r\n"), Format::Warc);
