@@ -39,7 +39,7 @@ use clap::{Parser, Subcommand};
 use args::JsonFlag;
 
 /// `--cache-mib` of `serve`: the default block cache.
-const DEFAULT_CACHE_MIB: u64 = (fpdb::store::BLOCK_CACHE_BYTES >> 20) as u64;
+const SERVE_CACHE_MIB: u64 = (fpdb::store::BLOCK_CACHE_BYTES >> 20) as u64;
 
 /// `--cache-mib` of `ingest`. Half of `serve`'s: an ingest reads mostly hashes no document has
 /// (answered by filters) and the records of a few candidates. Measured side by side on

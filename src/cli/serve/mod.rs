@@ -47,7 +47,7 @@ pub(super) struct ServeArgs {
     max_group: u64,
     /// Block cache in MiB (index, filter and data blocks; memtables take up to 128 MiB more): a
     /// store larger than the cache reads most lookups from disk (or the page cache)
-    #[arg(long, value_name = "MIB", default_value_t = crate::cli::DEFAULT_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
+    #[arg(long, value_name = "MIB", default_value_t = crate::cli::SERVE_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
     cache_mib: u64,
     /// Keep a Bloom filter of every hash prefix in memory (~10 bits per stored key, built by
     /// a scan at start): lookups of hashes no document has skip the store
