@@ -350,6 +350,9 @@ fn truncated_gzip_keeps_what_was_read() {
     let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let added = sum["added"].as_u64().unwrap();
     assert!(added > 50 && added < 200, "{added}");
+    // Every document added was looked up first; unrelated texts read no record.
+    assert_eq!(sum["lookups"]["lookups"].as_u64(), Some(added), "{sum}");
+    assert_eq!(sum["lookups"]["records_read"].as_u64(), Some(0), "{sum}");
     assert_eq!(code(&run(dir.path(), &["verify"])), 0);
 }
 

@@ -80,6 +80,26 @@ pub(super) struct Summary {
     input_bytes: u64,
     seconds: f64,
     docs_per_second: f64,
+    /// What the lookups read (totals; see [`lookup_line`]).
+    lookups: fpdb::LookupStats,
+}
+
+/// The lookups' reading per looked-up document, for the summary on stderr (None when nothing
+/// was looked up): what a lookup costs and why it grows with the store.
+pub(super) fn lookup_line(s: &fpdb::LookupStats) -> Option<String> {
+    if s.lookups == 0 {
+        return None;
+    }
+    let per = |n: u64| n as f64 / s.lookups as f64;
+    Some(format!(
+        "fpdb: per document looked up: {:.2} postings found, {:.1} simhash entries scanned, \
+         {:.2} simhash candidates, {:.2} records read to verify, {:.2} candidates verified",
+        per(s.postings_found),
+        per(s.simhash_scanned),
+        per(s.simhash_candidates),
+        per(s.records_read),
+        per(s.verified)
+    ))
 }
 
 /// Refuse, before any store is created or opened, the settings a store at `path` would refuse:
@@ -211,6 +231,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     db.flush()?;
     bar.finish_and_clear();
     sum.not_documents = not_documents.load(std::sync::atomic::Ordering::Relaxed);
+    sum.lookups = db.lookup_stats();
     sum.seconds = start.elapsed().as_secs_f64();
     sum.docs_per_second = if sum.seconds > 0.0 {
         sum.added as f64 / sum.seconds
@@ -420,6 +441,9 @@ impl Summary {
                 self.docs_per_second,
                 self.store
             );
+            if let Some(line) = lookup_line(&self.lookups) {
+                eprintln!("{line}");
+            }
         }
         Ok(())
     }

@@ -93,6 +93,9 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
             "fpdb: {records} records looked up: {duplicates} duplicates of stored documents, {} new, {skipped} skipped",
             records - duplicates - skipped
         );
+        if let Some(line) = super::ingest::lookup_line(&db.lookup_stats()) {
+            eprintln!("{line}");
+        }
     }
     Ok(if skipped > 0 { EXIT_SKIPPED } else { EXIT_OK })
 }

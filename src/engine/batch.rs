@@ -196,6 +196,7 @@ impl Fpdb {
                 return Ok(f);
             }
         }
+        super::LookupCounters::add(&self.reads.lookups, 1);
         f.holders = self.nshash_holders(&fps.postings().collect::<Vec<_>>())?;
         if let Some(q) = fps.simhash {
             f.simhash = self.simhash_candidates(q)?;
@@ -207,7 +208,7 @@ impl Fpdb {
             .chain(f.simhash.keys().copied());
         for seq in seqs {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
-                e.insert(Checked::of(&self.opts, fps, self.doc(seq)?));
+                e.insert(self.check_stored(fps, seq)?);
             }
         }
         Ok(f)
@@ -273,7 +274,7 @@ impl Fpdb {
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());
             }
-            Ok(Checked::of(&self.opts, &fps, self.doc(seq)?))
+            self.check_stored(&fps, seq)
         })?;
         let saved = self.counters();
         let (mark, marked) = (bulk.len(), records.len());

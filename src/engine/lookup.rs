@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::HashMap;
 
-use super::{Fpdb, Match, Outcome, MAX_MATCHES};
+use super::{Fpdb, LookupCounters, Match, Outcome, MAX_MATCHES};
 use crate::error::Result;
 use crate::fingerprint::{keys, simhash::hamming, Fingerprints};
 use crate::store::schema::{self, ClusterRecord, StoredMatch};
@@ -133,6 +133,7 @@ impl Fpdb {
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
         let mut found = BTreeMap::new();
         let mut err = None;
+        let mut scanned = 0;
         self.store.scan_ranges(
             Cf::Simhash,
             &ranges,
@@ -142,6 +143,7 @@ impl Fpdb {
                     false
                 }
                 Ok((t, p, seq)) => {
+                    scanned += 1;
                     let d = hamming(p, bounds[t as usize].2);
                     if d <= k {
                         found.insert(seq, d);
@@ -154,6 +156,8 @@ impl Fpdb {
                 }
             },
         )?;
+        LookupCounters::add(&self.reads.simhash_scanned, scanned);
+        LookupCounters::add(&self.reads.simhash_candidates, found.len());
         match err {
             Some(e) => Err(e),
             None => Ok(found),
@@ -226,20 +230,28 @@ impl Fpdb {
             }
             false
         })?;
+        LookupCounters::add(&self.reads.postings_found, found.len());
         match err {
             Some(e) => Err(e),
             None => Ok(found),
         }
     }
 
+    /// A stored candidate (`seq`) checked against `fps`: its record read (and counted).
+    pub(super) fn check_stored(&self, fps: &Fingerprints, seq: u64) -> Result<Checked> {
+        LookupCounters::add(&self.reads.records_read, 1);
+        Ok(Checked::of(&self.opts, fps, self.doc(seq)?))
+    }
+
     pub(super) fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
+        LookupCounters::add(&self.reads.lookups, 1);
         let holders = self.nshash_holders(&fps.postings().collect::<Vec<_>>())?;
         let simhash = match fps.simhash {
             Some(q) => self.simhash_candidates(q)?,
             None => BTreeMap::new(),
         };
         self.lookup_with(fps, &holders, simhash, &mut |seq| {
-            Ok(Checked::of(&self.opts, fps, self.doc(seq)?))
+            self.check_stored(fps, seq)
         })
     }
 
@@ -331,6 +343,7 @@ impl Fpdb {
                 let root = if min_overlap > 0.0 && c.overlap < min_overlap {
                     None
                 } else {
+                    LookupCounters::add(&self.reads.verified, 1);
                     Some(self.find(c.similar_id)?.0)
                 };
                 e.insert((c.id, root, c.overlap, c.weight_distance, c.strong));
@@ -442,5 +455,71 @@ impl Fpdb {
     /// Query the text of a document (fingerprint + [`Fpdb::query`]).
     pub fn query_text(&self, text: &str) -> Result<Outcome> {
         self.query("", &self.fingerprint(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Document, Fpdb, LookupStats, OnExisting};
+
+    const LAW: &str = "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。\
+        第二条 本条例所称政府督查，是指县级以上人民政府在法定职权范围内组织开展的监督检查。\
+        第三条 政府督查工作应当坚持和加强党的领导，坚持以人民为中心，服务大局、实事求是。";
+    const OTHER: &str = "今天的天气非常好，我们一起去公园散步，看到了很多美丽的花朵和高大的树木。";
+
+    /// The lookup counters count what was read: a first document reads no record, a copy reads
+    /// and verifies its original, a batch counts each of its documents, a query counts too.
+    #[test]
+    fn lookup_stats_count_what_lookups_read() {
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        assert_eq!(db.lookup_stats(), LookupStats::default());
+        db.ingest_document(&Document::new("a", LAW), OnExisting::Skip)
+            .unwrap();
+        let s = db.lookup_stats();
+        assert_eq!((s.lookups, s.records_read, s.verified), (1, 0, 0));
+        db.ingest_document(
+            &Document::new("b", format!("【转载】\n{LAW}")),
+            OnExisting::Skip,
+        )
+        .unwrap();
+        let s = db.lookup_stats();
+        assert_eq!(s.lookups, 2);
+        assert!(s.postings_found >= 3, "{s:?}");
+        // a's fingerprint is in the range of a table (the retitled copy is more than k bits
+        // away: not a candidate).
+        assert!(
+            s.simhash_scanned >= 1 && s.simhash_candidates <= s.simhash_scanned,
+            "{s:?}"
+        );
+        assert_eq!((s.records_read, s.verified), (1, 1), "{s:?}");
+
+        let docs = [
+            Document::new("c", format!("{LAW}\n（来源：网络）")),
+            Document::new("d", OTHER),
+        ];
+        let batch: Vec<_> = docs.iter().map(|d| (d, db.fingerprint(&d.text))).collect();
+        let out = db.ingest_batch(batch, OnExisting::Skip);
+        assert!(out.error.is_none());
+        let t = db.lookup_stats();
+        assert_eq!(t.lookups, 4);
+        // c's one candidate is a, the oldest holder of every posting they share (and its
+        // simhash neighbour): one record read; d has none.
+        assert_eq!(t.records_read - s.records_read, 1, "{t:?}");
+        assert_eq!(t.verified - s.verified, 1, "{t:?}");
+
+        // A query of a's own text: a is a simhash candidate at distance 0, read and verified.
+        let fps = db.fingerprint(LAW);
+        db.query("q", &fps).unwrap();
+        let u = db.lookup_stats();
+        assert_eq!(u.lookups, 5);
+        assert!(u.simhash_candidates > t.simhash_candidates, "{u:?}");
+        assert!(
+            u.records_read > t.records_read && u.verified > t.verified,
+            "{u:?}"
+        );
+        assert!(
+            u.records_read - t.records_read <= 3,
+            "a, b, c at most: {u:?}"
+        );
     }
 }

@@ -40,6 +40,8 @@ pub use types::{
     StoredDocument, Verified,
 };
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::error::Result;
 use crate::fingerprint::{Fingerprinter, Fingerprints};
 use crate::index::Permutations;
@@ -77,6 +79,46 @@ pub struct Fpdb {
     /// Threads of the lookups of [`Fpdb::ingest_batch`]: a pool of their own, so they never
     /// queue behind fingerprinting on rayon's global pool (None: it could not be built).
     lookup_pool: std::sync::OnceLock<Option<rayon::ThreadPool>>,
+    /// What the lookups of this handle read ([`Fpdb::lookup_stats`]).
+    reads: LookupCounters,
+}
+
+/// [`LookupStats`] as counted: on every lookup thread, relaxed (totals only).
+#[derive(Debug, Default)]
+struct LookupCounters {
+    lookups: AtomicU64,
+    postings_found: AtomicU64,
+    simhash_scanned: AtomicU64,
+    simhash_candidates: AtomicU64,
+    records_read: AtomicU64,
+    verified: AtomicU64,
+}
+
+/// What the lookups of an [`Fpdb`] handle read since it was opened: the work that makes a
+/// lookup cost more as a store grows. Per looked-up document, postings found and records read
+/// stay small on text whose copies are few; simhash entries scanned grow with the store where
+/// the corpus crowds the simhash space (many unrelated documents within k bits: each is a
+/// record read to be rejected).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LookupStats {
+    /// Documents looked up (ingested or queried against the store).
+    pub lookups: u64,
+    /// Their sentence hashes, band keys and exact keys found held by a stored document.
+    pub postings_found: u64,
+    /// Simhash table entries read in the permuted-prefix ranges of their fingerprints.
+    pub simhash_scanned: u64,
+    /// Stored documents found within the simhash distance k (candidates).
+    pub simhash_candidates: u64,
+    /// Document records read to verify candidates (and clusters' first documents).
+    pub records_read: u64,
+    /// Candidates that verified (stored ones and ones earlier in the same batch).
+    pub verified: u64,
+}
+
+impl LookupCounters {
+    fn add(c: &AtomicU64, n: usize) {
+        c.fetch_add(n as u64, Ordering::Relaxed);
+    }
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it): the ingest time stored with
@@ -259,6 +301,20 @@ impl Fpdb {
     /// Where the store lives (None for memory).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// What the lookups of this handle read since it was opened.
+    pub fn lookup_stats(&self) -> LookupStats {
+        let r = &self.reads;
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        LookupStats {
+            lookups: get(&r.lookups),
+            postings_found: get(&r.postings_found),
+            simhash_scanned: get(&r.simhash_scanned),
+            simhash_candidates: get(&r.simhash_candidates),
+            records_read: get(&r.records_read),
+            verified: get(&r.verified),
+        }
     }
 
     pub(super) fn doc(&self, seq: u64) -> Result<DocRecord> {

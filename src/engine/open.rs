@@ -113,6 +113,7 @@ impl Fpdb {
             writing: Default::default(),
             legacy,
             lookup_pool: std::sync::OnceLock::new(),
+            reads: Default::default(),
             store,
             opts,
             perms,
