@@ -364,6 +364,19 @@ fn every_route_answers_and_ingest_equals_the_cli() {
     assert!(m.contains("fpdb_http_requests_total{"), "{m}");
     assert!(m.contains(&format!("fpdb_documents {}", docs.len())), "{m}");
     assert!(m.contains("fpdb_group_commits_total"), "{m}");
+    // Every document ingested was looked up first (queries add to it).
+    let looked_up = |what: &str| -> u64 {
+        let head = format!("fpdb_lookup_reads_total{{what=\"{what}\"}} ");
+        m.lines()
+            .find_map(|l| l.strip_prefix(&head))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {head} in {m}"))
+    };
+    assert!(looked_up("lookups") >= docs.len() as u64, "{m}");
+    assert!(
+        looked_up("simhash_scanned") >= looked_up("simhash_candidates"),
+        "{m}"
+    );
     let (status, api) = server.get("/v1/openapi.json");
     assert_eq!(status, 200);
     assert!(api["paths"]["/v1/query"]["post"].is_object());

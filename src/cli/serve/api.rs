@@ -325,8 +325,8 @@ async fn openapi() -> Response {
 }
 
 async fn metrics(State(s): State<Db>) -> Answer {
-    let stats = read_db(s.clone(), |db| Ok(db.stats())).await?;
-    let text = s.metrics.encode(&stats);
+    let (stats, reads) = read_db(s.clone(), |db| Ok((db.stats(), db.lookup_stats()))).await?;
+    let text = s.metrics.encode(&stats, reads);
     Ok((
         [(
             header::CONTENT_TYPE,

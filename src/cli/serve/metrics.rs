@@ -22,6 +22,11 @@ struct RouteLabels {
     route: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReadLabels {
+    what: &'static str,
+}
+
 type Latency = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 /// The server's metrics.
@@ -36,6 +41,10 @@ pub(super) struct Metrics {
     documents: Gauge,
     clusters: Gauge,
     store_bytes: Gauge<i64, std::sync::atomic::AtomicI64>,
+    /// The store handle's lookup counters ([`fpdb::LookupStats`]), and their values at the
+    /// last scrape (counters only move forward by the difference).
+    reads: Family<ReadLabels, Counter>,
+    reads_seen: std::sync::Mutex<fpdb::LookupStats>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -55,6 +64,14 @@ impl Metrics {
         let documents = Gauge::default();
         let clusters = Gauge::default();
         let store_bytes = Gauge::default();
+        let reads = Family::<ReadLabels, Counter>::default();
+        registry.register(
+            "lookup_reads",
+            "What lookups (queries and ingests) read, by what: documents looked up (lookups), \
+             postings found, simhash entries scanned, simhash candidates, records read to verify, \
+             candidates verified",
+            reads.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests answered, by route, method and status",
@@ -107,6 +124,8 @@ impl Metrics {
             documents,
             clusters,
             store_bytes,
+            reads,
+            reads_seen: Default::default(),
         }
     }
 
@@ -135,7 +154,34 @@ impl Metrics {
     }
 
     /// The text exposition, with the store's numbers as of now.
-    pub(super) fn encode(&self, stats: &fpdb::Stats) -> String {
+    pub(super) fn encode(&self, stats: &fpdb::Stats, reads: fpdb::LookupStats) -> String {
+        {
+            let mut seen = self
+                .reads_seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (what, now, before) in [
+                ("lookups", reads.lookups, seen.lookups),
+                ("postings_found", reads.postings_found, seen.postings_found),
+                (
+                    "simhash_scanned",
+                    reads.simhash_scanned,
+                    seen.simhash_scanned,
+                ),
+                (
+                    "simhash_candidates",
+                    reads.simhash_candidates,
+                    seen.simhash_candidates,
+                ),
+                ("records_read", reads.records_read, seen.records_read),
+                ("verified", reads.verified, seen.verified),
+            ] {
+                self.reads
+                    .get_or_create(&ReadLabels { what })
+                    .inc_by(now.saturating_sub(before));
+            }
+            *seen = reads;
+        }
         self.documents.set(stats.documents as i64);
         self.clusters.set(stats.clusters as i64);
         self.store_bytes.set(stats.disk_bytes as i64);
