@@ -116,6 +116,12 @@ class Fpdb:
     def stats(self):
         return json.loads(self._store.stats())
 
+    def lookup_stats(self):
+        """What this handle's lookups read since it was opened (dict of totals: lookups,
+        postings_found, simhash_scanned, simhash_candidates, records_read, verified), as the
+        second summary line of `fpdb ingest` shows per document."""
+        return json.loads(self._store.lookup_stats())
+
     def document(self, id):
         """The stored document with this id (dict), or None."""
         d = self._store.document(str(id))

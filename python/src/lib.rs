@@ -253,6 +253,11 @@ impl Store {
         py.allow_threads(|| self.with(|db| json(&db.stats())))
     }
 
+    /// What this handle's lookups read since it was opened (`LookupStats`), as JSON text.
+    fn lookup_stats(&self, py: Python<'_>) -> PyResult<String> {
+        py.allow_threads(|| self.with(|db| json(&db.lookup_stats())))
+    }
+
     /// A stored document as JSON text, or None.
     fn document(&self, py: Python<'_>, id: String) -> PyResult<Option<String>> {
         py.allow_threads(|| {

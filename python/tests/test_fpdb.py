@@ -50,6 +50,10 @@ def test_ingest_query_and_reopen(tmp_path):
         assert db.ingest("a", OTHER)["status"] == "skipped"
         assert db.ingest("a", OTHER, replace=True)["status"] == "replaced"
         assert db.stats()["documents"] == 2
+        reads = db.lookup_stats()
+        # a, b, a again (skipped: its id is stored, no lookup), a replaced (looked up).
+        assert reads["lookups"] >= 3 and reads["records_read"] >= 1, reads
+        assert reads["verified"] >= 1 and reads["simhash_scanned"] >= reads["simhash_candidates"]
     with fpdb.open(path, create=False, memory_filters=True, cache_mib=16) as db:
         q = db.query(LAW + "（来源：网络）")
         assert q["duplicate"] and q["duplicate_of"] == "b"
