@@ -164,14 +164,15 @@ def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False
 
 class Client:
     """`fpdb serve` over HTTP, with the methods of `Fpdb` (ingest, ingest_many, query, stats,
-    document, cluster). Errors the server reports raise FpdbError (InputError for 4xx)."""
+    lookup_stats, document, cluster). Errors the server reports raise FpdbError (InputError
+    for 4xx)."""
 
     def __init__(self, url, token=None, timeout=60):
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
 
-    def _call(self, method, path, body=None):
+    def _call(self, method, path, body=None, raw=False):
         data = None if body is None else json.dumps(body).encode("utf-8")
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
@@ -179,7 +180,8 @@ class Client:
             req.add_header("Authorization", "Bearer " + self.token)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                return json.loads(r.read())
+                body = r.read()
+                return body.decode("utf-8") if raw else json.loads(body)
         except urllib.error.HTTPError as e:
             try:
                 msg = json.loads(e.read()).get("error", str(e))
@@ -229,6 +231,17 @@ class Client:
 
     def stats(self):
         return self._call("GET", "/v1/stats")
+
+    def lookup_stats(self):
+        """The server's lookup counters (its `/metrics` `fpdb_lookup_reads_total`), as a dict
+        like `Fpdb.lookup_stats()`."""
+        out = {}
+        head = 'fpdb_lookup_reads_total{what="'
+        for line in self._call("GET", "/metrics", raw=True).splitlines():
+            if line.startswith(head):
+                what, _, value = line[len(head):].partition('"} ')
+                out[what] = int(float(value))
+        return out
 
     def document(self, id):
         return self._call("GET", "/v1/documents/" + urllib.parse.quote(str(id), safe=""))

@@ -218,6 +218,12 @@ def test_locked_read_only_and_client(tmp_path):
         assert client.document("nope") is None
         assert client.cluster(r["similar_id"])["members"] == ["a", "b"]
         assert client.stats()["documents"] == 4
+        reads = client.lookup_stats()
+        assert set(reads) == {
+            "lookups", "postings_found", "simhash_scanned", "simhash_candidates", "records_read", "verified"
+        }
+        # b, c, d ingested and the queries above, each looked up; b and d read their originals.
+        assert reads["lookups"] >= 3 + 7 and reads["records_read"] >= 2, reads
         with pytest.raises(fpdb.InputError, match="text"):
             client._call("POST", "/v1/documents", {"id": "x"})
         # Read-only while the server writes: sees what was synced when it opened.
