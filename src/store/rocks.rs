@@ -166,6 +166,18 @@ fn wal_recovery(opts: &mut Options, path: &Path) {
     opts.set_wal_recovery_mode(mode);
 }
 
+/// The names of the write-ahead logs in the store's directory (none if it cannot be read).
+fn log_files(path: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(path)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name())
+                .filter(|n| n.to_string_lossy().ends_with(".log"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Whether another process holds the store's lock (RocksDB's POSIX record lock on `LOCK`).
 fn writer_running(path: &Path) -> bool {
     use std::os::fd::AsRawFd;
@@ -310,13 +322,28 @@ impl RocksStore {
             .partition(|cf| present.iter().any(|p| p == cf.name()));
         // A writer running meanwhile may delete a write-ahead log (after a flush) or a table
         // file (after a compaction) between RocksDB listing and opening it: open again.
+        // A log deleted while the open ran is retried too, although the open succeeded:
+        // RocksDB read the manifest first and the logs after, so the families flushed in
+        // between had their new tables missing from the view and their data gone with the
+        // log; the view was torn across families (a `query` during an ingest once found a
+        // document whose cluster record was missing). A log present before the open and
+        // present after it was replayed whole.
         let mut tries = 0;
         let db = loop {
+            let logs_before = log_files(path);
             let cfs = have
                 .iter()
                 .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache, true)));
             match DB::open_cf_descriptors_read_only(&opts, path, cfs, false) {
-                Ok(db) => break db,
+                Ok(db) => {
+                    let after = log_files(path);
+                    if tries < 20 && logs_before.iter().any(|l| !after.contains(l)) {
+                        drop(db);
+                        tries += 1;
+                        continue;
+                    }
+                    break db;
+                }
                 Err(e) if tries < 20 && e.to_string().contains("No such file or directory") => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20));
