@@ -521,5 +521,11 @@ mod tests {
             u.records_read - t.records_read <= 3,
             "a, b, c at most: {u:?}"
         );
+        // `counts` names every counter as it is serialized.
+        let json = serde_json::to_value(u).unwrap();
+        for (name, n) in u.counts() {
+            assert_eq!(json[name].as_u64(), Some(n), "{name}");
+        }
+        assert_eq!(json.as_object().unwrap().len(), u.counts().len());
     }
 }

@@ -115,6 +115,20 @@ pub struct LookupStats {
     pub verified: u64,
 }
 
+impl LookupStats {
+    /// Each counter with its name (the field's, as serialized).
+    pub fn counts(&self) -> [(&'static str, u64); 6] {
+        [
+            ("lookups", self.lookups),
+            ("postings_found", self.postings_found),
+            ("simhash_scanned", self.simhash_scanned),
+            ("simhash_candidates", self.simhash_candidates),
+            ("records_read", self.records_read),
+            ("verified", self.verified),
+        ]
+    }
+}
+
 impl LookupCounters {
     fn add(c: &AtomicU64, n: usize) {
         c.fetch_add(n as u64, Ordering::Relaxed);

@@ -214,14 +214,7 @@ fn open_err(path: &Path, e: rocksdb::Error) -> Error {
     if !msg.contains("Corruption") || msg.contains(".sst") || msg.contains(".log") {
         return map_err(path, e);
     }
-    let mut logs: Vec<String> = std::fs::read_dir(path)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".log"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut logs = log_files(path);
     logs.sort();
     Error::Storage(format!(
         "{}: {msg} while replaying the write-ahead log ({}): the store is damaged. Restore a \

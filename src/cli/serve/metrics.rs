@@ -160,22 +160,7 @@ impl Metrics {
                 .reads_seen
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            for (what, now, before) in [
-                ("lookups", reads.lookups, seen.lookups),
-                ("postings_found", reads.postings_found, seen.postings_found),
-                (
-                    "simhash_scanned",
-                    reads.simhash_scanned,
-                    seen.simhash_scanned,
-                ),
-                (
-                    "simhash_candidates",
-                    reads.simhash_candidates,
-                    seen.simhash_candidates,
-                ),
-                ("records_read", reads.records_read, seen.records_read),
-                ("verified", reads.verified, seen.verified),
-            ] {
+            for ((what, now), (_, before)) in reads.counts().into_iter().zip(seen.counts()) {
                 self.reads
                     .get_or_create(&ReadLabels { what })
                     .inc_by(now.saturating_sub(before));
