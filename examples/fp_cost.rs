@@ -3,7 +3,8 @@
 //! `valgrind --tool=callgrind` its instruction count is repeatable whatever the machine does.
 //!
 //! `fp_cost FILE.jsonl [N] [ALGOS] [SEGMENTER]` (ALGOS as `fpdb ingest --algos`, default the
-//! store defaults; SEGMENTER jieba, fmm or bmm) prints documents, MB, seconds and MB/s.
+//! store defaults; SEGMENTER jieba, fmm or bmm; `FPDB_TW_PHRASES=false` leaves the
+//! Taiwan-vocabulary fold out) prints documents, MB, seconds and MB/s.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -20,6 +21,8 @@ fn main() {
             settings.minhash_bands = Some(0);
         }
     }
+    // FPDB_TW_PHRASES=false: without the Taiwan-vocabulary fold.
+    settings.tw_phrases = std::env::var("FPDB_TW_PHRASES").ok().map(|v| v != "false");
     settings.segmenter = args.get(4).map(|s| match s.as_str() {
         "jieba" => fpdb::Segmenter::Jieba,
         "fmm" => fpdb::Segmenter::Fmm,

@@ -404,6 +404,11 @@ pub struct Options {
     /// before it was the default keep theirs, and stores made before the setting: off).
     #[serde(default)]
     pub t2s: bool,
+    /// Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件, 程式 /
+    /// 程序: [`crate::text::fold_tw`]), so a copy converted with OpenCC `s2twp` matches its
+    /// original (default on; stores made before this setting: off).
+    #[serde(default)]
+    pub tw_phrases: bool,
     /// Number of longest sentences hashed per document (default 5).
     pub nshash_n: usize,
     /// Hash used for sentences (default farmhash).
@@ -487,6 +492,7 @@ impl Default for Options {
             nshash: true,
             simhash: true,
             t2s: true,
+            tw_phrases: true,
             nshash_n: 5,
             nshash_hash: SentenceHash::Farmhash,
             min_sentence_chars: 10,

@@ -558,6 +558,59 @@ fn t2s_store_matches_a_traditional_repost() {
     assert!(stderr(&o).contains("t2s = true"), "{}", stderr(&o));
 }
 
+/// A repost converted with OpenCC's `s2twp` (Taiwan script *and* vocabulary: 软件 → 軟體,
+/// 程序 → 程式) is found by a default store (the Taiwan-vocabulary fold) and not by one made
+/// with `--tw-phrases false` (script only); the copy is made by OpenCC itself here.
+#[test]
+fn tw_phrases_store_matches_a_taiwan_vocabulary_repost() {
+    use ferrous_opencc::{config::BuiltinConfig, OpenCC};
+    let dir = tempfile::tempdir().unwrap();
+    let original = "本软件的程序在运行时会创建数据文件，并通过网络发送信息到服务器。\n\
+        用户可以在设置中打开或关闭这个功能，默认情况下内存中的对象会被保存到硬盘上。\n\
+        如果打印机没有连接，系统会显示一个对话框，提示用户检查驱动程序和接口。\n\
+        开发者可以使用源代码中的函数查找文件，也可以通过命令行参数设置默认的字体和屏幕分辨率。";
+    let copy = OpenCC::from_config(BuiltinConfig::S2twp)
+        .unwrap()
+        .convert(original);
+    assert!(copy.contains("軟體") && copy.contains("程式"), "{copy}");
+    let lines = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "mainland", "text": original}),
+        serde_json::json!({"id": "taiwan", "text": copy})
+    );
+    std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
+    for (db, flag, linked) in [
+        ("script.db", Some(["--tw-phrases", "false"]), false),
+        ("tw.db", None, true),
+    ] {
+        let mut args = vec!["--db", db, "ingest", "in.jsonl", "-o", "-"];
+        args.extend(flag.iter().flatten());
+        let o = run(dir.path(), &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = json_lines(&stdout(&o));
+        assert_eq!(
+            out[1]["similar_id"] == out[0]["similar_id"],
+            linked,
+            "{db}: {out:?}"
+        );
+    }
+    let o = run(dir.path(), &["--db", "tw.db", "stats"]);
+    assert!(stdout(&o).contains("tw_phrases=true"), "{}", stdout(&o));
+    let o = run(
+        dir.path(),
+        &[
+            "--db",
+            "tw.db",
+            "ingest",
+            "in.jsonl",
+            "--tw-phrases",
+            "false",
+        ],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("tw_phrases = true"), "{}", stderr(&o));
+}
+
 #[test]
 fn idf_table_learned_then_used_by_a_store() {
     let dir = tempfile::tempdir().unwrap();

@@ -160,13 +160,15 @@ fn format_of(path: &Path) -> Vec<u8> {
         .unwrap()
 }
 
-/// New stores are format 5; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 6; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
-/// format 4 defaults: tight clusters without the strong link by resemblance).
+/// format 4 defaults: tight clusters without the strong link by resemblance) and format 5
+/// (the format 5 defaults: no Taiwan-vocabulary fold).
 #[test]
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     use fpdb::store::schema::{
         format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES4_FORMAT_VERSION,
+        RULES5_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
@@ -181,6 +183,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         minhash_bands: Some(0),
         verify_resemblance_pct: Some(90),
         tight_clusters: Some(false),
+        tw_phrases: Some(false),
         ..Default::default()
     };
     let mut db = fpdb::Fpdb::builder()
@@ -204,6 +207,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let four = d.path().join("four");
     let rules4 = fpdb::Settings {
         strong_resemblance_pct: Some(0),
+        tw_phrases: Some(false),
         ..Default::default()
     };
     let mut db = fpdb::Fpdb::builder()
@@ -220,6 +224,27 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     assert!(db.options().tight_clusters);
     drop(db);
     assert_eq!(format_of(&four), format_value_of(RULES4_FORMAT_VERSION));
+    let five = d.path().join("five");
+    let rules5 = fpdb::Settings {
+        tw_phrases: Some(false),
+        ..Default::default()
+    };
+    let mut db = fpdb::Fpdb::builder()
+        .settings(rules5)
+        .create(true)
+        .open(&five)
+        .unwrap();
+    db.ingest_document(&docs[0], fpdb::OnExisting::Skip)
+        .unwrap();
+    drop(db);
+    assert_eq!(format_of(&five), format_value_of(RULES5_FORMAT_VERSION));
+    let mut db = fpdb::Fpdb::open(&five).unwrap();
+    assert!(!db.options().tw_phrases);
+    assert_eq!(db.options().strong_resemblance_pct, 78);
+    db.ingest_document(&docs[1], fpdb::OnExisting::Skip)
+        .unwrap();
+    drop(db);
+    assert_eq!(format_of(&five), format_value_of(RULES5_FORMAT_VERSION));
 }
 
 /// A store written by a newer binary (a format this one does not know) is refused with both
@@ -241,7 +266,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 5"), "{expected}");
+            assert!(expected.contains("format 6"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

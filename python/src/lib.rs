@@ -74,6 +74,7 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
                 s.set_algos(&names).map_err(err)?;
             }
             "t2s" => s.t2s = Some(v.extract()?),
+            "tw_phrases" => s.tw_phrases = Some(v.extract()?),
             "reflow" => s.reflow = Some(v.extract()?),
             "tight_clusters" => s.tight_clusters = Some(v.extract()?),
             "strong_resemblance" => s.strong_resemblance_pct = Some(v.extract()?),
@@ -90,7 +91,7 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "weight_check" => s.set_weight_check(v.extract()?).map_err(err)?,
             other => {
                 return Err(PyTypeError::new_err(format!(
-                "unknown setting `{other}` (known: algos, t2s, reflow, tight_clusters, strong_resemblance, nshash_n, \
+                "unknown setting `{other}` (known: algos, t2s, tw_phrases, reflow, tight_clusters, strong_resemblance, nshash_n, \
                      min_sentence_chars, nshash_min_shared, verify_overlap, verify_resemblance, \
                      simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows, \
                      weight_check)"

@@ -103,6 +103,10 @@ pub(super) struct SettingsArgs {
     /// holding a traditional character are converted) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     t2s: Option<bool>,
+    /// Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件, 程式 /
+    /// 程序; OpenCC's phrase tables), so a copy converted with s2twp matches [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    tw_phrases: Option<bool>,
     /// nshash: number of longest sentences hashed per document [default: 5]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) nshash_n: Option<usize>,
@@ -213,6 +217,7 @@ impl SettingsArgs {
             tight_clusters: self.tight_clusters,
             strong_resemblance_pct: self.strong_resemblance,
             t2s: self.t2s,
+            tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,
             nshash_hash: self.nshash_hash.map(|h| match h {
                 HashArg::Md5 => SentenceHash::Md5,

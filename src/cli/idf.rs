@@ -24,6 +24,9 @@ pub(super) struct IdfArgs {
     /// Prepare text as a store with this `--t2s` setting does [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     t2s: Option<bool>,
+    /// Prepare text as a store with this `--tw-phrases` setting does [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    tw_phrases: Option<bool>,
     /// Prepare text as a store with this `--reflow` setting does [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub(super) reflow: Option<bool>,
@@ -42,6 +45,7 @@ pub(super) fn idf(a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> {
     let defaults = fpdb::Options::default();
     let opts = fpdb::Options {
         t2s: a.t2s.unwrap_or(defaults.t2s),
+        tw_phrases: a.tw_phrases.unwrap_or(defaults.tw_phrases),
         reflow: a.reflow.unwrap_or(defaults.reflow),
         ..defaults
     };

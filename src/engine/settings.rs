@@ -21,6 +21,8 @@ pub struct Settings {
     pub simhash: Option<bool>,
     /// Traditional -> simplified conversion.
     pub t2s: Option<bool>,
+    /// Taiwan-vocabulary fold.
+    pub tw_phrases: Option<bool>,
     /// nshash n.
     pub nshash_n: Option<usize>,
     /// nshash hash function.
@@ -69,6 +71,7 @@ macro_rules! each_setting {
         $m!(nshash, "nshash");
         $m!(simhash, "simhash");
         $m!(t2s, "t2s");
+        $m!(tw_phrases, "tw_phrases");
         $m!(nshash_n, "nshash_n");
         $m!(nshash_hash, "nshash_hash");
         $m!(min_sentence_chars, "min_sentence_chars");

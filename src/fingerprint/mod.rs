@@ -168,18 +168,23 @@ impl Fingerprinter {
         &self.weights
     }
 
-    /// The text every fingerprint is computed from: [`text::prepare`]d (normalized, t2s), and
-    /// with `reflow` the line breaks between two Chinese characters removed (a wrapped
-    /// sentence or word is whole again).
+    /// The text every fingerprint is computed from: [`text::prepare`]d (normalized, t2s), with
+    /// `reflow` the line breaks between two Chinese characters removed (a wrapped sentence or
+    /// word is whole again), and with `tw_phrases` Taiwan words folded onto mainland ones
+    /// ([`text::fold_tw`]; after the lines are joined, so a wrapped word folds too).
     pub fn prepare(&self, body: &str) -> String {
-        let norm = text::prepare(body, &self.opts);
-        if !self.opts.reflow {
-            return norm;
+        let mut norm = text::prepare(body, &self.opts);
+        if self.opts.reflow {
+            if let std::borrow::Cow::Owned(joined) = text::join_cjk_lines(&norm) {
+                norm = joined;
+            }
         }
-        match text::join_cjk_lines(&norm) {
-            std::borrow::Cow::Borrowed(_) => norm,
-            std::borrow::Cow::Owned(joined) => joined,
+        if self.opts.tw_phrases {
+            if let std::borrow::Cow::Owned(folded) = text::fold_tw(&norm) {
+                norm = folded;
+            }
         }
+        norm
     }
 
     /// The weighted features simhash hashes, of [`Fingerprinter::prepare`]d text, sorted.

@@ -78,7 +78,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 5: format 4 plus the settings format 4 binaries do not know: the strong link by
 /// resemblance, and the exact-key algorithms keywords-check / keywords-con-check (version 3
 /// document records), punct-title and two-stage. A store using none of them stays format 4.
-pub const FORMAT_VERSION: u32 = 5;
+/// 6: format 5 plus the Taiwan-vocabulary fold (`tw_phrases`), which changes what text is
+/// fingerprinted. A store without it keeps the oldest format that holds its other settings.
+pub const FORMAT_VERSION: u32 = 6;
+
+/// Format 5: the current layout without the settings of format 6.
+pub const RULES5_FORMAT_VERSION: u32 = 5;
 
 /// Format 4: the current layout without the settings of format 5.
 pub const RULES4_FORMAT_VERSION: u32 = 4;
@@ -87,7 +92,8 @@ pub const RULES4_FORMAT_VERSION: u32 = 4;
 pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
 /// The format a store with `opts` is marked with: the oldest that holds its settings
-/// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
+/// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`] or
+/// [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     use crate::options::KeyAlgo;
@@ -106,10 +112,12 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if plain {
+    format_value_of(if opts.tw_phrases {
+        FORMAT_VERSION
+    } else if plain {
         PLAIN_FORMAT_VERSION
     } else if format5 {
-        FORMAT_VERSION
+        RULES5_FORMAT_VERSION
     } else {
         RULES4_FORMAT_VERSION
     })
@@ -551,8 +559,15 @@ mod tests {
         assert_eq!(legacy.verify_resemblance_pct, 90);
         assert!(!legacy.tight_clusters);
         assert_eq!(legacy.strong_resemblance_pct, 0);
+        assert!(!legacy.tw_phrases);
         assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
         assert_eq!(format_for(&Options::default()), format_value());
+        // The format 5 defaults (no Taiwan-vocabulary fold).
+        let rules5 = Options {
+            tw_phrases: false,
+            ..Options::default()
+        };
+        assert_eq!(format_for(&rules5), format_value_of(RULES5_FORMAT_VERSION));
         let keyed = Options {
             key_algos: crate::options::KeyAlgos(vec![crate::options::KeyAlgo::imatch()]),
             ..legacy.clone()
@@ -561,7 +576,7 @@ mod tests {
         // The format 4 defaults (tight clusters without the strong link by resemblance).
         let rules4 = Options {
             strong_resemblance_pct: 0,
-            ..Options::default()
+            ..rules5.clone()
         };
         assert_eq!(format_for(&rules4), format_value_of(RULES4_FORMAT_VERSION));
         // The settings of format 5.
@@ -573,6 +588,11 @@ mod tests {
             let o = Options {
                 key_algos: crate::options::KeyAlgos(vec![algo]),
                 ..legacy.clone()
+            };
+            assert_eq!(format_for(&o), format_value_of(RULES5_FORMAT_VERSION));
+            let o = Options {
+                tw_phrases: true,
+                ..o
             };
             assert_eq!(format_for(&o), format_value());
         }

@@ -4,16 +4,19 @@ mod lexicon;
 mod normalize;
 pub mod sentences;
 mod tokenize;
+mod twfold;
 mod variant;
 
 pub use normalize::{
     ideograph, ideograph_at, is_plain_ideograph, join_cjk_lines, normalize, NORMALIZE_VERSION,
 };
 pub use tokenize::{warm_up, weigh, weighted_terms, IdfTable, TermWeights};
+pub use twfold::fold_tw;
 pub use variant::to_simplified;
 
 /// The text every fingerprint is computed from: [`normalize`]d, then converted to simplified
-/// Chinese when the store was created with `t2s`.
+/// Chinese when the store was created with `t2s` (the fingerprinter then joins soft-wrapped
+/// lines and folds Taiwan words: [`crate::fingerprint::Fingerprinter::prepare`]).
 pub fn prepare(text: &str, opts: &crate::Options) -> String {
     // Normalization notes whether a character the converter may change was written, so
     // simplified text (most text) is not read again to find out.
