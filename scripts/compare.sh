@@ -82,7 +82,7 @@ row() { # corpus-name corpus fpdb-label "fpdb args" anchor-algo [taskset-cpus]
 
 docs() { wc -l < "$1" | tr -d ' '; }
 # The defaults before minhash, the resemblance floor by length and tight clusters.
-old_rules="--algos nshash,simhash --verify-resemblance 90 --tight-clusters false"
+old_rules="--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --tw-phrases false"
 row "zh100k ($(docs "$zh100k") docs)" "$zh100k" "ingest --algos nshash" "--algos nshash" nshash
 row "zh100k, fpdb on 1 core" "$zh100k" "ingest --algos nshash" "--algos nshash" nshash 0
 row "zh50k ($(docs "$zh50k") docs)" "$zh50k" "ingest (defaults)" "" gaoya-simhash

@@ -14,8 +14,9 @@
 //! start a member answers almost always "no" (1 position in 40 of a law text passes, 1 in
 //! 1,000 of random text), and only then are the members starting with that pair compared,
 //! longest first. The few one-character members (矽 / 硅: element names) have a bitmap of
-//! their own. A general automaton (`aho-corasick`'s
-//! leftmost-longest DFA, the oracle of the tests) halved the rate of an nshash fingerprint.
+//! their own. On one core it folds 500 MB/s of law text and 800 MB/s of the synthetic
+//! benchmark corpus, where `aho-corasick`'s leftmost-longest DFA (the oracle of the tests)
+//! finds the members at 390 and 330 MB/s.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
