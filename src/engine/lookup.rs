@@ -268,12 +268,25 @@ impl Fpdb {
         verify: &mut dyn FnMut(u64) -> Result<Checked>,
     ) -> Result<Lookup> {
         let mut lk = Lookup::default();
+        // The root of each cluster id met, with its record: the store does not change during
+        // one lookup, and a copy's sentence hashes mostly name one cluster (a `query --batch`
+        // of copies read each cluster record 7 times instead of once).
+        let mut found: HashMap<u64, (u64, ClusterRecord)> = HashMap::default();
+        let mut find = |id: u64| -> Result<(u64, ClusterRecord)> {
+            if let Some(r) = found.get(&id) {
+                return Ok(r.clone());
+            }
+            let r = self.find(id)?;
+            found.insert(id, r.clone());
+            found.insert(r.0, r.clone());
+            Ok(r)
+        };
         // nshash: each sentence hash names its oldest holder; count shared hashes per current
         // cluster.
         let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
         for h in &fps.nshash {
             if let Some(&(seq, cluster)) = holders.get(h) {
-                let (root, _) = self.find(cluster)?;
+                let (root, _) = find(cluster)?;
                 let e = per_root.entry(root).or_default();
                 e.0 += 1;
                 *e.1.entry(seq).or_default() += 1;
@@ -344,7 +357,7 @@ impl Fpdb {
                     None
                 } else {
                     LookupCounters::add(&self.reads.verified, 1);
-                    Some(self.find(c.similar_id)?.0)
+                    Some(find(c.similar_id)?.0)
                 };
                 e.insert((c.id, root, c.overlap, c.weight_distance, c.strong));
             }
@@ -368,7 +381,7 @@ impl Fpdb {
         }
         for c in &lk.candidates {
             if let std::collections::btree_map::Entry::Vacant(e) = lk.roots.entry(c.root) {
-                e.insert(self.cluster(c.root)?);
+                e.insert(find(c.root)?.1);
             }
         }
         if self.opts.tight_clusters && min_overlap > 0.0 {
