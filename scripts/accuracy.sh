@@ -82,7 +82,7 @@ echo "|---|---|---:|---:|---:|---:|---:|"
 for set in "$dev"/*/; do
   name=$(basename "$set")
   "$CARGO_TARGET_DIR/release/examples/robustness_set" "$set/corpus.jsonl" "$work/robust-$name" 300 2>/dev/null
-  for flags in "" "--reflow false" "--t2s false"; do
+  for flags in "" "--reflow false" "--t2s false" "--tw-phrases false"; do
     # shellcheck disable=SC2086
     "$fpdb" eval --corpus "$work/robust-$name/corpus.jsonl" --pairs "$work/robust-$name/pairs.tsv" \
       --json --algo default $flags > "$work/robust-$name.json"
