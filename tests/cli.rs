@@ -523,24 +523,20 @@ fn query_title_counts_for_the_algorithms_that_read_one() {
     }
 }
 
-#[test]
-fn t2s_store_matches_a_traditional_repost() {
+/// Ingest `original` then `copy` (ids "a", "b") into a fresh store with `off` (the setting
+/// switched off) and one with the defaults: linked only in the second. Then the default store
+/// refuses `off` naming `setting`.
+fn linked_only_with_the_setting(original: &str, copy: &str, off: [&str; 2], setting: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let simp = "中华人民共和国宪法是国家的根本法，具有最高的法律效力。全国各族人民、一切国家机关和武装力量、各政党和各社会团体、各企业事业组织，都必须以宪法为根本的活动准则，并且负有维护宪法尊严、保证宪法实施的职责。";
-    let trad = "中華人民共和國憲法是國家的根本法，具有最高的法律效力。全國各族人民、一切國家機關和武裝力量、各政黨和各社會團體、各企業事業組織，都必須以憲法為根本的活動準則，並且負有維護憲法尊嚴、保證憲法實施的職責。";
     let lines = format!(
         "{}\n{}\n",
-        serde_json::json!({"id": "s", "text": simp}),
-        serde_json::json!({"id": "t", "text": trad})
+        serde_json::json!({"id": "a", "text": original}),
+        serde_json::json!({"id": "b", "text": copy})
     );
     std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
-    // t2s is the default; `--t2s false` gives stores that keep scripts apart.
-    for (db, flag, linked) in [
-        ("plain.db", Some(["--t2s", "false"]), false),
-        ("t2s.db", None, true),
-    ] {
+    for (db, flags, linked) in [("off.db", &off[..], false), ("on.db", &[][..], true)] {
         let mut args = vec!["--db", db, "ingest", "in.jsonl", "-o", "-"];
-        args.extend(flag.iter().flatten());
+        args.extend(flags);
         let o = run(dir.path(), &args);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         let out = json_lines(&stdout(&o));
@@ -550,12 +546,29 @@ fn t2s_store_matches_a_traditional_repost() {
             "{db}: {out:?}"
         );
     }
-    let o = run(
-        dir.path(),
-        &["--db", "t2s.db", "ingest", "in.jsonl", "--t2s", "false"],
+    let o = run(dir.path(), &["--db", "on.db", "stats"]);
+    assert!(
+        stdout(&o).contains(&format!("{setting}=true")),
+        "{}",
+        stdout(&o)
     );
+    let mut args = vec!["--db", "on.db", "ingest", "in.jsonl"];
+    args.extend(off);
+    let o = run(dir.path(), &args);
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("t2s = true"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{setting} = true")),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// t2s is the default; `--t2s false` gives stores that keep scripts apart.
+#[test]
+fn t2s_store_matches_a_traditional_repost() {
+    let simp = "中华人民共和国宪法是国家的根本法，具有最高的法律效力。全国各族人民、一切国家机关和武装力量、各政党和各社会团体、各企业事业组织，都必须以宪法为根本的活动准则，并且负有维护宪法尊严、保证宪法实施的职责。";
+    let trad = "中華人民共和國憲法是國家的根本法，具有最高的法律效力。全國各族人民、一切國家機關和武裝力量、各政黨和各社會團體、各企業事業組織，都必須以憲法為根本的活動準則，並且負有維護憲法尊嚴、保證憲法實施的職責。";
+    linked_only_with_the_setting(simp, trad, ["--t2s", "false"], "t2s");
 }
 
 /// A repost converted with OpenCC's `s2twp` (Taiwan script *and* vocabulary: 软件 → 軟體,
@@ -564,7 +577,6 @@ fn t2s_store_matches_a_traditional_repost() {
 #[test]
 fn tw_phrases_store_matches_a_taiwan_vocabulary_repost() {
     use ferrous_opencc::{config::BuiltinConfig, OpenCC};
-    let dir = tempfile::tempdir().unwrap();
     let original = "本软件的程序在运行时会创建数据文件，并通过网络发送信息到服务器。\n\
         用户可以在设置中打开或关闭这个功能，默认情况下内存中的对象会被保存到硬盘上。\n\
         如果打印机没有连接，系统会显示一个对话框，提示用户检查驱动程序和接口。\n\
@@ -573,42 +585,7 @@ fn tw_phrases_store_matches_a_taiwan_vocabulary_repost() {
         .unwrap()
         .convert(original);
     assert!(copy.contains("軟體") && copy.contains("程式"), "{copy}");
-    let lines = format!(
-        "{}\n{}\n",
-        serde_json::json!({"id": "mainland", "text": original}),
-        serde_json::json!({"id": "taiwan", "text": copy})
-    );
-    std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
-    for (db, flag, linked) in [
-        ("script.db", Some(["--tw-phrases", "false"]), false),
-        ("tw.db", None, true),
-    ] {
-        let mut args = vec!["--db", db, "ingest", "in.jsonl", "-o", "-"];
-        args.extend(flag.iter().flatten());
-        let o = run(dir.path(), &args);
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        let out = json_lines(&stdout(&o));
-        assert_eq!(
-            out[1]["similar_id"] == out[0]["similar_id"],
-            linked,
-            "{db}: {out:?}"
-        );
-    }
-    let o = run(dir.path(), &["--db", "tw.db", "stats"]);
-    assert!(stdout(&o).contains("tw_phrases=true"), "{}", stdout(&o));
-    let o = run(
-        dir.path(),
-        &[
-            "--db",
-            "tw.db",
-            "ingest",
-            "in.jsonl",
-            "--tw-phrases",
-            "false",
-        ],
-    );
-    assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("tw_phrases = true"), "{}", stderr(&o));
+    linked_only_with_the_setting(original, &copy, ["--tw-phrases", "false"], "tw_phrases");
 }
 
 #[test]

@@ -160,6 +160,18 @@ fn format_of(path: &Path) -> Vec<u8> {
         .unwrap()
 }
 
+/// Create the store at `path` with `settings` and ingest `docs` into it.
+fn create_with(path: &Path, settings: fpdb::Settings, docs: &[fpdb::Document]) {
+    let mut db = fpdb::Fpdb::builder()
+        .settings(settings)
+        .create(true)
+        .open(path)
+        .unwrap();
+    for doc in docs {
+        db.ingest_document(doc, fpdb::OnExisting::Skip).unwrap();
+    }
+}
+
 /// New stores are format 6; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance) and format 5
@@ -186,15 +198,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         tw_phrases: Some(false),
         ..Default::default()
     };
-    let mut db = fpdb::Fpdb::builder()
-        .settings(legacy)
-        .create(true)
-        .open(&old)
-        .unwrap();
-    for doc in &docs[..20] {
-        db.ingest_document(doc, fpdb::OnExisting::Skip).unwrap();
-    }
-    drop(db);
+    create_with(&old, legacy, &docs[..20]);
     assert_eq!(format_of(&old), format_value_of(PLAIN_FORMAT_VERSION));
     // Reopened with no settings: its own rules, still format 3.
     let mut db = fpdb::Fpdb::open(&old).unwrap();
@@ -210,14 +214,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         tw_phrases: Some(false),
         ..Default::default()
     };
-    let mut db = fpdb::Fpdb::builder()
-        .settings(rules4)
-        .create(true)
-        .open(&four)
-        .unwrap();
-    db.ingest_document(&docs[0], fpdb::OnExisting::Skip)
-        .unwrap();
-    drop(db);
+    create_with(&four, rules4, &docs[..1]);
     assert_eq!(format_of(&four), format_value_of(RULES4_FORMAT_VERSION));
     let db = fpdb::Fpdb::open(&four).unwrap();
     assert_eq!(db.options().strong_resemblance_pct, 0);
@@ -229,14 +226,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         tw_phrases: Some(false),
         ..Default::default()
     };
-    let mut db = fpdb::Fpdb::builder()
-        .settings(rules5)
-        .create(true)
-        .open(&five)
-        .unwrap();
-    db.ingest_document(&docs[0], fpdb::OnExisting::Skip)
-        .unwrap();
-    drop(db);
+    create_with(&five, rules5, &docs[..1]);
     assert_eq!(format_of(&five), format_value_of(RULES5_FORMAT_VERSION));
     let mut db = fpdb::Fpdb::open(&five).unwrap();
     assert!(!db.options().tw_phrases);
