@@ -1,5 +1,6 @@
 //! Micro benchmarks (criterion, seeded inputs, `Throughput` set):
 //! - fingerprinting: nshash (normalize + split + hash) and simhash (jieba + TF-IDF) in MB/s,
+//!   the Taiwan-vocabulary fold alone,
 //!   next to the raw bounds they run against (md5, farmhash, jieba `cut`);
 //! - permuted-table lookup (µs per query, k = 3) on RocksDB stores of 10^5 and 10^6
 //!   fingerprints (10^7: `scripts/bench.sh`);
@@ -89,6 +90,18 @@ fn fingerprinting(c: &mut Criterion) {
     g.bench_function("raw/normalize", |b| {
         b.iter(|| laws.iter().map(|t| fpdb::normalize(t).len()).sum::<usize>())
     });
+    // The Taiwan-vocabulary fold alone, on normalized laws (most are rewritten by it).
+    let normalized: Vec<String> = laws.iter().map(|t| fpdb::normalize(t)).collect();
+    g.throughput(Throughput::Bytes(bytes(&normalized)));
+    g.bench_function("raw/tw_fold", |b| {
+        b.iter(|| {
+            normalized
+                .iter()
+                .map(|t| fpdb::text::fold_tw(t).len())
+                .sum::<usize>()
+        })
+    });
+    g.throughput(Throughput::Bytes(bytes(&laws)));
     g.bench_function("raw/jieba_tfidf_terms", |b| {
         b.iter(|| {
             laws.iter()
