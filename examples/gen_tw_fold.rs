@@ -15,11 +15,14 @@
 
 use std::collections::BTreeMap;
 
+/// `s` as a store with the default settings prepares it before folding (normalized, then
+/// traditional -> simplified).
 fn prepared(s: &str) -> String {
-    fpdb::text::to_simplified(&fpdb::text::normalize(s)).into_owned()
+    fpdb::text::prepare(s, &fpdb::Options::default())
 }
 
-fn find(parent: &mut BTreeMap<String, String>, x: &str) -> String {
+/// The head of `x`'s class.
+fn find(parent: &BTreeMap<String, String>, x: &str) -> String {
     let mut r = x.to_string();
     while let Some(p) = parent.get(&r) {
         if *p == r {
@@ -82,7 +85,7 @@ fn main() {
         for w in [&a, &b] {
             parent.entry(w.clone()).or_insert_with(|| w.clone());
         }
-        let (ra, rb) = (find(&mut parent, &a), find(&mut parent, &b));
+        let (ra, rb) = (find(&parent, &a), find(&parent, &b));
         if ra != rb {
             // The better representative heads the merged class.
             if rank(&ra, &mainland) > rank(&rb, &mainland) {
@@ -101,7 +104,7 @@ fn main() {
     );
     println!("# (https://github.com/BYVoid/OpenCC, Apache-2.0). Do not edit: a change changes fingerprints.");
     for m in members {
-        let r = find(&mut parent, &m);
+        let r = find(&parent, &m);
         println!("{m}\t{r}");
     }
 }

@@ -80,26 +80,8 @@ pub(super) struct Summary {
     input_bytes: u64,
     seconds: f64,
     docs_per_second: f64,
-    /// What the lookups read (totals; see [`lookup_line`]).
+    /// What the lookups read (totals; see [`super::output::lookup_line`]).
     lookups: fpdb::LookupStats,
-}
-
-/// The lookups' reading per looked-up document, for the summary on stderr (None when nothing
-/// was looked up): what a lookup costs and why it grows with the store.
-pub(super) fn lookup_line(s: &fpdb::LookupStats) -> Option<String> {
-    if s.lookups == 0 {
-        return None;
-    }
-    let per = |n: u64| n as f64 / s.lookups as f64;
-    Some(format!(
-        "fpdb: per document looked up: {:.2} postings found, {:.1} simhash entries scanned, \
-         {:.2} simhash candidates, {:.2} records read to verify, {:.2} candidates verified",
-        per(s.postings_found),
-        per(s.simhash_scanned),
-        per(s.simhash_candidates),
-        per(s.records_read),
-        per(s.verified)
-    ))
 }
 
 /// Refuse, before any store is created or opened, the settings a store at `path` would refuse:
@@ -441,7 +423,7 @@ impl Summary {
                 self.docs_per_second,
                 self.store
             );
-            if let Some(line) = lookup_line(&self.lookups) {
+            if let Some(line) = super::output::lookup_line(&self.lookups) {
                 eprintln!("{line}");
             }
         }

@@ -73,3 +73,21 @@ pub(super) fn read_stdin() -> anyhow::Result<String> {
         .context("reading stdin")?;
     Ok(s)
 }
+
+/// The lookups' reading per looked-up document, for the summary on stderr (None when nothing
+/// was looked up): what a lookup costs and why it grows with the store.
+pub(super) fn lookup_line(s: &fpdb::LookupStats) -> Option<String> {
+    if s.lookups == 0 {
+        return None;
+    }
+    let per = |n: u64| n as f64 / s.lookups as f64;
+    Some(format!(
+        "fpdb: per document looked up: {:.2} postings found, {:.1} simhash entries scanned, \
+         {:.2} simhash candidates, {:.2} records read to verify, {:.2} candidates verified",
+        per(s.postings_found),
+        per(s.simhash_scanned),
+        per(s.simhash_candidates),
+        per(s.records_read),
+        per(s.verified)
+    ))
+}

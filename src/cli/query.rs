@@ -93,7 +93,7 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
             "fpdb: {records} records looked up: {duplicates} duplicates of stored documents, {} new, {skipped} skipped",
             records - duplicates - skipped
         );
-        if let Some(line) = super::ingest::lookup_line(&db.lookup_stats()) {
+        if let Some(line) = super::output::lookup_line(&db.lookup_stats()) {
             eprintln!("{line}");
         }
     }

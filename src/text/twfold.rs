@@ -20,8 +20,9 @@
 //! the members at 390, 330 and 600 MB/s.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::OnceLock;
+
+use foldhash::{HashMap, HashMapExt};
 
 static TABLE: &str = include_str!("tw_fold.tsv");
 
@@ -229,7 +230,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn prepared(s: &str) -> String {
-        super::super::variant::to_simplified(&super::super::normalize(s)).into_owned()
+        super::super::prepare(s, &crate::Options::default())
     }
 
     /// The same fold by a general leftmost-longest automaton.
