@@ -149,6 +149,7 @@ fn doc_record() -> DocRecord {
         bands: vec![9, 8, 7],
         keys: vec![0xA1 << 56 | 5],
         key_weights: vec![0.5, 0.25],
+        order: (0..40).map(|i| i * 6).collect(),
     }
 }
 

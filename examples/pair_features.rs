@@ -16,7 +16,7 @@ fn main() {
             .collect();
     let fp = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
     println!(
-        "kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance\toverlap\tresemblance\tjaccard4\tcontainment4"
+        "kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance\toverlap\tresemblance\tjaccard4\tcontainment4\thead_a\thead_b\town_a\town_b\tspread\tedited"
     );
     for p in fpdb::eval::read_pairs(&pairs).unwrap() {
         let (Some(da), Some(db)) = (docs.get(&p.a), docs.get(&p.b)) else {
@@ -28,8 +28,24 @@ fn main() {
         let both = ga.intersection(&gb).count() as f64;
         let jaccard = both / (ga.len() + gb.len()).saturating_sub(both as usize).max(1) as f64;
         let containment = both / ga.len().min(gb.len()).max(1) as f64;
+        let (fa, fb) = (
+            fp.fingerprint_with(a, da.meta()),
+            fp.fingerprint_with(b, db.meta()),
+        );
+        let shape = fpdb::fingerprint::nshash::shape(&fa.sketch, &fa.order, &fb.sketch, &fb.order);
+        let sh = shape.map_or("-\t-\t-\t-\t-\t-".to_string(), |s| {
+            format!(
+                "{:.3}\t{:.3}\t{}\t{}\t{:.3}\t{}",
+                s.head_a,
+                s.head_b,
+                s.own_a,
+                s.own_b,
+                s.spread(),
+                s.edited
+            )
+        });
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{:.3}\t{:.3}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{}",
             p.kind,
             u8::from(p.duplicate),
             a.chars().count(),
@@ -42,6 +58,7 @@ fn main() {
             e.comparison.resemblance.unwrap_or(-1.0),
             jaccard,
             containment,
+            sh,
         );
     }
 }

@@ -126,7 +126,8 @@ done <<'ROWS'
 format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false
 + resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false
 + minhash 8x4|--tight-clusters false --tw-phrases false
-+ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false
-+ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false
-+ Taiwan-vocabulary fold (format 6, the defaults)|
++ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false
++ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false
++ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false
++ link shape: a copy-shaped link joins through any member (format 7, the defaults)|
 ROWS

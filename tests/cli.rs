@@ -563,6 +563,72 @@ fn linked_only_with_the_setting(original: &str, copy: &str, off: [&str; 2], sett
     );
 }
 
+/// The link shape (the default): an edited copy of a document that joined another's cluster
+/// through a window link joins that cluster through it, while a window of it on the far side
+/// stays apart; `--link-shape false` keeps the copy apart too.
+#[test]
+fn link_shape_lets_a_copy_of_a_member_in_and_keeps_windows_out() {
+    // Sixteen distinct sentences of a longer text, 20 ideographs each.
+    let mut x: u32 = 12345;
+    let mut sentence = || -> String {
+        let s: String = (0..20)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                char::from_u32(0x4E00 + (x >> 8) % 0x5000).unwrap()
+            })
+            .collect();
+        s + "。"
+    };
+    let p: Vec<String> = (0..16).map(|_| sentence()).collect();
+    let extra: Vec<String> = (0..4).map(|_| sentence()).collect();
+    let text = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n");
+    let c = text(&p[0..10].iter().collect::<Vec<_>>());
+    let b = text(&p[3..13].iter().collect::<Vec<_>>());
+    // B with a new title, an ad after its third sentence, two sentences rewritten: 8 of 13
+    // shared with B (verified, not strong), 6 with C (not verified).
+    let mut copy: Vec<&String> = vec![&extra[0]];
+    copy.extend(&p[3..6]);
+    copy.push(&extra[1]);
+    copy.extend(&p[6..10]);
+    copy.extend([&extra[2], &extra[3]]);
+    copy.push(&p[12]);
+    let copy = text(&copy);
+    // A window of B on the far side from C: 7 of 10 shared with B, 4 with C.
+    let far = text(&p[6..16].iter().collect::<Vec<_>>());
+    let lines: String = [("c", &c), ("b", &b), ("copy", &copy), ("far", &far)]
+        .iter()
+        .map(|(id, t)| serde_json::json!({"id": id, "text": t}).to_string() + "\n")
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
+    for (db, flags, copy_joins) in [
+        ("on.db", &[][..], true),
+        ("off.db", &["--link-shape", "false"][..], false),
+    ] {
+        let mut args = vec!["--db", db, "ingest", "in.jsonl", "-o", "-"];
+        args.extend(flags);
+        let o = run(dir.path(), &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = json_lines(&stdout(&o));
+        let cluster = |i: usize| out[i]["similar_id"].as_u64().unwrap();
+        assert_eq!(
+            cluster(1),
+            cluster(0),
+            "{db}: b joins c (c is first): {out:?}"
+        );
+        assert_eq!(cluster(2) == cluster(0), copy_joins, "{db}: {out:?}");
+        assert_ne!(
+            cluster(3),
+            cluster(0),
+            "{db}: the far window stays out: {out:?}"
+        );
+    }
+    let o = run(dir.path(), &["--db", "on.db", "stats"]);
+    assert!(stdout(&o).contains("link_shape=true"), "{}", stdout(&o));
+    let o = run(dir.path(), &["--db", "off.db", "stats"]);
+    assert!(stdout(&o).contains("link_shape=false"), "{}", stdout(&o));
+}
+
 /// t2s is the default; `--t2s false` gives stores that keep scripts apart.
 #[test]
 fn t2s_store_matches_a_traditional_repost() {

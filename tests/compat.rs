@@ -172,15 +172,16 @@ fn create_with(path: &Path, settings: fpdb::Settings, docs: &[fpdb::Document]) {
     }
 }
 
-/// New stores are format 6; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 7; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
-/// format 4 defaults: tight clusters without the strong link by resemblance) and format 5
-/// (the format 5 defaults: no Taiwan-vocabulary fold).
+/// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
+/// format 5 defaults: no Taiwan-vocabulary fold) and format 6 (no link shape: version 3
+/// document records, without the sentences' order).
 #[test]
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     use fpdb::store::schema::{
         format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES4_FORMAT_VERSION,
-        RULES5_FORMAT_VERSION,
+        RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
@@ -212,6 +213,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let rules4 = fpdb::Settings {
         strong_resemblance_pct: Some(0),
         tw_phrases: Some(false),
+        link_shape: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -224,6 +226,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let five = d.path().join("five");
     let rules5 = fpdb::Settings {
         tw_phrases: Some(false),
+        link_shape: Some(false),
         ..Default::default()
     };
     create_with(&five, rules5, &docs[..1]);
@@ -235,6 +238,27 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         .unwrap();
     drop(db);
     assert_eq!(format_of(&five), format_value_of(RULES5_FORMAT_VERSION));
+    let six = d.path().join("six");
+    let rules6 = fpdb::Settings {
+        link_shape: Some(false),
+        ..Default::default()
+    };
+    create_with(&six, rules6, &docs[..1]);
+    assert_eq!(format_of(&six), format_value_of(RULES6_FORMAT_VERSION));
+    let mut db = fpdb::Fpdb::open(&six).unwrap();
+    assert!(!db.options().link_shape);
+    assert!(db.options().tw_phrases);
+    db.ingest_document(&docs[1], fpdb::OnExisting::Skip)
+        .unwrap();
+    // Its records keep no sentence order (version 3 records, as format 6 binaries write).
+    let rec = db.stored_document(&docs[1].id).unwrap().unwrap();
+    assert!(rec.fingerprints.order.is_empty());
+    drop(db);
+    assert_eq!(format_of(&six), format_value_of(RULES6_FORMAT_VERSION));
+    let db = fpdb::Fpdb::open(&new).unwrap();
+    let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
+    assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
+    assert!(!rec.fingerprints.order.is_empty());
 }
 
 /// A store written by a newer binary (a format this one does not know) is refused with both
@@ -256,7 +280,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 6"), "{expected}");
+            assert!(expected.contains("format 7"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

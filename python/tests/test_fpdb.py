@@ -137,6 +137,14 @@ def test_settings_are_kept_and_checked(tmp_path):
         assert db.stats()["options"]["tw_phrases"] is False
     with pytest.raises(fpdb.SettingsError, match="tw_phrases"):
         fpdb.open(tmp_path / "f5.db", tw_phrases=True)
+    # The link shape: likewise.
+    with fpdb.open(tmp_path / "tw.db") as db:
+        assert db.stats()["options"]["link_shape"] is True
+    fpdb.open(tmp_path / "f6.db", link_shape=False).close()
+    with fpdb.open(tmp_path / "f6.db") as db:
+        assert db.stats()["options"]["link_shape"] is False
+    with pytest.raises(fpdb.SettingsError, match="link_shape"):
+        fpdb.open(tmp_path / "f6.db", link_shape=True)
     with pytest.raises(fpdb.SettingsError, match="unknown algorithm"):
         fpdb.open(tmp_path / "t.db", algos=["nshash", "bogus"])
     with pytest.raises(TypeError, match="unknown setting"):

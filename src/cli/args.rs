@@ -143,6 +143,13 @@ pub(super) struct SettingsArgs {
         help_heading = "Store settings (fixed at creation)"
     )]
     pub(super) strong_resemblance: Option<u32>,
+    /// With --tight-clusters: a verified candidate whose shared sentences sit as a copy's do
+    /// (each document's own sentences scattered or at the same end, not one's before and the
+    /// other's after the shared run, as two overlapping windows of a longer text) joins its
+    /// cluster even when the first document does not verify; records keep where each
+    /// sentence sits [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) link_shape: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -216,6 +223,7 @@ impl SettingsArgs {
             verify_resemblance_pct: self.verify_resemblance,
             tight_clusters: self.tight_clusters,
             strong_resemblance_pct: self.strong_resemblance,
+            link_shape: self.link_shape,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

@@ -79,14 +79,15 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_idf
         );
         outln!(
-            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}%",
+            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={}",
             o.t2s,
             o.tw_phrases,
             o.reflow,
             o.verify_overlap_pct,
             o.verify_resemblance_pct,
             o.tight_clusters,
-            o.strong_resemblance_pct
+            o.strong_resemblance_pct,
+            o.link_shape
         );
     }
     Ok(EXIT_OK)

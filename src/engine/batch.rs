@@ -45,6 +45,7 @@ struct Decided {
     id: String,
     similar_id: u64,
     sketch: Vec<u32>,
+    order: Vec<u8>,
     shingles: Vec<u32>,
     chars: u64,
     key_weights: Vec<f32>,
@@ -259,6 +260,7 @@ impl Fpdb {
             if let Some(d) = batch.docs.get(&seq) {
                 let sketches = Sketches {
                     sketch: &d.sketch,
+                    order: &d.order,
                     shingles: &d.shingles,
                     chars: d.chars,
                 };
@@ -280,7 +282,8 @@ impl Fpdb {
         let (mark, marked) = (bulk.len(), records.len());
         let postings: Vec<u64> = fps.postings().collect();
         let simhash = fps.simhash;
-        let (sketch, shingles, chars) = (fps.sketch.clone(), fps.shingles.clone(), fps.chars);
+        let (sketch, order) = (fps.sketch.clone(), fps.order.clone());
+        let (shingles, chars) = (fps.shingles.clone(), fps.chars);
         let key_weights = fps.key_weights.clone();
         let mut staged = Batch::new();
         let placed = self
@@ -321,6 +324,7 @@ impl Fpdb {
                 id: doc.id.clone(),
                 similar_id: target,
                 sketch,
+                order,
                 shingles,
                 chars,
                 key_weights,

@@ -250,6 +250,7 @@ impl Fpdb {
             bands: fps.bands,
             keys: fps.keys,
             key_weights: fps.key_weights,
+            order: fps.order,
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
@@ -272,6 +273,7 @@ pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
     rec.nshash == fps.nshash
         && rec.simhash == fps.simhash
         && rec.sketch == fps.sketch
+        && rec.order == fps.order
         && rec.shingles == fps.shingles
         && rec.chars == fps.chars
         && rec.bands == fps.bands

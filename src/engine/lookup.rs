@@ -8,7 +8,7 @@ use foldhash::HashMap;
 
 use super::{Fpdb, LookupCounters, Match, Outcome, MAX_MATCHES};
 use crate::error::Result;
-use crate::fingerprint::{keys, simhash::hamming, Fingerprints};
+use crate::fingerprint::{keys, nshash, simhash::hamming, Fingerprints};
 use crate::store::schema::{self, ClusterRecord, StoredMatch};
 use crate::store::{Cf, Store};
 
@@ -67,12 +67,16 @@ impl Checked {
     ) -> Checked {
         let (overlap, sentences, resemblance) =
             crate::fingerprint::similarity_parts(opts, fps.sketches(), sketches);
+        // The shape is read only for a verified link (no other can join).
+        let verified = overlap >= opts.verify_overlap_pct as f64 / 100.0;
+        let strong = is_strong(opts, overlap, sentences, resemblance)
+            || (opts.link_shape && verified && copy_shaped(fps.sketches(), sketches));
         Checked {
             id,
             similar_id,
             overlap,
             weight_distance: keys::weight_distance(&fps.key_weights, weights),
-            strong: is_strong(opts, overlap, sentences, resemblance),
+            strong,
         }
     }
 
@@ -115,6 +119,16 @@ fn is_strong(
         || (by_resemblance
             && resemblance >= opts.strong_resemblance_pct as f64 / 100.0
             && resemblance - sentences >= crate::options::STRONG_GAP)
+}
+
+/// Whether two documents' shared sentences sit as a copy's do: each one's own sentences
+/// scattered or at the same end, not one's before and the other's after the shared run as two
+/// overlapping windows of a longer text ([`nshash::Shape::spread`] under
+/// [`crate::options::WINDOW_SPREAD`]). False when either lacks its sentences' order or they
+/// share no sentence.
+fn copy_shaped(a: crate::fingerprint::Sketches<'_>, b: crate::fingerprint::Sketches<'_>) -> bool {
+    nshash::shape(a.sketch, a.order, b.sketch, b.order)
+        .is_some_and(|s| s.spread() < crate::options::WINDOW_SPREAD)
 }
 
 /// Everything a decision needs, computed without writing.

@@ -449,6 +449,7 @@ pub(super) fn record_sketches(
 ) -> crate::fingerprint::Sketches<'_> {
     crate::fingerprint::Sketches {
         sketch: &rec.sketch,
+        order: &rec.order,
         shingles: &rec.shingles,
         chars: rec.chars,
     }

@@ -30,6 +30,7 @@ impl Fpdb {
                 nshash: rec.nshash,
                 simhash: rec.simhash,
                 sketch: rec.sketch,
+                order: rec.order,
                 shingles: rec.shingles,
                 chars: rec.chars,
                 bands: rec.bands,

@@ -59,6 +59,8 @@ pub struct Settings {
     pub tight_clusters: Option<bool>,
     /// 4-gram resemblance (percent) of a strong link under tight clusters (0 = off).
     pub strong_resemblance_pct: Option<u32>,
+    /// Under tight clusters, a copy-shaped link joins through any member.
+    pub link_shape: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -89,6 +91,7 @@ macro_rules! each_setting {
         $m!(verify_resemblance_pct, "verify_resemblance_pct");
         $m!(tight_clusters, "tight_clusters");
         $m!(strong_resemblance_pct, "strong_resemblance_pct");
+        $m!(link_shape, "link_shape");
         $m!(key_algos, "key_algos");
     };
 }

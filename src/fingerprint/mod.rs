@@ -25,6 +25,10 @@ pub struct Fingerprints {
     /// 32-bit hashes of every qualifying sentence, sorted (see [`nshash::overlap`]); used
     /// to verify candidates from either algorithm.
     pub sketch: Vec<u32>,
+    /// Where each sentence of the sketch sits in the text ([`nshash::sketch_of`]; empty
+    /// unless the store has `link_shape`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<u8>,
     /// Character-shingle sketch of short documents (see [`nshash::shingles`]).
     pub shingles: Vec<u32>,
     /// Characters of normalized text.
@@ -58,6 +62,8 @@ pub struct Meta<'a> {
 pub struct Sketches<'a> {
     /// Sentence sketch.
     pub sketch: &'a [u32],
+    /// Where its sentences sit (empty when not kept).
+    pub order: &'a [u8],
     /// Shingle sketch.
     pub shingles: &'a [u32],
     /// Characters of normalized text.
@@ -86,6 +92,7 @@ impl Fingerprints {
     pub fn sketches(&self) -> Sketches<'_> {
         Sketches {
             sketch: &self.sketch,
+            order: &self.order,
             shingles: &self.shingles,
             chars: self.chars,
         }
@@ -215,19 +222,29 @@ impl Fingerprinter {
     /// [`Fingerprinter::fingerprint_with`] of text already [`Fingerprinter::prepare`]d.
     pub fn fingerprint_prepared_with(&self, text: &str, meta: Meta<'_>) -> Fingerprints {
         let opts = &self.opts;
-        let (mut top, sketch, shingles, chars, bands) = if opts.reflow {
+        let (mut top, sketch, mut order, shingles, chars, bands) = if opts.reflow {
             let s = nshash::scan(text, opts);
-            (s.top, s.sketch, s.shingles, s.chars, s.bands)
+            (s.top, s.sketch, s.order, s.shingles, s.chars, s.bands)
         } else {
-            let (top, sketch) = nshash::nshash_and_sketch(text, opts);
+            let (top, sketch, order) = nshash::nshash_sketch_and_order(text, opts);
             let shingles = nshash::shingles(text, sketch.len(), false);
             let bands = nshash::bands(
                 text,
                 opts.minhash_bands as usize,
                 opts.minhash_rows as usize,
             );
-            (top, sketch, shingles, text.chars().count() as u64, bands)
+            (
+                top,
+                sketch,
+                order,
+                shingles,
+                text.chars().count() as u64,
+                bands,
+            )
         };
+        if !opts.link_shape {
+            order.clear();
+        }
         if !opts.nshash {
             top.clear();
         }
@@ -295,6 +312,7 @@ impl Fingerprinter {
             nshash: top,
             simhash,
             sketch,
+            order,
             shingles,
             chars,
             bands,

@@ -73,19 +73,39 @@ fn top_of(mut cands: Vec<(usize, usize, String)>, opts: &Options) -> Vec<String>
 /// The nshash fingerprint (hashes of [`top_sentence_keys`]) and the document's sentence
 /// sketch (32-bit hashes of every qualifying sentence, sorted, at most [`SKETCH_MAX`]).
 pub fn nshash_and_sketch(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32>) {
+    let (top, sketch, _) = nshash_sketch_and_order(normalized, opts);
+    (top, sketch)
+}
+
+/// [`nshash_and_sketch`] with the sketch's order ([`sketch_of`]).
+pub fn nshash_sketch_and_order(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32>, Vec<u8>) {
     let cands = qualifying(normalized, opts);
-    let mut sketch: Vec<u32> = cands
+    let hashes: Vec<u64> = cands
         .iter()
-        .map(|c| hash_key(&c.2, opts.nshash_hash) as u32)
+        .map(|c| hash_key(&c.2, opts.nshash_hash))
         .collect();
-    sketch.sort_unstable();
-    sketch.dedup();
-    sketch.truncate(SKETCH_MAX);
+    let (sketch, order) = sketch_of(&hashes);
     let top = top_of(cands, opts)
         .iter()
         .map(|k| hash_key(k, opts.nshash_hash))
         .collect();
-    (top, sketch)
+    (top, sketch, order)
+}
+
+/// A document's sentence sketch (the low 32 bits of its distinct sentence hashes, sorted, at
+/// most [`SKETCH_MAX`]) from the hashes in text order, and, parallel to it, where each sentence
+/// sits: its rank in the text scaled to 0..=255 ([`shape`] reads it).
+pub fn sketch_of(hashes: &[u64]) -> (Vec<u32>, Vec<u8>) {
+    let n = hashes.len().max(1);
+    let mut v: Vec<(u32, u8)> = hashes
+        .iter()
+        .enumerate()
+        .map(|(i, &h)| (h as u32, (i * 256 / n) as u8))
+        .collect();
+    v.sort_unstable();
+    v.dedup_by_key(|e| e.0);
+    v.truncate(SKETCH_MAX);
+    v.into_iter().unzip()
 }
 
 /// Everything nshash and verification take from a normalized text, computed in one pass.
@@ -95,6 +115,8 @@ pub struct Scan {
     pub top: Vec<u64>,
     /// The sentence sketch (see [`nshash_and_sketch`]).
     pub sketch: Vec<u32>,
+    /// Where each sentence of the sketch sits (see [`sketch_of`]).
+    pub order: Vec<u8>,
     /// The shingle sketch of a store with `reflow` (see [`shingles`] with `all`).
     pub shingles: Vec<u32>,
     /// Characters of the text.
@@ -199,25 +221,25 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     let bands = bins.keys();
     if cands.is_empty() {
         // No qualifying sentence: the whole text keys the document (rare; the plain path).
-        let (top, sketch) = nshash_and_sketch(normalized, opts);
+        let (top, sketch, order) = nshash_sketch_and_order(normalized, opts);
         return Scan {
             top,
             sketch,
+            order,
             shingles: grams,
             chars,
             bands,
         };
     }
-    let mut sketch: Vec<u32> = cands.iter().map(|c| c.1 as u32).collect();
-    sketch.sort_unstable();
-    sketch.dedup();
-    sketch.truncate(SKETCH_MAX);
+    let hashes: Vec<u64> = cands.iter().map(|c| c.1).collect();
+    let (sketch, order) = sketch_of(&hashes);
     // Longest first; a stable sort keeps the earlier of equally long sentences first.
     cands.sort_by(|a, b| b.0.cmp(&a.0));
     cands.truncate(opts.nshash_n);
     Scan {
         top: cands.into_iter().map(|c| c.1).collect(),
         sketch,
+        order,
         shingles: grams,
         chars,
         bands,
@@ -585,6 +607,171 @@ pub fn overlap(a: &[u32], b: &[u32]) -> f64 {
     }
 }
 
+/// Where the sentences two documents share sit in each of them, from their sentence sketches
+/// and orders ([`sketch_of`]): what tells a copy (edited in place, a title or an ad added:
+/// each document's own sentences scattered or at the same end) from two overlapping windows of
+/// one longer text (one's own sentences before the shared run, the other's after it).
+///
+/// Own sentences of the two that sit in the same gap between shared sentences (after the
+/// same shared sentence, or both before every shared one) are taken as one sentence edited in
+/// place and paired off first; the rest are each document's own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    /// Of the pairs (own sentence, shared sentence) of A, the share whose own sentence comes
+    /// first (ties count half): 1 when the shared sentences end A, 0 when they begin it, near
+    /// 0.5 when A's own sentences are scattered; 0.5 when A has none.
+    pub head_a: f64,
+    /// The same for B.
+    pub head_b: f64,
+    /// Sentences of A's sketch that B lacks (of those compared; see [`overlap`]), not paired
+    /// with one of B's as an edit in place.
+    pub own_a: usize,
+    /// The same for B.
+    pub own_b: usize,
+    /// Own sentences of A paired with one of B's in the same gap (edits in place).
+    pub edited: usize,
+    /// Sentences in both.
+    pub shared: usize,
+}
+
+impl Shape {
+    /// How far apart the two documents' own sentences sit: |head_a − head_b|, 1 for two
+    /// windows (the shared run ends one and begins the other), near 0 for a copy; 0 when
+    /// either has no own sentence (it is contained in the other: a cut copy, not a window).
+    pub fn spread(&self) -> f64 {
+        if self.own_a == 0 || self.own_b == 0 {
+            0.0
+        } else {
+            (self.head_a - self.head_b).abs()
+        }
+    }
+}
+
+/// One compared sentence of a document: where it sits, and its hash when both have it.
+type Placed = (u8, Option<u32>);
+
+/// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
+/// record of an older store) or they share no sentence.
+pub fn shape(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Option<Shape> {
+    if a.is_empty() || b.is_empty() || a.len() != a_order.len() || b.len() != b_order.len() {
+        return None;
+    }
+    // The sentences compared, as `overlap` compares them.
+    let cut = if a.len() < SKETCH_MAX && b.len() < SKETCH_MAX {
+        u32::MAX
+    } else {
+        a[a.len() - 1].min(b[b.len() - 1])
+    };
+    let (mut pa, mut pb): (Vec<Placed>, Vec<Placed>) =
+        (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    loop {
+        let x = a.get(i).copied().filter(|&v| v <= cut);
+        let y = b.get(j).copied().filter(|&v| v <= cut);
+        match (x, y) {
+            (Some(x), Some(y)) if x == y => {
+                pa.push((a_order[i], Some(x)));
+                pb.push((b_order[j], Some(x)));
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                pa.push((a_order[i], None));
+                i += 1;
+            }
+            (Some(_), None) => {
+                pa.push((a_order[i], None));
+                i += 1;
+            }
+            (_, Some(_)) => {
+                pb.push((b_order[j], None));
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    if shared == 0 {
+        return None;
+    }
+    pa.sort_unstable();
+    pb.sort_unstable();
+    // Each own sentence's gap: the shared sentence before it (None: before every one).
+    let gaps = |v: &[Placed]| -> Vec<Option<u32>> {
+        let mut last = None;
+        let mut out = Vec::new();
+        for p in v {
+            match p.1 {
+                Some(h) => last = Some(h),
+                None => out.push(last),
+            }
+        }
+        out
+    };
+    let (ga, gb) = (gaps(&pa), gaps(&pb));
+    // Pair off own sentences of one gap in both, the first of each.
+    let mut left: foldhash::HashMap<Option<u32>, usize> = foldhash::HashMap::default();
+    for g in &gb {
+        *left.entry(*g).or_default() += 1;
+    }
+    let mut paired: foldhash::HashMap<Option<u32>, usize> = foldhash::HashMap::default();
+    let keep_a: Vec<bool> = ga
+        .iter()
+        .map(|g| match left.get_mut(g) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                *paired.entry(*g).or_default() += 1;
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let keep_b: Vec<bool> = gb
+        .iter()
+        .map(|g| match paired.get_mut(g) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let edited = keep_a.iter().filter(|k| !**k).count();
+    let (head_a, own_a) = head(&pa, &keep_a, shared);
+    let (head_b, own_b) = head(&pb, &keep_b, shared);
+    Some(Shape {
+        head_a,
+        head_b,
+        own_a,
+        own_b,
+        edited,
+        shared,
+    })
+}
+
+/// [`Shape::head_a`] of one document's sentences sorted by place, counting the own sentences
+/// `keep` marks (one flag per own sentence, in order), and how many those are.
+fn head(v: &[Placed], keep: &[bool], shared: usize) -> (f64, usize) {
+    let (mut before, mut sum, mut own, mut k) = (0usize, 0.0, 0usize, 0);
+    for g in v.chunk_by(|x, y| x.0 == y.0) {
+        let s = g.iter().filter(|p| p.1.is_some()).count();
+        let mut u = 0;
+        for _ in 0..g.len() - s {
+            u += usize::from(keep[k]);
+            k += 1;
+        }
+        // Own sentences of this place precede the shared ones after it, tie with its own.
+        sum += u as f64 * ((shared - before - s) as f64 + 0.5 * s as f64);
+        before += s;
+        own += u;
+    }
+    if own == 0 {
+        (0.5, 0)
+    } else {
+        (sum / (own * shared) as f64, own)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -592,9 +779,10 @@ mod tests {
 
     /// What [`scan`] computes in one pass, from the separate functions.
     fn separate_passes(text: &str, o: &Options) -> Scan {
-        let (top, sketch) = nshash_and_sketch(text, o);
+        let (top, sketch, order) = nshash_sketch_and_order(text, o);
         Scan {
             top,
+            order,
             shingles: shingles(text, sketch.len(), true),
             sketch,
             chars: text.chars().count() as u64,
@@ -716,6 +904,108 @@ mod tests {
             &o,
         );
         assert_eq!(a, b);
+    }
+
+    /// The shape of two texts given as sentence ids in text order.
+    fn shape_of(a: &[u64], b: &[u64]) -> Shape {
+        // Spread the ids over the hash space, so sketch order is not text order.
+        let h = |v: &[u64]| -> Vec<u64> {
+            v.iter()
+                .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect()
+        };
+        let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
+        shape(&sa, &oa, &sb, &ob).expect("they share a sentence")
+    }
+
+    #[test]
+    fn windows_and_copies_have_their_shapes() {
+        let a: Vec<u64> = (1..=10).collect();
+        // Two windows of one text: a's own sentences before the shared run, b's after it.
+        let w = shape_of(&a, &(4..=13).collect::<Vec<_>>());
+        assert_eq!(
+            (w.head_a, w.head_b, w.own_a, w.own_b, w.shared),
+            (1.0, 0.0, 3, 3, 7)
+        );
+        assert_eq!(w.spread(), 1.0);
+        assert_eq!(shape_of(&(4..=13).collect::<Vec<_>>(), &a).spread(), 1.0);
+        // Edited in place on top of that: the edit pairs off, the windows stay.
+        let edited = shape_of(&a, &[4, 5, 66, 7, 8, 9, 10, 11, 12, 13]);
+        assert_eq!((edited.own_a, edited.own_b, edited.edited), (3, 3, 1));
+        assert_eq!(edited.spread(), 1.0);
+        // A copy with a new title, an ad and one sentence edited: the edit pairs off with
+        // the original sentence, the title and the ad are the copy's own, the original has
+        // none left.
+        let copy = [100, 1, 2, 3, 200, 4, 5, 6, 77, 8, 9, 10];
+        let c = shape_of(&a, &copy);
+        assert_eq!((c.own_a, c.own_b, c.edited, c.shared), (0, 2, 1, 9));
+        assert_eq!(c.spread(), 0.0);
+        // The first sentence replaced by a title and an ad near the end: nothing pairs off
+        // the ad, the copy's own sentences sit at its end, the original's none.
+        let c = shape_of(&a, &[100, 2, 3, 4, 5, 6, 7, 8, 9, 200, 10]);
+        assert_eq!((c.own_a, c.own_b, c.edited), (0, 1, 1));
+        assert_eq!(c.spread(), 0.0);
+        // A cut copy (contained in the original) is no window.
+        let cut = shape_of(&a, &(3..=10).collect::<Vec<_>>());
+        assert_eq!((cut.head_a, cut.own_b), (1.0, 0));
+        assert_eq!(cut.spread(), 0.0);
+        // Nothing shared, or no order (an older record): no shape.
+        let ((sa, oa), (sb, ob)) = (sketch_of(&[1, 2]), sketch_of(&[3, 4]));
+        assert!(shape(&sa, &oa, &sb, &ob).is_none());
+        assert!(shape(&sa, &[], &sa, &oa).is_none());
+    }
+
+    proptest::proptest! {
+        /// The shape of two documents does not depend on which is looked up or on the hash
+        /// values, and counts what `overlap` counts.
+        #[test]
+        fn shape_is_symmetric_and_counts_what_overlap_counts(
+            a in proptest::collection::hash_set(0u64..40, 1..30),
+            b in proptest::collection::hash_set(0u64..40, 1..30),
+            salt in proptest::num::u64::ANY,
+        ) {
+            // Text order: the sets' iteration order, shuffled by the salt.
+            let order = |s: &std::collections::HashSet<u64>| {
+                let mut v: Vec<u64> = s.iter().copied().collect();
+                v.sort_by_key(|x| (x ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                v
+            };
+            let (ta, tb) = (order(&a), order(&b));
+            let hash = |v: &[u64], k: u64| -> Vec<u64> {
+                v.iter().map(|x| (x ^ k).wrapping_mul(0xD6E8_FEB8_6659_FD93)).collect()
+            };
+            for k in [1, salt | 1] {
+                let ((sa, oa), (sb, ob)) = (sketch_of(&hash(&ta, k)), sketch_of(&hash(&tb, k)));
+                let (ab, ba) = (shape(&sa, &oa, &sb, &ob), shape(&sb, &ob, &sa, &oa));
+                let both = a.intersection(&b).count();
+                proptest::prop_assert_eq!(ab.is_none(), both == 0);
+                if let (Some(ab), Some(ba)) = (ab, ba) {
+                    proptest::prop_assert_eq!(ab.shared, both);
+                    proptest::prop_assert_eq!(ab.own_a + ab.edited, a.len() - both);
+                    proptest::prop_assert_eq!(ab.own_b + ab.edited, b.len() - both);
+                    proptest::prop_assert_eq!((ab.own_a, ab.own_b), (ba.own_b, ba.own_a));
+                    proptest::prop_assert!((ab.spread() - ba.spread()).abs() < 1e-12);
+                    proptest::prop_assert!((0.0..=1.0).contains(&ab.spread()));
+                    let o = overlap(&sa, &sb);
+                    proptest::prop_assert!((o - both as f64 / a.len().max(b.len()) as f64).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sketch_of_keeps_each_sentence_where_it_sits() {
+        let (sketch, order) = sketch_of(&[30, 10, 20, 10 | 1 << 40]);
+        // Sorted by hash; the low 32 bits collide for the last, which keeps the first place.
+        assert_eq!(sketch, [10, 20, 30]);
+        assert_eq!(order, [64, 128, 0]);
+        let many: Vec<u64> = (0..2000).collect();
+        let (sketch, order) = sketch_of(&many);
+        assert_eq!(sketch.len(), SKETCH_MAX);
+        assert!(
+            order.windows(2).all(|w| w[0] <= w[1]),
+            "text order of sorted ids"
+        );
     }
 
     #[test]

@@ -80,7 +80,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// document records), punct-title and two-stage. A store using none of them stays format 4.
 /// 6: format 5 plus the Taiwan-vocabulary fold (`tw_phrases`), which changes what text is
 /// fingerprinted. A store without it keeps the oldest format that holds its other settings.
-pub const FORMAT_VERSION: u32 = 6;
+/// 7: format 6 plus the link shape (`link_shape`: version 4 document records keep where each
+/// sentence sits, and a copy-shaped link joins through any member).
+pub const FORMAT_VERSION: u32 = 7;
+
+/// Format 6: the current layout without the settings of format 7.
+pub const RULES6_FORMAT_VERSION: u32 = 6;
 
 /// Format 5: the current layout without the settings of format 6.
 pub const RULES5_FORMAT_VERSION: u32 = 5;
@@ -92,8 +97,8 @@ pub const RULES4_FORMAT_VERSION: u32 = 4;
 pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
 /// The format a store with `opts` is marked with: the oldest that holds its settings
-/// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`] or
-/// [`FORMAT_VERSION`]), so that
+/// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
+/// [`RULES6_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     use crate::options::KeyAlgo;
@@ -112,8 +117,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.tw_phrases {
+    format_value_of(if opts.link_shape {
         FORMAT_VERSION
+    } else if opts.tw_phrases {
+        RULES6_FORMAT_VERSION
     } else if plain {
         PLAIN_FORMAT_VERSION
     } else if format5 {
@@ -317,8 +324,11 @@ pub struct DocRecord {
     pub bands: Vec<u64>,
     /// Keys of the exact-key algorithms (each also a posting in `nshash`).
     pub keys: Vec<u64>,
-    /// Weights of the heaviest terms, for the keyword weight check (record version 3 only).
+    /// Weights of the heaviest terms, for the keyword weight check (record version 3 and 4).
     pub key_weights: Vec<f32>,
+    /// Where each sentence of `sketch` sits in the text (stores with `link_shape`: record
+    /// version 4 only).
+    pub order: Vec<u8>,
 }
 
 impl DocRecord {
@@ -383,13 +393,22 @@ const DOC_RECORD_BANDS: u8 = 2;
 /// Version of document records that also carry keyword weights.
 const DOC_RECORD_WEIGHTS: u8 = 3;
 
+/// Version of document records that also carry their sentences' order (`link_shape`).
+const DOC_RECORD_ORDER: u8 = 4;
+
 /// Encode a document record in the oldest version that holds it, so that stores without the
 /// newer fields are written exactly as before them (older binaries read them): without band
-/// keys, exact-algorithm keys and keyword weights as version 1; without weights as version 2;
-/// else version 3.
+/// keys, exact-algorithm keys, keyword weights and sentence order as version 1; without
+/// weights and order as version 2; without order as version 3; else version 4.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let mut out = encode(r);
-    // bincode writes each empty list (of the last three fields) as one length byte 0.
+    if !r.order.is_empty() {
+        out[0] = DOC_RECORD_ORDER;
+        return out;
+    }
+    // bincode writes each empty list (of the last four fields) as one length byte 0.
+    debug_assert!(out.ends_with(&[0]));
+    out.truncate(out.len() - 1);
     if r.bands.is_empty() && r.keys.is_empty() && r.key_weights.is_empty() {
         debug_assert!(out.ends_with(&[0, 0, 0]));
         out.truncate(out.len() - 3);
@@ -407,9 +426,10 @@ pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
 pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
     // The fields a version lacks, as bincode writes them empty.
     let missing: &[u8] = match v.first() {
-        Some(&RECORD_VERSION) => &[0, 0, 0],
-        Some(&DOC_RECORD_BANDS) => &[0],
-        Some(&DOC_RECORD_WEIGHTS) => &[],
+        Some(&RECORD_VERSION) => &[0, 0, 0, 0],
+        Some(&DOC_RECORD_BANDS) => &[0, 0],
+        Some(&DOC_RECORD_WEIGHTS) => &[0],
+        Some(&DOC_RECORD_ORDER) => &[],
         Some(ver) => {
             return Err(corrupt(
                 Cf::Docs,
@@ -473,6 +493,7 @@ mod tests {
             bands,
             keys: Vec::new(),
             key_weights: Vec::new(),
+            order: Vec::new(),
         }
     }
 
@@ -528,6 +549,13 @@ mod tests {
         let enc = encode_doc(&keyed);
         assert_eq!(enc[0], DOC_RECORD_WEIGHTS);
         assert_eq!(decode_doc(b"k", &enc).unwrap(), keyed);
+        // Sentence order: version 4, whatever else the record has or lacks.
+        let mut ordered = doc(Vec::new());
+        ordered.order = vec![0, 200];
+        let enc = encode_doc(&ordered);
+        assert_eq!(enc[0], DOC_RECORD_ORDER);
+        assert_eq!(decode_doc(b"k", &enc).unwrap(), ordered);
+        assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
         assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
         assert!(decode_doc(b"k", &[4, 0]).is_err());
     }
@@ -560,12 +588,19 @@ mod tests {
         assert!(!legacy.tight_clusters);
         assert_eq!(legacy.strong_resemblance_pct, 0);
         assert!(!legacy.tw_phrases);
+        assert!(!legacy.link_shape);
         assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
         assert_eq!(format_for(&Options::default()), format_value());
-        // The format 5 defaults (no Taiwan-vocabulary fold).
+        // The format 6 defaults (no link shape).
+        let rules6 = Options {
+            link_shape: false,
+            ..Options::default()
+        };
+        assert_eq!(format_for(&rules6), format_value_of(RULES6_FORMAT_VERSION));
+        // The format 5 defaults (no Taiwan-vocabulary fold either).
         let rules5 = Options {
             tw_phrases: false,
-            ..Options::default()
+            ..rules6
         };
         assert_eq!(format_for(&rules5), format_value_of(RULES5_FORMAT_VERSION));
         let keyed = Options {
@@ -594,7 +629,7 @@ mod tests {
                 tw_phrases: true,
                 ..o
             };
-            assert_eq!(format_for(&o), format_value());
+            assert_eq!(format_for(&o), format_value_of(RULES6_FORMAT_VERSION));
         }
     }
 
