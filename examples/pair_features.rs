@@ -16,7 +16,7 @@ fn main() {
             .collect();
     let fp = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
     println!(
-        "kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance\toverlap\tresemblance\tjaccard4\tcontainment4\thead_a\thead_b\town_a\town_b\tspread\tedited"
+        "kind\tlabel\tlen_a\tlen_b\tkept_a\tkept_b\tshared\tdistance\toverlap\tresemblance\tjaccard4\tcontainment4\tends\tshape"
     );
     for p in fpdb::eval::read_pairs(&pairs).unwrap() {
         let (Some(da), Some(db)) = (docs.get(&p.a), docs.get(&p.b)) else {
@@ -33,15 +33,22 @@ fn main() {
             fp.fingerprint_with(b, db.meta()),
         );
         let shape = fpdb::fingerprint::nshash::shape(&fa.sketch, &fa.order, &fb.sketch, &fb.order);
-        let sh = shape.map_or("-\t-\t-\t-\t-\t-".to_string(), |s| {
+        let sh = shape.map_or("-\t-".to_string(), |s| {
             format!(
-                "{:.3}\t{:.3}\t{}\t{}\t{:.3}\t{}",
-                s.head_a,
-                s.head_b,
-                s.own_a,
-                s.own_b,
-                s.spread(),
-                s.edited
+                "{}/{}/{}:{}/{}/{}\t{}",
+                s.a.head,
+                s.a.inner,
+                s.a.tail,
+                s.b.head,
+                s.b.inner,
+                s.b.tail,
+                if s.copy() {
+                    "copy"
+                } else if s.window() {
+                    "window"
+                } else {
+                    "ends only"
+                }
             )
         });
         println!(

@@ -386,14 +386,6 @@ pub const STRONG_GAP: f64 = 0.10;
 /// does (part of that rule: a new value needs a new setting).
 pub const WINDOW_GAP: f64 = 0.20;
 
-/// In stores with [`Options::link_shape`], a verified link is a copy's (strong) when the two
-/// documents' own sentences sit less than this far apart
-/// ([`crate::fingerprint::nshash::Shape::spread`], 0 to 1): a copy's own sentences are edits
-/// paired off in place, a title or an ad (spread near 0), two overlapping windows of a longer
-/// text have theirs at opposite ends (near 1). The midpoint; the hard and dev sets decide the
-/// same from 0.4 to 0.7 (part of that rule: a new value needs a new setting).
-pub const WINDOW_SPREAD: f64 = 0.5;
-
 /// Documents up to this many characters are verified at [`Options::verify_resemblance_pct`].
 pub const SHORT_CHARS: u64 = 1_200;
 
@@ -488,10 +480,11 @@ pub struct Options {
     #[serde(default)]
     pub strong_resemblance_pct: u32,
     /// With tight clusters: a verified candidate whose shared sentences sit as a copy's do
-    /// (each document's own sentences scattered or at the same end, not one's before and the
-    /// other's after the shared run: [`crate::fingerprint::nshash::Shape`]) joins its cluster
-    /// even when the cluster's first document does not verify. Records keep where each
-    /// sentence sits (stores made before this setting: off).
+    /// (different inside the shared run, and not one document's own sentences before it and
+    /// the other's after it, as two overlapping windows of a longer text:
+    /// [`crate::fingerprint::nshash::Shape::copy`]) joins its cluster even when the cluster's
+    /// first document does not verify. Records keep where each sentence sits (stores made
+    /// before this setting: off).
     #[serde(default)]
     pub link_shape: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment

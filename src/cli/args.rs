@@ -144,10 +144,10 @@ pub(super) struct SettingsArgs {
     )]
     pub(super) strong_resemblance: Option<u32>,
     /// With --tight-clusters: a verified candidate whose shared sentences sit as a copy's do
-    /// (each document's own sentences scattered or at the same end, not one's before and the
-    /// other's after the shared run, as two overlapping windows of a longer text) joins its
-    /// cluster even when the first document does not verify; records keep where each
-    /// sentence sits [default: true]
+    /// (different inside the shared run, and not one's own sentences before it and the
+    /// other's after it, as two overlapping windows of a longer text) joins its cluster even
+    /// when the first document does not verify; records keep where each sentence sits
+    /// [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) link_shape: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]

@@ -121,14 +121,11 @@ fn is_strong(
             && resemblance - sentences >= crate::options::STRONG_GAP)
 }
 
-/// Whether two documents' shared sentences sit as a copy's do: each one's own sentences
-/// scattered or at the same end, not one's before and the other's after the shared run as two
-/// overlapping windows of a longer text ([`nshash::Shape::spread`] under
-/// [`crate::options::WINDOW_SPREAD`]). False when either lacks its sentences' order or they
-/// share no sentence.
+/// Whether two documents' shared sentences sit as a copy's do ([`nshash::Shape::copy`]):
+/// neither two overlapping windows of a longer text nor one contained in the other. False
+/// when either lacks its sentences' order or they share no sentence.
 fn copy_shaped(a: crate::fingerprint::Sketches<'_>, b: crate::fingerprint::Sketches<'_>) -> bool {
-    nshash::shape(a.sketch, a.order, b.sketch, b.order)
-        .is_some_and(|s| s.spread() < crate::options::WINDOW_SPREAD)
+    nshash::shape(a.sketch, a.order, b.sketch, b.order).is_some_and(|s| s.copy())
 }
 
 /// Everything a decision needs, computed without writing.

@@ -608,47 +608,55 @@ pub fn overlap(a: &[u32], b: &[u32]) -> f64 {
 }
 
 /// Where the sentences two documents share sit in each of them, from their sentence sketches
-/// and orders ([`sketch_of`]): what tells a copy (edited in place, a title or an ad added:
-/// each document's own sentences scattered or at the same end) from two overlapping windows of
-/// one longer text (one's own sentences before the shared run, the other's after it).
-///
-/// Own sentences of the two that sit in the same gap between shared sentences (after the
-/// same shared sentence, or both before every shared one) are taken as one sentence edited in
-/// place and paired off first; the rest are each document's own.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// and orders ([`sketch_of`]): what tells a copy of a document from a window overlapping it.
+/// Two windows of one longer text each have their own sentences at one end, at opposite ends:
+/// one before the shared run, the other after it. A copy has own sentences where it was
+/// edited or added to (inside), and at its ends only at the same end as the original's (a
+/// new title for the first paragraph) or on one side only (a title or an ad added).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
-    /// Of the pairs (own sentence, shared sentence) of A, the share whose own sentence comes
-    /// first (ties count half): 1 when the shared sentences end A, 0 when they begin it, near
-    /// 0.5 when A's own sentences are scattered; 0.5 when A has none.
-    pub head_a: f64,
-    /// The same for B.
-    pub head_b: f64,
-    /// Sentences of A's sketch that B lacks (of those compared; see [`overlap`]), not paired
-    /// with one of B's as an edit in place.
-    pub own_a: usize,
-    /// The same for B.
-    pub own_b: usize,
-    /// Own sentences of A paired with one of B's in the same gap (edits in place).
-    pub edited: usize,
+    /// A's own sentences (of those compared, as [`overlap`] compares them).
+    pub a: Ends,
+    /// B's own sentences.
+    pub b: Ends,
     /// Sentences in both.
     pub shared: usize,
 }
 
-impl Shape {
-    /// How far apart the two documents' own sentences sit: |head_a − head_b|, 1 for two
-    /// windows (the shared run ends one and begins the other), near 0 for a copy; 0 when
-    /// either has no own sentence (it is contained in the other: a cut copy, not a window).
-    pub fn spread(&self) -> f64 {
-        if self.own_a == 0 || self.own_b == 0 {
-            0.0
-        } else {
-            (self.head_a - self.head_b).abs()
-        }
+/// Where one document's own sentences (those the other lacks) sit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ends {
+    /// Before its first shared sentence.
+    pub head: usize,
+    /// Between its first and last shared sentences.
+    pub inner: usize,
+    /// After its last shared sentence.
+    pub tail: usize,
+}
+
+impl Ends {
+    /// All its own sentences.
+    pub fn total(&self) -> usize {
+        self.head + self.inner + self.tail
     }
 }
 
-/// One compared sentence of a document: where it sits, and its hash when both have it.
-type Placed = (u8, Option<u32>);
+impl Shape {
+    /// Two overlapping windows: one document has own sentences before the shared ones and
+    /// the other after them.
+    pub fn window(&self) -> bool {
+        let (a, b) = (&self.a, &self.b);
+        (a.head > 0 && b.tail > 0) || (a.tail > 0 && b.head > 0)
+    }
+
+    /// Shaped as a copy: not two windows, and different inside the shared run (a sentence
+    /// edited, a paragraph inserted), which windows of one text are not. Documents that
+    /// differ only at their ends are not taken as copies: a copy with a part cut and a
+    /// window whose far end holds no sentence long enough to count look alike.
+    pub fn copy(&self) -> bool {
+        !self.window() && self.a.inner + self.b.inner > 0
+    }
+}
 
 /// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
 /// record of an older store) or they share no sentence.
@@ -662,113 +670,53 @@ pub fn shape(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Option<Sha
     } else {
         a[a.len() - 1].min(b[b.len() - 1])
     };
-    let (mut pa, mut pb): (Vec<Placed>, Vec<Placed>) =
-        (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
+    // (place, shared) of each compared sentence.
+    let (mut pa, mut pb) = (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
     let (mut i, mut j, mut shared) = (0, 0, 0);
     loop {
         let x = a.get(i).copied().filter(|&v| v <= cut);
         let y = b.get(j).copied().filter(|&v| v <= cut);
         match (x, y) {
             (Some(x), Some(y)) if x == y => {
-                pa.push((a_order[i], Some(x)));
-                pb.push((b_order[j], Some(x)));
+                pa.push((a_order[i], true));
+                pb.push((b_order[j], true));
                 shared += 1;
                 i += 1;
                 j += 1;
             }
             (Some(x), Some(y)) if x < y => {
-                pa.push((a_order[i], None));
+                pa.push((a_order[i], false));
                 i += 1;
             }
             (Some(_), None) => {
-                pa.push((a_order[i], None));
+                pa.push((a_order[i], false));
                 i += 1;
             }
             (_, Some(_)) => {
-                pb.push((b_order[j], None));
+                pb.push((b_order[j], false));
                 j += 1;
             }
             (None, None) => break,
         }
     }
-    if shared == 0 {
-        return None;
-    }
-    pa.sort_unstable();
-    pb.sort_unstable();
-    // Each own sentence's gap: the shared sentence before it (None: before every one).
-    let gaps = |v: &[Placed]| -> Vec<Option<u32>> {
-        let mut last = None;
-        let mut out = Vec::new();
-        for p in v {
-            match p.1 {
-                Some(h) => last = Some(h),
-                None => out.push(last),
-            }
-        }
-        out
-    };
-    let (ga, gb) = (gaps(&pa), gaps(&pb));
-    // Pair off own sentences of one gap in both, the first of each.
-    let mut left: foldhash::HashMap<Option<u32>, usize> = foldhash::HashMap::default();
-    for g in &gb {
-        *left.entry(*g).or_default() += 1;
-    }
-    let mut paired: foldhash::HashMap<Option<u32>, usize> = foldhash::HashMap::default();
-    let keep_a: Vec<bool> = ga
-        .iter()
-        .map(|g| match left.get_mut(g) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                *paired.entry(*g).or_default() += 1;
-                false
-            }
-            _ => true,
-        })
-        .collect();
-    let keep_b: Vec<bool> = gb
-        .iter()
-        .map(|g| match paired.get_mut(g) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                false
-            }
-            _ => true,
-        })
-        .collect();
-    let edited = keep_a.iter().filter(|k| !**k).count();
-    let (head_a, own_a) = head(&pa, &keep_a, shared);
-    let (head_b, own_b) = head(&pb, &keep_b, shared);
-    Some(Shape {
-        head_a,
-        head_b,
-        own_a,
-        own_b,
-        edited,
+    (shared > 0).then(|| Shape {
+        a: ends(&mut pa),
+        b: ends(&mut pb),
         shared,
     })
 }
 
-/// [`Shape::head_a`] of one document's sentences sorted by place, counting the own sentences
-/// `keep` marks (one flag per own sentence, in order), and how many those are.
-fn head(v: &[Placed], keep: &[bool], shared: usize) -> (f64, usize) {
-    let (mut before, mut sum, mut own, mut k) = (0usize, 0.0, 0usize, 0);
-    for g in v.chunk_by(|x, y| x.0 == y.0) {
-        let s = g.iter().filter(|p| p.1.is_some()).count();
-        let mut u = 0;
-        for _ in 0..g.len() - s {
-            u += usize::from(keep[k]);
-            k += 1;
-        }
-        // Own sentences of this place precede the shared ones after it, tie with its own.
-        sum += u as f64 * ((shared - before - s) as f64 + 0.5 * s as f64);
-        before += s;
-        own += u;
-    }
-    if own == 0 {
-        (0.5, 0)
-    } else {
-        (sum / (own * shared) as f64, own)
+/// [`Ends`] of one document's (place, shared) sentences.
+fn ends(v: &mut [(u8, bool)]) -> Ends {
+    // At one place (over 256 sentences), own sentences count as before the shared ones.
+    v.sort_unstable();
+    let first = v.iter().position(|p| p.1).unwrap_or(v.len());
+    let last = v.iter().rposition(|p| p.1).map_or(0, |l| l + 1);
+    let own = |s: &[(u8, bool)]| s.iter().filter(|p| !p.1).count();
+    Ends {
+        head: first,
+        inner: own(&v[first..last.max(first)]),
+        tail: v.len() - last.max(first),
     }
 }
 
@@ -920,35 +868,43 @@ mod tests {
 
     #[test]
     fn windows_and_copies_have_their_shapes() {
+        let e = |head, inner, tail| Ends { head, inner, tail };
         let a: Vec<u64> = (1..=10).collect();
+        let later: Vec<u64> = (4..=13).collect();
         // Two windows of one text: a's own sentences before the shared run, b's after it.
-        let w = shape_of(&a, &(4..=13).collect::<Vec<_>>());
-        assert_eq!(
-            (w.head_a, w.head_b, w.own_a, w.own_b, w.shared),
-            (1.0, 0.0, 3, 3, 7)
-        );
-        assert_eq!(w.spread(), 1.0);
-        assert_eq!(shape_of(&(4..=13).collect::<Vec<_>>(), &a).spread(), 1.0);
-        // Edited in place on top of that: the edit pairs off, the windows stay.
+        let w = shape_of(&a, &later);
+        assert_eq!((w.a, w.b, w.shared), (e(3, 0, 0), e(0, 0, 3), 7));
+        assert!(w.window() && !w.copy());
+        assert!(shape_of(&later, &a).window());
+        // Edited inside the shared run on top of that (windows of edited copies): still
+        // windows.
         let edited = shape_of(&a, &[4, 5, 66, 7, 8, 9, 10, 11, 12, 13]);
-        assert_eq!((edited.own_a, edited.own_b, edited.edited), (3, 3, 1));
-        assert_eq!(edited.spread(), 1.0);
-        // A copy with a new title, an ad and one sentence edited: the edit pairs off with
-        // the original sentence, the title and the ad are the copy's own, the original has
-        // none left.
-        let copy = [100, 1, 2, 3, 200, 4, 5, 6, 77, 8, 9, 10];
-        let c = shape_of(&a, &copy);
-        assert_eq!((c.own_a, c.own_b, c.edited, c.shared), (0, 2, 1, 9));
-        assert_eq!(c.spread(), 0.0);
-        // The first sentence replaced by a title and an ad near the end: nothing pairs off
-        // the ad, the copy's own sentences sit at its end, the original's none.
-        let c = shape_of(&a, &[100, 2, 3, 4, 5, 6, 7, 8, 9, 200, 10]);
-        assert_eq!((c.own_a, c.own_b, c.edited), (0, 1, 1));
-        assert_eq!(c.spread(), 0.0);
-        // A cut copy (contained in the original) is no window.
+        assert_eq!((edited.a, edited.b), (e(3, 1, 0), e(0, 1, 3)));
+        assert!(edited.window());
+        // A window whose far end is a new title (a copy of the later window, retitled).
+        assert!(shape_of(&a, &[100, 4, 5, 6, 7, 8, 9, 10, 11, 12]).window());
+        // A copy with a new title, an ad and one sentence edited.
+        let c = shape_of(&a, &[100, 1, 2, 3, 200, 4, 5, 6, 77, 8, 9, 10]);
+        assert_eq!((c.a, c.b, c.shared), (e(0, 1, 0), e(1, 2, 0), 9));
+        assert!(c.copy() && !c.window());
+        // A title and an ad on one side only: the original is contained, and still a copy.
+        let c = shape_of(&a, &[100, 1, 2, 3, 4, 200, 5, 6, 7, 8, 9, 10]);
+        assert_eq!((c.a, c.b), (e(0, 0, 0), e(1, 1, 0)));
+        assert!(c.copy());
+        // The first paragraph (two sentences) replaced by a title, the last sentence edited
+        // with an ad after it, one sentence edited inside: own sentences at both ends of
+        // both, which two windows of one text can have too (a window's first sentence cut
+        // at the window's edge): taken as windows, the safe side.
+        let c = shape_of(&a, &[100, 3, 4, 55, 6, 7, 8, 9, 1000, 200]);
+        assert_eq!((c.a, c.b), (e(2, 1, 1), e(1, 1, 2)));
+        assert!(c.window() && !c.copy());
+        // Differences at the ends only (a cut copy, or a window whose far end has no
+        // sentence long enough to count): not taken as a copy.
         let cut = shape_of(&a, &(3..=10).collect::<Vec<_>>());
-        assert_eq!((cut.head_a, cut.own_b), (1.0, 0));
-        assert_eq!(cut.spread(), 0.0);
+        assert_eq!((cut.a, cut.b), (e(2, 0, 0), e(0, 0, 0)));
+        assert!(!cut.window() && !cut.copy());
+        let retitled_cut = shape_of(&a, &[100, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert!(!retitled_cut.window() && !retitled_cut.copy());
         // Nothing shared, or no order (an older record): no shape.
         let ((sa, oa), (sb, ob)) = (sketch_of(&[1, 2]), sketch_of(&[3, 4]));
         assert!(shape(&sa, &oa, &sb, &ob).is_none());
@@ -981,11 +937,12 @@ mod tests {
                 proptest::prop_assert_eq!(ab.is_none(), both == 0);
                 if let (Some(ab), Some(ba)) = (ab, ba) {
                     proptest::prop_assert_eq!(ab.shared, both);
-                    proptest::prop_assert_eq!(ab.own_a + ab.edited, a.len() - both);
-                    proptest::prop_assert_eq!(ab.own_b + ab.edited, b.len() - both);
-                    proptest::prop_assert_eq!((ab.own_a, ab.own_b), (ba.own_b, ba.own_a));
-                    proptest::prop_assert!((ab.spread() - ba.spread()).abs() < 1e-12);
-                    proptest::prop_assert!((0.0..=1.0).contains(&ab.spread()));
+                    proptest::prop_assert_eq!(ab.a.total(), a.len() - both);
+                    proptest::prop_assert_eq!(ab.b.total(), b.len() - both);
+                    proptest::prop_assert_eq!((ab.a, ab.b), (ba.b, ba.a));
+                    proptest::prop_assert_eq!(ab.window(), ba.window());
+                    proptest::prop_assert_eq!(ab.copy(), ba.copy());
+                    proptest::prop_assert!(!(ab.window() && ab.copy()));
                     let o = overlap(&sa, &sb);
                     proptest::prop_assert!((o - both as f64 / a.len().max(b.len()) as f64).abs() < 1e-12);
                 }
