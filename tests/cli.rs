@@ -565,7 +565,8 @@ fn linked_only_with_the_setting(original: &str, copy: &str, off: [&str; 2], sett
 
 /// The link shape (the default): an edited copy of a document that joined another's cluster
 /// through a window link joins that cluster through it, while a window of it on the far side
-/// stays apart; `--link-shape false` keeps the copy apart too.
+/// stays apart, even one similar enough to be a strong link by similarity; `--link-shape
+/// false` keeps the copy apart and lets that window in.
 #[test]
 fn link_shape_lets_a_copy_of_a_member_in_and_keeps_windows_out() {
     // Sixteen distinct sentences of a longer text, 20 ideographs each.
@@ -627,6 +628,33 @@ fn link_shape_lets_a_copy_of_a_member_in_and_keeps_windows_out() {
     assert!(stdout(&o).contains("link_shape=true"), "{}", stdout(&o));
     let o = run(dir.path(), &["--db", "off.db", "stats"]);
     assert!(stdout(&o).contains("link_shape=false"), "{}", stdout(&o));
+    // Windows of 20 sentences: c joins a (13 of 20 shared, a is first); w shares 18 of 20
+    // with c (a link strong by similarity alone) and 11 with a. Shaped as two windows, that
+    // link does not join w to a's cluster; without the link shape it does (a chain).
+    let q: Vec<String> = (0..29).map(|_| sentence()).collect();
+    let window = |r: std::ops::Range<usize>| text(&q[r].iter().collect::<Vec<_>>());
+    let lines: String = [
+        ("a", window(0..20)),
+        ("c", window(7..27)),
+        ("w", window(9..29)),
+    ]
+    .iter()
+    .map(|(id, t)| serde_json::json!({"id": id, "text": t}).to_string() + "\n")
+    .collect();
+    std::fs::write(dir.path().join("windows.jsonl"), lines).unwrap();
+    for (db, flags, chained) in [
+        ("w-on.db", &[][..], false),
+        ("w-off.db", &["--link-shape", "false"][..], true),
+    ] {
+        let mut args = vec!["--db", db, "ingest", "windows.jsonl", "-o", "-"];
+        args.extend(flags);
+        let o = run(dir.path(), &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = json_lines(&stdout(&o));
+        let cluster = |i: usize| out[i]["similar_id"].as_u64().unwrap();
+        assert_eq!(cluster(1), cluster(0), "{db}: {out:?}");
+        assert_eq!(cluster(2) == cluster(0), chained, "{db}: {out:?}");
+    }
 }
 
 /// t2s is the default; `--t2s false` gives stores that keep scripts apart.

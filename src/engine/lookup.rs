@@ -69,8 +69,13 @@ impl Checked {
             crate::fingerprint::similarity_parts(opts, fps.sketches(), sketches);
         // The shape is read only for a verified link (no other can join).
         let verified = overlap >= opts.verify_overlap_pct as f64 / 100.0;
-        let strong = is_strong(opts, overlap, sentences, resemblance)
-            || (opts.link_shape && verified && copy_shaped(fps.sketches(), sketches));
+        let shape = (opts.link_shape && verified)
+            .then(|| {
+                let (a, b) = (fps.sketches(), sketches);
+                nshash::shape(a.sketch, a.order, b.sketch, b.order)
+            })
+            .flatten();
+        let strong = is_strong(opts, overlap, sentences, resemblance, shape);
         Checked {
             id,
             similar_id,
@@ -105,27 +110,26 @@ impl Checked {
 /// the sentence overlap by [`crate::options::STRONG_GAP`]: a copy edited inside its
 /// sentences, where a window overlapping a third document shares whole sentences. In those
 /// stores a link by similarity whose sentence overlap exceeds its resemblance by more than
-/// [`crate::options::WINDOW_GAP`] is such a window, not strong.
+/// [`crate::options::WINDOW_GAP`] is such a window, not strong. In stores with `link_shape`
+/// (`shape` given), a link whose shared sentences sit as a copy's do is strong
+/// ([`nshash::Shape::copy`]), and one that sits as two windows' do is not strong by
+/// similarity ([`nshash::Shape::window`]).
 fn is_strong(
     opts: &crate::options::Options,
     similarity: f64,
     sentences: f64,
     resemblance: f64,
+    shape: Option<nshash::Shape>,
 ) -> bool {
     let by_resemblance = opts.strong_resemblance_pct > 0;
     let window =
-        by_resemblance && resemblance > 0.0 && sentences - resemblance > crate::options::WINDOW_GAP;
+        by_resemblance && resemblance > 0.0 && sentences - resemblance > crate::options::WINDOW_GAP
+            || shape.is_some_and(|s| s.window());
     (similarity >= STRONG_LINK && !window)
         || (by_resemblance
             && resemblance >= opts.strong_resemblance_pct as f64 / 100.0
             && resemblance - sentences >= crate::options::STRONG_GAP)
-}
-
-/// Whether two documents' shared sentences sit as a copy's do ([`nshash::Shape::copy`]):
-/// neither two overlapping windows of a longer text nor one contained in the other. False
-/// when either lacks its sentences' order or they share no sentence.
-fn copy_shaped(a: crate::fingerprint::Sketches<'_>, b: crate::fingerprint::Sketches<'_>) -> bool {
-    nshash::shape(a.sketch, a.order, b.sketch, b.order).is_some_and(|s| s.copy())
+        || shape.is_some_and(|s| s.copy())
 }
 
 /// Everything a decision needs, computed without writing.
