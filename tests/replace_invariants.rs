@@ -262,7 +262,8 @@ fn removing_a_bridge_splits_the_cluster() {
 }
 
 /// `verify` checks the clusters against their members: a wrong size, a wrong first document,
-/// a missing member entry, a wrong cluster counter, a stray posting each fail it.
+/// a missing member entry, a wrong cluster counter, a stray posting, a record whose sentence
+/// places do not match its sketch each fail it.
 #[test]
 fn verify_fails_on_damaged_clusters() {
     use fpdb::store::schema::{self, ClusterRecord};
@@ -300,6 +301,17 @@ fn verify_fails_on_damaged_clusters() {
         (
             "postings",
             Box::new(|b, _| b.put(Cf::Nshash, schema::nshash_key(7, 1), schema::u64_key(1))),
+        ),
+        (
+            "sentence places",
+            Box::new(|b, st| {
+                let key = schema::u64_key(2);
+                let v = st.get(Cf::Docs, &key).unwrap().unwrap();
+                let mut r = schema::decode_doc(&key, &v).unwrap();
+                assert_eq!(r.order.len(), r.sketch.len());
+                r.order.pop();
+                b.put(Cf::Docs, key, schema::encode_doc(&r));
+            }),
         ),
     ];
     for (what, damage) in damages {

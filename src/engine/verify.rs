@@ -122,6 +122,20 @@ impl Fpdb {
                 r.id
             )));
         }
+        // Stores with the link shape keep one place per sketch entry, others none.
+        let places = if self.opts.link_shape {
+            r.sketch.len()
+        } else {
+            0
+        };
+        if r.order.len() != places {
+            return Err(bad(format!(
+                "document {} has {} sentence places for {} sketch entries",
+                r.id,
+                r.order.len(),
+                places
+            )));
+        }
         let (root, _) = self.find(r.similar_id)?;
         for &h in r.postings() {
             let unindexed = || bad(format!("sentence hash {h:016x} of {} is not indexed", r.id));
