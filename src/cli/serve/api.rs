@@ -174,6 +174,18 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
+/// Texts up to this size are looked up on the HTTP thread that received them (`POST
+/// /v1/query`), unless a write holds the store.
+const INLINE_TEXT_BYTES: usize = 16 << 10;
+
+/// The answer to a request whose work panicked (that request only fails).
+fn internal_error() -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal error while answering this request (the server log has the details)",
+    )
+}
+
 /// Run CPU work (fingerprints, lookups) on rayon's pool; a panic fails this request only.
 async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -182,10 +194,7 @@ async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Re
     });
     match rx.await {
         Ok(Ok(v)) => Ok(v),
-        _ => Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal error while answering this request (the server log has the details)",
-        )),
+        _ => Err(internal_error()),
     }
 }
 
@@ -348,9 +357,31 @@ async fn query(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) -> Answe
     obj.entry("id")
         .or_insert_with(|| Value::String("query".into()));
     let doc = parse_document(&obj, "")?;
-    let o = on_cpu(move || look_up(&s, &doc))
-        .await?
-        .map_err(ApiError::store)?;
+    let o = if doc.text.len() <= INLINE_TEXT_BYTES {
+        // A short text is looked up on this thread when no write holds the store: two
+        // thread hand-offs cost more than its fingerprint and lookup.
+        let inline = catch_unwind(AssertUnwindSafe(|| {
+            let fps = s.fingerprinter.fingerprint_with(&doc.text, doc.meta());
+            match s.db.try_read() {
+                Ok(db) => Ok(db.query("", &fps)),
+                Err(_) => Err(fps),
+            }
+        }));
+        match inline {
+            Ok(Ok(found)) => found,
+            Ok(Err(fps)) => {
+                on_cpu(move || {
+                    let db = s.db.read().unwrap_or_else(|e| e.into_inner());
+                    db.query("", &fps)
+                })
+                .await?
+            }
+            Err(_) => return Err(internal_error()),
+        }
+    } else {
+        on_cpu(move || look_up(&s, &doc)).await?
+    }
+    .map_err(ApiError::store)?;
     Ok(Json(o.answer(None)).into_response())
 }
 
