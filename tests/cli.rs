@@ -602,27 +602,23 @@ fn link_shape_lets_a_copy_of_a_member_in_and_keeps_windows_out() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
-    for (db, flags, copy_joins) in [
-        ("on.db", &[][..], true),
-        ("off.db", &["--link-shape", "false"][..], false),
-    ] {
-        let mut args = vec!["--db", db, "ingest", "in.jsonl", "-o", "-"];
+    // The ingest-time cluster of each line of `file`, in a new store `db` made with `flags`.
+    let clusters = |db: &str, file: &str, flags: &[&str]| -> Vec<u64> {
+        let mut args = vec!["--db", db, "ingest", file, "-o", "-"];
         args.extend(flags);
         let o = run(dir.path(), &args);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         let out = json_lines(&stdout(&o));
-        let cluster = |i: usize| out[i]["similar_id"].as_u64().unwrap();
-        assert_eq!(
-            cluster(1),
-            cluster(0),
-            "{db}: b joins c (c is first): {out:?}"
-        );
-        assert_eq!(cluster(2) == cluster(0), copy_joins, "{db}: {out:?}");
-        assert_ne!(
-            cluster(3),
-            cluster(0),
-            "{db}: the far window stays out: {out:?}"
-        );
+        out.iter()
+            .map(|l| l["similar_id"].as_u64().unwrap())
+            .collect()
+    };
+    let off = ["--link-shape", "false"];
+    for (db, flags, copy_joins) in [("on.db", &[][..], true), ("off.db", &off[..], false)] {
+        let c = clusters(db, "in.jsonl", flags);
+        assert_eq!(c[1], c[0], "{db}: b joins c (c is first): {c:?}");
+        assert_eq!(c[2] == c[0], copy_joins, "{db}: {c:?}");
+        assert_ne!(c[3], c[0], "{db}: the far window stays out: {c:?}");
     }
     let o = run(dir.path(), &["--db", "on.db", "stats"]);
     assert!(stdout(&o).contains("link_shape=true"), "{}", stdout(&o));
@@ -642,18 +638,10 @@ fn link_shape_lets_a_copy_of_a_member_in_and_keeps_windows_out() {
     .map(|(id, t)| serde_json::json!({"id": id, "text": t}).to_string() + "\n")
     .collect();
     std::fs::write(dir.path().join("windows.jsonl"), lines).unwrap();
-    for (db, flags, chained) in [
-        ("w-on.db", &[][..], false),
-        ("w-off.db", &["--link-shape", "false"][..], true),
-    ] {
-        let mut args = vec!["--db", db, "ingest", "windows.jsonl", "-o", "-"];
-        args.extend(flags);
-        let o = run(dir.path(), &args);
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        let out = json_lines(&stdout(&o));
-        let cluster = |i: usize| out[i]["similar_id"].as_u64().unwrap();
-        assert_eq!(cluster(1), cluster(0), "{db}: {out:?}");
-        assert_eq!(cluster(2) == cluster(0), chained, "{db}: {out:?}");
+    for (db, flags, chained) in [("w-on.db", &[][..], false), ("w-off.db", &off[..], true)] {
+        let c = clusters(db, "windows.jsonl", flags);
+        assert_eq!(c[1], c[0], "{db}: {c:?}");
+        assert_eq!(c[2] == c[0], chained, "{db}: {c:?}");
     }
 }
 

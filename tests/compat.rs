@@ -172,6 +172,26 @@ fn create_with(path: &Path, settings: fpdb::Settings, docs: &[fpdb::Document]) {
     }
 }
 
+/// A store created at `path` with `settings` is marked `format`, keeps it through a write by
+/// this version, and passes `check` after that write.
+fn stays(
+    path: &std::path::Path,
+    settings: fpdb::Settings,
+    docs: &[fpdb::Document],
+    format: u32,
+    check: impl Fn(&fpdb::Fpdb),
+) {
+    use fpdb::store::schema::format_value_of;
+    create_with(path, settings, &docs[..1]);
+    assert_eq!(format_of(path), format_value_of(format));
+    let mut db = fpdb::Fpdb::open(path).unwrap();
+    db.ingest_document(&docs[1], fpdb::OnExisting::Skip)
+        .unwrap();
+    check(&db);
+    drop(db);
+    assert_eq!(format_of(path), format_value_of(format));
+}
+
 /// New stores are format 7; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
@@ -223,38 +243,40 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     assert!(db.options().tight_clusters);
     drop(db);
     assert_eq!(format_of(&four), format_value_of(RULES4_FORMAT_VERSION));
-    let five = d.path().join("five");
-    let rules5 = fpdb::Settings {
-        tw_phrases: Some(false),
-        link_shape: Some(false),
-        ..Default::default()
-    };
-    create_with(&five, rules5, &docs[..1]);
-    assert_eq!(format_of(&five), format_value_of(RULES5_FORMAT_VERSION));
-    let mut db = fpdb::Fpdb::open(&five).unwrap();
-    assert!(!db.options().tw_phrases);
-    assert_eq!(db.options().strong_resemblance_pct, 78);
-    db.ingest_document(&docs[1], fpdb::OnExisting::Skip)
-        .unwrap();
-    drop(db);
-    assert_eq!(format_of(&five), format_value_of(RULES5_FORMAT_VERSION));
-    let six = d.path().join("six");
-    let rules6 = fpdb::Settings {
-        link_shape: Some(false),
-        ..Default::default()
-    };
-    create_with(&six, rules6, &docs[..1]);
-    assert_eq!(format_of(&six), format_value_of(RULES6_FORMAT_VERSION));
-    let mut db = fpdb::Fpdb::open(&six).unwrap();
-    assert!(!db.options().link_shape);
-    assert!(db.options().tw_phrases);
-    db.ingest_document(&docs[1], fpdb::OnExisting::Skip)
-        .unwrap();
-    // Its records keep no sentence order (version 3 records, as format 6 binaries write).
-    let rec = db.stored_document(&docs[1].id).unwrap().unwrap();
-    assert!(rec.fingerprints.order.is_empty());
-    drop(db);
-    assert_eq!(format_of(&six), format_value_of(RULES6_FORMAT_VERSION));
+    type Check<'a> = Box<dyn Fn(&fpdb::Fpdb) + 'a>;
+    let later: [(&str, Option<bool>, u32, Check); 2] = [
+        (
+            "five",
+            Some(false),
+            RULES5_FORMAT_VERSION,
+            Box::new(|db| {
+                assert!(!db.options().tw_phrases);
+                assert_eq!(db.options().strong_resemblance_pct, 78);
+            }),
+        ),
+        (
+            "six",
+            None,
+            RULES6_FORMAT_VERSION,
+            Box::new(|db| {
+                assert!(db.options().tw_phrases);
+                // No sentence order kept (version 3 records, as format 6 binaries write).
+                let rec = db.stored_document(&docs[1].id).unwrap().unwrap();
+                assert!(rec.fingerprints.order.is_empty());
+            }),
+        ),
+    ];
+    for (name, tw_phrases, format, check) in later {
+        let settings = fpdb::Settings {
+            tw_phrases,
+            link_shape: Some(false),
+            ..Default::default()
+        };
+        stays(&d.path().join(name), settings, &docs, format, |db| {
+            assert!(!db.options().link_shape);
+            check(db);
+        });
+    }
     let db = fpdb::Fpdb::open(&new).unwrap();
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());

@@ -129,22 +129,17 @@ def test_settings_are_kept_and_checked(tmp_path):
         fpdb.open(tmp_path / "f4.db", strong_resemblance=80)
     with pytest.raises(fpdb.SettingsError, match="nshash_n"):
         fpdb.open(path, nshash_n=5)
-    # The Taiwan-vocabulary fold: on by default, off kept, a different ask refused.
-    with fpdb.open(tmp_path / "tw.db") as db:
-        assert db.stats()["options"]["tw_phrases"] is True
-    fpdb.open(tmp_path / "f5.db", tw_phrases=False).close()
-    with fpdb.open(tmp_path / "f5.db") as db:
-        assert db.stats()["options"]["tw_phrases"] is False
-    with pytest.raises(fpdb.SettingsError, match="tw_phrases"):
-        fpdb.open(tmp_path / "f5.db", tw_phrases=True)
-    # The link shape: likewise.
-    with fpdb.open(tmp_path / "tw.db") as db:
-        assert db.stats()["options"]["link_shape"] is True
-    fpdb.open(tmp_path / "f6.db", link_shape=False).close()
-    with fpdb.open(tmp_path / "f6.db") as db:
-        assert db.stats()["options"]["link_shape"] is False
-    with pytest.raises(fpdb.SettingsError, match="link_shape"):
-        fpdb.open(tmp_path / "f6.db", link_shape=True)
+    # The Taiwan-vocabulary fold and the link shape: on by default, off kept, a different ask
+    # refused.
+    for setting in ("tw_phrases", "link_shape"):
+        with fpdb.open(tmp_path / "defaults.db") as db:
+            assert db.stats()["options"][setting] is True
+        off = tmp_path / f"no-{setting}.db"
+        fpdb.open(off, **{setting: False}).close()
+        with fpdb.open(off) as db:
+            assert db.stats()["options"][setting] is False
+        with pytest.raises(fpdb.SettingsError, match=setting):
+            fpdb.open(off, **{setting: True})
     with pytest.raises(fpdb.SettingsError, match="unknown algorithm"):
         fpdb.open(tmp_path / "t.db", algos=["nshash", "bogus"])
     with pytest.raises(TypeError, match="unknown setting"):
