@@ -52,6 +52,12 @@ pub struct Comparison {
     /// keywords-con-check; see `fingerprint::keys::weight_distance`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weight_distance: Option<f64>,
+    /// Where their shared sentences sit (stores with `link_shape`, documents sharing a
+    /// sentence): `copy`, `window` or `ends only` ([`nshash::Shape`]); with tight clusters a
+    /// verified copy-shaped link joins through any member, a window-shaped one is not strong
+    /// by similarity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<&'static str>,
 }
 
 impl Comparison {
@@ -109,7 +115,17 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
             )
         })
         .collect();
+    let shape = nshash::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| {
+        if s.copy() {
+            "copy"
+        } else if s.window() {
+            "window"
+        } else {
+            "ends only"
+        }
+    });
     Comparison {
+        shape,
         shared_bands,
         key_matches,
         weight_distance: opts

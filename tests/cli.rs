@@ -620,6 +620,20 @@ fn link_shape_lets_a_copy_of_a_member_in_and_keeps_windows_out() {
         assert_eq!(c[2] == c[0], copy_joins, "{db}: {c:?}");
         assert_ne!(c[3], c[0], "{db}: the far window stays out: {c:?}");
     }
+    // `explain` names the shapes (stored ids), and none without the link shape.
+    for (b, shape) in [("copy", "copy"), ("far", "window")] {
+        let o = run(dir.path(), &["--db", "on.db", "explain", "b", b, "--json"]);
+        let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(e["shape"], shape, "{e}");
+    }
+    let o = run(dir.path(), &["--db", "on.db", "explain", "b", "far"]);
+    assert!(stdout(&o).contains("shape: window ("), "{}", stdout(&o));
+    let o = run(
+        dir.path(),
+        &["--db", "off.db", "explain", "b", "copy", "--json"],
+    );
+    let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(e.get("shape").is_none(), "{e}");
     let o = run(dir.path(), &["--db", "on.db", "stats"]);
     assert!(stdout(&o).contains("link_shape=true"), "{}", stdout(&o));
     let o = run(dir.path(), &["--db", "off.db", "stats"]);

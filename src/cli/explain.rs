@@ -185,6 +185,14 @@ pub(super) fn print_comparison(
             bars.join(", ")
         );
     }
+    if let Some(shape) = c.shape {
+        let what = match shape {
+            "copy" => "they differ inside the run of shared sentences (edited, added to): a copy; joins through any member",
+            "window" => "one's own sentences precede the shared run, the other's follow it: two windows of one text; not strong by similarity",
+            _ => "they differ only at their ends (a cut copy, or a window): no evidence either way",
+        };
+        outln!("shape: {shape} ({what})");
+    }
     if opts.minhash_bands > 0 {
         outln!(
             "minhash: {} of {} bands shared -> {}",
