@@ -42,13 +42,7 @@ fn main() {
                 s.b.head,
                 s.b.inner,
                 s.b.tail,
-                if s.copy() {
-                    "copy"
-                } else if s.window() {
-                    "window"
-                } else {
-                    "ends only"
-                }
+                s.name()
             )
         });
         println!(

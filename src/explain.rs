@@ -115,15 +115,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
             )
         })
         .collect();
-    let shape = nshash::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| {
-        if s.copy() {
-            "copy"
-        } else if s.window() {
-            "window"
-        } else {
-            "ends only"
-        }
-    });
+    let shape = nshash::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
     Comparison {
         shape,
         shared_bands,

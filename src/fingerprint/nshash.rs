@@ -656,6 +656,17 @@ impl Shape {
     pub fn copy(&self) -> bool {
         !self.window() && self.a.inner + self.b.inner > 0
     }
+
+    /// `copy`, `window` or `ends only` (neither: they differ only at their ends).
+    pub fn name(&self) -> &'static str {
+        if self.copy() {
+            "copy"
+        } else if self.window() {
+            "window"
+        } else {
+            "ends only"
+        }
+    }
 }
 
 /// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
