@@ -550,6 +550,7 @@ fn bad_new_settings_are_refused_with_their_name() {
             "--minhash-bands",
         ),
         (&["--tight-clusters", "maybe"][..], "maybe"),
+        (&["--link-shape", "sometimes"][..], "sometimes"),
         (&["--strong-resemblance", "101"][..], "strong resemblance"),
         (&["--algos", "imatch,imatch"][..], "twice"),
         (
