@@ -564,46 +564,71 @@ pub fn nshash(normalized: &str, opts: &Options) -> Vec<u64> {
 /// full, which keeps the estimate fair for documents over [`SKETCH_MAX`] sentences. 0 when
 /// either is empty.
 pub fn overlap(a: &[u32], b: &[u32]) -> f64 {
+    let (mut na, mut nb, mut both) = (0usize, 0usize, 0usize);
+    compared(a, b, |step| match step {
+        Step::Both(..) => {
+            both += 1;
+            na += 1;
+            nb += 1;
+        }
+        Step::OnlyA(_) => na += 1,
+        Step::OnlyB(_) => nb += 1,
+    });
+    let large = na.max(nb);
+    if large == 0 {
+        0.0
+    } else {
+        both as f64 / large as f64
+    }
+}
+
+/// One entry of two sketches walked in hash order by [`compared`], by index.
+enum Step {
+    /// In both (index in A, index in B).
+    Both(usize, usize),
+    /// In A only.
+    OnlyA(usize),
+    /// In B only.
+    OnlyB(usize),
+}
+
+/// Walk the entries two sketches are compared on, in hash order: all of both, or, when
+/// either is full ([`SKETCH_MAX`]), those up to the smaller of their largest values (which
+/// keeps the comparison fair for documents with more sentences than a sketch holds). Nothing
+/// when either is empty.
+fn compared(a: &[u32], b: &[u32], mut f: impl FnMut(Step)) {
     let (Some(&ma), Some(&mb)) = (a.last(), b.last()) else {
-        return 0.0;
+        return;
     };
     let cut = if a.len() < SKETCH_MAX && b.len() < SKETCH_MAX {
         u32::MAX
     } else {
         ma.min(mb)
     };
-    let (mut i, mut j, mut na, mut nb, mut both) = (0, 0, 0usize, 0usize, 0usize);
-    while i < a.len() && a[i] <= cut || j < b.len() && b[j] <= cut {
+    let (mut i, mut j) = (0, 0);
+    loop {
         let x = a.get(i).copied().filter(|&v| v <= cut);
         let y = b.get(j).copied().filter(|&v| v <= cut);
         match (x, y) {
             (Some(x), Some(y)) if x == y => {
-                both += 1;
-                na += 1;
-                nb += 1;
+                f(Step::Both(i, j));
                 i += 1;
                 j += 1;
             }
             (Some(x), Some(y)) if x < y => {
-                na += 1;
+                f(Step::OnlyA(i));
                 i += 1;
-            }
-            (Some(_), Some(_)) | (None, Some(_)) => {
-                nb += 1;
-                j += 1;
             }
             (Some(_), None) => {
-                na += 1;
+                f(Step::OnlyA(i));
                 i += 1;
+            }
+            (_, Some(_)) => {
+                f(Step::OnlyB(j));
+                j += 1;
             }
             (None, None) => break,
         }
-    }
-    let large = na.max(nb);
-    if large == 0 {
-        0.0
-    } else {
-        both as f64 / large as f64
     }
 }
 
@@ -672,44 +697,21 @@ impl Shape {
 /// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
 /// record of an older store) or they share no sentence.
 pub fn shape(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Option<Shape> {
-    if a.is_empty() || b.is_empty() || a.len() != a_order.len() || b.len() != b_order.len() {
+    if a.len() != a_order.len() || b.len() != b_order.len() {
         return None;
     }
-    // The sentences compared, as `overlap` compares them.
-    let cut = if a.len() < SKETCH_MAX && b.len() < SKETCH_MAX {
-        u32::MAX
-    } else {
-        a[a.len() - 1].min(b[b.len() - 1])
-    };
     // (place, shared) of each compared sentence.
     let (mut pa, mut pb) = (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
-    let (mut i, mut j, mut shared) = (0, 0, 0);
-    loop {
-        let x = a.get(i).copied().filter(|&v| v <= cut);
-        let y = b.get(j).copied().filter(|&v| v <= cut);
-        match (x, y) {
-            (Some(x), Some(y)) if x == y => {
-                pa.push((a_order[i], true));
-                pb.push((b_order[j], true));
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-            (Some(x), Some(y)) if x < y => {
-                pa.push((a_order[i], false));
-                i += 1;
-            }
-            (Some(_), None) => {
-                pa.push((a_order[i], false));
-                i += 1;
-            }
-            (_, Some(_)) => {
-                pb.push((b_order[j], false));
-                j += 1;
-            }
-            (None, None) => break,
+    let mut shared = 0;
+    compared(a, b, |step| match step {
+        Step::Both(i, j) => {
+            pa.push((a_order[i], true));
+            pb.push((b_order[j], true));
+            shared += 1;
         }
-    }
+        Step::OnlyA(i) => pa.push((a_order[i], false)),
+        Step::OnlyB(j) => pb.push((b_order[j], false)),
+    });
     (shared > 0).then(|| Shape {
         a: ends(&mut pa),
         b: ends(&mut pb),
