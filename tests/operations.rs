@@ -428,23 +428,21 @@ fn a_flipped_byte_in_the_write_ahead_log_is_an_error_not_a_silent_loss() {
 
 #[test]
 fn verify_deep_finds_damage_no_scan_reads() {
-    // A flipped byte in a table file's filter or index metadata escapes `verify` (its scans
-    // read data blocks only) but not `verify --deep` (every block, with checksums). Find
-    // such a byte near the end of the largest table file, where those blocks are.
+    // A flipped byte in a table file's filter escapes `verify` (its scans read data and index
+    // blocks only) but not `verify --deep` (every block, with checksums). Find such a byte in
+    // the second half of a table file: the largest files first (the records' family has no
+    // filter: its reads always hit).
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
     let o = run(p, &["-q", "ingest", common::sample().to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let db = p.join("fpdb.db");
-    let largest = std::fs::read_dir(&db)
+    let mut tables: Vec<std::path::PathBuf> = std::fs::read_dir(&db)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|f| f.extension().is_some_and(|x| x == "sst"))
-        .max_by_key(|f| std::fs::metadata(f).unwrap().len())
-        .unwrap();
-    let name = largest.file_name().unwrap().to_string_lossy().to_string();
-    let original = std::fs::read(&largest).unwrap();
-    let len = original.len();
+        .collect();
+    tables.sort_by_key(|f| std::cmp::Reverse(std::fs::metadata(f).unwrap().len()));
     let check = |deep: bool| {
         let db = fpdb::Fpdb::builder().read_only(true).open(&db);
         db.and_then(|db| {
@@ -455,19 +453,28 @@ fn verify_deep_finds_damage_no_scan_reads() {
         })
     };
     let mut found = None;
-    for at in (len - len / 30..len - 60).step_by(5) {
-        let mut bytes = original.clone();
-        bytes[at] ^= 0xff;
-        std::fs::write(&largest, &bytes).unwrap();
-        let (plain, deep) = (check(false), check(true));
-        if plain.is_err() {
-            assert!(deep.is_err(), "byte {at}: verify failed, --deep passed");
-        } else if let Err(e) = deep {
-            found = Some((at, e.to_string()));
-            break;
+    'tables: for table in &tables {
+        let original = std::fs::read(table).unwrap();
+        let len = original.len();
+        // The filter blocks come before the index and the properties (up to the last half
+        // of a small file): about 200 places in that half.
+        for at in (len / 2..len - 60).step_by((len / 400).max(5)) {
+            let mut bytes = original.clone();
+            bytes[at] ^= 0xff;
+            std::fs::write(table, &bytes).unwrap();
+            let (plain, deep) = (check(false), check(true));
+            if plain.is_err() {
+                assert!(deep.is_err(), "byte {at}: verify failed, --deep passed");
+            } else if let Err(e) = deep {
+                std::fs::write(table, &original).unwrap();
+                found = Some((table.clone(), original, at, e.to_string()));
+                break 'tables;
+            }
         }
+        std::fs::write(table, &original).unwrap();
     }
-    let (at, err) = found.expect("a byte only --deep notices");
+    let (largest, original, at, err) = found.expect("a byte only --deep notices");
+    let name = largest.file_name().unwrap().to_string_lossy().to_string();
     assert!(err.contains("Corruption") && err.contains(&name), "{err}");
     // The same through the binary: verify says ok, verify --deep exits 2 naming the file.
     let mut bytes = original.clone();

@@ -174,38 +174,36 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
                 }
             }
         })?;
+        // Batch i is made durable (its log synced) on a thread of its own while batch i + 1
+        // is decided and written; its results are written once that sync returns.
+        let mut waiting: Option<Written<'_>> = None;
         for (chunk, fps) in rx {
             let (results, fatal) = ingest_chunk(&mut db, &chunk, fps, on_existing, &mut sum, &bar);
-            // Acknowledge only what is durable: sync, then report. After a store error the
-            // sync of what came before it may fail too (RocksDB then only says "Writer has
-            // previous error"): the first error is the one to report.
-            if let Err(e) = db.sync() {
-                return Err(match fatal {
-                    Some(first) => first,
-                    None => e.into(),
-                });
+            let syncing = match db.commit_unsynced() {
+                Ok(Some(syncer)) => Some(
+                    std::thread::Builder::new()
+                        .name("fpdb-sync".into())
+                        .spawn_scoped(scope, move || syncer())?,
+                ),
+                Ok(None) => None,
+                Err(e) => Some(scope.spawn(move || Err(e))),
+            };
+            let stop = fatal.is_some();
+            let written = Written {
+                chunk,
+                results,
+                fatal,
+                syncing,
+            };
+            if let Some(w) = waiting.replace(written) {
+                w.acknowledge(&db, &mut out, &bar, &sum, sized, start)?;
             }
-            if let Some(w) = out.as_mut() {
-                for (rec, r) in chunk.iter().zip(&results) {
-                    write_result(w, rec, r)?;
-                }
-                w.flush()?;
+            if stop {
+                break;
             }
-            if sized {
-                bar.set_position(sum.input_bytes);
-            }
-            let secs = start.elapsed().as_secs_f64().max(1e-9);
-            bar.set_message(format!(
-                "{} docs ({:.0}/s), {} duplicates, {} skipped",
-                sum.records,
-                sum.records as f64 / secs,
-                sum.duplicates,
-                sum.skipped
-            ));
-            bar.tick();
-            if let Some(e) = fatal {
-                return Err(e);
-            }
+        }
+        if let Some(w) = waiting {
+            w.acknowledge(&db, &mut out, &bar, &sum, sized, start)?;
         }
         Ok(())
     })?;
@@ -226,6 +224,69 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     } else {
         EXIT_OK
     })
+}
+
+/// A chunk written to the store, not yet acknowledged: its results wait for its sync.
+struct Written<'scope> {
+    chunk: Vec<Record>,
+    results: Vec<Result<IngestResult, String>>,
+    /// The store error that stopped the chunk (after the results before it).
+    fatal: Option<anyhow::Error>,
+    /// The sync of its log, running (None: the store syncs only through `Fpdb::sync`).
+    syncing: Option<std::thread::ScopedJoinHandle<'scope, fpdb::Result<()>>>,
+}
+
+impl Written<'_> {
+    /// Wait until the chunk is durable, then write its results and show the progress; the
+    /// chunk's store error, if it had one, after that.
+    fn acknowledge(
+        self,
+        db: &Fpdb,
+        out: &mut Option<Box<dyn Write>>,
+        bar: &indicatif::ProgressBar,
+        sum: &Summary,
+        sized: bool,
+        start: std::time::Instant,
+    ) -> anyhow::Result<()> {
+        let synced = match self.syncing {
+            Some(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(fpdb::Error::Storage("the sync thread panicked".into()))),
+            None => db.sync(),
+        };
+        // After a store error the sync of what came before it may fail too (RocksDB then
+        // only says "Writer has previous error"): the first error is the one to report.
+        if let Err(e) = synced {
+            return Err(match self.fatal {
+                Some(first) => first,
+                None => e.into(),
+            });
+        }
+        if let Some(w) = out.as_mut() {
+            for (rec, r) in self.chunk.iter().zip(&self.results) {
+                write_result(w, rec, r)?;
+            }
+            w.flush()?;
+        }
+        if sized {
+            bar.set_position(sum.input_bytes);
+        }
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!(
+            "{} docs ({:.0}/s), {} duplicates, {} skipped",
+            sum.records,
+            sum.records as f64 / secs,
+            sum.duplicates,
+            sum.skipped
+        ));
+        bar.tick();
+        // The texts are freed off the writer's thread.
+        rayon::spawn(move || drop(self.chunk));
+        match self.fatal {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A retention asked for: seconds, or None for `off`.

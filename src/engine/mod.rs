@@ -281,6 +281,20 @@ impl Fpdb {
         self.end_write(r)
     }
 
+    /// Hand everything written so far to the store (its memtables and log) without waiting
+    /// for it to be durable, and return what makes it durable ([`Store::syncer`]), to call
+    /// on another thread while the next writes go on: what it covers is acknowledged only
+    /// once it returns `Ok`. `None` when only [`Fpdb::sync`] can (a store other processes
+    /// write too: there the sync also ends the write lease); call that instead.
+    pub fn commit_unsynced(&self) -> Result<Option<crate::store::Syncer>> {
+        if self.store.shared() {
+            return Ok(None);
+        }
+        self.stage_counters()?;
+        self.store.commit()?;
+        Ok(self.store.syncer())
+    }
+
     /// Before a write: on a store other processes write too ([`Store::shared`]), wait for
     /// its write lease and reload the counters they may have moved. Held until the next
     /// [`Fpdb::sync`], so that everything between is decided against one view.

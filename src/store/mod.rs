@@ -86,6 +86,9 @@ impl Batch {
     }
 }
 
+/// See [`Store::syncer`].
+pub type Syncer = std::sync::Arc<dyn Fn() -> Result<()> + Send + Sync>;
+
 /// Ordered key/value storage with column families.
 pub trait Store: Send + Sync {
     /// The value of `key`, if any.
@@ -135,6 +138,13 @@ pub trait Store: Send + Sync {
 
     /// Make every write so far durable (survives power loss).
     fn sync(&self) -> Result<()>;
+
+    /// What makes every write made before it is called durable, callable from any thread
+    /// while later writes go on (RocksDB: a sync of its write-ahead log). `None` when only
+    /// [`Store::sync`] does it (a remote store, where a sync also ends the write lease).
+    fn syncer(&self) -> Option<Syncer> {
+        None
+    }
 
     /// Make every write so far durable and move it out of the write-ahead log into table
     /// files, so the next open replays nothing (end of a bulk load). Default: [`Store::sync`].

@@ -156,6 +156,10 @@ impl Store for Presence {
         self.base.sync()
     }
 
+    fn syncer(&self) -> Option<super::Syncer> {
+        self.base.syncer()
+    }
+
     fn flush(&self) -> Result<()> {
         self.base.flush()
     }

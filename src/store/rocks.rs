@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 
 /// A RocksDB-backed store.
 pub struct RocksStore {
-    db: DB,
+    /// Shared with [`Store::syncer`]s.
+    db: std::sync::Arc<DB>,
     /// Column families missing from a store opened read-only (made by an older format).
     missing: Vec<Cf>,
     path: PathBuf,
@@ -108,9 +109,14 @@ fn cf_options(cf: Cf, cache: &Cache, read_only: bool) -> Options {
             t.set_bloom_filter(10.0, false);
             t.set_whole_key_filtering(false);
         }
+        None if matches!(cf, Cf::Docs | Cf::Clusters) => {
+            // Read only by keys that exist (a candidate's record, a cluster named by a
+            // posting or a record): a filter would always answer "maybe" and each get would
+            // pay for loading its partition.
+        }
         None => {
-            // Most lookups (new sentence hashes, new ids) miss: bloom filters on disk and in
-            // the memtable answer them without a search.
+            // Most lookups (new ids) miss: bloom filters on disk and in the memtable answer
+            // them without a search.
             t.set_bloom_filter(10.0, false);
             o.set_memtable_prefix_bloom_ratio(MEMTABLE_BLOOM_RATIO);
             o.set_memtable_whole_key_filtering(true);
@@ -284,7 +290,7 @@ impl RocksStore {
             .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache, false)));
         let db = DB::open_cf_descriptors(&opts, path, cfs).map_err(|e| open_err(path, e))?;
         Ok(RocksStore {
-            db,
+            db: std::sync::Arc::new(db),
             missing: Vec::new(),
             path: path.to_path_buf(),
             read_only: false,
@@ -345,7 +351,7 @@ impl RocksStore {
             }
         };
         Ok(RocksStore {
-            db,
+            db: std::sync::Arc::new(db),
             missing,
             path: path.to_path_buf(),
             read_only: true,
@@ -474,6 +480,16 @@ impl Store for RocksStore {
             return Ok(());
         }
         self.db.flush_wal(true).map_err(|e| map_err(&self.path, e))
+    }
+
+    fn syncer(&self) -> Option<super::Syncer> {
+        if self.read_only {
+            return None;
+        }
+        let (db, path) = (self.db.clone(), self.path.clone());
+        Some(std::sync::Arc::new(move || {
+            db.flush_wal(true).map_err(|e| map_err(&path, e))
+        }))
     }
 
     fn flush(&self) -> Result<()> {

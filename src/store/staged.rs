@@ -205,6 +205,12 @@ impl Store for Staged {
         self.base.sync()
     }
 
+    /// The base store's: it covers what was committed ([`Staged::commit`]), not what is
+    /// still staged.
+    fn syncer(&self) -> Option<super::Syncer> {
+        self.base.syncer()
+    }
+
     fn flush(&self) -> Result<()> {
         self.commit()?;
         self.base.flush()
