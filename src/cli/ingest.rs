@@ -179,21 +179,21 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         let mut waiting: Option<Written<'_>> = None;
         for (chunk, fps) in rx {
             let (results, fatal) = ingest_chunk(&mut db, &chunk, fps, on_existing, &mut sum, &bar);
-            let syncing = match db.commit_unsynced() {
-                Ok(Some(syncer)) => Some(
+            let durable = match db.commit_unsynced() {
+                Ok(Some(syncer)) => Durable::Syncing(
                     std::thread::Builder::new()
                         .name("fpdb-sync".into())
                         .spawn_scoped(scope, move || syncer())?,
                 ),
-                Ok(None) => None,
-                Err(e) => Some(scope.spawn(move || Err(e))),
+                Ok(None) => Durable::Inline,
+                Err(e) => Durable::Failed(e),
             };
             let stop = fatal.is_some();
             let written = Written {
                 chunk,
                 results,
                 fatal,
-                syncing,
+                durable,
             };
             if let Some(w) = waiting.replace(written) {
                 w.acknowledge(&db, &mut out, &bar, &sum, sized, start)?;
@@ -232,8 +232,17 @@ struct Written<'scope> {
     results: Vec<Result<IngestResult, String>>,
     /// The store error that stopped the chunk (after the results before it).
     fatal: Option<anyhow::Error>,
-    /// The sync of its log, running (None: the store syncs only through `Fpdb::sync`).
-    syncing: Option<std::thread::ScopedJoinHandle<'scope, fpdb::Result<()>>>,
+    durable: Durable<'scope>,
+}
+
+/// How a written chunk becomes durable.
+enum Durable<'scope> {
+    /// The sync of the store's log, running on a thread of its own.
+    Syncing(std::thread::ScopedJoinHandle<'scope, fpdb::Result<()>>),
+    /// By `Fpdb::sync` when acknowledged (a store other processes write).
+    Inline,
+    /// Handing it to the store failed.
+    Failed(fpdb::Error),
 }
 
 impl Written<'_> {
@@ -248,11 +257,12 @@ impl Written<'_> {
         sized: bool,
         start: std::time::Instant,
     ) -> anyhow::Result<()> {
-        let synced = match self.syncing {
-            Some(h) => h
+        let synced = match self.durable {
+            Durable::Syncing(h) => h
                 .join()
                 .unwrap_or_else(|_| Err(fpdb::Error::Storage("the sync thread panicked".into()))),
-            None => db.sync(),
+            Durable::Inline => db.sync(),
+            Durable::Failed(e) => Err(e),
         };
         // After a store error the sync of what came before it may fail too (RocksDB then
         // only says "Writer has previous error"): the first error is the one to report.
