@@ -120,6 +120,42 @@ fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &
     assert_eq!(a.stats().documents, b.stats().documents);
     assert_eq!(a.stats().clusters, b.stats().clusters);
     b.verify().unwrap();
+    query_many_is_query(b, docs, rng);
+}
+
+/// `Fpdb::query_many` (the postings and simhash tables of all its documents read at once, in
+/// key order) answers as `Fpdb::query` does one document at a time, and counts what those
+/// lookups would have read: stored texts, new ones and edited copies.
+fn query_many_is_query(db: &Fpdb, docs: &[Document], rng: &mut Rng) {
+    let mut probe: Vec<Document> = docs.iter().step_by(3).cloned().collect();
+    probe.extend(stream(rng, 60));
+    let fps: Vec<_> = probe.iter().map(|d| db.fingerprint_document(d)).collect();
+    let s0 = db.lookup_stats();
+    let one: Vec<_> = probe
+        .iter()
+        .zip(&fps)
+        .map(|(d, f)| db.query(&d.id, f).unwrap())
+        .collect();
+    let s1 = db.lookup_stats();
+    let asked: Vec<(&str, &fpdb::Fingerprints)> = probe
+        .iter()
+        .zip(&fps)
+        .map(|(d, f)| (d.id.as_str(), f))
+        .collect();
+    let many: Vec<_> = db
+        .query_many(&asked)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let s2 = db.lookup_stats();
+    assert_eq!(one, many);
+    for ((name, a0), ((_, a1), (_, a2))) in s0
+        .counts()
+        .into_iter()
+        .zip(s1.counts().into_iter().zip(s2.counts()))
+    {
+        assert_eq!(a1 - a0, a2 - a1, "lookup counter {name}");
+    }
 }
 
 #[test]

@@ -236,13 +236,19 @@ impl Store {
         py.allow_threads(|| {
             self.with(|db| {
                 let db = &*db;
-                let outcomes: Vec<fpdb::Outcome> = texts
+                let fps: Vec<fpdb::Fingerprints> = texts
                     .into_par_iter()
                     .map(|(text, title)| {
                         let mut doc = fpdb::Document::new("", text);
                         doc.title = title;
-                        db.query("", &db.fingerprint_document(&doc))
+                        db.fingerprint_document(&doc)
                     })
+                    .collect();
+                let looked: Vec<(&str, &fpdb::Fingerprints)> =
+                    fps.iter().map(|f| ("", f)).collect();
+                let outcomes: Vec<fpdb::Outcome> = db
+                    .query_many(&looked)
+                    .into_iter()
                     .collect::<fpdb::Result<_>>()
                     .map_err(err)?;
                 json(&outcomes.iter().map(|o| o.answer(None)).collect::<Vec<_>>())

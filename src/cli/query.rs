@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use rayon::prelude::*;
 
 use fpdb::reader::{Inputs, ReadOptions};
 use fpdb::Outcome;
@@ -51,11 +50,20 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
     let (mut records, mut duplicates, mut skipped) = (0u64, 0u64, 0u64);
     while let Some((chunk, fps)) = next_chunk(&mut inputs, 1024, &fp) {
         // Lookups are independent (nothing is written): all cores, then output in order.
+        let looked: Vec<(&str, &fpdb::Fingerprints)> = chunk
+            .iter()
+            .zip(&fps)
+            .filter_map(|(rec, f)| match (&rec.doc, f) {
+                (Ok(doc), Some(f)) => Some((doc.id.as_str(), f)),
+                _ => None,
+            })
+            .collect();
+        let mut outcomes = db.query_many(&looked).into_iter();
         let found: Vec<Option<fpdb::Result<Outcome>>> = chunk
-            .par_iter()
-            .zip(fps.par_iter())
+            .iter()
+            .zip(&fps)
             .map(|(rec, f)| match (&rec.doc, f) {
-                (Ok(doc), Some(f)) => Some(db.query(&doc.id, f)),
+                (Ok(_), Some(_)) => outcomes.next(),
                 _ => None,
             })
             .collect();

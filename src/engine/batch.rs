@@ -12,7 +12,7 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
-use super::lookup::Checked;
+use super::lookup::{Checked, ReadMany};
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::simhash::hamming;
@@ -124,8 +124,23 @@ impl Fpdb {
         }
         let skip = on_existing == OnExisting::Skip;
         let lookups = || -> Vec<Result<Found>> {
+            let existing: Vec<Result<Option<(u64, u64)>>> = docs
+                .par_iter()
+                .map(|(doc, _)| self.existing(&doc.id))
+                .collect();
+            // The postings and simhash tables of every document to look up, read in key
+            // order; when that fails, each document reads its own (and meets the error as a
+            // lookup of its own would, in input order).
+            let looked: Vec<&Fingerprints> = docs
+                .iter()
+                .zip(&existing)
+                .filter(|(_, e)| matches!(e, Ok(None)) || (!skip && matches!(e, Ok(Some(_)))))
+                .map(|((_, fps), _)| fps)
+                .collect();
+            let read = self.read_many(&looked).ok();
             docs.par_iter()
-                .map(|(doc, fps)| self.found(doc, fps, skip))
+                .zip(existing)
+                .map(|((_, fps), existing)| self.found(fps, existing?, skip, read.as_ref()))
                 .collect()
         };
         let pool = self.lookup_pool.get_or_init(|| {
@@ -188,20 +203,33 @@ impl Fpdb {
         out
     }
 
-    /// What `doc` finds in the store (read-only; runs on many threads at once).
-    fn found(&self, doc: &Document, fps: &Fingerprints, skip: bool) -> Result<Found> {
-        let mut f = Found::default();
-        if let Some(seq) = self.seq_of(&doc.id)? {
-            f.existing = Some((seq, self.doc(seq)?.similar_id));
-            if skip {
-                return Ok(f);
-            }
+    /// (seq, similar_id at ingest) of the stored document with id `id`.
+    fn existing(&self, id: &str) -> Result<Option<(u64, u64)>> {
+        match self.seq_of(id)? {
+            Some(seq) => Ok(Some((seq, self.doc(seq)?.similar_id))),
+            None => Ok(None),
+        }
+    }
+
+    /// What a document (`fps`, its stored namesake `existing`) finds in the store, from what
+    /// [`Fpdb::read_many`] read for the batch when given (read-only; runs on many threads at
+    /// once).
+    fn found(
+        &self,
+        fps: &Fingerprints,
+        existing: Option<(u64, u64)>,
+        skip: bool,
+        read: Option<&ReadMany>,
+    ) -> Result<Found> {
+        let mut f = Found {
+            existing,
+            ..Found::default()
+        };
+        if skip && existing.is_some() {
+            return Ok(f);
         }
         super::LookupCounters::add(&self.reads.lookups, 1);
-        f.holders = self.nshash_holders(&fps.postings().collect::<Vec<_>>())?;
-        if let Some(q) = fps.simhash {
-            f.simhash = self.simhash_candidates(q)?;
-        }
+        (f.holders, f.simhash) = self.holders_and_neighbours(fps, read)?;
         let seqs = f
             .holders
             .values()

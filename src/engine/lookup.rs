@@ -26,6 +26,15 @@ fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> 
     sorted.into_iter().map(schema::nshash_range).collect()
 }
 
+/// What the lookups of many documents read ([`Fpdb::read_many`]).
+#[derive(Default)]
+pub(super) struct ReadMany {
+    /// Posting (sentence hash, band or exact key) -> its oldest holder (seq, cluster).
+    holders: HashMap<u64, (u64, u64)>,
+    /// Simhash range (by its start key) -> its entries (permuted fingerprint, seq).
+    tables: HashMap<[u8; 17], Vec<(u64, u64)>>,
+}
+
 /// A candidate stored document found by lookup.
 #[derive(Debug, Clone)]
 pub(super) struct Candidate {
@@ -232,7 +241,14 @@ impl Fpdb {
 
     /// [`Fpdb::nshash_holder`] of every hash, through one iterator.
     pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<HashMap<u64, (u64, u64)>> {
-        let bounds = nshash_bounds(hashes.iter().copied());
+        let found = self.holders_of(nshash_bounds(hashes.iter().copied()))?;
+        LookupCounters::add(&self.reads.postings_found, found.len());
+        Ok(found)
+    }
+
+    /// The oldest holder of each posting range of `bounds` (sorted, distinct), through one
+    /// iterator; not counted.
+    fn holders_of(&self, bounds: Vec<([u8; 8], [u8; 17])>) -> Result<HashMap<u64, (u64, u64)>> {
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         let mut found = HashMap::with_capacity_and_hasher(bounds.len(), Default::default());
         let mut err = None;
@@ -245,11 +261,124 @@ impl Fpdb {
             }
             false
         })?;
-        LookupCounters::add(&self.reads.postings_found, found.len());
         match err {
             Some(e) => Err(e),
             None => Ok(found),
         }
+    }
+
+    /// What the lookups of many documents (`fps`) read from the postings and the simhash
+    /// tables, read in key order on all cores of the current pool: each share of the sorted
+    /// ranges through one iterator, so consecutive seeks land in the table files and index
+    /// partitions the previous one opened (a lookup per document opened an iterator, and
+    /// every seek a file of its own). Not counted: [`Fpdb::holders_in`] and
+    /// [`Fpdb::simhash_in`] count what each document's own lookup would have.
+    pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
+        use rayon::prelude::*;
+        let shares = rayon::current_num_threads().max(1) * 2;
+        let bounds = nshash_bounds(fps.iter().flat_map(|f| f.postings()));
+        let size = bounds.len().div_ceil(shares).max(1);
+        let mut holders = HashMap::default();
+        for part in bounds
+            .par_chunks(size)
+            .map(|c| self.holders_of(c.to_vec()))
+            .collect::<Vec<_>>()
+        {
+            holders.extend(part?);
+        }
+        let mut ranges: Vec<([u8; 17], [u8; 18])> = fps
+            .iter()
+            .filter_map(|f| f.simhash)
+            .flat_map(|q| self.simhash_bounds(q).into_iter().map(|(s, e, _)| (s, e)))
+            .collect();
+        ranges.sort_unstable();
+        ranges.dedup();
+        let size = ranges.len().div_ceil(shares).max(1);
+        let mut tables = HashMap::with_capacity_and_hasher(ranges.len(), Default::default());
+        for part in ranges
+            .par_chunks(size)
+            .map(|c| self.simhash_entries(c).map(|e| (c, e)))
+            .collect::<Vec<_>>()
+        {
+            let (c, entries) = part?;
+            tables.extend(c.iter().map(|r| r.0).zip(entries));
+        }
+        Ok(ReadMany { holders, tables })
+    }
+
+    /// The entries (permuted fingerprint, seq) of each simhash range of `ranges` (sorted,
+    /// distinct: in one table, ranges of one prefix length are equal or disjoint), through one
+    /// iterator.
+    fn simhash_entries(&self, ranges: &[([u8; 17], [u8; 18])]) -> Result<Vec<Vec<(u64, u64)>>> {
+        let scan: Vec<(&[u8], &[u8])> = ranges.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        let mut out = vec![Vec::new(); ranges.len()];
+        let mut cur = 0;
+        let mut err = None;
+        self.store.scan_ranges(Cf::Simhash, &scan, &mut |key, _| {
+            // Ranges are visited in order: a key belongs to the first one not ending at or
+            // before it.
+            while cur < ranges.len() && key >= &ranges[cur].1[..] {
+                cur += 1;
+            }
+            match (schema::decode_simhash_key(key), out.get_mut(cur)) {
+                (Ok((_, p, seq)), Some(o)) => {
+                    o.push((p, seq));
+                    true
+                }
+                (Err(e), _) => {
+                    err = Some(e);
+                    false
+                }
+                (Ok(_), None) => {
+                    err = Some(schema::corrupt(
+                        Cf::Simhash,
+                        key,
+                        "outside the ranges scanned".into(),
+                    ));
+                    false
+                }
+            }
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// [`Fpdb::nshash_holders`] of `fps`'s postings from what [`Fpdb::read_many`] read.
+    pub(super) fn holders_in(
+        &self,
+        fps: &Fingerprints,
+        read: &ReadMany,
+    ) -> HashMap<u64, (u64, u64)> {
+        let mut found = HashMap::default();
+        for h in fps.postings() {
+            if let Some(&v) = read.holders.get(&h) {
+                found.insert(h, v);
+            }
+        }
+        LookupCounters::add(&self.reads.postings_found, found.len());
+        found
+    }
+
+    /// [`Fpdb::simhash_candidates`] of `q` from what [`Fpdb::read_many`] read (`None` when
+    /// it did not read `q`'s ranges).
+    pub(super) fn simhash_in(&self, q: u64, read: &ReadMany) -> Option<BTreeMap<u64, u32>> {
+        let k = self.opts.simhash_k;
+        let mut found = BTreeMap::new();
+        let mut scanned = 0;
+        for (start, _, p) in self.simhash_bounds(q) {
+            for &(e, seq) in read.tables.get(&start)? {
+                scanned += 1;
+                let d = hamming(e, p);
+                if d <= k {
+                    found.insert(seq, d);
+                }
+            }
+        }
+        LookupCounters::add(&self.reads.simhash_scanned, scanned);
+        LookupCounters::add(&self.reads.simhash_candidates, found.len());
+        Some(found)
     }
 
     /// A stored candidate (`seq`) checked against `fps`: its record read (and counted).
@@ -259,15 +388,39 @@ impl Fpdb {
     }
 
     pub(super) fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
+        self.lookup_in(fps, None)
+    }
+
+    /// [`Fpdb::lookup`], its postings and simhash tables from what [`Fpdb::read_many`] read
+    /// when given.
+    fn lookup_in(&self, fps: &Fingerprints, read: Option<&ReadMany>) -> Result<Lookup> {
         LookupCounters::add(&self.reads.lookups, 1);
-        let holders = self.nshash_holders(&fps.postings().collect::<Vec<_>>())?;
-        let simhash = match fps.simhash {
-            Some(q) => self.simhash_candidates(q)?,
-            None => BTreeMap::new(),
-        };
+        let (holders, simhash) = self.holders_and_neighbours(fps, read)?;
         self.lookup_with(fps, &holders, simhash, &mut |seq| {
             self.check_stored(fps, seq)
         })
+    }
+
+    /// The oldest holder of each posting of `fps` and its simhash neighbours (seq ->
+    /// distance): from what [`Fpdb::read_many`] read when given, else from the store.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn holders_and_neighbours(
+        &self,
+        fps: &Fingerprints,
+        read: Option<&ReadMany>,
+    ) -> Result<(HashMap<u64, (u64, u64)>, BTreeMap<u64, u32>)> {
+        let holders = match read {
+            Some(read) => self.holders_in(fps, read),
+            None => self.nshash_holders(&fps.postings().collect::<Vec<_>>())?,
+        };
+        let simhash = match fps.simhash {
+            Some(q) => match read.and_then(|r| self.simhash_in(q, r)) {
+                Some(found) => found,
+                None => self.simhash_candidates(q)?,
+            },
+            None => BTreeMap::new(),
+        };
+        Ok((holders, simhash))
     }
 
     /// The decision inputs of `fps` from what was found for it: the holder of each sentence
@@ -465,7 +618,23 @@ impl Fpdb {
 
     /// What `fps` would get if it were ingested now: never writes.
     pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
-        let lk = self.lookup(fps)?;
+        self.outcome(id, self.lookup(fps)?)
+    }
+
+    /// [`Fpdb::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
+    /// current rayon pool. What their lookups read from the postings and simhash tables is
+    /// read for all of them at once, in key order ([`Fpdb::read_many`]); same answers.
+    pub fn query_many(&self, docs: &[(&str, &Fingerprints)]) -> Vec<Result<Outcome>> {
+        use rayon::prelude::*;
+        let fps: Vec<&Fingerprints> = docs.iter().map(|d| d.1).collect();
+        let read = self.read_many(&fps).ok();
+        docs.par_iter()
+            .map(|(id, fps)| self.outcome(id, self.lookup_in(fps, read.as_ref())?))
+            .collect()
+    }
+
+    /// The outcome of lookup `lk` for a document with id `id`.
+    fn outcome(&self, id: &str, lk: Lookup) -> Result<Outcome> {
         let (matches, _) = self.matches(&lk);
         let target = lk.roots.iter().next();
         Ok(Outcome {
