@@ -98,18 +98,16 @@ impl Checked {
     pub(super) fn of(
         opts: &crate::options::Options,
         fps: &Fingerprints,
-        rec: schema::DocRecord,
+        rec: &schema::DocRecord,
     ) -> Checked {
-        let sketches = super::record_sketches(&rec);
-        let c = Checked::new(
+        Checked::new(
             opts,
             fps,
-            String::new(),
+            rec.id.clone(),
             rec.similar_id,
-            sketches,
+            super::record_sketches(rec),
             &rec.key_weights,
-        );
-        Checked { id: rec.id, ..c }
+        )
     }
 }
 
@@ -383,8 +381,22 @@ impl Fpdb {
 
     /// A stored candidate (`seq`) checked against `fps`: its record read (and counted).
     pub(super) fn check_stored(&self, fps: &Fingerprints, seq: u64) -> Result<Checked> {
+        self.check_stored_in(fps, seq, None)
+    }
+
+    /// [`Fpdb::check_stored`], the record taken from `records` (read once for a whole batch)
+    /// when it is there; counted as read either way.
+    pub(super) fn check_stored_in(
+        &self,
+        fps: &Fingerprints,
+        seq: u64,
+        records: Option<&HashMap<u64, schema::DocRecord>>,
+    ) -> Result<Checked> {
         LookupCounters::add(&self.reads.records_read, 1);
-        Ok(Checked::of(&self.opts, fps, self.doc(seq)?))
+        match records.and_then(|r| r.get(&seq)) {
+            Some(rec) => Ok(Checked::of(&self.opts, fps, rec)),
+            None => Ok(Checked::of(&self.opts, fps, &self.doc(seq)?)),
+        }
     }
 
     pub(super) fn lookup(&self, fps: &Fingerprints) -> Result<Lookup> {
