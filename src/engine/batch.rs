@@ -158,29 +158,8 @@ impl Fpdb {
             // (a third of a batch's reads were of records another document of it read too,
             // on the short corpus at 10^6 documents); the others, and all of them when one
             // of these fails, each document reads itself (only the shared ones are held).
-            let mut seqs: Vec<u64> = found
-                .iter()
-                .flatten()
-                .flat_map(|f| {
-                    let mut own: Vec<u64> = f.candidates().collect();
-                    own.sort_unstable();
-                    own.dedup();
-                    own
-                })
-                .collect();
-            seqs.sort_unstable();
-            let mut shared: Vec<u64> = seqs
-                .windows(2)
-                .filter(|w| w[0] == w[1])
-                .map(|w| w[0])
-                .collect();
-            shared.dedup();
-            let seqs = shared;
-            let records: Option<HashMap<u64, DocRecord>> = seqs
-                .par_iter()
-                .map(|&seq| self.doc(seq).map(|r| (seq, r)))
-                .collect::<Result<_>>()
-                .ok();
+            let records =
+                self.shared_records(found.iter().flatten().map(|f| f.candidates().collect()));
             docs.par_iter()
                 .zip(found)
                 .map(|((_, fps), f)| {

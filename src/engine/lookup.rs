@@ -640,9 +640,57 @@ impl Fpdb {
         use rayon::prelude::*;
         let fps: Vec<&Fingerprints> = docs.iter().map(|d| d.1).collect();
         let read = self.read_many(&fps).ok();
+        let found: Vec<Result<_>> = fps
+            .par_iter()
+            .map(|f| self.holders_and_neighbours(f, read.as_ref()))
+            .collect();
+        let records = self.shared_records(found.iter().flatten().map(|(holders, simhash)| {
+            holders
+                .values()
+                .map(|v| v.0)
+                .chain(simhash.keys().copied())
+                .collect()
+        }));
         docs.par_iter()
-            .map(|(id, fps)| self.outcome(id, self.lookup_in(fps, read.as_ref())?))
+            .zip(found)
+            .map(|((id, fps), found)| {
+                LookupCounters::add(&self.reads.lookups, 1);
+                let (holders, simhash) = found?;
+                let lk = self.lookup_with(fps, &holders, simhash, &mut |seq| {
+                    self.check_stored_in(fps, seq, records.as_ref())
+                })?;
+                self.outcome(id, lk)
+            })
             .collect()
+    }
+
+    /// The records of the documents that more than one of `candidates` (each lookup's
+    /// candidates, a seq may come twice) names, each read once; `None` when one fails (each
+    /// lookup then reads its own, and meets the error itself).
+    pub(super) fn shared_records(
+        &self,
+        candidates: impl Iterator<Item = Vec<u64>>,
+    ) -> Option<HashMap<u64, schema::DocRecord>> {
+        use rayon::prelude::*;
+        let mut seqs: Vec<u64> = candidates
+            .flat_map(|mut own| {
+                own.sort_unstable();
+                own.dedup();
+                own
+            })
+            .collect();
+        seqs.sort_unstable();
+        let mut shared: Vec<u64> = seqs
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        shared.dedup();
+        shared
+            .par_iter()
+            .map(|&seq| self.doc(seq).map(|r| (seq, r)))
+            .collect::<Result<_>>()
+            .ok()
     }
 
     /// The outcome of lookup `lk` for a document with id `id`.
