@@ -44,10 +44,7 @@ impl Found {
     /// The stored documents to verify: the holders of its postings, its simhash neighbours
     /// (a seq may come twice).
     fn candidates(&self) -> impl Iterator<Item = u64> + '_ {
-        self.holders
-            .values()
-            .map(|v| v.0)
-            .chain(self.simhash.keys().copied())
+        super::lookup::candidate_seqs(&self.holders, &self.simhash)
     }
 }
 
@@ -162,16 +159,7 @@ impl Fpdb {
                 self.shared_records(found.iter().flatten().map(|f| f.candidates().collect()));
             docs.par_iter()
                 .zip(found)
-                .map(|((_, fps), f)| {
-                    let mut f = f?;
-                    for seq in f.candidates().collect::<Vec<_>>() {
-                        if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq)
-                        {
-                            e.insert(self.check_stored_in(fps, seq, records.as_ref())?);
-                        }
-                    }
-                    Ok(f)
-                })
+                .map(|((_, fps), f)| self.verify_found(fps, f?, records.as_ref()))
                 .collect()
         };
         let pool = self.lookup_pool.get_or_init(|| {
@@ -261,6 +249,22 @@ impl Fpdb {
         }
         super::LookupCounters::add(&self.reads.lookups, 1);
         (f.holders, f.simhash) = self.holders_and_neighbours(fps, read)?;
+        Ok(f)
+    }
+
+    /// `f` with each of its candidates checked against `fps` (records read for the whole
+    /// batch taken from `records`).
+    fn verify_found(
+        &self,
+        fps: &Fingerprints,
+        mut f: Found,
+        records: Option<&HashMap<u64, DocRecord>>,
+    ) -> Result<Found> {
+        for seq in f.candidates().collect::<Vec<_>>() {
+            if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
+                e.insert(self.check_stored_in(fps, seq, records)?);
+            }
+        }
         Ok(f)
     }
 

@@ -26,6 +26,15 @@ fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> 
     sorted.into_iter().map(schema::nshash_range).collect()
 }
 
+/// The stored documents a lookup verifies: the holders of its postings (`holders`) and its
+/// simhash neighbours (`simhash`); a seq may come twice.
+pub(super) fn candidate_seqs<'a>(
+    holders: &'a HashMap<u64, (u64, u64)>,
+    simhash: &'a BTreeMap<u64, u32>,
+) -> impl Iterator<Item = u64> + 'a {
+    holders.values().map(|v| v.0).chain(simhash.keys().copied())
+}
+
 /// What the lookups of many documents read ([`Fpdb::read_many`]).
 #[derive(Default)]
 pub(super) struct ReadMany {
@@ -644,13 +653,12 @@ impl Fpdb {
             .par_iter()
             .map(|f| self.holders_and_neighbours(f, read.as_ref()))
             .collect();
-        let records = self.shared_records(found.iter().flatten().map(|(holders, simhash)| {
-            holders
-                .values()
-                .map(|v| v.0)
-                .chain(simhash.keys().copied())
-                .collect()
-        }));
+        let records = self.shared_records(
+            found
+                .iter()
+                .flatten()
+                .map(|(holders, simhash)| candidate_seqs(holders, simhash).collect()),
+        );
         docs.par_iter()
             .zip(found)
             .map(|((id, fps), found)| {
