@@ -250,3 +250,74 @@ fn a_learned_idf_table_lives_in_the_store() {
         .to_string();
     assert!(err.contains(&table.digest()), "{err}");
 }
+
+/// The presence filter saved with a store at the end of a run is used by the next writer
+/// only when the store is still in the state it was saved at: runs using it decide exactly
+/// like one run without it, and a filter of an earlier state (which lacks the keys written
+/// since) is never used.
+#[test]
+fn saved_presence_filter_changes_no_result_and_a_stale_one_is_ignored() {
+    let docs = common::sample_docs();
+    let third = docs.len() / 3;
+    let (a, b) = (&docs[..third], &docs[third..2 * third]);
+    // Copies of the second part under new ids: found only through the second part's keys.
+    let c: Vec<Document> = b
+        .iter()
+        .map(|d| Document {
+            id: format!("copy-{}", d.id),
+            ..d.clone()
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one");
+    let two = dir.path().join("two");
+    {
+        let mut db = Fpdb::open(&one).unwrap();
+        ingest_all(&mut db, a);
+        ingest_all(&mut db, b);
+        ingest_all(&mut db, &c);
+    }
+    let file = two.join("fpdb-presence");
+    {
+        let mut db = Fpdb::builder()
+            .create(true)
+            .empty_filters(true)
+            .open(&two)
+            .unwrap();
+        ingest_all(&mut db, a);
+    }
+    assert!(file.exists(), "saved when the store is closed");
+    let stale = std::fs::read(&file).unwrap();
+    {
+        let mut db = Fpdb::builder().open(&two).unwrap();
+        ingest_all(&mut db, b);
+    }
+    assert_ne!(
+        std::fs::read(&file).unwrap(),
+        stale,
+        "saved again, with the new keys"
+    );
+    // The filter of the state before the second run, put back: it must not be used.
+    std::fs::write(&file, &stale).unwrap();
+    {
+        let mut db = Fpdb::builder().open(&two).unwrap();
+        ingest_all(&mut db, &c);
+    }
+    assert!(!file.exists() || std::fs::read(&file).unwrap() != stale);
+    let x = export(&Fpdb::builder().read_only(true).open(&one).unwrap());
+    let y = export(&Fpdb::builder().read_only(true).open(&two).unwrap());
+    assert_eq!(x, y);
+    // The copies joined their originals' clusters.
+    let copies = y.iter().filter(|o| o.id.starts_with("copy-")).count();
+    assert_eq!(copies, c.len());
+    let joined = y
+        .iter()
+        .filter(|o| o.id.starts_with("copy-"))
+        .filter(|o| o.duplicate_of.is_some())
+        .count();
+    assert!(
+        joined * 10 >= c.len() * 9,
+        "{joined} of {} copies joined",
+        c.len()
+    );
+}

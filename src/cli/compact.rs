@@ -11,7 +11,9 @@ use fpdb::Fpdb;
 use super::output::EXIT_OK;
 
 pub(super) fn compact(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
-    let db = Fpdb::builder().open(path)?;
+    // With the presence filter of the compacted store saved (built by one scan when none
+    // matches the store), so the next writers skip the seeks of absent hashes.
+    let db = Fpdb::builder().presence_filters(true).open(path)?;
     let before = db.stats().disk_bytes;
     db.compact()?;
     db.flush()?;

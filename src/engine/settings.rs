@@ -270,6 +270,7 @@ pub struct Builder {
     read_only: bool,
     cache_bytes: Option<usize>,
     presence_filters: bool,
+    empty_filters: bool,
 }
 
 impl Builder {
@@ -311,6 +312,12 @@ impl Builder {
         self.presence_filters = yes;
         self
     }
+    /// The store is known to hold no document (created by this open): when no filter was
+    /// saved, start empty filters of its hash prefixes (nothing to scan) instead of none.
+    pub fn empty_filters(mut self, yes: bool) -> Self {
+        self.empty_filters = yes;
+        self
+    }
     /// Open the RocksDB store at `path`, or the Redis Cluster store `path` names when it is
     /// a `redis://host:port[,…]/NAMESPACE` address ([`crate::store::RedisStore`]).
     pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
@@ -337,10 +344,31 @@ impl Builder {
             }
             Box::new(RocksStore::open_with_cache(path, self.create, cache)?)
         };
-        let store: Box<dyn Store> = if self.presence_filters {
-            Box::new(crate::store::Presence::new(store)?)
-        } else {
+        // A writer uses the presence filter saved with the store when it was saved at the
+        // store's present state (a cheap read); otherwise it scans for one when asked, starts
+        // one on a store known to be empty, or goes without. A reader (a single `query`)
+        // never loads it.
+        let store: Box<dyn Store> = if self.read_only && !self.presence_filters {
             store
+        } else {
+            use crate::store::{Presence, PresenceStart};
+            let fallback = if self.presence_filters {
+                Some(PresenceStart::Scan)
+            } else if self.empty_filters {
+                Some(PresenceStart::Empty)
+            } else {
+                None
+            };
+            match Presence::open(store, Some(path), PresenceStart::Saved)? {
+                Ok(p) => Box::new(p),
+                Err(base) => match fallback {
+                    None => base,
+                    Some(start) => match Presence::open(base, Some(path), start)? {
+                        Ok(p) => Box::new(p),
+                        Err(base) => base,
+                    },
+                },
+            }
         };
         Fpdb::init(store, &self.settings, Some(path.to_path_buf()))
     }

@@ -11,7 +11,7 @@ pub mod schema;
 mod staged;
 
 pub use memory::MemoryStore;
-pub use presence::Presence;
+pub use presence::{Presence, Start as PresenceStart};
 pub use redis::RedisStore;
 pub use rocks::{RocksStore, BLOCK_CACHE_BYTES};
 pub use schema::Cf;
@@ -150,6 +150,13 @@ pub trait Store: Send + Sync {
     /// files, so the next open replays nothing (end of a bulk load). Default: [`Store::sync`].
     fn flush(&self) -> Result<()> {
         self.sync()
+    }
+
+    /// The sequence number of the last write (RocksDB's), which names the store's state:
+    /// equal on two opens only when nothing was written in between. `None` when the store has
+    /// none.
+    fn last_sequence(&self) -> Option<u64> {
+        None
     }
 
     /// Whether writes are refused.

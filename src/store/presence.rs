@@ -1,38 +1,71 @@
-//! An in-memory presence filter in front of any store, for long-running processes
-//! (`fpdb serve`): for the column families scanned by prefix (`nshash`, `simhash`), a Bloom
-//! filter of every key prefix written, so that a scan of one prefix that no key has returns
-//! at once instead of seeking every table file (RocksDB's own filters answer the same
-//! question, at a few microseconds per seek; most lookups of new documents ask only such
-//! questions).
+//! An in-memory presence filter in front of any store: for the column families scanned by
+//! prefix (`nshash`, `simhash`), a Bloom filter of every key prefix written, so that a scan of
+//! one prefix that no key has returns at once instead of seeking every table file (RocksDB's
+//! own filters answer the same question, at a few microseconds per seek; most lookups of new
+//! documents ask only such questions).
 //!
 //! Exact by construction: every prefix in the base store was inserted when the filter was
-//! built (a full scan at open) or is inserted by [`Store::write`] before the base store sees
-//! the write, and Bloom filters have no false negatives; a false positive only costs the seek.
-//! Deleted keys stay in the filter (a false positive). Memory: ~10 bits per key, sized at open
-//! for twice the keys found (at least a million more).
+//! built (a full scan, an empty store, or a saved filter of exactly this store state) or is
+//! inserted by [`Store::write`] before the base store sees the write, and Bloom filters have
+//! no false negatives; a false positive only costs the seek. Deleted keys stay in the filter
+//! (a false positive). Memory: ~10 bits per key.
+//!
+//! The filter grows in layers: when the newest layer holds as many keys as it was sized for,
+//! a layer twice its size is added (a lookup asks every layer), so a filter started on an
+//! empty store stays selective however many documents the store takes.
+//!
+//! Saved with the store (`fpdb-presence` in a RocksDB store's directory) by
+//! [`Store::flush`] and when dropped, tagged with the store's identity and last write
+//! sequence number; an open loads it only when both still match (no write since the save, by
+//! any process), so a filter of another state of the store is never used: a crash, or a
+//! writer that kept no filter, leaves a file that is ignored (and removed by the next writer).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::RwLock;
 
 use super::rocks::{prefix_len, within_prefix};
 use super::{Batch, Cf, Op, Store};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Hash positions per key (~1% false positives at 10 bits per key).
 const PROBES: u64 = 7;
 
+/// Keys the first layer of a filter started on an empty store is sized for (~1.3 MB).
+const FIRST_LAYER_KEYS: u64 = 1 << 20;
+
+/// The saved filter's file in a store's directory.
+pub const FILE_NAME: &str = "fpdb-presence";
+
+/// First bytes of the file, with its format version.
+const MAGIC: &[u8; 8] = b"FPDBPRS2";
+
 /// A Bloom filter whose bits are set with atomic ORs, so readers need no lock.
 struct Bloom {
     words: Vec<AtomicU64>,
-    mask: u64,
+    /// Bits in `words`.
+    bits: u64,
+    /// Keys it is sized for, and keys inserted (repeats counted: a layer fills early, never late).
+    capacity: u64,
+    inserted: AtomicU64,
 }
 
 impl Bloom {
     fn with_capacity(keys: u64) -> Bloom {
-        let bits = (keys.saturating_mul(10)).max(1 << 16).next_power_of_two();
+        // Not rounded to a power of two (up to twice the memory): positions are mapped onto
+        // the bits by a multiply-shift instead of a mask.
+        let words = keys.saturating_mul(10).max(1 << 16).div_ceil(64);
         Bloom {
-            words: (0..bits / 64).map(|_| AtomicU64::new(0)).collect(),
-            mask: bits - 1,
+            words: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            bits: words * 64,
+            capacity: keys.max(1),
+            inserted: AtomicU64::new(0),
         }
+    }
+
+    fn full(&self) -> bool {
+        self.inserted.load(Ordering::Relaxed) >= self.capacity
     }
 
     fn positions(&self, prefix: &[u8]) -> impl Iterator<Item = u64> + '_ {
@@ -46,13 +79,20 @@ impl Bloom {
         x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         x ^= x >> 31;
         let (h1, h2) = (x, (x >> 32) | 1);
-        (0..PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) & self.mask)
+        let bits = u128::from(self.bits);
+        (0..PROBES).map(move |i| {
+            let x = h1
+                .wrapping_add(i.wrapping_mul(h2))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            ((u128::from(x) * bits) >> 64) as u64
+        })
     }
 
     fn insert(&self, prefix: &[u8]) {
         for p in self.positions(prefix) {
             self.words[(p >> 6) as usize].fetch_or(1 << (p & 63), Ordering::Relaxed);
         }
+        self.inserted.fetch_add(1, Ordering::Relaxed);
     }
 
     fn may_contain(&self, prefix: &[u8]) -> bool {
@@ -61,47 +101,332 @@ impl Bloom {
     }
 }
 
+/// Bloom filters of growing size: a key is in the newest; a lookup asks them all.
+struct Layers(RwLock<Vec<Bloom>>);
+
+impl Layers {
+    fn new(first: Bloom) -> Layers {
+        Layers(RwLock::new(vec![first]))
+    }
+
+    fn insert(&self, prefix: &[u8]) {
+        {
+            let layers = self.0.read().unwrap_or_else(|e| e.into_inner());
+            let last = layers.last().expect("one layer at least");
+            if !last.full() {
+                last.insert(prefix);
+                return;
+            }
+        }
+        let mut layers = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let last = layers.last().expect("one layer at least");
+        if last.full() {
+            let next = Bloom::with_capacity(last.capacity.saturating_mul(2));
+            layers.push(next);
+        }
+        layers.last().expect("one layer at least").insert(prefix);
+    }
+
+    fn may_contain(&self, prefix: &[u8]) -> bool {
+        let layers = self.0.read().unwrap_or_else(|e| e.into_inner());
+        layers.iter().rev().any(|b| b.may_contain(prefix))
+    }
+
+    fn bytes(&self) -> u64 {
+        let layers = self.0.read().unwrap_or_else(|e| e.into_inner());
+        layers.iter().map(|b| b.words.len() as u64 * 8).sum()
+    }
+}
+
+/// How a [`Presence`] filter starts.
+pub enum Start {
+    /// Every key of the base store read once (two passes: count, then insert).
+    Scan,
+    /// Empty: the base store holds no key of the filtered families.
+    Empty,
+    /// Loaded from `dir`'s saved filter, only when it was saved at the base store's present
+    /// state; `None` otherwise.
+    Saved,
+}
+
 /// `base` with presence filters on its prefix-scanned column families.
 pub struct Presence {
     base: Box<dyn Store>,
-    filters: Vec<Option<Bloom>>,
+    filters: Vec<Option<Layers>>,
+    /// Where the filter is saved (a RocksDB store's directory), if anywhere.
+    dir: Option<PathBuf>,
+    /// Whether the filter holds writes the saved file lacks.
+    dirty: AtomicBool,
 }
 
 impl Presence {
     /// Wrap `base`, reading every key of its prefix-scanned column families once (two passes:
-    /// count, then insert).
+    /// count, then insert). Not saved anywhere.
     pub fn new(base: Box<dyn Store>) -> Result<Presence> {
-        let mut filters = Vec::with_capacity(Cf::ALL.len());
-        for cf in Cf::ALL {
-            let Some(n) = prefix_len(cf) else {
-                filters.push(None);
-                continue;
-            };
-            let end = [0xffu8; 32];
-            let mut keys = 0u64;
-            base.scan(cf, &[], &end, &mut |_, _| {
-                keys += 1;
-                true
-            })?;
-            let bloom = Bloom::with_capacity(keys.saturating_mul(2).max(keys + (1 << 20)));
-            base.scan(cf, &[], &end, &mut |k, _| {
-                bloom.insert(&k[..n.min(k.len())]);
-                true
-            })?;
-            filters.push(Some(bloom));
+        Ok(Self::open(base, None, Start::Scan)?.unwrap_or_else(|b| Presence::unsaved(b)))
+    }
+
+    fn unsaved(base: Box<dyn Store>) -> Presence {
+        Presence {
+            base,
+            filters: Vec::new(),
+            dir: None,
+            dirty: AtomicBool::new(false),
         }
-        Ok(Presence { base, filters })
+    }
+
+    /// Wrap `base` (a store in `dir`, where the filter is saved, when given) with a filter
+    /// started as `start` says; `Err(base)` back when `start` is [`Start::Saved`] and no
+    /// filter of the store's present state was saved. An unusable saved file is removed when
+    /// `base` is writable.
+    pub fn open(
+        base: Box<dyn Store>,
+        dir: Option<&Path>,
+        start: Start,
+    ) -> Result<std::result::Result<Presence, Box<dyn Store>>> {
+        let mut filters: Vec<Option<Layers>> = Vec::with_capacity(Cf::ALL.len());
+        let mut dirty = true;
+        match start {
+            Start::Scan => {
+                for cf in Cf::ALL {
+                    let Some(n) = prefix_len(cf) else {
+                        filters.push(None);
+                        continue;
+                    };
+                    let end = [0xffu8; 32];
+                    let mut keys = 0u64;
+                    base.scan(cf, &[], &end, &mut |_, _| {
+                        keys += 1;
+                        true
+                    })?;
+                    // Room for half as many again before a layer is added.
+                    let layers = Layers::new(Bloom::with_capacity(
+                        keys.saturating_add(keys / 2).max(FIRST_LAYER_KEYS),
+                    ));
+                    base.scan(cf, &[], &end, &mut |k, _| {
+                        layers.insert(&k[..n.min(k.len())]);
+                        true
+                    })?;
+                    filters.push(Some(layers));
+                }
+            }
+            Start::Empty => {
+                for cf in Cf::ALL {
+                    filters.push(
+                        prefix_len(cf).map(|_| Layers::new(Bloom::with_capacity(FIRST_LAYER_KEYS))),
+                    );
+                }
+            }
+            Start::Saved => {
+                let Some(dir) = dir else { return Ok(Err(base)) };
+                let file = dir.join(FILE_NAME);
+                match load(&file, &tag(base.as_ref(), dir)) {
+                    Some(f) => {
+                        filters = f;
+                        dirty = false;
+                    }
+                    None => {
+                        if !base.read_only() && file.exists() {
+                            std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?;
+                        }
+                        return Ok(Err(base));
+                    }
+                }
+            }
+        }
+        Ok(Ok(Presence {
+            base,
+            filters,
+            dir: dir.map(Path::to_path_buf),
+            dirty: AtomicBool::new(dirty),
+        }))
+    }
+
+    /// Memory the filters take, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.filters.iter().flatten().map(Layers::bytes).sum()
     }
 
     /// Whether `[start, end)` may hold a key: false only when the range lies within one prefix
     /// that was never written.
     fn may_hold(&self, cf: Cf, start: &[u8], end: &[u8]) -> bool {
-        match (&self.filters[cf.index()], prefix_len(cf)) {
-            (Some(bloom), Some(n)) if within_prefix(cf, start, end) => {
-                bloom.may_contain(&start[..n])
+        match (self.filters.get(cf.index()), prefix_len(cf)) {
+            (Some(Some(layers)), Some(n)) if within_prefix(cf, start, end) => {
+                layers.may_contain(&start[..n])
             }
             _ => true,
         }
+    }
+
+    /// Save the filter next to the store, tagged with its present state (when it has a place
+    /// and holds writes the saved file lacks). Written to a temporary file and renamed, so a
+    /// crash leaves the old file or the new one, whole.
+    fn save(&self) -> Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        if self.base.read_only() || !self.dirty.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let tag = tag(self.base.as_ref(), dir);
+        let file = dir.join(FILE_NAME);
+        let tmp = dir.join(format!("{FILE_NAME}.tmp"));
+        // Streamed (the filter is not copied: at 10^6 documents it is ~40 MB), with a
+        // checksum of every byte before it.
+        let write = || -> std::io::Result<()> {
+            let mut out = Checksummed {
+                to: std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?),
+                crc: crc32fast::Hasher::new(),
+            };
+            out.put(MAGIC)?;
+            out.put(&(tag.len() as u32).to_le_bytes())?;
+            out.put(&tag)?;
+            for (i, f) in self.filters.iter().enumerate() {
+                let Some(layers) = f else { continue };
+                let layers = layers.0.read().unwrap_or_else(|e| e.into_inner());
+                out.put(&[i as u8])?;
+                out.put(&(layers.len() as u32).to_le_bytes())?;
+                for b in layers.iter() {
+                    out.put(&b.capacity.to_le_bytes())?;
+                    out.put(&b.inserted.load(Ordering::Relaxed).to_le_bytes())?;
+                    out.put(&(b.words.len() as u64).to_le_bytes())?;
+                    let mut chunk = Vec::with_capacity(1 << 16);
+                    for ws in b.words.chunks(1 << 13) {
+                        chunk.clear();
+                        for w in ws {
+                            chunk.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
+                        }
+                        out.put(&chunk)?;
+                    }
+                }
+            }
+            let crc = out.crc.finalize().to_le_bytes();
+            out.to.write_all(&crc)?;
+            let f = out.to.into_inner().map_err(|e| e.into_error())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &file)
+        };
+        write().map_err(|e| Error::io(&file, e))?;
+        self.dirty.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Drop for Presence {
+    fn drop(&mut self) {
+        // Best effort: a filter not saved is rebuilt or done without by the next open.
+        let _ = self.save();
+    }
+}
+
+/// A file being written, with the checksum of what was written so far.
+struct Checksummed<W: Write> {
+    to: W,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Checksummed<W> {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.crc.update(bytes);
+        self.to.write_all(bytes)
+    }
+}
+
+/// What identifies the base store's present state: its RocksDB identity and last sequence
+/// number (empty when the store has no sequence: then nothing is ever loaded).
+fn tag(base: &dyn Store, dir: &Path) -> Vec<u8> {
+    let Some(seq) = base.last_sequence() else {
+        return Vec::new();
+    };
+    let mut t = std::fs::read(dir.join("IDENTITY")).unwrap_or_default();
+    t.extend_from_slice(&seq.to_le_bytes());
+    t
+}
+
+/// The filters saved in `file`, when it is whole and tagged `tag`. Read as a stream (no copy
+/// of the file in memory besides the filters themselves).
+fn load(file: &Path, tag: &[u8]) -> Option<Vec<Option<Layers>>> {
+    if tag.is_empty() {
+        return None;
+    }
+    let f = std::fs::File::open(file).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut r = Verified {
+        from: std::io::BufReader::with_capacity(1 << 16, f),
+        crc: crc32fast::Hasher::new(),
+        left: len.checked_sub(4)?,
+    };
+    if r.take(8)? != MAGIC {
+        return None;
+    }
+    let n = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+    if r.take(n)? != tag {
+        return None;
+    }
+    let mut filters: Vec<Option<Layers>> = Cf::ALL.iter().map(|_| None).collect();
+    let u64_at = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    for _ in Cf::ALL.iter().filter(|&&cf| prefix_len(cf).is_some()) {
+        let i = r.take(1)?[0] as usize;
+        if i >= Cf::ALL.len() || prefix_len(Cf::ALL[i]).is_none() || filters[i].is_some() {
+            return None;
+        }
+        let count = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+        let mut layers = Vec::with_capacity(count.min(64));
+        for _ in 0..count {
+            let capacity = u64_at(&r.take(8)?);
+            let inserted = u64_at(&r.take(8)?);
+            let words = u64_at(&r.take(8)?);
+            // Checked against the file's size before anything that large is allocated.
+            if words == 0 || words.checked_mul(8)? > r.left {
+                return None;
+            }
+            let mut ws = Vec::with_capacity(words as usize);
+            let mut left = words as usize;
+            while left > 0 {
+                let n = left.min(1 << 13);
+                ws.extend(
+                    r.take(n * 8)?
+                        .chunks_exact(8)
+                        .map(|w| AtomicU64::new(u64_at(w))),
+                );
+                left -= n;
+            }
+            layers.push(Bloom {
+                words: ws,
+                bits: words * 64,
+                capacity: capacity.max(1),
+                inserted: AtomicU64::new(inserted),
+            });
+        }
+        if layers.is_empty() {
+            return None;
+        }
+        filters[i] = Some(Layers(RwLock::new(layers)));
+    }
+    if r.left != 0 {
+        return None;
+    }
+    let mut crc = [0u8; 4];
+    r.from.read_exact(&mut crc).ok()?;
+    (r.crc.finalize().to_le_bytes() == crc).then_some(filters)
+}
+
+/// A saved filter being read: `left` bytes before its checksum, and the checksum of what was
+/// read so far.
+struct Verified<R: Read> {
+    from: R,
+    crc: crc32fast::Hasher,
+    left: u64,
+}
+
+impl<R: Read> Verified<R> {
+    fn take(&mut self, n: usize) -> Option<Vec<u8>> {
+        if n as u64 > self.left {
+            return None;
+        }
+        let mut b = vec![0u8; n];
+        self.from.read_exact(&mut b).ok()?;
+        self.crc.update(&b);
+        self.left -= n as u64;
+        Some(b)
     }
 }
 
@@ -141,11 +466,15 @@ impl Store for Presence {
     }
 
     fn write(&self, batch: Batch) -> Result<()> {
+        // Any write changes the store's state: the saved filter no longer matches it.
+        self.dirty.store(true, Ordering::Relaxed);
         // Into the filter first: a reader that sees the key in the base store finds its prefix.
         for op in batch.ops() {
             if let Op::Put(cf, k, _) = op {
-                if let (Some(bloom), Some(n)) = (&self.filters[cf.index()], prefix_len(*cf)) {
-                    bloom.insert(&k[..n.min(k.len())]);
+                if let (Some(Some(layers)), Some(n)) =
+                    (self.filters.get(cf.index()), prefix_len(*cf))
+                {
+                    layers.insert(&k[..n.min(k.len())]);
                 }
             }
         }
@@ -161,7 +490,12 @@ impl Store for Presence {
     }
 
     fn flush(&self) -> Result<()> {
-        self.base.flush()
+        self.base.flush()?;
+        self.save()
+    }
+
+    fn last_sequence(&self) -> Option<u64> {
+        self.base.last_sequence()
     }
 
     fn read_only(&self) -> bool {
@@ -210,5 +544,120 @@ impl Store for Presence {
 
     fn disk_size(&self) -> u64 {
         self.base.disk_size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::RocksStore;
+
+    fn posting(i: u64) -> Vec<u8> {
+        let mut k = i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes().to_vec();
+        k.extend_from_slice(&i.to_be_bytes());
+        k
+    }
+
+    fn write(s: &dyn Store, range: std::ops::Range<u64>) {
+        let mut b = Batch::new();
+        for i in range {
+            b.put(Cf::Nshash, posting(i), Vec::new());
+        }
+        s.write(b).unwrap();
+    }
+
+    fn saved(dir: &Path) -> std::result::Result<Presence, Box<dyn Store>> {
+        let base = Box::new(RocksStore::open(dir, false).unwrap());
+        Presence::open(base, Some(dir), Start::Saved).unwrap()
+    }
+
+    #[test]
+    fn layers_grow_and_keep_every_key() {
+        let layers = Layers::new(Bloom::with_capacity(1000));
+        for i in 0..20_000u64 {
+            layers.insert(&posting(i)[..8]);
+        }
+        let n = layers.0.read().unwrap().len();
+        assert!(n >= 4, "{n} layers for 20x the first layer's keys");
+        assert!((0..20_000u64).all(|i| layers.may_contain(&posting(i)[..8])));
+        // Selective after growing: a filter of one saturated layer answers yes to everything.
+        let fp = (1_000_000..1_020_000u64)
+            .filter(|&i| layers.may_contain(&posting(i)[..8]))
+            .count();
+        assert!(fp < 20_000 / 20, "{fp} false positives in 20,000");
+    }
+
+    #[test]
+    fn saved_filter_is_used_only_for_the_state_it_was_saved_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path();
+        {
+            let base = Box::new(RocksStore::open(path, true).unwrap());
+            let p = match Presence::open(base, Some(path), Start::Empty).unwrap() {
+                Ok(p) => p,
+                Err(_) => panic!("an empty start always gives a filter"),
+            };
+            write(&p, 0..5000);
+            p.flush().unwrap();
+        }
+        assert!(path.join(FILE_NAME).exists());
+        // Reopened unchanged: the saved filter, with every key written before.
+        {
+            let p = saved(path)
+                .ok()
+                .expect("the saved filter matches the store");
+            for i in 0..5000 {
+                let k = posting(i);
+                assert!(p.may_hold(Cf::Nshash, &k[..8], &[&k[..8], &[0xff; 9][..]].concat()));
+            }
+            // Written through the filter, then dropped without a flush: saved again.
+            write(&p, 5000..6000);
+        }
+        {
+            let p = saved(path).ok().expect("saved when dropped");
+            let k = posting(5500);
+            assert!(p.may_hold(Cf::Nshash, &k[..8], &[&k[..8], &[0xff; 9][..]].concat()));
+        }
+        // A writer without the filter changes the store: the file no longer matches, and the
+        // next writer removes it.
+        {
+            let s = RocksStore::open(path, false).unwrap();
+            write(&s, 6000..6001);
+        }
+        assert!(saved(path).is_err());
+        assert!(!path.join(FILE_NAME).exists());
+    }
+
+    #[test]
+    fn damaged_saved_filter_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path();
+        {
+            let base = Box::new(RocksStore::open(path, true).unwrap());
+            let p = Presence::open(base, Some(path), Start::Empty)
+                .unwrap()
+                .ok()
+                .unwrap();
+            write(&p, 0..100);
+            p.flush().unwrap();
+        }
+        let file = path.join(FILE_NAME);
+        let mut bytes = std::fs::read(&file).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x10;
+        std::fs::write(&file, &bytes).unwrap();
+        assert!(saved(path).is_err());
+        // Cut short: ignored too.
+        {
+            let base = Box::new(RocksStore::open(path, false).unwrap());
+            let p = Presence::open(base, Some(path), Start::Scan)
+                .unwrap()
+                .ok()
+                .unwrap();
+            p.flush().unwrap();
+        }
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() - 100]).unwrap();
+        assert!(saved(path).is_err());
     }
 }

@@ -507,6 +507,10 @@ impl Store for RocksStore {
         self.read_only
     }
 
+    fn last_sequence(&self) -> Option<u64> {
+        Some(self.db.latest_sequence_number())
+    }
+
     fn checkpoint(&self, dir: &Path) -> Result<()> {
         if dir.exists() {
             return Err(Error::Storage(format!(
