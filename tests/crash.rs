@@ -131,3 +131,89 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
     .unwrap();
     assert!(dups >= DOCS / 5 * 9 / 10, "{dups} duplicates");
 }
+
+/// Clusters as sets of ids, in a canonical order (cluster ids may differ between stores).
+fn clusters(db: &std::path::Path) -> Vec<Vec<String>> {
+    let db = fpdb::Fpdb::builder().read_only(true).open(db).unwrap();
+    let mut by: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    db.export(&mut |o| {
+        by.entry(o.similar_id.unwrap()).or_default().push(o.id);
+        Ok(())
+    })
+    .unwrap();
+    let mut all: Vec<Vec<String>> = by
+        .into_values()
+        .map(|mut ids| {
+            ids.sort();
+            ids
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// The presence filter saved by a clean run is loaded by the next one; killing that run (and
+/// a run that rebuilds the filter by a scan) must leave nothing that a later run trusts
+/// wrongly: the finished store has the clusters of one uninterrupted ingest.
+#[test]
+fn killed_runs_with_a_saved_presence_filter_change_no_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_input(&d.join("in.jsonl"));
+    let text = std::fs::read_to_string(d.join("in.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cut = DOCS / 4;
+    std::fs::write(d.join("a.jsonl"), lines[..cut].join("\n") + "\n").unwrap();
+    std::fs::write(d.join("b.jsonl"), lines[cut..].join("\n") + "\n").unwrap();
+    let ingest = |input: &str, db: &str, extra: &[&str]| {
+        let mut args = vec!["ingest", input, "--db", db, "--algos", ALGOS, "--quiet"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--batch-size", "64"]);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let o = common::fpdb()
+        .current_dir(d)
+        .args(ingest("in.jsonl", "ref", &[]))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = common::fpdb()
+        .current_dir(d)
+        .args(ingest("a.jsonl", "db", &[]))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        d.join("db/fpdb-presence").exists(),
+        "saved by the clean run"
+    );
+    let mut rng = common::Rng(7);
+    let mut killed = 0;
+    for extra in [&[][..], &["--memory-filters"][..], &[][..]] {
+        let mut child = common::fpdb()
+            .current_dir(d)
+            .args(ingest("b.jsonl", "db", extra))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let deadline = Duration::from_millis(200 + rng.below(500));
+        while start.elapsed() < deadline && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            killed += 1;
+        }
+        child.wait().unwrap();
+        assert_eq!(code(&run(d, &["--db", "db", "verify"])), 0);
+    }
+    assert!(killed >= 1, "no run was killed mid-way");
+    let o = common::fpdb()
+        .current_dir(d)
+        .args(ingest("b.jsonl", "db", &[]))
+        .output()
+        .unwrap();
+    assert!(matches!(code(&o), 0 | 3), "{}", stderr(&o));
+    assert_eq!(clusters(&d.join("db")), clusters(&d.join("ref")));
+}

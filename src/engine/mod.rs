@@ -214,6 +214,12 @@ impl Fpdb {
         self.store.compact()
     }
 
+    /// Memory taken by the in-memory presence filters of the store's hash prefixes, when it
+    /// has them ([`crate::store::Presence`]).
+    pub fn memory_filter_bytes(&self) -> Option<u64> {
+        self.store.filter_bytes()
+    }
+
     /// [`Fpdb::sync`], then move everything out of the write-ahead log into table files, so
     /// the next open (a `query`, `stats`, ...) replays nothing. Worth it at the end of an
     /// ingest.

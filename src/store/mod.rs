@@ -11,7 +11,7 @@ pub mod schema;
 mod staged;
 
 pub use memory::MemoryStore;
-pub use presence::{Presence, Start as PresenceStart};
+pub use presence::{Presence, Start as PresenceStart, FILE_NAME as PRESENCE_FILE};
 pub use redis::RedisStore;
 pub use rocks::{RocksStore, BLOCK_CACHE_BYTES};
 pub use schema::Cf;
@@ -156,6 +156,11 @@ pub trait Store: Send + Sync {
     /// equal on two opens only when nothing was written in between. `None` when the store has
     /// none.
     fn last_sequence(&self) -> Option<u64> {
+        None
+    }
+
+    /// Memory taken by in-memory presence filters ([`Presence`]), when the store has them.
+    fn filter_bytes(&self) -> Option<u64> {
         None
     }
 

@@ -498,6 +498,10 @@ impl Store for Presence {
         self.base.last_sequence()
     }
 
+    fn filter_bytes(&self) -> Option<u64> {
+        Some(self.bytes())
+    }
+
     fn read_only(&self) -> bool {
         self.base.read_only()
     }

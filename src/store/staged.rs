@@ -220,6 +220,14 @@ impl Store for Staged {
         self.base.read_only()
     }
 
+    fn last_sequence(&self) -> Option<u64> {
+        self.base.last_sequence()
+    }
+
+    fn filter_bytes(&self) -> Option<u64> {
+        self.base.filter_bytes()
+    }
+
     fn shared(&self) -> bool {
         self.base.shared()
     }
