@@ -85,6 +85,42 @@ fn ingest_sample_then_query_stats_export() {
     assert_eq!(code(&vr), 0, "{}", stderr(&vr));
 }
 
+/// `--memory-filters`: `off` keeps and saves no presence filter, the default saves one, and
+/// neither changes a result; `query --batch` answers the same with the saved filter as
+/// without it.
+#[test]
+fn memory_filters_change_no_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sample = common::sample();
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let half = lines.len() / 2;
+    std::fs::write(d.join("a.jsonl"), lines[..half].join("\n") + "\n").unwrap();
+    std::fs::write(d.join("b.jsonl"), lines[half..].join("\n") + "\n").unwrap();
+    let mut outs = Vec::new();
+    for (db, extra) in [("on", "--memory-filters=auto"), ("off", "--memory-filters=off")] {
+        for part in ["a", "b"] {
+            let out = format!("{db}-{part}.jsonl");
+            let input = format!("{part}.jsonl");
+            let o = run(d, &["ingest", &input, "--db", db, extra, "--output", &out]);
+            assert_eq!(code(&o), 0, "{}", stderr(&o));
+            outs.push(std::fs::read_to_string(d.join(&out)).unwrap());
+        }
+        let saved = d.join(db).join("fpdb-presence").exists();
+        assert_eq!(saved, db == "on", "{db}: filter saved: {saved}");
+    }
+    assert_eq!(outs[..2], outs[2..]);
+    let q = |db: &str| {
+        let o = run(d, &["query", "--db", db, "--batch", sample.to_str().unwrap()]);
+        assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+        common::stdout(&o)
+    };
+    let (on, off) = (q("on"), q("off"));
+    assert_eq!(on.lines().count(), lines.len());
+    assert_eq!(on, off);
+}
+
 /// The block cache (`--cache-mib`) changes no result: the sample ingested with the smallest
 /// cache (8 MiB) and in small batches gives the lines of a default ingest, and the store
 /// verifies.

@@ -57,13 +57,23 @@ pub(super) struct IngestArgs {
     /// more keeps more of a large store's lookups in memory
     #[arg(long, value_name = "MIB", default_value_t = super::INGEST_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
     pub(super) cache_mib: u64,
-    /// Build the in-memory filter of the store's hash prefixes by a scan at start when none was
-    /// saved for the store's present state (after a run that did not end cleanly, or for a
-    /// store written without one); ~10 bits per stored key, 1-2 s per 10^5 stored documents
-    #[arg(long)]
-    pub(super) memory_filters: bool,
+    /// The in-memory filter of the store's hash prefixes (~10 bits per stored key): `auto`
+    /// uses the one saved with the store when it matches the store (and starts one for a new
+    /// store); `build` also builds it by a scan when none matches (after a run that did not
+    /// end cleanly: 1-2 s per 10^5 stored documents); `off` keeps none (memory bounded by the
+    /// cache and memtables). `--memory-filters` alone means `build`; a value needs `=`
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1, require_equals = true, default_missing_value = "build")]
+    pub(super) memory_filters: MemoryFilters,
     #[command(flatten)]
     pub(super) settings: SettingsArgs,
+}
+
+/// `ingest --memory-filters`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum MemoryFilters {
+    Auto,
+    Build,
+    Off,
 }
 
 #[derive(Serialize, Default)]
@@ -135,14 +145,19 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     let mut db = Fpdb::builder()
         .settings(settings)
         .create(true)
-        .empty_filters(fresh)
-        .presence_filters(a.memory_filters)
+        .empty_filters(fresh && a.memory_filters != MemoryFilters::Off)
+        .presence_filters(a.memory_filters == MemoryFilters::Build)
+        .saved_filters(a.memory_filters != MemoryFilters::Off)
         .cache_bytes((a.cache_mib as usize) << 20)
         .open(path)?;
-    if had_filter && db.memory_filter_bytes().is_none() && !quiet {
+    if had_filter
+        && db.memory_filter_bytes().is_none()
+        && a.memory_filters != MemoryFilters::Off
+        && !quiet
+    {
         eprintln!(
-            "fpdb: the presence filter saved in {} is of an earlier state of the store (a run \
-             that did not end cleanly): lookups read the store for every hash; \
+            "fpdb: the presence filter saved in {} is of an earlier state of the store (written since by a run \
+             that did not end cleanly or kept no filter): lookups read the store for every hash; \
              `--memory-filters` or `fpdb compact` rebuilds it",
             path.display()
         );

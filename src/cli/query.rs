@@ -39,7 +39,12 @@ pub(super) struct QueryArgs {
 /// `fpdb query --batch`: every document of the inputs looked up, one JSON line each, in input
 /// order; fingerprints computed and lookups run on all cores, a batch at a time.
 pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow::Result<u8> {
-    let db = open_read_only(path)?;
+    // With the presence filter the last writer saved, when it matches the store: lookups of
+    // hashes no document has skip the store (the file is ~10 bits per stored key).
+    let db = fpdb::Fpdb::builder()
+        .read_only(true)
+        .saved_filters(true)
+        .open(path)?;
     let fp = db.fingerprinter().clone();
     let read_opts = ReadOptions {
         defer_pages: true,

@@ -271,6 +271,7 @@ pub struct Builder {
     cache_bytes: Option<usize>,
     presence_filters: bool,
     empty_filters: bool,
+    saved_filters: Option<bool>,
 }
 
 impl Builder {
@@ -318,6 +319,14 @@ impl Builder {
         self.empty_filters = yes;
         self
     }
+    /// Use the presence filter saved with the store when it matches the store's present state
+    /// (default: yes for a writer, no for a reader: a single lookup does not repay reading
+    /// ~10 bits per stored key). `false` keeps no filter at all (memory bounded by the cache
+    /// and memtables), unless [`Builder::presence_filters`] asks for one.
+    pub fn saved_filters(mut self, yes: bool) -> Self {
+        self.saved_filters = Some(yes);
+        self
+    }
     /// Open the RocksDB store at `path`, or the Redis Cluster store `path` names when it is
     /// a `redis://host:port[,…]/NAMESPACE` address ([`crate::store::RedisStore`]).
     pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
@@ -346,29 +355,32 @@ impl Builder {
         };
         // A writer uses the presence filter saved with the store when it was saved at the
         // store's present state (a cheap read); otherwise it scans for one when asked, starts
-        // one on a store known to be empty, or goes without. A reader (a single `query`)
-        // never loads it.
-        let store: Box<dyn Store> = if self.read_only && !self.presence_filters {
-            store
+        // one on a store known to be empty, or goes without. A reader loads a saved one only
+        // when asked (a single `query` does not).
+        use crate::store::{Presence, PresenceStart};
+        let saved = self.saved_filters.unwrap_or(!self.read_only);
+        let fallback = if self.presence_filters {
+            Some(PresenceStart::Scan)
+        } else if self.empty_filters && !self.read_only {
+            Some(PresenceStart::Empty)
         } else {
-            use crate::store::{Presence, PresenceStart};
-            let fallback = if self.presence_filters {
-                Some(PresenceStart::Scan)
-            } else if self.empty_filters {
-                Some(PresenceStart::Empty)
-            } else {
-                None
-            };
+            None
+        };
+        let store = if saved || self.presence_filters {
             match Presence::open(store, Some(path), PresenceStart::Saved)? {
-                Ok(p) => Box::new(p),
-                Err(base) => match fallback {
-                    None => base,
-                    Some(start) => match Presence::open(base, Some(path), start)? {
-                        Ok(p) => Box::new(p),
-                        Err(base) => base,
-                    },
-                },
+                Ok(p) => Ok(Box::new(p) as Box<dyn Store>),
+                Err(base) => Err(base),
             }
+        } else {
+            Err(store)
+        };
+        let store: Box<dyn Store> = match (store, fallback) {
+            (Ok(p), _) => p,
+            (Err(base), None) => base,
+            (Err(base), Some(start)) => match Presence::open(base, Some(path), start)? {
+                Ok(p) => Box::new(p),
+                Err(base) => base,
+            },
         };
         Fpdb::init(store, &self.settings, Some(path.to_path_buf()))
     }
