@@ -99,7 +99,10 @@ fn memory_filters_change_no_result() {
     std::fs::write(d.join("a.jsonl"), lines[..half].join("\n") + "\n").unwrap();
     std::fs::write(d.join("b.jsonl"), lines[half..].join("\n") + "\n").unwrap();
     let mut outs = Vec::new();
-    for (db, extra) in [("on", "--memory-filters=auto"), ("off", "--memory-filters=off")] {
+    for (db, extra) in [
+        ("on", "--memory-filters=auto"),
+        ("off", "--memory-filters=off"),
+    ] {
         for part in ["a", "b"] {
             let out = format!("{db}-{part}.jsonl");
             let input = format!("{part}.jsonl");
@@ -112,7 +115,10 @@ fn memory_filters_change_no_result() {
     }
     assert_eq!(outs[..2], outs[2..]);
     let q = |db: &str| {
-        let o = run(d, &["query", "--db", db, "--batch", sample.to_str().unwrap()]);
+        let o = run(
+            d,
+            &["query", "--db", db, "--batch", sample.to_str().unwrap()],
+        );
         assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
         common::stdout(&o)
     };

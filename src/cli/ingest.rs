@@ -60,7 +60,7 @@ pub(super) struct IngestArgs {
     /// The in-memory filter of the store's hash prefixes (~10 bits per stored key): `auto`
     /// uses the one saved with the store when it matches the store (and starts one for a new
     /// store); `build` also builds it by a scan when none matches (after a run that did not
-    /// end cleanly: 1-2 s per 10^5 stored documents); `off` keeps none (memory bounded by the
+    /// end cleanly: ~1 s per 10^5 stored documents); `off` keeps none (memory bounded by the
     /// cache and memtables). `--memory-filters` alone means `build`; a value needs `=`
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1, require_equals = true, default_missing_value = "build")]
     pub(super) memory_filters: MemoryFilters,

@@ -159,6 +159,11 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// An estimate of the number of keys in `cf` (RocksDB's), to size what will hold them.
+    fn estimate_keys(&self, _cf: Cf) -> Option<u64> {
+        None
+    }
+
     /// Memory taken by in-memory presence filters ([`Presence`]), when the store has them.
     fn filter_bytes(&self) -> Option<u64> {
         None

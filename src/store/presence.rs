@@ -188,27 +188,37 @@ impl Presence {
         let mut dirty = true;
         match start {
             Start::Scan => {
-                for cf in Cf::ALL {
-                    let Some(n) = prefix_len(cf) else {
-                        filters.push(None);
-                        continue;
-                    };
-                    let end = [0xffu8; 32];
-                    let mut keys = 0u64;
-                    base.scan(cf, &[], &end, &mut |_, _| {
-                        keys += 1;
-                        true
-                    })?;
-                    // Room for half as many again before a layer is added.
-                    let layers = Layers::new(Bloom::with_capacity(
-                        keys.saturating_add(keys / 2).max(FIRST_LAYER_KEYS),
-                    ));
-                    base.scan(cf, &[], &end, &mut |k, _| {
-                        layers.insert(&k[..n.min(k.len())]);
-                        true
-                    })?;
-                    filters.push(Some(layers));
-                }
+                // One pass per family, the families on threads of their own, each filter
+                // sized from the store's estimate of its keys (layers are added if it was low).
+                let scanned = std::thread::scope(|scope| {
+                    let jobs: Vec<_> = Cf::ALL
+                        .iter()
+                        .map(|&cf| {
+                            let base = &base;
+                            prefix_len(cf).map(|n| {
+                                scope.spawn(move || -> Result<Layers> {
+                                    let keys = base.estimate_keys(cf).unwrap_or(0);
+                                    let layers = Layers::new(Bloom::with_capacity(
+                                        keys.saturating_add(keys / 2).max(FIRST_LAYER_KEYS),
+                                    ));
+                                    let end = [0xffu8; 32];
+                                    base.scan(cf, &[], &end, &mut |k, _| {
+                                        layers.insert(&k[..n.min(k.len())]);
+                                        true
+                                    })?;
+                                    Ok(layers)
+                                })
+                            })
+                        })
+                        .collect();
+                    jobs.into_iter()
+                        .map(|j| match j {
+                            None => Ok(None),
+                            Some(h) => h.join().expect("a filter scan panicked").map(Some),
+                        })
+                        .collect::<Result<Vec<_>>>()
+                });
+                filters = scanned?;
             }
             Start::Empty => {
                 for cf in Cf::ALL {
