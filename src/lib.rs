@@ -37,8 +37,8 @@ pub mod text;
 pub use engine::now;
 pub use engine::{
     BatchOutcome, Builder, Cluster, Document, Fpdb, IngestResult, LookupStats, Match, OnExisting,
-    Outcome, QueryAnswer, ResultLine, Settings, Stats, StoredDocument, Verified, ALGO_NAMES,
-    MAX_MATCHES,
+    Outcome, QueryAnswer, ResultLine, SavedFilter, Settings, Stats, StoredDocument, Verified,
+    ALGO_NAMES, MAX_MATCHES,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprints, Meta};

@@ -112,6 +112,14 @@ fn memory_filters_change_no_result() {
         }
         let saved = d.join(db).join("fpdb-presence").exists();
         assert_eq!(saved, db == "on", "{db}: filter saved: {saved}");
+        let o = run(d, &["stats", "--db", db, "--json"]);
+        let stats: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        assert_eq!(
+            stats["presence_filter"]["current"].as_bool(),
+            (db == "on").then_some(true),
+            "{db}: {}",
+            stats["presence_filter"]
+        );
     }
     assert_eq!(outs[..2], outs[2..]);
     let q = |db: &str| {

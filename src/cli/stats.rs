@@ -35,6 +35,16 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
                 .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
                 .collect();
             outln!("tables MiB   {}", cfs.join(", "));
+            match s.presence_filter {
+                Some(f) if f.current => outln!(
+                    "filter       saved, matches the store ({:.1} MiB): writers and query --batch load it",
+                    f.bytes as f64 / (1 << 20) as f64
+                ),
+                Some(_) => outln!(
+                    "filter       saved for an earlier state (unused): `ingest --memory-filters` or `compact` rebuilds it"
+                ),
+                None => outln!("filter       none saved (`ingest --memory-filters` or `compact` builds one)"),
+            }
         }
         let mut algos: Vec<&str> = [
             (o.nshash, "nshash"),

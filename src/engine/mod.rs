@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 pub use batch::BatchOutcome;
 pub use settings::{Builder, Settings, ALGO_NAMES};
 pub use types::{
-    Cluster, Document, IngestResult, Match, OnExisting, Outcome, QueryAnswer, ResultLine, Stats,
-    StoredDocument, Verified,
+    Cluster, Document, IngestResult, Match, OnExisting, Outcome, QueryAnswer, ResultLine,
+    SavedFilter, Stats, StoredDocument, Verified,
 };
 
 use std::sync::atomic::{AtomicU64, Ordering};

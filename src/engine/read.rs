@@ -54,6 +54,10 @@ impl Fpdb {
             column_family_bytes: self.store.cf_sizes().into_iter().collect(),
             simhash_tables: self.perms.len(),
             options: self.opts.clone(),
+            presence_filter: self.path.as_deref().and_then(|dir| {
+                crate::store::saved_presence(&self.store, dir)
+                    .map(|(bytes, current)| super::SavedFilter { bytes, current })
+            }),
         }
     }
 

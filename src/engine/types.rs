@@ -150,6 +150,18 @@ pub struct Stats {
     pub simhash_tables: usize,
     /// The store's settings.
     pub options: Options,
+    /// The presence filter saved with the store, if any ([`crate::store::Presence`]).
+    pub presence_filter: Option<SavedFilter>,
+}
+
+/// A presence filter saved with a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SavedFilter {
+    /// Its size on disk (and about its size in memory when loaded).
+    pub bytes: u64,
+    /// Whether it was saved at the store's present state: the next writer loads it. When not,
+    /// a writer removes it, and `ingest --memory-filters` or `compact` builds another.
+    pub current: bool,
 }
 
 /// What [`Fpdb::verify`] found in a consistent store.

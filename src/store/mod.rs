@@ -11,7 +11,9 @@ pub mod schema;
 mod staged;
 
 pub use memory::MemoryStore;
-pub use presence::{Presence, Start as PresenceStart, FILE_NAME as PRESENCE_FILE};
+pub use presence::{
+    saved as saved_presence, Presence, Start as PresenceStart, FILE_NAME as PRESENCE_FILE,
+};
 pub use redis::RedisStore;
 pub use rocks::{RocksStore, BLOCK_CACHE_BYTES};
 pub use schema::Cf;

@@ -327,6 +327,30 @@ impl Drop for Presence {
     }
 }
 
+/// The presence filter saved in `dir` (a store's directory) for `base`, the store open there:
+/// its size in bytes and whether it was saved at the store's present state (so the next writer
+/// loads it). Reads only the file's header (the checksum is checked when it is loaded).
+pub fn saved(base: &dyn Store, dir: &Path) -> Option<(u64, bool)> {
+    let file = dir.join(FILE_NAME);
+    let f = std::fs::File::open(&file).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut r = Verified {
+        from: std::io::BufReader::with_capacity(4096, f),
+        crc: crc32fast::Hasher::new(),
+        left: len.saturating_sub(4),
+    };
+    let tag = tag(base, dir);
+    let current = (|| {
+        if r.take(8)? != MAGIC {
+            return None;
+        }
+        let n = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+        Some(!tag.is_empty() && r.take(n)? == tag)
+    })()
+    .unwrap_or(false);
+    Some((len, current))
+}
+
 /// A file being written, with the checksum of what was written so far.
 struct Checksummed<W: Write> {
     to: W,
