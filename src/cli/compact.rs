@@ -17,6 +17,12 @@ pub(super) fn compact(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
     let before = db.stats().disk_bytes;
     db.compact()?;
     db.flush()?;
+    if let Err(e) = db.save_memory_filter() {
+        // Everything is stored; only the next run's head start is lost.
+        eprintln!(
+            "fpdb: warning: the presence filter was not saved ({e}); the next run goes without it"
+        );
+    }
     let after = db.stats().disk_bytes;
     if json {
         outln!(

@@ -240,6 +240,12 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     })?;
     // Opening the store later (query, stats, ...) then replays no write-ahead log.
     db.flush()?;
+    if let Err(e) = db.save_memory_filter() {
+        // Everything is stored; only the next run's head start is lost.
+        eprintln!(
+            "fpdb: warning: the presence filter was not saved ({e}); the next run goes without it"
+        );
+    }
     bar.finish_and_clear();
     sum.not_documents = not_documents.load(std::sync::atomic::Ordering::Relaxed);
     sum.lookups = db.lookup_stats();

@@ -214,6 +214,13 @@ impl Fpdb {
         self.store.compact()
     }
 
+    /// Save the in-memory presence filters of the store's hash prefixes next to it, so the next
+    /// writer (or `query --batch`) loads them instead of reading the store for absent hashes.
+    /// Also done, best effort, when the store is closed. An error loses nothing stored.
+    pub fn save_memory_filter(&self) -> Result<()> {
+        self.store.save_filter()
+    }
+
     /// Memory taken by the in-memory presence filters of the store's hash prefixes, when it
     /// has them ([`crate::store::Presence`]).
     pub fn memory_filter_bytes(&self) -> Option<u64> {

@@ -166,6 +166,13 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// Save the in-memory presence filters next to the store, for the next writer ([`Presence`];
+    /// nothing for a store without them). A failure loses nothing stored: the next open goes
+    /// without the filter (or builds one).
+    fn save_filter(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Memory taken by in-memory presence filters ([`Presence`]), when the store has them.
     fn filter_bytes(&self) -> Option<u64> {
         None

@@ -15,7 +15,7 @@
 //! empty store stays selective however many documents the store takes.
 //!
 //! Saved with the store (`fpdb-presence` in a RocksDB store's directory) by
-//! [`Store::flush`] and when dropped, tagged with the store's identity and last write
+//! [`Store::save_filter`] and when dropped, tagged with the store's identity and last write
 //! sequence number; an open loads it only when both still match (no write since the save, by
 //! any process), so a filter of another state of the store is never used: a crash, or a
 //! writer that kept no filter, leaves a file that is ignored (and removed by the next writer).
@@ -314,7 +314,11 @@ impl Presence {
             f.sync_all()?;
             std::fs::rename(&tmp, &file)
         };
-        write().map_err(|e| Error::io(&file, e))?;
+        if let Err(e) = write() {
+            // The old file (if any) stays, and no longer matches the store: it is ignored.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io(&file, e));
+        }
         self.dirty.store(false, Ordering::Relaxed);
         Ok(())
     }
@@ -523,8 +527,7 @@ impl Store for Presence {
         self.base.syncer()
     }
 
-    fn flush(&self) -> Result<()> {
-        self.base.flush()?;
+    fn save_filter(&self) -> Result<()> {
         self.save()
     }
 
@@ -637,6 +640,7 @@ mod tests {
             };
             write(&p, 0..5000);
             p.flush().unwrap();
+            p.save_filter().unwrap();
         }
         assert!(path.join(FILE_NAME).exists());
         // Reopened unchanged: the saved filter, with every key written before.
@@ -667,6 +671,32 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_save_is_an_error_and_loses_nothing_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path();
+        let base = Box::new(RocksStore::open(path, true).unwrap());
+        // Saved into a directory that does not exist: the write fails.
+        let nowhere = path.join("missing");
+        let p = Presence::open(base, Some(&nowhere), Start::Empty)
+            .unwrap()
+            .ok()
+            .unwrap();
+        write(&p, 0..100);
+        p.flush().unwrap();
+        assert!(p.save_filter().is_err());
+        drop(p);
+        assert!(!nowhere.exists());
+        let s = RocksStore::open(path, false).unwrap();
+        let mut n = 0;
+        s.scan(Cf::Nshash, &[], &[0xff; 17], &mut |_, _| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        assert_eq!(n, 100);
+    }
+
+    #[test]
     fn damaged_saved_filter_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path();
@@ -678,6 +708,7 @@ mod tests {
                 .unwrap();
             write(&p, 0..100);
             p.flush().unwrap();
+            p.save_filter().unwrap();
         }
         let file = path.join(FILE_NAME);
         let mut bytes = std::fs::read(&file).unwrap();
@@ -693,6 +724,7 @@ mod tests {
                 .ok()
                 .unwrap();
             p.flush().unwrap();
+            p.save_filter().unwrap();
         }
         let bytes = std::fs::read(&file).unwrap();
         std::fs::write(&file, &bytes[..bytes.len() - 100]).unwrap();

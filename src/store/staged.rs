@@ -228,6 +228,10 @@ impl Store for Staged {
         self.base.filter_bytes()
     }
 
+    fn save_filter(&self) -> Result<()> {
+        self.base.save_filter()
+    }
+
     fn shared(&self) -> bool {
         self.base.shared()
     }

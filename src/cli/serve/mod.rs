@@ -166,6 +166,16 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
     // A lookup whose client went away may still hold the store on rayon's pool: flush through
     // the lock rather than wait for it; the store closes with the last reference.
     let flushed = shared.db.read().unwrap_or_else(|e| e.into_inner()).flush();
+    if flushed.is_ok() {
+        let saved = shared
+            .db
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .save_memory_filter();
+        if let Err(e) = saved {
+            eprintln!("fpdb: warning: the presence filter was not saved ({e}); the next run goes without it");
+        }
+    }
     drop(shared);
     served?;
     if !writer_ok {
