@@ -527,6 +527,10 @@ impl Store for Presence {
         self.base.syncer()
     }
 
+    fn flush(&self) -> Result<()> {
+        self.base.flush()
+    }
+
     fn save_filter(&self) -> Result<()> {
         self.save()
     }
