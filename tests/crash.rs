@@ -171,18 +171,14 @@ fn killed_runs_with_a_saved_presence_filter_change_no_cluster() {
         args.extend_from_slice(&["--batch-size", "64"]);
         args.into_iter().map(String::from).collect::<Vec<_>>()
     };
-    let o = common::fpdb()
-        .current_dir(d)
-        .args(ingest("in.jsonl", "ref", &[]))
-        .output()
-        .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let o = common::fpdb()
-        .current_dir(d)
-        .args(ingest("a.jsonl", "db", &[]))
-        .output()
-        .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let complete = |input: &str, db: &str| {
+        let args = ingest(input, db, &[]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(d, &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    };
+    complete("in.jsonl", "ref");
+    complete("a.jsonl", "db");
     assert!(
         d.join("db/fpdb-presence").exists(),
         "saved by the clean run"

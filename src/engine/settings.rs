@@ -367,20 +367,14 @@ impl Builder {
             None
         };
         let store = if saved || self.presence_filters {
-            match Presence::open(store, Some(path), PresenceStart::Saved)? {
-                Ok(p) => Ok(Box::new(p) as Box<dyn Store>),
-                Err(base) => Err(base),
-            }
+            Presence::load_saved(store, path)?
         } else {
             Err(store)
         };
         let store: Box<dyn Store> = match (store, fallback) {
-            (Ok(p), _) => p,
+            (Ok(p), _) => Box::new(p),
             (Err(base), None) => base,
-            (Err(base), Some(start)) => match Presence::open(base, Some(path), start)? {
-                Ok(p) => Box::new(p),
-                Err(base) => base,
-            },
+            (Err(base), Some(start)) => Box::new(Presence::start(base, Some(path), start)?),
         };
         Fpdb::init(store, &self.settings, Some(path.to_path_buf()))
     }

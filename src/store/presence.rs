@@ -138,15 +138,12 @@ impl Layers {
     }
 }
 
-/// How a [`Presence`] filter starts.
+/// How a new [`Presence`] filter starts (a saved one is loaded by [`Presence::load_saved`]).
 pub enum Start {
-    /// Every key of the base store read once (two passes: count, then insert).
+    /// Every key of the base store read once.
     Scan,
     /// Empty: the base store holds no key of the filtered families.
     Empty,
-    /// Loaded from `dir`'s saved filter, only when it was saved at the base store's present
-    /// state; `None` otherwise.
-    Saved,
 }
 
 /// `base` with presence filters on its prefix-scanned column families.
@@ -160,96 +157,83 @@ pub struct Presence {
 }
 
 impl Presence {
-    /// Wrap `base`, reading every key of its prefix-scanned column families once (two passes:
-    /// count, then insert). Not saved anywhere.
+    /// Wrap `base`, reading every key of its prefix-scanned column families once. Not saved
+    /// anywhere.
     pub fn new(base: Box<dyn Store>) -> Result<Presence> {
-        Ok(Self::open(base, None, Start::Scan)?.unwrap_or_else(|b| Presence::unsaved(b)))
+        Self::start(base, None, Start::Scan)
     }
 
-    fn unsaved(base: Box<dyn Store>) -> Presence {
-        Presence {
-            base,
-            filters: Vec::new(),
-            dir: None,
-            dirty: AtomicBool::new(false),
-        }
-    }
-
-    /// Wrap `base` (a store in `dir`, where the filter is saved, when given) with a filter
-    /// started as `start` says; `Err(base)` back when `start` is [`Start::Saved`] and no
-    /// filter of the store's present state was saved. An unusable saved file is removed when
-    /// `base` is writable.
-    pub fn open(
-        base: Box<dyn Store>,
-        dir: Option<&Path>,
-        start: Start,
-    ) -> Result<std::result::Result<Presence, Box<dyn Store>>> {
-        let mut filters: Vec<Option<Layers>> = Vec::with_capacity(Cf::ALL.len());
-        let mut dirty = true;
-        match start {
-            Start::Scan => {
-                // One pass per family, the families on threads of their own, each filter
-                // sized from the store's estimate of its keys (layers are added if it was low).
-                let scanned = std::thread::scope(|scope| {
-                    let jobs: Vec<_> = Cf::ALL
-                        .iter()
-                        .map(|&cf| {
-                            let base = &base;
-                            prefix_len(cf).map(|n| {
-                                scope.spawn(move || -> Result<Layers> {
-                                    let keys = base.estimate_keys(cf).unwrap_or(0);
-                                    let layers = Layers::new(Bloom::with_capacity(
-                                        keys.saturating_add(keys / 2).max(FIRST_LAYER_KEYS),
-                                    ));
-                                    let end = [0xffu8; 32];
-                                    base.scan(cf, &[], &end, &mut |k, _| {
-                                        layers.insert(&k[..n.min(k.len())]);
-                                        true
-                                    })?;
-                                    Ok(layers)
-                                })
+    /// Wrap `base` (a store in `dir`, where the filter is saved, when given) with a new filter
+    /// started as `start` says.
+    pub fn start(base: Box<dyn Store>, dir: Option<&Path>, start: Start) -> Result<Presence> {
+        let filters = match start {
+            // One pass per family, the families on threads of their own, each filter sized
+            // from the store's estimate of its keys (layers are added if it was low).
+            Start::Scan => std::thread::scope(|scope| {
+                let jobs: Vec<_> = Cf::ALL
+                    .iter()
+                    .map(|&cf| {
+                        let base = &base;
+                        prefix_len(cf).map(|n| {
+                            scope.spawn(move || -> Result<Layers> {
+                                let keys = base.estimate_keys(cf).unwrap_or(0);
+                                let layers = Layers::new(Bloom::with_capacity(
+                                    keys.saturating_add(keys / 2).max(FIRST_LAYER_KEYS),
+                                ));
+                                let end = [0xffu8; 32];
+                                base.scan(cf, &[], &end, &mut |k, _| {
+                                    layers.insert(&k[..n.min(k.len())]);
+                                    true
+                                })?;
+                                Ok(layers)
                             })
                         })
-                        .collect();
-                    jobs.into_iter()
-                        .map(|j| match j {
-                            None => Ok(None),
-                            Some(h) => h.join().expect("a filter scan panicked").map(Some),
-                        })
-                        .collect::<Result<Vec<_>>>()
-                });
-                filters = scanned?;
-            }
-            Start::Empty => {
-                for cf in Cf::ALL {
-                    filters.push(
-                        prefix_len(cf).map(|_| Layers::new(Bloom::with_capacity(FIRST_LAYER_KEYS))),
-                    );
-                }
-            }
-            Start::Saved => {
-                let Some(dir) = dir else { return Ok(Err(base)) };
-                let file = dir.join(FILE_NAME);
-                match load(&file, &tag(base.as_ref(), dir)) {
-                    Some(f) => {
-                        filters = f;
-                        dirty = false;
-                    }
-                    None => {
-                        if !base.read_only() && file.exists() {
-                            std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?;
-                        }
-                        return Ok(Err(base));
-                    }
-                }
-            }
-        }
-        Ok(Ok(Presence {
+                    })
+                    .collect();
+                jobs.into_iter()
+                    .map(|j| match j {
+                        None => Ok(None),
+                        Some(h) => h.join().expect("a filter scan panicked").map(Some),
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })?,
+            Start::Empty => Cf::ALL
+                .iter()
+                .map(|&cf| {
+                    prefix_len(cf).map(|_| Layers::new(Bloom::with_capacity(FIRST_LAYER_KEYS)))
+                })
+                .collect(),
+        };
+        Ok(Presence {
             base,
             filters,
             dir: dir.map(Path::to_path_buf),
-            dirty: AtomicBool::new(dirty),
-        }))
+            dirty: AtomicBool::new(true),
+        })
+    }
+
+    /// Wrap `base` (the store in `dir`) with the filter saved in `dir`, only when it was saved
+    /// at the store's present state; `Err(base)` back otherwise. An unusable saved file is
+    /// removed when `base` is writable.
+    pub fn load_saved(
+        base: Box<dyn Store>,
+        dir: &Path,
+    ) -> Result<std::result::Result<Presence, Box<dyn Store>>> {
+        let file = dir.join(FILE_NAME);
+        match load(&file, &tag(base.as_ref(), dir)) {
+            Some(filters) => Ok(Ok(Presence {
+                base,
+                filters,
+                dir: Some(dir.to_path_buf()),
+                dirty: AtomicBool::new(false),
+            })),
+            None => {
+                if !base.read_only() && file.exists() {
+                    std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?;
+                }
+                Ok(Err(base))
+            }
+        }
     }
 
     /// Memory the filters take, in bytes.
@@ -344,14 +328,7 @@ pub fn saved(base: &dyn Store, dir: &Path) -> Option<(u64, bool)> {
         left: len.saturating_sub(4),
     };
     let tag = tag(base, dir);
-    let current = (|| {
-        if r.take(8)? != MAGIC {
-            return None;
-        }
-        let n = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
-        Some(!tag.is_empty() && r.take(n)? == tag)
-    })()
-    .unwrap_or(false);
+    let current = !tag.is_empty() && header(&mut r).as_deref() == Some(&tag[..]);
     Some((len, current))
 }
 
@@ -392,11 +369,7 @@ fn load(file: &Path, tag: &[u8]) -> Option<Vec<Option<Layers>>> {
         crc: crc32fast::Hasher::new(),
         left: len.checked_sub(4)?,
     };
-    if r.take(8)? != MAGIC {
-        return None;
-    }
-    let n = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
-    if r.take(n)? != tag {
+    if header(&mut r)? != tag {
         return None;
     }
     let mut filters: Vec<Option<Layers>> = Cf::ALL.iter().map(|_| None).collect();
@@ -445,6 +418,15 @@ fn load(file: &Path, tag: &[u8]) -> Option<Vec<Option<Layers>>> {
     let mut crc = [0u8; 4];
     r.from.read_exact(&mut crc).ok()?;
     (r.crc.finalize().to_le_bytes() == crc).then_some(filters)
+}
+
+/// The tag in the header of a saved filter being read (after checking its first bytes).
+fn header<R: Read>(r: &mut Verified<R>) -> Option<Vec<u8>> {
+    if r.take(8)? != MAGIC {
+        return None;
+    }
+    let n = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+    r.take(n)
 }
 
 /// A saved filter being read: `left` bytes before its checksum, and the checksum of what was
@@ -613,7 +595,7 @@ mod tests {
 
     fn saved(dir: &Path) -> std::result::Result<Presence, Box<dyn Store>> {
         let base = Box::new(RocksStore::open(dir, false).unwrap());
-        Presence::open(base, Some(dir), Start::Saved).unwrap()
+        Presence::load_saved(base, dir).unwrap()
     }
 
     #[test]
@@ -638,10 +620,7 @@ mod tests {
         let path = dir.path();
         {
             let base = Box::new(RocksStore::open(path, true).unwrap());
-            let p = match Presence::open(base, Some(path), Start::Empty).unwrap() {
-                Ok(p) => p,
-                Err(_) => panic!("an empty start always gives a filter"),
-            };
+            let p = Presence::start(base, Some(path), Start::Empty).unwrap();
             write(&p, 0..5000);
             p.flush().unwrap();
             p.save_filter().unwrap();
@@ -681,10 +660,7 @@ mod tests {
         let base = Box::new(RocksStore::open(path, true).unwrap());
         // Saved into a directory that does not exist: the write fails.
         let nowhere = path.join("missing");
-        let p = Presence::open(base, Some(&nowhere), Start::Empty)
-            .unwrap()
-            .ok()
-            .unwrap();
+        let p = Presence::start(base, Some(&nowhere), Start::Empty).unwrap();
         write(&p, 0..100);
         p.flush().unwrap();
         assert!(p.save_filter().is_err());
@@ -706,10 +682,7 @@ mod tests {
         let path = dir.path();
         {
             let base = Box::new(RocksStore::open(path, true).unwrap());
-            let p = Presence::open(base, Some(path), Start::Empty)
-                .unwrap()
-                .ok()
-                .unwrap();
+            let p = Presence::start(base, Some(path), Start::Empty).unwrap();
             write(&p, 0..100);
             p.flush().unwrap();
             p.save_filter().unwrap();
@@ -723,10 +696,7 @@ mod tests {
         // Cut short: ignored too.
         {
             let base = Box::new(RocksStore::open(path, false).unwrap());
-            let p = Presence::open(base, Some(path), Start::Scan)
-                .unwrap()
-                .ok()
-                .unwrap();
+            let p = Presence::start(base, Some(path), Start::Scan).unwrap();
             p.flush().unwrap();
             p.save_filter().unwrap();
         }
