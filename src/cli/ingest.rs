@@ -139,9 +139,10 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         inputs = inputs.exclude(o);
     }
     // In-memory filters of the hash prefixes (store::Presence): the one saved with the store
-    // at the end of the last run when nothing was written since, or, for a store created by
-    // this run, empty ones (nothing to scan). Lookups of hashes no document has skip RocksDB;
-    // same results (the filters are exact). Saved again when the run ends.
+    // at the end of the last run (with the documents written since read into it, when a run
+    // did not end cleanly or kept no filter), or, for a store created by this run, empty ones
+    // (nothing to scan). Lookups of hashes no document has skip RocksDB; same results (the
+    // filters are exact). Saved again when the run ends.
     let mut db = Fpdb::builder()
         .settings(settings)
         .create(true)
@@ -156,10 +157,15 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         && !quiet
     {
         eprintln!(
-            "fpdb: the presence filter saved in {} is of an earlier state of the store (written since by a run \
-             that did not end cleanly or kept no filter): lookups read the store for every hash; \
-             `--memory-filters` or `fpdb compact` rebuilds it",
+            "fpdb: the presence filter saved in {} does not fit the store (damaged, of another copy, \
+             or of a later state): lookups read the store for every hash; `--memory-filters` or \
+             `fpdb compact` rebuilds it",
             path.display()
+        );
+    }
+    if let (Some(n), false) = (db.memory_filter_caught_up(), quiet) {
+        eprintln!(
+            "fpdb: presence filter brought up to date: {n} document(s) written since it was saved read into it"
         );
     }
     if let Some(r) = &a.retention {

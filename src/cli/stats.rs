@@ -36,12 +36,17 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
                 .collect();
             outln!("tables MiB   {}", cfs.join(", "));
             match s.presence_filter {
-                Some(f) if f.current => outln!(
+                Some(f) if f.current && f.documents_since == 0 => outln!(
                     "filter       saved, matches the store ({:.1} MiB): writers and query --batch load it",
                     f.bytes as f64 / (1 << 20) as f64
                 ),
+                Some(f) if f.current => outln!(
+                    "filter       saved ({:.1} MiB) before the last {} document(s): writers and query --batch load it and read those into it",
+                    f.bytes as f64 / (1 << 20) as f64,
+                    f.documents_since
+                ),
                 Some(_) => outln!(
-                    "filter       saved for an earlier state (unused): `ingest --memory-filters` or `compact` rebuilds it"
+                    "filter       saved for another state (unused): `ingest --memory-filters` or `compact` rebuilds it"
                 ),
                 None => outln!("filter       none saved (`ingest --memory-filters` or `compact` builds one)"),
             }

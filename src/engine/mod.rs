@@ -81,6 +81,9 @@ pub struct Fpdb {
     lookup_pool: std::sync::OnceLock<Option<rayon::ThreadPool>>,
     /// What the lookups of this handle read ([`Fpdb::lookup_stats`]).
     reads: LookupCounters,
+    /// Documents read into the presence filter at open: it was saved before they were
+    /// written ([`Fpdb::memory_filter_caught_up`]).
+    filter_caught_up: Option<u64>,
 }
 
 /// [`LookupStats`] as counted: on every lookup thread, relaxed (totals only).
@@ -225,6 +228,13 @@ impl Fpdb {
     /// has them ([`crate::store::Presence`]).
     pub fn memory_filter_bytes(&self) -> Option<u64> {
         self.store.filter_bytes()
+    }
+
+    /// Documents read into the presence filter when the store was opened: the filter had
+    /// been saved before they were written (a run that did not end cleanly, or kept no
+    /// filter). None when it was loaded at the store's state, built, or not kept.
+    pub fn memory_filter_caught_up(&self) -> Option<u64> {
+        self.filter_caught_up
     }
 
     /// [`Fpdb::sync`], then move everything out of the write-ahead log into table files, so

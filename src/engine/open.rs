@@ -116,6 +116,7 @@ impl Fpdb {
             legacy,
             lookup_pool: std::sync::OnceLock::new(),
             reads: Default::default(),
+            filter_caught_up: None,
             store,
             opts,
             perms,
@@ -125,6 +126,42 @@ impl Fpdb {
             db.upgrade()?;
         }
         Ok(db)
+    }
+
+    /// Put the keys of every document from seq `from` on into the store's presence filter
+    /// (loaded as saved before those documents were written: [`crate::store::Presence`]).
+    /// Their postings and simhash table keys are derived from the records, as
+    /// [`Fpdb::add`] wrote them. Returns the documents read.
+    pub(super) fn catch_up_filter(&self, from: u64) -> Result<u64> {
+        let mut n = 0u64;
+        let mut err = None;
+        self.store
+            .scan(Cf::Docs, &schema::u64_key(from), &[0xff; 9], &mut |k, v| {
+                let rec = match (schema::decode_u64(Cf::Docs, k, k), schema::decode_doc(k, v)) {
+                    (Ok(seq), Ok(rec)) => (seq, rec),
+                    (Err(e), _) | (_, Err(e)) => {
+                        err = Some(e);
+                        return false;
+                    }
+                };
+                let (seq, rec) = rec;
+                for &h in rec.postings() {
+                    self.store
+                        .note_present(Cf::Nshash, &schema::nshash_key(h, seq));
+                }
+                if let Some(q) = rec.simhash {
+                    for t in 0..self.perms.len() {
+                        let key = schema::simhash_key(t as u8, self.perms.permute(t, q), seq);
+                        self.store.note_present(Cf::Simhash, &key);
+                    }
+                }
+                n += 1;
+                true
+            })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(n),
+        }
     }
 
     /// Rewrite a format 2 store in the current format: a posting per (sentence hash, holder)

@@ -55,8 +55,17 @@ impl Fpdb {
             simhash_tables: self.perms.len(),
             options: self.opts.clone(),
             presence_filter: self.path.as_deref().and_then(|dir| {
-                crate::store::saved_presence(&self.store, dir)
-                    .map(|(bytes, current)| super::SavedFilter { bytes, current })
+                crate::store::saved_presence(&self.store, dir).map(|(bytes, fit)| {
+                    use crate::store::PresenceFit;
+                    super::SavedFilter {
+                        bytes,
+                        current: fit != PresenceFit::No,
+                        documents_since: match fit {
+                            PresenceFit::Behind { documents, .. } => documents,
+                            _ => 0,
+                        },
+                    }
+                })
             }),
         }
     }

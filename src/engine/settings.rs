@@ -369,14 +369,23 @@ impl Builder {
         let store = if saved || self.presence_filters {
             Presence::load_saved(store, path)?
         } else {
+            // Not loaded, but a file that cannot serve this store goes (it must never be
+            // taken for one of a later state).
+            crate::store::remove_unusable_presence(store.as_ref(), path)?;
             Err(store)
         };
-        let store: Box<dyn Store> = match (store, fallback) {
-            (Ok(p), _) => Box::new(p),
-            (Err(base), None) => base,
-            (Err(base), Some(start)) => Box::new(Presence::start(base, Some(path), start)?),
+        let (store, fit): (Box<dyn Store>, _) = match (store, fallback) {
+            (Ok((p, fit)), _) => (Box::new(p), Some(fit)),
+            (Err(base), None) => (base, None),
+            (Err(base), Some(start)) => (Box::new(Presence::start(base, Some(path), start)?), None),
         };
-        Fpdb::init(store, &self.settings, Some(path.to_path_buf()))
+        let mut db = Fpdb::init(store, &self.settings, Some(path.to_path_buf()))?;
+        if let Some(crate::store::PresenceFit::Behind { from, .. }) = fit {
+            // Saved before the last writes (a run that did not end cleanly, or kept no
+            // filter): the documents written since are read into it before any lookup.
+            db.filter_caught_up = Some(db.catch_up_filter(from)?);
+        }
+        Ok(db)
     }
     /// Open a fresh in-memory store.
     pub fn open_in_memory(self) -> Result<Fpdb> {

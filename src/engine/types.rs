@@ -159,9 +159,14 @@ pub struct Stats {
 pub struct SavedFilter {
     /// Its size on disk (and about its size in memory when loaded).
     pub bytes: u64,
-    /// Whether it was saved at the store's present state: the next writer loads it. When not,
-    /// a writer removes it, and `ingest --memory-filters` or `compact` builds another.
+    /// Whether it serves the store as it is: saved at its present state, or at an earlier
+    /// state of this store (then the next open reads the documents written since into it).
+    /// When not, a writer removes it, and `ingest --memory-filters` or `compact` builds
+    /// another.
     pub current: bool,
+    /// Document seqs given out since it was saved: read into it at the next open (0 when it
+    /// was saved at the present state).
+    pub documents_since: u64,
 }
 
 /// What [`Fpdb::verify`] found in a consistent store.

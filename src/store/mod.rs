@@ -12,7 +12,8 @@ mod staged;
 
 pub use memory::MemoryStore;
 pub use presence::{
-    saved as saved_presence, Presence, Start as PresenceStart, FILE_NAME as PRESENCE_FILE,
+    remove_unusable as remove_unusable_presence, saved as saved_presence, Fit as PresenceFit,
+    Presence, Start as PresenceStart, FILE_NAME as PRESENCE_FILE,
 };
 pub use redis::RedisStore;
 pub use rocks::{RocksStore, BLOCK_CACHE_BYTES};
@@ -177,6 +178,11 @@ pub trait Store: Send + Sync {
     fn filter_bytes(&self) -> Option<u64> {
         None
     }
+
+    /// `key` of `cf` is in the store but may be missing from an in-memory presence filter in
+    /// front of it ([`Presence`] loaded behind the store: the keys of the documents written
+    /// since it was saved are put back into it this way). Nothing for a store without one.
+    fn note_present(&self, _cf: Cf, _key: &[u8]) {}
 
     /// Whether writes are refused.
     fn read_only(&self) -> bool;

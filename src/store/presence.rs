@@ -15,10 +15,14 @@
 //! empty store stays selective however many documents the store takes.
 //!
 //! Saved with the store (`fpdb-presence` in a RocksDB store's directory) by
-//! [`Store::save_filter`] and when dropped, tagged with the store's identity and last write
-//! sequence number; an open loads it only when both still match (no write since the save, by
-//! any process), so a filter of another state of the store is never used: a crash, or a
-//! writer that kept no filter, leaves a file that is ignored (and removed by the next writer).
+//! [`Store::save_filter`] and when dropped, tagged with the store's state: its RocksDB
+//! identity, last write sequence number and next document seq. An open uses it as it is when
+//! nothing was written since the save ([`Fit::Current`]); when this same store was written
+//! since (a run that was killed, or kept no filter), it holds every key of the saved state and
+//! the opener reads the documents written since (seqs only grow: those from the saved next
+//! seq on) into it ([`Fit::Behind`], [`Store::note_present`]). A file of another store, of a
+//! later state (a store directory put back from an older copy) or damaged is never used, and
+//! is removed by the next writer.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -26,6 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use super::rocks::{prefix_len, within_prefix};
+use super::schema::{self, meta};
 use super::{Batch, Cf, Op, Store};
 use crate::error::{Error, Result};
 
@@ -39,7 +44,98 @@ const FIRST_LAYER_KEYS: u64 = 1 << 20;
 pub const FILE_NAME: &str = "fpdb-presence";
 
 /// First bytes of the file, with its format version.
-const MAGIC: &[u8; 8] = b"FPDBPRS2";
+const MAGIC: &[u8; 8] = b"FPDBPRS3";
+
+/// First bytes of a version 2 file, whose header lacks the next document seq: used only at
+/// exactly the state it was saved at.
+const MAGIC_2: &[u8; 8] = b"FPDBPRS2";
+
+/// A store's state, as a saved filter is tagged with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    /// RocksDB's `IDENTITY` file.
+    identity: Vec<u8>,
+    /// RocksDB's last write sequence number: changed by any write.
+    sequence: u64,
+    /// The seq the next document takes (`meta/next_seq`) and [`last_doc`] of the store at the
+    /// save; unknown in version 2 files.
+    next_doc: Option<(u64, u32)>,
+}
+
+/// What tells the document at seq `next_doc - 1` of `base` from another at that seq: the
+/// CRC-32 of its id (0 when there is none). Two copies of one store (same identity) that
+/// took different documents after they parted differ there.
+fn last_doc(base: &dyn Store, next_doc: u64) -> Option<u32> {
+    if next_doc <= 1 {
+        return Some(0);
+    }
+    let key = schema::u64_key(next_doc - 1);
+    Some(match base.get(Cf::Docs, &key).ok()? {
+        Some(v) => crc32fast::hash(schema::decode_doc(&key, &v).ok()?.id.as_bytes()),
+        None => 0,
+    })
+}
+
+impl State {
+    /// The state of `base`, the store open in `dir` (none for a store without sequence
+    /// numbers or identity: then no filter is saved or loaded).
+    fn of(base: &dyn Store, dir: &Path) -> Option<State> {
+        let sequence = base.last_sequence()?;
+        let identity = std::fs::read(dir.join("IDENTITY")).ok()?;
+        let next_doc = match base.get(Cf::Meta, meta::NEXT_SEQ).ok()? {
+            Some(v) => schema::decode_u64(Cf::Meta, meta::NEXT_SEQ, &v).ok()?,
+            // Seqs start at 1.
+            None => 1,
+        };
+        (!identity.is_empty()).then_some(State {
+            identity,
+            sequence,
+            next_doc: Some((next_doc, last_doc(base, next_doc)?)),
+        })
+    }
+
+    /// How a filter saved at state `self` fits `base`, a store at state `now`: behind it only
+    /// when the store holds, at the last seq given out before the save, the document it held
+    /// then (one read).
+    fn fit(&self, now: &State, base: &dyn Store) -> Fit {
+        if self.identity != now.identity {
+            return Fit::No;
+        }
+        if self.sequence == now.sequence {
+            return Fit::Current;
+        }
+        match (self.next_doc, now.next_doc) {
+            (Some((from, last)), Some((next, _)))
+                if self.sequence < now.sequence
+                    && from <= next
+                    && last_doc(base, from) == Some(last) =>
+            {
+                Fit::Behind {
+                    from,
+                    documents: next - from,
+                }
+            }
+            _ => Fit::No,
+        }
+    }
+}
+
+/// How a saved filter fits the store as it is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// Saved at the store's present state: used as it is.
+    Current,
+    /// Saved at an earlier state of this store: it holds every key of that state, and the
+    /// documents written since are read into it.
+    Behind {
+        /// The first seq given out after the save.
+        from: u64,
+        /// Seqs given out since (documents written, some perhaps removed since).
+        documents: u64,
+    },
+    /// Of another store or a later state, damaged, or of an unknown state: never used.
+    No,
+}
 
 /// A Bloom filter whose bits are set with atomic ORs, so readers need no lock.
 struct Bloom {
@@ -212,25 +308,30 @@ impl Presence {
         })
     }
 
-    /// Wrap `base` (the store in `dir`) with the filter saved in `dir`, only when it was saved
-    /// at the store's present state; `Err(base)` back otherwise. An unusable saved file is
-    /// removed when `base` is writable.
+    /// Wrap `base` (the store in `dir`) with the filter saved in `dir` when it fits the
+    /// store's present state, with how it fits ([`Fit::Behind`]: the caller must read the
+    /// documents written since into it, [`Store::note_present`], before any lookup);
+    /// `Err(base)` back otherwise. An unusable saved file is removed when `base` is writable.
+    #[allow(clippy::type_complexity)]
     pub fn load_saved(
         base: Box<dyn Store>,
         dir: &Path,
-    ) -> Result<std::result::Result<Presence, Box<dyn Store>>> {
+    ) -> Result<std::result::Result<(Presence, Fit), Box<dyn Store>>> {
         let file = dir.join(FILE_NAME);
-        match load(&file, &tag(base.as_ref(), dir)) {
-            Some(filters) => Ok(Ok(Presence {
-                base,
-                filters,
-                dir: Some(dir.to_path_buf()),
-                dirty: AtomicBool::new(false),
-            })),
+        match State::of(base.as_ref(), dir).and_then(|now| load(&file, &now, base.as_ref())) {
+            Some((filters, fit, v2)) => Ok(Ok((
+                Presence {
+                    base,
+                    filters,
+                    dir: Some(dir.to_path_buf()),
+                    // Saved again (at the new state) once caught up, and a version 2
+                    // file in the present version.
+                    dirty: AtomicBool::new(fit != Fit::Current || v2),
+                },
+                fit,
+            ))),
             None => {
-                if !base.read_only() && file.exists() {
-                    std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?;
-                }
+                remove_unusable(base.as_ref(), dir)?;
                 Ok(Err(base))
             }
         }
@@ -252,6 +353,13 @@ impl Presence {
         }
     }
 
+    /// Put the prefix of `key` (of family `cf`) into its filter, if the family has one.
+    fn insert(&self, cf: Cf, key: &[u8]) {
+        if let (Some(Some(layers)), Some(n)) = (self.filters.get(cf.index()), prefix_len(cf)) {
+            layers.insert(&key[..n.min(key.len())]);
+        }
+    }
+
     /// Save the filter next to the store, tagged with its present state (when it has a place
     /// and holds writes the saved file lacks). Written to a temporary file and renamed, so a
     /// crash leaves the old file or the new one, whole.
@@ -260,7 +368,9 @@ impl Presence {
         if self.base.read_only() || !self.dirty.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let tag = tag(self.base.as_ref(), dir);
+        let Some(state) = State::of(self.base.as_ref(), dir) else {
+            return Ok(());
+        };
         let file = dir.join(FILE_NAME);
         let tmp = dir.join(format!("{FILE_NAME}.tmp"));
         // Streamed (the filter is not copied: at 10^6 documents it is ~40 MB), with a
@@ -271,8 +381,12 @@ impl Presence {
                 crc: crc32fast::Hasher::new(),
             };
             out.put(MAGIC)?;
-            out.put(&(tag.len() as u32).to_le_bytes())?;
-            out.put(&tag)?;
+            out.put(&(state.identity.len() as u32).to_le_bytes())?;
+            out.put(&state.identity)?;
+            out.put(&state.sequence.to_le_bytes())?;
+            let (next_doc, last) = state.next_doc.unwrap_or((1, 0));
+            out.put(&next_doc.to_le_bytes())?;
+            out.put(&last.to_le_bytes())?;
             for (i, f) in self.filters.iter().enumerate() {
                 let Some(layers) = f else { continue };
                 let layers = layers.0.read().unwrap_or_else(|e| e.into_inner());
@@ -316,9 +430,9 @@ impl Drop for Presence {
 }
 
 /// The presence filter saved in `dir` (a store's directory) for `base`, the store open there:
-/// its size in bytes and whether it was saved at the store's present state (so the next writer
-/// loads it). Reads only the file's header (the checksum is checked when it is loaded).
-pub fn saved(base: &dyn Store, dir: &Path) -> Option<(u64, bool)> {
+/// its size in bytes and how it fits the store's present state (whether the next writer loads
+/// it). Reads only the file's header (the checksum is checked when it is loaded).
+pub fn saved(base: &dyn Store, dir: &Path) -> Option<(u64, Fit)> {
     let file = dir.join(FILE_NAME);
     let f = std::fs::File::open(&file).ok()?;
     let len = f.metadata().ok()?.len();
@@ -327,9 +441,25 @@ pub fn saved(base: &dyn Store, dir: &Path) -> Option<(u64, bool)> {
         crc: crc32fast::Hasher::new(),
         left: len.saturating_sub(4),
     };
-    let tag = tag(base, dir);
-    let current = !tag.is_empty() && header(&mut r).as_deref() == Some(&tag[..]);
-    Some((len, current))
+    let fit = match (header(&mut r), State::of(base, dir)) {
+        (Some(at), Some(now)) => at.fit(&now, base),
+        _ => Fit::No,
+    };
+    Some((len, fit))
+}
+
+/// Remove the filter saved in `dir` when it cannot serve the store open there (`base`) and
+/// the store is writable: a writer that does not load it still removes a file of another
+/// state, so it can never be taken for one of a later state of this store.
+pub fn remove_unusable(base: &dyn Store, dir: &Path) -> Result<()> {
+    let file = dir.join(FILE_NAME);
+    if base.read_only() || !file.exists() {
+        return Ok(());
+    }
+    if matches!(saved(base, dir), Some((_, Fit::No)) | None) {
+        std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?;
+    }
+    Ok(())
 }
 
 /// A file being written, with the checksum of what was written so far.
@@ -345,23 +475,10 @@ impl<W: Write> Checksummed<W> {
     }
 }
 
-/// What identifies the base store's present state: its RocksDB identity and last sequence
-/// number (empty when the store has no sequence: then nothing is ever loaded).
-fn tag(base: &dyn Store, dir: &Path) -> Vec<u8> {
-    let Some(seq) = base.last_sequence() else {
-        return Vec::new();
-    };
-    let mut t = std::fs::read(dir.join("IDENTITY")).unwrap_or_default();
-    t.extend_from_slice(&seq.to_le_bytes());
-    t
-}
-
-/// The filters saved in `file`, when it is whole and tagged `tag`. Read as a stream (no copy
-/// of the file in memory besides the filters themselves).
-fn load(file: &Path, tag: &[u8]) -> Option<Vec<Option<Layers>>> {
-    if tag.is_empty() {
-        return None;
-    }
+/// The filters saved in `file`, when it is whole and fits the store's state `now`, with how it
+/// fits and whether the file is of version 2. Read as a stream (no copy of the file in memory
+/// besides the filters themselves).
+fn load(file: &Path, now: &State, base: &dyn Store) -> Option<(Vec<Option<Layers>>, Fit, bool)> {
     let f = std::fs::File::open(file).ok()?;
     let len = f.metadata().ok()?.len();
     let mut r = Verified {
@@ -369,7 +486,9 @@ fn load(file: &Path, tag: &[u8]) -> Option<Vec<Option<Layers>>> {
         crc: crc32fast::Hasher::new(),
         left: len.checked_sub(4)?,
     };
-    if header(&mut r)? != tag {
+    let at = header(&mut r)?;
+    let fit = at.fit(now, base);
+    if fit == Fit::No {
         return None;
     }
     let mut filters: Vec<Option<Layers>> = Cf::ALL.iter().map(|_| None).collect();
@@ -417,16 +536,37 @@ fn load(file: &Path, tag: &[u8]) -> Option<Vec<Option<Layers>>> {
     }
     let mut crc = [0u8; 4];
     r.from.read_exact(&mut crc).ok()?;
-    (r.crc.finalize().to_le_bytes() == crc).then_some(filters)
+    (r.crc.finalize().to_le_bytes() == crc).then_some((filters, fit, at.next_doc.is_none()))
 }
 
-/// The tag in the header of a saved filter being read (after checking its first bytes).
-fn header<R: Read>(r: &mut Verified<R>) -> Option<Vec<u8>> {
-    if r.take(8)? != MAGIC {
-        return None;
-    }
+/// The state in the header of a saved filter being read (after checking its first bytes).
+fn header<R: Read>(r: &mut Verified<R>) -> Option<State> {
+    let magic = r.take(8)?;
     let n = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
-    r.take(n)
+    let u64_of = |b: Vec<u8>| b.try_into().ok().map(u64::from_le_bytes);
+    if magic == MAGIC {
+        let identity = r.take(n)?;
+        let sequence = u64_of(r.take(8)?)?;
+        let next_doc = u64_of(r.take(8)?)?;
+        let last = u32::from_le_bytes(r.take(4)?.try_into().ok()?);
+        Some(State {
+            identity,
+            sequence,
+            next_doc: Some((next_doc, last)),
+        })
+    } else if magic == MAGIC_2 {
+        // Version 2: the identity and the sequence number as one tag.
+        let mut tag = r.take(n)?;
+        let at = tag.len().checked_sub(8)?;
+        let sequence = u64_of(tag.split_off(at))?;
+        Some(State {
+            identity: tag,
+            sequence,
+            next_doc: None,
+        })
+    } else {
+        None
+    }
 }
 
 /// A saved filter being read: `left` bytes before its checksum, and the checksum of what was
@@ -491,14 +631,15 @@ impl Store for Presence {
         // Into the filter first: a reader that sees the key in the base store finds its prefix.
         for op in batch.ops() {
             if let Op::Put(cf, k, _) = op {
-                if let (Some(Some(layers)), Some(n)) =
-                    (self.filters.get(cf.index()), prefix_len(*cf))
-                {
-                    layers.insert(&k[..n.min(k.len())]);
-                }
+                self.insert(*cf, k);
             }
         }
         self.base.write(batch)
+    }
+
+    fn note_present(&self, cf: Cf, key: &[u8]) {
+        self.dirty.store(true, Ordering::Relaxed);
+        self.insert(cf, key);
     }
 
     fn sync(&self) -> Result<()> {
@@ -594,8 +735,47 @@ mod tests {
     }
 
     fn saved(dir: &Path) -> std::result::Result<Presence, Box<dyn Store>> {
+        saved_fit(dir).map(|(p, _)| p)
+    }
+
+    fn saved_fit(dir: &Path) -> std::result::Result<(Presence, Fit), Box<dyn Store>> {
         let base = Box::new(RocksStore::open(dir, false).unwrap());
         Presence::load_saved(base, dir).unwrap()
+    }
+
+    /// A document `id` stored at seq `seq - 1`, and `seq` the next one.
+    fn next_doc(s: &dyn Store, seq: u64, id: &str) {
+        let rec = schema::DocRecord {
+            id: id.into(),
+            url: None,
+            title: None,
+            description: None,
+            keywords: None,
+            chars: 0,
+            nshash: Vec::new(),
+            simhash: None,
+            sketch: Vec::new(),
+            shingles: Vec::new(),
+            similar_id: 1,
+            matches: Vec::new(),
+            time: 0,
+            bands: Vec::new(),
+            keys: Vec::new(),
+            key_weights: Vec::new(),
+            order: Vec::new(),
+        };
+        let mut b = Batch::new();
+        b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));
+        b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(seq).to_vec());
+        s.write(b).unwrap();
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
     }
 
     #[test]
@@ -643,14 +823,99 @@ mod tests {
             let k = posting(5500);
             assert!(p.may_hold(Cf::Nshash, &k[..8], &[&k[..8], &[0xff; 9][..]].concat()));
         }
-        // A writer without the filter changes the store: the file no longer matches, and the
-        // next writer removes it.
+        // A writer without the filter changes the store: the file is behind it, from the
+        // next document seq it was saved at.
         {
             let s = RocksStore::open(path, false).unwrap();
             write(&s, 6000..6001);
+            next_doc(&s, 7, "d6");
         }
-        assert!(saved(path).is_err());
-        assert!(!path.join(FILE_NAME).exists());
+        let (p, fit) = saved_fit(path)
+            .ok()
+            .expect("of an earlier state of this store");
+        assert_eq!(
+            fit,
+            Fit::Behind {
+                from: 1,
+                documents: 6
+            }
+        );
+        drop(p);
+        assert_eq!(
+            saved_fit(path).ok().map(|(_, f)| f),
+            Some(Fit::Current),
+            "saved caught up"
+        );
+    }
+
+    #[test]
+    fn a_filter_of_a_later_state_or_another_store_is_never_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, early, other) = (
+            dir.path().join("s"),
+            dir.path().join("early"),
+            dir.path().join("other"),
+        );
+        {
+            let base = Box::new(RocksStore::open(&path, true).unwrap());
+            let p = Presence::start(base, Some(&path), Start::Empty).unwrap();
+            write(&p, 0..100);
+            next_doc(&p, 101, "d100");
+            p.flush().unwrap();
+        }
+        // A copy of the store as it was then, before more writes.
+        copy_dir(&path, &early);
+        {
+            let p = saved(&path).ok().expect("current");
+            write(&p, 100..200);
+            next_doc(&p, 201, "d200");
+            p.flush().unwrap();
+        }
+        let later = std::fs::read(path.join(FILE_NAME)).unwrap();
+        // The later filter put into the earlier copy: its keys 100..200 are not there, and
+        // the documents that copy takes next reuse those seqs. Not used, and removed.
+        std::fs::write(early.join(FILE_NAME), &later).unwrap();
+        assert!(saved(&early).is_err());
+        assert!(!early.join(FILE_NAME).exists());
+        // Nor by another store (another RocksDB identity), even at a later state.
+        {
+            let s = RocksStore::open(&other, true).unwrap();
+            write(&s, 0..300);
+            next_doc(&s, 301, "d300");
+        }
+        std::fs::write(other.join(FILE_NAME), &later).unwrap();
+        assert!(saved(&other).is_err());
+        // A copy of the store that parted from it before the save and has since gone
+        // further (a later sequence number, more documents): the document it holds at the
+        // saved filter's last seq is not the one the filter saw. Not used.
+        {
+            let s = RocksStore::open(&early, false).unwrap();
+            write(&s, 1000..1300);
+            next_doc(&s, 150, "other-149");
+            next_doc(&s, 201, "other-200");
+            next_doc(&s, 260, "other-259");
+        }
+        std::fs::write(early.join(FILE_NAME), &later).unwrap();
+        assert!(saved(&early).is_err());
+        // The same store gone further: behind it (one more read, and it is used).
+        {
+            let s = RocksStore::open(&path, false).unwrap();
+            next_doc(&s, 260, "d259");
+        }
+        assert_eq!(
+            saved_fit(&path).ok().map(|(_, f)| f),
+            Some(Fit::Behind {
+                from: 201,
+                documents: 59
+            })
+        );
+        // A writer that keeps no filter removes an unusable file too.
+        std::fs::write(early.join(FILE_NAME), &later).unwrap();
+        {
+            let s = RocksStore::open(&early, false).unwrap();
+            remove_unusable(&s, &early).unwrap();
+        }
+        assert!(!early.join(FILE_NAME).exists());
     }
 
     #[test]
@@ -658,14 +923,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path();
         let base = Box::new(RocksStore::open(path, true).unwrap());
-        // Saved into a directory that does not exist: the write fails.
-        let nowhere = path.join("missing");
-        let p = Presence::start(base, Some(&nowhere), Start::Empty).unwrap();
+        // The temporary file's name taken by a directory: the write fails.
+        let blocked = path.join(format!("{FILE_NAME}.tmp"));
+        std::fs::create_dir(&blocked).unwrap();
+        let p = Presence::start(base, Some(path), Start::Empty).unwrap();
         write(&p, 0..100);
         p.flush().unwrap();
         assert!(p.save_filter().is_err());
         drop(p);
-        assert!(!nowhere.exists());
+        assert!(!path.join(FILE_NAME).exists());
+        assert!(blocked.is_dir(), "left as it was");
         let s = RocksStore::open(path, false).unwrap();
         let mut n = 0;
         s.scan(Cf::Nshash, &[], &[0xff; 17], &mut |_, _| {

@@ -232,6 +232,10 @@ impl Store for Staged {
         self.base.save_filter()
     }
 
+    fn note_present(&self, cf: Cf, key: &[u8]) {
+        self.base.note_present(cf, key)
+    }
+
     fn shared(&self) -> bool {
         self.base.shared()
     }
