@@ -157,9 +157,9 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         && !quiet
     {
         eprintln!(
-            "fpdb: the presence filter saved in {} does not fit the store (damaged, of another copy, \
-             or of a later state): lookups read the store for every hash; `--memory-filters` or \
-             `fpdb compact` rebuilds it",
+            "fpdb: the presence filter saved in {} cannot serve the store (damaged, or saved for \
+             another copy or state of it): lookups read the store for every hash; \
+             `--memory-filters` or `fpdb compact` rebuilds it",
             path.display()
         );
     }

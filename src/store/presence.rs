@@ -40,6 +40,12 @@ const PROBES: u64 = 7;
 /// Keys the first layer of a filter started on an empty store is sized for (~1.3 MB).
 const FIRST_LAYER_KEYS: u64 = 1 << 20;
 
+/// Most memory the filter of one family takes (both: twice that). Layers of 1.3, 2.6, 5.2, ...
+/// MB stop at 78.6 MB (63 million prefixes at full selectivity: ~5 million article-length
+/// documents, whose ~13 postings and 10 simhash keys each fill the two families alike);
+/// past it the newest layer takes the further keys and answers "maybe" ever more often.
+const MAX_FAMILY_BYTES: u64 = 80 << 20;
+
 /// The saved filter's file in a store's directory.
 pub const FILE_NAME: &str = "fpdb-presence";
 
@@ -148,10 +154,24 @@ struct Bloom {
 }
 
 impl Bloom {
-    fn with_capacity(keys: u64) -> Bloom {
+    /// Words of a filter sized for `keys`.
+    fn words_for(keys: u64) -> u64 {
         // Not rounded to a power of two (up to twice the memory): positions are mapped onto
         // the bits by a multiply-shift instead of a mask.
-        let words = keys.saturating_mul(10).max(1 << 16).div_ceil(64);
+        keys.saturating_mul(10).max(1 << 16).div_ceil(64)
+    }
+
+    /// Bytes of a filter sized for `keys`.
+    fn bytes_for(keys: u64) -> u64 {
+        Self::words_for(keys) * 8
+    }
+
+    fn bytes(&self) -> u64 {
+        self.words.len() as u64 * 8
+    }
+
+    fn with_capacity(keys: u64) -> Bloom {
+        let words = Self::words_for(keys);
         Bloom {
             words: (0..words).map(|_| AtomicU64::new(0)).collect(),
             bits: words * 64,
@@ -197,40 +217,65 @@ impl Bloom {
     }
 }
 
-/// Bloom filters of growing size: a key is in the newest; a lookup asks them all.
-struct Layers(RwLock<Vec<Bloom>>);
+/// Bloom filters of growing size: a key is in the newest; a lookup asks them all. They stop
+/// growing at `max_bytes`: past it the newest takes every further key beyond its size, so
+/// memory stays bounded whatever the store's size and the filter stays exact (a Bloom filter
+/// filled past its size answers "maybe" more often, never "no" for a key it holds).
+struct Layers {
+    layers: RwLock<Vec<Bloom>>,
+    max_bytes: u64,
+    /// No layer is added any more (`max_bytes` reached).
+    capped: AtomicBool,
+}
 
 impl Layers {
     fn new(first: Bloom) -> Layers {
-        Layers(RwLock::new(vec![first]))
+        Self::with_max(first, MAX_FAMILY_BYTES)
+    }
+
+    fn with_max(first: Bloom, max_bytes: u64) -> Layers {
+        Self::of(vec![first], max_bytes)
+    }
+
+    fn of(layers: Vec<Bloom>, max_bytes: u64) -> Layers {
+        Layers {
+            layers: RwLock::new(layers),
+            max_bytes,
+            capped: AtomicBool::new(false),
+        }
     }
 
     fn insert(&self, prefix: &[u8]) {
         {
-            let layers = self.0.read().unwrap_or_else(|e| e.into_inner());
+            let layers = self.layers.read().unwrap_or_else(|e| e.into_inner());
             let last = layers.last().expect("one layer at least");
-            if !last.full() {
+            if !last.full() || self.capped.load(Ordering::Relaxed) {
                 last.insert(prefix);
                 return;
             }
         }
-        let mut layers = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let mut layers = self.layers.write().unwrap_or_else(|e| e.into_inner());
         let last = layers.last().expect("one layer at least");
-        if last.full() {
-            let next = Bloom::with_capacity(last.capacity.saturating_mul(2));
-            layers.push(next);
+        if last.full() && !self.capped.load(Ordering::Relaxed) {
+            let keys = last.capacity.saturating_mul(2);
+            let have: u64 = layers.iter().map(Bloom::bytes).sum();
+            if have.saturating_add(Bloom::bytes_for(keys)) <= self.max_bytes {
+                layers.push(Bloom::with_capacity(keys));
+            } else {
+                self.capped.store(true, Ordering::Relaxed);
+            }
         }
         layers.last().expect("one layer at least").insert(prefix);
     }
 
     fn may_contain(&self, prefix: &[u8]) -> bool {
-        let layers = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let layers = self.layers.read().unwrap_or_else(|e| e.into_inner());
         layers.iter().rev().any(|b| b.may_contain(prefix))
     }
 
     fn bytes(&self) -> u64 {
-        let layers = self.0.read().unwrap_or_else(|e| e.into_inner());
-        layers.iter().map(|b| b.words.len() as u64 * 8).sum()
+        let layers = self.layers.read().unwrap_or_else(|e| e.into_inner());
+        layers.iter().map(Bloom::bytes).sum()
     }
 }
 
@@ -273,8 +318,13 @@ impl Presence {
                         prefix_len(cf).map(|n| {
                             scope.spawn(move || -> Result<Layers> {
                                 let keys = base.estimate_keys(cf).unwrap_or(0);
+                                // Sized for the keys and half as many more, within the
+                                // family's most memory.
+                                let most = MAX_FAMILY_BYTES * 8 / 10;
                                 let layers = Layers::new(Bloom::with_capacity(
-                                    keys.saturating_add(keys / 2).max(FIRST_LAYER_KEYS),
+                                    keys.saturating_add(keys / 2)
+                                        .max(FIRST_LAYER_KEYS)
+                                        .min(most),
                                 ));
                                 let end = [0xffu8; 32];
                                 base.scan(cf, &[], &end, &mut |k, _| {
@@ -389,7 +439,7 @@ impl Presence {
             out.put(&last.to_le_bytes())?;
             for (i, f) in self.filters.iter().enumerate() {
                 let Some(layers) = f else { continue };
-                let layers = layers.0.read().unwrap_or_else(|e| e.into_inner());
+                let layers = layers.layers.read().unwrap_or_else(|e| e.into_inner());
                 out.put(&[i as u8])?;
                 out.put(&(layers.len() as u32).to_le_bytes())?;
                 for b in layers.iter() {
@@ -529,7 +579,7 @@ fn load(file: &Path, now: &State, base: &dyn Store) -> Option<(Vec<Option<Layers
         if layers.is_empty() {
             return None;
         }
-        filters[i] = Some(Layers(RwLock::new(layers)));
+        filters[i] = Some(Layers::of(layers, MAX_FAMILY_BYTES));
     }
     if r.left != 0 {
         return None;
@@ -784,7 +834,7 @@ mod tests {
         for i in 0..20_000u64 {
             layers.insert(&posting(i)[..8]);
         }
-        let n = layers.0.read().unwrap().len();
+        let n = layers.layers.read().unwrap().len();
         assert!(n >= 4, "{n} layers for 20x the first layer's keys");
         assert!((0..20_000u64).all(|i| layers.may_contain(&posting(i)[..8])));
         // Selective after growing: a filter of one saturated layer answers yes to everything.
@@ -792,6 +842,24 @@ mod tests {
             .filter(|&i| layers.may_contain(&posting(i)[..8]))
             .count();
         assert!(fp < 20_000 / 20, "{fp} false positives in 20,000");
+    }
+
+    #[test]
+    fn layers_stop_growing_at_their_most_memory_and_keep_every_key() {
+        // Room for the first two layers (8 KiB at the smallest size, then 15 KB) but not a
+        // third (30 KB).
+        let layers = Layers::with_max(Bloom::with_capacity(6000), 24 << 10);
+        for i in 0..200_000u64 {
+            layers.insert(&posting(i)[..8]);
+        }
+        assert_eq!(layers.layers.read().unwrap().len(), 2);
+        assert!(layers.bytes() <= 24 << 10, "{}", layers.bytes());
+        // Filled far past its size: no key is ever missed, most absent ones are "maybe".
+        assert!((0..200_000u64).all(|i| layers.may_contain(&posting(i)[..8])));
+        let fp = (1_000_000..1_010_000u64)
+            .filter(|&i| layers.may_contain(&posting(i)[..8]))
+            .count();
+        assert!(fp > 9_000, "{fp}");
     }
 
     #[test]
