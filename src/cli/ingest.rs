@@ -163,7 +163,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
             path.display()
         );
     }
-    if let (Some(n), false) = (db.memory_filter_caught_up(), quiet) {
+    if let (Some(n @ 1..), false) = (db.memory_filter_caught_up(), quiet) {
         eprintln!(
             "fpdb: presence filter brought up to date: {n} document(s) written since it was saved read into it"
         );

@@ -118,6 +118,11 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .cache_bytes((a.cache_mib as usize) << 20)
         .presence_filters(a.memory_filters)
         .open(path)?;
+    if let (Some(n @ 1..), false) = (db.memory_filter_caught_up(), quiet) {
+        eprintln!(
+            "fpdb: presence filter brought up to date: {n} document(s) written since it was saved read into it"
+        );
+    }
     // The first queries would otherwise wait for jieba's dictionary.
     rayon::spawn(fpdb::text::warm_up);
     let (tx, rx) = std::sync::mpsc::channel();
