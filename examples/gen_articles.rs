@@ -49,10 +49,7 @@ fn mutate(rng: &mut Rng, base: &[char], pool: &[char]) -> Vec<char> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let groups: usize = args
-        .get(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000);
+    let groups: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let pool: Vec<char> = POOL.chars().collect();
@@ -61,7 +58,9 @@ fn main() {
     let mut line = String::with_capacity(4096);
     let mut write = |text: &[char], group: usize, k: &mut u64| -> std::io::Result<()> {
         line.clear();
-        line.push_str(&format!("{{\"id\":\"{seed}-{k}\",\"group\":{group},\"text\":\""));
+        line.push_str(&format!(
+            "{{\"id\":\"{seed}-{k}\",\"group\":{group},\"text\":\""
+        ));
         for &c in text {
             if c == '\n' {
                 line.push_str("\\n");
