@@ -504,10 +504,45 @@ impl Store for RocksStore {
             return Ok(());
         }
         self.sync()?;
-        let cfs: Vec<_> = Cf::ALL.iter().map(|&cf| self.handle(cf)).collect();
-        self.db
-            .flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())
-            .map_err(|e| map_err(&self.path, e))
+        // RocksDB's flush first waits until it would not stall writes: with level 0 at its
+        // slowdown trigger (a large store whose last run left compactions pending) that is
+        // until a level-0 compaction ends, which at 10^7 documents rewrites ~460 MB of the
+        // postings' base level (13 s: 7,001 new documents took 22 s). This flush ends a run,
+        // which writes nothing after it: it goes ahead (`allow_write_stall`, which the crate
+        // does not wrap), and the compaction is left to the next run, as it would be anyway.
+        use rocksdb::{AsColumnFamilyRef, AsRawPtr};
+        let mut handles: Vec<*mut librocksdb_sys::rocksdb_column_family_handle_t> = Cf::ALL
+            .iter()
+            .map(|&cf| self.handle(cf).inner())
+            .collect();
+        let mut err: *mut std::ffi::c_char = std::ptr::null_mut();
+        // SAFETY: `self.db` and its column family handles live for the whole call (borrowed);
+        // the options are created, used and destroyed here; `err` is left null or set to a C
+        // string RocksDB allocated, copied and then freed with `rocksdb_free`.
+        let msg = unsafe {
+            let opts = librocksdb_sys::rocksdb_flushoptions_create();
+            librocksdb_sys::rocksdb_flushoptions_set_wait(opts, 1);
+            librocksdb_sys::rocksdb_flushoptions_set_allow_write_stall(opts, 1);
+            librocksdb_sys::rocksdb_flush_cfs(
+                self.db.as_raw_ptr(),
+                opts,
+                handles.as_mut_ptr(),
+                handles.len() as std::ffi::c_int,
+                &mut err,
+            );
+            librocksdb_sys::rocksdb_flushoptions_destroy(opts);
+            if err.is_null() {
+                None
+            } else {
+                let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
+                librocksdb_sys::rocksdb_free(err.cast());
+                Some(m)
+            }
+        };
+        match msg {
+            None => Ok(()),
+            Some(m) => Err(Error::Storage(format!("{}: {m}", self.path.display()))),
+        }
     }
 
     fn read_only(&self) -> bool {
