@@ -509,12 +509,11 @@ impl Store for RocksStore {
         // until a level-0 compaction ends, which at 10^7 documents rewrites ~460 MB of the
         // postings' base level (13 s: 7,001 new documents took 22 s). This flush ends a run,
         // which writes nothing after it: it goes ahead (`allow_write_stall`, which the crate
-        // does not wrap), and the compaction is left to the next run, as it would be anyway.
+        // does not wrap); the compaction, cancelled at close like any unfinished one, is left to
+        // the next run.
         use rocksdb::{AsColumnFamilyRef, AsRawPtr};
-        let mut handles: Vec<*mut librocksdb_sys::rocksdb_column_family_handle_t> = Cf::ALL
-            .iter()
-            .map(|&cf| self.handle(cf).inner())
-            .collect();
+        let mut handles: Vec<*mut librocksdb_sys::rocksdb_column_family_handle_t> =
+            Cf::ALL.iter().map(|&cf| self.handle(cf).inner()).collect();
         let mut err: *mut std::ffi::c_char = std::ptr::null_mut();
         // SAFETY: `self.db` and its column family handles live for the whole call (borrowed);
         // the options are created, used and destroyed here; `err` is left null or set to a C
