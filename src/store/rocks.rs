@@ -240,6 +240,25 @@ pub(crate) fn within_prefix(cf: Cf, s: &[u8], e: &[u8]) -> bool {
     prefix_len(cf).is_some_and(|n| s.len() >= n && e.len() >= n && s[..n] == e[..n])
 }
 
+/// A call of RocksDB's C API that reports a failure by setting `*err` to a C string RocksDB
+/// allocated (the calls the crate does not wrap): that message, copied and freed with
+/// `rocksdb_free`, as an error naming the store at `path`.
+fn c_call(path: &Path, call: impl FnOnce(*mut *mut std::ffi::c_char)) -> Result<()> {
+    let mut err: *mut std::ffi::c_char = std::ptr::null_mut();
+    call(&mut err);
+    if err.is_null() {
+        return Ok(());
+    }
+    // SAFETY: `err` is non-null, so RocksDB set it to a NUL-terminated string it allocated; it
+    // is read once and freed once, with RocksDB's own allocator.
+    let msg = unsafe {
+        let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
+        librocksdb_sys::rocksdb_free(err.cast());
+        m
+    };
+    Err(Error::Storage(format!("{}: {msg}", path.display())))
+}
+
 fn map_err(path: &Path, e: rocksdb::Error) -> Error {
     let msg = e.to_string();
     if msg.contains("lock")
@@ -514,11 +533,9 @@ impl Store for RocksStore {
         use rocksdb::{AsColumnFamilyRef, AsRawPtr};
         let mut handles: Vec<*mut librocksdb_sys::rocksdb_column_family_handle_t> =
             Cf::ALL.iter().map(|&cf| self.handle(cf).inner()).collect();
-        let mut err: *mut std::ffi::c_char = std::ptr::null_mut();
         // SAFETY: `self.db` and its column family handles live for the whole call (borrowed);
-        // the options are created, used and destroyed here; `err` is left null or set to a C
-        // string RocksDB allocated, copied and then freed with `rocksdb_free`.
-        let msg = unsafe {
+        // the options are created, used and destroyed here.
+        c_call(&self.path, |err| unsafe {
             let opts = librocksdb_sys::rocksdb_flushoptions_create();
             librocksdb_sys::rocksdb_flushoptions_set_wait(opts, 1);
             librocksdb_sys::rocksdb_flushoptions_set_allow_write_stall(opts, 1);
@@ -527,21 +544,10 @@ impl Store for RocksStore {
                 opts,
                 handles.as_mut_ptr(),
                 handles.len() as std::ffi::c_int,
-                &mut err,
+                err,
             );
             librocksdb_sys::rocksdb_flushoptions_destroy(opts);
-            if err.is_null() {
-                None
-            } else {
-                let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
-                librocksdb_sys::rocksdb_free(err.cast());
-                Some(m)
-            }
-        };
-        match msg {
-            None => Ok(()),
-            Some(m) => Err(Error::Storage(format!("{}: {m}", self.path.display()))),
-        }
+        })
     }
 
     fn read_only(&self) -> bool {
@@ -590,24 +596,11 @@ impl Store for RocksStore {
 
     fn verify_checksums(&self) -> Result<()> {
         use rocksdb::AsRawPtr;
-        let mut err: *mut std::ffi::c_char = std::ptr::null_mut();
         // SAFETY: `self.db` is open for the whole call (borrowed), the pointer comes from the
-        // crate that owns it, and `err` is either left null or set to a C string that RocksDB
-        // allocated, which is copied and then freed with RocksDB's own `rocksdb_free`.
-        let msg = unsafe {
-            librocksdb_sys::rocksdb_verify_checksum(self.db.as_raw_ptr(), &mut err);
-            if err.is_null() {
-                None
-            } else {
-                let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
-                librocksdb_sys::rocksdb_free(err.cast());
-                Some(m)
-            }
-        };
-        match msg {
-            None => Ok(()),
-            Some(m) => Err(Error::Storage(format!("{}: {m}", self.path.display()))),
-        }
+        // crate that owns it.
+        c_call(&self.path, |err| unsafe {
+            librocksdb_sys::rocksdb_verify_checksum(self.db.as_raw_ptr(), err)
+        })
     }
 
     fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
