@@ -57,11 +57,12 @@ pub(super) struct IngestArgs {
     /// more keeps more of a large store's lookups in memory
     #[arg(long, value_name = "MIB", default_value_t = super::INGEST_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
     pub(super) cache_mib: u64,
-    /// The in-memory filter of the store's hash prefixes (~10 bits per stored key): `auto`
-    /// uses the one saved with the store when it matches the store (and starts one for a new
-    /// store); `build` also builds it by a scan when none matches (after a run that did not
-    /// end cleanly: ~1 s per 10^5 stored documents); `off` keeps none (memory bounded by the
-    /// cache and memtables). `--memory-filters` alone means `build`; a value needs `=`
+    /// The in-memory filter of the store's hash prefixes (~10 bits per stored key, at most
+    /// 157 MB): `auto` uses the one saved with the store (bringing it up to date with the
+    /// documents written since, after a run that did not end cleanly) and starts one for a new
+    /// store; `build` also builds it by a scan when none fits (a store without a saved filter:
+    /// ~1 s per 10^5 stored documents); `off` keeps none (memory bounded by the cache and
+    /// memtables). `--memory-filters` alone means `build`; a value needs `=`
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1, require_equals = true, default_missing_value = "build")]
     pub(super) memory_filters: MemoryFilters,
     #[command(flatten)]

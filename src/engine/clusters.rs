@@ -107,11 +107,8 @@ impl Fpdb {
             b.delete(Cf::Nshash, schema::nshash_key(h, seq));
         }
         if let Some(q) = rec.simhash {
-            for t in 0..self.perms.len() {
-                b.delete(
-                    Cf::Simhash,
-                    schema::simhash_key(t as u8, self.perms.permute(t, q), seq),
-                );
+            for key in self.table_keys(q, seq) {
+                b.delete(Cf::Simhash, key);
             }
         }
         b.delete(Cf::Members, schema::members_key(root, seq));

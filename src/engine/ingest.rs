@@ -224,12 +224,8 @@ impl Fpdb {
             );
         }
         if let Some(q) = fps.simhash {
-            for t in 0..self.perms.len() {
-                bulk.put(
-                    Cf::Simhash,
-                    schema::simhash_key(t as u8, self.perms.permute(t, q), seq),
-                    Vec::new(),
-                );
+            for key in self.table_keys(q, seq) {
+                bulk.put(Cf::Simhash, key, Vec::new());
             }
         }
         staged.put(Cf::Members, schema::members_key(target, seq), Vec::new());

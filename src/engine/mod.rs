@@ -422,6 +422,13 @@ impl Fpdb {
     }
 
     /// (next_seq, next_cluster, doc_count, cluster_count).
+    /// The simhash table keys of document `seq`, whose simhash is `q`: one per permuted table,
+    /// in table order.
+    pub(super) fn table_keys(&self, q: u64, seq: u64) -> impl Iterator<Item = [u8; 17]> + '_ {
+        (0..self.perms.len())
+            .map(move |t| schema::simhash_key(t as u8, self.perms.permute(t, q), seq))
+    }
+
     pub(super) fn counters(&self) -> [u64; 4] {
         [
             self.next_seq,

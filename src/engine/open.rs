@@ -137,23 +137,24 @@ impl Fpdb {
         let mut err = None;
         self.store
             .scan(Cf::Docs, &schema::u64_key(from), &[0xff; 9], &mut |k, v| {
-                let rec = match (schema::decode_u64(Cf::Docs, k, k), schema::decode_doc(k, v)) {
-                    (Ok(seq), Ok(rec)) => (seq, rec),
-                    (Err(e), _) | (_, Err(e)) => {
-                        err = Some(e);
-                        return false;
-                    }
-                };
-                let (seq, rec) = rec;
+                let (seq, rec) =
+                    match (schema::decode_u64(Cf::Docs, k, k), schema::decode_doc(k, v)) {
+                        (Ok(seq), Ok(rec)) => (seq, rec),
+                        (Err(e), _) | (_, Err(e)) => {
+                            err = Some(e);
+                            return false;
+                        }
+                    };
                 for &h in rec.postings() {
                     self.store
                         .note_present(Cf::Nshash, &schema::nshash_key(h, seq));
                 }
-                if let Some(q) = rec.simhash {
-                    for t in 0..self.perms.len() {
-                        let key = schema::simhash_key(t as u8, self.perms.permute(t, q), seq);
-                        self.store.note_present(Cf::Simhash, &key);
-                    }
+                for key in rec
+                    .simhash
+                    .into_iter()
+                    .flat_map(|q| self.table_keys(q, seq))
+                {
+                    self.store.note_present(Cf::Simhash, &key);
                 }
                 n += 1;
                 true

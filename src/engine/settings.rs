@@ -319,9 +319,10 @@ impl Builder {
         self.empty_filters = yes;
         self
     }
-    /// Use the presence filter saved with the store when it matches the store's present state
-    /// (default: yes for a writer, no for a reader: a single lookup does not repay reading
-    /// ~10 bits per stored key). `false` keeps no filter at all (memory bounded by the cache
+    /// Use the presence filter saved with the store when it fits the store: saved at its
+    /// present state, or at an earlier one (then brought up to date at open) (default: yes for
+    /// a writer, no for a reader: a single lookup does not repay reading ~10 bits per stored
+    /// key). `false` keeps no filter at all (memory bounded by the cache
     /// and memtables), unless [`Builder::presence_filters`] asks for one.
     pub fn saved_filters(mut self, yes: bool) -> Self {
         self.saved_filters = Some(yes);
@@ -353,9 +354,9 @@ impl Builder {
             }
             Box::new(RocksStore::open_with_cache(path, self.create, cache)?)
         };
-        // A writer uses the presence filter saved with the store when it was saved at the
-        // store's present state (a cheap read); otherwise it scans for one when asked, starts
-        // one on a store known to be empty, or goes without. A reader loads a saved one only
+        // A writer uses the presence filter saved with the store when it fits the store (a
+        // cheap read, plus the documents written since the save); otherwise it scans for one
+        // when asked, starts one on a store known to be empty, or goes without. A reader loads a saved one only
         // when asked (a single `query` does not).
         use crate::store::{Presence, PresenceStart};
         let saved = self.saved_filters.unwrap_or(!self.read_only);

@@ -99,10 +99,7 @@ impl Fpdb {
         let simhash: Vec<[u8; 17]> = recs
             .iter()
             .filter_map(|(seq, r)| r.simhash.map(|q| (*seq, q)))
-            .flat_map(|(seq, q)| {
-                (0..self.perms.len())
-                    .map(move |t| schema::simhash_key(t as u8, self.perms.permute(t, q), seq))
-            })
+            .flat_map(|(seq, q)| self.table_keys(q, seq))
             .collect();
         let keys: Vec<&[u8]> = simhash.iter().map(|k| &k[..]).collect();
         self.store.prefetch_keys(Cf::Simhash, &keys)
@@ -154,8 +151,7 @@ impl Fpdb {
             }
         }
         if let Some(q) = r.simhash {
-            for t in 0..self.perms.len() {
-                let key = schema::simhash_key(t as u8, self.perms.permute(t, q), seq);
+            for (t, key) in self.table_keys(q, seq).enumerate() {
                 if self.store.get(Cf::Simhash, &key)?.is_none() {
                     return Err(bad(format!("simhash table {t} lacks document {}", r.id)));
                 }

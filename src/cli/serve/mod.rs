@@ -49,10 +49,10 @@ pub(super) struct ServeArgs {
     /// store larger than the cache reads most lookups from disk (or the page cache)
     #[arg(long, value_name = "MIB", default_value_t = crate::cli::SERVE_CACHE_MIB, value_parser = clap::value_parser!(u64).range(8..))]
     cache_mib: u64,
-    /// Build the in-memory Bloom filter of every hash prefix by a scan at start when none was
-    /// saved with the store's present state (one saved by `ingest` or `compact` is used
-    /// without this flag; ~10 bits per stored key): lookups of hashes no document has skip
-    /// the store
+    /// Build the in-memory Bloom filter of every hash prefix by a scan at start when none
+    /// saved with the store fits it (one saved by `ingest` or `compact` is used without this
+    /// flag, brought up to date if the store was written since; ~10 bits per stored key):
+    /// lookups of hashes no document has skip the store
     #[arg(long)]
     memory_filters: bool,
     /// Worker threads for HTTP and for fingerprinting (default: all cores)
