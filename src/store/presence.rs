@@ -1011,6 +1011,54 @@ mod tests {
         assert_eq!(n, 100);
     }
 
+    /// A file written by the previous version (header: identity and sequence number as one
+    /// tag, no document seq) loads at exactly the state it was saved at, is rewritten in the
+    /// present version, and is not used once the store has changed (it cannot be caught up).
+    #[test]
+    fn version_2_file_loads_only_at_its_state_and_is_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path();
+        {
+            let base = Box::new(RocksStore::open(path, true).unwrap());
+            let p = Presence::start(base, Some(path), Start::Empty).unwrap();
+            write(&p, 0..100);
+            p.flush().unwrap();
+            p.save_filter().unwrap();
+        }
+        // The same filter with a version 2 header.
+        let file = path.join(FILE_NAME);
+        let v3 = std::fs::read(&file).unwrap();
+        let n = u32::from_le_bytes(v3[8..12].try_into().unwrap()) as usize;
+        let (identity, sequence) = (&v3[12..12 + n], &v3[12 + n..20 + n]);
+        let body = &v3[12 + n + 8 + 8 + 4..v3.len() - 4];
+        let mut v2 = MAGIC_2.to_vec();
+        v2.extend_from_slice(&((n + 8) as u32).to_le_bytes());
+        v2.extend_from_slice(identity);
+        v2.extend_from_slice(sequence);
+        v2.extend_from_slice(body);
+        v2.extend_from_slice(&crc32fast::hash(&v2).to_le_bytes());
+        std::fs::write(&file, &v2).unwrap();
+        {
+            let (p, fit) = saved_fit(path).ok().expect("a version 2 file at its state");
+            assert_eq!(fit, Fit::Current);
+            let k = posting(50);
+            assert!(p.may_hold(Cf::Nshash, &k[..8], &[&k[..8], &[0xff; 9][..]].concat()));
+        }
+        assert_eq!(
+            &std::fs::read(&file).unwrap()[..8],
+            MAGIC,
+            "rewritten when closed"
+        );
+        // A version 2 file behind the store: not used (nothing says where to catch up from).
+        std::fs::write(&file, &v2).unwrap();
+        {
+            let s = RocksStore::open(path, false).unwrap();
+            write(&s, 100..101);
+        }
+        assert!(saved(path).is_err());
+        assert!(!file.exists());
+    }
+
     #[test]
     fn damaged_saved_filter_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
