@@ -40,6 +40,43 @@ fn rocks_store_conforms() {
 }
 
 #[test]
+fn write_behind_store_conforms_and_reopens_with_every_write() {
+    use fpdb::store::WriteBehind;
+    let dir = tempfile::tempdir().unwrap();
+    conformance(
+        &WriteBehind::new(Box::new(
+            RocksStore::open(&dir.path().join("c"), true).unwrap(),
+        ))
+        .unwrap(),
+    );
+    let p = dir.path().join("db");
+    {
+        let s = WriteBehind::new(Box::new(RocksStore::open(&p, true).unwrap())).unwrap();
+        // Many batches in a row, each read back at once (from memory or RocksDB, whichever
+        // holds it then), the last one still in flight when the store is dropped.
+        for i in 0..200u32 {
+            let mut b = Batch::new();
+            b.put(Cf::Docs, i.to_be_bytes().to_vec(), b"v".to_vec());
+            if i > 0 {
+                b.delete(Cf::Docs, (i - 1).to_be_bytes().to_vec());
+            }
+            s.write(b).unwrap();
+            let keys: Vec<Vec<u8>> = collect(&s, Cf::Docs, &[0; 4], &[0xff; 4])
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect();
+            assert_eq!(keys, [i.to_be_bytes().to_vec()], "after batch {i}");
+        }
+    }
+    let s = RocksStore::open_read_only(&p).unwrap();
+    let keys: Vec<Vec<u8>> = collect(&s, Cf::Docs, &[0; 4], &[0xff; 4])
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, [199u32.to_be_bytes().to_vec()]);
+}
+
+#[test]
 fn rocks_store_keeps_synced_writes_across_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("db");

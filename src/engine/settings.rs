@@ -352,7 +352,11 @@ impl Builder {
             if self.create {
                 std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
             }
-            Box::new(RocksStore::open_with_cache(path, self.create, cache)?)
+            // The writer's batches reach RocksDB on a thread of their own while the next is
+            // looked up and decided (reads see them meanwhile): `store::WriteBehind`.
+            Box::new(crate::store::WriteBehind::new(Box::new(
+                RocksStore::open_with_cache(path, self.create, cache)?,
+            ))?)
         };
         // A writer uses the presence filter saved with the store when it fits the store (a
         // cheap read, plus the documents written since the save); otherwise it scans for one

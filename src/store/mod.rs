@@ -3,6 +3,7 @@
 //! [`RocksStore`] is the durable implementation, [`MemoryStore`] the in-memory one; both pass
 //! the same conformance suite (`tests/store_conformance.rs`).
 
+mod behind;
 mod memory;
 mod presence;
 pub mod redis;
@@ -10,6 +11,7 @@ pub(crate) mod rocks;
 pub mod schema;
 mod staged;
 
+pub use behind::WriteBehind;
 pub use memory::MemoryStore;
 pub use presence::{
     remove_unusable as remove_unusable_presence, saved as saved_presence, Fit as PresenceFit,
@@ -138,6 +140,22 @@ pub trait Store: Send + Sync {
     /// Apply every change of `batch` atomically. Visible to later reads at once; durable after
     /// the next [`Store::sync`].
     fn write(&self, batch: Batch) -> Result<()>;
+
+    /// [`Store::write`] of changes given per column family (indexed by [`Cf::index`]), each
+    /// sorted by key (`None`: a delete), without handing over their bytes ([`WriteBehind`]'s
+    /// commit thread writes the batch that its readers read meanwhile).
+    fn write_entries(&self, per_cf: &[Vec<(Vec<u8>, Option<Vec<u8>>)>]) -> Result<()> {
+        let mut b = Batch::new();
+        for (cf, entries) in Cf::ALL.iter().zip(per_cf) {
+            for (k, v) in entries {
+                match v {
+                    Some(v) => b.put(*cf, k.clone(), v.clone()),
+                    None => b.delete(*cf, k.clone()),
+                }
+            }
+        }
+        self.write(b)
+    }
 
     /// Make every write so far durable (survives power loss).
     fn sync(&self) -> Result<()>;

@@ -377,6 +377,15 @@ impl RocksStore {
         })
     }
 
+    /// Apply `wb` (not synced).
+    fn write_batch(&self, wb: WriteBatch) -> Result<()> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(false);
+        self.db
+            .write_opt(wb, &wo)
+            .map_err(|e| map_err(&self.path, e))
+    }
+
     fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
         self.db
             .cf_handle(cf.name())
@@ -494,11 +503,29 @@ impl Store for RocksStore {
         }
         // Freeing the batch's keys and values is work the writer need not wait for.
         rayon::spawn(move || drop(batch));
-        let mut wo = WriteOptions::default();
-        wo.set_sync(false);
-        self.db
-            .write_opt(wb, &wo)
-            .map_err(|e| map_err(&self.path, e))
+        self.write_batch(wb)
+    }
+
+    fn write_entries(&self, per_cf: &[Vec<(Vec<u8>, Option<Vec<u8>>)>]) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        let bytes: usize = per_cf
+            .iter()
+            .flatten()
+            .map(|(k, v)| k.len() + v.as_ref().map_or(8, |v| v.len() + 12))
+            .sum();
+        let mut wb = WriteBatch::with_capacity_bytes(bytes + 16);
+        for (cf, entries) in Cf::ALL.iter().zip(per_cf) {
+            let h = self.handle(*cf);
+            for (k, v) in entries {
+                match v {
+                    Some(v) => wb.put_cf(h, k, v),
+                    None => wb.delete_cf(h, k),
+                }
+            }
+        }
+        self.write_batch(wb)
     }
 
     fn sync(&self) -> Result<()> {

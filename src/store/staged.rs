@@ -100,6 +100,66 @@ fn merge(
     }
 }
 
+/// Changes of one column family, sorted by key (`None`: deleted).
+pub(super) type Entries = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+/// [`Store::scan`] of `base` with `staged` (the changes in `[start, end)`, sorted) over it.
+pub(super) fn scan_over(
+    base: &dyn Store,
+    cf: Cf,
+    start: &[u8],
+    end: &[u8],
+    staged: &[(Vec<u8>, Option<Vec<u8>>)],
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    if start >= end {
+        return Ok(());
+    }
+    if staged.is_empty() {
+        return base.scan(cf, start, end, visit);
+    }
+    // Merge the base range with the staged one; staged entries win.
+    let mut found = Vec::new();
+    base.scan(cf, start, end, &mut |k, v| {
+        found.push((k.to_vec(), v.to_vec()));
+        true
+    })?;
+    merge(&found, staged, visit);
+    Ok(())
+}
+
+/// [`Store::scan_ranges`] of `base` with `staged[i]` (the changes in `ranges[i]`, sorted) over
+/// it.
+pub(super) fn scan_ranges_over(
+    base: &dyn Store,
+    cf: Cf,
+    ranges: &[(&[u8], &[u8])],
+    staged: &[&[(Vec<u8>, Option<Vec<u8>>)]],
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    if staged.iter().all(|s| s.is_empty()) {
+        return base.scan_ranges(cf, ranges, visit);
+    }
+    // One pass over the base store for every range (ranges are visited in order, so a key
+    // belongs to the first range at or after the current one that contains it), then a
+    // merge per range with the staged entries.
+    let mut found: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![Vec::new(); ranges.len()];
+    let mut cur = 0;
+    base.scan_ranges(cf, ranges, &mut |k, v| {
+        while cur < ranges.len() && !(ranges[cur].0 <= k && k < ranges[cur].1) {
+            cur += 1;
+        }
+        if let Some(b) = found.get_mut(cur) {
+            b.push((k.to_vec(), v.to_vec()));
+        }
+        true
+    })?;
+    for (b, st) in found.iter().zip(staged) {
+        merge(b, st, visit);
+    }
+    Ok(())
+}
+
 impl Store for Staged {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if let Some(v) = self.pending.lock().expect("lock")[cf.index()].get(key) {
@@ -118,22 +178,11 @@ impl Store for Staged {
         if start >= end {
             return Ok(());
         }
-        let staged: Vec<(Vec<u8>, Option<Vec<u8>>)> = self.pending.lock().expect("lock")
-            [cf.index()]
-        .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-        if staged.is_empty() {
-            return self.base.scan(cf, start, end, visit);
-        }
-        // Merge the base range with the staged one; staged entries win.
-        let mut base = Vec::new();
-        self.base.scan(cf, start, end, &mut |k, v| {
-            base.push((k.to_vec(), v.to_vec()));
-            true
-        })?;
-        merge(&base, &staged, visit);
-        Ok(())
+        let staged: Entries = self.pending.lock().expect("lock")[cf.index()]
+            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        scan_over(self.base.as_ref(), cf, start, end, &staged, visit)
     }
 
     fn scan_ranges(
@@ -142,7 +191,6 @@ impl Store for Staged {
         ranges: &[(&[u8], &[u8])],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        type Entries = Vec<(Vec<u8>, Option<Vec<u8>>)>;
         let staged: Vec<Entries> = {
             let pending = self.pending.lock().expect("lock");
             let m = &pending[cf.index()];
@@ -162,24 +210,8 @@ impl Store for Staged {
                 })
                 .collect()
         };
-        // One pass over the base store for every range (ranges are visited in order, so a key
-        // belongs to the first range at or after the current one that contains it), then a
-        // merge per range with the staged entries.
-        let mut base: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![Vec::new(); ranges.len()];
-        let mut cur = 0;
-        self.base.scan_ranges(cf, ranges, &mut |k, v| {
-            while cur < ranges.len() && !(ranges[cur].0 <= k && k < ranges[cur].1) {
-                cur += 1;
-            }
-            if let Some(b) = base.get_mut(cur) {
-                b.push((k.to_vec(), v.to_vec()));
-            }
-            true
-        })?;
-        for (b, st) in base.iter().zip(&staged) {
-            merge(b, st, visit);
-        }
-        Ok(())
+        let staged: Vec<&[(Vec<u8>, Option<Vec<u8>>)]> = staged.iter().map(|e| &e[..]).collect();
+        scan_ranges_over(self.base.as_ref(), cf, ranges, &staged, visit)
     }
 
     fn write(&self, batch: Batch) -> Result<()> {
