@@ -48,17 +48,6 @@ impl Found {
     }
 }
 
-/// A document of the batch decided so far.
-struct Decided {
-    id: String,
-    similar_id: u64,
-    sketch: Vec<u32>,
-    order: Vec<u8>,
-    shingles: Vec<u32>,
-    chars: u64,
-    key_weights: Vec<f32>,
-}
-
 /// The documents of the batch decided so far, indexed as the store indexes them.
 #[derive(Default)]
 struct InBatch {
@@ -66,7 +55,9 @@ struct InBatch {
     holders: HashMap<u64, (u64, u64)>,
     /// (seq, simhash).
     simhashes: Vec<(u64, u64)>,
-    docs: HashMap<u64, Decided>,
+    /// Seq -> index of its record in the batch's records (id, cluster and sketches of the
+    /// documents decided so far are read there, not copied).
+    docs: HashMap<u64, usize>,
     ids: HashMap<String, u64>,
 }
 
@@ -280,10 +271,12 @@ impl Fpdb {
         time: u64,
     ) -> Result<IngestResult> {
         // Only OnExisting::Skip reaches here with an id already stored.
-        let existing = f
-            .existing
-            .map(|(_, similar_id)| similar_id)
-            .or_else(|| batch.ids.get(&doc.id).map(|s| batch.docs[s].similar_id));
+        let existing = f.existing.map(|(_, similar_id)| similar_id).or_else(|| {
+            batch
+                .ids
+                .get(&doc.id)
+                .map(|s| records[batch.docs[s]].1.similar_id)
+        });
         if let Some(similar_id) = existing {
             return Ok(IngestResult::SkippedExisting {
                 id: doc.id.clone(),
@@ -310,7 +303,8 @@ impl Fpdb {
         }
         let verified = f.verified;
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
-            if let Some(d) = batch.docs.get(&seq) {
+            if let Some(&i) = batch.docs.get(&seq) {
+                let d = &records[i].1;
                 let sketches = Sketches {
                     sketch: &d.sketch,
                     order: &d.order,
@@ -335,9 +329,6 @@ impl Fpdb {
         let (mark, marked) = (bulk.len(), records.len());
         let postings: Vec<u64> = fps.postings().collect();
         let simhash = fps.simhash;
-        let (sketch, order) = (fps.sketch.clone(), fps.order.clone());
-        let (shingles, chars) = (fps.shingles.clone(), fps.chars);
-        let key_weights = fps.key_weights.clone();
         let mut staged = Batch::new();
         let placed = self
             .place(doc, fps, &lk, None, &mut staged, bulk, time)
@@ -346,7 +337,7 @@ impl Fpdb {
                 records.push((seq, record));
                 if first_seq != seq {
                     outcome.duplicate_of = Some(match batch.docs.get(&first_seq) {
-                        Some(d) => d.id.clone(),
+                        Some(&i) => records[i].1.id.clone(),
                         None => self.doc(first_seq)?.id,
                     });
                 }
@@ -371,18 +362,8 @@ impl Fpdb {
             batch.simhashes.push((seq, q));
         }
         batch.ids.insert(doc.id.clone(), seq);
-        batch.docs.insert(
-            seq,
-            Decided {
-                id: doc.id.clone(),
-                similar_id: target,
-                sketch,
-                order,
-                shingles,
-                chars,
-                key_weights,
-            },
-        );
+        // The record just pushed (the last), read in place by later documents of the batch.
+        batch.docs.insert(seq, records.len() - 1);
         Ok(IngestResult::Added {
             outcome,
             replaced: false,
