@@ -774,6 +774,19 @@ mod tests {
     use super::*;
     use crate::text::normalize;
 
+    /// `len` characters drawn from `pool` by a xorshift generator seeded with `seed`.
+    fn random_text(pool: &[char], seed: u64, len: usize) -> String {
+        let mut rng = seed | 1;
+        (0..len)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                pool[(rng % pool.len() as u64) as usize]
+            })
+            .collect()
+    }
+
     /// What [`scan`] computes in one pass, from the separate functions.
     fn separate_passes(text: &str, o: &Options) -> Scan {
         let (top, sketch, order) = nshash_sketch_and_order(text, o);
@@ -820,15 +833,7 @@ mod tests {
             len in (GRAM_SLICE - 10)..(3 * GRAM_SLICE + 10),
         ) {
             let pool: Vec<char> = "中华人民共和国宪法第一条abc。\n".chars().collect();
-            let mut rng = seed | 1;
-            let text: String = (0..len)
-                .map(|_| {
-                    rng ^= rng << 13;
-                    rng ^= rng >> 7;
-                    rng ^= rng << 17;
-                    pool[(rng % pool.len() as u64) as usize]
-                })
-                .collect();
+            let text = random_text(&pool, seed, len);
             let o = Options::default();
             proptest::prop_assert_eq!(scan(&text, &o), separate_passes(&text, &o));
         }
@@ -842,15 +847,7 @@ mod tests {
             len in 200usize..3000,
         ) {
             let pool: Vec<char> = "中华人民共和".chars().take(letters).collect();
-            let mut rng = seed | 1;
-            let text: String = (0..len)
-                .map(|_| {
-                    rng ^= rng << 13;
-                    rng ^= rng >> 7;
-                    rng ^= rng << 17;
-                    pool[(rng % pool.len() as u64) as usize]
-                })
-                .collect();
+            let text = random_text(&pool, seed, len);
             let o = Options::default();
             proptest::prop_assert_eq!(scan(&text, &o), separate_passes(&text, &o));
         }

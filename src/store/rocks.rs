@@ -377,8 +377,26 @@ impl RocksStore {
         })
     }
 
-    /// Apply `wb` (not synced).
-    fn write_batch(&self, wb: WriteBatch) -> Result<()> {
+    /// Apply `ops` (column family, key, value or `None` for a delete) as one write, not
+    /// synced.
+    fn write_ops<'a>(
+        &self,
+        ops: impl Iterator<Item = (Cf, &'a [u8], Option<&'a [u8]>)> + Clone,
+    ) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        let bytes: usize = ops
+            .clone()
+            .map(|(_, k, v)| k.len() + v.map_or(8, |v| v.len() + 12))
+            .sum();
+        let mut wb = WriteBatch::with_capacity_bytes(bytes + 16);
+        for (cf, k, v) in ops {
+            match v {
+                Some(v) => wb.put_cf(self.handle(cf), k, v),
+                None => wb.delete_cf(self.handle(cf), k),
+            }
+        }
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
         self.db
@@ -483,49 +501,22 @@ impl Store for RocksStore {
     }
 
     fn write(&self, batch: Batch) -> Result<()> {
-        if self.read_only {
-            return Err(Error::ReadOnly);
-        }
-        let bytes: usize = batch
-            .ops()
-            .iter()
-            .map(|op| match op {
-                Op::Put(_, k, v) => k.len() + v.len() + 12,
-                Op::Delete(_, k) => k.len() + 8,
-            })
-            .sum();
-        let mut wb = WriteBatch::with_capacity_bytes(bytes + 16);
-        for op in batch.ops() {
-            match op {
-                Op::Put(cf, k, v) => wb.put_cf(self.handle(*cf), k, v),
-                Op::Delete(cf, k) => wb.delete_cf(self.handle(*cf), k),
-            }
-        }
+        let ops = batch.ops().iter().map(|op| match op {
+            Op::Put(cf, k, v) => (*cf, &k[..], Some(&v[..])),
+            Op::Delete(cf, k) => (*cf, &k[..], None),
+        });
+        self.write_ops(ops)?;
         // Freeing the batch's keys and values is work the writer need not wait for.
         rayon::spawn(move || drop(batch));
-        self.write_batch(wb)
+        Ok(())
     }
 
     fn write_entries(&self, per_cf: &[Vec<(Vec<u8>, Option<Vec<u8>>)>]) -> Result<()> {
-        if self.read_only {
-            return Err(Error::ReadOnly);
-        }
-        let bytes: usize = per_cf
-            .iter()
-            .flatten()
-            .map(|(k, v)| k.len() + v.as_ref().map_or(8, |v| v.len() + 12))
-            .sum();
-        let mut wb = WriteBatch::with_capacity_bytes(bytes + 16);
-        for (cf, entries) in Cf::ALL.iter().zip(per_cf) {
-            let h = self.handle(*cf);
-            for (k, v) in entries {
-                match v {
-                    Some(v) => wb.put_cf(h, k, v),
-                    None => wb.delete_cf(h, k),
-                }
-            }
-        }
-        self.write_batch(wb)
+        self.write_ops(Cf::ALL.iter().zip(per_cf).flat_map(|(cf, entries)| {
+            entries
+                .iter()
+                .map(move |(k, v)| (*cf, &k[..], v.as_deref()))
+        }))
     }
 
     fn sync(&self) -> Result<()> {
