@@ -161,59 +161,10 @@ fn main() {
 
     println!("| path | CPU s to durable | wall s to durable | CPU s with compactions | wall s with compactions | table files MB |");
     println!("|---|---:|---:|---:|---:|---:|");
-    // The ingest's path: a WriteBatch per batch, log synced per batch, a flush at the end.
-    {
-        let dir = scratch.join("writebatch");
-        let db = open(&dir);
-        let (c0, t0) = (cpu(), Instant::now());
-        for b in &batches {
-            let mut wb = WriteBatch::default();
-            for (_, f, k, v) in b.iter() {
-                wb.put_cf(db.cf_handle(FAMILIES[*f]).unwrap(), k, v);
-            }
-            db.write_opt(wb, &WriteOptions::default()).expect("write");
-            db.flush_wal(true).expect("sync");
-        }
-        let cfs: Vec<_> = FAMILIES.iter().map(|n| db.cf_handle(n).unwrap()).collect();
-        db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())
-            .expect("flush");
-        let (c1, t1) = (cpu() - c0, t0.elapsed().as_secs_f64());
-        settle(&db);
-        let (c2, t2) = (cpu() - c0, t0.elapsed().as_secs_f64());
-        drop(cfs);
-        drop(db);
-        println!(
-            "| WriteBatch + WAL + memtables | {c1:.2} | {t1:.2} | {c2:.2} | {t2:.2} | {:.1} |",
-            sst_bytes(&dir) as f64 / 1e6
-        );
-    }
-    // The same without the write-ahead log (durable only once flushed).
-    {
-        let dir = scratch.join("nowal");
-        let db = open(&dir);
-        let (c0, t0) = (cpu(), Instant::now());
-        for b in &batches {
-            let mut wb = WriteBatch::default();
-            for (_, f, k, v) in b.iter() {
-                wb.put_cf(db.cf_handle(FAMILIES[*f]).unwrap(), k, v);
-            }
-            let mut wo = WriteOptions::default();
-            wo.disable_wal(true);
-            db.write_opt(wb, &wo).expect("write");
-        }
-        let cfs: Vec<_> = FAMILIES.iter().map(|n| db.cf_handle(n).unwrap()).collect();
-        db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())
-            .expect("flush");
-        let (c1, t1) = (cpu() - c0, t0.elapsed().as_secs_f64());
-        settle(&db);
-        let (c2, t2) = (cpu() - c0, t0.elapsed().as_secs_f64());
-        drop(cfs);
-        drop(db);
-        println!(
-            "| WriteBatch + memtables, no WAL | {c1:.2} | {t1:.2} | {c2:.2} | {t2:.2} | {:.1} |",
-            sst_bytes(&dir) as f64 / 1e6
-        );
-    }
+    // The ingest's path: a WriteBatch per batch, log synced per batch, a flush at the end;
+    // then the same without the write-ahead log (durable only once flushed).
+    through_memtables(&scratch.join("writebatch"), &batches, true);
+    through_memtables(&scratch.join("nowal"), &batches, false);
     // A bulk load: the batches of a chunk gathered per family, sorted, written as table files
     // and ingested (moved) into the store.
     {
@@ -273,6 +224,42 @@ fn main() {
             sst_bytes(&dir) as f64 / 1e6
         );
     }
+}
+
+/// Write `batches` through WriteBatches (with the write-ahead log, synced per batch, or
+/// without it), flush, and print the table row.
+fn through_memtables(dir: &Path, batches: &[&[Entry]], wal: bool) {
+    let db = open(dir);
+    let (c0, t0) = (cpu(), Instant::now());
+    for b in batches {
+        let mut wb = WriteBatch::default();
+        for (_, f, k, v) in b.iter() {
+            wb.put_cf(db.cf_handle(FAMILIES[*f]).unwrap(), k, v);
+        }
+        let mut wo = WriteOptions::default();
+        wo.disable_wal(!wal);
+        db.write_opt(wb, &wo).expect("write");
+        if wal {
+            db.flush_wal(true).expect("sync");
+        }
+    }
+    let cfs: Vec<_> = FAMILIES.iter().map(|n| db.cf_handle(n).unwrap()).collect();
+    db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())
+        .expect("flush");
+    let (c1, t1) = (cpu() - c0, t0.elapsed().as_secs_f64());
+    settle(&db);
+    let (c2, t2) = (cpu() - c0, t0.elapsed().as_secs_f64());
+    drop(cfs);
+    drop(db);
+    let path = if wal {
+        "WriteBatch + WAL + memtables"
+    } else {
+        "WriteBatch + memtables, no WAL"
+    };
+    println!(
+        "| {path} | {c1:.2} | {t1:.2} | {c2:.2} | {t2:.2} | {:.1} |",
+        sst_bytes(dir) as f64 / 1e6
+    );
 }
 
 fn sst_bytes(dir: &Path) -> u64 {

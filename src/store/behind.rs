@@ -268,45 +268,9 @@ impl Store for WriteBehind {
         self.base.last_sequence()
     }
 
-    fn estimate_keys(&self, cf: Cf) -> Option<u64> {
-        self.base.estimate_keys(cf)
-    }
-
     fn save_filter(&self) -> Result<()> {
         self.settle()?;
         self.base.save_filter()
-    }
-
-    fn filter_bytes(&self) -> Option<u64> {
-        self.base.filter_bytes()
-    }
-
-    fn note_present(&self, cf: Cf, key: &[u8]) {
-        self.base.note_present(cf, key)
-    }
-
-    fn read_only(&self) -> bool {
-        self.base.read_only()
-    }
-
-    fn shared(&self) -> bool {
-        self.base.shared()
-    }
-
-    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
-        self.base.prefetch(cf, ranges)
-    }
-
-    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
-        self.base.prefetch_keys(cf, keys)
-    }
-
-    fn end_prefetch(&self) {
-        self.base.end_prefetch()
-    }
-
-    fn acquire_writer(&self) -> Result<()> {
-        self.base.acquire_writer()
     }
 
     fn release_writer(&self) -> Result<()> {
@@ -337,6 +301,12 @@ impl Store for WriteBehind {
     fn disk_size(&self) -> u64 {
         let _ = self.settle();
         self.base.disk_size()
+    }
+
+    // Passed to the base store as they are.
+    crate::store::forward! {
+        estimate_keys, filter_bytes, note_present, read_only, shared, prefetch, prefetch_keys,
+        end_prefetch, acquire_writer,
     }
 }
 

@@ -24,6 +24,81 @@ pub use staged::Staged;
 
 use crate::error::Result;
 
+/// The [`Store`] methods a wrapper store passes to its `base` unchanged, one per name:
+/// `forward! { read_only, shared, ... }` inside its `impl Store`. What a wrapper does itself
+/// (its reads, writes, settling before a flush) it writes out.
+macro_rules! forward {
+    ($($method:ident),* $(,)?) => { $( $crate::store::forward!(@ $method); )* };
+    (@ syncer) => {
+        fn syncer(&self) -> Option<$crate::store::Syncer> { self.base.syncer() }
+    };
+    (@ flush) => {
+        fn flush(&self) -> $crate::error::Result<()> { self.base.flush() }
+    };
+    (@ last_sequence) => {
+        fn last_sequence(&self) -> Option<u64> { self.base.last_sequence() }
+    };
+    (@ estimate_keys) => {
+        fn estimate_keys(&self, cf: $crate::store::Cf) -> Option<u64> { self.base.estimate_keys(cf) }
+    };
+    (@ save_filter) => {
+        fn save_filter(&self) -> $crate::error::Result<()> { self.base.save_filter() }
+    };
+    (@ filter_bytes) => {
+        fn filter_bytes(&self) -> Option<u64> { self.base.filter_bytes() }
+    };
+    (@ note_present) => {
+        fn note_present(&self, cf: $crate::store::Cf, key: &[u8]) { self.base.note_present(cf, key) }
+    };
+    (@ read_only) => {
+        fn read_only(&self) -> bool { self.base.read_only() }
+    };
+    (@ shared) => {
+        fn shared(&self) -> bool { self.base.shared() }
+    };
+    (@ prefetch) => {
+        fn prefetch(
+            &self,
+            cf: $crate::store::Cf,
+            ranges: &[(&[u8], &[u8])],
+        ) -> $crate::error::Result<()> {
+            self.base.prefetch(cf, ranges)
+        }
+    };
+    (@ prefetch_keys) => {
+        fn prefetch_keys(&self, cf: $crate::store::Cf, keys: &[&[u8]]) -> $crate::error::Result<()> {
+            self.base.prefetch_keys(cf, keys)
+        }
+    };
+    (@ end_prefetch) => {
+        fn end_prefetch(&self) { self.base.end_prefetch() }
+    };
+    (@ acquire_writer) => {
+        fn acquire_writer(&self) -> $crate::error::Result<()> { self.base.acquire_writer() }
+    };
+    (@ release_writer) => {
+        fn release_writer(&self) -> $crate::error::Result<()> { self.base.release_writer() }
+    };
+    (@ checkpoint) => {
+        fn checkpoint(&self, dir: &std::path::Path) -> $crate::error::Result<()> {
+            self.base.checkpoint(dir)
+        }
+    };
+    (@ compact) => {
+        fn compact(&self) -> $crate::error::Result<()> { self.base.compact() }
+    };
+    (@ verify_checksums) => {
+        fn verify_checksums(&self) -> $crate::error::Result<()> { self.base.verify_checksums() }
+    };
+    (@ cf_sizes) => {
+        fn cf_sizes(&self) -> Vec<(&'static str, u64)> { self.base.cf_sizes() }
+    };
+    (@ disk_size) => {
+        fn disk_size(&self) -> u64 { self.base.disk_size() }
+    };
+}
+pub(crate) use forward;
+
 /// One change in a [`Batch`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {

@@ -696,72 +696,19 @@ impl Store for Presence {
         self.base.sync()
     }
 
-    fn syncer(&self) -> Option<super::Syncer> {
-        self.base.syncer()
-    }
-
-    fn flush(&self) -> Result<()> {
-        self.base.flush()
-    }
-
     fn save_filter(&self) -> Result<()> {
         self.save()
-    }
-
-    fn last_sequence(&self) -> Option<u64> {
-        self.base.last_sequence()
     }
 
     fn filter_bytes(&self) -> Option<u64> {
         Some(self.bytes())
     }
 
-    fn read_only(&self) -> bool {
-        self.base.read_only()
-    }
-
-    fn shared(&self) -> bool {
-        self.base.shared()
-    }
-
-    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
-        self.base.prefetch(cf, ranges)
-    }
-
-    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
-        self.base.prefetch_keys(cf, keys)
-    }
-
-    fn end_prefetch(&self) {
-        self.base.end_prefetch()
-    }
-
-    fn acquire_writer(&self) -> Result<()> {
-        self.base.acquire_writer()
-    }
-
-    fn release_writer(&self) -> Result<()> {
-        self.base.release_writer()
-    }
-
-    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
-        self.base.checkpoint(dir)
-    }
-
-    fn compact(&self) -> Result<()> {
-        self.base.compact()
-    }
-
-    fn verify_checksums(&self) -> Result<()> {
-        self.base.verify_checksums()
-    }
-
-    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
-        self.base.cf_sizes()
-    }
-
-    fn disk_size(&self) -> u64 {
-        self.base.disk_size()
+    // Passed to the base store as they are.
+    crate::store::forward! {
+        syncer, flush, last_sequence, read_only, shared, prefetch, prefetch_keys, end_prefetch,
+        acquire_writer, release_writer, checkpoint, compact, verify_checksums, cf_sizes,
+        disk_size,
     }
 }
 
