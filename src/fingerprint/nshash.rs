@@ -249,16 +249,13 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
 /// Code points of letters and digits whose 4-grams [`scan`] hashes at a time.
 const GRAM_SLICE: usize = 4096;
 
+/// 4-grams hashed per call of [`gram_hashes`] (a buffer on the stack).
+const GRAM_CHUNK: usize = 512;
+
 /// Hash every 4-gram of `word_chars` into `grams` and `bins`, and keep its last 3 code points
 /// (the start of the next slice's first gram).
 fn hash_grams(word_chars: &mut Vec<u32>, grams: &mut BottomK, bins: &mut Bins) {
     let minhash = !bins.min.is_empty();
-    let hash = |w: &[u32]| {
-        gram_mix(
-            w[0] as u64 | (w[1] as u64) << 21 | (w[2] as u64) << 42,
-            w[3] as u64 | 4 << 21,
-        )
-    };
     // The first grams of a document (nothing kept yet) and many of them: hashes are uniform,
     // so only those under a bound that about 2k of them pass are offered to the bottom-k
     // (one comparison each, instead of a buffer filled and cut every 3k grams). Exact: when
@@ -267,23 +264,82 @@ fn hash_grams(word_chars: &mut Vec<u32>, grams: &mut BottomK, bins: &mut Bins) {
     let bound = (grams.k > 0 && grams.is_empty() && n > 4 * grams.k)
         .then(|| ((2 * grams.k as u64) << 32) / n as u64)
         .unwrap_or(u64::MAX);
-    for w in word_chars.windows(4) {
-        let h = hash(w);
+    for_each_gram(word_chars, |h| {
         if u64::from(h) < bound {
             grams.add(h);
         }
         if minhash {
             bins.add(h);
         }
-    }
+    });
     if bound != u64::MAX && !grams.settle() {
         grams.clear();
-        for w in word_chars.windows(4) {
-            grams.add(hash(w));
-        }
+        for_each_gram(word_chars, |h| grams.add(h));
     }
     let keep = word_chars.len().saturating_sub(3);
     word_chars.drain(..keep);
+}
+
+/// `f` of the hash of every 4-gram of `word_chars`, in order.
+#[inline(always)]
+fn for_each_gram(word_chars: &[u32], mut f: impl FnMut(u32)) {
+    let n = word_chars.len().saturating_sub(3);
+    let mut buf = [0u32; GRAM_CHUNK];
+    for start in (0..n).step_by(GRAM_CHUNK) {
+        let m = (n - start).min(GRAM_CHUNK);
+        gram_hashes(&word_chars[start..start + m + 3], &mut buf[..m]);
+        buf[..m].iter().for_each(|&h| f(h));
+    }
+}
+
+/// The hash ([`gram_mix`], as [`gram_hash`] of four characters) of every 4-gram of `chars`
+/// into `out` (`chars.len() - 3` of them). Each is independent of the others, so the loop is
+/// compiled a second time for CPUs with wider vector instructions (AVX-512 or AVX2, chosen at
+/// run time): the same arithmetic on several grams at once, the same values.
+fn gram_hashes(chars: &[u32], out: &mut [u32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+        {
+            // SAFETY: the CPU has the features the function is compiled for (checked above).
+            return unsafe { gram_hashes_avx512(chars, out) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: as above.
+            return unsafe { gram_hashes_avx2(chars, out) };
+        }
+    }
+    gram_hashes_portable(chars, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+fn gram_hashes_avx512(chars: &[u32], out: &mut [u32]) {
+    gram_hashes_portable(chars, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn gram_hashes_avx2(chars: &[u32], out: &mut [u32]) {
+    gram_hashes_portable(chars, out)
+}
+
+#[inline(always)]
+fn gram_hashes_portable(chars: &[u32], out: &mut [u32]) {
+    let n = out.len();
+    let (a, b, c, d) = (
+        &chars[..n],
+        &chars[1..n + 1],
+        &chars[2..n + 2],
+        &chars[3..n + 3],
+    );
+    for i in 0..n {
+        out[i] = gram_mix(
+            a[i] as u64 | (b[i] as u64) << 21 | (c[i] as u64) << 42,
+            d[i] as u64 | 4 << 21,
+        );
+    }
 }
 
 /// The `k` smallest distinct values of a stream, sorted. Values under the current `k`-th
@@ -797,6 +853,29 @@ mod tests {
             sketch,
             chars: text.chars().count() as u64,
             bands: bands(text, o.minhash_bands as usize, o.minhash_rows as usize),
+        }
+    }
+
+    proptest::proptest! {
+        /// The 4-gram hashes of the vector loop (AVX-512 or AVX2 where the CPU has them) are
+        /// [`gram_hash`]'s, for every length (the vector loop's tails included) and for code
+        /// points up to the top of Unicode.
+        #[test]
+        fn gram_hashes_equal_gram_hash(
+            cps in proptest::collection::vec(0u32..=0x10ffff, 3..200),
+        ) {
+            let chars: Vec<char> = cps
+                .iter()
+                .map(|&c| char::from_u32(c).unwrap_or('\u{fffd}'))
+                .collect();
+            let cps: Vec<u32> = chars.iter().map(|&c| c as u32).collect();
+            let mut fast = vec![0u32; cps.len() - 3];
+            gram_hashes(&cps, &mut fast);
+            let mut portable = vec![0u32; cps.len() - 3];
+            gram_hashes_portable(&cps, &mut portable);
+            let expected: Vec<u32> = chars.windows(4).map(gram_hash).collect();
+            proptest::prop_assert_eq!(&fast, &expected);
+            proptest::prop_assert_eq!(&portable, &expected);
         }
     }
 
