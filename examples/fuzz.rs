@@ -203,9 +203,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let seeds = seeds();
     // The default seed repeats the cases of earlier runs; another explores new ones.
-    let seed: Option<u64> = std::env::args()
-        .nth(2)
-        .map(|s| s.parse().expect("seed"));
+    let seed: Option<u64> = std::env::args().nth(2).map(|s| s.parse().expect("seed"));
     let mut rng = Rng(seed.map_or(0xf022_0000_0000_0001, |s| s | 1));
     let mix = seed.map_or(0, |s| s.rotate_left(32));
     let (mut panics, mut docs) = (0u64, 0usize);
