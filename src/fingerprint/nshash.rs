@@ -876,6 +876,23 @@ mod tests {
             let expected: Vec<u32> = chars.windows(4).map(gram_hash).collect();
             proptest::prop_assert_eq!(&fast, &expected);
             proptest::prop_assert_eq!(&portable, &expected);
+            // Each compiled version the CPU can run, not only the one chosen.
+            #[cfg(target_arch = "x86_64")]
+            {
+                let mut v = vec![0u32; cps.len() - 3];
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (checked).
+                    unsafe { gram_hashes_avx2(&cps, &mut v) };
+                    proptest::prop_assert_eq!(&v, &expected);
+                }
+                if std::arch::is_x86_feature_detected!("avx512dq")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
+                {
+                    // SAFETY: the CPU has the features (checked).
+                    unsafe { gram_hashes_avx512(&cps, &mut v) };
+                    proptest::prop_assert_eq!(&v, &expected);
+                }
+            }
         }
     }
 
