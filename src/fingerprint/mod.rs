@@ -256,9 +256,15 @@ impl Fingerprinter {
             )
         });
         let words = opts.simhash && opts.simhash_features == SimhashFeatures::Words;
-        // Segment the text once for every algorithm that weighs words.
-        let stats = if needs_terms || words {
+        // Segment the text once for every algorithm that weighs words (sorted terms for the
+        // key algorithms; simhash alone takes them as they come: its votes are integer sums).
+        let stats = if needs_terms {
             self.weights.term_stats(text)
+        } else {
+            Vec::new()
+        };
+        let unordered = if words && !needs_terms {
+            self.weights.term_stats_unordered(text)
         } else {
             Vec::new()
         };
@@ -305,7 +311,8 @@ impl Fingerprinter {
         }
         let simhash = match (opts.simhash, words) {
             (false, _) => None,
-            (true, true) => simhash::simhash(&text::weigh(&stats)),
+            (true, true) if needs_terms => simhash::simhash(&text::weigh(&stats)),
+            (true, true) => simhash::simhash(&text::weigh(&unordered)),
             (true, false) => simhash::simhash(&self.simhash_features(text)),
         };
         Fingerprints {

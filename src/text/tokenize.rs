@@ -314,6 +314,20 @@ impl TermWeights {
 
     /// Every term of `text` with its frequency and IDF, sorted by term.
     pub fn term_stats(&self, text: &str) -> Vec<(String, u32, f64)> {
+        let mut terms: Vec<(String, u32, f64)> = self
+            .term_stats_unordered(text)
+            .into_iter()
+            .map(|(w, n, idf)| (w.to_string(), n, idf))
+            .collect();
+        // Deterministic order (the map's is random): same text, same output.
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        terms
+    }
+
+    /// [`TermWeights::term_stats`] borrowed from `text`, in no particular order: for what does
+    /// not depend on the order (simhash's integer votes), without a copy of each term and
+    /// the sort.
+    pub fn term_stats_unordered<'a>(&self, text: &'a str) -> Vec<(&'a str, u32, f64)> {
         let stop = stopword_set(self.stopwords);
         let mut tf: HashMap<&str, (u32, f64)> = HashMap::new();
         let words = match self.segmenter {
@@ -333,23 +347,17 @@ impl TermWeights {
                 tf.insert(word, (1, w));
             }
         }
-        let mut terms: Vec<(String, u32, f64)> = tf
-            .into_iter()
-            .map(|(w, (n, idf))| (w.to_string(), n, idf))
-            .collect();
-        // Deterministic order (the map's is random): same text, same output.
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        terms
+        tf.into_iter().map(|(w, (n, idf))| (w, n, idf)).collect()
     }
 }
 
 /// TF-IDF weights of [`TermWeights::term_stats`]: frequency x IDF / number of kept terms
 /// (borrowing the terms: simhash needs no copy of them).
-pub fn weigh(stats: &[(String, u32, f64)]) -> Vec<(&str, f64)> {
+pub fn weigh<S: AsRef<str>>(stats: &[(S, u32, f64)]) -> Vec<(&str, f64)> {
     let total = stats.iter().map(|t| t.1 as u64).sum::<u64>().max(1) as f64;
     stats
         .iter()
-        .map(|(w, n, idf)| (w.as_str(), *n as f64 * idf / total))
+        .map(|(w, n, idf)| (w.as_ref(), *n as f64 * idf / total))
         .collect()
 }
 
@@ -440,6 +448,29 @@ mod tests {
             let r = lexicon::restricted(&text).expect("no padding word");
             let ours: Vec<&str> = r.cut(&text, false).into_iter().map(|t| t.word).collect();
             prop_assert_eq!(ours, full);
+        }
+    }
+
+    /// The unordered, borrowed terms are the sorted ones, and give simhash the same
+    /// fingerprint (its votes are integer sums: the order of the terms cannot matter).
+    #[test]
+    fn unordered_terms_are_the_sorted_ones_and_give_the_same_simhash() {
+        let w = TermWeights::default();
+        for text in texts() {
+            let sorted = w.term_stats(&text);
+            let mut unordered: Vec<(String, u32, f64)> = w
+                .term_stats_unordered(&text)
+                .into_iter()
+                .map(|(t, n, idf)| (t.to_string(), n, idf))
+                .collect();
+            let hash_unordered = crate::fingerprint::simhash::simhash(&weigh(&unordered));
+            unordered.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(unordered, sorted, "{text}");
+            assert_eq!(
+                hash_unordered,
+                crate::fingerprint::simhash::simhash(&weigh(&sorted)),
+                "{text}"
+            );
         }
     }
 
