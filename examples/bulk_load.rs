@@ -19,6 +19,10 @@ use rocksdb::{
     DB,
 };
 
+#[path = "common/files.rs"]
+mod files;
+use files::sst_bytes;
+
 /// A key of the source store: the seq of its document, its family (index into [`FAMILIES`]),
 /// key, value.
 type Entry = (u64, usize, Vec<u8>, Vec<u8>);
@@ -260,13 +264,4 @@ fn through_memtables(dir: &Path, batches: &[&[Entry]], wal: bool) {
         "| {path} | {c1:.2} | {t1:.2} | {c2:.2} | {t2:.2} | {:.1} |",
         sst_bytes(dir) as f64 / 1e6
     );
-}
-
-fn sst_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
-        .map(|e| e.metadata().unwrap().len())
-        .sum()
 }

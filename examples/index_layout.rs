@@ -11,12 +11,16 @@
 //! value; unique only while no two documents share a fingerprint in a table, so a measurement,
 //! not a candidate).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rocksdb::{
     BlockBasedIndexType, BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Options,
     SliceTransform, WriteBatch, DB,
 };
+
+#[path = "common/files.rs"]
+mod files;
+use files::sst_bytes;
 
 fn table_options(prefix: usize, compression: DBCompressionType) -> Options {
     let mut o = Options::default();
@@ -33,15 +37,6 @@ fn table_options(prefix: usize, compression: DBCompressionType) -> Options {
     t.set_block_size(std::env::var("BLOCK_KIB").map_or(1, |v| v.parse().expect("BLOCK_KIB")) << 10);
     o.set_block_based_table_factory(&t);
     o
-}
-
-fn sst_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
-        .map(|e| e.metadata().unwrap().len())
-        .sum()
 }
 
 fn main() {
