@@ -60,10 +60,13 @@ mod tests {
         );
         assert!(hamming(a, b) <= 3, "near distance {}", hamming(a, b));
         assert!(hamming(a, c) > 10, "far distance {}", hamming(a, c));
-        // Order does not matter.
+        // Order does not matter (the default fingerprints take their terms unordered).
         let mut rev = base.clone();
         rev.reverse();
         assert_eq!(simhash(&rev).unwrap(), a);
+        let mut shuffled = base.clone();
+        shuffled.sort_by_key(|(t, _)| fingerprint64(t.as_bytes()));
+        assert_eq!(simhash(&shuffled).unwrap(), a);
         assert_eq!(simhash::<String>(&[]), None);
     }
 }
