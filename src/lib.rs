@@ -23,6 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod clock;
 mod engine;
 mod error;
 pub mod eval;

@@ -140,10 +140,27 @@ pub fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("fpdb: error: {e:#}");
+            eprintln!("fpdb: error: {}", message(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error with its causes, as `{:#}` prints it, but a cause the message before it already
+/// ends with (a library error that shows its `io::Error`) is not repeated.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if out.ends_with(&c) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&c);
+    }
+    out
 }
 
 fn db_path(cli: &Cli) -> PathBuf {
@@ -158,6 +175,8 @@ fn db_path(cli: &Cli) -> PathBuf {
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
+    // A clock override that cannot be read is an error, not the system clock in disguise.
+    fpdb::clock::check_env().map_err(anyhow::Error::msg)?;
     let path = db_path(&cli);
     match &cli.command {
         Command::Ingest(a) => ingest::ingest(&path, a, cli.quiet),
@@ -169,7 +188,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Clusters(a) => clusters::clusters(&path, a),
         Command::Eval(a) => eval::eval(a),
         Command::Explain(a) => explain::explain(&path, a),
-        Command::Idf(a) => idf::idf(a, cli.quiet),
+        Command::Idf(a) => idf::idf(&path, a, cli.quiet),
         Command::Delete(a) => delete::delete(&path, a, cli.quiet),
         Command::Backup(a) => backup::backup(&path, a),
         Command::Compact(a) => compact::compact(&path, a.json),

@@ -138,18 +138,7 @@ impl LookupCounters {
     }
 }
 
-/// Seconds since the Unix epoch (0 if the clock is before it): the ingest time stored with
-/// each document and the reference of retention. `FPDB_NOW` (seconds) overrides the clock,
-/// to replay an archive with its own dates or to test expiry.
-pub fn now() -> u64 {
-    if let Some(t) = std::env::var("FPDB_NOW").ok().and_then(|v| v.parse().ok()) {
-        return t;
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
+pub use crate::clock::now;
 
 impl Drop for Fpdb {
     fn drop(&mut self) {

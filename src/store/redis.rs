@@ -337,7 +337,7 @@ impl RedisStore {
             "{}:{}:{}:{}",
             std::env::var("HOSTNAME").unwrap_or_default(),
             std::process::id(),
-            crate::engine::now(),
+            crate::clock::now(),
             OPENS.fetch_add(1, Ordering::Relaxed)
         );
         let s = RedisStore {
