@@ -638,7 +638,8 @@ fn compression_and_containers_are_recognized_by_their_first_bytes() {
     let ids: Vec<_> = out.iter().map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["s1", "s2"]);
 
-    // A damaged gzip stream is a located read error, not a panic; what came before is kept.
+    // A damaged gzip stream is a located error, counted as lost to damage, not a panic; what
+    // came before is kept.
     let mut broken = gz((line("g1", ZH) + &line("g2", ZH2)).repeat(50).as_bytes());
     let n = broken.len();
     broken[n / 2..].iter_mut().for_each(|b| *b ^= 0x5a);
@@ -646,9 +647,12 @@ fn compression_and_containers_are_recognized_by_their_first_bytes() {
     let recs = read(&[e], Format::Auto);
     let last = recs.last().unwrap();
     assert!(
-        last.doc.as_ref().is_err_and(|e| e.contains("read error")),
+        last.doc
+            .as_ref()
+            .is_err_and(|e| e.contains("damaged gzip member")),
         "{last:?}"
     );
+    assert_eq!(last.lost, 1);
 }
 
 /// `--text-field content.body` and `--id-field meta.id` reach into nested objects; a key with

@@ -6,15 +6,18 @@
 //! length: the length is always the last field), then `Archive-length` bytes of content and a
 //! newline. The first record (`filedesc://...`) describes the file and is not a document. An
 //! `.arc.gz` file is one gzip member per record, read as one stream. A record whose header does
-//! not parse is reported and reading resumes at the next line that parses as a header.
+//! not parse is reported and reading resumes at the next line that parses as a header; so does a
+//! record whose content does not end where its Archive-length says (too short: the content's
+//! rest follows; too long: the input ends inside it, and a file is read again from the record's
+//! content to find the records after it). A damaged gzip member costs its record only.
 
+use super::source::{is_damage, Rewind};
 use std::borrow::Cow;
-use std::io::BufRead;
 
 use super::http::{http_head, may_be_text, split_http};
 use super::warc::{next_nonblank_line, read_body, read_line, trim_eol, Body, BodyError};
 use super::warc_docs::archived_page;
-use super::{corrupt_record, Current, Inputs, Record, Unit};
+use super::{check_id, corrupt_record, Current, Inputs, Record, Unit};
 
 /// A record's header line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,20 +55,38 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
     })
 }
 
+/// Whether a record's `content`, followed by a line that is not a header, shows that its
+/// Archive-length was wrong: it holds a header line (it ran into the next record), or it is an
+/// HTTP response whose header block does not end in it (it was cut short).
+fn misframed(content: &[u8]) -> bool {
+    let holds_header = content
+        .split(|&b| b == b'\n')
+        .skip(1)
+        .any(|l| parse_header(trim_eol(l)).is_some());
+    let cut_http = content.starts_with(b"HTTP/")
+        && !content.windows(4).any(|w| w == b"\r\n\r\n")
+        && !content.windows(2).any(|w| w == b"\n\n");
+    holds_header || cut_http
+}
+
 /// Streaming reader of ARC records.
 pub struct Records<R> {
     reader: R,
     /// A header found while resynchronizing, to start the next record with.
     pending: Option<Header>,
+    /// What was found after a complete record (a damaged gzip member, a line that is no
+    /// header): the next call reports it.
+    damage: Option<String>,
     done: bool,
 }
 
-impl<R: BufRead> Records<R> {
+impl<R: Rewind> Records<R> {
     /// Records of `reader` (already decompressed).
     pub fn new(reader: R) -> Self {
         Records {
             reader,
             pending: None,
+            damage: None,
             done: false,
         }
     }
@@ -74,7 +95,10 @@ impl<R: BufRead> Records<R> {
     fn resync(&mut self) -> std::io::Result<()> {
         let mut line = Vec::new();
         loop {
-            let (n, _) = read_line(&mut self.reader, &mut line)?;
+            let (n, _) = match read_line(&mut self.reader, &mut line) {
+                Err(e) if is_damage(&e) => continue,
+                other => other?,
+            };
             if n == 0 {
                 self.done = true;
                 return Ok(());
@@ -91,6 +115,29 @@ impl<R: BufRead> Records<R> {
         Some(Err(reason))
     }
 
+    /// Read no more of this input.
+    pub fn stop(&mut self) {
+        self.done = true;
+        self.pending = None;
+    }
+
+    /// Report `reason` for the current record and resynchronize on the next header.
+    fn corrupt(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
+        if let Err(e) = self.resync() {
+            return self.fail(format!("{reason}; then: {e}"));
+        }
+        Some(Err(reason))
+    }
+
+    /// A read error: a damaged gzip member costs this record only; any other ends the input.
+    fn read_failed(&mut self, e: std::io::Error) -> Option<Result<(Header, Body), String>> {
+        if is_damage(&e) {
+            self.corrupt(e.to_string())
+        } else {
+            self.fail(format!("read error: {e}"))
+        }
+    }
+
     /// The next record. `want` sees the header and says whether the content is needed; wanted
     /// content over `max` bytes is not read ([`Body::TooLarge`], its first [`super::warc::HEAD`] bytes
     /// kept). `None` at the end of input.
@@ -99,6 +146,9 @@ impl<R: BufRead> Records<R> {
         max: usize,
         want: impl FnOnce(&Header) -> bool,
     ) -> Option<Result<(Header, Body), String>> {
+        if let Some(damage) = self.damage.take() {
+            return self.corrupt(damage);
+        }
         if self.done {
             return None;
         }
@@ -106,7 +156,7 @@ impl<R: BufRead> Records<R> {
         let h = match self.pending.take() {
             Some(h) => h,
             None => match next_nonblank_line(&mut self.reader, &mut line) {
-                Err(e) => return self.fail(format!("read error: {e}")),
+                Err(e) => return self.read_failed(e),
                 Ok(None) => {
                     self.done = true;
                     return None;
@@ -128,16 +178,60 @@ impl<R: BufRead> Records<R> {
             },
         };
         let len = h.length;
+        let body_at = self.reader.position();
         let body = match read_body(&mut self.reader, len, want(&h), max) {
             Ok(body) => body,
-            Err(BodyError::Io(e)) => return self.fail(format!("read error: {e}")),
+            Err(BodyError::Io(e)) => return self.read_failed(e),
             Err(BodyError::Truncated { after }) => {
-                return self.fail(format!(
+                let reason = format!(
                     "truncated record `{}`: Archive-length {len}, input ends after {after} bytes",
                     h.url
-                ))
+                );
+                return match self.reader.rewind_to(body_at) {
+                    // A length that lies: the records after this one are still there.
+                    Ok(true) => {
+                        self.done = false;
+                        self.corrupt(reason)
+                    }
+                    _ => self.fail(reason),
+                };
             }
         };
+        // The content ends with a newline, and the next non-blank line is the next record's
+        // header (or the input ends). When it is not, Archive-length may be wrong: too long
+        // (the content read holds the next record's header line) or too short (an HTTP
+        // response whose header block does not end in it). Then the record is not what it
+        // claims: it is read again from the content's start, when the input can, to find the
+        // next header. Otherwise the record stands and the line is reported as garbage.
+        let mut next = Vec::new();
+        match next_nonblank_line(&mut self.reader, &mut next) {
+            Ok(None) => {}
+            Ok(Some(false)) if parse_header(trim_eol(&next)).is_some() => {
+                self.pending = parse_header(trim_eol(&next));
+            }
+            Ok(Some(_)) => {
+                if let Body::Read(content) = &body {
+                    if misframed(content) {
+                        let reason = format!(
+                            "record `{}` does not end where its Archive-length ({len}) says",
+                            h.url
+                        );
+                        return match self.reader.rewind_to(body_at) {
+                            Ok(_) => self.corrupt(reason),
+                            Err(e) => self.fail(format!("{reason}; then: {e}")),
+                        };
+                    }
+                }
+                let shown: String = String::from_utf8_lossy(trim_eol(&next))
+                    .chars()
+                    .take(80)
+                    .collect();
+                self.damage = Some(format!("bad ARC header line `{shown}`"));
+            }
+            // Damage past this record's content: the next record's loss.
+            Err(e) if is_damage(&e) => self.damage = Some(e.to_string()),
+            Err(e) => return self.read_failed(e),
+        }
         Some(Ok((h, body)))
     }
 }
@@ -168,7 +262,7 @@ impl Inputs {
                 Err(e) => {
                     let (r, stop) = corrupt_record(source, *n, errors, "ARC", e);
                     if stop {
-                        *records = Records::new(Box::new(std::io::empty()) as super::Input);
+                        records.stop();
                     }
                     return Some(r);
                 }
@@ -220,6 +314,15 @@ impl Inputs {
                 continue;
             }
             let url = h.url;
+            if let Err(reason) = check_id(&url, "URL") {
+                return Some(Record::new(
+                    source.clone(),
+                    *n,
+                    Unit::Record,
+                    bytes,
+                    Err(reason),
+                ));
+            }
             match archived_page(source, *n, bytes, url.clone(), Some(url), payload, &ct) {
                 Some(r) => return Some(r),
                 None => {

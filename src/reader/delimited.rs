@@ -3,6 +3,36 @@
 use super::{check_id, error, page_document, Current, Input, Inputs, Record, Unit};
 use crate::engine::Document;
 
+/// The input of a CSV reader, counting the quote characters read: valid CSV has an even number
+/// of them (an escaped quote is two), so an odd count at the end of the file means a quoted
+/// field that never closes. The csv crate then reads every later row into that field, silently.
+pub(super) struct Quotes<R> {
+    inner: R,
+    odd: bool,
+    /// Bytes read, and whether the input ended.
+    read: u64,
+    ended: bool,
+}
+
+impl<R: std::io::Read> std::io::Read for Quotes<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let quotes = buf[..n].iter().filter(|&&b| b == b'"').count();
+        self.odd ^= quotes % 2 == 1;
+        self.read += n as u64;
+        self.ended |= n == 0 && !buf.is_empty();
+        Ok(n)
+    }
+}
+
+impl<R> Quotes<R> {
+    /// Whether a record that ends at byte `end` of the input is the last one and leaves a
+    /// quote open.
+    fn open_at_end(&self, end: u64) -> bool {
+        self.odd && self.ended && end >= self.read
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Columns {
     id: Option<usize>,
@@ -22,7 +52,12 @@ impl Inputs {
         let mut r = csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .flexible(true)
-            .from_reader(reader);
+            .from_reader(Quotes {
+                inner: reader,
+                odd: false,
+                read: 0,
+                ended: false,
+            });
         let headers = match r.byte_headers() {
             Ok(h) => h.clone(),
             Err(e) => return Some(error(source, 1, Unit::Line, format!("bad header: {e}"))),
@@ -93,6 +128,23 @@ impl Inputs {
                     self.current = None;
                 }
                 Some(r)
+            }
+            Ok(true) if reader.get_ref().open_at_end(reader.position().byte()) => {
+                // The last record, and a quote is still open: it was opened in this record and
+                // took every line after it.
+                let line = rec.position().map_or(0, |p| p.line());
+                let lines = reader.position().line().saturating_sub(line);
+                Some(error(
+                    source.clone(),
+                    line,
+                    Unit::Line,
+                    format!(
+                        "bad CSV: a quoted field opened in this row is never closed; the {} \
+                         line(s) after it up to the end of the file were read into it and not \
+                         ingested (close the quote, or escape it as \"\")",
+                        lines
+                    ),
+                ))
             }
             Ok(true) => {
                 let line = rec.position().map_or(0, |p| p.line());

@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::{arc, error, file_id, warc, Current, Format, Input, Inputs, Pending, Record, Unit};
+use super::source::Source;
+use super::{arc, error, file_id, warc, Current, Format, Inputs, Pending, Record, Unit};
 
 /// Why an entry found by a directory walk is not read, if it is not.
 pub(super) fn skip_in_walk(path: &Path) -> Option<String> {
@@ -40,9 +41,10 @@ pub(super) const BOM: &[u8] = b"\xef\xbb\xbf";
 /// Gzip's first two bytes.
 const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
 /// Zstandard's frame magic number.
-const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
+pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
 
-/// `raw` decompressed as its first bytes say (gzip, any number of members; zstd), else as is.
+/// `raw` decompressed as its first bytes say (gzip, any number of members, a damaged one
+/// reported and passed over: [`super::source::Members`]; zstd), else as is.
 /// The file name is not asked: a gzip file without `.gz` is read, a `.gz` file that is not
 /// gzip is read as it is.
 pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn Read + Send>> {
@@ -63,7 +65,7 @@ pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn 
     let zstd = head.starts_with(ZSTD_MAGIC);
     let whole = std::io::Cursor::new(head).chain(raw);
     Ok(if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(whole))
+        Box::new(super::source::Members::new(BufReader::new(whole)))
     } else if zstd {
         Box::new(zstd::stream::read::Decoder::new(whole)?)
     } else {
@@ -82,11 +84,6 @@ fn is_parquet(path: &Path) -> bool {
             .to_ascii_lowercase()
             .ends_with(".parquet"),
     }
-}
-
-/// `path` opened and decompressed ([`decoded`]).
-pub(super) fn open_decoded(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
-    decoded(Box::new(File::open(path)?))
 }
 
 pub(super) fn format_by_name(path: &Path) -> Format {
@@ -167,7 +164,7 @@ impl Inputs {
                 }
             }
         }
-        let reader: Box<dyn Read + Send> = if source == "-" {
+        let reader: Source = if source == "-" {
             if format == Format::Parquet {
                 return Some(error(
                     source,
@@ -176,7 +173,7 @@ impl Inputs {
                     "Parquet cannot be read from stdin (its index is at the end of the file): name the file".into(),
                 ));
             }
-            match decoded(Box::new(std::io::stdin())) {
+            match Source::stream(Box::new(std::io::stdin())) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
             }
@@ -213,12 +210,12 @@ impl Inputs {
         } else if format == Format::Parquet || (format == Format::Auto && is_parquet(&path)) {
             return self.start_parquet(source, &path);
         } else {
-            match open_decoded(&path) {
+            match Source::file(&path) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("cannot open: {e}"))),
             }
         };
-        let mut reader: Input = Box::new(BufReader::with_capacity(1 << 16, reader));
+        let mut reader = reader;
         let mut format = format;
         if format == Format::Auto {
             // A container its first bytes name (WARC, ARC), else the extension, else a guess
@@ -255,14 +252,14 @@ impl Inputs {
             Format::Jsonl | Format::Auto => {
                 self.current = Some(Current::Jsonl {
                     source,
-                    reader,
+                    reader: Box::new(reader),
                     line: 0,
                 });
                 None
             }
             Format::Csv | Format::Tsv => self.start_csv(
                 source,
-                reader,
+                Box::new(reader),
                 if format == Format::Tsv { b'\t' } else { b',' },
             ),
             Format::Warc => {
@@ -285,7 +282,7 @@ impl Inputs {
             }
             Format::Parquet => self.start_parquet(source, &path),
             Format::Html | Format::Text => {
-                Some(self.whole_file(source, reader, format == Format::Html))
+                Some(self.whole_file(source, Box::new(reader), format == Format::Html))
             }
             Format::List => {
                 let mut list = Vec::new();

@@ -2,6 +2,10 @@
 //! readability implementation (dom_smoothie); when it finds nothing, or keeps less than a third
 //! of the page's visible text (typical of pages made of many short Chinese paragraphs, which
 //! readability scores as boilerplate), the visible text of `<body>` is used instead.
+//!
+//! A page nested too deep (or too wide and deep) for that to finish in bounded time is
+//! flattened first and gives its visible text only (`html_bound`): nesting costs the parser
+//! quadratic and readability more than cubic time.
 
 use dom_query::Document as Dom;
 
@@ -41,9 +45,8 @@ fn visible_text(dom: &Dom) -> String {
         .join("\n")
 }
 
-/// Extract a page.
-pub fn extract(html: &str) -> Page {
-    let dom = Dom::from(html);
+/// `<title>` (or `og:title`), `<meta name="description">` and `<meta name="keywords">`.
+fn head_fields(dom: &Dom) -> (Option<String>, Option<String>, Option<String>) {
     let meta = |name: &str| {
         dom.select(&format!(
             "meta[name=\"{name}\" i], meta[property=\"og:{name}\" i]"
@@ -52,8 +55,28 @@ pub fn extract(html: &str) -> Page {
         .find_map(|m| m.attr("content").and_then(|c| clean(&c)))
     };
     let title = clean(&dom.select("title").text()).or_else(|| meta("title"));
-    let description = meta("description");
-    let keywords = meta("keywords");
+    (title, meta("description"), meta("keywords"))
+}
+
+/// A page's head fields and visible text, without readability.
+fn extract_visible(html: &str) -> Page {
+    let dom = Dom::from(html);
+    let (title, description, keywords) = head_fields(&dom);
+    Page {
+        title,
+        description,
+        keywords,
+        text: visible_text(&dom),
+    }
+}
+
+/// Extract a page.
+pub fn extract(html: &str) -> Page {
+    if !super::html_bound::shape(html).within_bounds() {
+        return extract_visible(&super::html_bound::flattened(html));
+    }
+    let dom = Dom::from(html);
+    let (title, description, keywords) = head_fields(&dom);
     let visible = visible_text(&dom);
 
     let cfg = dom_smoothie::Config {

@@ -10,6 +10,7 @@
 pub mod arc;
 pub mod decode;
 pub mod html;
+pub mod html_bound;
 pub mod warc;
 
 mod delimited;
@@ -17,6 +18,7 @@ mod discovery;
 mod http;
 mod jsonl;
 mod parquet;
+pub mod source;
 mod text;
 mod warc_docs;
 
@@ -129,6 +131,10 @@ pub struct Record {
     pub bytes: usize,
     /// The document, or why it was skipped (see [`Record::finish`] with `defer_pages`).
     pub doc: Result<Document, String>,
+    /// The input records lost to damage that this error stands for (a corrupt archive record
+    /// or damaged gzip member: 1; a damaged Parquet row group: its rows not read), counted
+    /// apart from bad input; 0 for every other record.
+    pub lost: u64,
     deferred: Option<Deferred>,
 }
 
@@ -156,6 +162,7 @@ impl Record {
             unit,
             bytes,
             doc,
+            lost: 0,
             deferred: None,
         }
     }
@@ -168,6 +175,7 @@ impl Record {
             unit,
             bytes,
             doc: Err("not decoded yet".into()),
+            lost: 0,
             deferred: Some(page),
         }
     }
@@ -200,18 +208,18 @@ enum Current {
     },
     Csv {
         source: String,
-        reader: csv::Reader<Input>,
+        reader: csv::Reader<delimited::Quotes<Input>>,
         cols: Columns,
     },
     Warc {
         source: String,
-        records: warc::Records<Input>,
+        records: warc::Records<source::Source>,
         n: u64,
         errors: u32,
     },
     Arc {
         source: String,
-        records: arc::Records<Input>,
+        records: arc::Records<source::Source>,
         n: u64,
         errors: u32,
     },
@@ -315,12 +323,13 @@ fn corrupt_record(
     e: String,
 ) -> (Record, bool) {
     *errors += 1;
-    let r = error(
+    let mut r = error(
         source.to_string(),
         n,
         Unit::Record,
         format!("corrupt {format} record: {e}"),
     );
+    r.lost = 1;
     (r, *errors > MAX_CORRUPT_RECORDS)
 }
 
@@ -351,11 +360,23 @@ fn page_document(
     Ok(doc)
 }
 
+/// The longest id accepted, in bytes: a long URL fits (browsers and servers stop near 8 KB);
+/// longer ids would be stored with every posting's document and repeated in every answer that
+/// names them.
+pub const MAX_ID_BYTES: usize = 8192;
+
 /// Ids are single-line names: not empty or blank, no control characters (a newline in an id
-/// would forge lines in text outputs).
-fn check_id(id: &str, field: &str) -> Result<(), String> {
+/// would forge lines in text outputs), at most [`MAX_ID_BYTES`] bytes. Every reader applies it,
+/// and so does the HTTP API.
+pub fn check_id(id: &str, field: &str) -> Result<(), String> {
     if id.trim().is_empty() {
         return Err(format!("empty id field `{field}`"));
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(format!(
+            "id field `{field}` is {} bytes long, over the limit of {MAX_ID_BYTES}",
+            id.len()
+        ));
     }
     if let Some(c) = id.chars().find(|c| c.is_control()) {
         return Err(format!(

@@ -12,7 +12,9 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{DataType, Fields as ArrowFields};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
 
 use super::{check_id, error, page_document, Current, Fields, Inputs, Record, Unit};
@@ -68,9 +70,18 @@ pub(super) struct Paths {
     html: Option<Vec<String>>,
 }
 
-/// The rows of an open Parquet file.
+/// The rows of an open Parquet file, read one row group at a time: a damaged row group costs
+/// its own rows, and the next one is read.
 pub(super) struct Rows {
-    reader: ParquetRecordBatchReader,
+    file: File,
+    meta: ArrowReaderMetadata,
+    mask: ProjectionMask,
+    /// The reader of the current row group.
+    reader: Option<ParquetRecordBatchReader>,
+    /// The next row group to open.
+    next_group: usize,
+    /// Rows of the row groups opened so far (the current one included).
+    group_end: u64,
     paths: Paths,
     batch: Option<RecordBatch>,
     /// Next row of `batch`.
@@ -175,8 +186,12 @@ fn string_at(a: &dyn Array, row: usize) -> Option<String> {
 impl Rows {
     /// Open `file` and find the columns `fields` name. `Err`: why the file cannot be read.
     fn open(file: File, fields: &Fields) -> Result<Rows, String> {
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        let meta = ArrowReaderMetadata::load(&file, Default::default())
             .map_err(|e| format!("not a readable Parquet file: {e}"))?;
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            file.try_clone().map_err(|e| format!("cannot open: {e}"))?,
+            meta.clone(),
+        );
         let schema = builder.schema().clone();
         let top = schema.fields();
         let paths = Paths {
@@ -219,18 +234,72 @@ impl Rows {
         .filter_map(|p| top.iter().position(|f| f.name() == &p[0]))
         .collect();
         let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-        let reader = builder
-            .with_projection(mask)
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(|e| format!("not a readable Parquet file: {e}"))?;
         Ok(Rows {
-            reader,
+            file,
+            meta,
+            mask,
+            reader: None,
+            next_group: 0,
+            group_end: 0,
             paths,
             batch: None,
             pos: 0,
             done: 0,
         })
+    }
+
+    /// The next batch of rows: `None` at the end of the file; `Err((why, rows lost))` for a row
+    /// group that cannot be read (the rest of it is passed over, the next one read).
+    fn next_batch(&mut self) -> Option<Result<RecordBatch, (String, u64)>> {
+        loop {
+            if self.reader.is_none() {
+                let groups = self.meta.metadata().num_row_groups();
+                if self.next_group >= groups {
+                    return None;
+                }
+                let g = self.next_group;
+                self.next_group += 1;
+                let rows = self.meta.metadata().row_group(g).num_rows().max(0) as u64;
+                let start = self.group_end;
+                self.group_end += rows;
+                let built = self
+                    .file
+                    .try_clone()
+                    .map_err(|e| e.to_string())
+                    .and_then(|f| {
+                        ParquetRecordBatchReaderBuilder::new_with_metadata(f, self.meta.clone())
+                            .with_projection(self.mask.clone())
+                            .with_row_groups(vec![g])
+                            .with_batch_size(BATCH_ROWS)
+                            .build()
+                            .map_err(|e| e.to_string())
+                    });
+                match built {
+                    Ok(r) => self.reader = Some(r),
+                    Err(e) => {
+                        self.done = start + rows;
+                        return Some(Err((format!("row group {g}: {e}"), rows)));
+                    }
+                }
+            }
+            let reader = self.reader.as_mut().expect("a row group is open");
+            let next = match guarded(|| reader.next()) {
+                Ok(n) => n.map(|b| b.map_err(|e| e.to_string())),
+                Err(failed) => Some(Err(failed)),
+            };
+            match next {
+                Some(Ok(b)) => return Some(Ok(b)),
+                None => self.reader = None,
+                Some(Err(e)) => {
+                    // The rows of this group not read yet are lost; the next group is read.
+                    self.reader = None;
+                    let lost = self.group_end.saturating_sub(self.done);
+                    self.done = self.group_end;
+                    let g = self.next_group - 1;
+                    return Some(Err((format!("row group {g}: {e}"), lost)));
+                }
+            }
+        }
     }
 
     /// Row `pos` of the current batch as a document (`row`: its number in the file, from 1).
@@ -304,21 +373,16 @@ impl Inputs {
             }
             rows.batch = None;
             rows.pos = 0;
-            let next = match guarded(|| rows.reader.next()) {
-                Ok(n) => n?.map_err(|e| e.to_string()),
-                Err(failed) => Err(failed),
-            };
-            match next {
+            match rows.next_batch()? {
                 Ok(b) => rows.batch = Some(b),
-                Err(e) => {
-                    let r = error(
+                Err((e, lost)) => {
+                    let mut r = error(
                         source.clone(),
-                        rows.done + 1,
+                        rows.done.saturating_sub(lost) + 1,
                         Unit::Record,
-                        format!("corrupt Parquet data: {e}"),
+                        format!("corrupt Parquet data: {e}; {lost} row(s) of it not read"),
                     );
-                    // A damaged column chunk: the rest of the file cannot be trusted.
-                    self.current = None;
+                    r.lost = lost;
                     return Some(r);
                 }
             }

@@ -2,9 +2,14 @@
 //! read only when the caller wants it and it is not larger than the limit; otherwise it is
 //! streamed past. (The `warc` crate reads every body whole, so one 2 GB video record would
 //! take 2 GB.) A record that does not parse is reported, and reading resumes at the next line
-//! that starts with `WARC/`.
+//! that starts with `WARC/`. A damaged gzip member is reported as such and reading resumes
+//! with the next member; a Content-Length that runs past the end of the input or past the
+//! record's end is an error for that record only: a file is read again from the record's body
+//! ([`Rewind`]) to find the records after it.
 
 use std::io::{BufRead, Read};
+
+use super::source::{is_damage, Rewind};
 
 /// Longest header line kept (longer ones are corrupt); also bounds the resync scan's memory.
 const MAX_LINE: usize = 64 * 1024;
@@ -53,6 +58,9 @@ pub struct Records<R> {
     reader: R,
     /// A version line found while resynchronizing, to start the next record with.
     pending: Option<String>,
+    /// A damaged gzip member met after a complete record (while looking past its end): it is
+    /// the next record's loss, reported by the next call.
+    damage: Option<String>,
     done: bool,
 }
 
@@ -144,12 +152,13 @@ pub(super) fn trim_eol(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-impl<R: BufRead> Records<R> {
+impl<R: Rewind> Records<R> {
     /// Records of `reader` (already decompressed).
     pub fn new(reader: R) -> Self {
         Records {
             reader,
             pending: None,
+            damage: None,
             done: false,
         }
     }
@@ -158,7 +167,11 @@ impl<R: BufRead> Records<R> {
     fn resync(&mut self) -> std::io::Result<()> {
         let mut line = Vec::new();
         loop {
-            let (n, _) = read_line(&mut self.reader, &mut line)?;
+            let (n, _) = match read_line(&mut self.reader, &mut line) {
+                // Another damaged member: the scan goes on with the next one.
+                Err(e) if is_damage(&e) => continue,
+                other => other?,
+            };
             if n == 0 {
                 self.done = true;
                 return Ok(());
@@ -176,6 +189,35 @@ impl<R: BufRead> Records<R> {
         Some(Err(reason))
     }
 
+    /// Read no more of this input.
+    pub fn stop(&mut self) {
+        self.done = true;
+        self.pending = None;
+    }
+
+    /// A read error: a damaged gzip member is this record's loss only (the input goes on with
+    /// the next member); any other error ends the input.
+    fn read_failed(&mut self, e: std::io::Error) -> Option<Result<(Header, Body), String>> {
+        if is_damage(&e) {
+            self.corrupt(e.to_string())
+        } else {
+            self.fail(format!("read error: {e}"))
+        }
+    }
+
+    /// The record whose body started at `body` was framed wrong (`reason`): read again from its
+    /// body to find the next record, when the input can go back; else resynchronize from here.
+    fn misframed(&mut self, body: u64, reason: String) -> Option<Result<(Header, Body), String>> {
+        match self.reader.rewind_to(body) {
+            Ok(true) => {
+                self.done = false;
+                self.corrupt(reason)
+            }
+            Ok(false) => self.corrupt(reason),
+            Err(e) => self.fail(format!("{reason}; then: {e}")),
+        }
+    }
+
     /// Report `reason` for the current record and resynchronize on the next one.
     fn corrupt(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
         if let Err(e) = self.resync() {
@@ -191,6 +233,9 @@ impl<R: BufRead> Records<R> {
         max: usize,
         want: impl FnOnce(&Header) -> bool,
     ) -> Option<Result<(Header, Body), String>> {
+        if let Some(damage) = self.damage.take() {
+            return self.corrupt(damage);
+        }
         if self.done {
             return None;
         }
@@ -199,7 +244,7 @@ impl<R: BufRead> Records<R> {
         let version = match self.pending.take() {
             Some(v) => v,
             None => match next_nonblank_line(&mut self.reader, &mut line) {
-                Err(e) => return self.fail(format!("read error: {e}")),
+                Err(e) => return self.read_failed(e),
                 Ok(None) => {
                     self.done = true;
                     return None;
@@ -219,7 +264,7 @@ impl<R: BufRead> Records<R> {
         loop {
             let (n, cut) = match read_line(&mut self.reader, &mut line) {
                 Ok(x) => x,
-                Err(e) => return self.fail(format!("read error: {e}")),
+                Err(e) => return self.read_failed(e),
             };
             if n == 0 {
                 return self.fail("input ends inside a record header".into());
@@ -259,13 +304,19 @@ impl<R: BufRead> Records<R> {
             return self.corrupt("record without Content-Length".into());
         };
         h.content_length = len;
+        let body_at = self.reader.position();
         let body = match read_body(&mut self.reader, len, want(&h), max) {
             Ok(body) => body,
-            Err(BodyError::Io(e)) => return self.fail(format!("read error: {e}")),
+            Err(BodyError::Io(e)) => return self.read_failed(e),
             Err(BodyError::Truncated { after }) => {
-                return self.fail(format!(
+                let reason = format!(
                     "truncated record: Content-Length {len}, input ends after {after} bytes"
-                ))
+                );
+                return match self.reader.rewind_to(body_at) {
+                    // A length that lies: the records after this one are still there.
+                    Ok(true) => self.corrupt(reason),
+                    _ => self.fail(reason),
+                };
             }
         };
         // The record ends with CRLF CRLF; anything else means Content-Length was wrong.
@@ -278,14 +329,28 @@ impl<R: BufRead> Records<R> {
                     got += 1;
                 }
                 Ok(_) => break,
-                Err(e) => return self.fail(format!("read error: {e}")),
+                // Damage past this record's bytes: the next record's loss.
+                Err(e) if is_damage(&e) => {
+                    self.damage = Some(e.to_string());
+                    break;
+                }
+                Err(e) => return self.read_failed(e),
             }
         }
-        let at_end = matches!(self.reader.fill_buf(), Ok([]));
+        let at_end = self.damage.is_some()
+            || match self.reader.fill_buf() {
+                Ok(rest) => rest.is_empty(),
+                Err(e) if is_damage(&e) => {
+                    self.damage = Some(e.to_string());
+                    true
+                }
+                Err(e) => return self.read_failed(e),
+            };
         if got < 2 && !at_end {
-            return self.corrupt(format!(
-                "record not followed by a blank line (Content-Length {len} wrong?)"
-            ));
+            return self.misframed(
+                body_at,
+                format!("record not followed by a blank line (Content-Length {len} wrong?)"),
+            );
         }
         Some(Ok((h, body)))
     }

@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::discovery::format_by_content;
 use super::http::{http_head, may_be_text, split_http};
-use super::{corrupt_record, decode, warc, Current, Deferred, Format, Input, Inputs, Record, Unit};
+use super::{
+    check_id, corrupt_record, decode, warc, Current, Deferred, Format, Inputs, Record, Unit,
+};
 
 impl Inputs {
     pub(super) fn next_warc(&mut self) -> Option<Record> {
@@ -33,7 +35,7 @@ impl Inputs {
                 Err(e) => {
                     let (r, stop) = corrupt_record(source, *n, errors, "WARC", e);
                     if stop {
-                        *records = warc::Records::new(Box::new(std::io::empty()) as Input);
+                        records.stop();
                     }
                     return Some(r);
                 }
@@ -71,10 +73,22 @@ impl Inputs {
                 // WARC 1.0 writers put the URI in angle brackets.
                 u.trim_start_matches('<').trim_end_matches('>').to_string()
             });
-            let id = match uri.clone().or_else(|| h("warc-record-id")) {
-                Some(id) => id,
-                None => format!("{source}#{n}"),
+            let (id, field) = match (uri.clone(), h("warc-record-id")) {
+                (Some(id), _) => (id, "WARC-Target-URI"),
+                (None, Some(id)) => (id, "WARC-Record-ID"),
+                (None, None) => (format!("{source}#{n}"), ""),
             };
+            // Ids from archives follow the rules of every other input (no control characters,
+            // bounded length).
+            if let (false, Err(reason)) = (field.is_empty(), check_id(&id, field)) {
+                return Some(Record::new(
+                    source.clone(),
+                    *n,
+                    Unit::Record,
+                    headers.content_length as usize,
+                    Err(reason),
+                ));
+            }
             let bytes = body.len();
             let (payload, content_type): (Cow<[u8]>, String) = match kind.as_str() {
                 "response" => match split_http(&body, max) {
