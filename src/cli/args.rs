@@ -284,7 +284,7 @@ pub(super) struct InputArgs {
     #[arg(long, default_value = "id")]
     pub(super) id_field: String,
     /// JSONL field holding the text
-    #[arg(long, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = field_name)]
     pub(super) text_field: String,
     /// JSONL field holding the title (stored, not fingerprinted)
     #[arg(long, default_value = "title")]
@@ -299,6 +299,14 @@ pub(super) struct InputArgs {
     /// Skip documents (or JSONL lines) larger than this many bytes
     #[arg(long, default_value_t = 32 << 20)]
     pub(super) max_doc_bytes: usize,
+}
+
+/// A field that must be named: the text has to come from somewhere.
+fn field_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("a field name cannot be empty (the documents' text is read from it)".into());
+    }
+    Ok(s.to_string())
 }
 
 impl InputArgs {

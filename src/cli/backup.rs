@@ -9,7 +9,7 @@ use clap::Args;
 
 use fpdb::{Error, Fpdb};
 
-use super::output::EXIT_OK;
+use super::output::{check_outside_store, EXIT_OK};
 
 #[derive(Args, Debug)]
 pub(super) struct BackupArgs {
@@ -21,6 +21,8 @@ pub(super) struct BackupArgs {
 }
 
 pub(super) fn backup(path: &PathBuf, a: &BackupArgs) -> anyhow::Result<u8> {
+    // Inside the store, the copy would be removed with the store (and read as part of it).
+    check_outside_store("the backup directory", Some(&a.dir), path)?;
     if a.dir.exists() {
         anyhow::bail!(
             "{} already exists: a backup goes into a new directory",

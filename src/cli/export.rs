@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{open_read_only, output_writer, EXIT_OK};
+use super::output::{check_outside_store, open_read_only, output_writer, EXIT_OK};
 
 #[derive(Args, Debug)]
 pub(super) struct ExportArgs {
@@ -15,6 +15,7 @@ pub(super) struct ExportArgs {
 }
 
 pub(super) fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
+    check_outside_store("--output", a.output.as_deref(), path)?;
     let db = open_read_only(path)?;
     let mut w: Box<dyn Write> = output_writer(&a.output)?
         .unwrap_or_else(|| Box::new(BufWriter::new(std::io::stdout().lock())));

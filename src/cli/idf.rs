@@ -1,7 +1,7 @@
 //! `fpdb idf`: learn an IDF table from a corpus.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -9,7 +9,7 @@ use clap::Args;
 use fpdb::reader::Inputs;
 
 use super::args::InputArgs;
-use super::output::{EXIT_OK, EXIT_SKIPPED};
+use super::output::{check_outside_store, EXIT_OK, EXIT_SKIPPED};
 
 #[derive(Args, Debug)]
 pub(super) struct IdfArgs {
@@ -34,7 +34,10 @@ pub(super) struct IdfArgs {
     pub(super) input: InputArgs,
 }
 
-pub(super) fn idf(a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> {
+pub(super) fn idf(store: &Path, a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> {
+    // `idf` opens no store, but a table written over a store's file (`-o fpdb.db/CURRENT`)
+    // would destroy that store.
+    check_outside_store("--output", a.output.as_deref(), store)?;
     let mut files = a.files.clone();
     if files.is_empty() {
         if std::io::stdin().is_terminal() {

@@ -14,7 +14,8 @@ use fpdb::{Fpdb, IngestResult, OnExisting};
 
 use super::args::{InputArgs, SettingsArgs};
 use super::output::{
-    check_output_not_input, output_writer, shown, OutputLine, EXIT_OK, EXIT_SKIPPED,
+    check_output_not_input, check_output_writable, check_outside_store, output_writer, shown,
+    OutputLine, EXIT_OK, EXIT_SKIPPED,
 };
 
 #[derive(Args, Debug)]
@@ -89,6 +90,9 @@ pub(super) struct Summary {
     skipped: u64,
     skipped_bad_input: u64,
     skipped_existing_id: u64,
+    /// Records lost to damaged input (corrupt archive records, damaged gzip members and Parquet
+    /// row groups), counted apart from bad input.
+    lost_to_damage: u64,
     /// Documents deleted by the store's retention before this run's input.
     expired: u64,
     /// WARC/ARC records that are not documents (requests, metadata, DNS, non-text payloads).
@@ -131,10 +135,11 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     pool.build_global().ok();
     // Everything that can be refused is checked before the store is created or opened.
     check_output_not_input(&a.output, &files)?;
+    check_outside_store("--output", a.output.as_deref(), path)?;
+    check_output_writable(&a.output)?;
     let settings = a.settings.to_settings()?;
     let fresh = check_settings(path, &settings)?;
     let had_filter = path.join(fpdb::store::PRESENCE_FILE).exists();
-    let mut out = output_writer(&a.output)?;
     let mut inputs = Inputs::new(&files, read_opts);
     if let Some(o) = a.output.as_ref().filter(|o| o.as_os_str() != "-") {
         inputs = inputs.exclude(o);
@@ -152,6 +157,9 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         .saved_filters(a.memory_filters != MemoryFilters::Off)
         .cache_bytes((a.cache_mib as usize) << 20)
         .open(path)?;
+    // Created (emptied) only now that the store's lock is held: a run refused because another
+    // process holds the store leaves an earlier run's results as they were.
+    let mut out = output_writer(&a.output)?;
     if had_filter
         && db.memory_filter_bytes().is_none()
         && a.memory_filters != MemoryFilters::Off
@@ -443,7 +451,11 @@ fn ingest_chunk(
                 sum.records += 1;
                 sum.input_bytes += rec.bytes as u64;
                 sum.skipped += 1;
-                sum.skipped_bad_input += 1;
+                if rec.lost > 0 {
+                    sum.lost_to_damage += rec.lost;
+                } else {
+                    sum.skipped_bad_input += 1;
+                }
                 bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
                 results.push(Err(reason.clone()));
             }
@@ -524,7 +536,7 @@ impl Summary {
             }
             eprintln!(
                 "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
-                 {} skipped ({} bad input, {} existing id) in {:.2}s ({:.0} docs/s) -> {}",
+                 {} skipped ({} bad input, {} existing id{}) in {:.2}s ({:.0} docs/s) -> {}",
                 self.records,
                 self.added,
                 self.new_clusters,
@@ -534,6 +546,11 @@ impl Summary {
                 self.skipped,
                 self.skipped_bad_input,
                 self.skipped_existing_id,
+                if self.lost_to_damage > 0 {
+                    format!(", {} lost to damaged input", self.lost_to_damage)
+                } else {
+                    String::new()
+                },
                 self.seconds,
                 self.docs_per_second,
                 self.store

@@ -2,7 +2,7 @@
 //! output, read-only opens, and the exit codes.
 
 use std::io::{BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
@@ -27,6 +27,77 @@ pub(super) fn output_writer(path: &Option<PathBuf>) -> anyhow::Result<Option<Box
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
         ))),
     })
+}
+
+/// `path` made absolute with every directory that exists resolved (symbolic links, `..`), the
+/// part that does not exist yet appended as written: where a file created at `path` would be.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(p) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(p, |p, part| p.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// Whether a file written at `path` would land inside the store directory `store` (or be it).
+pub(super) fn inside_store(path: &Path, store: &Path) -> bool {
+    if fpdb::store::redis::RedisUrl::is_redis(&store.to_string_lossy()) {
+        return false;
+    }
+    resolved(path).starts_with(resolved(store))
+}
+
+/// Refuse a file this command would write (`what`: `--output`, the backup directory, ...)
+/// inside the store directory: it would overwrite or add to the store's own files (`CURRENT`,
+/// `MANIFEST-*`, table files) and destroy the store.
+pub(super) fn check_outside_store(
+    what: &str,
+    path: Option<&Path>,
+    store: &Path,
+) -> anyhow::Result<()> {
+    let Some(p) = path.filter(|p| p.as_os_str() != "-") else {
+        return Ok(());
+    };
+    if inside_store(p, store) {
+        bail!(
+            "{what} {} is inside the store directory {}: writing there would damage the store; \
+             choose a path outside it",
+            p.display(),
+            store.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuse, before anything is created, an `--output` that cannot be written, without changing
+/// it: the file itself is created (emptied) only once the store's lock is held.
+pub(super) fn check_output_writable(path: &Option<PathBuf>) -> anyhow::Result<()> {
+    let Some(p) = path.as_ref().filter(|p| p.as_os_str() != "-") else {
+        return Ok(());
+    };
+    let probe = if p.exists() {
+        std::fs::OpenOptions::new().append(true).open(p).map(drop)
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(p)
+            .and_then(|_| std::fs::remove_file(p))
+    };
+    probe.with_context(|| format!("cannot create {}", p.display()))
 }
 
 /// Refuse an `--output` file that is also an input: creating it would empty the input before
