@@ -23,9 +23,15 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, store: &str, extra: &[&str]) -> Server {
+        let listen: &[&str] = if extra.contains(&"--listen") {
+            &[]
+        } else {
+            &["--listen", "127.0.0.1:0"]
+        };
         let mut child = fpdb()
             .current_dir(dir)
-            .args(["--db", store, "serve", "--listen", "127.0.0.1:0"])
+            .args(["--db", store, "serve"])
+            .args(listen)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -715,4 +721,188 @@ fn a_killed_server_keeps_every_acknowledged_document() {
     let (_, stats) = server.get("/v1/stats");
     assert_eq!(stats["documents"].as_u64(), Some(stored.len() as u64));
     drop(server);
+}
+
+// The adversarial review of 2026-11-25: hostile clients and requests.
+
+/// A raw connection that sends `head` (and `body`) and then waits, holding the request open.
+fn stall(addr: &str, head: &str, body: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    s.flush().unwrap();
+    s
+}
+
+/// Wait until `child` exits (at most `secs`): its exit code, or None when it still runs.
+fn exits_within(child: &mut Child, secs: u64) -> Option<i32> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(secs) {
+        if let Some(st) = child.try_wait().unwrap() {
+            return Some(st.code().unwrap_or(-1));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn a_client_that_stalls_mid_request_cannot_hold_the_server_or_its_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(
+        dir.path(),
+        "st.db",
+        &["--read-timeout", "2", "--shutdown-deadline", "3"],
+    );
+    let addr = server.addr.clone();
+    let doc =
+        json!({"id": "kept", "text": "停在半路的请求不能拖住服务器，已经确认的文档必须留下。"});
+    assert_eq!(server.post("/v1/documents", &doc).0, 200);
+    // Half a body: a 408 once the read timeout passes.
+    let mut half_body = stall(
+        &addr,
+        &format!("POST /v1/documents HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 100\r\n\r\n"),
+        b"{\"id\":",
+    );
+    half_body
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let (status, body) = read_response(&mut half_body);
+    assert_eq!(status, 408, "{body}");
+    assert!(body.contains("read-timeout"), "{body}");
+    // Half a header: the connection is closed after the read timeout.
+    let mut half_head = stall(
+        &addr,
+        "POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-",
+        b"",
+    );
+    half_head
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut buf = Vec::new();
+    let started = std::time::Instant::now();
+    let _ = half_head.read_to_end(&mut buf);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "closed by the server, not by the client's own timeout"
+    );
+    // Stalled clients while the server stops: it stops by its deadline, keeping what it
+    // acknowledged.
+    let _a = stall(
+        &addr,
+        &format!("POST /v1/documents HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 100\r\n\r\n"),
+        b"{\"id\":",
+    );
+    let _b = stall(&addr, "GET /v1/stats HTTP/1.1\r\nHo", b"");
+    std::thread::sleep(Duration::from_millis(200));
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let code = exits_within(&mut server.child, 20);
+    assert_eq!(
+        code,
+        Some(0),
+        "stopped within its deadline:\n{}",
+        server.log()
+    );
+    let out = run(dir.path(), &["--db", "st.db", "export"]);
+    assert_eq!(json_lines(&stdout(&out)).len(), 1);
+    assert!(stdout(&out).contains("kept"));
+}
+
+#[test]
+fn large_requests_are_bounded_and_deep_pages_stay_off_the_http_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        "big.db",
+        &["--max-request-docs", "500", "--max-group", "64"],
+    );
+    let docs: Vec<Value> = planted_corpus(200, 7).into_iter().take(400).collect();
+    let n = docs.len();
+    // Ingested in groups of 64 (the writer takes the store for one group at a time), answered
+    // whole and in order.
+    let (status, v) = server.post("/v1/documents", &json!({ "documents": docs }));
+    assert_eq!(status, 200, "{v}");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), n);
+    for (r, d) in results.iter().zip(&docs) {
+        assert_eq!(r["id"], d["id"]);
+    }
+    // Equal to one ingest of the same documents by the CLI.
+    let input: String = docs.iter().map(|d| format!("{d}\n")).collect();
+    std::fs::write(dir.path().join("same.jsonl"), input).unwrap();
+    let out = run(
+        dir.path(),
+        &["--db", "cli.db", "ingest", "same.jsonl", "-o", "-"],
+    );
+    let cli: Vec<_> = json_lines(&stdout(&out)).iter().map(key).collect();
+    let http_lines: Vec<_> = results.iter().map(key).collect();
+    assert_eq!(http_lines, cli);
+    // Over the document limit: 413 naming it, nothing written.
+    let many: Vec<Value> = (0..501)
+        .map(|i| json!({"id": format!("m{i}"), "text": "太多的文档。"}))
+        .collect();
+    let (status, v) = server.post("/v1/documents", &json!({ "documents": many }));
+    assert_eq!(status, 413, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("--max-request-docs"),
+        "{v}"
+    );
+    let (status, v) = server.post("/v1/query/batch", &json!({ "documents": many }));
+    assert_eq!(status, 413, "{v}");
+    assert_eq!(server.get("/v1/stats").1["documents"], n);
+    // An id over the id limit.
+    let long = json!({"id": "x".repeat(9000), "text": "很长的编号。"});
+    let (status, v) = server.post("/v1/documents", &long);
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("8192"), "{v}");
+    // Two deeply nested pages at once, while /healthz is asked: all answered.
+    let page = format!(
+        "<html><body>{}<p>嵌套很深的网页也要很快读完，不能拖住其他请求。</p>{}</body></html>",
+        "<div>".repeat(20_000),
+        "</div>".repeat(20_000)
+    );
+    let addr = server.addr.clone();
+    let queries: Vec<_> = (0..2)
+        .map(|_| {
+            let addr = addr.clone();
+            let body = json!({ "html": page }).to_string();
+            std::thread::spawn(move || http(&addr, "POST", "/v1/query", &[], body.as_bytes()).0)
+        })
+        .collect();
+    assert_eq!(http(&addr, "GET", "/healthz", &[], b"").0, 200);
+    for q in queries {
+        assert_eq!(q.join().unwrap(), 200);
+    }
+    assert_eq!(server.stop(), 0);
+}
+
+#[test]
+fn tokens_with_a_byte_order_mark_work_and_tokens_no_header_can_carry_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "bom-token-0123456789abcdef";
+    std::fs::write(dir.path().join("bom"), format!("\u{feff}{token}\r\n")).unwrap();
+    let server = Server::start(
+        dir.path(),
+        "tk.db",
+        &["--token-file", "bom", "--listen", "localhost:0"],
+    );
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let auth = format!("{scheme} {token}");
+        let (status, _) = http(
+            &server.addr,
+            "GET",
+            "/v1/stats",
+            &[("Authorization", auth.as_str())],
+            b"",
+        );
+        assert_eq!(status, 200, "{scheme}");
+    }
+    assert_eq!(server.stop(), 0);
+    std::fs::write(dir.path().join("accents"), "jeton-secret-été-2026\n").unwrap();
+    let out = run(
+        dir.path(),
+        &["--db", "tk.db", "serve", "--token-file", "accents"],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("visible ASCII"), "{}", stderr(&out));
 }

@@ -10,8 +10,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Path, RawQuery, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
@@ -123,8 +123,8 @@ async fn track(State(s): State<Db>, req: Request, next: Next) -> Response {
             req.headers()
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .is_some_and(|given| same(given.trim().as_bytes(), token.as_bytes()))
+                .and_then(bearer)
+                .is_some_and(|given| same(given.as_bytes(), token.as_bytes()))
         });
     // A body declared too large is refused before it is read.
     let declared = req
@@ -153,6 +153,13 @@ async fn track(State(s): State<Db>, req: Request, next: Next) -> Response {
         start.elapsed().as_secs_f64(),
     );
     resp
+}
+
+/// The credentials of an `Authorization: Bearer TOKEN` value. The scheme is compared without
+/// regard to case (RFC 7235 section 2.1: `bearer` and `BEARER` name it too).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.trim().split_once([' ', '\t'])?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
 }
 
 /// Equal byte strings, in time that does not depend on where they differ.
@@ -198,6 +205,29 @@ async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Re
     }
 }
 
+/// Fingerprinting for writes: on a pool of its own (`fpdb-write-N`), so that the queries on
+/// rayon's global pool never queue behind a large request's documents.
+async fn on_write_cpu<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|i| format!("fpdb-write-{i}"))
+            .build()
+            .expect("a thread pool for the writes' fingerprints")
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    pool.spawn(move || {
+        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+    });
+    match rx.await {
+        Ok(Ok(v)) => Ok(v),
+        _ => Err(internal_error()),
+    }
+}
+
 /// `read` run against the store (read lock) on rayon's pool; a store error is a 500.
 async fn read_db<T: Send + 'static>(
     s: Db,
@@ -216,15 +246,37 @@ fn found_or_404<T: Serialize>(found: Option<T>, missing: impl FnOnce() -> String
     }
 }
 
-/// The body's bytes, or the error for a body that could not be read (413 when too large).
-fn body(s: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            too_large(s.max_body_bytes)
-        } else {
-            ApiError::new(e.status(), format!("cannot read the request body: {e}"))
+/// The request body, read with the server's limits: more than `--max-body-bytes` is a 413,
+/// and a body whose next part does not arrive within `--read-timeout` is a 408 (a client that
+/// sends half a request and waits holds nothing for long).
+async fn read_body(s: &Shared, body: Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    let mut got: Vec<u8> = Vec::new();
+    loop {
+        let frame = match tokio::time::timeout(s.read_timeout, body.frame()).await {
+            Err(_) => {
+                return Err(ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body stalled: nothing arrived for {} s (the server's --read-timeout)",
+                        s.read_timeout.as_secs()
+                    ),
+                ))
+            }
+            Ok(None) => return Ok(Bytes::from(got)),
+            Ok(Some(Err(e))) => {
+                return Err(ApiError::bad(format!("cannot read the request body: {e}"), None))
+            }
+            Ok(Some(Ok(frame))) => frame,
+        };
+        if let Ok(data) = frame.into_data() {
+            if got.len() + data.len() > s.max_body_bytes {
+                return Err(too_large(s.max_body_bytes));
+            }
+            got.extend_from_slice(&data);
         }
-    })
+    }
 }
 
 fn too_large(limit: usize) -> ApiError {
@@ -265,6 +317,7 @@ fn parse_document(obj: &Map<String, Value>, at: &str) -> Result<Document, ApiErr
 fn documents(
     obj: &Map<String, Value>,
     default_id: Option<&dyn Fn(usize) -> String>,
+    max_docs: usize,
 ) -> Result<Vec<Document>, ApiError> {
     let Some(Value::Array(items)) = obj.get("documents") else {
         return Err(ApiError::bad(
@@ -272,6 +325,16 @@ fn documents(
             Some("documents"),
         ));
     };
+    if items.len() > max_docs {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "{} documents in one request, over the server's limit of {max_docs} \
+                 (--max-request-docs); send fewer documents per request",
+                items.len()
+            ),
+        ));
+    }
     let mut docs = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = format!("documents[{i}]");
@@ -352,11 +415,17 @@ async fn stats(State(s): State<Db>) -> Answer {
 }
 
 /// `POST /v1/query`: `{text | html, title?, url?}` -> what `fpdb query --json` prints.
-async fn query(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) -> Answer {
-    let mut obj = object(&body(&s, raw)?)?;
+async fn query(State(s): State<Db>, raw: Body) -> Answer {
+    let mut obj = object(&read_body(&s, raw).await?)?;
     obj.entry("id")
         .or_insert_with(|| Value::String("query".into()));
-    let doc = parse_document(&obj, "")?;
+    // A page is extracted on rayon's pool: its cost grows with its size, and the HTTP threads
+    // must stay free for every other client.
+    let doc = if obj.contains_key("html") {
+        on_cpu(move || parse_document(&obj, "")).await??
+    } else {
+        parse_document(&obj, "")?
+    };
     let o = if doc.text.len() <= INLINE_TEXT_BYTES {
         // A short text is looked up on this thread when no write holds the store: two
         // thread hand-offs cost more than its fingerprint and lookup.
@@ -387,9 +456,14 @@ async fn query(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) -> Answe
 
 /// `POST /v1/query/batch`: `{"documents": [...]}` -> `{"results": [...]}`, one per document in
 /// order, each with its id (the index when it has none).
-async fn query_batch(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) -> Answer {
-    let obj = object(&body(&s, raw)?)?;
-    let docs = documents(&obj, Some(&|i| i.to_string()))?;
+async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
+    let body = read_body(&s, raw).await?;
+    let max = s.max_request_docs;
+    let docs = on_cpu(move || {
+        let obj = object(&body)?;
+        documents(&obj, Some(&|i| i.to_string()), max)
+    })
+    .await??;
     let found = on_cpu(move || {
         let fps: Vec<fpdb::Fingerprints> = docs
             .par_iter()
@@ -418,12 +492,7 @@ async fn query_batch(State(s): State<Db>, raw: Result<Bytes, BytesRejection>) ->
 /// `POST /v1/documents`: one document, or `{"documents": [...]}`; `"replace": true` in the
 /// body or `?replace=true` replaces stored ids. Answers `{"results": [...]}` (the lines `ingest --output`
 /// writes) once every document is durable.
-async fn ingest(
-    State(s): State<Db>,
-    RawQuery(q): RawQuery,
-    raw: Result<Bytes, BytesRejection>,
-) -> Answer {
-    let obj = object(&body(&s, raw)?)?;
+async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer {
     let mut replace = false;
     for (k, v) in params(&q) {
         if k == "replace" {
@@ -439,63 +508,87 @@ async fn ingest(
             };
         }
     }
-    if let Some(v) = obj.get("replace") {
-        replace |= flag(v, "replace")?;
-    }
-    let docs = if obj.contains_key("documents") {
-        documents(&obj, None)?
-    } else {
-        vec![parse_document(&obj, "")?]
-    };
-    if docs.is_empty() {
-        return Ok(Json(serde_json::json!({ "results": [] })).into_response());
-    }
-    let fp = s.clone();
-    let (docs, fps) = on_cpu(move || {
-        let fps: Vec<fpdb::Fingerprints> = docs
-            .par_iter()
-            .map(|d| fp.fingerprinter.fingerprint_with(&d.text, d.meta()))
-            .collect();
-        (docs, fps)
-    })
-    .await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let job = Job {
-        work: Work {
-            docs,
-            fps,
-            on_existing: if replace {
-                OnExisting::Replace
-            } else {
-                OnExisting::Skip
-            },
-        },
-        reply: tx,
-    };
-    let sent = match &*s.writer.lock().unwrap_or_else(|e| e.into_inner()) {
-        Some(w) => w.send(job).is_ok(),
-        None => false,
-    };
-    if !sent {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is shutting down; nothing was written",
-        ));
-    }
-    match rx.await {
-        Ok(Ok(results)) => {
-            let lines: Vec<fpdb::ResultLine> = results
-                .iter()
-                .map(|r| fpdb::ResultLine::of(r, || None))
-                .collect();
-            Ok(Json(serde_json::json!({ "results": lines })).into_response())
+    let body = read_body(&s, raw).await?;
+    let max = s.max_request_docs;
+    // JSON and pages are read on rayon's pool, not on the HTTP threads.
+    let (docs, replace) = on_cpu(move || -> Result<_, ApiError> {
+        let obj = object(&body)?;
+        let mut replace = replace;
+        if let Some(v) = obj.get("replace") {
+            replace |= flag(v, "replace")?;
         }
-        Ok(Err(e)) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e)),
-        Err(_) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the store writer stopped before answering; these documents may not be stored",
-        )),
+        let docs = if obj.contains_key("documents") {
+            documents(&obj, None, max)?
+        } else {
+            vec![parse_document(&obj, "")?]
+        };
+        Ok((docs, replace))
+    })
+    .await??;
+    let on_existing = if replace {
+        OnExisting::Replace
+    } else {
+        OnExisting::Skip
+    };
+    // A large request goes to the writer in groups of at most --max-group documents, each
+    // fingerprinted just before it is handed over: the writer holds the store for one group at
+    // a time (reads run between groups), and only one group's fingerprints are in memory.
+    let mut done: Vec<fpdb::IngestResult> = Vec::with_capacity(docs.len());
+    let mut docs = docs.into_iter().peekable();
+    while docs.peek().is_some() {
+        let group: Vec<Document> = docs.by_ref().take(s.max_group).collect();
+        let fp = s.clone();
+        let (group, fps) = on_write_cpu(move || {
+            let fps: Vec<fpdb::Fingerprints> = group
+                .par_iter()
+                .map(|d| fp.fingerprinter.fingerprint_with(&d.text, d.meta()))
+                .collect();
+            (group, fps)
+        })
+        .await?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job = Job {
+            work: Work {
+                docs: group,
+                fps,
+                on_existing,
+            },
+            reply: tx,
+        };
+        let sent = match &*s.writer.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(w) => w.send(job).is_ok(),
+            None => false,
+        };
+        let written = done.len();
+        let partly = |e: &str| {
+            if written == 0 {
+                e.to_string()
+            } else {
+                format!("{e} (the first {written} documents of this request were written)")
+            }
+        };
+        if !sent {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                partly("the server is shutting down; the rest of this request was not written"),
+            ));
+        }
+        match rx.await {
+            Ok(Ok(results)) => done.extend(results),
+            Ok(Err(e)) => return Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, partly(&e))),
+            Err(_) => return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                partly(
+                    "the store writer stopped before answering; these documents may not be stored",
+                ),
+            )),
+        }
     }
+    let lines: Vec<fpdb::ResultLine> = done
+        .iter()
+        .map(|r| fpdb::ResultLine::of(r, || None))
+        .collect();
+    Ok(Json(serde_json::json!({ "results": lines })).into_response())
 }
 
 /// `GET /v1/documents/{id}`: the stored document (fingerprints, cluster, what it matched).
@@ -555,6 +648,16 @@ mod tests {
                 );
                 assert!(op["responses"].is_object(), "{path} {method}: responses");
             }
+        }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        for v in ["Bearer abc", "bearer abc", "BEARER  abc ", "BeArEr\tabc"] {
+            assert_eq!(bearer(v), Some("abc"), "{v}");
+        }
+        for v in ["Basic abc", "Bearerabc", "abc", ""] {
+            assert_eq!(bearer(v), None, "{v}");
         }
     }
 

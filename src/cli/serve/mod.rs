@@ -12,6 +12,7 @@
 //! Fingerprinting runs before that, on all cores, outside any lock.
 
 mod api;
+mod conn;
 mod metrics;
 mod writer;
 
@@ -29,9 +30,10 @@ use super::output::EXIT_OK;
 
 #[derive(Args, Debug)]
 pub(super) struct ServeArgs {
-    /// Address to listen on (port 0: any free port; the one chosen is printed)
+    /// Address to listen on: IP:PORT or HOST:PORT (port 0: any free port; the one chosen is
+    /// printed). A host name is resolved; its first address is used
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
-    listen: SocketAddr,
+    listen: String,
     /// Require `Authorization: Bearer TOKEN` on every route but /healthz, TOKEN being the
     /// first line of FILE. Without it the server listens on loopback addresses only
     #[arg(long, value_name = "FILE")]
@@ -42,6 +44,18 @@ pub(super) struct ServeArgs {
     /// Largest request body accepted, in bytes (larger ones get 413)
     #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
     max_body_bytes: usize,
+    /// Seconds a client has to send a request's header, and to send each next part of its body
+    /// (a stalled request gets 408 or is closed); idle keep-alive connections close after it
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    read_timeout: u64,
+    /// Seconds a stop (ctrl-c, SIGTERM) waits for the requests in flight before it drops the
+    /// connections still open; writes already handed to the store are completed and synced
+    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    shutdown_deadline: u64,
+    /// Most documents one write or query request may carry (larger ones get 413; a write
+    /// request is ingested in groups of at most --max-group, so reads run between them)
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_request_docs: u64,
     /// Most documents ingested together in one group commit (one sync)
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
     max_group: u64,
@@ -74,6 +88,12 @@ pub(super) struct Shared {
     token: Option<String>,
     metrics: metrics::Metrics,
     max_body_bytes: usize,
+    /// Most documents of one request.
+    max_request_docs: usize,
+    /// Most documents of one write job (a larger request is handed over in such groups).
+    max_group: usize,
+    /// Longest wait for the next part of a request body.
+    read_timeout: std::time::Duration,
     /// Set when the writer failed: writes are refused, /healthz says so.
     writer_failed: std::sync::atomic::AtomicBool,
 }
@@ -83,11 +103,11 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         Some(f) => Some(read_token(f)?),
         None => None,
     };
-    if token.is_none() && !a.listen.ip().is_loopback() && !a.insecure_no_token {
+    let listen = resolve_listen(&a.listen)?;
+    if token.is_none() && !listen.ip().is_loopback() && !a.insecure_no_token {
         bail!(
-            "{} is not a loopback address: give --token-file FILE so that only clients with the \
-             token are served (or --insecure-no-token to serve anyone who can reach it)",
-            a.listen
+            "{listen} is not a loopback address: give --token-file FILE so that only clients \
+             with the token are served (or --insecure-no-token to serve anyone who can reach it)"
         );
     }
     let settings = a.settings.to_settings()?;
@@ -110,8 +130,8 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .build()
         .context("cannot start the HTTP runtime")?;
     let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(a.listen))
-        .with_context(|| format!("cannot listen on {}", a.listen))?;
+        .block_on(tokio::net::TcpListener::bind(listen))
+        .with_context(|| format!("cannot listen on {listen}"))?;
     let db = Fpdb::builder()
         .settings(settings)
         .create(true)
@@ -133,6 +153,9 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         token,
         metrics: metrics::Metrics::new(),
         max_body_bytes: a.max_body_bytes,
+        max_request_docs: a.max_request_docs as usize,
+        max_group: a.max_group as usize,
+        read_timeout: std::time::Duration::from_secs(a.read_timeout),
         writer_failed: Default::default(),
     });
     let writer = {
@@ -154,10 +177,22 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
             eprintln!("fpdb: listening on http://{local}");
         }
         let app = api::router(shared.clone());
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .context("HTTP server failed")
+        let stopped = conn::serve(
+            listener,
+            app,
+            shutdown_signal(),
+            std::time::Duration::from_secs(a.read_timeout),
+            std::time::Duration::from_secs(a.shutdown_deadline),
+        )
+        .await;
+        if stopped.dropped > 0 {
+            eprintln!(
+                "fpdb: stopping: {} connection(s) still open after the {} s deadline dropped \
+                 (their requests were not answered)",
+                stopped.dropped, a.shutdown_deadline
+            );
+        }
+        anyhow::Ok(())
     });
     // Every connection is drained: no new write job can come. The writer finishes the queue,
     // then the store is flushed and closed.
@@ -167,7 +202,8 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         .unwrap_or_else(|e| e.into_inner())
         .take();
     let writer_ok = writer.join().is_ok();
-    drop(runtime);
+    // Connections dropped at the deadline end with the runtime.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     // A lookup whose client went away may still hold the store on rayon's pool: flush through
     // the lock rather than wait for it; the store closes with the last reference.
     let flushed = shared.db.read().unwrap_or_else(|e| e.into_inner()).flush();
@@ -193,17 +229,46 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
     Ok(EXIT_OK)
 }
 
+/// `--listen`: an IP address and port, or a host name (`localhost:0`) resolved to its first
+/// address.
+fn resolve_listen(listen: &str) -> anyhow::Result<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = listen.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let mut found = listen.to_socket_addrs().with_context(|| {
+        format!("--listen {listen}: not an address (expected IP:PORT or HOST:PORT, e.g. 127.0.0.1:8080)")
+    })?;
+    found
+        .next()
+        .with_context(|| format!("--listen {listen}: the host name has no address"))
+}
+
 fn read_token(f: &Path) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(f)
         .with_context(|| format!("cannot read the token file {}", f.display()))?;
-    let token = text.lines().next().unwrap_or("").trim().to_string();
-    if token.len() < 16 {
+    check_token(&text).with_context(|| format!("the token file {}", f.display()))
+}
+
+/// The token of a token file's text: its first line, trimmed, without a byte order mark. It
+/// must be at least 16 visible ASCII characters: a client sends it in an HTTP header, which
+/// carries ASCII only, so any other character would lock every client out.
+fn check_token(text: &str) -> anyhow::Result<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let token = text.lines().next().unwrap_or("").trim();
+    if let Some(c) = token.chars().find(|c| !c.is_ascii_graphic()) {
         bail!(
-            "{}: the token (its first line) must have at least 16 characters",
-            f.display()
+            "the token (its first line) holds {c:?}: only visible ASCII characters (letters, \
+             digits, punctuation; no spaces) can be sent in an Authorization header"
         );
     }
-    Ok(token)
+    if token.len() < 16 {
+        bail!(
+            "the token (its first line) must have at least 16 characters, not {}",
+            token.len()
+        );
+    }
+    Ok(token.to_string())
 }
 
 /// Resolves on ctrl-c or SIGTERM.
@@ -227,4 +292,31 @@ async fn shutdown_signal() {
         _ = term => {},
     }
     eprintln!("fpdb: stopping: finishing the requests in flight");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_token;
+
+    #[test]
+    fn a_token_file_with_a_byte_order_mark_gives_the_token_without_it() {
+        let t = check_token("\u{feff}0123456789abcdef\nignored").unwrap();
+        assert_eq!(t, "0123456789abcdef");
+    }
+
+    #[test]
+    fn tokens_no_header_can_carry_or_too_short_are_refused() {
+        for bad in [
+            "0123456789abcdé",
+            "0123456789abcdefé",
+            "0123 456789abcdefgh",
+            "short",
+        ] {
+            let e = check_token(bad).unwrap_err().to_string();
+            assert!(e.contains("token"), "{bad}: {e}");
+        }
+        // 16 bytes but 15 characters: refused for its character, not admitted by its bytes.
+        assert!(check_token("0123456789abcdé").is_err());
+        assert!(check_token("  0123456789abcdef  ").is_ok());
+    }
 }

@@ -74,55 +74,67 @@ pub(super) fn run(shared: &Shared, rx: Receiver<Job>, max_group: usize) {
     }
 }
 
+/// Most documents decided under one hold of the store's write lock: a group is decided in
+/// slices of this size, and queries waiting for the lock run between them.
+const HOLD_DOCS: usize = 512;
+
 /// Ingest `jobs` in order, then sync; one result per job.
 fn commit_group(shared: &Shared, jobs: &mut [Work]) -> Vec<Result<Vec<IngestResult>, String>> {
     let mut results: Vec<Result<Vec<IngestResult>, String>> = Vec::with_capacity(jobs.len());
     let mut error: Option<String> = None;
-    {
-        let mut db = shared.db.write().unwrap_or_else(|e| e.into_inner());
-        let mut i = 0;
-        while i < jobs.len() {
-            if let Some(e) = &error {
-                results.push(Err(format!("not written: an earlier write failed: {e}")));
-                i += 1;
-                continue;
-            }
-            let mode = jobs[i].on_existing;
-            let end = i + jobs[i..]
-                .iter()
-                .take_while(|j| j.on_existing == mode)
-                .count();
-            let run = &mut jobs[i..end];
-            let docs: Vec<(&Document, Fingerprints)> = run
-                .iter_mut()
-                .flat_map(|j| j.docs.iter().zip(std::mem::take(&mut j.fps)))
-                .collect();
-            let out = db.ingest_batch(docs, mode);
-            let mut done = out.results.into_iter();
-            for j in run.iter() {
-                let mine: Vec<IngestResult> = done.by_ref().take(j.docs.len()).collect();
-                if mine.len() == j.docs.len() {
-                    results.push(Ok(mine));
-                } else {
-                    let e = out
-                        .error
-                        .as_ref()
-                        .map_or("document was not ingested".to_string(), |e| e.to_string());
-                    results.push(Err(if mine.is_empty() {
-                        e
-                    } else {
-                        format!(
-                            "{e} (the first {} documents of this request were written)",
-                            mine.len()
-                        )
-                    }));
-                }
-            }
+    let mut i = 0;
+    while i < jobs.len() {
+        if let Some(e) = &error {
+            results.push(Err(format!("not written: an earlier write failed: {e}")));
+            i += 1;
+            continue;
+        }
+        let mode = jobs[i].on_existing;
+        let end = i + jobs[i..]
+            .iter()
+            .take_while(|j| j.on_existing == mode)
+            .count();
+        let run = &mut jobs[i..end];
+        let mut docs: Vec<(&Document, Fingerprints)> = run
+            .iter_mut()
+            .flat_map(|j| j.docs.iter().zip(std::mem::take(&mut j.fps)))
+            .collect();
+        // Decided in input order, a slice per hold of the write lock; the store sees the
+        // same sequence of documents as one batch would give it.
+        let mut done: Vec<IngestResult> = Vec::with_capacity(docs.len());
+        while !docs.is_empty() && error.is_none() {
+            let rest = docs.split_off(docs.len().min(HOLD_DOCS));
+            let slice = std::mem::replace(&mut docs, rest);
+            let out = shared
+                .db
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .ingest_batch(slice, mode);
+            done.extend(out.results);
             if let Some(e) = out.error {
                 error = Some(e.to_string());
             }
-            i = end;
         }
+        let mut done = done.into_iter();
+        for j in run.iter() {
+            let mine: Vec<IngestResult> = done.by_ref().take(j.docs.len()).collect();
+            if mine.len() == j.docs.len() {
+                results.push(Ok(mine));
+            } else {
+                let e = error
+                    .clone()
+                    .unwrap_or_else(|| "document was not ingested".to_string());
+                results.push(Err(if mine.is_empty() {
+                    e
+                } else {
+                    format!(
+                        "{e} (the first {} documents of this request were written)",
+                        mine.len()
+                    )
+                }));
+            }
+        }
+        i = end;
     }
     // Durable before anyone hears of it. Readers may see the group before the sync ends.
     let synced = shared.db.read().unwrap_or_else(|e| e.into_inner()).sync();
