@@ -7,10 +7,9 @@
 //! cargo run --release --example serve_load -- ADDR MODE CLIENTS SECONDS CORPUS.jsonl [BATCH]
 //! MODE: query (POST /v1/query, one document each, drawn at random)
 //!       ingest (POST /v1/documents, BATCH documents each, every document once)
-//!       mixed (CLIENTS writers send BATCH documents per request as fast as they can, the
-//!              corpus over and over under new ids, while one more client sends single
-//!              queries; the latencies and counts printed are the queries', docs_per_s the
-//!              writers')
+//!       write (CLIENTS writers send BATCH documents per request as fast as they can, the
+//!              corpus over and over under new ids, until SECONDS; run `query` in another
+//!              process beside it to measure queries under that load)
 //! ```
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -107,31 +106,6 @@ fn main() {
     let deadline = Duration::from_secs_f64(seconds);
     let start = Instant::now();
     std::thread::scope(|scope| {
-        if mode == "mixed" {
-            // The one client whose latencies count: single queries, back to back.
-            let (addr, docs, latencies, errors) = (&addr, &docs, &latencies, &errors);
-            scope.spawn(move || {
-                let mut conn = Conn {
-                    addr: addr.clone(),
-                    stream: None,
-                };
-                let mut rng = Rng(99991);
-                let mut mine = Vec::new();
-                while start.elapsed() < deadline {
-                    let d = &docs[rng.index(docs.len())];
-                    let t = Instant::now();
-                    match conn.post("/v1/query", d.as_bytes()) {
-                        Ok(200) => mine.push(t.elapsed().as_secs_f64()),
-                        _ => {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    // A query every 10 ms: a steady probe, not a second load.
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                latencies.lock().expect("lock").extend(mine);
-            });
-        }
         for c in 0..clients {
             let (addr, mode, docs, next, latencies, errors, sent_docs) =
                 (&addr, &mode, &docs, &next, &latencies, &errors, &sent_docs);
@@ -145,7 +119,7 @@ fn main() {
                 let mut round = 0usize;
                 let mut template = String::new();
                 while start.elapsed() < deadline {
-                    let (path, body, n) = if mode == "mixed" {
+                    let (path, body, n) = if mode == "write" {
                         // A writer: BATCH documents under ids of this client and round (the
                         // request is built once; each round only renames its ids).
                         if template.is_empty() {
@@ -163,7 +137,9 @@ fn main() {
                         }
                         let body = template.replace("@R@", &round.to_string());
                         round += 1;
+                        let t = Instant::now();
                         if let Ok(200) = conn.post("/v1/documents", body.as_bytes()) {
+                            mine.push(t.elapsed().as_secs_f64());
                             sent_docs.fetch_add(batch, Ordering::Relaxed);
                         } else {
                             errors.fetch_add(1, Ordering::Relaxed);

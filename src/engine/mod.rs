@@ -293,6 +293,14 @@ impl Fpdb {
         self.end_write(r)
     }
 
+    /// Wait until the store holds every write handed over so far (the batch RocksDB applies on
+    /// its commit thread), without syncing. A writer that shares this `Fpdb` behind a lock
+    /// calls it before taking the lock, so that the next batch's commit does not wait for the
+    /// previous one while readers wait for the lock.
+    pub fn settle(&self) -> Result<()> {
+        self.store.settle()
+    }
+
     /// Hand everything written so far to the store (its memtables and log) without waiting
     /// for it to be durable, and return what makes it durable ([`Store::syncer`]), to call
     /// on another thread while the next writes go on: what it covers is acknowledged only

@@ -113,6 +113,13 @@ impl<R: BufRead> Read for Counted<R> {
 impl<R: BufRead> BufRead for Counted<R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         if self.replay_at < self.replay.len() {
+            if self.replay.len() - self.replay_at < GZIP_HEADER.len() {
+                // A header may start in the last bytes read again: join the next ones to them.
+                let more = self.inner.fill_buf()?;
+                let take = more.len().min(64);
+                self.replay.extend_from_slice(&more[..take]);
+                self.inner.consume(take);
+            }
             return Ok(&self.replay[self.replay_at..]);
         }
         self.inner.fill_buf()
@@ -250,41 +257,27 @@ impl<R: BufRead> Read for Members<R> {
                     // deflate stream may have run on into the next members (a stored block's
                     // length read from damaged bytes), so the next header is looked for from
                     // the damaged member's second byte: in its tape, read again from there.
-                    let skipped = match raw.taping.then(|| {
-                        raw.tape
-                            .windows(GZIP_HEADER.len())
-                            .skip(1)
-                            .position(|w| w == GZIP_HEADER)
-                    }) {
-                        Some(Some(i)) => {
-                            let i = i + 1;
-                            let mut again = std::mem::take(&mut raw.tape);
-                            again.drain(..i);
-                            // Whatever was still to be replayed follows what is replayed now.
-                            again.extend_from_slice(&raw.replay[raw.replay_at..]);
-                            raw.at -=
-                                again.len() as u64 - (raw.replay.len() - raw.replay_at) as u64;
-                            raw.replay = again;
-                            raw.replay_at = 0;
-                            raw.taping = false;
-                            i as u64
-                        }
-                        _ if raw.at > self.member_at => {
-                            // The decoder read on from the member's start: the next header is
-                            // here or further (a checksum that failed at the member's end
-                            // leaves the next member's first byte here).
-                            Self::skip_to_header(&mut raw)?
-                        }
-                        _ => {
-                            // A bad header at this very byte: skip it, so that it is not
-                            // read again.
-                            if raw.fill_buf().is_ok_and(|b| !b.is_empty()) {
-                                raw.consume(1);
-                                1 + Self::skip_to_header(&mut raw)?
-                            } else {
-                                0
-                            }
-                        }
+                    let skipped = if raw.taping && !raw.tape.is_empty() {
+                        // Read the member again from its second byte, then on.
+                        let mut again = std::mem::take(&mut raw.tape);
+                        again.drain(..1);
+                        let pending = raw.replay.len() - raw.replay_at;
+                        again.extend_from_slice(&raw.replay[raw.replay_at..]);
+                        raw.at -= (again.len() - pending) as u64;
+                        raw.replay = again;
+                        raw.replay_at = 0;
+                        raw.taping = false;
+                        1 + Self::skip_to_header(&mut raw)?
+                    } else if raw.at > self.member_at {
+                        // Past the tape's reach: the next header is here or further.
+                        Self::skip_to_header(&mut raw)?
+                    } else if raw.fill_buf().is_ok_and(|b| !b.is_empty()) {
+                        // A bad header at this very byte: skip it, so that it is not read
+                        // again.
+                        raw.consume(1);
+                        1 + Self::skip_to_header(&mut raw)?
+                    } else {
+                        0
                     };
                     self.start(raw);
                     return Err(std::io::Error::new(

@@ -244,6 +244,10 @@ impl Store for WriteBehind {
         self.base.sync()
     }
 
+    fn settle(&self) -> Result<()> {
+        WriteBehind::settle(self)
+    }
+
     /// The base store's syncer, run once the base holds every write handed over before this
     /// call (the batch in flight included).
     fn syncer(&self) -> Option<Syncer> {

@@ -35,6 +35,9 @@ macro_rules! forward {
     (@ flush) => {
         fn flush(&self) -> $crate::error::Result<()> { self.base.flush() }
     };
+    (@ settle) => {
+        fn settle(&self) -> $crate::error::Result<()> { self.base.settle() }
+    };
     (@ last_sequence) => {
         fn last_sequence(&self) -> Option<u64> { self.base.last_sequence() }
     };
@@ -240,6 +243,13 @@ pub trait Store: Send + Sync {
     /// [`Store::sync`] does it (a remote store, where a sync also ends the write lease).
     fn syncer(&self) -> Option<Syncer> {
         None
+    }
+
+    /// Wait until the storage engine holds every write handed over so far (a write still
+    /// being applied on another thread, [`WriteBehind`], done), without making it durable. A
+    /// caller that then takes a lock and writes does not wait for the previous write under it.
+    fn settle(&self) -> Result<()> {
+        Ok(())
     }
 
     /// Make every write so far durable and move it out of the write-ahead log into table

@@ -256,7 +256,7 @@ impl Store for Staged {
 
     // Passed to the base store as they are.
     crate::store::forward! {
-        syncer, last_sequence, save_filter, filter_bytes, note_present, read_only, shared,
+        settle, syncer, last_sequence, save_filter, filter_bytes, note_present, read_only, shared,
         prefetch, prefetch_keys, end_prefetch, acquire_writer, release_writer, verify_checksums,
         cf_sizes, disk_size,
     }

@@ -205,8 +205,15 @@ async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Re
     }
 }
 
-/// Fingerprinting for writes: on a pool of its own (`fpdb-write-N`), so that the queries on
-/// rayon's global pool never queue behind a large request's documents.
+/// Nice value of the threads that read and fingerprint write requests: under a write load
+/// that fills every core, the scheduler gives a query's threads the CPU first. (The writer
+/// thread and the lookups it runs keep the default: they hold the store's lock, and a
+/// lowered priority there would make queries wait longer for it.)
+const WRITE_NICE: i32 = 10;
+
+/// Reading and fingerprinting for writes: on a pool of its own (`fpdb-write-N`, at a lower
+/// priority), so that the queries on rayon's global pool never queue behind a large request's
+/// documents.
 async fn on_write_cpu<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -215,6 +222,14 @@ async fn on_write_cpu<T: Send + 'static>(
         rayon::ThreadPoolBuilder::new()
             .num_threads(rayon::current_num_threads())
             .thread_name(|i| format!("fpdb-write-{i}"))
+            .start_handler(|_| {
+                // This thread only (Linux: a thread's nice value is its own); best effort.
+                #[cfg(target_os = "linux")]
+                unsafe {
+                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                    libc::setpriority(libc::PRIO_PROCESS, tid, WRITE_NICE);
+                }
+            })
             .build()
             .expect("a thread pool for the writes' fingerprints")
     });
@@ -508,10 +523,19 @@ async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer
             };
         }
     }
+    // A few write requests at a time are read and worked on; the others wait before their
+    // bodies are read (the client's own connection holds them), so memory is bounded by the
+    // permits, not by the number of writers.
+    let _permit = s.write_slots.acquire().await.map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is shutting down",
+        )
+    })?;
     let body = read_body(&s, raw).await?;
     let max = s.max_request_docs;
-    // JSON and pages are read on rayon's pool, not on the HTTP threads.
-    let (docs, replace) = on_cpu(move || -> Result<_, ApiError> {
+    // JSON and pages are read on the writes' pool, not on the HTTP threads.
+    let (docs, replace) = on_write_cpu(move || -> Result<_, ApiError> {
         let obj = object(&body)?;
         let mut replace = replace;
         if let Some(v) = obj.get("replace") {

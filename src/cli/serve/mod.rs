@@ -76,6 +76,11 @@ pub(super) struct ServeArgs {
     settings: SettingsArgs,
 }
 
+/// Write requests read, parsed and fingerprinted at once (the rest wait, unread): a bound on
+/// the memory of many large write requests. Two keep the writer fed while the next request is
+/// prepared.
+const WRITE_SLOTS: usize = 2;
+
 /// What every request handler shares.
 pub(super) struct Shared {
     /// The store: read by every request, written by the writer thread only.
@@ -92,6 +97,8 @@ pub(super) struct Shared {
     max_request_docs: usize,
     /// Most documents of one write job (a larger request is handed over in such groups).
     max_group: usize,
+    /// Write requests read and worked on at once.
+    write_slots: tokio::sync::Semaphore,
     /// Longest wait for the next part of a request body.
     read_timeout: std::time::Duration,
     /// Set when the writer failed: writes are refused, /healthz says so.
@@ -155,6 +162,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         max_body_bytes: a.max_body_bytes,
         max_request_docs: a.max_request_docs as usize,
         max_group: a.max_group as usize,
+        write_slots: tokio::sync::Semaphore::new(WRITE_SLOTS),
         read_timeout: std::time::Duration::from_secs(a.read_timeout),
         writer_failed: Default::default(),
     });
