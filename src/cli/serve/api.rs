@@ -2,8 +2,10 @@
 //!
 //! Bodies are JSON objects; documents are read as JSONL lines are (`id`, `text` or `html`,
 //! `title`, `url`). Every error is `{"error": message, "field"?: where}` with a 4xx status for
-//! the client's mistakes and 5xx for the server's. CPU work (fingerprinting, lookups) runs on
-//! rayon's pool, never on the HTTP threads; a panic there fails one request, not the server.
+//! the client's mistakes and 5xx for the server's. CPU work runs on thread pools, never on the
+//! HTTP threads (but a short query's, when no write holds the store): reads on `fpdb-read-N`,
+//! the parsing and fingerprints of write requests on `fpdb-write-N` at a lower priority. A
+//! panic there fails one request, not the server.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
@@ -193,10 +195,21 @@ fn internal_error() -> ApiError {
     )
 }
 
-/// Run CPU work (fingerprints, lookups) on rayon's pool; a panic fails this request only.
+/// Run a read's CPU work (fingerprints, lookups, page extraction) on the reads' pool; a panic
+/// fails this request only.
 async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    // A pool of their own (`fpdb-read-N`): the store's writes use rayon's global pool (the
+    // records of a batch are encoded on it), and a query must not queue behind them.
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|i| format!("fpdb-read-{i}"))
+            .build()
+            .expect("a thread pool for reads")
+    });
     let (tx, rx) = tokio::sync::oneshot::channel();
-    rayon::spawn(move || {
+    pool.spawn(move || {
         let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
     });
     match rx.await {
@@ -243,7 +256,7 @@ async fn on_write_cpu<T: Send + 'static>(
     }
 }
 
-/// `read` run against the store (read lock) on rayon's pool; a store error is a 500.
+/// `read` run against the store (read lock) on the reads' pool; a store error is a 500.
 async fn read_db<T: Send + 'static>(
     s: Db,
     read: impl FnOnce(&fpdb::Fpdb) -> fpdb::Result<T> + Send + 'static,
@@ -434,7 +447,7 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
     let mut obj = object(&read_body(&s, raw).await?)?;
     obj.entry("id")
         .or_insert_with(|| Value::String("query".into()));
-    // A page is extracted on rayon's pool: its cost grows with its size, and the HTTP threads
+    // A page is extracted on the reads' pool: its cost grows with its size, and the HTTP threads
     // must stay free for every other client.
     let doc = if obj.contains_key("html") {
         on_cpu(move || parse_document(&obj, "")).await??
