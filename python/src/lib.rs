@@ -152,6 +152,9 @@ impl Store {
         memory_filters: bool,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        // A clock override that cannot be read is an error here too, as on the command line
+        // (the library would use the system clock instead).
+        fpdb::clock::check_env().map_err(SettingsError::new_err)?;
         let s = settings(kw)?;
         let db = py
             .allow_threads(|| {

@@ -115,6 +115,17 @@ def test_closed_store_and_bad_input(tmp_path):
         db.query(LAW)
 
 
+def test_a_clock_override_that_cannot_be_read_is_refused(tmp_path, monkeypatch):
+    for bad in ["abc", "-1", "18446744073709551615", "253402300800"]:
+        monkeypatch.setenv("FPDB_NOW", bad)
+        with pytest.raises(fpdb.SettingsError, match="FPDB_NOW"):
+            fpdb.open(tmp_path / "c.db")
+    monkeypatch.setenv("FPDB_NOW", "253402300799")
+    db = fpdb.open(tmp_path / "c.db")
+    db.ingest("a", LAW)
+    db.close()
+
+
 def test_settings_are_kept_and_checked(tmp_path):
     path = tmp_path / "s.db"
     fpdb.open(path, algos="nshash,simhash", nshash_n=4).close()
