@@ -81,8 +81,19 @@ pub(super) fn run(shared: &Shared, rx: Receiver<Job>, max_group: usize) {
 /// and 16 ms (the previous slice's commit is now waited for before the lock, not under it).
 /// The price is write throughput: 2 writers of 100,000 new documents stored 9,500 documents/s
 /// against 11,700 when the writer held the store for 4,096 at a time and committed under the
-/// lock (docs/robustness.md).
+/// lock (8,620 with the slices sized by time below; docs/robustness.md).
 const HOLD_DOCS: usize = 256;
+
+/// Fewest documents decided per hold of the store.
+const MIN_HOLD_DOCS: usize = 8;
+
+/// The time one hold of the store aims at: a slice that held it over twice as long halves
+/// the next slices, one under half as long doubles them (up to [`HOLD_DOCS`]). As a store
+/// grows under a heavy write load, the same 256 documents came to hold it 30–77 ms.
+const HOLD_TIME: std::time::Duration = std::time::Duration::from_millis(8);
+
+/// The current slice size (see [`HOLD_TIME`]).
+static HOLD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(HOLD_DOCS);
 
 /// Ingest `jobs` in order, then sync; one result per job.
 fn commit_group(shared: &Shared, jobs: &mut [Work]) -> Vec<Result<Vec<IngestResult>, String>> {
@@ -109,16 +120,24 @@ fn commit_group(shared: &Shared, jobs: &mut [Work]) -> Vec<Result<Vec<IngestResu
         // same sequence of documents as one batch would give it.
         let mut done: Vec<IngestResult> = Vec::with_capacity(docs.len());
         while !docs.is_empty() && error.is_none() {
-            let rest = docs.split_off(docs.len().min(HOLD_DOCS));
+            let size = HOLD.load(Ordering::Relaxed).clamp(MIN_HOLD_DOCS, HOLD_DOCS);
+            let rest = docs.split_off(docs.len().min(size));
             let slice = std::mem::replace(&mut docs, rest);
+            let n = slice.len();
             // The previous slice's commit is waited for outside the lock: readers wait only
             // while this slice is decided.
             let _ = shared.db.read().unwrap_or_else(|e| e.into_inner()).settle();
-            let out = shared
-                .db
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .ingest_batch(slice, mode);
+            let mut db = shared.db.write().unwrap_or_else(|e| e.into_inner());
+            let held = std::time::Instant::now();
+            let out = db.ingest_batch(slice, mode);
+            drop(db);
+            // The next slice's size follows the time this one held the store.
+            let held = held.elapsed();
+            if held > HOLD_TIME * 2 && n >= size {
+                HOLD.store((size / 2).max(MIN_HOLD_DOCS), Ordering::Relaxed);
+            } else if held < HOLD_TIME / 2 && n >= size {
+                HOLD.store((size * 2).min(HOLD_DOCS), Ordering::Relaxed);
+            }
             done.extend(out.results);
             if let Some(e) = out.error {
                 error = Some(e.to_string());
