@@ -195,19 +195,11 @@ fn internal_error() -> ApiError {
     )
 }
 
-/// Run a read's CPU work (fingerprints, lookups, page extraction) on the reads' pool; a panic
-/// fails this request only.
-async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
-    // A pool of their own (`fpdb-read-N`): the store's writes use rayon's global pool (the
-    // records of a batch are encoded on it), and a query must not queue behind them.
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    let pool = POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(rayon::current_num_threads())
-            .thread_name(|i| format!("fpdb-read-{i}"))
-            .build()
-            .expect("a thread pool for reads")
-    });
+/// Run `f` on `pool`; a panic fails this request only.
+async fn run_on<T: Send + 'static>(
+    pool: &rayon::ThreadPool,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     pool.spawn(move || {
         let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
@@ -218,6 +210,33 @@ async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Re
     }
 }
 
+/// A pool of all cores' size, its threads named `{name}-N` and at nice value `nice` (Linux: a
+/// thread's nice value is its own; best effort).
+fn pool(name: &'static str, nice: i32) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(rayon::current_num_threads())
+        .thread_name(move |i| format!("{name}-{i}"))
+        .start_handler(move |_| {
+            #[cfg(target_os = "linux")]
+            if nice != 0 {
+                unsafe {
+                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                    libc::setpriority(libc::PRIO_PROCESS, tid, nice);
+                }
+            }
+        })
+        .build()
+        .expect("a thread pool")
+}
+
+/// Run a read's CPU work (fingerprints, lookups, page extraction) on the reads' pool
+/// (`fpdb-read-N`): the store's writes use rayon's global pool (the records of a batch are
+/// encoded on it), and a query must not queue behind them.
+async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    run_on(POOL.get_or_init(|| pool("fpdb-read", 0)), f).await
+}
+
 /// Nice value of the threads that read and fingerprint write requests: under a write load
 /// that fills every core, the scheduler gives a query's threads the CPU first. (The writer
 /// thread and the lookups it runs keep the default: they hold the store's lock, and a
@@ -225,35 +244,12 @@ async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Re
 const WRITE_NICE: i32 = 10;
 
 /// Reading and fingerprinting for writes: on a pool of its own (`fpdb-write-N`, at a lower
-/// priority), so that the queries on rayon's global pool never queue behind a large request's
-/// documents.
+/// priority), so that queries never queue behind a large request's documents.
 async fn on_write_cpu<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ApiError> {
     static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    let pool = POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(rayon::current_num_threads())
-            .thread_name(|i| format!("fpdb-write-{i}"))
-            .start_handler(|_| {
-                // This thread only (Linux: a thread's nice value is its own); best effort.
-                #[cfg(target_os = "linux")]
-                unsafe {
-                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-                    libc::setpriority(libc::PRIO_PROCESS, tid, WRITE_NICE);
-                }
-            })
-            .build()
-            .expect("a thread pool for the writes' fingerprints")
-    });
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    pool.spawn(move || {
-        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
-    });
-    match rx.await {
-        Ok(Ok(v)) => Ok(v),
-        _ => Err(internal_error()),
-    }
+    run_on(POOL.get_or_init(|| pool("fpdb-write", WRITE_NICE)), f).await
 }
 
 /// `read` run against the store (read lock) on the reads' pool; a store error is a 500.
