@@ -339,6 +339,38 @@ mod tests {
         assert!(flat.contains("deep text") && flat.contains("<div>after</div>"));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Any text, tag soup included: no panic, and a flattened page is within the depth
+        /// bound and keeps every character outside tags.
+        #[test]
+        fn garbage_is_measured_and_flattened_within_the_bound(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("<div>".to_string()),
+                    proptest::strategy::Just("</div>".to_string()),
+                    proptest::strategy::Just("<b>".to_string()),
+                    proptest::strategy::Just("<svg><g/>".to_string()),
+                    proptest::strategy::Just("<script>".to_string()),
+                    proptest::strategy::Just("<!--".to_string()),
+                    proptest::strategy::Just("<p a='>'".to_string()),
+                    "[a-z<>/!\"' =-]{0,8}",
+                    "\\PC{0,4}",
+                ],
+                0..400,
+            ),
+        ) {
+            let page: String = parts.concat();
+            let s = shape(&page);
+            let flat = flattened(&page);
+            proptest::prop_assert!(shape(&flat).depth <= MAX_DEPTH);
+            if s.depth <= MAX_DEPTH {
+                proptest::prop_assert_eq!(&flat, &page);
+            }
+        }
+    }
+
     #[test]
     fn pages_within_bounds_are_not_changed_by_flattening() {
         let page =
