@@ -151,6 +151,7 @@ fn doc_record() -> DocRecord {
         keys: vec![0xA1 << 56 | 5],
         key_weights: vec![0.5, 0.25],
         order: (0..40).map(|i| i * 6).collect(),
+        figures: vec![11, 12, 13],
     }
 }
 

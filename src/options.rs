@@ -487,6 +487,11 @@ pub struct Options {
     /// before this setting: off).
     #[serde(default)]
     pub link_shape: bool,
+    /// Two documents whose figures differ are two reports filled into one template, not
+    /// near-duplicates, whatever their wording shares ([`crate::fingerprint::figures`]):
+    /// records keep a sketch of their figures (stores made before this setting: off).
+    #[serde(default)]
+    pub template_figures: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -519,6 +524,7 @@ impl Default for Options {
             verify_resemblance_pct: 60,
             strong_resemblance_pct: 78,
             link_shape: true,
+            template_figures: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -192,16 +192,17 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 7; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 8; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
-/// format 5 defaults: no Taiwan-vocabulary fold) and format 6 (no link shape: version 3
-/// document records, without the sentences' order).
+/// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
+/// document records, without the sentences' order) and format 7 (no template figures:
+/// version 4 document records, without figures).
 #[test]
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     use fpdb::store::schema::{
         format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES4_FORMAT_VERSION,
-        RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION,
+        RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION, RULES7_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
@@ -217,6 +218,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         verify_resemblance_pct: Some(90),
         tight_clusters: Some(false),
         tw_phrases: Some(false),
+        template_figures: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -234,6 +236,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         strong_resemblance_pct: Some(0),
         tw_phrases: Some(false),
         link_shape: Some(false),
+        template_figures: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -270,6 +273,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         let settings = fpdb::Settings {
             tw_phrases,
             link_shape: Some(false),
+            template_figures: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -277,10 +281,32 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             check(db);
         });
     }
-    let db = fpdb::Fpdb::open(&new).unwrap();
+    let settings = fpdb::Settings {
+        template_figures: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("seven"),
+        settings,
+        &docs,
+        RULES7_FORMAT_VERSION,
+        |db| {
+            assert!(db.options().link_shape && !db.options().template_figures);
+            // No figures kept (version 4 records, as format 7 binaries write).
+            let rec = db.stored_document(&docs[1].id).unwrap().unwrap();
+            assert!(!rec.fingerprints.order.is_empty());
+            assert!(rec.fingerprints.figures.is_empty());
+        },
+    );
+    let mut db = fpdb::Fpdb::open(&new).unwrap();
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
+    // A document with figures keeps them (version 5 records).
+    let report = fpdb::Document::new("report", "Rates rose to 1.52% on March 17 from 1.48%.");
+    db.ingest_document(&report, fpdb::OnExisting::Skip).unwrap();
+    let rec = db.stored_document("report").unwrap().unwrap();
+    assert_eq!(rec.fingerprints.figures.len(), 3);
 }
 
 /// A store written by a newer binary (a format this one does not know) is refused with both
@@ -302,7 +328,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 7"), "{expected}");
+            assert!(expected.contains("format 8"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

@@ -79,6 +79,7 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "tight_clusters" => s.tight_clusters = Some(v.extract()?),
             "strong_resemblance" => s.strong_resemblance_pct = Some(v.extract()?),
             "link_shape" => s.link_shape = Some(v.extract()?),
+            "template_figures" => s.template_figures = Some(v.extract()?),
             "nshash_n" => s.nshash_n = Some(v.extract()?),
             "min_sentence_chars" => s.min_sentence_chars = Some(v.extract()?),
             "nshash_min_shared" => s.nshash_min_shared = Some(v.extract()?),
@@ -92,7 +93,7 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
             "weight_check" => s.set_weight_check(v.extract()?).map_err(err)?,
             other => {
                 return Err(PyTypeError::new_err(format!(
-                "unknown setting `{other}` (known: algos, t2s, tw_phrases, reflow, tight_clusters, strong_resemblance, link_shape, nshash_n, \
+                "unknown setting `{other}` (known: algos, t2s, tw_phrases, reflow, tight_clusters, strong_resemblance, link_shape, template_figures, nshash_n, \
                      min_sentence_chars, nshash_min_shared, verify_overlap, verify_resemblance, \
                      simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows, \
                      weight_check)"

@@ -150,6 +150,12 @@ pub(super) struct SettingsArgs {
     /// [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) link_shape: Option<bool>,
+    /// Two documents whose figures differ are two reports filled into one template, not
+    /// near-duplicates: at least 3 figures, fewer than two thirds shared, and at least 4
+    /// differing figures per 1,000 characters of the shorter text; records keep a sketch of
+    /// their figures [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) template_figures: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -224,6 +230,7 @@ impl SettingsArgs {
             tight_clusters: self.tight_clusters,
             strong_resemblance_pct: self.strong_resemblance,
             link_shape: self.link_shape,
+            template_figures: self.template_figures,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

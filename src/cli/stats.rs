@@ -94,7 +94,7 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_idf
         );
         outln!(
-            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={}",
+            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={}",
             o.t2s,
             o.tw_phrases,
             o.reflow,
@@ -102,7 +102,8 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.verify_resemblance_pct,
             o.tight_clusters,
             o.strong_resemblance_pct,
-            o.link_shape
+            o.link_shape,
+            o.template_figures
         );
     }
     Ok(EXIT_OK)

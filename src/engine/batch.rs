@@ -16,7 +16,7 @@ use super::lookup::{Checked, ReadMany};
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::simhash::hamming;
-use crate::fingerprint::{Fingerprints, Sketches};
+use crate::fingerprint::Fingerprints;
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
@@ -305,12 +305,7 @@ impl Fpdb {
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
             if let Some(&i) = batch.docs.get(&seq) {
                 let d = &records[i].1;
-                let sketches = Sketches {
-                    sketch: &d.sketch,
-                    order: &d.order,
-                    shingles: &d.shingles,
-                    chars: d.chars,
-                };
+                let sketches = super::record_sketches(d);
                 return Ok(Checked::new(
                     &self.opts,
                     &fps,

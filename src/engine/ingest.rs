@@ -247,6 +247,7 @@ impl Fpdb {
             keys: fps.keys,
             key_weights: fps.key_weights,
             order: fps.order,
+            figures: fps.figures,
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((

@@ -492,6 +492,7 @@ pub(super) fn record_sketches(
         sketch: &rec.sketch,
         order: &rec.order,
         shingles: &rec.shingles,
+        figures: &rec.figures,
         chars: rec.chars,
     }
 }

@@ -75,7 +75,8 @@ impl Fpdb {
                 let plain = f == schema::format_value_of(schema::PLAIN_FORMAT_VERSION)
                     || f == schema::format_value_of(schema::RULES4_FORMAT_VERSION)
                     || f == schema::format_value_of(schema::RULES5_FORMAT_VERSION)
-                    || f == schema::format_value_of(schema::RULES6_FORMAT_VERSION);
+                    || f == schema::format_value_of(schema::RULES6_FORMAT_VERSION)
+                    || f == schema::format_value_of(schema::RULES7_FORMAT_VERSION);
                 if f != schema::format_value() && !legacy && !plain {
                     return Err(Error::IncompatibleFormat {
                         found: schema::describe_format(&f),

@@ -36,6 +36,7 @@ impl Fpdb {
                 bands: rec.bands,
                 keys: rec.keys,
                 key_weights: rec.key_weights,
+                figures: rec.figures,
             },
             id: rec.id,
             url: rec.url,

@@ -61,6 +61,8 @@ pub struct Settings {
     pub strong_resemblance_pct: Option<u32>,
     /// Under tight clusters, a copy-shaped link joins through any member.
     pub link_shape: Option<bool>,
+    /// Pairs whose figures differ are template instances, not near-duplicates.
+    pub template_figures: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -92,6 +94,7 @@ macro_rules! each_setting {
         $m!(tight_clusters, "tight_clusters");
         $m!(strong_resemblance_pct, "strong_resemblance_pct");
         $m!(link_shape, "link_shape");
+        $m!(template_figures, "template_figures");
         $m!(key_algos, "key_algos");
     };
 }

@@ -2,6 +2,7 @@
 //! can be computed on all cores before the sequential store step.
 
 pub(crate) mod farmhash;
+pub mod figures;
 pub mod keys;
 pub mod nshash;
 pub mod simhash;
@@ -43,6 +44,10 @@ pub struct Fingerprints {
     /// `keywords-con-check` ([`keys::keyword_weights`]; empty without them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub key_weights: Vec<f32>,
+    /// Hashes of the document's distinct figures ([`figures::figures`]; empty unless the
+    /// store has `template_figures`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<u32>,
 }
 
 /// What a document carries besides its text, for the algorithms that read it (`des`,
@@ -57,7 +62,8 @@ pub struct Meta<'a> {
     pub keywords: Option<&'a str>,
 }
 
-/// What verification compares of a document: its sentence sketch, shingle sketch and length.
+/// What verification compares of a document: its sentence sketch, shingle sketch, figures and
+/// length.
 #[derive(Debug, Clone, Copy)]
 pub struct Sketches<'a> {
     /// Sentence sketch.
@@ -66,25 +72,45 @@ pub struct Sketches<'a> {
     pub order: &'a [u8],
     /// Shingle sketch.
     pub shingles: &'a [u32],
+    /// Figure sketch (empty when not kept).
+    pub figures: &'a [u32],
     /// Characters of normalized text.
     pub chars: u64,
 }
 
 /// The similarity candidates are verified on, under a store's settings:
-/// [`nshash::similarity`] with the resemblance floor of the larger document's length.
+/// [`nshash::similarity`] with the resemblance floor of the larger document's length; 0 for a
+/// template instance ([`figures::FigureCheck::template`]) in stores with `template_figures`.
 pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
     similarity_parts(opts, a, b).0
 }
 
 /// [`similarity`] with its parts: (similarity, sentence overlap, shingle resemblance).
 pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, f64, f64) {
-    nshash::similarity_parts(
+    let (s, overlap, resemblance) = nshash::similarity_parts(
         a.sketch,
         a.shingles,
         b.sketch,
         b.shingles,
         opts.resemblance_floor(a.chars.max(b.chars)),
-    )
+    );
+    if s > 0.0 && figure_check(opts, a, b).is_some_and(|f| f.template()) {
+        return (0.0, overlap, resemblance);
+    }
+    (s, overlap, resemblance)
+}
+
+/// The figures of two documents compared, in stores with `template_figures` (None otherwise, or
+/// when either has no figure).
+pub fn figure_check(
+    opts: &Options,
+    a: Sketches<'_>,
+    b: Sketches<'_>,
+) -> Option<figures::FigureCheck> {
+    if !opts.template_figures {
+        return None;
+    }
+    figures::compare(a.figures, a.chars, b.figures, b.chars)
 }
 
 impl Fingerprints {
@@ -94,6 +120,7 @@ impl Fingerprints {
             sketch: &self.sketch,
             order: &self.order,
             shingles: &self.shingles,
+            figures: &self.figures,
             chars: self.chars,
         }
     }
@@ -315,7 +342,13 @@ impl Fingerprinter {
             (true, true) => simhash::simhash(&text::weigh(&unordered)),
             (true, false) => simhash::simhash(&self.simhash_features(text)),
         };
+        let figures = if opts.template_figures {
+            figures::figures(text)
+        } else {
+            Vec::new()
+        };
         Fingerprints {
+            figures,
             nshash: top,
             simhash,
             sketch,

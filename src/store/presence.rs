@@ -760,6 +760,7 @@ mod tests {
             keys: Vec::new(),
             key_weights: Vec::new(),
             order: Vec::new(),
+            figures: Vec::new(),
         };
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));

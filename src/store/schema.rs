@@ -82,7 +82,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// fingerprinted. A store without it keeps the oldest format that holds its other settings.
 /// 7: format 6 plus the link shape (`link_shape`: version 4 document records keep where each
 /// sentence sits, and a copy-shaped link joins through any member).
-pub const FORMAT_VERSION: u32 = 7;
+/// 8: format 7 plus template instances (`template_figures`: version 5 document records keep
+/// their figures, and a pair whose figures differ is not verified).
+pub const FORMAT_VERSION: u32 = 8;
+
+/// Format 7: the current layout without the settings of format 8.
+pub const RULES7_FORMAT_VERSION: u32 = 7;
 
 /// Format 6: the current layout without the settings of format 7.
 pub const RULES6_FORMAT_VERSION: u32 = 6;
@@ -98,7 +103,7 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
 /// The format a store with `opts` is marked with: the oldest that holds its settings
 /// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
-/// [`RULES6_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
+/// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     use crate::options::KeyAlgo;
@@ -117,8 +122,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.link_shape {
+    format_value_of(if opts.template_figures {
         FORMAT_VERSION
+    } else if opts.link_shape {
+        RULES7_FORMAT_VERSION
     } else if opts.tw_phrases {
         RULES6_FORMAT_VERSION
     } else if plain {
@@ -327,8 +334,11 @@ pub struct DocRecord {
     /// Weights of the heaviest terms, for the keyword weight check (record version 3 and 4).
     pub key_weights: Vec<f32>,
     /// Where each sentence of `sketch` sits in the text (stores with `link_shape`: record
-    /// version 4 only).
+    /// version 4 and 5).
     pub order: Vec<u8>,
+    /// Hashes of the document's distinct figures (stores with `template_figures`: record
+    /// version 5 only).
+    pub figures: Vec<u32>,
 }
 
 impl DocRecord {
@@ -396,12 +406,22 @@ const DOC_RECORD_WEIGHTS: u8 = 3;
 /// Version of document records that also carry their sentences' order (`link_shape`).
 const DOC_RECORD_ORDER: u8 = 4;
 
+/// Version of document records that also carry their figures (`template_figures`).
+const DOC_RECORD_FIGURES: u8 = 5;
+
 /// Encode a document record in the oldest version that holds it, so that stores without the
 /// newer fields are written exactly as before them (older binaries read them): without band
-/// keys, exact-algorithm keys, keyword weights and sentence order as version 1; without
-/// weights and order as version 2; without order as version 3; else version 4.
+/// keys, exact-algorithm keys, keyword weights, sentence order and figures as version 1;
+/// without weights, order and figures as version 2; without order and figures as version 3;
+/// without figures as version 4; else version 5.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let mut out = encode(r);
+    if !r.figures.is_empty() {
+        out[0] = DOC_RECORD_FIGURES;
+        return out;
+    }
+    debug_assert!(out.ends_with(&[0]));
+    out.truncate(out.len() - 1);
     if !r.order.is_empty() {
         out[0] = DOC_RECORD_ORDER;
         return out;
@@ -426,10 +446,11 @@ pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
 pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
     // The fields a version lacks, as bincode writes them empty.
     let missing: &[u8] = match v.first() {
-        Some(&RECORD_VERSION) => &[0, 0, 0, 0],
-        Some(&DOC_RECORD_BANDS) => &[0, 0],
-        Some(&DOC_RECORD_WEIGHTS) => &[0],
-        Some(&DOC_RECORD_ORDER) => &[],
+        Some(&RECORD_VERSION) => &[0, 0, 0, 0, 0],
+        Some(&DOC_RECORD_BANDS) => &[0, 0, 0],
+        Some(&DOC_RECORD_WEIGHTS) => &[0, 0],
+        Some(&DOC_RECORD_ORDER) => &[0],
+        Some(&DOC_RECORD_FIGURES) => &[],
         Some(ver) => {
             return Err(corrupt(
                 Cf::Docs,
@@ -494,6 +515,7 @@ mod tests {
             keys: Vec::new(),
             key_weights: Vec::new(),
             order: Vec::new(),
+            figures: Vec::new(),
         }
     }
 
@@ -556,8 +578,22 @@ mod tests {
         assert_eq!(enc[0], DOC_RECORD_ORDER);
         assert_eq!(decode_doc(b"k", &enc).unwrap(), ordered);
         assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
-        assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
         assert!(decode_doc(b"k", &[4, 0]).is_err());
+        // Figures: version 5, with or without the order.
+        for order in [vec![], vec![1, 2]] {
+            let mut figured = doc(Vec::new());
+            figured.order = order;
+            figured.figures = vec![7, 9, u32::MAX];
+            let enc = encode_doc(&figured);
+            assert_eq!(enc[0], DOC_RECORD_FIGURES);
+            assert_eq!(decode_doc(b"k", &enc).unwrap(), figured);
+            assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
+        }
+        // A version 4 record is decoded as it was before figures.
+        assert_eq!(
+            decode_doc(b"k", &encode_doc(&ordered)).unwrap().figures,
+            Vec::<u32>::new()
+        );
     }
 
     #[test]
@@ -589,12 +625,19 @@ mod tests {
         assert_eq!(legacy.strong_resemblance_pct, 0);
         assert!(!legacy.tw_phrases);
         assert!(!legacy.link_shape);
+        assert!(!legacy.template_figures);
         assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
         assert_eq!(format_for(&Options::default()), format_value());
-        // The format 6 defaults (no link shape).
+        // The format 7 defaults (no template figures).
+        let rules7 = Options {
+            template_figures: false,
+            ..Options::default()
+        };
+        assert_eq!(format_for(&rules7), format_value_of(RULES7_FORMAT_VERSION));
+        // The format 6 defaults (no link shape either).
         let rules6 = Options {
             link_shape: false,
-            ..Options::default()
+            ..rules7
         };
         assert_eq!(format_for(&rules6), format_value_of(RULES6_FORMAT_VERSION));
         // The format 5 defaults (no Taiwan-vocabulary fold either).
