@@ -101,13 +101,13 @@ done
 echo
 echo "### Hard sets (examples/hard_sets from zh_laws, 200 per class): P / R / F1, then what was missed or merged"
 echo
-sets=("$dev/zh_laws" "$dev/en_20news")
+sets=("$dev/zh_laws" "$dev/en_20news" "$dev/templated")
 if [ -d "$dev/zh_laws" ]; then
   "$CARGO_TARGET_DIR/release/examples/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
   sets+=("$work/hard/layout" "$work/hard/chains" "$work/hard/short")
 fi
-echo "| rules | zh_laws | en_20news | layout | chains | short |"
-echo "|---|---|---|---|---|---|"
+echo "| rules | zh_laws | en_20news | templated | layout | chains | short |"
+echo "|---|---|---|---|---|---|---|"
 while IFS='|' read -r label flags; do
   cells=()
   for set in "${sets[@]}"; do
@@ -123,11 +123,59 @@ EOF2
   done
   echo "| $label | $(IFS='|'; echo "${cells[*]}" | sed 's/|/ | /g') |"
 done <<'ROWS'
-format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false
-+ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false
-+ minhash 8x4|--tight-clusters false --tw-phrases false
-+ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false
-+ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false
-+ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false
-+ link shape: a copy-shaped link joins through any member (format 7, the defaults)|
+format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false --template-figures false
++ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false --template-figures false
++ minhash 8x4|--tight-clusters false --tw-phrases false --template-figures false
++ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false
++ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false --template-figures false
++ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false --template-figures false
++ link shape: a copy-shaped link joins through any member (format 7 defaults)|--template-figures false
++ template figures: a pair whose figures differ is not verified (format 8, the defaults)|
 ROWS
+
+echo
+echo "### Halves: each dev set split in two by document group, the defaults and the template-figures rule off"
+echo
+echo "A pair's half is that of its first document's group (the template of the templated set,"
+echo "the text before any '#edit' suffix otherwise; crc32 parity); each half is evaluated alone."
+echo "The figure rule's thresholds were chosen on half 0 (\`examples/figure_margins\`)."
+echo
+echo "| set | half | pairs | defaults: P / R / F1 | --template-figures false: P / R / F1 |"
+echo "|---|---|---:|---|---|"
+for set in "$dev"/*/; do
+  name=$(basename "$set")
+  for half in 0 1; do
+    out="$work/half-$name-$half"
+    python3 - "$set" "$out" "$half" <<'EOF2'
+import json, os, re, sys, zlib
+src, out, half = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def group(i):
+    m = re.match(r"(en|zh)-t\d+", i)
+    return m.group(0) if m else i.split("#")[0]
+rows = [l.rstrip("\n").split("\t") for l in open(os.path.join(src, "pairs.tsv"), encoding="utf-8")]
+keep = [r for r in rows[1:] if zlib.crc32(group(r[0]).encode()) % 2 == half]
+ids = {i for r in keep for i in r[:2]}
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, "pairs.tsv"), "w", encoding="utf-8") as f:
+    f.write("\t".join(rows[0]) + "\n")
+    f.writelines("\t".join(r) + "\n" for r in keep)
+with open(os.path.join(src, "corpus.jsonl"), encoding="utf-8") as f, open(os.path.join(out, "corpus.jsonl"), "w", encoding="utf-8") as g:
+    for line in f:
+        if json.loads(line)["id"] in ids:
+            g.write(line)
+EOF2
+    cells=()
+    for flags in "" "--template-figures false"; do
+      # shellcheck disable=SC2086
+      "$fpdb" eval --corpus "$out/corpus.jsonl" --pairs "$out/pairs.tsv" --json --algo default $flags > "$work/half.json"
+      cells+=("$(python3 - "$work/half.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+off = [f'{k} {v["predicted_duplicate"]}/{v["pairs"]}' for k, v in r["kinds"].items() if v["accuracy"] < 1]
+print(f'{r["precision"]:.3f} / {r["recall"]:.3f} / {r["f1"]:.3f}' + (" (" + ", ".join(off) + ")" if off else ""))
+EOF2
+)")
+    done
+    echo "| $name | $half | $(($(wc -l < "$out/pairs.tsv") - 1)) | ${cells[0]} | ${cells[1]} |"
+  done
+done

@@ -58,6 +58,37 @@ pub struct Comparison {
     /// by similarity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<&'static str>,
+    /// Their figures compared (stores with `template_figures`, both documents with figures):
+    /// a template instance is never verified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub figures: Option<Figures>,
+}
+
+/// Two documents' figures compared ([`crate::fingerprint::figures`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    /// Figures of the document with fewer (in the compared part of the sketches).
+    pub compared: usize,
+    /// Of those, the ones the other has too.
+    pub shared: usize,
+    /// Of those, the ones the other lacks.
+    pub differ: usize,
+    /// Differing figures per 1,000 characters of the shorter document.
+    pub differ_per_1000_chars: f64,
+    /// Whether the pair is two reports filled into one template (not verified).
+    pub template_instance: bool,
+}
+
+impl From<crate::fingerprint::figures::FigureCheck> for Figures {
+    fn from(f: crate::fingerprint::figures::FigureCheck) -> Figures {
+        Figures {
+            compared: f.compared,
+            shared: f.shared,
+            differ: f.differ(),
+            differ_per_1000_chars: f.differ() as f64 * 1000.0 / f.chars.max(1) as f64,
+            template_instance: f.template(),
+        }
+    }
 }
 
 impl Comparison {
@@ -116,7 +147,9 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         })
         .collect();
     let shape = nshash::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
+    let figures = crate::fingerprint::figure_check(opts, a.sketches(), b.sketches()).map(Figures::from);
     Comparison {
+        figures,
         shape,
         shared_bands,
         key_matches,

@@ -151,8 +151,8 @@ pub(super) struct SettingsArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) link_shape: Option<bool>,
     /// Two documents whose figures differ are two reports filled into one template, not
-    /// near-duplicates: at least 3 figures, fewer than two thirds shared, and at least 4
-    /// differing figures per 1,000 characters of the shorter text; records keep a sketch of
+    /// near-duplicates: at least 3 figures, fewer than two thirds shared, and at least one
+    /// differing figure per 400 characters of the shorter text; records keep a sketch of
     /// their figures [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) template_figures: Option<bool>,

@@ -147,6 +147,24 @@ pub(super) fn print_comparison(
             100.0 * c.resemblance_floor
         );
     }
+    if let Some(f) = &c.figures {
+        use fpdb::fingerprint::figures::{DIFFER_PER_1000, MIN_FIGURES};
+        let verdict = if f.template_instance {
+            "template instance: two reports filled into one template, not verified".to_string()
+        } else if f.compared < MIN_FIGURES {
+            format!("too few to tell (under {MIN_FIGURES})")
+        } else if f.differ * 3 <= f.compared {
+            "a copy's figures (two thirds or more shared)".to_string()
+        } else {
+            format!("sparse in the text (under {DIFFER_PER_1000} per 1,000 characters): the wording decides")
+        };
+        outln!(
+            "figures: {} of {} differ ({:.1} per 1,000 characters) -> {verdict}",
+            f.differ,
+            f.compared,
+            f.differ_per_1000_chars
+        );
+    }
     outln!(
         "similarity: {:.1}% (threshold {}%) -> {}",
         100.0 * c.similarity,

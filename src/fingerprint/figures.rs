@@ -35,7 +35,7 @@ pub const SHARED_SHARE: f64 = 2.0 / 3.0;
 
 /// Differing figures per 1,000 characters of the shorter document at which a pair whose
 /// figures differ is a template instance.
-pub const DIFFER_PER_1000: f64 = 4.0;
+pub const DIFFER_PER_1000: f64 = 2.5;
 
 /// The sorted hashes of the distinct figures of `normalized` text (at most [`FIGURES_K`]: the
 /// smallest).
