@@ -19,9 +19,8 @@ use fpdb::fingerprint::Fingerprinter;
 
 fn group(id: &str) -> &str {
     let b = id.as_bytes();
-    let templated = b.len() > 4
-        && (id.starts_with("en-t") || id.starts_with("zh-t"))
-        && b[4].is_ascii_digit();
+    let templated =
+        b.len() > 4 && (id.starts_with("en-t") || id.starts_with("zh-t")) && b[4].is_ascii_digit();
     if templated {
         let end = 4 + b[4..].iter().take_while(|c| c.is_ascii_digit()).count();
         return &id[..end];
@@ -35,7 +34,11 @@ fn crc32(s: &str) -> u32 {
     for &b in s.as_bytes() {
         c ^= b as u32;
         for _ in 0..8 {
-            c = if c & 1 == 1 { (c >> 1) ^ 0xedb8_8320 } else { c >> 1 };
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xedb8_8320
+            } else {
+                c >> 1
+            };
         }
     }
     !c
@@ -98,7 +101,9 @@ fn main() {
                 s.density = Some(s.density.map_or(density, |x| pick_density(x, density)));
             }
         }
-        let name = dir.file_name().map_or(set.clone(), |n| n.to_string_lossy().into());
+        let name = dir
+            .file_name()
+            .map_or(set.clone(), |n| n.to_string_lossy().into());
         for half in 0..2 {
             for dup in [true, false] {
                 let s = sides.remove(&(half, dup)).unwrap_or_default();

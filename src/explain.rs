@@ -147,7 +147,8 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         })
         .collect();
     let shape = nshash::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
-    let figures = crate::fingerprint::figure_check(opts, a.sketches(), b.sketches()).map(Figures::from);
+    let figures =
+        crate::fingerprint::figure_check(opts, a.sketches(), b.sketches()).map(Figures::from);
     Comparison {
         figures,
         shape,

@@ -165,6 +165,24 @@ mod tests {
     }
 
     #[test]
+    fn consecutive_daily_reports_that_carry_figures_over_are_template_instances() {
+        // Day 2 quotes day 1's closing figures as its "from" figures: 2 of 6 shared.
+        let day1 = "Treasury balances at the Federal Reserve fell on March 3 to 2.512 billion \
+                    dlrs from 3.107 billion dlrs on the prior business day, the Treasury said. \
+                    Balances in tax and loan note accounts fell to 21.475 billion dlrs from \
+                    21.863 billion dlrs on the same respective days. The operating cash balance \
+                    totaled 23.987 billion dlrs.";
+        let day2 = "Treasury balances at the Federal Reserve fell on March 4 to 2.190 billion \
+                    dlrs from 2.512 billion dlrs on the prior business day, the Treasury said. \
+                    Balances in tax and loan note accounts fell to 20.911 billion dlrs from \
+                    21.475 billion dlrs on the same respective days. The operating cash balance \
+                    totaled 23.101 billion dlrs.";
+        let c = check(day1, day2);
+        assert_eq!((c.compared, c.shared), (6, 2));
+        assert!(c.template());
+    }
+
+    #[test]
     fn one_changed_figure_is_never_a_template_instance() {
         let a = "Rates 1.1, 2.2 and 3.3 today.";
         let b = "Rates 1.1, 2.2 and 3.4 today.";

@@ -1,0 +1,143 @@
+"""Choose the quality gate's pairs (scripts/quality_fixture.sh runs this).
+
+    quality_fixture.py FPDB OUT NAME=SET_DIR...
+
+For each labeled set (corpus.jsonl + pairs.tsv): a seeded sample of every kind (8 pairs of each
+templated copy kind and 30 siblings; 6 near-duplicate and 10 distinct pairs per kind of the
+dev sets; 5 per kind of the generated sets), preferring documents of at most 2,500 characters
+with one longer pair (to 8,000) per kind, so that the fixture stays small. Then, for each rule
+of RULES, up to 2 pairs per kind that the defaults judge right and the defaults with that rule
+switched off judge wrong, with every document of their group (a hard set's chain; documents
+keep the corpus's order, which decides clusters), so that the gate fails when any of those rules is switched off. Writes OUT/NAME/{corpus.jsonl,pairs.tsv} and
+OUT/floors.tsv (set, kind, label, pairs, floor: the pairs the defaults get right), and prints
+per rule the kinds that fall on the fixture when it is switched off.
+"""
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+# The rules the gate must notice when switched off (the defaults of formats 4 to 8).
+RULES = [
+    "--template-figures false",
+    "--link-shape false",
+    "--tw-phrases false",
+    "--strong-resemblance 0",
+    "--tight-clusters false",
+    "--reflow false",
+    "--t2s false",
+    "--minhash-bands 0",
+    "--verify-resemblance 90",
+]
+
+
+def evaluate(fpdb, corpus, pairs, flags=""):
+    r = subprocess.run(
+        [fpdb, "eval", "--corpus", corpus, "--pairs", pairs, "--json", "-q", "--algo", "default", *flags.split()],
+        capture_output=True,
+        check=True,
+    )
+    return json.loads(r.stdout)[0]
+
+
+def group(i):
+    """A hard set's chain or window pair shares the id up to its number."""
+    m = re.match(r"(.*@\d+)[A-Z]?$", i)
+    return m.group(1) if m else i
+
+
+def wrong(report):
+    return {(e["a"], e["b"]) for e in report["errors"]}
+
+
+def right_count(k):
+    said = k["predicted_duplicate"]
+    return said if k["label"] == 1 else k["pairs"] - said
+
+
+def choose(fpdb, name, src):
+    corpus, pairs_path = os.path.join(src, "corpus.jsonl"), os.path.join(src, "pairs.tsv")
+    docs = {}
+    with open(corpus, encoding="utf-8") as f:
+        for line in f:
+            docs[json.loads(line)["id"]] = line
+    length = {i: len(json.loads(l)["text"]) for i, l in docs.items()}
+    with open(pairs_path, encoding="utf-8") as f:
+        rows = [l.rstrip("\n").split("\t") for l in f]
+    head, rows = rows[0], rows[1:]
+    kinds = {}
+    for r in rows:
+        kinds.setdefault(r[3], []).append(r)
+    rng = random.Random(20261126)
+
+    def size(p):
+        return max(length[p[0]], length[p[1]])
+
+    keep = []
+    for kind in sorted(kinds):
+        pairs = kinds[kind]
+        label = pairs[0][2]
+        if name.startswith(("robust", "hard")):
+            n = 5
+        elif kind == "template_sibling":
+            n = 30
+        elif name == "templated":
+            n = 8
+        else:
+            n = 10 if label == "0" else 6
+        short = [p for p in pairs if size(p) <= 2500]
+        longer = [p for p in pairs if 2500 < size(p) <= 8000]
+        rng.shuffle(short)
+        rng.shuffle(longer)
+        take = short[: n - 1] + longer[:1] if longer else short[:n]
+        if len(take) < n:
+            rest = sorted((p for p in pairs if p not in take), key=size)
+            take += rest[: n - len(take)]
+        keep += take
+    judged = wrong(evaluate(fpdb, corpus, pairs_path))
+    for rule in RULES:
+        flipped = wrong(evaluate(fpdb, corpus, pairs_path, rule)) - judged
+        per_kind = {}
+        for r in sorted(rows, key=size):
+            if (r[0], r[1]) in flipped and r not in keep and per_kind.get(r[3], 0) < 2:
+                per_kind[r[3]] = per_kind.get(r[3], 0) + 1
+                keep.append(r)
+    groups = {group(i) for r in keep for i in r[:2]}
+    # In the corpus's own order: which document comes first decides clusters.
+    return head, keep, [line for i, line in docs.items() if group(i) in groups]
+
+
+def main():
+    fpdb, out = sys.argv[1], sys.argv[2]
+    floors, caught = [], {rule: [] for rule in RULES}
+    for arg in sys.argv[3:]:
+        name, src = arg.split("=", 1)
+        head, keep, lines = choose(fpdb, name, src)
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "pairs.tsv"), "w", encoding="utf-8") as f:
+            f.write("\t".join(head) + "\n")
+            f.writelines("\t".join(r) + "\n" for r in keep)
+        with open(os.path.join(d, "corpus.jsonl"), "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        print(f"{name}: {len(keep)} pairs, {len(lines)} documents", file=sys.stderr)
+        fixture = (os.path.join(d, "corpus.jsonl"), os.path.join(d, "pairs.tsv"))
+        base = {}
+        for kind, k in sorted(evaluate(fpdb, *fixture)["kinds"].items()):
+            base[kind] = right_count(k)
+            floors.append((name, kind, k["label"], k["pairs"], base[kind]))
+        for rule in RULES:
+            for kind, k in sorted(evaluate(fpdb, *fixture, rule)["kinds"].items()):
+                if right_count(k) < base[kind]:
+                    caught[rule].append(f"{name}/{kind} {right_count(k)}/{base[kind]}")
+    with open(os.path.join(out, "floors.tsv"), "w", encoding="utf-8") as f:
+        f.write("set\tkind\tlabel\tpairs\tfloor\n")
+        f.writelines("\t".join(str(x) for x in row) + "\n" for row in floors)
+    for rule in RULES:
+        print(f"{rule}: " + (", ".join(caught[rule]) or "NOT CAUGHT"), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

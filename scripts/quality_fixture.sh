@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Build the quality gate's fixture (tests/fixtures/quality/): a few labeled pairs of every kind
+# of every dev set, of the robustness sets (examples/robustness_set) and of the hard sets
+# (examples/hard_sets), each set in a folder of its own (corpus.jsonl + pairs.tsv), and
+# floors.tsv: the pairs of each kind the defaults get right today. tests/quality_gate.rs runs
+# `fpdb eval` on each set and fails when a kind falls below its floor.
+#
+#   scripts/quality_fixture.sh [DEV_DIR]
+#
+# DEV_DIR defaults to ../shared/data/dev. How pairs are chosen: scripts/quality_fixture.py.
+# Rerun it only when the dev sets, the set generators or a default rule change, and review the
+# floors it writes: they record today's results, not a target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+dev="${1:-../shared/data/dev}"
+work="${FIXTURE_WORK:-target/quality-fixture}"
+out=tests/fixtures/quality
+mkdir -p "$work"
+cargo build --release --quiet --bin fpdb --example robustness_set --example hard_sets
+"$CARGO_TARGET_DIR/release/examples/robustness_set" "$dev/zh_laws/corpus.jsonl" "$work/robust-zh_laws" 300 2>/dev/null
+"$CARGO_TARGET_DIR/release/examples/robustness_set" "$dev/en_20news/corpus.jsonl" "$work/robust-en_20news" 300 2>/dev/null
+"$CARGO_TARGET_DIR/release/examples/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
+rm -rf "$out"
+python3 scripts/quality_fixture.py "$CARGO_TARGET_DIR/release/fpdb" "$out" \
+  "zh_laws=$dev/zh_laws" "en_20news=$dev/en_20news" "templated=$dev/templated" \
+  "robust_zh_laws=$work/robust-zh_laws" "robust_en_20news=$work/robust-en_20news" \
+  "hard_layout=$work/hard/layout" "hard_chains=$work/hard/chains" "hard_short=$work/hard/short"
+du -sh "$out"
+awk -F'\t' 'NR > 1 && $4 != $5' "$out/floors.tsv" | sed 's/^/below every pair: /' >&2 || true

@@ -1,0 +1,170 @@
+//! The quality gate: `fpdb eval` on the labeled fixture of `tests/fixtures/quality/` (a few
+//! pairs of every kind of every dev set, robustness set and hard set, chosen by
+//! `scripts/quality_fixture.sh`) must judge at least as many pairs of each kind right as the
+//! floor recorded in `floors.tsv`. A change to a default that costs one class fails here; and
+//! switching off any one of the default rules must fail the gate, so that the fixture keeps
+//! holding the pairs each rule decides.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The rules the fixture must notice when switched off (as `scripts/quality_fixture.py`).
+const RULES: &[&str] = &[
+    "--template-figures false",
+    "--link-shape false",
+    "--tw-phrases false",
+    "--strong-resemblance 0",
+    "--tight-clusters false",
+    "--reflow false",
+    "--t2s false",
+    "--minhash-bands 0",
+    "--verify-resemblance 90",
+];
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quality")
+}
+
+/// (set, kind) -> (label, pairs, floor).
+fn floors() -> BTreeMap<(String, String), (u8, u64, u64)> {
+    let text = std::fs::read_to_string(fixture().join("floors.tsv")).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                (f[0].to_string(), f[1].to_string()),
+                (
+                    f[2].parse().unwrap(),
+                    f[3].parse().unwrap(),
+                    f[4].parse().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Every kind of every set below its floor under the defaults with `flags`, as
+/// "set/kind right/floor"; and the (set, kind) pairs that were scored.
+fn below_floors(flags: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let floors = floors();
+    let dir = tempfile::tempdir().unwrap();
+    let sets: std::collections::BTreeSet<&String> = floors.keys().map(|(s, _)| s).collect();
+    let (mut below, mut scored) = (Vec::new(), Vec::new());
+    for set in sets {
+        let corpus = fixture().join(set).join("corpus.jsonl");
+        let pairs = fixture().join(set).join("pairs.tsv");
+        let mut args = vec![
+            "eval",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--pairs",
+            pairs.to_str().unwrap(),
+            "--json",
+            "-q",
+            "--algo",
+            "default",
+        ];
+        args.extend(flags.split_whitespace());
+        let o = common::run(dir.path(), &args);
+        assert_eq!(common::code(&o), 0, "{set} {flags}: {}", common::stderr(&o));
+        let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for (kind, k) in reports[0]["kinds"].as_object().unwrap() {
+            let (label, pairs, floor) = floors[&(set.clone(), kind.clone())];
+            assert_eq!(k["pairs"].as_u64(), Some(pairs), "{set}/{kind}");
+            let said = k["predicted_duplicate"].as_u64().unwrap();
+            let right = if label == 1 { said } else { pairs - said };
+            if right < floor {
+                below.push(format!("{set}/{kind} {right}/{floor}"));
+            }
+            scored.push((set.clone(), kind.clone()));
+        }
+    }
+    (below, scored)
+}
+
+#[test]
+fn the_defaults_judge_every_kind_of_the_fixture_at_least_as_well_as_its_floor() {
+    let (below, scored) = below_floors("");
+    assert!(below.is_empty(), "below their floors: {below:?}");
+    // Every kind of floors.tsv was scored (none lost from the fixture's pairs).
+    let mut want: Vec<(String, String)> = floors().into_keys().collect();
+    let mut got = scored;
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    // The fixture covers every dev set, robustness set and hard set, and the templated kinds.
+    for kind in [
+        "template_sibling",
+        "template_copy_chars",
+        "real_near_dup",
+        "edit_traditional_tw",
+        "chained_window",
+    ] {
+        assert!(got.iter().any(|(_, k)| k == kind), "no {kind} pairs");
+    }
+}
+
+#[test]
+fn switching_off_any_default_rule_fails_the_gate() {
+    for rule in RULES {
+        let (below, _) = below_floors(rule);
+        assert!(
+            !below.is_empty(),
+            "with {rule} every kind stays at its floor: the fixture no longer holds the pairs this rule decides"
+        );
+        if *rule == "--template-figures false" {
+            assert!(
+                below
+                    .iter()
+                    .any(|b| b.starts_with("templated/template_sibling")),
+                "{below:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn explain_names_a_template_instance_and_a_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = std::fs::read_to_string(fixture().join("templated/corpus.jsonl")).unwrap();
+    let pairs = std::fs::read_to_string(fixture().join("templated/pairs.tsv")).unwrap();
+    let texts: BTreeMap<String, String> = corpus
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["id"].as_str().unwrap().into(),
+                v["text"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let mut seen = (false, false);
+    for line in pairs.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let sibling = f[3] == "template_sibling";
+        if (sibling && seen.0) || (!sibling && seen.1) {
+            continue;
+        }
+        std::fs::write(dir.path().join("a.txt"), &texts[f[0]]).unwrap();
+        std::fs::write(dir.path().join("b.txt"), &texts[f[1]]).unwrap();
+        let o = common::run(dir.path(), &["explain", "--json", "a.txt", "b.txt"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["figures"]["template_instance"], sibling, "{line}: {v}");
+        assert_eq!(v["verified"], !sibling, "{line}");
+        let o = common::run(dir.path(), &["explain", "a.txt", "b.txt"]);
+        let text = common::stdout(&o);
+        if sibling {
+            assert_eq!(common::code(&o), 1, "{text}");
+            assert!(text.contains("-> template instance"), "{text}");
+            seen.0 = true;
+        } else {
+            assert_eq!(common::code(&o), 0, "{text}");
+            assert!(text.contains("a copy's figures"), "{text}");
+            seen.1 = true;
+        }
+    }
+    assert_eq!(seen, (true, true));
+}
