@@ -140,9 +140,9 @@ def test_settings_are_kept_and_checked(tmp_path):
         fpdb.open(tmp_path / "f4.db", strong_resemblance=80)
     with pytest.raises(fpdb.SettingsError, match="nshash_n"):
         fpdb.open(path, nshash_n=5)
-    # The Taiwan-vocabulary fold and the link shape: on by default, off kept, a different ask
-    # refused.
-    for setting in ("tw_phrases", "link_shape"):
+    # The Taiwan-vocabulary fold, the link shape and template figures: on by default, off
+    # kept, a different ask refused.
+    for setting in ("tw_phrases", "link_shape", "template_figures"):
         with fpdb.open(tmp_path / "defaults.db") as db:
             assert db.stats()["options"][setting] is True
         off = tmp_path / f"no-{setting}.db"
