@@ -5,6 +5,7 @@
 # alternated, best of RUNS each. Prints one Markdown table.
 #
 #   scripts/compare.sh [RUNS]        (default 2)
+#   FPDB=/path/to/fpdb scripts/compare.sh   (that binary instead of building this tree: A/B runs)
 #
 # Corpora: the synthetic Chinese corpus of ../shared/bench/gen_corpus.py (100,000 groups ->
 # 174,923 documents, 289 MB; generated once), its first 50,000 documents, and
@@ -19,8 +20,12 @@ work="${BENCH_DIR:-target/compare}"
 mkdir -p "$work"
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
-cargo build --release --quiet --bin fpdb
-fpdb="$CARGO_TARGET_DIR/release/fpdb"
+if [ -n "${FPDB:-}" ]; then
+  fpdb="$FPDB"
+else
+  cargo build --release --quiet --bin fpdb
+  fpdb="$CARGO_TARGET_DIR/release/fpdb"
+fi
 command -v /usr/bin/time >/dev/null || { echo "compare: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
 
 zh100k="$work/zh100k.jsonl"
