@@ -340,6 +340,7 @@ impl InputArgs {
             },
             max_doc_bytes: self.max_doc_bytes,
             defer_pages: false,
+            keep_raw: false,
         }
     }
 }

@@ -102,6 +102,15 @@ pub(super) struct Summary {
     docs_per_second: f64,
     /// What the lookups read (totals; see [`super::output::lookup_line`]).
     lookups: fpdb::LookupStats,
+    /// `fpdb dedup`: the records written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dedup: Option<super::dedup::Counts>,
+    /// The distinct reasons of skipped records printed on stderr (at most [`LIST_BAD`]).
+    #[serde(skip)]
+    bad_listed: Vec<String>,
+    /// Skipped records not printed: a reason printed already, or past [`LIST_BAD`] reasons.
+    #[serde(skip)]
+    bad_unlisted: u64,
 }
 
 /// Refuse, before any store is created or opened, the settings a store at `path` would refuse:
@@ -118,14 +127,40 @@ pub(super) fn check_settings(path: &Path, settings: &fpdb::Settings) -> anyhow::
     Ok(fresh)
 }
 
-pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Result<u8> {
-    if a.json && a.output.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-        bail!("--json and --output - both write to stdout; send --output to a file");
+/// `fpdb ingest`, or with `dedup` given `fpdb dedup` (`a.output` is then where the unique
+/// records go, stdout by default, and no result lines are written).
+pub(super) fn ingest(
+    path: &PathBuf,
+    a: &IngestArgs,
+    quiet: bool,
+    dedup: Option<&super::dedup::DedupArgs>,
+) -> anyhow::Result<u8> {
+    // The outputs: result lines (ingest), or unique and duplicate records (dedup).
+    let (results, unique, duplicates) = match dedup {
+        None => (a.output.clone(), None, None),
+        Some(d) => (
+            None,
+            Some(a.output.clone().unwrap_or_else(|| PathBuf::from("-"))),
+            d.duplicates_out.clone(),
+        ),
+    };
+    let to_stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if a.json && (to_stdout(&results) || to_stdout(&unique) || to_stdout(&duplicates)) {
+        bail!(
+            "--json and an output to stdout (`-`) both write to stdout; send the output to a file"
+        );
+    }
+    if to_stdout(&unique) && to_stdout(&duplicates) {
+        bail!("the unique and the duplicate records cannot both go to stdout");
+    }
+    if unique.is_some() && unique == duplicates {
+        bail!("-o and --duplicates-out name the same file");
     }
     let files = input_files(a)?;
     // Pages are decoded and extracted on the fingerprinting threads, not the reader thread.
     let read_opts = ReadOptions {
         defer_pages: true,
+        keep_raw: dedup.is_some(),
         ..a.input.read_options()
     };
     let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("fpdb-fp-{i}"));
@@ -134,15 +169,23 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     }
     pool.build_global().ok();
     // Everything that can be refused is checked before the store is created or opened.
-    check_output_not_input(&a.output, &files)?;
-    check_outside_store("--output", a.output.as_deref(), path)?;
-    check_output_writable(&a.output)?;
+    for (flag, o) in [
+        ("--output", &results),
+        ("-o", &unique),
+        ("--duplicates-out", &duplicates),
+    ] {
+        check_output_not_input(o, &files)?;
+        check_outside_store(flag, o.as_deref(), path)?;
+        check_output_writable(o)?;
+    }
     let settings = a.settings.to_settings()?;
     let fresh = check_settings(path, &settings)?;
     let had_filter = path.join(fpdb::store::PRESENCE_FILE).exists();
     let mut inputs = Inputs::new(&files, read_opts);
-    if let Some(o) = a.output.as_ref().filter(|o| o.as_os_str() != "-") {
-        inputs = inputs.exclude(o);
+    for o in [&results, &unique, &duplicates] {
+        if let Some(o) = o.as_ref().filter(|o| o.as_os_str() != "-") {
+            inputs = inputs.exclude(o);
+        }
     }
     // In-memory filters of the hash prefixes (store::Presence): the one saved with the store
     // at the end of the last run (with the documents written since read into it, when a run
@@ -159,7 +202,16 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         .open(path)?;
     // Created (emptied) only now that the store's lock is held: a run refused because another
     // process holds the store leaves an earlier run's results as they were.
-    let mut out = output_writer(&a.output)?;
+    let mut out = output_writer(&results)?;
+    let mut sink = match unique {
+        None => None,
+        Some(_) => {
+            use super::dedup::{Out, Sink};
+            let u = output_writer(&unique)?.expect("a path");
+            let d = output_writer(&duplicates)?.map(|w| Out::new(w, "--duplicates-out"));
+            Some(Sink::new(Out::new(u, "-o"), d))
+        }
+    };
     if had_filter
         && db.memory_filter_bytes().is_none()
         && a.memory_filters != MemoryFilters::Off
@@ -242,14 +294,14 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
                 durable,
             };
             if let Some(w) = waiting.replace(written) {
-                w.acknowledge(&db, &mut out, &bar, &sum, sized, start)?;
+                w.acknowledge(&db, &mut out, &mut sink, &bar, &sum, sized, start)?;
             }
             if stop {
                 break;
             }
         }
         if let Some(w) = waiting {
-            w.acknowledge(&db, &mut out, &bar, &sum, sized, start)?;
+            w.acknowledge(&db, &mut out, &mut sink, &bar, &sum, sized, start)?;
         }
         Ok(())
     })?;
@@ -263,6 +315,7 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
     }
     bar.finish_and_clear();
     sum.not_documents = not_documents.load(std::sync::atomic::Ordering::Relaxed);
+    sum.dedup = sink.as_ref().map(|s| s.counts);
     sum.lookups = db.lookup_stats();
     sum.seconds = start.elapsed().as_secs_f64();
     sum.docs_per_second = if sum.seconds > 0.0 {
@@ -271,6 +324,16 @@ pub(super) fn ingest(path: &PathBuf, a: &IngestArgs, quiet: bool) -> anyhow::Res
         0.0
     };
     sum.report(a.json, quiet)?;
+    if sum.records > 0 && sum.skipped_bad_input + sum.lost_to_damage == sum.records {
+        // Not a partial success: nothing could be read (a wrong field name, a CSV without
+        // its header line, a file of another format).
+        eprintln!(
+            "fpdb: error: nothing was ingested: all {} records were skipped as unreadable (the \
+             first reasons are above)",
+            sum.records
+        );
+        return Ok(super::output::EXIT_ERROR);
+    }
     Ok(if sum.skipped > 0 {
         EXIT_SKIPPED
     } else {
@@ -304,6 +367,7 @@ impl Written<'_> {
         self,
         db: &Fpdb,
         out: &mut Option<Box<dyn Write>>,
+        sink: &mut Option<super::dedup::Sink>,
         bar: &indicatif::ProgressBar,
         sum: &Summary,
         sized: bool,
@@ -329,6 +393,12 @@ impl Written<'_> {
                 write_result(w, rec, r)?;
             }
             w.flush()?;
+        }
+        if let Some(s) = sink.as_mut() {
+            for (rec, r) in self.chunk.iter().zip(&self.results) {
+                s.put(rec, r)?;
+            }
+            s.flush()?;
         }
         if sized {
             bar.set_position(sum.input_bytes);
@@ -381,7 +451,24 @@ fn input_files(a: &IngestArgs) -> anyhow::Result<Vec<PathBuf>> {
         }
         files.push(PathBuf::from("-"));
     }
+    check_inputs_readable(&files)?;
     Ok(files)
+}
+
+/// Every named input exists and can be opened (a directory listed), so that a mistyped name is
+/// an error (exit 2) before any store is created, not a skipped record of a partial success.
+pub(super) fn check_inputs_readable(files: &[PathBuf]) -> anyhow::Result<()> {
+    for f in files.iter().filter(|f| f.as_os_str() != "-") {
+        let opened = match std::fs::metadata(f) {
+            Ok(m) if m.is_dir() => std::fs::read_dir(f).map(drop),
+            // A FIFO would block this open until a writer comes: the reader opens it.
+            Ok(m) if m.is_file() => std::fs::File::open(f).map(drop),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        };
+        opened.with_context(|| format!("cannot read input {}", f.display()))?;
+    }
+    Ok(())
 }
 
 /// A bar with ETA when the total is known (plain files only: compressed sizes and stdin do
@@ -456,7 +543,12 @@ fn ingest_chunk(
                 } else {
                     sum.skipped_bad_input += 1;
                 }
-                bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
+                if sum.bad_listed.len() < LIST_BAD && !sum.bad_listed.contains(reason) {
+                    bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
+                    sum.bad_listed.push(reason.clone());
+                } else {
+                    sum.bad_unlisted += 1;
+                }
                 results.push(Err(reason.clone()));
             }
             Ok(_) => match done.next() {
@@ -513,6 +605,13 @@ impl Summary {
 
     /// The summary: JSON on stdout with `--json`, else one line on stderr unless quiet.
     fn report(&self, json: bool, quiet: bool) -> anyhow::Result<()> {
+        if self.bad_unlisted > 0 {
+            eprintln!(
+                "fpdb: skipped {} more records not listed (each for a reason printed above, or past \
+                 {LIST_BAD} reasons; --output has one line per record)",
+                self.bad_unlisted
+            );
+        }
         if self.skipped_existing_id > LIST_EXISTING {
             eprintln!(
                 "fpdb: skipped {} more documents whose ids are already stored (not listed; --output has one line per document)",
@@ -555,6 +654,22 @@ impl Summary {
                 self.docs_per_second,
                 self.store
             );
+            if let Some(d) = &self.dedup {
+                eprintln!(
+                    "fpdb: dedup: {} unique records written, {} near-duplicates or already stored{}",
+                    d.unique,
+                    d.duplicates,
+                    if d.kept_later_merged > 0 {
+                        format!(
+                            "; {} unique records were later linked to another one by a record \
+                             that merged their clusters (both stay written; `fpdb clusters` lists them)",
+                            d.kept_later_merged
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
             if let Some(line) = super::output::lookup_line(&self.lookups) {
                 eprintln!("{line}");
             }
@@ -565,6 +680,11 @@ impl Summary {
 
 /// Documents skipped for an already stored id that are listed one by one on stderr.
 pub(super) const LIST_EXISTING: u64 = 10;
+
+/// Distinct reasons for skipped records printed on stderr (a record with the same reason as one
+/// printed is counted, not printed: a file without the text field gives one line, not one per
+/// record).
+pub(super) const LIST_BAD: usize = 10;
 
 pub(super) fn write_result(
     w: &mut dyn Write,

@@ -18,6 +18,7 @@ mod args;
 mod backup;
 mod clusters;
 mod compact;
+mod dedup;
 mod delete;
 mod eval;
 mod expire;
@@ -87,6 +88,17 @@ struct Cli {
 enum Command {
     /// Add documents to the store (created on first use) and report their similar_id.
     Ingest(ingest::IngestArgs),
+    /// Ingest, and write the input records that are not near-duplicates of an earlier one.
+    ///
+    /// Each record whose document is not a near-duplicate of a stored document or of a record
+    /// before it is written to -o (stdout by default), as read: JSONL lines and CSV/TSV rows
+    /// byte for byte (the CSV header first), other formats as JSONL lines of the fields read
+    /// (id, text, url, title). The store is updated as `ingest` updates it, so a later run is
+    /// deduplicated against this one. A record whose id is already stored is not unique
+    /// (`--replace` ingests it again). When a later record merges two clusters, both earlier
+    /// records stay written; the summary counts them (kept_later_merged).
+    #[command(mut_arg("output", |a| a.help("Write the unique records to FILE (`-` = stdout, the default)").long_help(None::<&str>)))]
+    Dedup(dedup::DedupArgs),
     /// Ask whether a text is a near-duplicate of stored documents (never writes).
     Query(query::QueryArgs),
     /// Print store statistics and settings.
@@ -179,7 +191,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     fpdb::clock::check_env().map_err(anyhow::Error::msg)?;
     let path = db_path(&cli);
     match &cli.command {
-        Command::Ingest(a) => ingest::ingest(&path, a, cli.quiet),
+        Command::Ingest(a) => ingest::ingest(&path, a, cli.quiet, None),
+        Command::Dedup(a) => ingest::ingest(&path, &a.ingest, cli.quiet, Some(a)),
         Command::Query(a) if !a.batch.is_empty() => query::query_batch(&path, a, cli.quiet),
         Command::Query(a) => query::query(&path, a),
         Command::Stats(a) => stats::stats(&path, a.json),

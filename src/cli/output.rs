@@ -14,6 +14,8 @@ pub(super) const EXIT_OK: u8 = 0;
 pub(super) const EXIT_NO: u8 = 1;
 /// Exit code: the run finished but skipped some inputs.
 pub(super) const EXIT_SKIPPED: u8 = 3;
+/// Exit code: an error (also what `main` returns for an `Err`).
+pub(super) const EXIT_ERROR: u8 = 2;
 
 pub(super) fn open_read_only(path: &PathBuf) -> anyhow::Result<Fpdb> {
     Ok(Fpdb::builder().read_only(true).open(path)?)

@@ -6,17 +6,48 @@ use crate::engine::Document;
 /// The input of a CSV reader, counting the quote characters read: valid CSV has an even number
 /// of them (an escaped quote is two), so an odd count at the end of the file means a quoted
 /// field that never closes. The csv crate then reads every later row into that field, silently.
+/// With `keep_raw` it also keeps the bytes read since the last record taken ([`Quotes::take`]),
+/// so that each row can be written through as it was read.
 pub(super) struct Quotes<R> {
     inner: R,
     odd: bool,
     /// Bytes read, and whether the input ended.
     read: u64,
     ended: bool,
+    /// The bytes read from offset `tape_at` on (with `keep_raw`; else None).
+    tape: Option<Vec<u8>>,
+    tape_at: u64,
+    /// With a tape: the byte read ahead, and whether the input has ended.
+    ahead: Option<u8>,
+    inner_done: bool,
 }
 
 impl<R: std::io::Read> std::io::Read for Quotes<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
+        let n = match self.tape.as_mut() {
+            None => self.inner.read(buf)?,
+            // With a tape, one byte is read ahead of what the csv reader is given, so that when
+            // a CR ends a record the byte after it (the LF of a CRLF) is on the tape.
+            Some(tape) if !buf.is_empty() => {
+                let mut n = 0;
+                if let Some(b) = self.ahead.take() {
+                    buf[0] = b;
+                    n = 1;
+                }
+                if !self.inner_done && n < buf.len() {
+                    let m = self.inner.read(&mut buf[n..])?;
+                    tape.extend_from_slice(&buf[n..n + m]);
+                    self.inner_done = m == 0;
+                    n += m;
+                    if !self.inner_done && n > 1 {
+                        n -= 1;
+                        self.ahead = Some(buf[n]);
+                    }
+                }
+                n
+            }
+            Some(_) => 0,
+        };
         let quotes = buf[..n].iter().filter(|&&b| b == b'"').count();
         self.odd ^= quotes % 2 == 1;
         self.read += n as u64;
@@ -30,6 +61,25 @@ impl<R> Quotes<R> {
     /// quote open.
     fn open_at_end(&self, end: u64) -> bool {
         self.odd && self.ended && end >= self.read
+    }
+
+    /// The bytes from offset `start` to `end` of the input (a record the csv reader has
+    /// parsed), and forget every byte before `end`. Empty without `keep_raw`.
+    fn take(&mut self, start: u64, end: u64) -> Vec<u8> {
+        let Some(t) = self.tape.as_mut() else {
+            return Vec::new();
+        };
+        let from = (start.saturating_sub(self.tape_at) as usize).min(t.len());
+        let mut to = (end.saturating_sub(self.tape_at) as usize).clamp(from, t.len());
+        // The csv reader ends a CRLF record after its CR: the LF belongs to it, not to the
+        // next one (it is on the tape: see `read`).
+        if to > from && t[to - 1] == b'\r' && t.get(to) == Some(&b'\n') {
+            to += 1;
+        }
+        let out = t[from..to].to_vec();
+        t.drain(..to);
+        self.tape_at += to as u64;
+        out
     }
 }
 
@@ -57,11 +107,20 @@ impl Inputs {
                 odd: false,
                 read: 0,
                 ended: false,
+                tape: self.opts.keep_raw.then(Vec::new),
+                tape_at: 0,
+                ahead: None,
+                inner_done: false,
             });
         let headers = match r.byte_headers() {
             Ok(h) => h.clone(),
             Err(e) => return Some(error(source, 1, Unit::Line, format!("bad header: {e}"))),
         };
+        let header_end = r.position().byte();
+        let header = self
+            .opts
+            .keep_raw
+            .then(|| std::sync::Arc::new(r.get_mut().take(0, header_end)));
         let f = &self.opts.fields;
         let col = |name: &str| {
             if name.is_empty() {
@@ -77,11 +136,23 @@ impl Inputs {
             html: col(&f.html),
         };
         if cols.text.is_none() && cols.html.is_none() {
+            let found: Vec<String> = headers
+                .iter()
+                .take(12)
+                .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
+                .collect();
             return Some(error(
                 source,
                 1,
                 Unit::Line,
-                format!("no `{}` (or `{}`) column in the header", f.text, f.html),
+                format!(
+                    "no `{}` (or `{}`) column in the header line; its columns are {} (a CSV or \
+                     TSV input starts with a header line naming its columns, e.g. `id,text`; \
+                     --text-field NAME names the text column)",
+                    f.text,
+                    f.html,
+                    found.join(", ")
+                ),
             ));
         }
         if cols.id.is_none() && !f.id.is_empty() {
@@ -99,6 +170,7 @@ impl Inputs {
             source,
             reader: r,
             cols,
+            header,
         });
         None
     }
@@ -106,10 +178,12 @@ impl Inputs {
     pub(super) fn next_csv(&mut self) -> Option<Record> {
         let fields = &self.opts.fields;
         let max = self.opts.max_doc_bytes;
+        let keep_raw = self.opts.keep_raw;
         let Some(Current::Csv {
             source,
             reader,
             cols,
+            header,
         }) = self.current.as_mut()
         else {
             return None;
@@ -178,7 +252,14 @@ impl Inputs {
                     doc.url = get(cols.url)?;
                     Ok(doc)
                 })();
-                Some(Record::new(source.clone(), line, Unit::Line, bytes, doc))
+                let mut r = Record::new(source.clone(), line, Unit::Line, bytes, doc);
+                if keep_raw {
+                    let start = rec.position().map_or(0, |p| p.byte());
+                    let end = reader.position().byte();
+                    r.raw = Some(reader.get_mut().take(start, end));
+                    r.header = header.clone();
+                }
+                Some(r)
             }
         }
     }

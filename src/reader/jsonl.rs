@@ -67,7 +67,11 @@ impl Inputs {
                 continue;
             }
             let doc = parse_json_line(&self.buf, &self.opts.fields, source, *line);
-            return Some(Record::new(source.clone(), *line, Unit::Line, n, doc));
+            let mut r = Record::new(source.clone(), *line, Unit::Line, n, doc);
+            if self.opts.keep_raw {
+                r.raw = Some(self.buf.clone());
+            }
+            return Some(r);
         }
     }
 }
@@ -86,6 +90,30 @@ fn field<'a>(
         serde_json::Value::Object(inner) => field(inner, rest),
         _ => None,
     }
+}
+
+/// The keys a record has, for an error naming a missing field: "keys: a, b, c" (the first 12).
+fn keys_of(obj: &serde_json::Map<String, serde_json::Value>) -> String {
+    if obj.is_empty() {
+        return "the record has no keys".into();
+    }
+    let mut keys: Vec<&str> = obj.keys().map(String::as_str).take(12).collect();
+    keys.sort_unstable();
+    let more = obj.len().saturating_sub(keys.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("keys: {}{more}", keys.join(", "))
+}
+
+/// The key whose value is the longest string: the likely text field.
+fn longest_string_key(obj: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+    obj.iter()
+        .filter_map(|(k, v)| v.as_str().map(|s| (k, s.len())))
+        .max_by_key(|&(_, n)| n)
+        .map(|(k, _)| k.as_str())
 }
 
 pub(super) fn parse_json_line(
@@ -135,7 +163,13 @@ pub fn document_from_json(
             }
             _ => get_str(&fields.id)?,
         };
-        id.ok_or_else(|| format!("missing id field `{}`", fields.id))?
+        id.ok_or_else(|| {
+            format!(
+                "missing id field `{}` ({}; --id-field NAME, or --id-field '' to number the lines)",
+                fields.id,
+                keys_of(obj)
+            )
+        })?
     };
     check_id(&id, &fields.id)?;
     let mut doc = match (get_str(&fields.text)?, get_str(&fields.html)?) {
@@ -146,7 +180,15 @@ pub fn document_from_json(
             Document::new(id, body)
         }
         (None, Some(h)) => page_document(id, None, &h, true)?,
-        (None, None) => return Err(format!("missing text field `{}`", fields.text)),
+        (None, None) => {
+            let hint =
+                longest_string_key(obj).map_or(String::new(), |k| format!("; --text-field {k}?"));
+            return Err(format!(
+                "missing text field `{}` ({}{hint})",
+                fields.text,
+                keys_of(obj)
+            ));
+        }
     };
     doc.title = doc.title.or(get_str(&fields.title)?);
     doc.url = get_str(&fields.url)?;

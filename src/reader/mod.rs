@@ -96,6 +96,9 @@ pub struct ReadOptions {
     /// Leave decoding and HTML extraction of whole-file pages and WARC records to
     /// [`Record::finish`], so a caller can run them on many threads (default: done while reading).
     pub defer_pages: bool,
+    /// Keep each JSONL line and CSV/TSV row as read ([`Record::raw`], with the CSV header in
+    /// [`Record::header`]), to write records through unchanged (`fpdb dedup`).
+    pub keep_raw: bool,
 }
 
 impl Default for ReadOptions {
@@ -105,6 +108,7 @@ impl Default for ReadOptions {
             fields: Fields::default(),
             max_doc_bytes: 32 << 20,
             defer_pages: false,
+            keep_raw: false,
         }
     }
 }
@@ -135,6 +139,11 @@ pub struct Record {
     /// or damaged gzip member: 1; a damaged Parquet row group: its rows not read), counted
     /// apart from bad input; 0 for every other record.
     pub lost: u64,
+    /// The record's bytes as read (after decompression), line terminator included: JSONL lines
+    /// and CSV/TSV rows with [`ReadOptions::keep_raw`]; None for every other format.
+    pub raw: Option<Vec<u8>>,
+    /// The header line of the CSV/TSV file of a row kept raw.
+    pub header: Option<std::sync::Arc<Vec<u8>>>,
     deferred: Option<Deferred>,
 }
 
@@ -163,6 +172,8 @@ impl Record {
             bytes,
             doc,
             lost: 0,
+            raw: None,
+            header: None,
             deferred: None,
         }
     }
@@ -176,6 +187,8 @@ impl Record {
             bytes,
             doc: Err("not decoded yet".into()),
             lost: 0,
+            raw: None,
+            header: None,
             deferred: Some(page),
         }
     }
@@ -210,6 +223,8 @@ enum Current {
         source: String,
         reader: csv::Reader<delimited::Quotes<Input>>,
         cols: Columns,
+        /// The header line as read (with `keep_raw`).
+        header: Option<std::sync::Arc<Vec<u8>>>,
     },
     Warc {
         source: String,

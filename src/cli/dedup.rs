@@ -1,0 +1,220 @@
+//! `fpdb dedup`: `ingest` that writes the input records themselves, the unique ones to one
+//! output and, when asked, the near-duplicates to another.
+//!
+//! A record is unique when its document is not a near-duplicate of anything before it: the
+//! store (earlier runs) and the records before it in this run. That is decided as the record is
+//! ingested, so the output streams in input order. A record whose id is already stored is not
+//! unique (an earlier run kept it, or its copy); `--replace` ingests it again. A record that
+//! cannot be read goes to neither output (it is reported, as by `ingest`).
+//!
+//! Records are written as they were read: a JSONL line byte for byte, a CSV/TSV row byte for
+//! byte after the file's header line (written once per output; CSV files with different
+//! headers cannot share one). Records of the other formats (WARC, ARC, HTML, text, Parquet) are
+//! written as JSONL lines of the fields read: `id`, `text`, and `url` and `title` when present.
+//!
+//! Later merges: a document that links two clusters merges them. Each of those clusters had a
+//! first record, already written as unique when it was read; both stay in the output (a stream
+//! does not take lines back), and the summary counts them (`kept_later_merged`). `fpdb
+//! clusters` shows the merged clusters.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::Arc;
+
+use anyhow::bail;
+use serde::Serialize;
+
+use fpdb::reader::Record;
+use fpdb::IngestResult;
+
+/// What an output has been given so far.
+enum Kind {
+    Nothing,
+    Jsonl,
+    /// CSV/TSV rows after this header (and the file it came from).
+    Csv(Arc<Vec<u8>>, String),
+}
+
+/// One output of records.
+pub(super) struct Out {
+    w: Box<dyn Write>,
+    kind: Kind,
+    name: &'static str,
+}
+
+impl Out {
+    pub(super) fn new(w: Box<dyn Write>, name: &'static str) -> Out {
+        Out {
+            w,
+            kind: Kind::Nothing,
+            name,
+        }
+    }
+
+    fn write(&mut self, rec: &Record) -> anyhow::Result<()> {
+        match (&rec.raw, &rec.header) {
+            (Some(raw), Some(header)) => {
+                match &self.kind {
+                    Kind::Nothing => {
+                        self.w.write_all(header)?;
+                        ends_line(&mut self.w, header)?;
+                        self.kind = Kind::Csv(header.clone(), rec.source.clone());
+                    }
+                    Kind::Csv(h, _) if h == header => {}
+                    Kind::Csv(_, first) => bail!(
+                        "{}: its header line differs from {first}'s, already written to the {} \
+                         output: give CSV files of one header to one dedup run",
+                        rec.source,
+                        self.name
+                    ),
+                    Kind::Jsonl => bail!(
+                        "{}: a CSV row cannot follow JSONL lines in the {} output: give CSV and \
+                         JSONL inputs to separate dedup runs",
+                        rec.location(),
+                        self.name
+                    ),
+                }
+                self.w.write_all(raw)?;
+                ends_line(&mut self.w, raw)?;
+            }
+            (raw, _) => {
+                if let Kind::Csv(_, first) = &self.kind {
+                    bail!(
+                        "{}: a JSONL line cannot follow the CSV rows of {first} in the {} output: \
+                         give CSV and other inputs to separate dedup runs",
+                        rec.location(),
+                        self.name
+                    );
+                }
+                self.kind = Kind::Jsonl;
+                match raw {
+                    Some(line) => {
+                        self.w.write_all(line)?;
+                        ends_line(&mut self.w, line)?;
+                    }
+                    None => {
+                        serde_json::to_writer(&mut self.w, &Fields::of(rec))?;
+                        self.w.write_all(b"\n")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A line break after `bytes` unless it ends with one (the last line of a file may not).
+fn ends_line(w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+    if bytes.last() != Some(&b'\n') {
+        w.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// The JSONL line of a record read from a format without lines of its own.
+#[derive(Serialize)]
+struct Fields<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    text: &'a str,
+}
+
+impl<'a> Fields<'a> {
+    fn of(rec: &'a Record) -> Fields<'a> {
+        let doc = rec.doc.as_ref().expect("only read records are written");
+        Fields {
+            id: &doc.id,
+            url: doc.url.as_deref(),
+            title: doc.title.as_deref(),
+            text: &doc.text,
+        }
+    }
+}
+
+/// Where `dedup` writes, and what it counted.
+pub(super) struct Sink {
+    pub(super) unique: Out,
+    pub(super) duplicates: Option<Out>,
+    /// Clusters of records written as unique in this run.
+    kept_clusters: HashSet<u64>,
+    pub(super) counts: Counts,
+}
+
+/// The dedup part of the summary.
+#[derive(Serialize, Default, Debug, Clone, Copy)]
+pub(super) struct Counts {
+    /// Records written to the unique output.
+    pub(super) unique: u64,
+    /// Records that were near-duplicates of an earlier one (or of a stored document), or whose
+    /// id was already stored.
+    pub(super) duplicates: u64,
+    /// Unique records whose cluster a later record of this run merged into another unique
+    /// record's (both were written).
+    pub(super) kept_later_merged: u64,
+}
+
+impl Sink {
+    pub(super) fn new(unique: Out, duplicates: Option<Out>) -> Sink {
+        Sink {
+            unique,
+            duplicates,
+            kept_clusters: HashSet::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// Write `rec` where its result puts it.
+    pub(super) fn put(
+        &mut self,
+        rec: &Record,
+        r: &Result<IngestResult, String>,
+    ) -> anyhow::Result<()> {
+        let unique = match r {
+            Err(_) => return Ok(()),
+            Ok(IngestResult::Added { outcome, .. }) => {
+                for m in &outcome.merged {
+                    if self.kept_clusters.remove(m) {
+                        self.counts.kept_later_merged += 1;
+                    }
+                }
+                if outcome.duplicate_of.is_none() {
+                    self.kept_clusters.extend(outcome.similar_id);
+                }
+                outcome.duplicate_of.is_none()
+            }
+            Ok(IngestResult::SkippedExisting { .. }) => false,
+        };
+        if unique {
+            self.counts.unique += 1;
+            self.unique.write(rec)
+        } else {
+            self.counts.duplicates += 1;
+            match self.duplicates.as_mut() {
+                Some(d) => d.write(rec),
+                None => Ok(()),
+            }
+        }
+    }
+
+    pub(super) fn flush(&mut self) -> std::io::Result<()> {
+        self.unique.w.flush()?;
+        if let Some(d) = self.duplicates.as_mut() {
+            d.w.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// `fpdb dedup`: the flags of `ingest`; `-o` is where the unique records go.
+#[derive(clap::Args, Debug)]
+pub(super) struct DedupArgs {
+    #[command(flatten)]
+    pub(super) ingest: super::ingest::IngestArgs,
+    /// Also write the near-duplicate records (and those whose id is already stored) to FILE, as
+    /// the unique ones are written
+    #[arg(long, value_name = "FILE")]
+    pub(super) duplicates_out: Option<std::path::PathBuf>,
+}
