@@ -105,10 +105,12 @@ pub(super) struct Summary {
     /// `fpdb dedup`: the records written.
     #[serde(skip_serializing_if = "Option::is_none")]
     dedup: Option<super::dedup::Counts>,
-    /// The distinct reasons of skipped records printed on stderr (at most [`LIST_BAD`]).
+    /// The distinct (input, reason) of skipped records printed on stderr (at most
+    /// [`LIST_BAD`]).
     #[serde(skip)]
-    bad_listed: Vec<String>,
-    /// Skipped records not printed: a reason printed already, or past [`LIST_BAD`] reasons.
+    bad_listed: Vec<(String, String)>,
+    /// Skipped records not printed: a reason printed already for their input, or past
+    /// [`LIST_BAD`] reasons.
     #[serde(skip)]
     bad_unlisted: u64,
 }
@@ -543,9 +545,10 @@ fn ingest_chunk(
                 } else {
                     sum.skipped_bad_input += 1;
                 }
-                if sum.bad_listed.len() < LIST_BAD && !sum.bad_listed.contains(reason) {
+                let key = (rec.source.clone(), reason.clone());
+                if sum.bad_listed.len() < LIST_BAD && !sum.bad_listed.contains(&key) {
                     bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
-                    sum.bad_listed.push(reason.clone());
+                    sum.bad_listed.push(key);
                 } else {
                     sum.bad_unlisted += 1;
                 }
@@ -607,8 +610,8 @@ impl Summary {
     fn report(&self, json: bool, quiet: bool) -> anyhow::Result<()> {
         if self.bad_unlisted > 0 {
             eprintln!(
-                "fpdb: skipped {} more records not listed (each for a reason printed above, or past \
-                 {LIST_BAD} reasons; --output has one line per record)",
+                "fpdb: skipped {} more records not listed (each for a reason printed above for its \
+                 input, or past {LIST_BAD} reasons; --output has one line per record)",
                 self.bad_unlisted
             );
         }
@@ -681,9 +684,9 @@ impl Summary {
 /// Documents skipped for an already stored id that are listed one by one on stderr.
 pub(super) const LIST_EXISTING: u64 = 10;
 
-/// Distinct reasons for skipped records printed on stderr (a record with the same reason as one
-/// printed is counted, not printed: a file without the text field gives one line, not one per
-/// record).
+/// Distinct reasons for skipped records printed on stderr (a record of an input with the same
+/// reason as one printed is counted, not printed: a file without the text field gives one line,
+/// not one per record).
 pub(super) const LIST_BAD: usize = 10;
 
 pub(super) fn write_result(
