@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The algorithms side by side (README "Algorithms"): for each algorithm alone and the default
+# The algorithms side by side (docs/accuracy.md, "Algorithms side by side"): for each algorithm alone and the default
 # combination, precision / recall / F1 on each dev set as the literature describes it (every
 # candidate accepted: --verify-overlap 0, single linkage) and inside fpdb (candidates verified,
 # the defaults), then ingest speed and store bytes per document on zh_laws (a RocksDB store,

@@ -35,7 +35,7 @@ for step in $(seq 1 "$steps"); do
   docs=$(wc -l < "$input")
   sync
   /usr/bin/time -o "$work/curve-time.txt" -f "%e %M" \
-    "$bin/fpdb" --db "$store" ingest "$input" >/dev/null 2>"$work/curve-stderr.txt" || {
+    "$bin/fpdb" --db "$store" --verbose ingest "$input" >/dev/null 2>"$work/curve-stderr.txt" || {
     echo "curve: step $step failed (stderr in $work/curve-stderr.txt)" >&2
     exit 1
   }

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+./scripts/first_build_note.sh
 cargo build --release --quiet
 fpdb="$CARGO_TARGET_DIR/release/fpdb"
 store="${1:-target/demo.db}"

@@ -66,7 +66,7 @@ fi
 # One timed ingest of the new documents into store $1: prints "seconds peak_KiB".
 timed() {
   /usr/bin/time -o "$work/growth-time.txt" -f "%e %M" \
-    "$bin/fpdb" --db "$1" ingest "$fresh" >/dev/null 2>"$work/growth-stderr.txt" || {
+    "$bin/fpdb" --db "$1" --verbose ingest "$fresh" >/dev/null 2>"$work/growth-stderr.txt" || {
     echo "growth: ingest into $1 failed (stderr in $work/growth-stderr.txt)" >&2
     exit 1
   }

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+./scripts/first_build_note.sh
 # redis-server, for the Redis store's tests (tests/redis.rs starts its own cluster with
 # scripts/redis-cluster.sh). Without it those tests print SKIPPED, unless FPDB_REQUIRE_REDIS
 # is set (.ci/run sets it), which makes that a failure.
@@ -39,6 +40,8 @@ cargo test --release
 # again), installed into the test venv, and its pytest suite run against the CLI's binary.
 if [ -x "$pyenv/bin/python" ]; then
   "$pyenv/bin/pip" install -q pytest
+  # The distribution was called `fpdb` before it took a name free on the public index.
+  "$pyenv/bin/pip" uninstall -y -q fpdb >/dev/null 2>&1 || true
   "$pyenv/bin/pip" install -q --force-reinstall --no-deps ./python
   # A Redis Cluster of its own for the package's Redis test (SKIPPED without redis-server).
   # Up to three tries on other ports: one CI run found its random ports unusable (the start

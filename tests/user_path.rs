@@ -274,3 +274,26 @@ mod raw_records {
         }
     }
 }
+
+#[test]
+fn the_top_level_help_has_one_short_line_per_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(dir.path(), &["--help"]);
+    let help = stdout(&o);
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(commands.len() >= 15, "{help}");
+    for l in &commands {
+        assert!(l.chars().count() <= 90, "too long: {l}");
+    }
+    assert!(
+        commands
+            .iter()
+            .any(|l| l.trim_start().starts_with("dedup ")),
+        "{help}"
+    );
+}

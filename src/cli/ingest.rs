@@ -135,6 +135,7 @@ pub(super) fn ingest(
     path: &PathBuf,
     a: &IngestArgs,
     quiet: bool,
+    verbose: bool,
     dedup: Option<&super::dedup::DedupArgs>,
 ) -> anyhow::Result<u8> {
     // The outputs: result lines (ingest), or unique and duplicate records (dedup).
@@ -325,7 +326,7 @@ pub(super) fn ingest(
     } else {
         0.0
     };
-    sum.report(a.json, quiet)?;
+    sum.report(a.json, quiet, verbose)?;
     if sum.records > 0 && sum.skipped_bad_input + sum.lost_to_damage == sum.records {
         // Not a partial success: nothing could be read (a wrong field name, a CSV without
         // its header line, a file of another format).
@@ -607,7 +608,7 @@ impl Summary {
     }
 
     /// The summary: JSON on stdout with `--json`, else one line on stderr unless quiet.
-    fn report(&self, json: bool, quiet: bool) -> anyhow::Result<()> {
+    fn report(&self, json: bool, quiet: bool, verbose: bool) -> anyhow::Result<()> {
         if self.bad_unlisted > 0 {
             eprintln!(
                 "fpdb: skipped {} more records not listed (each for a reason printed above for its \
@@ -673,7 +674,7 @@ impl Summary {
                     }
                 );
             }
-            if let Some(line) = super::output::lookup_line(&self.lookups) {
+            if let Some(line) = super::output::lookup_line(&self.lookups).filter(|_| verbose) {
                 eprintln!("{line}");
             }
         }

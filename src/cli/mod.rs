@@ -60,14 +60,15 @@ and can be fed and queried across many runs.
 
 Examples:
   fpdb ingest crawl.jsonl --output results.jsonl     # ingest, one result line per document
+  fpdb dedup crawl.jsonl -o unique.jsonl             # write the records that are not near-duplicates
   fpdb query --file page.txt                         # would this page be a duplicate?
   fpdb --db /data/news.db stats
   fpdb export > clusters.jsonl                       # every document with its similar_id
   fpdb serve --listen 127.0.0.1:8080                 # HTTP: POST /v1/query, /v1/documents, ...
 
 Exit codes: 0 ok (query: duplicate found; explain: linked), 1 query: no duplicate
-(explain: not linked), 2 error, 3 ingest finished but skipped some inputs (bad lines,
-existing ids).";
+(explain: not linked), 2 error (also: nothing could be read), 3 ingest finished but skipped
+some inputs (bad lines, existing ids).";
 
 #[derive(Parser, Debug)]
 #[command(name = "fpdb", version, about = ABOUT, long_about = LONG_ABOUT)]
@@ -80,15 +81,19 @@ struct Cli {
     #[arg(long, short, global = true)]
     quiet: bool,
 
+    /// Also print what the lookups read per document (ingest, dedup, query --batch).
+    #[arg(long, short, global = true)]
+    verbose: bool,
+
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Add documents to the store (created on first use) and report their similar_id.
+    /// Add documents to the store (created on first use); report their similar_id.
     Ingest(ingest::IngestArgs),
-    /// Ingest, and write the input records that are not near-duplicates of an earlier one.
+    /// Ingest, and write the records that are not near-duplicates of an earlier one.
     ///
     /// Each record whose document is not a near-duplicate of a stored document or of a record
     /// before it is written to -o (stdout by default), as read: JSONL lines and CSV/TSV rows
@@ -109,29 +114,37 @@ enum Command {
     Clusters(clusters::ClustersArgs),
     /// Check that every index agrees with the stored documents (exit 2 when not).
     Verify(verify::VerifyArgs),
-    /// Show why two texts match or not: kept sentences, shared ones, verification similarity,
-    /// simhash distance, terms found in one text only. A and B are files, ids in --corpus, or
-    /// ids of stored documents (compared on their stored fingerprints; exit 0 when in one
-    /// cluster). Exit 0 when linked, 1 when not.
+    /// Show why two texts or stored documents match or not.
+    ///
+    /// Kept sentences, shared ones, verification similarity, figures, simhash distance, terms
+    /// found in one text only. A and B are files, ids in --corpus, or ids of stored documents
+    /// (compared on their stored fingerprints; exit 0 when in one cluster). Exit 0 when
+    /// linked, 1 when not.
     Explain(explain::ExplainArgs),
-    /// Measure detection quality on a labeled set (in memory; the store is not touched).
+    /// Measure detection quality on a labeled set (in memory; no store is touched).
     Eval(eval::EvalArgs),
-    /// Learn a simhash IDF table from documents (for `--idf FILE` when creating a store).
+    /// Learn a simhash IDF table from documents (`--idf FILE` at store creation).
     Idf(idf::IdfArgs),
-    /// Delete documents by id (their clusters are re-derived: first document handed on, split
-    /// where the deleted document held members together). Exit 3 when an id was not stored.
+    /// Delete documents by id; their clusters are re-derived.
+    ///
+    /// The first document is handed on, and a cluster is split where the deleted document held
+    /// members together. Exit 3 when an id was not stored.
     Delete(delete::DeleteArgs),
-    /// Copy the store into a new directory (consistent; hard links), also while an ingest
-    /// runs. Restore: open the copy with --db, or move it into place.
+    /// Copy the store into a new directory, also while an ingest runs.
+    ///
+    /// Consistent; hard links when the store is idle. Restore: open the copy with --db, or
+    /// move it into place.
     Backup(backup::BackupArgs),
-    /// Rewrite the store's files for fast lookups and reclaim deleted documents' space.
+    /// Rewrite the store's files for fast lookups; reclaim deleted documents' space.
     Compact(JsonFlag),
-    /// Serve the store over HTTP (JSON API /v1/..., /healthz, /metrics): one process writes,
-    /// many clients query and ingest at once. Stops on ctrl-c or SIGTERM after finishing the
+    /// Serve the store over HTTP: one writer, many clients querying and ingesting.
+    ///
+    /// JSON API /v1/..., /healthz, /metrics. Stops on ctrl-c or SIGTERM after finishing the
     /// requests in flight (exit 0).
     Serve(serve::ServeArgs),
-    /// Delete the documents ingested before a date or longer ago than a duration (in synced
-    /// chunks: a killed run keeps what it removed; run it again to go on).
+    /// Delete the documents ingested before a date or longer ago than a duration.
+    ///
+    /// In synced chunks: a killed run keeps what it removed; run it again to go on.
     Expire(expire::ExpireArgs),
 }
 
@@ -191,9 +204,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     fpdb::clock::check_env().map_err(anyhow::Error::msg)?;
     let path = db_path(&cli);
     match &cli.command {
-        Command::Ingest(a) => ingest::ingest(&path, a, cli.quiet, None),
-        Command::Dedup(a) => ingest::ingest(&path, &a.ingest, cli.quiet, Some(a)),
-        Command::Query(a) if !a.batch.is_empty() => query::query_batch(&path, a, cli.quiet),
+        Command::Ingest(a) => ingest::ingest(&path, a, cli.quiet, cli.verbose, None),
+        Command::Dedup(a) => ingest::ingest(&path, &a.ingest, cli.quiet, cli.verbose, Some(a)),
+        Command::Query(a) if !a.batch.is_empty() => {
+            query::query_batch(&path, a, cli.quiet, cli.verbose)
+        }
         Command::Query(a) => query::query(&path, a),
         Command::Stats(a) => stats::stats(&path, a.json),
         Command::Export(a) => export::export(&path, a),

@@ -38,7 +38,12 @@ pub(super) struct QueryArgs {
 
 /// `fpdb query --batch`: every document of the inputs looked up, one JSON line each, in input
 /// order; fingerprints computed and lookups run on all cores, a batch at a time.
-pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow::Result<u8> {
+pub(super) fn query_batch(
+    path: &PathBuf,
+    a: &QueryArgs,
+    quiet: bool,
+    verbose: bool,
+) -> anyhow::Result<u8> {
     // With the presence filter the last writer saved, when it matches the store: lookups of
     // hashes no document has skip the store (the file is ~10 bits per stored key).
     let db = fpdb::Fpdb::builder()
@@ -106,7 +111,7 @@ pub(super) fn query_batch(path: &PathBuf, a: &QueryArgs, quiet: bool) -> anyhow:
             "fpdb: {records} records looked up: {duplicates} duplicates of stored documents, {} new, {skipped} skipped",
             records - duplicates - skipped
         );
-        if let Some(line) = super::output::lookup_line(&db.lookup_stats()) {
+        if let Some(line) = super::output::lookup_line(&db.lookup_stats()).filter(|_| verbose) {
             eprintln!("{line}");
         }
     }

@@ -34,7 +34,7 @@ impl std::fmt::Debug for RocksStore {
 /// Memory for all memtables of a store together. (Charging them to the block cache instead,
 /// one 160 MiB budget with 64 MiB for memtables, cut the peak RSS of 1,000,000 short
 /// documents from 420 to 341 MiB but cost 41% more CPU there: 608 s against 431 s, from more
-/// flushes and compactions; see README "Memory is bounded".)
+/// flushes and compactions; see docs/performance.md, "Memory is bounded".)
 const MEMTABLE_BUDGET: usize = 128 << 20;
 
 /// Block cache shared by every column family of a store, unless the opener asks for another
@@ -55,7 +55,7 @@ fn block_cache(bytes: usize) -> Cache {
 /// of 8 MiB stays in the CPU's caches, where one of 64 MiB missed them on every insert: those
 /// inserts were 22% of an nshash ingest's CPU, half of the writer thread's, which bounds an
 /// ingest (11% after the change). Measured
-/// side by side (README "Performance"): zh100k `--algos nshash` 15% faster and 182 -> 108 MiB
+/// side by side (docs/performance.md): zh100k `--algos nshash` 15% faster and 182 -> 108 MiB
 /// peak, zh50k defaults 12% faster and 220 -> 147 MiB, 10^6 short documents as fast (within
 /// drift) and 418 -> 337 MiB.
 const MEMTABLE_BYTES: usize = 8 << 20;
