@@ -29,8 +29,8 @@ fn delete_hands_the_cluster_on_and_reports_unknown_ids() {
     );
     let before = export(p, "fpdb.db");
     let clusters = json_lines(&stdout(&run(p, &["clusters", "--json", "--min-size", "2"])));
-    let first = clusters[0]["ids"][0].as_str().unwrap().to_string();
-    let second = clusters[0]["ids"][1].as_str().unwrap().to_string();
+    let first = clusters[0]["members"][0].as_str().unwrap().to_string();
+    let second = clusters[0]["members"][1].as_str().unwrap().to_string();
     std::fs::write(p.join("ids.txt"), format!("{first}\nnot-stored\n")).unwrap();
     let o = run(p, &["delete", "--ids-from", "ids.txt", "--json"]);
     assert_eq!(code(&o), 3, "an unknown id is reported: {}", stderr(&o));

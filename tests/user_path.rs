@@ -297,3 +297,41 @@ fn the_top_level_help_has_one_short_line_per_command() {
         "{help}"
     );
 }
+
+#[test]
+fn a_log_gets_progress_lines_and_the_summary_says_what_the_store_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..3000)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"{i}\",\"text\":\"{} number {i} of many\"}}\n",
+                S[i % 9]
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("in.jsonl"), lines).unwrap();
+    // stderr is a pipe here, as under nohup or cron: progress lines, every 0 s for the test.
+    let o = common::fpdb()
+        .current_dir(dir.path())
+        .env("FPDB_PROGRESS_SECS", "0")
+        .args(["ingest", "in.jsonl", "--batch-size", "500"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    let progress = err
+        .lines()
+        .filter(|l| l.contains(" docs (") && l.contains(" after "))
+        .count();
+    assert!(progress >= 2, "{err}");
+    // One vocabulary with `fpdb stats`: the store's duplicates after the run.
+    let stats: serde_json::Value =
+        serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
+    let expect = format!(
+        "{} documents in {} clusters, {} duplicates",
+        stats["documents"], stats["clusters"], stats["duplicates"]
+    );
+    assert!(err.contains(&expect), "{expect}: {err}");
+    // Without --verbose no lookup line.
+    assert!(!err.contains("per document looked up"), "{err}");
+}

@@ -12,7 +12,8 @@ pub(super) struct ClustersArgs {
     /// Only clusters with at least this many documents
     #[arg(long, default_value_t = 2)]
     pub(super) min_size: usize,
-    /// One JSON object per cluster on stdout: {"similar_id","size","ids"}
+    /// One JSON object per cluster on stdout: {"similar_id","size","members"} (as HTTP's
+    /// /v1/clusters)
     #[arg(long)]
     pub(super) json: bool,
 }
@@ -23,7 +24,8 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
     let mut w = BufWriter::new(std::io::stdout().lock());
     for (id, members) in &groups {
         if a.json {
-            let v = serde_json::json!({"similar_id": id, "size": members.len(), "ids": members});
+            let v =
+                serde_json::json!({"similar_id": id, "size": members.len(), "members": members});
             writeln!(w, "{v}")?;
         } else {
             writeln!(w, "similar_id {id} ({} documents)", members.len())?;

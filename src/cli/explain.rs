@@ -95,6 +95,12 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             "no match"
         }
     );
+    if !e.sentences_a.is_empty() || !e.sentences_b.is_empty() {
+        outln!(
+            "  (sentences as fingerprinted: letters and digits only, lower case, simplified \
+             characters, Taiwan words folded onto mainland ones; = shared)"
+        );
+    }
     for (name, s) in [("A", &e.sentences_a), ("B", &e.sentences_b)] {
         for x in s.iter() {
             let mark = if e.shared_sentences.contains(x) {

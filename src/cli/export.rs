@@ -12,6 +12,9 @@ pub(super) struct ExportArgs {
     /// Write to FILE instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub(super) output: Option<PathBuf>,
+    /// Accepted for one vocabulary with the other commands: the export is always JSON lines
+    #[arg(long)]
+    pub(super) json: bool,
 }
 
 pub(super) fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {

@@ -105,6 +105,12 @@ pub(super) struct Summary {
     /// `fpdb dedup`: the records written.
     #[serde(skip_serializing_if = "Option::is_none")]
     dedup: Option<super::dedup::Counts>,
+    /// The store after the run: documents, clusters, and duplicates (documents that are not
+    /// the first of their cluster: this run's duplicates and merges add to it), as `fpdb stats`
+    /// counts them.
+    store_documents: u64,
+    store_clusters: u64,
+    store_duplicates: u64,
     /// The distinct (input, reason) of skipped records printed on stderr (at most
     /// [`LIST_BAD`]).
     #[serde(skip)]
@@ -243,8 +249,22 @@ pub(super) fn ingest(
     };
     let not_documents = inputs.not_documents();
     let mut inputs = inputs.skip(a.skip).take(a.limit.unwrap_or(usize::MAX));
-    let (bar, sized) = progress_bar(&files, !quiet && std::io::stderr().is_terminal());
+    let terminal = std::io::stderr().is_terminal();
+    let (bar, sized) = progress_bar(&files, !quiet && terminal);
     let start = Instant::now();
+    let progress = Progress {
+        bar: &bar,
+        sized,
+        start,
+        // Logs (nohup, cron, CI) get a line every 10 s (`FPDB_PROGRESS_SECS`) instead of a bar.
+        log_every: (!quiet && !terminal).then(|| {
+            let secs = std::env::var("FPDB_PROGRESS_SECS")
+                .ok()
+                .and_then(|v| v.parse().ok());
+            std::time::Duration::from_secs(secs.unwrap_or(10))
+        }),
+        logged: std::cell::Cell::new(start),
+    };
     let mut sum = Summary {
         store: path.display().to_string(),
         expired,
@@ -297,14 +317,14 @@ pub(super) fn ingest(
                 durable,
             };
             if let Some(w) = waiting.replace(written) {
-                w.acknowledge(&db, &mut out, &mut sink, &bar, &sum, sized, start)?;
+                w.acknowledge(&db, &mut out, &mut sink, &sum, &progress)?;
             }
             if stop {
                 break;
             }
         }
         if let Some(w) = waiting {
-            w.acknowledge(&db, &mut out, &mut sink, &bar, &sum, sized, start)?;
+            w.acknowledge(&db, &mut out, &mut sink, &sum, &progress)?;
         }
         Ok(())
     })?;
@@ -319,6 +339,8 @@ pub(super) fn ingest(
     bar.finish_and_clear();
     sum.not_documents = not_documents.load(std::sync::atomic::Ordering::Relaxed);
     sum.dedup = sink.as_ref().map(|s| s.counts);
+    (sum.store_documents, sum.store_clusters) = db.totals();
+    sum.store_duplicates = sum.store_documents.saturating_sub(sum.store_clusters);
     sum.lookups = db.lookup_stats();
     sum.seconds = start.elapsed().as_secs_f64();
     sum.docs_per_second = if sum.seconds > 0.0 {
@@ -342,6 +364,16 @@ pub(super) fn ingest(
     } else {
         EXIT_OK
     })
+}
+
+/// How a run shows its progress: a bar on a terminal, a line every `log_every` in a log.
+struct Progress<'a> {
+    bar: &'a indicatif::ProgressBar,
+    /// Whether the bar's total (input bytes) is known.
+    sized: bool,
+    start: Instant,
+    log_every: Option<std::time::Duration>,
+    logged: std::cell::Cell<Instant>,
 }
 
 /// A chunk written to the store, not yet acknowledged: its results wait for its sync.
@@ -371,10 +403,8 @@ impl Written<'_> {
         db: &Fpdb,
         out: &mut Option<Box<dyn Write>>,
         sink: &mut Option<super::dedup::Sink>,
-        bar: &indicatif::ProgressBar,
         sum: &Summary,
-        sized: bool,
-        start: std::time::Instant,
+        p: &Progress<'_>,
     ) -> anyhow::Result<()> {
         let synced = match self.durable {
             Durable::Syncing(h) => h
@@ -403,18 +433,25 @@ impl Written<'_> {
             }
             s.flush()?;
         }
-        if sized {
-            bar.set_position(sum.input_bytes);
+        if p.sized {
+            p.bar.set_position(sum.input_bytes);
         }
-        let secs = start.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!(
+        let secs = p.start.elapsed().as_secs_f64().max(1e-9);
+        let line = format!(
             "{} docs ({:.0}/s), {} duplicates, {} skipped",
             sum.records,
             sum.records as f64 / secs,
             sum.duplicates,
             sum.skipped
-        ));
-        bar.tick();
+        );
+        if p.log_every
+            .is_some_and(|every| p.logged.get().elapsed() >= every)
+        {
+            p.logged.set(Instant::now());
+            eprintln!("fpdb: {line} after {secs:.0}s");
+        }
+        p.bar.set_message(line);
+        p.bar.tick();
         // The texts are freed off the writer's thread.
         rayon::spawn(move || drop(self.chunk));
         match self.fatal {
@@ -639,7 +676,8 @@ impl Summary {
             }
             eprintln!(
                 "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
-                 {} skipped ({} bad input, {} existing id{}) in {:.2}s ({:.0} docs/s) -> {}",
+                 {} skipped ({} bad input, {} existing id{}) in {:.2}s ({:.0} docs/s) -> {}: \
+                 {} documents in {} clusters, {} duplicates",
                 self.records,
                 self.added,
                 self.new_clusters,
@@ -656,7 +694,10 @@ impl Summary {
                 },
                 self.seconds,
                 self.docs_per_second,
-                self.store
+                self.store,
+                self.store_documents,
+                self.store_clusters,
+                self.store_duplicates
             );
             if let Some(d) = &self.dedup {
                 eprintln!(

@@ -45,6 +45,12 @@ impl Fpdb {
         }))
     }
 
+    /// The documents and clusters the store holds (what [`Fpdb::stats`] counts, without its
+    /// reads of sizes and files).
+    pub fn totals(&self) -> (u64, u64) {
+        (self.doc_count, self.cluster_count)
+    }
+
     /// Store-wide numbers.
     pub fn stats(&self) -> Stats {
         Stats {
