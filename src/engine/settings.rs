@@ -7,8 +7,9 @@ use std::sync::Arc;
 use super::Fpdb;
 use crate::error::{Error, Result};
 use crate::options::{IdfSource, Options, SentenceHash};
-use crate::store::redis::RedisUrl;
-use crate::store::{MemoryStore, RedisStore, RocksStore, Store};
+#[cfg(feature = "redis")]
+use crate::store::RedisStore;
+use crate::store::{MemoryStore, RocksStore, Store};
 use crate::text::IdfTable;
 
 /// Explicitly requested settings; anything left `None` takes the store's value (or the default
@@ -335,16 +336,23 @@ impl Builder {
     /// a `redis://host:port[,…]/NAMESPACE` address ([`crate::store::RedisStore`]).
     pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
         let path = path.as_ref();
-        if let Some(url) = path.to_str().filter(|s| RedisUrl::is_redis(s)) {
-            if self.presence_filters {
-                return Err(Error::Storage(
-                    "memory filters cannot be used with a Redis store (other writers' keys \
-                     would be missing from them)"
-                        .into(),
-                ));
+        if let Some(url) = path.to_str().filter(|s| crate::store::is_redis_url(s)) {
+            #[cfg(not(feature = "redis"))]
+            return Err(Error::InvalidOption(format!(
+                "{url}: this build of fpdb has no Redis store (cargo feature `redis`)"
+            )));
+            #[cfg(feature = "redis")]
+            {
+                if self.presence_filters {
+                    return Err(Error::Storage(
+                        "memory filters cannot be used with a Redis store (other writers' keys \
+                         would be missing from them)"
+                            .into(),
+                    ));
+                }
+                let store = RedisStore::open(url, self.read_only)?;
+                return Fpdb::init(Box::new(store), &self.settings, Some(path.to_path_buf()));
             }
-            let store = RedisStore::open(url, self.read_only)?;
-            return Fpdb::init(Box::new(store), &self.settings, Some(path.to_path_buf()));
         }
         let cache = self
             .cache_bytes

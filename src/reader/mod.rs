@@ -17,6 +17,7 @@ mod delimited;
 mod discovery;
 mod http;
 mod jsonl;
+#[cfg_attr(not(feature = "parquet"), path = "parquet_off.rs")]
 mod parquet;
 pub mod source;
 mod text;
@@ -238,6 +239,8 @@ enum Current {
         n: u64,
         errors: u32,
     },
+    // Never made without the `parquet` feature (its `Rows` is then an empty enum).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     Parquet {
         source: String,
         rows: Box<parquet::Rows>,

@@ -6,6 +6,7 @@
 mod behind;
 mod memory;
 mod presence;
+#[cfg(feature = "redis")]
 pub mod redis;
 pub(crate) mod rocks;
 pub mod schema;
@@ -17,12 +18,19 @@ pub use presence::{
     remove_unusable as remove_unusable_presence, saved as saved_presence, Fit as PresenceFit,
     Presence, Start as PresenceStart, FILE_NAME as PRESENCE_FILE,
 };
+#[cfg(feature = "redis")]
 pub use redis::RedisStore;
 pub use rocks::{RocksStore, BLOCK_CACHE_BYTES};
 pub use schema::Cf;
 pub use staged::Staged;
 
 use crate::error::Result;
+
+/// Whether a store path is a Redis Cluster address (`redis://…`; the store itself needs the
+/// `redis` cargo feature).
+pub fn is_redis_url(s: &str) -> bool {
+    s.starts_with("redis://")
+}
 
 /// The [`Store`] methods a wrapper store passes to its `base` unchanged, one per name:
 /// `forward! { read_only, shared, ... }` inside its `impl Store`. What a wrapper does itself

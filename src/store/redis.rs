@@ -77,7 +77,7 @@ pub struct RedisUrl {
 impl RedisUrl {
     /// Whether `s` names a Redis store rather than a directory.
     pub fn is_redis(s: &str) -> bool {
-        s.starts_with("redis://")
+        super::is_redis_url(s)
     }
 
     /// Parse `redis://host:port[,host:port…]/NAMESPACE[?wait=N&lease=SECS&retry=SECS]`.
