@@ -35,6 +35,13 @@ if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check
 fi
 cargo bench --no-run --quiet
+# The library alone: built without the command line's features, and with none of its crates.
+cargo check --release --quiet --lib --no-default-features
+if cargo tree -e normal -p fpdb --no-default-features --features redis,parquet 2>/dev/null |
+  grep -E '[─ ](clap|axum|tokio|hyper|indicatif|prometheus-client) v'; then
+  echo "test: the library depends on a command-line crate (above); only the cli feature may bring it" >&2
+  exit 1
+fi
 cargo test --release
 # The Python package (python/): built into the same target directory (RocksDB is not built
 # again), installed into the test venv, and its pytest suite run against the CLI's binary.
