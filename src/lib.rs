@@ -29,6 +29,7 @@ mod error;
 pub mod eval;
 pub mod explain;
 pub mod fingerprint;
+mod hash;
 pub mod index;
 mod options;
 pub mod reader;

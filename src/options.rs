@@ -392,6 +392,17 @@ pub const SHORT_CHARS: u64 = 1_200;
 /// Documents of this many characters or more are verified at 90% resemblance.
 pub const LONG_CHARS: u64 = 4_000;
 
+/// Resemblance at which a longer document is accepted on its shingles alone (stores with
+/// `reflow`): a copy whose lines were re-wrapped keeps its characters but not its sentences.
+/// High, because revised editions of a law, or one city's regulation copied from another's,
+/// reach 0.6-0.85 in 4-gram resemblance and are not near-duplicates.
+pub const LONG_RESEMBLANCE: f64 = 0.9;
+
+/// Version of the text normalization rules (`text::normalize`); part of the store format,
+/// since changing the rules changes every fingerprint. Kept here, below both the text layer
+/// that applies the rules and the store layer that writes the format marker.
+pub const NORMALIZE_VERSION: u32 = 1;
+
 /// The settings a store is created with. All of them change fingerprints or the index layout,
 /// so all of them are saved and checked on reopen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -543,13 +554,13 @@ impl Options {
 
     /// The resemblance that accepts a candidate on its shingles alone, for a pair whose
     /// larger document has `chars` characters: [`Options::verify_resemblance_pct`] up to
-    /// [`SHORT_CHARS`], [`LONG_RESEMBLANCE`](crate::fingerprint::nshash::LONG_RESEMBLANCE)
+    /// [`SHORT_CHARS`], [`LONG_RESEMBLANCE`]
     /// (90%) from [`LONG_CHARS`], halfway between the two in between. Revised editions of a
     /// law and one city's copy of another's regulation reach 60–90% resemblance; they are
     /// long, while the reposts that lose as much (a retitled news item with an ad) are short.
     pub fn resemblance_floor(&self, chars: u64) -> f64 {
         let short = self.verify_resemblance_pct as f64 / 100.0;
-        let long = crate::fingerprint::nshash::LONG_RESEMBLANCE.max(short);
+        let long = LONG_RESEMBLANCE.max(short);
         if chars <= SHORT_CHARS {
             short
         } else if chars < LONG_CHARS {

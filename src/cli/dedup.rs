@@ -207,14 +207,3 @@ impl Sink {
         Ok(())
     }
 }
-
-/// `fpdb dedup`: the flags of `ingest`; `-o` is where the unique records go.
-#[derive(clap::Args, Debug)]
-pub(super) struct DedupArgs {
-    #[command(flatten)]
-    pub(super) ingest: super::ingest::IngestArgs,
-    /// Also write the near-duplicate records (and those whose id is already stored) to FILE, as
-    /// the unique ones are written
-    #[arg(long, value_name = "FILE")]
-    pub(super) duplicates_out: Option<std::path::PathBuf>,
-}

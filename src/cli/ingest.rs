@@ -70,6 +70,17 @@ pub(super) struct IngestArgs {
     pub(super) settings: SettingsArgs,
 }
 
+/// `fpdb dedup`: the flags of `ingest`; `-o` is where the unique records go.
+#[derive(clap::Args, Debug)]
+pub(super) struct DedupArgs {
+    #[command(flatten)]
+    pub(super) ingest: IngestArgs,
+    /// Also write the near-duplicate records (and those whose id is already stored) to FILE, as
+    /// the unique ones are written
+    #[arg(long, value_name = "FILE")]
+    pub(super) duplicates_out: Option<std::path::PathBuf>,
+}
+
 /// `ingest --memory-filters`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(super) enum MemoryFilters {
@@ -142,7 +153,7 @@ pub(super) fn ingest(
     a: &IngestArgs,
     quiet: bool,
     verbose: bool,
-    dedup: Option<&super::dedup::DedupArgs>,
+    dedup: Option<&DedupArgs>,
 ) -> anyhow::Result<u8> {
     // The outputs: result lines (ingest), or unique and duplicate records (dedup).
     let (results, unique, duplicates) = match dedup {

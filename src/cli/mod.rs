@@ -103,7 +103,7 @@ enum Command {
     /// (`--replace` ingests it again). When a later record merges two clusters, both earlier
     /// records stay written; the summary counts them (kept_later_merged).
     #[command(mut_arg("output", |a| a.help("Write the unique records to FILE (`-` = stdout, the default)").long_help(None::<&str>)))]
-    Dedup(dedup::DedupArgs),
+    Dedup(ingest::DedupArgs),
     /// Ask whether a text is a near-duplicate of stored documents (never writes).
     Query(query::QueryArgs),
     /// Print store statistics and settings.

@@ -22,7 +22,7 @@
 //! and Chinese commas are already ASCII. Figures are compared as a set, so paragraphs moved or
 //! dropped do not change what is shared.
 
-use super::farmhash::fingerprint64;
+use crate::hash::fingerprint64;
 
 /// Most figure hashes kept per document (the smallest, a consistent sample, when it has more).
 pub const FIGURES_K: usize = 64;

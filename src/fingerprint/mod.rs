@@ -1,7 +1,6 @@
 //! Fingerprints of one document, computed from its text alone (no store access), so that they
 //! can be computed on all cores before the sequential store step.
 
-pub(crate) mod farmhash;
 pub mod figures;
 pub mod keys;
 pub mod nshash;
@@ -11,8 +10,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::farmhash::fingerprint64;
 use crate::error::{Error, Result};
+pub use crate::hash::fingerprint64;
 use crate::options::{IdfSource, KeyAlgo, Options, SimhashFeatures};
 use crate::text::{self, IdfTable, TermWeights};
 

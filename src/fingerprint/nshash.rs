@@ -13,7 +13,7 @@
 
 use md5::{Digest, Md5};
 
-use super::farmhash::fingerprint64;
+use crate::hash::fingerprint64;
 use crate::options::{Options, SentenceHash};
 use crate::text::{ideograph, ideograph_at, sentences};
 
@@ -430,11 +430,7 @@ pub const SHINGLES_K: usize = 32;
 /// [`LONG_RESEMBLANCE`], where 32 samples misjudge by 0.08 (one standard deviation).
 pub const SHINGLES_K_ALL: usize = 64;
 
-/// Resemblance at which a longer document is accepted on its shingles alone (stores with
-/// `reflow`): a copy whose lines were re-wrapped keeps its characters but not its sentences.
-/// High, because revised editions of a law, or one city's regulation copied from another's,
-/// reach 0.6-0.85 in 4-gram resemblance and are not near-duplicates.
-pub const LONG_RESEMBLANCE: f64 = 0.9;
+pub use crate::options::LONG_RESEMBLANCE;
 
 /// Bottom-[`SHINGLES_K`] sketch of the character 4-grams of the letters and digits of a
 /// document: of every document when `all` (stores with `reflow`), else only of short ones

@@ -2,7 +2,7 @@
 //! its set bits and -weight on its clear bits; bit i of the fingerprint is set when the vote
 //! for bit i is positive.
 
-use super::farmhash::fingerprint64;
+use crate::hash::fingerprint64;
 
 /// Simhash of weighted terms; `None` when there are no terms (such a document has no simhash
 /// and is matched by nshash only).

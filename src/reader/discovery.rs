@@ -2,9 +2,10 @@
 //! directories only), lists of paths, stdin; decompression and format detection.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
+use super::sniff::{container_by_content, format_by_content, format_by_name, BOM};
 use super::source::Source;
 use super::{arc, error, file_id, warc, Current, Format, Inputs, Pending, Record, Unit};
 
@@ -35,44 +36,6 @@ pub(super) fn skip_in_walk(path: &Path) -> Option<String> {
     }
 }
 
-/// The UTF-8 byte order mark.
-pub(super) const BOM: &[u8] = b"\xef\xbb\xbf";
-
-/// Gzip's first two bytes.
-const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
-/// Zstandard's frame magic number.
-pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
-
-/// `raw` decompressed as its first bytes say (gzip, any number of members, a damaged one
-/// reported and passed over: [`super::source::Members`]; zstd), else as is.
-/// The file name is not asked: a gzip file without `.gz` is read, a `.gz` file that is not
-/// gzip is read as it is.
-pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn Read + Send>> {
-    // The first bytes, read until there are enough or the input ends (a pipe may deliver
-    // them in pieces), then put back in front of the rest.
-    let mut head = Vec::with_capacity(ZSTD_MAGIC.len());
-    while head.len() < ZSTD_MAGIC.len() {
-        let mut byte = [0u8; 4];
-        let want = ZSTD_MAGIC.len() - head.len();
-        match raw.read(&mut byte[..want]) {
-            Ok(0) => break,
-            Ok(n) => head.extend_from_slice(&byte[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let gzip = head.starts_with(GZIP_MAGIC);
-    let zstd = head.starts_with(ZSTD_MAGIC);
-    let whole = std::io::Cursor::new(head).chain(raw);
-    Ok(if gzip {
-        Box::new(super::source::Members::new(BufReader::new(whole)))
-    } else if zstd {
-        Box::new(zstd::stream::read::Decoder::new(whole)?)
-    } else {
-        Box::new(whole)
-    })
-}
-
 /// Whether `path` is a Parquet file: its first bytes, else its name.
 fn is_parquet(path: &Path) -> bool {
     let mut head = [0u8; 4];
@@ -84,63 +47,6 @@ fn is_parquet(path: &Path) -> bool {
             .to_ascii_lowercase()
             .ends_with(".parquet"),
     }
-}
-
-pub(super) fn format_by_name(path: &Path) -> Format {
-    let name = path.to_string_lossy().to_ascii_lowercase();
-    let name = name
-        .trim_end_matches(".gz")
-        .trim_end_matches(".zst")
-        .trim_end_matches(".zstd");
-    let ext = name.rsplit('.').next().unwrap_or("");
-    match ext {
-        "jsonl" | "ndjson" | "json" => Format::Jsonl,
-        "csv" => Format::Csv,
-        "tsv" => Format::Tsv,
-        "warc" | "wet" => Format::Warc,
-        "arc" => Format::Arc,
-        "html" | "htm" | "xhtml" | "shtml" => Format::Html,
-        _ => Format::Auto,
-    }
-}
-
-/// The containers whose first bytes name them: a WARC version line, an ARC file's
-/// `filedesc://` record. They win over the file name.
-pub(super) fn container_by_content(head: &[u8]) -> Option<Format> {
-    let head = content_start(head);
-    if head.starts_with(b"WARC/") {
-        Some(Format::Warc)
-    } else if head.starts_with(b"filedesc://") {
-        Some(Format::Arc)
-    } else {
-        None
-    }
-}
-
-/// `head` without a byte order mark and leading white space.
-fn content_start(head: &[u8]) -> &[u8] {
-    let head = head.strip_prefix(BOM).unwrap_or(head);
-    let start = head
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(head.len());
-    &head[start..]
-}
-
-pub(super) fn format_by_content(head: &[u8]) -> Format {
-    let head = content_start(head);
-    if let Some(f) = container_by_content(head) {
-        return f;
-    }
-    if head.first() == Some(&b'{') {
-        return Format::Jsonl;
-    }
-    let lower = String::from_utf8_lossy(&head[..head.len().min(1024)]).to_ascii_lowercase();
-    if lower.starts_with("<!doctype html") || lower.starts_with("<html") || lower.contains("<html")
-    {
-        return Format::Html;
-    }
-    Format::Text
 }
 
 impl Inputs {

@@ -19,6 +19,7 @@ mod http;
 mod jsonl;
 #[cfg_attr(not(feature = "parquet"), path = "parquet_off.rs")]
 mod parquet;
+mod sniff;
 pub mod source;
 mod text;
 mod warc_docs;
@@ -443,8 +444,8 @@ impl Iterator for Inputs {
 
 #[cfg(test)]
 mod tests {
-    use super::discovery::*;
     use super::jsonl::parse_json_line;
+    use super::sniff::*;
     use super::*;
 
     fn fields() -> Fields {

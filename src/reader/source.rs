@@ -375,7 +375,7 @@ impl Source {
         let head = &head[..n];
         let inner = if head.starts_with(&GZIP_HEADER[..2]) {
             Inner::Gzip(Box::new(Members::new(BufReader::with_capacity(BUFFER, f))))
-        } else if head.starts_with(super::discovery::ZSTD_MAGIC) {
+        } else if head.starts_with(ZSTD_MAGIC) {
             Inner::Stream(Box::new(zstd::stream::read::Decoder::new(f)?))
         } else {
             Inner::Plain(f)
@@ -385,7 +385,7 @@ impl Source {
 
     /// A forward-only input (stdin, a pipe), decompressed as its first bytes say.
     pub fn stream(raw: Box<dyn Read + Send>) -> std::io::Result<Self> {
-        Ok(Self::of(Inner::Stream(super::discovery::decoded(raw)?)))
+        Ok(Self::of(Inner::Stream(decoded(raw)?)))
     }
 
     fn of(inner: Inner) -> Self {
@@ -469,6 +469,41 @@ impl Rewind for Source {
         self.pos = at;
         Ok(true)
     }
+}
+
+/// Gzip's first two bytes.
+const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
+/// Zstandard's frame magic number.
+pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
+
+/// `raw` decompressed as its first bytes say (gzip, any number of members, a damaged one
+/// reported and passed over: [`Members`]; zstd), else as is.
+/// The file name is not asked: a gzip file without `.gz` is read, a `.gz` file that is not
+/// gzip is read as it is.
+pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn Read + Send>> {
+    // The first bytes, read until there are enough or the input ends (a pipe may deliver
+    // them in pieces), then put back in front of the rest.
+    let mut head = Vec::with_capacity(ZSTD_MAGIC.len());
+    while head.len() < ZSTD_MAGIC.len() {
+        let mut byte = [0u8; 4];
+        let want = ZSTD_MAGIC.len() - head.len();
+        match raw.read(&mut byte[..want]) {
+            Ok(0) => break,
+            Ok(n) => head.extend_from_slice(&byte[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let gzip = head.starts_with(GZIP_MAGIC);
+    let zstd = head.starts_with(ZSTD_MAGIC);
+    let whole = std::io::Cursor::new(head).chain(raw);
+    Ok(if gzip {
+        Box::new(Members::new(BufReader::new(whole)))
+    } else if zstd {
+        Box::new(zstd::stream::read::Decoder::new(whole)?)
+    } else {
+        Box::new(whole)
+    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use super::{
-    decode, discovery::format_by_content, error, Deferred, Format, Input, Inputs, Record, Unit,
+    decode, error, sniff::format_by_content, Deferred, Format, Input, Inputs, Record, Unit,
 };
 
 impl Inputs {

@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::discovery::format_by_content;
 use super::http::{http_head, may_be_text, split_http};
+use super::sniff::format_by_content;
 use super::{
     check_id, corrupt_record, decode, warc, Current, Deferred, Format, Inputs, Record, Unit,
 };

@@ -144,7 +144,7 @@ impl RedisUrl {
 /// How a family is cut into buckets.
 fn bucket_of(cf: Cf, key: &[u8]) -> Vec<u8> {
     if cf == Cf::DocIds {
-        return vec![(crate::fingerprint::farmhash::fingerprint64(key) >> 56) as u8];
+        return vec![(crate::hash::fingerprint64(key) >> 56) as u8];
     }
     let (n, last) = prefix_of(cf);
     let mut b = key[..key.len().min(n)].to_vec();

@@ -162,7 +162,7 @@ pub mod meta {
 pub fn format_value() -> Vec<u8> {
     let mut v = FORMAT_MAGIC.to_vec();
     v.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
-    v.extend_from_slice(&crate::text::NORMALIZE_VERSION.to_be_bytes());
+    v.extend_from_slice(&crate::options::NORMALIZE_VERSION.to_be_bytes());
     v
 }
 

@@ -6,9 +6,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::variant::{is_traditional, is_traditional_cp};
 
-/// Version of the normalization rules; part of the store format (changing the rules changes
-/// every fingerprint).
-pub const NORMALIZE_VERSION: u32 = 1;
+pub use crate::options::NORMALIZE_VERSION;
 
 /// Fold punctuation that NFKC leaves alone onto the ASCII character it stands for.
 fn fold_punct(c: char) -> char {

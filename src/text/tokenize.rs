@@ -183,7 +183,7 @@ impl IdfTable {
         };
         t.digest = format!(
             "{:016x}",
-            crate::fingerprint::fingerprint64(t.to_text().as_bytes())
+            crate::hash::fingerprint64(t.to_text().as_bytes())
         );
         t
     }

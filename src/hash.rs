@@ -130,7 +130,7 @@ mod tests {
     /// few large ones; input byte i is (i * 131 + 7) % 256.
     #[test]
     fn matches_google_reference_vectors() {
-        let tsv = include_str!("../../tests/fixtures/farmhash_fingerprint64.tsv");
+        let tsv = include_str!("../tests/fixtures/farmhash_fingerprint64.tsv");
         let mut checked = 0;
         for line in tsv
             .lines()
