@@ -4,8 +4,13 @@
 //! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
 //! - `tests/fixtures/store-v2-reflow`: format 2 with the defaults since: `reflow`, `t2s`.
 //!
-//! Both hold the first 30 sample documents. When the format changes on purpose, bump
-//! FORMAT_VERSION and add a new fixture next to these.
+//! - `tests/fixtures/store-v3` … `store-v8`: one store of every format this version writes
+//!   (the first 20 sample documents, each with the settings whose oldest format it is), made
+//!   by `scripts/freeze_stores.sh`.
+//!
+//! The format-2 ones hold the first 30 sample documents. When the format changes on purpose,
+//! bump FORMAT_VERSION and run `scripts/freeze_stores.sh` (it adds the new format's store and
+//! leaves the frozen ones as they are); the test below fails until it is there.
 
 mod common;
 
@@ -69,7 +74,11 @@ fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>)
         );
         checked += 1;
     }
-    assert!(checked >= 25, "{name}: only {checked} documents checked");
+    assert!(
+        checked * 5 >= want.len() * 4,
+        "{name}: only {checked} of {} documents checked",
+        want.len()
+    );
     (db, want)
 }
 
@@ -347,4 +356,33 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
         );
     }
     assert_eq!(format_of(&p), format_value_of(99));
+}
+
+/// Every format from the oldest this version opens to the current has a frozen store: each
+/// opens read-only with its own marker, verifies, exports as frozen and finds its stored texts
+/// (`check_fixture`); written to by this version, it keeps its format and verifies.
+#[test]
+fn a_frozen_store_of_every_format_opens_verifies_and_exports_the_same() {
+    use fpdb::store::schema::{format_value_of, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let docs = common::sample_docs();
+    for v in OLDEST_FORMAT_VERSION..=FORMAT_VERSION {
+        let name = format!("store-v{v}");
+        assert!(
+            root.join(&name).is_dir(),
+            "no frozen store of format {v}: run scripts/freeze_stores.sh"
+        );
+        let (db, want) = check_fixture(&name, dir.path());
+        assert_eq!(want.len(), 20, "{name}");
+        drop(db);
+        let path = dir.path().join(&name);
+        assert_eq!(format_of(&path), format_value_of(v), "{name}");
+        let mut db = fpdb::Fpdb::open(&path).unwrap();
+        db.ingest_document(&docs[25], fpdb::OnExisting::Skip)
+            .unwrap();
+        db.verify().unwrap();
+        drop(db);
+        assert_eq!(format_of(&path), format_value_of(v), "{name} after a write");
+    }
 }

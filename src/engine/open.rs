@@ -71,13 +71,13 @@ impl Fpdb {
                 create(&store, settings)?
             }
             Some(f) => {
-                let legacy = f == schema::format_value_of(schema::LEGACY_FORMAT_VERSION);
-                let plain = f == schema::format_value_of(schema::PLAIN_FORMAT_VERSION)
-                    || f == schema::format_value_of(schema::RULES4_FORMAT_VERSION)
-                    || f == schema::format_value_of(schema::RULES5_FORMAT_VERSION)
-                    || f == schema::format_value_of(schema::RULES6_FORMAT_VERSION)
-                    || f == schema::format_value_of(schema::RULES7_FORMAT_VERSION);
-                if f != schema::format_value() && !legacy && !plain {
+                // One rule: the legacy format (upgraded), or any from the oldest to the current.
+                let version = schema::format_version(&f);
+                let legacy = version == Some(schema::LEGACY_FORMAT_VERSION);
+                let current = version.is_some_and(|v| {
+                    (schema::OLDEST_FORMAT_VERSION..=schema::FORMAT_VERSION).contains(&v)
+                });
+                if !legacy && !current {
                     return Err(Error::IncompatibleFormat {
                         found: schema::describe_format(&f),
                         expected: schema::describe_format(&schema::format_value()),

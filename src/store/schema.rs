@@ -89,6 +89,19 @@ pub const FORMAT_VERSION: u32 = 8;
 /// Format 7: the current layout without the settings of format 8.
 pub const RULES7_FORMAT_VERSION: u32 = 7;
 
+/// The oldest format this version opens and writes as it is (every format from it to
+/// [`FORMAT_VERSION`] is the current layout with fewer settings). Older ones
+/// ([`LEGACY_FORMAT_VERSION`]) are upgraded on a writable open; newer ones are refused.
+pub const OLDEST_FORMAT_VERSION: u32 = PLAIN_FORMAT_VERSION;
+
+/// The format version of a marker this binary's normalization wrote (None for anything else:
+/// another normalization, or not a marker).
+pub fn format_version(marker: &[u8]) -> Option<u32> {
+    let current = format_value();
+    (marker.len() == current.len() && marker[..4] == current[..4] && marker[8..] == current[8..])
+        .then(|| u32::from_be_bytes(marker[4..8].try_into().expect("4 bytes")))
+}
+
 /// Format 6: the current layout without the settings of format 7.
 pub const RULES6_FORMAT_VERSION: u32 = 6;
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Freeze a store of every format this binary writes (tests/fixtures/store-vN, N = 3 to the
+# current format) and its export (store-vN.export.jsonl): the first 20 sample documents, each
+# store made with the settings whose oldest format is N. tests/compat.rs opens, verifies and
+# exports every one of them in every test run, so no later version can stop opening them.
+# Run it once for a new format (it refuses to overwrite a frozen store): `scripts/freeze_stores.sh`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
+cargo build --release --quiet --bin fpdb
+fpdb="$CARGO_TARGET_DIR/release/fpdb"
+input=$(mktemp)
+trap 'rm -f "$input"' EXIT
+head -n 20 data/sample.jsonl > "$input"
+# The settings of each format: the current defaults with the newer rules switched off.
+flags() {
+  case $1 in
+    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false" ;;
+    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false" ;;
+    5) echo "--tw-phrases false --link-shape false --template-figures false" ;;
+    6) echo "--link-shape false --template-figures false" ;;
+    7) echo "--template-figures false" ;;
+    8) echo "" ;;
+    *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
+  esac
+}
+for n in 3 4 5 6 7 8; do
+  dir=tests/fixtures/store-v$n
+  if [ -e "$dir" ]; then
+    echo "freeze_stores: $dir is frozen already" >&2
+    continue
+  fi
+  # shellcheck disable=SC2046
+  "$fpdb" --db "$dir" --quiet ingest --memory-filters=off $(flags $n) "$input"
+  "$fpdb" --db "$dir" export > "$dir.export.jsonl"
+  rm -f "$dir/LOG" "$dir"/LOG.old.* "$dir/LOCK"
+  echo "freeze_stores: $dir ($(du -sh "$dir" | cut -f1))" >&2
+done
