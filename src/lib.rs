@@ -26,7 +26,10 @@
 pub mod clock;
 mod engine;
 mod error;
+// Used by the `fpdb` binary and the tests, not a stable API: hidden from the documentation.
+#[doc(hidden)]
 pub mod eval;
+#[doc(hidden)]
 pub mod explain;
 pub mod fingerprint;
 mod hash;

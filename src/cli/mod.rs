@@ -43,11 +43,8 @@ use args::JsonFlag;
 const SERVE_CACHE_MIB: u64 = (fpdb::store::BLOCK_CACHE_BYTES >> 20) as u64;
 
 /// `--cache-mib` of `ingest`. Under half of `serve`'s: an ingest reads mostly hashes no
-/// document has (answered by filters) and the records of a few candidates. Measured side by
-/// side on 1,000,000 generated short documents into a fresh store: with 64 MiB 142-148 s and
-/// 261 MiB peak against 151-166 s and 335-338 MiB with 128 MiB; with 48 MiB (and 1 KiB data
-/// blocks) 136 s and 240 MiB against 139 s and 262 MiB with 64; 20,000 new documents into that
-/// store 4.3-4.5 s against 4.6-5.1 s, zh50k and zh100k ingests unchanged.
+/// document has (answered by filters) and the records of a few candidates, so a smaller cache
+/// costs it nothing and saves memory (figures: docs/performance.md, "Store settings").
 const INGEST_CACHE_MIB: u64 = 48;
 
 const ABOUT: &str = "fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB)";

@@ -366,8 +366,8 @@ impl Builder {
             let rocks = Box::new(RocksStore::open_with_cache(path, self.create, cache)?);
             // The writer's batches reach RocksDB on a thread of their own while the next is
             // looked up and decided (reads see them meanwhile): `store::WriteBehind`. Only
-            // with a second core to run it: on one (`taskset -c 0`) the hand-over cost 7%
-            // more time on 300,000 short documents, against ~8% less with two cores.
+            // with a second core to run it: on one core the hand-over costs more than it saves
+            // (docs/performance.md, "Store settings").
             if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
                 Box::new(crate::store::WriteBehind::new(rocks)?)
             } else {

@@ -9,6 +9,8 @@ mod presence;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub(crate) mod rocks;
+// Key and record encodings: the binary and the tests read them; not a stable API.
+#[doc(hidden)]
 pub mod schema;
 mod staged;
 

@@ -31,10 +31,9 @@ impl std::fmt::Debug for RocksStore {
     }
 }
 
-/// Memory for all memtables of a store together. (Charging them to the block cache instead,
-/// one 160 MiB budget with 64 MiB for memtables, cut the peak RSS of 1,000,000 short
-/// documents from 420 to 341 MiB but cost 41% more CPU there: 608 s against 431 s, from more
-/// flushes and compactions; see docs/performance.md, "Memory is bounded".)
+/// Memory for all memtables of a store together. (Charging them to the block cache instead
+/// saved memory but cost much more CPU in flushes and compactions: docs/performance.md,
+/// "Store settings".)
 const MEMTABLE_BUDGET: usize = 128 << 20;
 
 /// Block cache shared by every column family of a store, unless the opener asks for another
@@ -42,42 +41,35 @@ const MEMTABLE_BUDGET: usize = 128 << 20;
 pub const BLOCK_CACHE_BYTES: usize = 128 << 20;
 
 /// The block cache: RocksDB's HyperClockCache (lock-free lookups), which RocksDB recommends over
-/// its LRU cache, whose shard mutexes were 4% of a `query --batch` on all cores (`perf`).
-/// Measured side by side, alternated three times: `query --batch` of 60,000 zh100k documents
-/// against the nshash zh100k store 2.35-2.49 s -> 2.01-2.06 s; ingests (zh100k nshash, zh50k
-/// defaults, 20,000 documents into a 10^6-document store) unchanged or 1-3% faster.
+/// its LRU cache, whose shard mutexes showed in profiles of `query --batch` on all cores
+/// (figures: docs/performance.md, "Store settings").
 fn block_cache(bytes: usize) -> Cache {
     // 0: the variant that sizes its table as it fills (no average block size to guess).
     Cache::new_hyper_clock_cache(bytes, 0)
 }
 
 /// Memtable size of each column family of a writer (RocksDB's default: 64 MiB). A skip list
-/// of 8 MiB stays in the CPU's caches, where one of 64 MiB missed them on every insert: those
-/// inserts were 22% of an nshash ingest's CPU, half of the writer thread's, which bounds an
-/// ingest (11% after the change). Measured
-/// side by side (docs/performance.md): zh100k `--algos nshash` 15% faster and 182 -> 108 MiB
-/// peak, zh50k defaults 12% faster and 220 -> 147 MiB, 10^6 short documents as fast (within
-/// drift) and 418 -> 337 MiB.
+/// of 8 MiB stays in the CPU's caches, where one of 64 MiB missed them on every insert, on the
+/// writer's thread, which bounds an ingest (figures: docs/performance.md, "Store settings").
 const MEMTABLE_BYTES: usize = 8 << 20;
 
 /// Target size of level 1 (RocksDB's default: 256 MiB; its files a quarter of it), matched to
 /// [`MEMTABLE_BYTES`] as RocksDB's tuning guide asks (four flushed memtables): with 256 MiB an
-/// L0 -> L1 compaction of small flushes rewrote up to 256 MiB of L1 each time, and 8 MiB
-/// memtables alone cost 17% more CPU at 10^6 documents.
+/// L0 -> L1 compaction of small flushes rewrote up to 256 MiB of L1 each time, which made
+/// small memtables alone cost CPU at large stores.
 const LEVEL1_BYTES: u64 = 32 << 20;
 
 /// Data block size of the families lookups read at random (records, postings, simhash
 /// tables; RocksDB's default is 4 KiB). A lookup reads one record or a few keys of a block and
 /// a large store's blocks miss the cache, so each read decompressed and checksummed 4 KiB for
-/// ~400 bytes. With 1 KiB: 20,000 new documents into a store of 10^6 3.9–4.5 → 3.6–4.0 s and
-/// 201 → 188 MiB, `query --batch` there 218 → 202 MiB, the store 3.5% larger, small stores
-/// and a cold `fpdb query` unchanged. Files written before keep their block size.
+/// ~400 bytes (figures: docs/performance.md, "Store settings"). Files written before keep
+/// their block size.
 const LOOKUP_BLOCK_BYTES: usize = 1 << 10;
 
 /// Size of the memtables' prefix Bloom filters, as a share of a memtable's size
 /// ([`MEMTABLE_BYTES`]): ~8 bits per key for this store's small keys. RocksDB allocates and
-/// zeroes each filter whole when its memtable is created; at 0.1 of a 64 MiB memtable they
-/// took ~40 MiB of a fresh writer's memory.
+/// zeroes each filter whole when its memtable is created, so a larger share costs a fresh
+/// writer that memory up front.
 const MEMTABLE_BLOOM_RATIO: f64 = 0.02;
 
 /// Bytes of a `simhash` key covered by the prefix extractor (table byte + 24 bits).

@@ -14,10 +14,9 @@
 //! start a member answers almost always "no" (1 position in 40 of a law text passes, 1 in
 //! 1,000 of random text), and only then are the members starting with that pair compared,
 //! longest first. The few one-character members (矽 / 硅: element names) have a bitmap of
-//! their own, and ASCII that starts no member is passed over a byte at a time. On one core it
-//! folds 570 MB/s of law text, 890 MB/s of the synthetic benchmark corpus and 540 MB/s of
-//! English posts, where `aho-corasick`'s leftmost-longest DFA (the oracle of the tests) finds
-//! the members at 390, 330 and 600 MB/s.
+//! their own, and ASCII that starts no member is passed over a byte at a time. It is faster
+//! than `aho-corasick`'s leftmost-longest DFA (the oracle of the tests) on Chinese text
+//! (docs/performance.md, "Store settings").
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
