@@ -36,6 +36,15 @@ for kind, k in reports[0]["kinds"].items():
 EOF
 }
 
+prf() { # json file -> "P / R / F1 (kinds not all right: predicted/pairs)" of its first report
+  python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+off = [f'{k} {v["predicted_duplicate"]}/{v["pairs"]}' for k, v in r["kinds"].items() if v["accuracy"] < 1]
+print(f'{r["precision"]:.3f} / {r["recall"]:.3f} / {r["f1"]:.3f}' + (" (" + ", ".join(off) + ")" if off else ""))
+EOF
+}
+
 summary() { # label json -> one row: P/R/F1 of each configuration
   python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -113,13 +122,7 @@ while IFS='|' read -r label flags; do
   for set in "${sets[@]}"; do
     # shellcheck disable=SC2086
     "$fpdb" eval --corpus "$set/corpus.jsonl" --pairs "$set/pairs.tsv" --json --algo default $flags > "$work/hard.json"
-    cells+=("$(python3 - "$work/hard.json" <<'EOF2'
-import json, sys
-r = json.load(open(sys.argv[1]))[0]
-off = [f'{k} {v["predicted_duplicate"]}/{v["pairs"]}' for k, v in r["kinds"].items() if v["accuracy"] < 1]
-print(f'{r["precision"]:.3f} / {r["recall"]:.3f} / {r["f1"]:.3f}' + (" (" + ", ".join(off) + ")" if off else ""))
-EOF2
-)")
+    cells+=("$(prf "$work/hard.json")")
   done
   echo "| $label | $(IFS='|'; echo "${cells[*]}" | sed 's/|/ | /g') |"
 done <<'ROWS'
@@ -168,13 +171,7 @@ EOF2
     for flags in "" "--template-figures false"; do
       # shellcheck disable=SC2086
       "$fpdb" eval --corpus "$out/corpus.jsonl" --pairs "$out/pairs.tsv" --json --algo default $flags > "$work/half.json"
-      cells+=("$(python3 - "$work/half.json" <<'EOF2'
-import json, sys
-r = json.load(open(sys.argv[1]))[0]
-off = [f'{k} {v["predicted_duplicate"]}/{v["pairs"]}' for k, v in r["kinds"].items() if v["accuracy"] < 1]
-print(f'{r["precision"]:.3f} / {r["recall"]:.3f} / {r["f1"]:.3f}' + (" (" + ", ".join(off) + ")" if off else ""))
-EOF2
-)")
+      cells+=("$(prf "$work/half.json")")
     done
     echo "| $name | $half | $(($(wc -l < "$out/pairs.tsv") - 1)) | ${cells[0]} | ${cells[1]} |"
   done

@@ -9,7 +9,8 @@ with one longer pair (to 8,000) per kind, so that the fixture stays small. Then,
 of RULES, up to 2 pairs per kind that the defaults judge right and the defaults with that rule
 switched off judge wrong, with every document of their group (a hard set's chain; documents
 keep the corpus's order, which decides clusters), so that the gate fails when any of those rules is switched off. Writes OUT/NAME/{corpus.jsonl,pairs.tsv} and
-OUT/floors.tsv (set, kind, label, pairs, floor: the pairs the defaults get right), and prints
+OUT/floors.tsv (set, kind, label, pairs, floor: the pairs the defaults get right), OUT/rules.txt
+(RULES, which tests/quality_gate.rs switches off one by one), and prints
 per rule the kinds that fall on the fixture when it is switched off.
 """
 import json
@@ -132,6 +133,9 @@ def main():
             for kind, k in sorted(evaluate(fpdb, *fixture, rule)["kinds"].items()):
                 if right_count(k) < base[kind]:
                     caught[rule].append(f"{name}/{kind} {right_count(k)}/{base[kind]}")
+    # The rules the gate must notice, for tests/quality_gate.rs.
+    with open(os.path.join(out, "rules.txt"), "w", encoding="utf-8") as f:
+        f.writelines(rule + "\n" for rule in RULES)
     with open(os.path.join(out, "floors.tsv"), "w", encoding="utf-8") as f:
         f.write("set\tkind\tlabel\tpairs\tfloor\n")
         f.writelines("\t".join(str(x) for x in row) + "\n" for row in floors)

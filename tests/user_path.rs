@@ -335,3 +335,68 @@ fn a_log_gets_progress_lines_and_the_summary_says_what_the_store_holds() {
     // Without --verbose no lookup line.
     assert!(!err.contains("per document looked up"), "{err}");
 }
+
+#[test]
+fn dedup_skips_garbage_located_and_writes_only_what_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = line("a", &[0, 1, 2, 3], "");
+    let b = line("b", &[5, 6, 7, 8], "");
+    let mut jsonl = a.clone().into_bytes();
+    jsonl.extend_from_slice(b"{\"id\":\"broken\",\"text\":\n");
+    jsonl.extend_from_slice(b"\x00\x01\xff\xfe garbage\n");
+    jsonl.extend_from_slice(b"{\"id\":\"notext\"}\n");
+    jsonl.extend_from_slice(b.as_bytes());
+    std::fs::write(dir.path().join("in.jsonl"), &jsonl).unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "dedup",
+            "in.jsonl",
+            "-o",
+            "u.jsonl",
+            "--duplicates-out",
+            "d.jsonl",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(code(&o), 3, "{err}");
+    for at in [
+        "in.jsonl:2: malformed JSON",
+        "in.jsonl:3:",
+        "in.jsonl:4: missing text field",
+    ] {
+        assert!(err.contains(at), "{at}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("u.jsonl")).unwrap(),
+        format!("{a}{b}")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("d.jsonl")).unwrap(),
+        ""
+    );
+    // CSV: a row with invalid UTF-8 and, last, a quote that never closes; kept raw, the good
+    // rows come out as they were read and the bad ones nowhere.
+    let good = format!("r1,\"{}\"\n", text(&[0, 1, 2]));
+    let mut csv = b"id,text\n".to_vec();
+    csv.extend_from_slice(good.as_bytes());
+    csv.extend_from_slice(b"r2,\"bad \xff bytes\"\n");
+    csv.extend_from_slice(format!("r3,\"{}\nr4,never closed\n", S[8]).as_bytes());
+    std::fs::write(dir.path().join("in.csv"), &csv).unwrap();
+    let o = run(
+        dir.path(),
+        &["--db", "csv.db", "dedup", "in.csv", "-o", "u.csv"],
+    );
+    let err = stderr(&o);
+    assert_eq!(code(&o), 3, "{err}");
+    // The good row spans lines 2-4 (its text has line breaks).
+    assert!(err.contains("in.csv:5: invalid UTF-8"), "{err}");
+    assert!(
+        err.contains("in.csv:6: bad CSV: a quoted field opened in this row is never closed"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("u.csv")).unwrap(),
+        format!("id,text\n{good}")
+    );
+}

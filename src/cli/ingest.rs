@@ -594,10 +594,13 @@ fn ingest_chunk(
                 } else {
                     sum.skipped_bad_input += 1;
                 }
-                let key = (rec.source.clone(), reason.clone());
-                if sum.bad_listed.len() < LIST_BAD && !sum.bad_listed.contains(&key) {
+                let listed = sum
+                    .bad_listed
+                    .iter()
+                    .any(|(s, r)| *s == rec.source && r == reason);
+                if sum.bad_listed.len() < LIST_BAD && !listed {
                     bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
-                    sum.bad_listed.push(key);
+                    sum.bad_listed.push((rec.source.clone(), reason.clone()));
                 } else {
                     sum.bad_unlisted += 1;
                 }

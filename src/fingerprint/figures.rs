@@ -109,9 +109,22 @@ pub fn compare(a: &[u32], a_chars: u64, b: &[u32], b_chars: u64) -> Option<Figur
     } else {
         ma.min(mb)
     };
-    let a: Vec<u32> = a.iter().copied().filter(|&h| h <= cut).collect();
-    let b: Vec<u32> = b.iter().copied().filter(|&h| h <= cut).collect();
-    let shared = a.iter().filter(|h| b.binary_search(h).is_ok()).count();
+    // Both are sorted: the compared parts are prefixes, and the shared hashes one merge walk
+    // (no allocation: this runs for every verified candidate).
+    let a = &a[..a.partition_point(|&h| h <= cut)];
+    let b = &b[..b.partition_point(|&h| h <= cut)];
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
     Some(FigureCheck {
         compared: a.len().min(b.len()),
         shared,
