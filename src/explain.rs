@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::fingerprint::{nshash, simhash, Fingerprinter, Fingerprints};
+use crate::fingerprint::{nshash, simhash, similarity, Fingerprinter, Fingerprints};
 use crate::options::Options;
 use crate::Document;
 
@@ -26,7 +26,7 @@ pub struct Comparison {
     /// Character-shingle resemblance (estimated Jaccard of 4-grams), when both have a shingle
     /// sketch (short texts; every text in stores with `reflow`).
     pub resemblance: Option<f64>,
-    /// The similarity candidates are verified on (see [`nshash::similarity`]).
+    /// The similarity candidates are verified on (see [`similarity::similarity`]).
     pub similarity: f64,
     /// The resemblance that verifies this pair on shingles alone
     /// ([`Options::resemblance_floor`] of the larger document's length).
@@ -53,7 +53,7 @@ pub struct Comparison {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weight_distance: Option<f64>,
     /// Where their shared sentences sit (stores with `link_shape`, documents sharing a
-    /// sentence): `copy`, `window` or `ends only` ([`nshash::Shape`]); with tight clusters a
+    /// sentence): `copy`, `window` or `ends only` ([`similarity::Shape`]); with tight clusters a
     /// verified copy-shaped link joins through any member, a window-shaped one is not strong
     /// by similarity.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,7 +110,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .min(a.nshash.len())
         .min(b.nshash.len())
         .max(1);
-    let overlap = nshash::overlap(&a.sketch, &b.sketch);
+    let overlap = similarity::overlap(&a.sketch, &b.sketch);
     let similarity = crate::fingerprint::similarity(opts, a.sketches(), b.sketches());
     let resemblance_floor = opts.resemblance_floor(a.chars.max(b.chars));
     let distance = a
@@ -146,7 +146,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
             )
         })
         .collect();
-    let shape = nshash::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
+    let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
     let figures =
         crate::fingerprint::figure_check(opts, a.sketches(), b.sketches()).map(Figures::from);
     Comparison {
@@ -165,7 +165,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         nshash_match: opts.nshash && shared >= need,
         overlap,
         resemblance: (!a.shingles.is_empty() && !b.shingles.is_empty())
-            .then(|| nshash::resemblance(&a.shingles, &b.shingles)),
+            .then(|| similarity::resemblance(&a.shingles, &b.shingles)),
         similarity,
         resemblance_floor,
         verified: opts.verify_overlap_pct == 0

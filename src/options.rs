@@ -431,7 +431,7 @@ pub struct Options {
     /// calls it a match (capped by how many hashes the document has; default 1: candidates are verified).
     pub nshash_min_shared: usize,
     /// A candidate from either algorithm is accepted only when its similarity to the document
-    /// ([`crate::fingerprint::nshash::similarity`]: shared sentences over the larger one's, or
+    /// ([`crate::fingerprint::similarity::similarity`]: shared sentences over the larger one's, or
     /// shingle resemblance where that decides) reaches this percentage (0 = no verification;
     /// default 60).
     pub verify_overlap_pct: u32,
@@ -462,7 +462,7 @@ pub struct Options {
     pub simhash_blocks: u32,
     /// The number of documents the store is sized for (chooses `simhash_blocks`).
     pub expected_docs: u64,
-    /// MinHash LSH over character 4-grams ([`crate::fingerprint::nshash::bands`]): band keys
+    /// MinHash LSH over character 4-grams ([`crate::fingerprint::minhash::bands`]): band keys
     /// per document, each indexed like a sentence hash (0 = off; stores made before this
     /// setting: off). A candidate found through a band is verified like any other.
     #[serde(default)]
@@ -493,7 +493,7 @@ pub struct Options {
     /// With tight clusters: a verified candidate whose shared sentences sit as a copy's do
     /// (different inside the shared run, and not one document's own sentences before it and
     /// the other's after it, as two overlapping windows of a longer text:
-    /// [`crate::fingerprint::nshash::Shape::copy`]) joins its cluster even when the cluster's
+    /// [`crate::fingerprint::similarity::Shape::copy`]) joins its cluster even when the cluster's
     /// first document does not verify. Records keep where each sentence sits (stores made
     /// before this setting: off).
     #[serde(default)]

@@ -149,7 +149,7 @@ pub(super) fn print_comparison(
         outln!(
             "shingles: {:.1}% resemblance of character 4-grams (counts for documents of <= {} sentences, or from {:.0}% for these lengths)",
             100.0 * r,
-            fpdb::fingerprint::nshash::SHORT_SENTENCES,
+            fpdb::fingerprint::minhash::SHORT_SENTENCES,
             100.0 * c.resemblance_floor
         );
     }

@@ -8,7 +8,7 @@ use foldhash::HashMap;
 
 use super::{Fpdb, LookupCounters, Match, Outcome, MAX_MATCHES};
 use crate::error::Result;
-use crate::fingerprint::{keys, nshash, simhash::hamming, Fingerprints};
+use crate::fingerprint::{keys, simhash::hamming, similarity, Fingerprints};
 use crate::store::schema::{self, ClusterRecord, StoredMatch};
 use crate::store::{Cf, Store};
 
@@ -90,7 +90,7 @@ impl Checked {
         let shape = (opts.link_shape && verified)
             .then(|| {
                 let (a, b) = (fps.sketches(), sketches);
-                nshash::shape(a.sketch, a.order, b.sketch, b.order)
+                similarity::shape(a.sketch, a.order, b.sketch, b.order)
             })
             .flatten();
         let strong = is_strong(opts, overlap, sentences, resemblance, shape);
@@ -128,14 +128,14 @@ impl Checked {
 /// stores a link by similarity whose sentence overlap exceeds its resemblance by more than
 /// [`crate::options::WINDOW_GAP`] is such a window, not strong. In stores with `link_shape`
 /// (`shape` given), a link whose shared sentences sit as a copy's do is strong
-/// ([`nshash::Shape::copy`]), and one that sits as two windows' do is not strong by
-/// similarity ([`nshash::Shape::window`]).
+/// ([`similarity::Shape::copy`]), and one that sits as two windows' do is not strong by
+/// similarity ([`similarity::Shape::window`]).
 fn is_strong(
     opts: &crate::options::Options,
     similarity: f64,
     sentences: f64,
     resemblance: f64,
-    shape: Option<nshash::Shape>,
+    shape: Option<similarity::Shape>,
 ) -> bool {
     let by_resemblance = opts.strong_resemblance_pct > 0;
     let window =

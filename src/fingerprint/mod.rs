@@ -3,8 +3,11 @@
 
 pub mod figures;
 pub mod keys;
+pub mod minhash;
 pub mod nshash;
+pub mod scan;
 pub mod simhash;
+pub mod similarity;
 
 use std::sync::Arc;
 
@@ -22,14 +25,14 @@ pub struct Fingerprints {
     pub nshash: Vec<u64>,
     /// 64-bit simhash (`None` when simhash is off or the text has no terms).
     pub simhash: Option<u64>,
-    /// 32-bit hashes of every qualifying sentence, sorted (see [`nshash::overlap`]); used
+    /// 32-bit hashes of every qualifying sentence, sorted (see [`similarity::overlap`]); used
     /// to verify candidates from either algorithm.
     pub sketch: Vec<u32>,
     /// Where each sentence of the sketch sits in the text ([`nshash::sketch_of`]; empty
     /// unless the store has `link_shape`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub order: Vec<u8>,
-    /// Character-shingle sketch of short documents (see [`nshash::shingles`]).
+    /// Character-shingle sketch of short documents (see [`minhash::shingles`]).
     pub shingles: Vec<u32>,
     /// Characters of normalized text.
     pub chars: u64,
@@ -78,7 +81,7 @@ pub struct Sketches<'a> {
 }
 
 /// The similarity candidates are verified on, under a store's settings:
-/// [`nshash::similarity`] with the resemblance floor of the larger document's length; 0 for a
+/// [`similarity::similarity`] with the resemblance floor of the larger document's length; 0 for a
 /// template instance ([`figures::FigureCheck::template`]) in stores with `template_figures`.
 pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
     similarity_parts(opts, a, b).0
@@ -86,7 +89,7 @@ pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
 
 /// [`similarity`] with its parts: (similarity, sentence overlap, shingle resemblance).
 pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, f64, f64) {
-    let (s, overlap, resemblance) = nshash::similarity_parts(
+    let (s, overlap, resemblance) = similarity::similarity_parts(
         a.sketch,
         a.shingles,
         b.sketch,
@@ -249,12 +252,12 @@ impl Fingerprinter {
     pub fn fingerprint_prepared_with(&self, text: &str, meta: Meta<'_>) -> Fingerprints {
         let opts = &self.opts;
         let (mut top, sketch, mut order, shingles, chars, bands) = if opts.reflow {
-            let s = nshash::scan(text, opts);
+            let s = scan::scan(text, opts);
             (s.top, s.sketch, s.order, s.shingles, s.chars, s.bands)
         } else {
             let (top, sketch, order) = nshash::nshash_sketch_and_order(text, opts);
-            let shingles = nshash::shingles(text, sketch.len(), false);
-            let bands = nshash::bands(
+            let shingles = minhash::shingles(text, sketch.len(), false);
+            let bands = minhash::bands(
                 text,
                 opts.minhash_bands as usize,
                 opts.minhash_rows as usize,

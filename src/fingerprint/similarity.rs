@@ -1,0 +1,445 @@
+//! How two documents' sketches compare: the sentence [`overlap`], the shingle
+//! [`resemblance`], the [`similarity`] a candidate is verified on, and the [`Shape`] of what
+//! they share (a copy or two overlapping windows).
+
+use super::minhash::SHORT_SENTENCES;
+use super::nshash::SKETCH_MAX;
+/// The resemblance floor of stores made before the setting (see [`similarity`]).
+pub use crate::options::LONG_RESEMBLANCE;
+
+/// The similarity a candidate is verified on: the sentence [`overlap`]; for short documents
+/// the better of it and the shingle [`resemblance`]; for longer ones the resemblance too when
+/// it reaches `long` (a store's [`crate::Options::resemblance_floor`]: [`LONG_RESEMBLANCE`] in
+/// stores made before the setting).
+pub fn similarity(
+    a_sketch: &[u32],
+    a_shingles: &[u32],
+    b_sketch: &[u32],
+    b_shingles: &[u32],
+    long: f64,
+) -> f64 {
+    similarity_parts(a_sketch, a_shingles, b_sketch, b_shingles, long).0
+}
+
+/// [`similarity`], with the sentence overlap and the shingle resemblance it was made of (the
+/// resemblance 0 when either has no shingle sketch).
+pub fn similarity_parts(
+    a_sketch: &[u32],
+    a_shingles: &[u32],
+    b_sketch: &[u32],
+    b_shingles: &[u32],
+    long: f64,
+) -> (f64, f64, f64) {
+    let overlap = overlap(a_sketch, b_sketch);
+    if a_shingles.is_empty() || b_shingles.is_empty() {
+        return (overlap, overlap, 0.0);
+    }
+    let r = resemblance(a_shingles, b_shingles);
+    let short = a_sketch.len().max(b_sketch.len()) <= SHORT_SENTENCES;
+    let s = if short || r >= long {
+        overlap.max(r)
+    } else {
+        overlap
+    };
+    (s, overlap, r)
+}
+
+/// Jaccard resemblance estimated from two bottom-k sketches: the share of the union's k
+/// smallest hashes found in both. 0 when either is empty.
+pub fn resemblance(a: &[u32], b: &[u32]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    // Both sketches come from one store, so have one size; a shorter one is a short text.
+    let k = a.len().max(b.len());
+    let (mut i, mut j, mut seen, mut both) = (0, 0, 0, 0);
+    while seen < k && (i < a.len() || j < b.len()) {
+        match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => i += 1,
+            (Some(_), Some(_)) | (None, Some(_)) => j += 1,
+            (Some(_), None) => i += 1,
+            (None, None) => break,
+        }
+        seen += 1;
+    }
+    both as f64 / seen.max(1) as f64
+}
+
+/// Sentence overlap of two documents from their sketches: shared sentences over the sentences
+/// of the larger one (so a short text quoted inside a long reply is not a near-duplicate of it,
+/// while a copy with a paragraph added, dropped or cut keeps most of its sentences). Sketches
+/// are bottom-k samples: both are cut at the smaller of their largest values when either is
+/// full, which keeps the estimate fair for documents over [`SKETCH_MAX`] sentences. 0 when
+/// either is empty.
+pub fn overlap(a: &[u32], b: &[u32]) -> f64 {
+    let (mut na, mut nb, mut both) = (0usize, 0usize, 0usize);
+    compared(a, b, |step| match step {
+        Step::Both(..) => {
+            both += 1;
+            na += 1;
+            nb += 1;
+        }
+        Step::OnlyA(_) => na += 1,
+        Step::OnlyB(_) => nb += 1,
+    });
+    let large = na.max(nb);
+    if large == 0 {
+        0.0
+    } else {
+        both as f64 / large as f64
+    }
+}
+
+/// One entry of two sketches walked in hash order by [`compared`], by index.
+enum Step {
+    /// In both (index in A, index in B).
+    Both(usize, usize),
+    /// In A only.
+    OnlyA(usize),
+    /// In B only.
+    OnlyB(usize),
+}
+
+/// Walk the entries two sketches are compared on, in hash order: all of both, or, when
+/// either is full ([`SKETCH_MAX`]), those up to the smaller of their largest values (which
+/// keeps the comparison fair for documents with more sentences than a sketch holds). Nothing
+/// when either is empty.
+fn compared(a: &[u32], b: &[u32], mut f: impl FnMut(Step)) {
+    let (Some(&ma), Some(&mb)) = (a.last(), b.last()) else {
+        return;
+    };
+    let cut = if a.len() < SKETCH_MAX && b.len() < SKETCH_MAX {
+        u32::MAX
+    } else {
+        ma.min(mb)
+    };
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let x = a.get(i).copied().filter(|&v| v <= cut);
+        let y = b.get(j).copied().filter(|&v| v <= cut);
+        match (x, y) {
+            (Some(x), Some(y)) if x == y => {
+                f(Step::Both(i, j));
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                f(Step::OnlyA(i));
+                i += 1;
+            }
+            (Some(_), None) => {
+                f(Step::OnlyA(i));
+                i += 1;
+            }
+            (_, Some(_)) => {
+                f(Step::OnlyB(j));
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+}
+
+/// Where the sentences two documents share sit in each of them, from their sentence sketches
+/// and orders ([`super::nshash::sketch_of`]): what tells a copy of a document from a window overlapping it.
+/// Two windows of one longer text each have their own sentences at one end, at opposite ends:
+/// one before the shared run, the other after it. A copy has own sentences where it was
+/// edited or added to (inside), and at its ends only at the same end as the original's (a
+/// new title for the first paragraph) or on one side only (a title or an ad added).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// A's own sentences (of those compared, as [`overlap`] compares them).
+    pub a: Ends,
+    /// B's own sentences.
+    pub b: Ends,
+    /// Sentences in both.
+    pub shared: usize,
+}
+
+/// Where one document's own sentences (those the other lacks) sit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ends {
+    /// Before its first shared sentence.
+    pub head: usize,
+    /// Between its first and last shared sentences.
+    pub inner: usize,
+    /// After its last shared sentence.
+    pub tail: usize,
+}
+
+impl Ends {
+    /// All its own sentences.
+    pub fn total(&self) -> usize {
+        self.head + self.inner + self.tail
+    }
+}
+
+impl Shape {
+    /// Two overlapping windows: one document has own sentences before the shared ones and
+    /// the other after them.
+    pub fn window(&self) -> bool {
+        let (a, b) = (&self.a, &self.b);
+        (a.head > 0 && b.tail > 0) || (a.tail > 0 && b.head > 0)
+    }
+
+    /// Shaped as a copy: not two windows, and different inside the shared run (a sentence
+    /// edited, a paragraph inserted), which windows of one text are not. Documents that
+    /// differ only at their ends are not taken as copies: a copy with a part cut and a
+    /// window whose far end holds no sentence long enough to count look alike.
+    pub fn copy(&self) -> bool {
+        !self.window() && self.a.inner + self.b.inner > 0
+    }
+
+    /// `copy`, `window` or `ends only` (neither: they differ only at their ends).
+    pub fn name(&self) -> &'static str {
+        if self.copy() {
+            "copy"
+        } else if self.window() {
+            "window"
+        } else {
+            "ends only"
+        }
+    }
+}
+
+/// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
+/// record of an older store) or they share no sentence.
+pub fn shape(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Option<Shape> {
+    if a.len() != a_order.len() || b.len() != b_order.len() {
+        return None;
+    }
+    // (place, shared) of each compared sentence.
+    let (mut pa, mut pb) = (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
+    let mut shared = 0;
+    compared(a, b, |step| match step {
+        Step::Both(i, j) => {
+            pa.push((a_order[i], true));
+            pb.push((b_order[j], true));
+            shared += 1;
+        }
+        Step::OnlyA(i) => pa.push((a_order[i], false)),
+        Step::OnlyB(j) => pb.push((b_order[j], false)),
+    });
+    (shared > 0).then(|| Shape {
+        a: ends(&mut pa),
+        b: ends(&mut pb),
+        shared,
+    })
+}
+
+/// [`Ends`] of one document's (place, shared) sentences.
+fn ends(v: &mut [(u8, bool)]) -> Ends {
+    // At one place (over 256 sentences), own sentences count as before the shared ones.
+    v.sort_unstable();
+    let first = v.iter().position(|p| p.1).unwrap_or(v.len());
+    let last = v.iter().rposition(|p| p.1).map_or(0, |l| l + 1);
+    let own = |s: &[(u8, bool)]| s.iter().filter(|p| !p.1).count();
+    Ends {
+        head: first,
+        inner: own(&v[first..last.max(first)]),
+        tail: v.len() - last.max(first),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::minhash::{shingles, SHINGLES_K};
+    use crate::fingerprint::nshash::{nshash_and_sketch, sketch_of};
+    use crate::options::Options;
+    use crate::text::normalize;
+
+    /// The shape of two texts given as sentence ids in text order.
+    fn shape_of(a: &[u64], b: &[u64]) -> Shape {
+        // Spread the ids over the hash space, so sketch order is not text order.
+        let h = |v: &[u64]| -> Vec<u64> {
+            v.iter()
+                .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect()
+        };
+        let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
+        shape(&sa, &oa, &sb, &ob).expect("they share a sentence")
+    }
+
+    #[test]
+    fn windows_and_copies_have_their_shapes() {
+        let e = |head, inner, tail| Ends { head, inner, tail };
+        let a: Vec<u64> = (1..=10).collect();
+        let later: Vec<u64> = (4..=13).collect();
+        // Two windows of one text: a's own sentences before the shared run, b's after it.
+        let w = shape_of(&a, &later);
+        assert_eq!((w.a, w.b, w.shared), (e(3, 0, 0), e(0, 0, 3), 7));
+        assert!(w.window() && !w.copy());
+        assert!(shape_of(&later, &a).window());
+        // Edited inside the shared run on top of that (windows of edited copies): still
+        // windows.
+        let edited = shape_of(&a, &[4, 5, 66, 7, 8, 9, 10, 11, 12, 13]);
+        assert_eq!((edited.a, edited.b), (e(3, 1, 0), e(0, 1, 3)));
+        assert!(edited.window());
+        // A window whose far end is a new title (a copy of the later window, retitled).
+        assert!(shape_of(&a, &[100, 4, 5, 6, 7, 8, 9, 10, 11, 12]).window());
+        // A copy with a new title, an ad and one sentence edited.
+        let c = shape_of(&a, &[100, 1, 2, 3, 200, 4, 5, 6, 77, 8, 9, 10]);
+        assert_eq!((c.a, c.b, c.shared), (e(0, 1, 0), e(1, 2, 0), 9));
+        assert!(c.copy() && !c.window());
+        // A title and an ad on one side only: the original is contained, and still a copy.
+        let c = shape_of(&a, &[100, 1, 2, 3, 4, 200, 5, 6, 7, 8, 9, 10]);
+        assert_eq!((c.a, c.b), (e(0, 0, 0), e(1, 1, 0)));
+        assert!(c.copy());
+        // The first paragraph (two sentences) replaced by a title, the last sentence edited
+        // with an ad after it, one sentence edited inside: own sentences at both ends of
+        // both, which two windows of one text can have too (a window's first sentence cut
+        // at the window's edge): taken as windows, the safe side.
+        let c = shape_of(&a, &[100, 3, 4, 55, 6, 7, 8, 9, 1000, 200]);
+        assert_eq!((c.a, c.b), (e(2, 1, 1), e(1, 1, 2)));
+        assert!(c.window() && !c.copy());
+        // Differences at the ends only (a cut copy, or a window whose far end has no
+        // sentence long enough to count): not taken as a copy.
+        let cut = shape_of(&a, &(3..=10).collect::<Vec<_>>());
+        assert_eq!((cut.a, cut.b), (e(2, 0, 0), e(0, 0, 0)));
+        assert!(!cut.window() && !cut.copy());
+        let retitled_cut = shape_of(&a, &[100, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert!(!retitled_cut.window() && !retitled_cut.copy());
+        // Nothing shared, or no order (an older record): no shape.
+        let ((sa, oa), (sb, ob)) = (sketch_of(&[1, 2]), sketch_of(&[3, 4]));
+        assert!(shape(&sa, &oa, &sb, &ob).is_none());
+        assert!(shape(&sa, &[], &sa, &oa).is_none());
+    }
+
+    proptest::proptest! {
+        /// The shape of two documents does not depend on which is looked up or on the hash
+        /// values, and counts what `overlap` counts.
+        #[test]
+        fn shape_is_symmetric_and_counts_what_overlap_counts(
+            a in proptest::collection::hash_set(0u64..40, 1..30),
+            b in proptest::collection::hash_set(0u64..40, 1..30),
+            salt in proptest::num::u64::ANY,
+        ) {
+            // Text order: the sets' iteration order, shuffled by the salt.
+            let order = |s: &std::collections::HashSet<u64>| {
+                let mut v: Vec<u64> = s.iter().copied().collect();
+                v.sort_by_key(|x| (x ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                v
+            };
+            let (ta, tb) = (order(&a), order(&b));
+            let hash = |v: &[u64], k: u64| -> Vec<u64> {
+                v.iter().map(|x| (x ^ k).wrapping_mul(0xD6E8_FEB8_6659_FD93)).collect()
+            };
+            for k in [1, salt | 1] {
+                let ((sa, oa), (sb, ob)) = (sketch_of(&hash(&ta, k)), sketch_of(&hash(&tb, k)));
+                let (ab, ba) = (shape(&sa, &oa, &sb, &ob), shape(&sb, &ob, &sa, &oa));
+                let both = a.intersection(&b).count();
+                proptest::prop_assert_eq!(ab.is_none(), both == 0);
+                if let (Some(ab), Some(ba)) = (ab, ba) {
+                    proptest::prop_assert_eq!(ab.shared, both);
+                    proptest::prop_assert_eq!(ab.a.total(), a.len() - both);
+                    proptest::prop_assert_eq!(ab.b.total(), b.len() - both);
+                    proptest::prop_assert_eq!((ab.a, ab.b), (ba.b, ba.a));
+                    proptest::prop_assert_eq!(ab.window(), ba.window());
+                    proptest::prop_assert_eq!(ab.copy(), ba.copy());
+                    proptest::prop_assert!(!(ab.window() && ab.copy()));
+                    let o = overlap(&sa, &sb);
+                    proptest::prop_assert!((o - both as f64 / a.len().max(b.len()) as f64).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn overlap_is_shared_over_the_larger_set() {
+        assert_eq!(overlap(&[1, 2, 3, 4], &[2, 3]), 0.5);
+        assert_eq!(overlap(&[1, 2, 3, 4], &[3, 4, 5, 6]), 0.5);
+        assert_eq!(overlap(&[1, 2, 3], &[1, 2, 3]), 1.0);
+        assert_eq!(overlap(&[], &[1]), 0.0);
+        // Large sketches are compared below the smaller maximum only.
+        let a: Vec<u32> = (0..SKETCH_MAX as u32).map(|x| x * 2).collect();
+        let b: Vec<u32> = (0..SKETCH_MAX as u32).collect();
+        assert!((overlap(&a, &b) - 0.5).abs() < 0.01, "{}", overlap(&a, &b));
+    }
+
+    /// Re-wrapped lines change every sentence of a long document but not its shingles; a
+    /// revised text shares sentences and shingles only in part.
+    #[test]
+    fn long_documents_are_verified_on_shingles_only_when_nearly_equal() {
+        let opts = Options::default();
+        let para = "In article 1993 a friend writes that the radar detector works fine on the highway \
+                    and the police never noticed it at all. He also says that the battery lasts for \
+                    months and that the unit was cheap. Nobody else in the group has tried one yet, \
+                    so we will see how it goes next week. The weather was good and the roads were \
+                    empty, which helped a lot with the test drive. ";
+        let text = para.repeat(3);
+        let wrap = |w: usize| {
+            let words: Vec<&str> = text.split(' ').collect();
+            words
+                .chunks(w)
+                .map(|c| c.join(" "))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let (a, b) = (normalize(&wrap(7)), normalize(&wrap(11)));
+        let sig = |t: &str| {
+            let (_, sk) = nshash_and_sketch(t, &opts);
+            let sh = shingles(t, sk.len(), true);
+            (sk, sh)
+        };
+        let ((ka, ha), (kb, hb)) = (sig(&a), sig(&b));
+        assert!(ka.len() > SHORT_SENTENCES);
+        assert!(overlap(&ka, &kb) < 0.5, "{}", overlap(&ka, &kb));
+        assert!(similarity(&ka, &ha, &kb, &hb, LONG_RESEMBLANCE) >= LONG_RESEMBLANCE);
+        assert!(
+            similarity(&ka, &[], &kb, &[], LONG_RESEMBLANCE) < 0.5,
+            "without shingles: sentences only"
+        );
+        // A revision: two of the five sentences rewritten.
+        let other = normalize(
+            &text
+                .replace(
+                    "He also says that the battery lasts for months and that the unit was cheap.",
+                    "Later on the thread moved to a long argument about speed limits in Ohio.",
+                )
+                .replace(
+                    "Nobody else in the group has tried one yet, so we will see how it goes next week.",
+                    "Two readers replied with their own stories of tickets they got last spring.",
+                ),
+        );
+        let (ko, ho) = sig(&other);
+        let r = resemblance(&ha, &ho);
+        assert!(r < LONG_RESEMBLANCE, "{r}");
+        assert_eq!(
+            similarity(&ka, &ha, &ko, &ho, LONG_RESEMBLANCE),
+            overlap(&ka, &ko)
+        );
+    }
+
+    #[test]
+    fn shingle_resemblance_survives_one_edited_character() {
+        let a = normalize(
+            "国务院办公厅关于加强政府网站信息内容建设的意见。各省人民政府都要认真贯彻执行。",
+        );
+        let b = normalize(
+            "国务院办公厅关于加强政府网站信息内容建没的意见。各省人民政府都要认真贯彻执行。",
+        );
+        let c =
+            normalize("今天纽约的天气真好啊京华大酒店的张尧经理吃了一只北京烤鸭。后天的天气不好。");
+        let (sa, sb, sc) = (
+            shingles(&a, 2, false),
+            shingles(&b, 2, false),
+            shingles(&c, 2, false),
+        );
+        assert!(resemblance(&sa, &sb) > 0.7, "{}", resemblance(&sa, &sb));
+        assert!(resemblance(&sa, &sc) < 0.1, "{}", resemblance(&sa, &sc));
+        assert_eq!(resemblance(&sa, &sa), 1.0);
+        assert!(
+            shingles(&a, 4, false).is_empty(),
+            "long documents get no shingles"
+        );
+        let (la, lb) = (shingles(&a, 4, true), shingles(&b, 4, true));
+        assert!(la.len() > SHINGLES_K, "unless every document gets them");
+        assert!(resemblance(&la, &lb) > 0.7, "{}", resemblance(&la, &lb));
+    }
+}
