@@ -70,7 +70,7 @@ fn fingerprinting(c: &mut Criterion) {
                 .iter()
                 .map(|t| fpdb::fingerprint::fingerprint(t, &nshash_only).nshash.len())
                 .sum::<usize>()
-        })
+        });
     });
     g.throughput(Throughput::Bytes(bytes(&laws)));
     g.bench_function("nshash/laws", |b| {
@@ -78,17 +78,17 @@ fn fingerprinting(c: &mut Criterion) {
             laws.iter()
                 .map(|t| fpdb::fingerprint::fingerprint(t, &nshash_only).nshash.len())
                 .sum::<usize>()
-        })
+        });
     });
     g.bench_function("nshash+simhash/laws", |b| {
         b.iter(|| {
             laws.iter()
                 .filter_map(|t| fpdb::fingerprint::fingerprint(t, &both).simhash)
                 .fold(0u64, |a, b| a ^ b)
-        })
+        });
     });
     g.bench_function("raw/normalize", |b| {
-        b.iter(|| laws.iter().map(|t| fpdb::normalize(t).len()).sum::<usize>())
+        b.iter(|| laws.iter().map(|t| fpdb::normalize(t).len()).sum::<usize>());
     });
     // The Taiwan-vocabulary fold alone, on normalized laws (most are rewritten by it).
     let normalized: Vec<String> = laws.iter().map(|t| fpdb::normalize(t)).collect();
@@ -99,7 +99,7 @@ fn fingerprinting(c: &mut Criterion) {
                 .iter()
                 .map(|t| fpdb::text::fold_tw(t).len())
                 .sum::<usize>()
-        })
+        });
     });
     g.throughput(Throughput::Bytes(bytes(&laws)));
     g.bench_function("raw/jieba_tfidf_terms", |b| {
@@ -107,7 +107,7 @@ fn fingerprinting(c: &mut Criterion) {
             laws.iter()
                 .map(|t| fpdb::text::weighted_terms(t).len())
                 .sum::<usize>()
-        })
+        });
     });
     let jieba = jieba_rs::Jieba::new();
     g.bench_function("raw/jieba_cut", |b| {
@@ -115,7 +115,7 @@ fn fingerprinting(c: &mut Criterion) {
             laws.iter()
                 .map(|t| jieba.cut(t, false).len())
                 .sum::<usize>()
-        })
+        });
     });
     g.finish();
 
@@ -124,7 +124,7 @@ fn fingerprinting(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(4096));
     g.bench_function("raw/md5_4k", |b| b.iter(|| Md5::digest(black_box(&block))));
     g.bench_function("raw/farmhash_4k", |b| {
-        b.iter(|| fpdb::fingerprint::fingerprint64(black_box(&block)))
+        b.iter(|| fpdb::fingerprint::fingerprint64(black_box(&block)));
     });
     g.finish();
 }
@@ -173,7 +173,7 @@ fn lookup(c: &mut Criterion) {
                     q ^= 1 << (rng.next() % 64);
                 }
                 db.simhash_neighbors(q).unwrap().len()
-            })
+            });
         });
     }
     g.finish();
@@ -223,7 +223,7 @@ fn store_write(c: &mut Criterion) {
                 (dir, db)
             },
             BatchSize::PerIteration,
-        )
+        );
     });
     g.finish();
 }

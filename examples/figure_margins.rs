@@ -32,7 +32,7 @@ fn group(id: &str) -> &str {
 fn crc32(s: &str) -> u32 {
     let mut c = !0u32;
     for &b in s.as_bytes() {
-        c ^= b as u32;
+        c ^= u32::from(b);
         for _ in 0..8 {
             c = if c & 1 == 1 {
                 (c >> 1) ^ 0xedb8_8320

@@ -36,7 +36,7 @@ fn main() {
         .map(|d| d.text)
         .take(n)
         .collect();
-    let bytes: usize = docs.iter().map(|d| d.len()).sum();
+    let bytes: usize = docs.iter().map(std::string::String::len).sum();
     let t = Instant::now();
     let mut keys = 0usize;
     for d in &docs {

@@ -59,7 +59,7 @@ fn main() {
     };
     let mut pairs = Vec::new();
     for (path, is_tw) in [(tw, true), (rev, false)] {
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         for line in text.lines() {
             if line.starts_with('#') || line.trim().is_empty() {
                 continue;

@@ -83,15 +83,15 @@ fn main() {
                     "current" => b.put_cf(out.cf_handle("t").unwrap(), k, []),
                     "seq4" => {
                         let key = [&[table][..], fp, &seq4].concat();
-                        b.put_cf(out.cf_handle("t").unwrap(), key, [])
+                        b.put_cf(out.cf_handle("t").unwrap(), key, []);
                     }
                     "cf-per-table" => {
                         let key = [fp, &seq4].concat();
-                        b.put_cf(out.cf_handle(&format!("t{table}")).unwrap(), key, [])
+                        b.put_cf(out.cf_handle(&format!("t{table}")).unwrap(), key, []);
                     }
                     _ => {
                         let key = [&[table][..], fp].concat();
-                        b.put_cf(out.cf_handle("t").unwrap(), key, seq4)
+                        b.put_cf(out.cf_handle("t").unwrap(), key, seq4);
                     }
                 }
                 if b.len() >= 100_000 {
@@ -120,7 +120,10 @@ fn main() {
                 let block = std::env::var("BLOCK_KIB").map_or(1, |v| v.parse().unwrap()) << 10;
                 for level in [1, 3] {
                     let mut z = 0usize;
-                    for e in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+                    for e in std::fs::read_dir(&dir)
+                        .unwrap()
+                        .filter_map(std::result::Result::ok)
+                    {
                         if !e.file_name().to_string_lossy().ends_with(".sst") {
                             continue;
                         }

@@ -55,7 +55,7 @@ fn main() {
             e.sentences_a.len(),
             e.sentences_b.len(),
             e.shared_sentences.len(),
-            e.comparison.distance.map_or(-1, |d| d as i64),
+            e.comparison.distance.map_or(-1, |d| i64::from(d)),
             e.comparison.overlap,
             e.comparison.resemblance.unwrap_or(-1.0),
             jaccard,

@@ -12,7 +12,7 @@ mod rng;
 use rng::Rng;
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * p) as usize]
 }
 

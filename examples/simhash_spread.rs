@@ -72,7 +72,7 @@ fn main() {
                     rand.extend(dist(a, b));
                 }
             }
-            let mean = |v: &[u32]| v.iter().sum::<u32>() as f64 / v.len().max(1) as f64;
+            let mean = |v: &[u32]| f64::from(v.iter().sum::<u32>()) / v.len().max(1) as f64;
             let frac =
                 |v: &[u32], k| v.iter().filter(|d| **d <= k).count() as f64 / v.len().max(1) as f64;
             println!(

@@ -169,7 +169,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         similarity,
         resemblance_floor,
         verified: opts.verify_overlap_pct == 0
-            || similarity * 100.0 >= opts.verify_overlap_pct as f64,
+            || similarity * 100.0 >= f64::from(opts.verify_overlap_pct),
         simhash_a: a.simhash.map(|h| format!("{h:016x}")),
         simhash_b: b.simhash.map(|h| format!("{h:016x}")),
         distance,

@@ -253,7 +253,7 @@ impl KeyAlgo {
     pub fn need(&self, have: f64) -> f64 {
         match *self {
             KeyAlgo::Segments { m, .. } | KeyAlgo::TwoStage { m, .. } => {
-                (m as f64).min(have).max(1.0)
+                f64::from(m).min(have).max(1.0)
             }
             KeyAlgo::Punct => have.max(1.0),
             KeyAlgo::PunctTitle => 3.0,
@@ -265,7 +265,7 @@ impl KeyAlgo {
     pub fn weight_check(&self) -> Option<f64> {
         match *self {
             KeyAlgo::Keywords { check, .. } | KeyAlgo::KeywordsCon { check, .. } => {
-                check.map(|c| c as f64 / 1000.0)
+                check.map(|c| f64::from(c) / 1000.0)
             }
             _ => None,
         }
@@ -330,14 +330,14 @@ impl std::fmt::Display for KeyAlgo {
                 write!(
                     f,
                     "keywords-check(n {n}, weight distance < {})",
-                    *a as f64 / 1000.0
+                    f64::from(*a) / 1000.0
                 )
             }
             KeyAlgo::KeywordsCon { n, check: Some(a) } => {
                 write!(
                     f,
                     "keywords-con-check(n {n}, weight distance < {})",
-                    *a as f64 / 1000.0
+                    f64::from(*a) / 1000.0
                 )
             }
             KeyAlgo::PunctTitle => f.write_str("punct-title(parts 1, title 1.5, need 3)"),
@@ -370,7 +370,11 @@ impl std::fmt::Display for KeyAlgos {
         if self.0.is_empty() {
             return f.write_str("none");
         }
-        let v: Vec<String> = self.0.iter().map(|a| a.to_string()).collect();
+        let v: Vec<String> = self
+            .0
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         f.write_str(&v.join(", "))
     }
 }
@@ -559,7 +563,7 @@ impl Options {
     /// law and one city's copy of another's regulation reach 60–90% resemblance; they are
     /// long, while the reposts that lose as much (a retitled news item with an ad) are short.
     pub fn resemblance_floor(&self, chars: u64) -> f64 {
-        let short = self.verify_resemblance_pct as f64 / 100.0;
+        let short = f64::from(self.verify_resemblance_pct) / 100.0;
         let long = LONG_RESEMBLANCE.max(short);
         if chars <= SHORT_CHARS {
             short
@@ -664,7 +668,7 @@ impl Options {
             )));
         }
         if self.minhash_bands > 64
-            || self.minhash_bands as u64 * self.minhash_rows.max(1) as u64 > 256
+            || u64::from(self.minhash_bands) * u64::from(self.minhash_rows.max(1)) > 256
         {
             return Err(Error::InvalidOption(format!(
                 "minhash {} bands x {} rows (at most 64 bands, 256 minima)",

@@ -161,7 +161,7 @@ fn query_many_is_query(db: &Fpdb, docs: &[Document], rng: &mut Rng) {
 #[test]
 fn batches_decide_like_one_document_at_a_time_in_memory() {
     for seed in 1..=12u64 {
-        let mut rng = Rng(seed * 0x9e37_79b9_7f4a_7c15 | 1);
+        let mut rng = Rng((seed * 0x9e37_79b9_7f4a_7c15) | 1);
         let docs = stream(&mut rng, 300);
         let on = if seed % 3 == 0 {
             OnExisting::Replace
@@ -182,7 +182,7 @@ fn batches_decide_like_one_document_at_a_time_in_memory() {
 fn batches_decide_like_one_document_at_a_time_on_rocksdb() {
     let dir = tempfile::tempdir().unwrap();
     for seed in 1..=4u64 {
-        let mut rng = Rng(seed * 0x2545_f491_4f6c_dd1d | 1);
+        let mut rng = Rng((seed * 0x2545_f491_4f6c_dd1d) | 1);
         let on = if seed == 4 {
             OnExisting::Replace
         } else {
@@ -234,7 +234,7 @@ fn a_batch_on_a_read_only_store_is_refused() {
 #[test]
 fn presence_filters_change_no_result() {
     for seed in [3u64, 4, 5] {
-        let mut rng = Rng(seed * 0x9e37_79b9_7f4a_7c15 | 1);
+        let mut rng = Rng((seed * 0x9e37_79b9_7f4a_7c15) | 1);
         let docs = stream(&mut rng, 400);
         let on = if seed % 3 == 0 {
             OnExisting::Replace
@@ -284,7 +284,7 @@ fn presence_filters_change_no_result() {
         assert_eq!(plain.1, filtered.1, "seed {seed}: stores");
         assert_eq!(plain.2, filtered.2, "seed {seed}: query answers");
         assert!(
-            plain.2.iter().any(|o| o.is_duplicate()),
+            plain.2.iter().any(fpdb::Outcome::is_duplicate),
             "the queries find something"
         );
     }

@@ -305,7 +305,7 @@ fn csv_tsv_with_headers_gbk_text_files_html_files_and_lists() {
                 r.doc
                     .as_ref()
                     .map(|d| format!("{}|{}", d.id, d.text))
-                    .map_err(|e| e.clone()),
+                    .map_err(std::clone::Clone::clone),
             )
         })
         .collect();
@@ -622,7 +622,7 @@ fn compression_and_containers_are_recognized_by_their_first_bytes() {
             r.doc
                 .as_ref()
                 .map(|d| d.id.clone())
-                .unwrap_or_else(|e| e.clone())
+                .unwrap_or_else(std::clone::Clone::clone)
         })
         .collect();
     assert_eq!(ids, ["http://w.cn/1", "b", "c", "d"]);

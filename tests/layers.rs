@@ -178,7 +178,7 @@ fn every_module_uses_only_the_layers_below_it() {
         wrong.join("\n")
     );
     // Every module of MAY_USE exists (a renamed module is not silently unchecked).
-    let listed: BTreeSet<String> = may.keys().map(|m| m.to_string()).collect();
+    let listed: BTreeSet<String> = may.keys().map(std::string::ToString::to_string).collect();
     assert_eq!(seen, listed);
 }
 
@@ -208,7 +208,10 @@ fn the_files_of_a_module_do_not_use_each_other_in_a_cycle() {
             done: &mut BTreeSet<&'a String>,
         ) -> Option<Vec<String>> {
             if let Some(i) = path.iter().position(|p| *p == n) {
-                let mut cycle: Vec<String> = path[i..].iter().map(|s| s.to_string()).collect();
+                let mut cycle: Vec<String> = path[i..]
+                    .iter()
+                    .map(std::string::ToString::to_string)
+                    .collect();
                 cycle.push(n.clone());
                 return Some(cycle);
             }

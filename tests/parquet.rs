@@ -352,11 +352,11 @@ fn flipped_bytes_never_panic() {
         assert!(recs.len() <= 21, "case {case}: {} records", recs.len());
         for r in recs.iter().filter(|r| r.doc.is_err()) {
             assert!(r.location().contains("bad.parquet"), "case {case}: {r:?}");
-            caught += r
-                .doc
-                .as_ref()
-                .is_err_and(|e| e.contains("the Parquet reader failed"))
-                as usize;
+            caught += usize::from(
+                r.doc
+                    .as_ref()
+                    .is_err_and(|e| e.contains("the Parquet reader failed")),
+            );
         }
     }
     // Some damaged files make the parquet crate panic (an assertion on column offsets): those

@@ -252,9 +252,8 @@ fn a_copy_edited_inside_its_sentences_joins_through_a_member() {
         };
         let sx = sid(&mut db, "x", &x);
         assert_eq!(sid(&mut db, "m", &m), sx, "M joins X");
-        assert_eq!(
-            sid(&mut db, "q2", &q2) == sx,
-            false,
+        assert!(
+            sid(&mut db, "q2", &q2) != sx,
             "Q2: whole sentences, no strong link"
         );
         assert_eq!(
@@ -353,7 +352,7 @@ proptest! {
         let tag: u64 = if con { 0xA9 } else { 0xA8 };
         let fps = |(k, w): &(u64, Vec<u8>)| Fingerprints {
             keys: vec![tag << 56 | k],
-            key_weights: w.iter().map(|&x| x as f32).collect(),
+            key_weights: w.iter().map(|&x| f32::from(x)).collect(),
             chars: 1,
             ..Default::default()
         };
@@ -365,9 +364,9 @@ proptest! {
         let mut want = Vec::new();
         if let Some(i) = stored.iter().position(|s| s.0 == query.0) {
             let (x, y) = (&query.1, &stored[i].1);
-            let d: f64 = x.iter().zip(y).map(|(&p, &q)| (p as f64 - q as f64).powi(2)).sum();
-            let s: f64 = x.iter().chain(y).map(|&p| (p as f64).powi(2)).sum();
-            if d / s < a as f64 / 1000.0 {
+            let d: f64 = x.iter().zip(y).map(|(&p, &q)| (f64::from(p) - f64::from(q)).powi(2)).sum();
+            let s: f64 = x.iter().chain(y).map(|&p| f64::from(p).powi(2)).sum();
+            if d / s < f64::from(a) / 1000.0 {
                 want.push(format!("d{i:02}"));
             }
         }
@@ -466,7 +465,7 @@ fn exact_key_algorithms_persist_and_find_copies() {
     let r = db.ingest_document(&copy, OnExisting::Skip).unwrap();
     match r {
         fpdb::IngestResult::Added { outcome, .. } => {
-            assert_eq!(outcome.similar_id, out.similar_id)
+            assert_eq!(outcome.similar_id, out.similar_id);
         }
         other => panic!("{other:?}"),
     }

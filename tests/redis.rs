@@ -26,7 +26,7 @@ fn script() -> PathBuf {
 
 /// Six consecutive free loopback ports whose cluster bus ports (+10000) are free too.
 fn free_ports(salt: u64) -> u16 {
-    let mut base = 20000 + ((std::process::id() as u64 * 7 + salt * 997) % 1500) as u16 * 6;
+    let mut base = 20000 + ((u64::from(std::process::id()) * 7 + salt * 997) % 1500) as u16 * 6;
     loop {
         let free = (0..6).all(|i| {
             [base + i, base + i + 10000]

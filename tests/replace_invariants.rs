@@ -345,7 +345,7 @@ fn verify_fails_on_damaged_clusters() {
 #[test]
 fn expire_after_splits_leaves_no_member_entry_behind() {
     for seed in 1..=6u64 {
-        let mut rng = Rng(seed * 0x9e37_79b9_7f4a_7c15 | 1);
+        let mut rng = Rng((seed * 0x9e37_79b9_7f4a_7c15) | 1);
         let mut db = Fpdb::builder().open_in_memory().unwrap();
         let mut texts: Vec<String> = Vec::new();
         for i in 0..400 {

@@ -6,7 +6,7 @@ use std::path::Path;
 pub fn sst_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .unwrap()
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
         .map(|e| e.metadata().unwrap().len())
         .sum()

@@ -75,7 +75,7 @@ pub(super) fn backup(path: &PathBuf, a: &BackupArgs) -> anyhow::Result<u8> {
             a.dir.display(),
             s.documents,
             s.clusters,
-            s.disk_bytes as f64 / (1 << 20) as f64
+            s.disk_bytes as f64 / f64::from(1 << 20)
         );
     }
     Ok(EXIT_OK)

@@ -33,8 +33,8 @@ pub(super) fn compact(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         outln!(
             "compacted {}: {:.1} MiB -> {:.1} MiB",
             path.display(),
-            before as f64 / (1 << 20) as f64,
-            after as f64 / (1 << 20) as f64
+            before as f64 / f64::from(1 << 20),
+            after as f64 / f64::from(1 << 20)
         );
     }
     Ok(EXIT_OK)

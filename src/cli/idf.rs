@@ -73,7 +73,7 @@ pub(super) fn idf(store: &Path, a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> 
     match &a.output {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
         Some(p) => {
-            std::fs::write(p, &text).with_context(|| format!("cannot write {}", p.display()))?
+            std::fs::write(p, &text).with_context(|| format!("cannot write {}", p.display()))?;
         }
     }
     if !quiet {

@@ -651,7 +651,7 @@ impl Summary {
                             "fpdb: skipped {}: id `{}` is already stored (use --replace to replace it)",
                             rec.location(),
                             shown(id)
-                        )
+                        );
                     });
                 }
             }

@@ -27,22 +27,22 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         } else {
             outln!(
                 "disk         {:.1} MiB",
-                s.disk_bytes as f64 / (1 << 20) as f64
+                s.disk_bytes as f64 / f64::from(1 << 20)
             );
             let cfs: Vec<String> = s
                 .column_family_bytes
                 .iter()
-                .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / (1 << 20) as f64))
+                .map(|(cf, n)| format!("{cf} {:.1}", *n as f64 / f64::from(1 << 20)))
                 .collect();
             outln!("tables MiB   {}", cfs.join(", "));
             match s.presence_filter {
                 Some(f) if f.current && f.documents_since == 0 => outln!(
                     "filter       saved, matches the store ({:.1} MiB): writers and query --batch load it",
-                    f.bytes as f64 / (1 << 20) as f64
+                    f.bytes as f64 / f64::from(1 << 20)
                 ),
                 Some(f) if f.current => outln!(
                     "filter       saved ({:.1} MiB) before the last {} document(s): writers and query --batch load it and read those into it",
-                    f.bytes as f64 / (1 << 20) as f64,
+                    f.bytes as f64 / f64::from(1 << 20),
                     f.documents_since
                 ),
                 Some(_) => outln!(
@@ -60,7 +60,7 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         .filter(|a| a.0)
         .map(|a| a.1)
         .collect();
-        algos.extend(o.key_algos.0.iter().map(|a| a.name()));
+        algos.extend(o.key_algos.0.iter().map(fpdb::KeyAlgo::name));
         outln!("algorithms   {}", algos.join(" "));
         outln!(
             "nshash       n={} hash={} min_sentence_chars={} min_shared={}",

@@ -285,9 +285,9 @@ impl Fpdb {
         }
         let mut holders = f.holders;
         for h in fps.postings() {
-            if !holders.contains_key(&h) {
+            if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
                 if let Some(&v) = batch.holders.get(&h) {
-                    holders.insert(h, v);
+                    e.insert(v);
                 }
             }
         }

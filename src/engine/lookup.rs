@@ -86,7 +86,7 @@ impl Checked {
         let (overlap, sentences, resemblance) =
             crate::fingerprint::similarity_parts(opts, fps.sketches(), sketches);
         // The shape is read only for a verified link (no other can join).
-        let verified = overlap >= opts.verify_overlap_pct as f64 / 100.0;
+        let verified = overlap >= f64::from(opts.verify_overlap_pct) / 100.0;
         let shape = (opts.link_shape && verified)
             .then(|| {
                 let (a, b) = (fps.sketches(), sketches);
@@ -143,7 +143,7 @@ fn is_strong(
             || shape.is_some_and(|s| s.window());
     (similarity >= STRONG_LINK && !window)
         || (by_resemblance
-            && resemblance >= opts.strong_resemblance_pct as f64 / 100.0
+            && resemblance >= f64::from(opts.strong_resemblance_pct) / 100.0
             && resemblance - sentences >= crate::options::STRONG_GAP)
         || shape.is_some_and(|s| s.copy())
 }
@@ -154,6 +154,67 @@ pub(super) struct Lookup {
     pub(super) candidates: Vec<Candidate>,
     /// Matched roots and their records.
     pub(super) roots: BTreeMap<u64, ClusterRecord>,
+}
+
+/// A stored document an algorithm proposes, before verification.
+struct Proposal {
+    seq: u64,
+    algo: &'static str,
+    /// The algorithm's own score (shared hashes, bands or key weight; simhash closeness).
+    score: f64,
+    /// The simhash distance (simhash proposals only).
+    distance: Option<u32>,
+    /// The weight check's bar (exact-key algorithms with one).
+    bar: Option<f64>,
+}
+
+impl Proposal {
+    fn new(seq: u64, algo: &'static str, score: f64) -> Proposal {
+        Proposal {
+            seq,
+            algo,
+            score,
+            distance: None,
+            bar: None,
+        }
+    }
+}
+
+/// What verifying one proposed document found.
+struct Verdict {
+    id: String,
+    /// Its cluster's root; `None` when it did not verify.
+    root: Option<u64>,
+    overlap: f64,
+    weight_distance: f64,
+    strong: bool,
+}
+
+/// The root of each cluster id met during one lookup, with its record: the store does not
+/// change during one lookup, and a copy's sentence hashes mostly name one cluster (a `query
+/// --batch` of copies read each cluster record 7 times instead of once).
+struct Roots<'a> {
+    db: &'a Fpdb,
+    found: HashMap<u64, (u64, ClusterRecord)>,
+}
+
+impl<'a> Roots<'a> {
+    fn new(db: &'a Fpdb) -> Roots<'a> {
+        Roots {
+            db,
+            found: HashMap::default(),
+        }
+    }
+
+    fn find(&mut self, id: u64) -> Result<(u64, ClusterRecord)> {
+        if let Some(r) = self.found.get(&id) {
+            return Ok(r.clone());
+        }
+        let r = self.db.find(id)?;
+        self.found.insert(id, r.clone());
+        self.found.insert(r.0, r.clone());
+        Ok(r)
+    }
 }
 
 impl Fpdb {
@@ -456,26 +517,45 @@ impl Fpdb {
         simhash: BTreeMap<u64, u32>,
         verify: &mut dyn FnMut(u64) -> Result<Checked>,
     ) -> Result<Lookup> {
+        let mut roots = Roots::new(self);
+        let proposals = self.proposals(fps, holders, simhash, &mut roots)?;
+        let min_overlap = f64::from(self.opts.verify_overlap_pct) / 100.0;
         let mut lk = Lookup::default();
-        // The root of each cluster id met, with its record: the store does not change during
-        // one lookup, and a copy's sentence hashes mostly name one cluster (a `query --batch`
-        // of copies read each cluster record 7 times instead of once).
-        let mut found: HashMap<u64, (u64, ClusterRecord)> = HashMap::default();
-        let mut find = |id: u64| -> Result<(u64, ClusterRecord)> {
-            if let Some(r) = found.get(&id) {
-                return Ok(r.clone());
+        let verdicts = self.verified(proposals, verify, &mut roots, min_overlap, &mut lk)?;
+        for c in &lk.candidates {
+            if let std::collections::btree_map::Entry::Vacant(e) = lk.roots.entry(c.root) {
+                e.insert(roots.find(c.root)?.1);
             }
-            let r = self.find(id)?;
-            found.insert(id, r.clone());
-            found.insert(r.0, r.clone());
-            Ok(r)
-        };
+        }
+        if self.opts.tight_clusters && min_overlap > 0.0 {
+            Self::drop_loose_clusters(&mut lk, &verdicts, verify, min_overlap)?;
+        }
+        lk.candidates.sort_by(|a, b| {
+            b.overlap
+                .total_cmp(&a.overlap)
+                .then(b.score.total_cmp(&a.score))
+                .then(a.seq.cmp(&b.seq))
+        });
+        Ok(lk)
+    }
+
+    /// Candidate collection: every stored document an algorithm proposes for `fps`, in the
+    /// order they are verified (nshash per cluster, minhash, the exact-key algorithms,
+    /// simhash); a document may be proposed by several.
+    fn proposals(
+        &self,
+        fps: &Fingerprints,
+        holders: &HashMap<u64, (u64, u64)>,
+        simhash: BTreeMap<u64, u32>,
+        roots: &mut Roots<'_>,
+    ) -> Result<Vec<Proposal>> {
+        let mut raw = Vec::new();
         // nshash: each sentence hash names its oldest holder; count shared hashes per current
         // cluster.
         let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
         for h in &fps.nshash {
             if let Some(&(seq, cluster)) = holders.get(h) {
-                let (root, _) = find(cluster)?;
+                let (root, _) = roots.find(cluster)?;
                 let e = per_root.entry(root).or_default();
                 e.0 += 1;
                 *e.1.entry(seq).or_default() += 1;
@@ -483,12 +563,10 @@ impl Fpdb {
         }
         let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);
         let total = fps.nshash.len().max(1) as f64;
-        // (seq, algorithm, score, simhash distance, the weight check's bar).
-        let mut raw: Vec<(u64, &'static str, f64, Option<u32>, Option<f64>)> = Vec::new();
         for (_, (count, seqs)) in per_root {
             if count >= need {
                 for (seq, shared) in seqs {
-                    raw.push((seq, "nshash", shared as f64 / total, None, None));
+                    raw.push(Proposal::new(seq, "nshash", shared as f64 / total));
                 }
             }
         }
@@ -500,13 +578,8 @@ impl Fpdb {
             }
         }
         for (seq, shared) in bands {
-            raw.push((
-                seq,
-                "minhash",
-                shared as f64 / fps.bands.len() as f64,
-                None,
-                None,
-            ));
+            let score = shared as f64 / fps.bands.len() as f64;
+            raw.push(Proposal::new(seq, "minhash", score));
         }
         // Exact-key algorithms: each key names its oldest holder; a holder sharing the
         // algorithm's weight of keys (see `KeyAlgo::need`) is a candidate, and with a weight
@@ -528,80 +601,100 @@ impl Fpdb {
             }
             for (seq, w) in shared {
                 if w >= need {
-                    raw.push((seq, algo.name(), w / have, None, algo.weight_check()));
+                    raw.push(Proposal {
+                        bar: algo.weight_check(),
+                        ..Proposal::new(seq, algo.name(), w / have)
+                    });
                 }
             }
         }
         for (seq, d) in simhash {
-            raw.push((seq, "simhash", 1.0 - d as f64 / 64.0, Some(d), None));
+            raw.push(Proposal {
+                distance: Some(d),
+                ..Proposal::new(seq, "simhash", 1.0 - f64::from(d) / 64.0)
+            });
         }
-        // Verify every candidate against its stored sentence sketch.
-        let min_overlap = self.opts.verify_overlap_pct as f64 / 100.0;
-        let mut docs: HashMap<u64, (String, Option<u64>, f64, f64, bool)> = HashMap::default();
-        for (seq, algo, score, distance, bar) in raw {
-            if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(seq) {
-                let c = verify(seq)?;
+        Ok(raw)
+    }
+
+    /// Verification: each proposed document checked once against its stored sentence
+    /// sketch (`verify`); those that pass (and pass their algorithm's weight check) become
+    /// `lk`'s candidates, with their cluster's root. Returns every document's verdict.
+    fn verified(
+        &self,
+        proposals: Vec<Proposal>,
+        verify: &mut dyn FnMut(u64) -> Result<Checked>,
+        roots: &mut Roots<'_>,
+        min_overlap: f64,
+        lk: &mut Lookup,
+    ) -> Result<HashMap<u64, Verdict>> {
+        let mut docs: HashMap<u64, Verdict> = HashMap::default();
+        for p in proposals {
+            if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(p.seq) {
+                let c = verify(p.seq)?;
                 // Only a verified candidate's cluster is looked up.
                 let root = if min_overlap > 0.0 && c.overlap < min_overlap {
                     None
                 } else {
                     LookupCounters::add(&self.reads.verified, 1);
-                    Some(find(c.similar_id)?.0)
+                    Some(roots.find(c.similar_id)?.0)
                 };
-                e.insert((c.id, root, c.overlap, c.weight_distance, c.strong));
+                e.insert(Verdict {
+                    id: c.id,
+                    root,
+                    overlap: c.overlap,
+                    weight_distance: c.weight_distance,
+                    strong: c.strong,
+                });
             }
-            let (id, root, overlap, weight_distance, strong) = &docs[&seq];
-            let Some(root) = root else {
+            let v = &docs[&p.seq];
+            let Some(root) = v.root else {
                 continue;
             };
-            if bar.is_some_and(|a| *weight_distance >= a) {
+            if p.bar.is_some_and(|a| v.weight_distance >= a) {
                 continue;
             }
             lk.candidates.push(Candidate {
-                seq,
-                id: id.clone(),
-                algo,
-                score,
-                distance,
-                overlap: *overlap,
-                strong: *strong,
-                root: *root,
+                seq: p.seq,
+                id: v.id.clone(),
+                algo: p.algo,
+                score: p.score,
+                distance: p.distance,
+                overlap: v.overlap,
+                strong: v.strong,
+                root,
             });
         }
-        for c in &lk.candidates {
-            if let std::collections::btree_map::Entry::Vacant(e) = lk.roots.entry(c.root) {
-                e.insert(find(c.root)?.1);
+        Ok(docs)
+    }
+
+    /// Tight clusters: a cluster counts only when the document also verifies against its
+    /// first document, or links strongly to a member (is a copy of it): no chain of weaker
+    /// links through a third document joins two that differ.
+    fn drop_loose_clusters(
+        lk: &mut Lookup,
+        verdicts: &HashMap<u64, Verdict>,
+        verify: &mut dyn FnMut(u64) -> Result<Checked>,
+        min_overlap: f64,
+    ) -> Result<()> {
+        let mut loose = Vec::new();
+        for (&root, rec) in &lk.roots {
+            if lk.candidates.iter().any(|c| c.root == root && c.strong) {
+                continue;
+            }
+            let overlap = match verdicts.get(&rec.first_seq) {
+                Some(v) => v.overlap,
+                None => verify(rec.first_seq)?.overlap,
+            };
+            if overlap < min_overlap {
+                loose.push(root);
             }
         }
-        if self.opts.tight_clusters && min_overlap > 0.0 {
-            // A cluster counts only when the document also verifies against its first
-            // document, or links strongly to a member (is a copy of it): no chain of weaker
-            // links through a third document joins two that differ.
-            let mut loose = Vec::new();
-            for (&root, rec) in &lk.roots {
-                if lk.candidates.iter().any(|c| c.root == root && c.strong) {
-                    continue;
-                }
-                let overlap = match docs.get(&rec.first_seq) {
-                    Some(d) => d.2,
-                    None => verify(rec.first_seq)?.overlap,
-                };
-                if overlap < min_overlap {
-                    loose.push(root);
-                }
-            }
-            for root in loose {
-                lk.roots.remove(&root);
-            }
-            lk.candidates.retain(|c| lk.roots.contains_key(&c.root));
+        for root in loose {
+            lk.roots.remove(&root);
         }
-        lk.candidates.sort_by(|a, b| {
-            b.overlap
-                .total_cmp(&a.overlap)
-                .then(b.score.total_cmp(&a.score))
-                .then(a.seq.cmp(&b.seq))
-        });
-        Ok(lk)
+        lk.candidates.retain(|c| lk.roots.contains_key(&c.root));
+        Ok(())
     }
 
     /// The matches to report and store, best first: at most [`MAX_MATCHES`], plus the best

@@ -183,7 +183,7 @@ impl Settings {
             if Self::weight_checks(&o.key_algos).is_empty() {
                 return Err(Error::InvalidOption(format!(
                     "weight check {} needs keywords-check or keywords-con-check in the algorithms",
-                    w as f64 / 1000.0
+                    f64::from(w) / 1000.0
                 )));
             }
         }
@@ -245,10 +245,10 @@ impl Settings {
                 return Err(Error::OptionsMismatch {
                     setting: "weight_check",
                     stored: match stored_checks.first() {
-                        Some(&c) => format!("{}", c as f64 / 1000.0),
+                        Some(&c) => format!("{}", f64::from(c) / 1000.0),
                         None => "none (no keywords-check or keywords-con-check)".into(),
                     },
-                    requested: format!("{}", w as f64 / 1000.0),
+                    requested: format!("{}", f64::from(w) / 1000.0),
                 });
             }
         }
@@ -368,7 +368,7 @@ impl Builder {
             // looked up and decided (reads see them meanwhile): `store::WriteBehind`. Only
             // with a second core to run it: on one core the hand-over costs more than it saves
             // (docs/performance.md, "Store settings").
-            if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+            if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) >= 2 {
                 Box::new(crate::store::WriteBehind::new(rocks)?)
             } else {
                 rocks

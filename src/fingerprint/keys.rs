@@ -77,7 +77,7 @@ pub fn tag(key: u64) -> u8 {
 }
 
 fn tagged(tag: u8, h: u64) -> u64 {
-    (tag as u64) << 56 | (h & ((1 << 56) - 1))
+    u64::from(tag) << 56 | (h & ((1 << 56) - 1))
 }
 
 /// The first 8 bytes of the MD5 of `bytes`, tagged.
@@ -93,7 +93,7 @@ fn md5_key(tag: u8, bytes: &[u8]) -> u64 {
 pub fn ap_hash64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xAAAA_AAAA_AAAA_AAAA;
     for (i, &c) in bytes.iter().enumerate() {
-        let c = c as u64;
+        let c = u64::from(c);
         if i & 1 == 0 {
             h ^= (h << 7) ^ c.wrapping_mul(h >> 3);
         } else {
@@ -124,7 +124,7 @@ fn heaviest(stats: &[TermStat], n: u32) -> Vec<(&str, f64)> {
     let total: u32 = stats.iter().map(|t| t.1).sum();
     let mut terms: Vec<(&str, f64)> = stats
         .iter()
-        .map(|t| (t.0.as_str(), t.1 as f64 * t.2 / total.max(1) as f64))
+        .map(|t| (t.0.as_str(), f64::from(t.1) * t.2 / f64::from(total.max(1))))
         .collect();
     terms.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     terms.truncate(n as usize);
@@ -162,7 +162,7 @@ pub fn weight_distance(a: &[f32], b: &[f32]) -> f64 {
     }
     let (mut d, mut s) = (0.0f64, 0.0f64);
     for (&x, &y) in a.iter().zip(b) {
-        let (x, y) = (x as f64, y as f64);
+        let (x, y) = (f64::from(x), f64::from(y));
         d += (x - y) * (x - y);
         s += x * x + y * y;
     }

@@ -27,19 +27,19 @@ pub(super) fn gram_hashes(chars: &[u32], out: &mut [u32]) {
             return unsafe { gram_hashes_avx2(chars, out) };
         }
     }
-    gram_hashes_portable(chars, out)
+    gram_hashes_portable(chars, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn gram_hashes_avx512(chars: &[u32], out: &mut [u32]) {
-    gram_hashes_portable(chars, out)
+    gram_hashes_portable(chars, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn gram_hashes_avx2(chars: &[u32], out: &mut [u32]) {
-    gram_hashes_portable(chars, out)
+    gram_hashes_portable(chars, out);
 }
 
 #[inline(always)]
@@ -53,8 +53,8 @@ fn gram_hashes_portable(chars: &[u32], out: &mut [u32]) {
     );
     for i in 0..n {
         out[i] = gram_mix(
-            a[i] as u64 | (b[i] as u64) << 21 | (c[i] as u64) << 42,
-            d[i] as u64 | 4 << 21,
+            u64::from(a[i]) | u64::from(b[i]) << 21 | u64::from(c[i]) << 42,
+            u64::from(d[i]) | 4 << 21,
         );
     }
 }
@@ -83,7 +83,7 @@ impl BottomK {
 
     #[inline]
     pub(super) fn add(&mut self, h: u32) {
-        if (h as u64) < self.limit {
+        if u64::from(h) < self.limit {
             self.buf.push(h);
             if self.buf.len() >= 4 * self.k {
                 self.cut();
@@ -99,7 +99,7 @@ impl BottomK {
             low.sort_unstable();
             // The k smallest with repeats are the k smallest distinct values when none repeats.
             if low.windows(2).all(|w| w[0] != w[1]) {
-                self.limit = low[k - 1] as u64;
+                self.limit = u64::from(low[k - 1]);
                 self.buf.truncate(k);
                 return;
             }
@@ -108,7 +108,7 @@ impl BottomK {
         self.buf.dedup();
         self.buf.truncate(k);
         if self.buf.len() == k && k > 0 {
-            self.limit = self.buf[k - 1] as u64;
+            self.limit = u64::from(self.buf[k - 1]);
         }
     }
 
@@ -225,10 +225,10 @@ impl Bins {
         if self.min.is_empty() {
             return;
         }
-        let bin = ((h as u64 * self.min.len() as u64) >> 32) as usize;
+        let bin = ((u64::from(h) * self.min.len() as u64) >> 32) as usize;
         // A bin's values share their high bits: its minimum is the smallest hash in it.
         let m = &mut self.min[bin];
-        *m = (*m).min(h as u64);
+        *m = (*m).min(u64::from(h));
         self.any = true;
     }
 

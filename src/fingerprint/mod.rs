@@ -313,11 +313,11 @@ impl Fingerprinter {
                     }
                 }
                 KeyAlgo::KeywordsPct { pct, interval } => {
-                    key_list.extend(keys::keywords_pct(&stats, pct, interval))
+                    key_list.extend(keys::keywords_pct(&stats, pct, interval));
                 }
                 KeyAlgo::Punct => key_list.extend(keys::punct(text)),
                 KeyAlgo::PunctTitle => {
-                    key_list.extend(keys::punct_title(text, prepared(meta.title).as_deref()))
+                    key_list.extend(keys::punct_title(text, prepared(meta.title).as_deref()));
                 }
                 KeyAlgo::Des => key_list.extend(
                     prepared(meta.description)
@@ -333,7 +333,7 @@ impl Fingerprinter {
                         .map(|c| self.weights.term_stats(&c))
                         .filter(|s| !s.is_empty());
                     let coarse = coarse.as_deref().unwrap_or(&stats);
-                    key_list.extend(keys::two_stage(coarse, words, text, paras))
+                    key_list.extend(keys::two_stage(coarse, words, text, paras));
                 }
                 KeyAlgo::Segments { n, .. } => key_list.extend(keys::segments(text, n)),
             }

@@ -134,7 +134,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     let hashes: Vec<u64> = cands.iter().map(|c| c.1).collect();
     let (sketch, order) = sketch_of(&hashes);
     // Longest first; a stable sort keeps the earlier of equally long sentences first.
-    cands.sort_by(|a, b| b.0.cmp(&a.0));
+    cands.sort_by_key(|c| std::cmp::Reverse(c.0));
     cands.truncate(opts.nshash_n);
     Scan {
         top: cands.into_iter().map(|c| c.1).collect(),
@@ -158,9 +158,11 @@ fn hash_grams(word_chars: &mut Vec<u32>, grams: &mut BottomK, bins: &mut Bins) {
     // (one comparison each, instead of a buffer filled and cut every 3k grams). Exact: when
     // fewer than k distinct values pass, the grams are offered again without the bound.
     let n = word_chars.len().saturating_sub(3);
-    let bound = (grams.k > 0 && grams.is_empty() && n > 4 * grams.k)
-        .then(|| ((2 * grams.k as u64) << 32) / n as u64)
-        .unwrap_or(u64::MAX);
+    let bound = if grams.k > 0 && grams.is_empty() && n > 4 * grams.k {
+        ((2 * grams.k as u64) << 32) / n as u64
+    } else {
+        u64::MAX
+    };
     for_each_gram(word_chars, |h| {
         if u64::from(h) < bound {
             grams.add(h);

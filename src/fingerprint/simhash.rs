@@ -48,7 +48,7 @@ mod tests {
     #[test]
     fn similar_term_sets_are_close_and_different_ones_far() {
         let base: Vec<(String, f64)> = (0..200)
-            .map(|i| (format!("term{i}"), 1.0 + (i % 7) as f64))
+            .map(|i| (format!("term{i}"), 1.0 + f64::from(i % 7)))
             .collect();
         let mut near = base.clone();
         near[3].0 = "changed".into();

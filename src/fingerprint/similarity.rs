@@ -67,7 +67,7 @@ pub fn resemblance(a: &[u32], b: &[u32]) -> f64 {
         }
         seen += 1;
     }
-    both as f64 / seen.max(1) as f64
+    f64::from(both) / seen.max(1) as f64
 }
 
 /// Sentence overlap of two documents from their sketches: shared sentences over the sentences

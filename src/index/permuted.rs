@@ -34,8 +34,10 @@ pub fn choose_blocks(k: u32, expected: u64) -> u32 {
 }
 
 fn binomial(n: u32, k: u32) -> u64 {
-    let k = k.min(n - k) as u64;
-    (0..k).fold(1u64, |acc, i| acc.saturating_mul(n as u64 - i) / (i + 1))
+    let k = u64::from(k.min(n - k));
+    (0..k).fold(1u64, |acc, i| {
+        acc.saturating_mul(u64::from(n) - i) / (i + 1)
+    })
 }
 
 fn block_sizes(b: u32) -> Vec<u32> {

@@ -192,7 +192,7 @@ impl Inputs {
         match reader.read_byte_record(&mut rec) {
             Ok(false) => None,
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
+                let line = e.position().map_or(0, csv::Position::line);
                 let r = error(source.clone(), line, Unit::Line, format!("bad CSV: {e}"));
                 if !matches!(
                     e.kind(),
@@ -206,7 +206,7 @@ impl Inputs {
             Ok(true) if reader.get_ref().open_at_end(reader.position().byte()) => {
                 // The last record, and a quote is still open: it was opened in this record and
                 // took every line after it.
-                let line = rec.position().map_or(0, |p| p.line());
+                let line = rec.position().map_or(0, csv::Position::line);
                 let lines = reader.position().line().saturating_sub(line);
                 Some(error(
                     source.clone(),
@@ -221,7 +221,7 @@ impl Inputs {
                 ))
             }
             Ok(true) => {
-                let line = rec.position().map_or(0, |p| p.line());
+                let line = rec.position().map_or(0, csv::Position::line);
                 let bytes = rec.as_slice().len();
                 let get = |c: Option<usize>| -> Result<Option<String>, String> {
                     match c.and_then(|i| rec.get(i)) {
@@ -254,7 +254,7 @@ impl Inputs {
                 })();
                 let mut r = Record::new(source.clone(), line, Unit::Line, bytes, doc);
                 if keep_raw {
-                    let start = rec.position().map_or(0, |p| p.byte());
+                    let start = rec.position().map_or(0, csv::Position::byte);
                     let end = reader.position().byte();
                     r.raw = Some(reader.get_mut().take(start, end));
                     r.header = header.clone();

@@ -63,7 +63,7 @@ impl Inputs {
                     format!("line longer than {max} bytes"),
                 ));
             }
-            if self.buf.iter().all(|b| b.is_ascii_whitespace()) {
+            if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             let doc = parse_json_line(&self.buf, &self.opts.fields, source, *line);

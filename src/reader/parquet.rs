@@ -35,7 +35,7 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !GUARDED.with(|g| g.get()) {
+            if !GUARDED.with(std::cell::Cell::get) {
                 previous(info);
             }
         }));
@@ -46,7 +46,7 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     r.map_err(|payload| {
         let what = payload
             .downcast_ref::<&str>()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown failure".into());
         format!("the Parquet reader failed: {what}")

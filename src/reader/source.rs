@@ -45,7 +45,9 @@ impl std::error::Error for Damaged {}
 
 /// Whether `e` is a damaged member's report: the input goes on after it.
 pub fn is_damage(e: &std::io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<Damaged>())
+    e.get_ref().is_some_and(
+        <dyn std::error::Error + std::marker::Send + std::marker::Sync + 'static>::is::<Damaged>,
+    )
 }
 
 /// Gzip members of `R`, decoded one after another; see the module documentation.
@@ -172,7 +174,7 @@ impl<R: BufRead> Members<R> {
 
     /// Start the member at the current position of `raw` (none at the end of input).
     fn start(&mut self, mut raw: Counted<R>) {
-        if raw.fill_buf().is_ok_and(|b| b.is_empty()) {
+        if raw.fill_buf().is_ok_and(<[u8]>::is_empty) {
             self.decoder = None;
             self.ended = Some(raw);
             return;

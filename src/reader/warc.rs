@@ -485,7 +485,7 @@ mod tests {
             }
             let got: Vec<Vec<u8>> = all(&data, 1000)
                 .into_iter()
-                .filter_map(|r| r.ok())
+                .filter_map(std::result::Result::ok)
                 .map(|(_, b)| b.unwrap())
                 .collect();
             prop_assert_eq!(got, bodies);

@@ -17,7 +17,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use super::staged::{scan_over, scan_ranges_over, Entries};
-use super::{Batch, Cf, Op, Store, Syncer};
+use super::{Batch, Cf, Entry, Op, Store, Syncer};
 use crate::error::{Error, Result};
 
 /// One batch's changes per column family (indexed by [`Cf::index`]), each sorted by key, a
@@ -42,14 +42,19 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Wait until the base store has applied batch `ticket` (and every one before it).
     fn wait_for(&self, ticket: u64) -> Result<()> {
         let mut s = self.lock();
         while s.applied < ticket {
-            s = self.done.wait(s).unwrap_or_else(|e| e.into_inner());
+            s = self
+                .done
+                .wait(s)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         match &s.failed {
             Some(e) => Err(failed(e)),
@@ -148,11 +153,7 @@ fn overlay_of(ops: Vec<Op>) -> Overlay {
 }
 
 /// The entries of `entries` (sorted) in `[start, end)`.
-fn range<'a>(
-    entries: &'a [(Vec<u8>, Option<Vec<u8>>)],
-    start: &[u8],
-    end: &[u8],
-) -> &'a [(Vec<u8>, Option<Vec<u8>>)] {
+fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [Entry] {
     if start >= end {
         return &[];
     }
@@ -201,7 +202,7 @@ impl Store for WriteBehind {
         let Some(o) = self.overlay().filter(|o| !o[cf.index()].is_empty()) else {
             return self.base.scan_ranges(cf, ranges, visit);
         };
-        let staged: Vec<&[(Vec<u8>, Option<Vec<u8>>)]> = ranges
+        let staged: Vec<&[Entry]> = ranges
             .iter()
             .map(|(s, e)| range(&o[cf.index()], s, e))
             .collect();
@@ -213,7 +214,10 @@ impl Store for WriteBehind {
             return Err(Error::ReadOnly);
         }
         // Writers one at a time; the batch before must be in the base first (one in flight).
-        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let jobs = self
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.settle()?;
         if batch.is_empty() {
             return Ok(());
@@ -317,8 +321,18 @@ impl Store for WriteBehind {
 impl Drop for WriteBehind {
     /// The batch in flight reaches the base store before it closes.
     fn drop(&mut self) {
-        drop(self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take());
-        if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        drop(
+            self.jobs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        );
+        if let Some(t) = self
+            .thread
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
             let _ = t.join();
         }
     }

@@ -28,6 +28,9 @@ pub use staged::Staged;
 
 use crate::error::Result;
 
+/// One staged change of a column family: a key and its new value (`None`: deleted).
+pub type Entry = (Vec<u8>, Option<Vec<u8>>);
+
 /// Whether a store path is a Redis Cluster address (`redis://…`; the store itself needs the
 /// `redis` cargo feature).
 pub fn is_redis_url(s: &str) -> bool {
@@ -232,7 +235,7 @@ pub trait Store: Send + Sync {
     /// [`Store::write`] of changes given per column family (indexed by [`Cf::index`]), each
     /// sorted by key (`None`: a delete), without handing over their bytes ([`WriteBehind`]'s
     /// commit thread writes the batch that its readers read meanwhile).
-    fn write_entries(&self, per_cf: &[Vec<(Vec<u8>, Option<Vec<u8>>)>]) -> Result<()> {
+    fn write_entries(&self, per_cf: &[Vec<Entry>]) -> Result<()> {
         let mut b = Batch::new();
         for (cf, entries) in Cf::ALL.iter().zip(per_cf) {
             for (k, v) in entries {

@@ -247,14 +247,20 @@ impl Layers {
 
     fn insert(&self, prefix: &[u8]) {
         {
-            let layers = self.layers.read().unwrap_or_else(|e| e.into_inner());
+            let layers = self
+                .layers
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let last = layers.last().expect("one layer at least");
             if !last.full() || self.capped.load(Ordering::Relaxed) {
                 last.insert(prefix);
                 return;
             }
         }
-        let mut layers = self.layers.write().unwrap_or_else(|e| e.into_inner());
+        let mut layers = self
+            .layers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let last = layers.last().expect("one layer at least");
         if last.full() && !self.capped.load(Ordering::Relaxed) {
             let keys = last.capacity.saturating_mul(2);
@@ -269,12 +275,18 @@ impl Layers {
     }
 
     fn may_contain(&self, prefix: &[u8]) -> bool {
-        let layers = self.layers.read().unwrap_or_else(|e| e.into_inner());
+        let layers = self
+            .layers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         layers.iter().rev().any(|b| b.may_contain(prefix))
     }
 
     fn bytes(&self) -> u64 {
-        let layers = self.layers.read().unwrap_or_else(|e| e.into_inner());
+        let layers = self
+            .layers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         layers.iter().map(Bloom::bytes).sum()
     }
 }
@@ -439,7 +451,10 @@ impl Presence {
             out.put(&last.to_le_bytes())?;
             for (i, f) in self.filters.iter().enumerate() {
                 let Some(layers) = f else { continue };
-                let layers = layers.layers.read().unwrap_or_else(|e| e.into_inner());
+                let layers = layers
+                    .layers
+                    .read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 out.put(&[i as u8])?;
                 out.put(&(layers.len() as u32).to_le_bytes())?;
                 for b in layers.iter() {
@@ -458,7 +473,10 @@ impl Presence {
             }
             let crc = out.crc.finalize().to_le_bytes();
             out.to.write_all(&crc)?;
-            let f = out.to.into_inner().map_err(|e| e.into_error())?;
+            let f = out
+                .to
+                .into_inner()
+                .map_err(std::io::IntoInnerError::into_error)?;
             f.sync_all()?;
             std::fs::rename(&tmp, &file)
         };

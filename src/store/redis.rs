@@ -380,7 +380,7 @@ impl RedisStore {
             match self.client.get_connection() {
                 Ok(c) => return Ok(c),
                 Err(e) if transient(&e) && Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(200))
+                    std::thread::sleep(Duration::from_millis(200));
                 }
                 Err(e) => return Err(storage(&self.url, "cannot connect", e)),
             }
@@ -613,7 +613,7 @@ impl RedisStore {
             for b in chunk {
                 p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
             }
-            let names: Vec<&[u8]> = chunk.iter().map(|b| b.as_slice()).collect();
+            let names: Vec<&[u8]> = chunk.iter().map(std::vec::Vec::as_slice).collect();
             let pages = self.pipelined_pages(cf, &names, &p)?;
             for (b, page) in chunk.iter().zip(pages) {
                 let mut stopped = false;
@@ -750,7 +750,7 @@ impl RedisStore {
             let n: i64 = self.run("wait for replicas", |c| {
                 redis::cmd("WAIT").arg(self.url.wait).arg(1000).query(c)
             })?;
-            if n >= self.url.wait as i64 {
+            if n >= i64::from(self.url.wait) {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -945,7 +945,11 @@ impl Store for RedisStore {
                 p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
             }
         }
-        let piped: Vec<&[u8]> = buckets.iter().flatten().map(|b| b.as_slice()).collect();
+        let piped: Vec<&[u8]> = buckets
+            .iter()
+            .flatten()
+            .map(std::vec::Vec::as_slice)
+            .collect();
         let mut pages = self.pipelined_pages(cf, &piped, &p)?.into_iter();
         for (((start, end), b), hit) in ranges.iter().zip(&buckets).zip(cached) {
             if let Some(entries) = hit {

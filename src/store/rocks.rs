@@ -9,7 +9,7 @@ use rocksdb::{
     Direction, IteratorMode, Options, ReadOptions, SliceTransform, WriteBatch, WriteOptions, DB,
 };
 
-use super::{Batch, Cf, Op, Store};
+use super::{Batch, Cf, Entry, Op, Store};
 use crate::error::{Error, Result};
 
 /// A RocksDB-backed store.
@@ -168,7 +168,7 @@ fn wal_recovery(opts: &mut Options, path: &Path) {
 fn log_files(path: &Path) -> Vec<std::ffi::OsString> {
     std::fs::read_dir(path)
         .map(|d| {
-            d.filter_map(|e| e.ok())
+            d.filter_map(std::result::Result::ok)
                 .map(|e| e.file_name())
                 .filter(|n| n.to_string_lossy().ends_with(".log"))
                 .collect()
@@ -503,7 +503,7 @@ impl Store for RocksStore {
         Ok(())
     }
 
-    fn write_entries(&self, per_cf: &[Vec<(Vec<u8>, Option<Vec<u8>>)>]) -> Result<()> {
+    fn write_entries(&self, per_cf: &[Vec<Entry>]) -> Result<()> {
         self.write_ops(Cf::ALL.iter().zip(per_cf).flat_map(|(cf, entries)| {
             entries
                 .iter()
@@ -609,7 +609,7 @@ impl Store for RocksStore {
         // SAFETY: `self.db` is open for the whole call (borrowed), the pointer comes from the
         // crate that owns it.
         c_call(&self.path, |err| unsafe {
-            librocksdb_sys::rocksdb_verify_checksum(self.db.as_raw_ptr(), err)
+            librocksdb_sys::rocksdb_verify_checksum(self.db.as_raw_ptr(), err);
         })
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Mutex;
 
-use super::{Batch, Cf, Op, Store};
+use super::{Batch, Cf, Entry, Op, Store};
 use crate::error::Result;
 
 type Pending = Vec<BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
@@ -33,7 +33,7 @@ impl Staged {
             .lock()
             .expect("lock")
             .iter()
-            .map(|m| m.len())
+            .map(std::collections::BTreeMap::len)
             .sum()
     }
 
@@ -46,7 +46,7 @@ impl Staged {
     /// the base store as one batch (not synced).
     pub fn commit_with(&self, extra: Batch) -> Result<()> {
         let mut pending = self.pending.lock().expect("lock");
-        if pending.iter().all(|m| m.is_empty()) && extra.is_empty() {
+        if pending.iter().all(std::collections::BTreeMap::is_empty) && extra.is_empty() {
             return Ok(());
         }
         let mut b = Batch::new();
@@ -76,7 +76,7 @@ impl Staged {
 /// returns false.
 fn merge(
     base: &[(Vec<u8>, Vec<u8>)],
-    staged: &[(Vec<u8>, Option<Vec<u8>>)],
+    staged: &[Entry],
     visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
 ) {
     let (mut i, mut j) = (0, 0);
@@ -101,7 +101,7 @@ fn merge(
 }
 
 /// Changes of one column family, sorted by key (`None`: deleted).
-pub(super) type Entries = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+pub(super) type Entries = Vec<Entry>;
 
 /// [`Store::scan`] of `base` with `staged` (the changes in `[start, end)`, sorted) over it.
 pub(super) fn scan_over(
@@ -109,7 +109,7 @@ pub(super) fn scan_over(
     cf: Cf,
     start: &[u8],
     end: &[u8],
-    staged: &[(Vec<u8>, Option<Vec<u8>>)],
+    staged: &[Entry],
     visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
 ) -> Result<()> {
     if start >= end {
@@ -134,7 +134,7 @@ pub(super) fn scan_ranges_over(
     base: &dyn Store,
     cf: Cf,
     ranges: &[(&[u8], &[u8])],
-    staged: &[&[(Vec<u8>, Option<Vec<u8>>)]],
+    staged: &[&[Entry]],
     visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
 ) -> Result<()> {
     if staged.iter().all(|s| s.is_empty()) {
@@ -210,7 +210,7 @@ impl Store for Staged {
                 })
                 .collect()
         };
-        let staged: Vec<&[(Vec<u8>, Option<Vec<u8>>)]> = staged.iter().map(|e| &e[..]).collect();
+        let staged: Vec<&[Entry]> = staged.iter().map(|e| &e[..]).collect();
         scan_ranges_over(self.base.as_ref(), cf, ranges, &staged, visit)
     }
 

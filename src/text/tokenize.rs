@@ -354,10 +354,10 @@ impl TermWeights {
 /// TF-IDF weights of [`TermWeights::term_stats`]: frequency x IDF / number of kept terms
 /// (borrowing the terms: simhash needs no copy of them).
 pub fn weigh<S: AsRef<str>>(stats: &[(S, u32, f64)]) -> Vec<(&str, f64)> {
-    let total = stats.iter().map(|t| t.1 as u64).sum::<u64>().max(1) as f64;
+    let total = stats.iter().map(|t| u64::from(t.1)).sum::<u64>().max(1) as f64;
     stats
         .iter()
-        .map(|(w, n, idf)| (w.as_ref(), *n as f64 * idf / total))
+        .map(|(w, n, idf)| (w.as_ref(), f64::from(*n) * idf / total))
         .collect()
 }
 

@@ -190,15 +190,13 @@ pub fn fold_tw(text: &str) -> Cow<'_, str> {
                     .map(|&(tail, to)| (i + n + tail.len(), to));
             }
         }
-        if hit.is_none() && len > 2 {
-            if single(i, len) {
-                let here = &text[i..i + len];
-                hit = f
-                    .singles
-                    .iter()
-                    .find(|(m, _)| *m == here)
-                    .map(|&(_, rep)| (i + len, Some(rep)));
-            }
+        if hit.is_none() && len > 2 && single(i, len) {
+            let here = &text[i..i + len];
+            hit = f
+                .singles
+                .iter()
+                .find(|(m, _)| *m == here)
+                .map(|&(_, rep)| (i + len, Some(rep)));
         }
         let Some((end, to)) = hit else {
             i += len;

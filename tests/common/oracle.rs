@@ -56,7 +56,7 @@ pub fn corpus(seed: u64, n: usize, k: u32) -> Vec<u64> {
     (0..n)
         .map(|i| {
             let b = bases[i % bases.len()];
-            flip(b, rng.below(k as u64 + 2) as u32, rng.next())
+            flip(b, rng.below(u64::from(k) + 2) as u32, rng.next())
         })
         .collect()
 }
@@ -75,7 +75,7 @@ pub fn lookups_and_brute_force(db: &Fpdb, fps: &[u64], seed: u64, k: u32) -> Ans
             } else {
                 fps[rng.below(fps.len() as u64) as usize]
             };
-            let q = flip(base, rng.below(k as u64 + 2) as u32, rng.next());
+            let q = flip(base, rng.below(u64::from(k) + 2) as u32, rng.next());
             (db.simhash_neighbors(q).unwrap(), brute(fps, q, k))
         })
         .collect()

@@ -257,9 +257,15 @@ async fn read_db<T: Send + 'static>(
     s: Db,
     read: impl FnOnce(&fpdb::Fpdb) -> fpdb::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
-    on_cpu(move || read(&s.db.read().unwrap_or_else(|e| e.into_inner())))
-        .await?
-        .map_err(ApiError::store)
+    on_cpu(move || {
+        read(
+            &s.db
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    })
+    .await?
+    .map_err(ApiError::store)
 }
 
 /// `found` as JSON, or a 404 saying `missing`.
@@ -403,7 +409,9 @@ fn flag(v: &Value, field: &str) -> Result<bool, ApiError> {
 /// `fpdb query` for one document.
 fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
     let fps = s.fingerprinter.fingerprint_with(&doc.text, doc.meta());
-    let db = s.db.read().unwrap_or_else(|e| e.into_inner());
+    let db =
+        s.db.read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
     db.query("", &fps)
 }
 
@@ -464,7 +472,9 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
             Ok(Ok(found)) => found,
             Ok(Err(fps)) => {
                 on_cpu(move || {
-                    let db = s.db.read().unwrap_or_else(|e| e.into_inner());
+                    let db =
+                        s.db.read()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
                     db.query("", &fps)
                 })
                 .await?
@@ -494,7 +504,9 @@ async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
             .map(|d| s.fingerprinter.fingerprint_with(&d.text, d.meta()))
             .collect();
         let looked: Vec<(&str, &fpdb::Fingerprints)> = fps.iter().map(|f| ("", f)).collect();
-        let db = s.db.read().unwrap_or_else(|e| e.into_inner());
+        let db =
+            s.db.read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         let outcomes = db
             .query_many(&looked)
             .into_iter()
@@ -588,7 +600,11 @@ async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer
             },
             reply: tx,
         };
-        let sent = match &*s.writer.lock().unwrap_or_else(|e| e.into_inner()) {
+        let sent = match &*s
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
             Some(w) => w.send(job).is_ok(),
             None => false,
         };

@@ -121,7 +121,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
     super::ingest::check_settings(path, &settings)?;
     let threads = a
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, std::num::NonZero::get))
         .max(1);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -207,19 +207,23 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
     shared
         .writer
         .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
     let writer_ok = writer.join().is_ok();
     // Connections dropped at the deadline end with the runtime.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     // A lookup whose client went away may still hold the store on rayon's pool: flush through
     // the lock rather than wait for it; the store closes with the last reference.
-    let flushed = shared.db.read().unwrap_or_else(|e| e.into_inner()).flush();
+    let flushed = shared
+        .db
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .flush();
     if flushed.is_ok() {
         let saved = shared
             .db
             .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .save_memory_filter();
         if let Err(e) = saved {
             eprintln!("fpdb: warning: the presence filter was not saved ({e}); the next run goes without it");

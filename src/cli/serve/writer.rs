@@ -126,8 +126,15 @@ fn commit_group(shared: &Shared, jobs: &mut [Work]) -> Vec<Result<Vec<IngestResu
             let n = slice.len();
             // The previous slice's commit is waited for outside the lock: readers wait only
             // while this slice is decided.
-            let _ = shared.db.read().unwrap_or_else(|e| e.into_inner()).settle();
-            let mut db = shared.db.write().unwrap_or_else(|e| e.into_inner());
+            let _ = shared
+                .db
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .settle();
+            let mut db = shared
+                .db
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let held = std::time::Instant::now();
             let out = db.ingest_batch(slice, mode);
             drop(db);
@@ -165,7 +172,11 @@ fn commit_group(shared: &Shared, jobs: &mut [Work]) -> Vec<Result<Vec<IngestResu
         i = end;
     }
     // Durable before anyone hears of it. Readers may see the group before the sync ends.
-    let synced = shared.db.read().unwrap_or_else(|e| e.into_inner()).sync();
+    let synced = shared
+        .db
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .sync();
     if let Err(e) = synced {
         let e = format!("the store could not sync: {e}");
         return results.into_iter().map(|_| Err(e.clone())).collect();
