@@ -12,7 +12,8 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
-use super::lookup::{Checked, ReadMany};
+use super::lookup::Checked;
+use super::postings::{candidate_seqs, ReadMany};
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::simhash::hamming;
@@ -44,7 +45,7 @@ impl Found {
     /// The stored documents to verify: the holders of its postings, its simhash neighbours
     /// (a seq may come twice).
     fn candidates(&self) -> impl Iterator<Item = u64> + '_ {
-        super::lookup::candidate_seqs(&self.holders, &self.simhash)
+        candidate_seqs(&self.holders, &self.simhash)
     }
 }
 

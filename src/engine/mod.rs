@@ -26,6 +26,7 @@ mod clusters;
 mod ingest;
 mod lookup;
 mod open;
+mod postings;
 mod read;
 mod settings;
 mod types;

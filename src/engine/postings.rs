@@ -1,0 +1,295 @@
+//! What the store holds for a document's fingerprints: the oldest holder of each posting
+//! (sentence hash, band key, exact key) and the simhash neighbours from the permuted tables,
+//! read one document at a time or for a whole batch in key order ([`ReadMany`]). Never
+//! writes; [`super::lookup`] decides on what this reads.
+
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
+
+use super::{Fpdb, LookupCounters};
+use crate::error::Result;
+use crate::fingerprint::{simhash::hamming, Fingerprints};
+use crate::store::schema;
+use crate::store::{Cf, Store};
+
+/// The posting ranges of `hashes`, each once, in key order.
+fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> {
+    let mut sorted: Vec<u64> = hashes.collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted.into_iter().map(schema::nshash_range).collect()
+}
+
+/// The stored documents a lookup verifies: the holders of its postings (`holders`) and its
+/// simhash neighbours (`simhash`); a seq may come twice.
+pub(super) fn candidate_seqs<'a>(
+    holders: &'a HashMap<u64, (u64, u64)>,
+    simhash: &'a BTreeMap<u64, u32>,
+) -> impl Iterator<Item = u64> + 'a {
+    holders.values().map(|v| v.0).chain(simhash.keys().copied())
+}
+
+/// What the lookups of many documents read ([`Fpdb::read_many`]).
+#[derive(Default)]
+pub(super) struct ReadMany {
+    /// Posting (sentence hash, band or exact key) -> its oldest holder (seq, cluster).
+    holders: HashMap<u64, (u64, u64)>,
+    /// Simhash range (by its start key) -> its entries (permuted fingerprint, seq).
+    tables: HashMap<[u8; 17], Vec<(u64, u64)>>,
+}
+
+impl Fpdb {
+    /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table.
+    pub(super) fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {
+        let k = self.opts.simhash_k;
+        let bounds = self.simhash_bounds(q);
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
+        let mut found = BTreeMap::new();
+        let mut err = None;
+        let mut scanned = 0;
+        self.store.scan_ranges(
+            Cf::Simhash,
+            &ranges,
+            &mut |key, _| match schema::decode_simhash_key(key) {
+                Ok((t, _, _)) if t as usize >= bounds.len() => {
+                    err = Some(schema::corrupt(Cf::Simhash, key, format!("no table {t}")));
+                    false
+                }
+                Ok((t, p, seq)) => {
+                    scanned += 1;
+                    let d = hamming(p, bounds[t as usize].2);
+                    if d <= k {
+                        found.insert(seq, d);
+                    }
+                    true
+                }
+                Err(e) => {
+                    err = Some(e);
+                    false
+                }
+            },
+        )?;
+        LookupCounters::add(&self.reads.simhash_scanned, scanned);
+        LookupCounters::add(&self.reads.simhash_candidates, found.len());
+        match err {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
+
+    /// The range of every table that may hold a fingerprint within k of `q`, with `q`
+    /// permuted for that table.
+    pub(super) fn simhash_bounds(&self, q: u64) -> Vec<([u8; 17], [u8; 18], u64)> {
+        (0..self.perms.len())
+            .map(|t| {
+                let (lo, hi) = self.perms.range(t, q);
+                let (start, end) = schema::simhash_range(t as u8, lo, hi);
+                (start, end, self.perms.permute(t, q))
+            })
+            .collect()
+    }
+
+    /// Tell a remote store ([`Store::prefetch`]) everything the lookups of `docs` will read
+    /// first: their ids, their posting lists, their simhash ranges.
+    pub(super) fn prefetch(&self, docs: &[(&super::Document, Fingerprints)]) -> Result<()> {
+        let ids: Vec<&[u8]> = docs.iter().map(|(d, _)| d.id.as_bytes()).collect();
+        self.store.prefetch_keys(Cf::DocIds, &ids)?;
+        let bounds = nshash_bounds(docs.iter().flat_map(|(_, f)| f.postings()));
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        self.store.prefetch(Cf::Nshash, &ranges)?;
+        let bounds: Vec<_> = docs
+            .iter()
+            .filter_map(|(_, f)| f.simhash)
+            .flat_map(|q| self.simhash_bounds(q))
+            .collect();
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
+        self.store.prefetch(Cf::Simhash, &ranges)
+    }
+
+    /// Every stored document whose simhash is within k of `q`, as (external id, distance),
+    /// ordered by id.
+    pub fn simhash_neighbors(&self, q: u64) -> Result<Vec<(String, u32)>> {
+        let mut out = Vec::new();
+        for (seq, d) in self.simhash_candidates(q)? {
+            out.push((self.doc(seq)?.id, d));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The oldest stored holder of sentence hash `h`: (seq, cluster at its ingest).
+    pub(super) fn nshash_holder(&self, h: u64) -> Result<Option<(u64, u64)>> {
+        let (start, end) = schema::nshash_range(h);
+        let mut found = None;
+        self.store.scan(Cf::Nshash, &start, &end, &mut |k, v| {
+            found = Some(schema::decode_nshash(k, v).map(|(_, seq, c)| (seq, c)));
+            false
+        })?;
+        found.transpose()
+    }
+
+    /// [`Fpdb::nshash_holder`] of every hash, through one iterator.
+    pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<HashMap<u64, (u64, u64)>> {
+        let found = self.holders_of(nshash_bounds(hashes.iter().copied()))?;
+        LookupCounters::add(&self.reads.postings_found, found.len());
+        Ok(found)
+    }
+
+    /// The oldest holder of each posting range of `bounds` (sorted, distinct), through one
+    /// iterator; not counted.
+    fn holders_of(&self, bounds: Vec<([u8; 8], [u8; 17])>) -> Result<HashMap<u64, (u64, u64)>> {
+        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        let mut found = HashMap::with_capacity_and_hasher(bounds.len(), Default::default());
+        let mut err = None;
+        self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
+            match schema::decode_nshash(k, v) {
+                Ok((h, seq, c)) => {
+                    found.entry(h).or_insert((seq, c));
+                }
+                Err(e) => err = Some(e),
+            }
+            false
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
+
+    /// What the lookups of many documents (`fps`) read from the postings and the simhash
+    /// tables, read in key order on all cores of the current pool: each share of the sorted
+    /// ranges through one iterator, so consecutive seeks land in the table files and index
+    /// partitions the previous one opened (a lookup per document opened an iterator, and
+    /// every seek a file of its own). Not counted: [`Fpdb::holders_in`] and
+    /// [`Fpdb::simhash_in`] count what each document's own lookup would have.
+    pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
+        use rayon::prelude::*;
+        let shares = rayon::current_num_threads().max(1) * 2;
+        let bounds = nshash_bounds(fps.iter().flat_map(|f| f.postings()));
+        let size = bounds.len().div_ceil(shares).max(1);
+        let mut holders = HashMap::default();
+        for part in bounds
+            .par_chunks(size)
+            .map(|c| self.holders_of(c.to_vec()))
+            .collect::<Vec<_>>()
+        {
+            holders.extend(part?);
+        }
+        let mut ranges: Vec<([u8; 17], [u8; 18])> = fps
+            .iter()
+            .filter_map(|f| f.simhash)
+            .flat_map(|q| self.simhash_bounds(q).into_iter().map(|(s, e, _)| (s, e)))
+            .collect();
+        ranges.sort_unstable();
+        ranges.dedup();
+        let size = ranges.len().div_ceil(shares).max(1);
+        let mut tables = HashMap::with_capacity_and_hasher(ranges.len(), Default::default());
+        for part in ranges
+            .par_chunks(size)
+            .map(|c| self.simhash_entries(c).map(|e| (c, e)))
+            .collect::<Vec<_>>()
+        {
+            let (c, entries) = part?;
+            tables.extend(c.iter().map(|r| r.0).zip(entries));
+        }
+        Ok(ReadMany { holders, tables })
+    }
+
+    /// The entries (permuted fingerprint, seq) of each simhash range of `ranges` (sorted,
+    /// distinct: in one table, ranges of one prefix length are equal or disjoint), through one
+    /// iterator.
+    fn simhash_entries(&self, ranges: &[([u8; 17], [u8; 18])]) -> Result<Vec<Vec<(u64, u64)>>> {
+        let scan: Vec<(&[u8], &[u8])> = ranges.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        let mut out = vec![Vec::new(); ranges.len()];
+        let mut cur = 0;
+        let mut err = None;
+        self.store.scan_ranges(Cf::Simhash, &scan, &mut |key, _| {
+            // Ranges are visited in order: a key belongs to the first one not ending at or
+            // before it.
+            while cur < ranges.len() && key >= &ranges[cur].1[..] {
+                cur += 1;
+            }
+            match (schema::decode_simhash_key(key), out.get_mut(cur)) {
+                (Ok((_, p, seq)), Some(o)) => {
+                    o.push((p, seq));
+                    true
+                }
+                (Err(e), _) => {
+                    err = Some(e);
+                    false
+                }
+                (Ok(_), None) => {
+                    err = Some(schema::corrupt(
+                        Cf::Simhash,
+                        key,
+                        "outside the ranges scanned".into(),
+                    ));
+                    false
+                }
+            }
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// [`Fpdb::nshash_holders`] of `fps`'s postings from what [`Fpdb::read_many`] read.
+    pub(super) fn holders_in(
+        &self,
+        fps: &Fingerprints,
+        read: &ReadMany,
+    ) -> HashMap<u64, (u64, u64)> {
+        let mut found = HashMap::default();
+        for h in fps.postings() {
+            if let Some(&v) = read.holders.get(&h) {
+                found.insert(h, v);
+            }
+        }
+        LookupCounters::add(&self.reads.postings_found, found.len());
+        found
+    }
+
+    /// [`Fpdb::simhash_candidates`] of `q` from what [`Fpdb::read_many`] read (`None` when
+    /// it did not read `q`'s ranges).
+    pub(super) fn simhash_in(&self, q: u64, read: &ReadMany) -> Option<BTreeMap<u64, u32>> {
+        let k = self.opts.simhash_k;
+        let mut found = BTreeMap::new();
+        let mut scanned = 0;
+        for (start, _, p) in self.simhash_bounds(q) {
+            for &(e, seq) in read.tables.get(&start)? {
+                scanned += 1;
+                let d = hamming(e, p);
+                if d <= k {
+                    found.insert(seq, d);
+                }
+            }
+        }
+        LookupCounters::add(&self.reads.simhash_scanned, scanned);
+        LookupCounters::add(&self.reads.simhash_candidates, found.len());
+        Some(found)
+    }
+
+    /// The oldest holder of each posting of `fps` and its simhash neighbours (seq ->
+    /// distance): from what [`Fpdb::read_many`] read when given, else from the store.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn holders_and_neighbours(
+        &self,
+        fps: &Fingerprints,
+        read: Option<&ReadMany>,
+    ) -> Result<(HashMap<u64, (u64, u64)>, BTreeMap<u64, u32>)> {
+        let holders = match read {
+            Some(read) => self.holders_in(fps, read),
+            None => self.nshash_holders(&fps.postings().collect::<Vec<_>>())?,
+        };
+        let simhash = match fps.simhash {
+            Some(q) => match read.and_then(|r| self.simhash_in(q, r)) {
+                Some(found) => found,
+                None => self.simhash_candidates(q)?,
+            },
+            None => BTreeMap::new(),
+        };
+        Ok((holders, simhash))
+    }
+}

@@ -1,0 +1,74 @@
+//! The lookup counters (`Fpdb::lookup_stats`): what lookups read, counted.
+
+use fpdb::{Document, Fpdb, LookupStats, OnExisting};
+
+const LAW: &str = "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。\
+    第二条 本条例所称政府督查，是指县级以上人民政府在法定职权范围内组织开展的监督检查。\
+    第三条 政府督查工作应当坚持和加强党的领导，坚持以人民为中心，服务大局、实事求是。";
+const OTHER: &str = "今天的天气非常好，我们一起去公园散步，看到了很多美丽的花朵和高大的树木。";
+
+/// The lookup counters count what was read: a first document reads no record, a copy reads
+/// and verifies its original, a batch counts each of its documents, a query counts too.
+#[test]
+fn lookup_stats_count_what_lookups_read() {
+    let mut db = Fpdb::builder().open_in_memory().unwrap();
+    assert_eq!(db.lookup_stats(), LookupStats::default());
+    db.ingest_document(&Document::new("a", LAW), OnExisting::Skip)
+        .unwrap();
+    let s = db.lookup_stats();
+    assert_eq!((s.lookups, s.records_read, s.verified), (1, 0, 0));
+    db.ingest_document(
+        &Document::new("b", format!("【转载】\n{LAW}")),
+        OnExisting::Skip,
+    )
+    .unwrap();
+    let s = db.lookup_stats();
+    assert_eq!(s.lookups, 2);
+    assert!(s.postings_found >= 3, "{s:?}");
+    // a's fingerprint is in the range of a table (the retitled copy is more than k bits
+    // away: not a candidate).
+    assert!(
+        s.simhash_scanned >= 1 && s.simhash_candidates <= s.simhash_scanned,
+        "{s:?}"
+    );
+    assert_eq!((s.records_read, s.verified), (1, 1), "{s:?}");
+
+    let docs = [
+        Document::new("c", format!("{LAW}\n（来源：网络）")),
+        Document::new("d", OTHER),
+    ];
+    let batch: Vec<_> = docs.iter().map(|d| (d, db.fingerprint(&d.text))).collect();
+    let out = db.ingest_batch(batch, OnExisting::Skip);
+    assert!(out.error.is_none());
+    let t = db.lookup_stats();
+    assert_eq!(t.lookups, 4);
+    // c's candidates are a, the oldest holder of every posting they share (and its
+    // simhash neighbour), and b when b's simhash is within k too: one or two records
+    // read, one verified (c joins a's cluster, which b is in); d has none.
+    assert!(
+        (1..=2).contains(&(t.records_read - s.records_read)),
+        "{t:?}"
+    );
+    assert!((1..=2).contains(&(t.verified - s.verified)), "{t:?}");
+
+    // A query of a's own text: a is a simhash candidate at distance 0, read and verified.
+    let fps = db.fingerprint(LAW);
+    db.query("q", &fps).unwrap();
+    let u = db.lookup_stats();
+    assert_eq!(u.lookups, 5);
+    assert!(u.simhash_candidates > t.simhash_candidates, "{u:?}");
+    assert!(
+        u.records_read > t.records_read && u.verified > t.verified,
+        "{u:?}"
+    );
+    assert!(
+        u.records_read - t.records_read <= 3,
+        "a, b, c at most: {u:?}"
+    );
+    // `counts` names every counter as it is serialized.
+    let json = serde_json::to_value(u).unwrap();
+    for (name, n) in u.counts() {
+        assert_eq!(json[name].as_u64(), Some(n), "{name}");
+    }
+    assert_eq!(json.as_object().unwrap().len(), u.counts().len());
+}
