@@ -12,6 +12,7 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
+use super::ingest::Writes;
 use super::lookup::Checked;
 use super::postings::{candidate_seqs, ReadMany};
 use super::{Document, Fpdb, IngestResult, OnExisting};
@@ -60,6 +61,18 @@ struct InBatch {
     /// documents decided so far are read there, not copied).
     docs: HashMap<u64, usize>,
     ids: HashMap<String, u64>,
+}
+
+/// What a batch has decided so far, and what its commit writes.
+struct Decisions {
+    /// The documents decided so far, as the store would index them.
+    index: InBatch,
+    /// Postings, simhash keys and ids of the batch (sorted and written at commit).
+    bulk: Batch,
+    /// The records of the batch's documents, in order (encoded at commit).
+    records: Vec<(u64, DocRecord)>,
+    /// The batch's ingest time.
+    time: u64,
 }
 
 impl Fpdb {
@@ -187,13 +200,14 @@ impl Fpdb {
             return out;
         }
         let start = self.counters();
-        let mut bulk = Batch::new();
-        let mut records = Vec::with_capacity(docs.len());
-        let mut batch = InBatch::default();
-        let time = super::now();
+        let mut d = Decisions {
+            index: InBatch::default(),
+            bulk: Batch::new(),
+            records: Vec::with_capacity(docs.len()),
+            time: super::now(),
+        };
         for ((doc, fps), f) in docs.into_iter().zip(found) {
-            let r =
-                f.and_then(|f| self.decide(doc, fps, f, &mut batch, &mut bulk, &mut records, time));
+            let r = f.and_then(|f| self.decide(doc, fps, f, &mut d));
             match r {
                 Ok(r) => out.results.push(r),
                 Err(e) => {
@@ -203,8 +217,9 @@ impl Fpdb {
             }
         }
         // Freeing the index of the batch is work the writer need not wait for.
-        rayon::spawn(move || drop(batch));
-        if let Err(e) = self.commit_batch(bulk, records) {
+        let index = d.index;
+        rayon::spawn(move || drop(index));
+        if let Err(e) = self.commit_batch(d.bulk, d.records) {
             // Nothing of the batch (nor anything staged before it) reached the store.
             self.store.discard();
             self.set_counters(start);
@@ -266,17 +281,14 @@ impl Fpdb {
         doc: &Document,
         fps: Fingerprints,
         f: Found,
-        batch: &mut InBatch,
-        bulk: &mut Batch,
-        records: &mut Vec<(u64, DocRecord)>,
-        time: u64,
+        d: &mut Decisions,
     ) -> Result<IngestResult> {
         // Only OnExisting::Skip reaches here with an id already stored.
         let existing = f.existing.map(|(_, similar_id)| similar_id).or_else(|| {
-            batch
+            d.index
                 .ids
                 .get(&doc.id)
-                .map(|s| records[batch.docs[s]].1.similar_id)
+                .map(|s| d.records[d.index.docs[s]].1.similar_id)
         });
         if let Some(similar_id) = existing {
             return Ok(IngestResult::SkippedExisting {
@@ -287,7 +299,7 @@ impl Fpdb {
         let mut holders = f.holders;
         for h in fps.postings() {
             if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
-                if let Some(&v) = batch.holders.get(&h) {
+                if let Some(&v) = d.index.holders.get(&h) {
                     e.insert(v);
                 }
             }
@@ -295,7 +307,7 @@ impl Fpdb {
         let mut simhash = f.simhash;
         if let Some(q) = fps.simhash {
             let k = self.opts.simhash_k;
-            for &(seq, p) in &batch.simhashes {
+            for &(seq, p) in &d.index.simhashes {
                 let d = hamming(p, q);
                 if d <= k {
                     simhash.insert(seq, d);
@@ -304,16 +316,16 @@ impl Fpdb {
         }
         let verified = f.verified;
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
-            if let Some(&i) = batch.docs.get(&seq) {
-                let d = &records[i].1;
-                let sketches = super::record_sketches(d);
+            if let Some(&i) = d.index.docs.get(&seq) {
+                let rec = &d.records[i].1;
+                let sketches = super::record_sketches(rec);
                 return Ok(Checked::new(
                     &self.opts,
                     &fps,
-                    d.id.clone(),
-                    d.similar_id,
+                    rec.id.clone(),
+                    rec.similar_id,
                     sketches,
-                    &d.key_weights,
+                    &rec.key_weights,
                 ));
             }
             if let Some(v) = verified.get(&seq) {
@@ -322,18 +334,28 @@ impl Fpdb {
             self.check_stored(&fps, seq)
         })?;
         let saved = self.counters();
-        let (mark, marked) = (bulk.len(), records.len());
+        let (mark, marked) = (d.bulk.len(), d.records.len());
         let postings: Vec<u64> = fps.postings().collect();
         let simhash = fps.simhash;
         let mut staged = Batch::new();
         let placed = self
-            .place(doc, fps, &lk, None, &mut staged, bulk, time)
+            .place(
+                doc,
+                fps,
+                &lk,
+                None,
+                Writes {
+                    staged: &mut staged,
+                    bulk: &mut d.bulk,
+                    time: d.time,
+                },
+            )
             .and_then(|(mut outcome, first_seq, record)| {
                 let seq = self.next_seq - 1;
-                records.push((seq, record));
+                d.records.push((seq, record));
                 if first_seq != seq {
-                    outcome.duplicate_of = Some(match batch.docs.get(&first_seq) {
-                        Some(&i) => records[i].1.id.clone(),
+                    outcome.duplicate_of = Some(match d.index.docs.get(&first_seq) {
+                        Some(&i) => d.records[i].1.id.clone(),
                         None => self.doc(first_seq)?.id,
                     });
                 }
@@ -344,22 +366,22 @@ impl Fpdb {
             Ok(o) => o,
             Err(e) => {
                 self.set_counters(saved);
-                bulk.truncate(mark);
-                records.truncate(marked);
+                d.bulk.truncate(mark);
+                d.records.truncate(marked);
                 return Err(e);
             }
         };
         let seq = self.next_seq - 1;
         let target = outcome.similar_id.expect("a placed document has a cluster");
         for h in postings {
-            batch.holders.entry(h).or_insert((seq, target));
+            d.index.holders.entry(h).or_insert((seq, target));
         }
         if let Some(q) = simhash {
-            batch.simhashes.push((seq, q));
+            d.index.simhashes.push((seq, q));
         }
-        batch.ids.insert(doc.id.clone(), seq);
+        d.index.ids.insert(doc.id.clone(), seq);
         // The record just pushed (the last), read in place by later documents of the batch.
-        batch.docs.insert(seq, records.len() - 1);
+        d.index.docs.insert(seq, d.records.len() - 1);
         Ok(IngestResult::Added {
             outcome,
             replaced: false,

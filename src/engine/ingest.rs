@@ -11,6 +11,16 @@ use crate::fingerprint::Fingerprints;
 use crate::store::schema::{self, ClusterRecord, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
+/// Where a placed document's writes go ([`Fpdb::place`]).
+pub(super) struct Writes<'a> {
+    /// Cluster changes and member entries (read back by later decisions).
+    pub(super) staged: &'a mut Batch,
+    /// Postings, simhash keys and the id.
+    pub(super) bulk: &'a mut Batch,
+    /// The document's ingest time.
+    pub(super) time: u64,
+}
+
 impl Fpdb {
     /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]). Visible to later lookups at
     /// once; written to disk, atomically with the other documents since the last sync, and made
@@ -185,8 +195,17 @@ impl Fpdb {
         let lk = self.lookup(&fps)?;
         let mut batch = Batch::new();
         let mut bulk = Batch::new();
-        let (mut outcome, first_seq, record) =
-            self.place(doc, fps, &lk, reuse, &mut batch, &mut bulk, super::now())?;
+        let (mut outcome, first_seq, record) = self.place(
+            doc,
+            fps,
+            &lk,
+            reuse,
+            Writes {
+                staged: &mut batch,
+                bulk: &mut bulk,
+                time: super::now(),
+            },
+        )?;
         let seq = self.next_seq - 1;
         bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&record));
         if first_seq != seq {
@@ -207,10 +226,9 @@ impl Fpdb {
         fps: Fingerprints,
         lk: &Lookup,
         reuse: Option<u64>,
-        staged: &mut Batch,
-        bulk: &mut Batch,
-        time: u64,
+        w: Writes<'_>,
     ) -> Result<(Outcome, u64, DocRecord)> {
+        let Writes { staged, bulk, time } = w;
         let seq = self.next_seq;
         self.next_seq += 1;
         self.doc_count += 1;
