@@ -27,9 +27,11 @@ mod export;
 mod idf;
 mod ingest;
 mod output;
+mod pipeline;
 mod query;
 mod serve;
 mod stats;
+mod summary;
 mod verify;
 
 use std::path::PathBuf;

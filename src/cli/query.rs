@@ -10,8 +10,8 @@ use fpdb::reader::{Inputs, ReadOptions};
 use fpdb::Outcome;
 
 use super::args::InputArgs;
-use super::ingest::next_chunk;
 use super::output::{open_read_only, read_stdin, OutputLine, EXIT_NO, EXIT_OK, EXIT_SKIPPED};
+use super::pipeline::next_chunk;
 
 #[derive(Args, Debug)]
 pub(super) struct QueryArgs {

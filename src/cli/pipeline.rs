@@ -1,0 +1,368 @@
+//! The run of `ingest` and `dedup`: three stages at once (reading and parsing on one thread,
+//! decoding and fingerprinting on all cores, store writes in input order on the caller's
+//! thread), each chunk acknowledged (its result lines and records written) once its sync
+//! returns; and how the run shows its progress.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use fpdb::reader::Record;
+use fpdb::{Fpdb, IngestResult, OnExisting};
+
+use super::dedup::Sink;
+use super::output::OutputLine;
+use super::summary::{Summary, LIST_BAD};
+
+/// What one run writes to: result lines (`ingest --output`) and the records (`dedup`).
+pub(super) struct Outputs {
+    pub(super) results: Option<Box<dyn Write>>,
+    pub(super) sink: Option<Sink>,
+}
+
+/// Read `inputs`, fingerprint and ingest them in chunks of `batch`, counting into `sum`;
+/// each chunk's results written to `outs` once it is durable. Stops at the first store error.
+pub(super) fn run(
+    db: &mut Fpdb,
+    mut inputs: impl Iterator<Item = Record> + Send,
+    batch: usize,
+    on_existing: OnExisting,
+    sum: &mut Summary,
+    outs: &mut Outputs,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    // Three stages run at once: reading and parsing (one thread), decoding and fingerprinting
+    // (all cores), and the store writes (this thread, in input order); each runs ahead of the
+    // next by a few chunks, so no core waits for the reader while the writer works.
+    let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(4);
+    let (tx, rx) =
+        std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)>(3);
+    let fingerprinter = db.fingerprinter().clone();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let reader = std::thread::Builder::new().name("fpdb-read".into());
+        reader.spawn_scoped(scope, move || loop {
+            let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
+            if chunk.is_empty() || raw_tx.send(chunk).is_err() {
+                break;
+            }
+        })?;
+        let fp = std::thread::Builder::new().name("fpdb-fp".into());
+        fp.spawn_scoped(scope, move || {
+            for mut chunk in raw_rx {
+                let fps = fingerprint_chunk(&mut chunk, &fingerprinter);
+                if tx.send((chunk, fps)).is_err() {
+                    break;
+                }
+            }
+        })?;
+        // Batch i is made durable (its log synced) on a thread of its own while batch i + 1
+        // is decided and written; its results are written once that sync returns.
+        let mut waiting: Option<Written<'_>> = None;
+        for (chunk, fps) in rx {
+            let (results, fatal) = ingest_chunk(db, &chunk, fps, on_existing, sum, &progress.bar);
+            let durable = match db.commit_unsynced() {
+                Ok(Some(syncer)) => Durable::Syncing(
+                    std::thread::Builder::new()
+                        .name("fpdb-sync".into())
+                        .spawn_scoped(scope, move || syncer())?,
+                ),
+                Ok(None) => Durable::Inline,
+                Err(e) => Durable::Failed(e),
+            };
+            let stop = fatal.is_some();
+            let written = Written {
+                chunk,
+                results,
+                fatal,
+                durable,
+            };
+            if let Some(w) = waiting.replace(written) {
+                w.acknowledge(db, outs, sum, progress)?;
+            }
+            if stop {
+                break;
+            }
+        }
+        if let Some(w) = waiting {
+            w.acknowledge(db, outs, sum, progress)?;
+        }
+        Ok(())
+    })
+}
+
+impl Progress {
+    /// A bar on a terminal (see [`progress_bar`]); in a log (nohup, cron, CI) a line every
+    /// 10 s (`FPDB_PROGRESS_SECS`) instead; nothing when `quiet`.
+    pub(super) fn new(files: &[PathBuf], quiet: bool) -> Progress {
+        let terminal = std::io::stderr().is_terminal();
+        let (bar, sized) = progress_bar(files, !quiet && terminal);
+        let start = Instant::now();
+        Progress {
+            bar,
+            sized,
+            start,
+            log_every: (!quiet && !terminal).then(|| {
+                let secs = std::env::var("FPDB_PROGRESS_SECS")
+                    .ok()
+                    .and_then(|v| v.parse().ok());
+                std::time::Duration::from_secs(secs.unwrap_or(10))
+            }),
+            logged: std::cell::Cell::new(start),
+        }
+    }
+}
+
+/// How a run shows its progress: a bar on a terminal, a line every `log_every` in a log.
+pub(super) struct Progress {
+    pub(super) bar: indicatif::ProgressBar,
+    /// Whether the bar's total (input bytes) is known.
+    pub(super) sized: bool,
+    pub(super) start: Instant,
+    pub(super) log_every: Option<std::time::Duration>,
+    pub(super) logged: std::cell::Cell<Instant>,
+}
+
+/// A chunk written to the store, not yet acknowledged: its results wait for its sync.
+struct Written<'scope> {
+    chunk: Vec<Record>,
+    results: Vec<Result<IngestResult, String>>,
+    /// The store error that stopped the chunk (after the results before it).
+    fatal: Option<anyhow::Error>,
+    durable: Durable<'scope>,
+}
+
+/// How a written chunk becomes durable.
+enum Durable<'scope> {
+    /// The sync of the store's log, running on a thread of its own.
+    Syncing(std::thread::ScopedJoinHandle<'scope, fpdb::Result<()>>),
+    /// By `Fpdb::sync` when acknowledged (a store other processes write).
+    Inline,
+    /// Handing it to the store failed.
+    Failed(fpdb::Error),
+}
+
+impl Written<'_> {
+    /// Wait until the chunk is durable, then write its results and show the progress; the
+    /// chunk's store error, if it had one, after that.
+    fn acknowledge(
+        self,
+        db: &Fpdb,
+        outs: &mut Outputs,
+        sum: &Summary,
+        p: &Progress,
+    ) -> anyhow::Result<()> {
+        let synced = match self.durable {
+            Durable::Syncing(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(fpdb::Error::Storage("the sync thread panicked".into()))),
+            Durable::Inline => db.sync(),
+            Durable::Failed(e) => Err(e),
+        };
+        // After a store error the sync of what came before it may fail too (RocksDB then
+        // only says "Writer has previous error"): the first error is the one to report.
+        if let Err(e) = synced {
+            return Err(match self.fatal {
+                Some(first) => first,
+                None => e.into(),
+            });
+        }
+        if let Some(w) = outs.results.as_mut() {
+            for (rec, r) in self.chunk.iter().zip(&self.results) {
+                write_result(w, rec, r)?;
+            }
+            w.flush()?;
+        }
+        if let Some(s) = outs.sink.as_mut() {
+            for (rec, r) in self.chunk.iter().zip(&self.results) {
+                s.put(rec, r)?;
+            }
+            s.flush()?;
+        }
+        if p.sized {
+            p.bar.set_position(sum.input_bytes);
+        }
+        let secs = p.start.elapsed().as_secs_f64().max(1e-9);
+        let line = format!(
+            "{} docs ({:.0}/s), {} duplicates, {} skipped",
+            sum.records,
+            sum.records as f64 / secs,
+            sum.duplicates,
+            sum.skipped
+        );
+        if p.log_every
+            .is_some_and(|every| p.logged.get().elapsed() >= every)
+        {
+            p.logged.set(Instant::now());
+            eprintln!("fpdb: {line} after {secs:.0}s");
+        }
+        p.bar.set_message(line);
+        p.bar.tick();
+        // The texts are freed off the writer's thread.
+        rayon::spawn(move || drop(self.chunk));
+        match self.fatal {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A bar with ETA when the total is known (plain files only: compressed sizes and stdin do
+/// not tell how many bytes will be read; the bool says so), otherwise a spinner with counts
+/// and rate; hidden when not `show`n.
+fn progress_bar(files: &[PathBuf], show: bool) -> (indicatif::ProgressBar, bool) {
+    let total_bytes: Option<u64> = files
+        .iter()
+        .map(|f| {
+            let name = f.to_string_lossy().to_ascii_lowercase();
+            let compressed = [".gz", ".zst", ".zstd"].iter().any(|e| name.ends_with(e));
+            match std::fs::metadata(f) {
+                Ok(m) if m.is_file() && !compressed => Some(m.len()),
+                _ => None,
+            }
+        })
+        .sum();
+    let bar = match (show, total_bytes) {
+        (false, _) => indicatif::ProgressBar::hidden(),
+        (true, Some(total)) => {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta}) {msg}",
+                )
+                .expect("template"),
+            );
+            b
+        }
+        (true, None) => {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .expect("template"),
+            );
+            b
+        }
+    };
+    (bar, total_bytes.is_some())
+}
+
+/// Ingest one chunk in input order (one [`Fpdb::ingest_batch`]), counting into `sum`; stops at
+/// the first store error, returned with the results before it.
+fn ingest_chunk(
+    db: &mut Fpdb,
+    chunk: &[Record],
+    fps: Vec<Option<fpdb::Fingerprints>>,
+    on_existing: OnExisting,
+    sum: &mut Summary,
+    bar: &indicatif::ProgressBar,
+) -> (Vec<Result<IngestResult, String>>, Option<anyhow::Error>) {
+    let docs: Vec<(&fpdb::Document, fpdb::Fingerprints)> = chunk
+        .iter()
+        .zip(fps)
+        .filter_map(|(rec, fp)| match (&rec.doc, fp) {
+            (Ok(doc), Some(fp)) => Some((doc, fp)),
+            (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
+            (Err(_), _) => None,
+        })
+        .collect();
+    let batch = db.ingest_batch(docs, on_existing);
+    let mut done = batch.results.into_iter();
+    let mut results = Vec::with_capacity(chunk.len());
+    for rec in chunk {
+        match &rec.doc {
+            Err(reason) => {
+                sum.records += 1;
+                sum.input_bytes += rec.bytes as u64;
+                sum.skipped += 1;
+                if rec.lost > 0 {
+                    sum.lost_to_damage += rec.lost;
+                } else {
+                    sum.skipped_bad_input += 1;
+                }
+                let listed = sum
+                    .bad_listed
+                    .iter()
+                    .any(|(s, r)| *s == rec.source && r == reason);
+                if sum.bad_listed.len() < LIST_BAD && !listed {
+                    bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
+                    sum.bad_listed.push((rec.source.clone(), reason.clone()));
+                } else {
+                    sum.bad_unlisted += 1;
+                }
+                results.push(Err(reason.clone()));
+            }
+            Ok(_) => match done.next() {
+                Some(r) => {
+                    sum.records += 1;
+                    sum.input_bytes += rec.bytes as u64;
+                    sum.count(&r, rec, bar);
+                    results.push(Ok(r));
+                }
+                None => {
+                    let e = batch
+                        .error
+                        .map(anyhow::Error::new)
+                        .unwrap_or_else(|| anyhow::anyhow!("document was not ingested"));
+                    return (results, Some(e.context(rec.location())));
+                }
+            },
+        }
+    }
+    (results, None)
+}
+
+pub(super) fn write_result(
+    w: &mut dyn Write,
+    rec: &Record,
+    r: &Result<IngestResult, String>,
+) -> anyhow::Result<()> {
+    let line = match r {
+        Err(reason) => OutputLine {
+            id: rec.doc.as_ref().ok().map(|d| d.id.as_str()),
+            similar_id: None,
+            duplicate_of: None,
+            matches: &[],
+            status: "skipped",
+            reason: Some(reason),
+            source: Some(rec.location()),
+        },
+        Ok(r) => OutputLine::of(r, || Some(rec.location())),
+    };
+    serde_json::to_writer(&mut *w, &line)?;
+    w.write_all(b"\n")?;
+    Ok(())
+}
+
+/// The next `n` records of `inputs` (None at the end), pages decoded and extracted and every
+/// readable document fingerprinted, on all cores.
+pub(super) fn next_chunk(
+    inputs: &mut impl Iterator<Item = Record>,
+    n: usize,
+    fp: &fpdb::fingerprint::Fingerprinter,
+) -> Option<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)> {
+    let mut chunk: Vec<Record> = inputs.by_ref().take(n).collect();
+    if chunk.is_empty() {
+        return None;
+    }
+    let fps = fingerprint_chunk(&mut chunk, fp);
+    Some((chunk, fps))
+}
+
+/// Decode and extract the pages of `chunk` and fingerprint every readable document, on all
+/// cores.
+fn fingerprint_chunk(
+    chunk: &mut [Record],
+    fp: &fpdb::fingerprint::Fingerprinter,
+) -> Vec<Option<fpdb::Fingerprints>> {
+    chunk
+        .par_iter_mut()
+        .map(|r| {
+            r.finish();
+            r.doc
+                .as_ref()
+                .ok()
+                .map(|d| fp.fingerprint_with(&d.text, d.meta()))
+        })
+        .collect()
+}

@@ -1,0 +1,188 @@
+//! The summary of an `ingest` or `dedup` run: counted as records are decided, reported at the
+//! end (JSON with `--json`, else one line on stderr).
+
+use std::io::Write;
+
+use anyhow::Context;
+
+use serde::Serialize;
+
+use fpdb::reader::Record;
+use fpdb::IngestResult;
+
+use super::output::shown;
+
+#[derive(Serialize, Default)]
+pub(super) struct Summary {
+    pub(super) store: String,
+    pub(super) records: u64,
+    pub(super) added: u64,
+    pub(super) new_clusters: u64,
+    pub(super) duplicates: u64,
+    pub(super) merges: u64,
+    pub(super) replaced: u64,
+    pub(super) skipped: u64,
+    pub(super) skipped_bad_input: u64,
+    pub(super) skipped_existing_id: u64,
+    /// Records lost to damaged input (corrupt archive records, damaged gzip members and Parquet
+    /// row groups), counted apart from bad input.
+    pub(super) lost_to_damage: u64,
+    /// Documents deleted by the store's retention before this run's input.
+    pub(super) expired: u64,
+    /// WARC/ARC records that are not documents (requests, metadata, DNS, non-text payloads).
+    pub(super) not_documents: u64,
+    pub(super) input_bytes: u64,
+    pub(super) seconds: f64,
+    pub(super) docs_per_second: f64,
+    /// What the lookups read (totals; see [`super::output::lookup_line`]).
+    pub(super) lookups: fpdb::LookupStats,
+    /// `fpdb dedup`: the records written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) dedup: Option<super::dedup::Counts>,
+    /// The store after the run: documents, clusters, and duplicates (documents that are not
+    /// the first of their cluster: this run's duplicates and merges add to it), as `fpdb stats`
+    /// counts them.
+    pub(super) store_documents: u64,
+    pub(super) store_clusters: u64,
+    pub(super) store_duplicates: u64,
+    /// The distinct (input, reason) of skipped records printed on stderr (at most
+    /// [`LIST_BAD`]).
+    #[serde(skip)]
+    pub(super) bad_listed: Vec<(String, String)>,
+    /// Skipped records not printed: a reason printed already for their input, or past
+    /// [`LIST_BAD`] reasons.
+    #[serde(skip)]
+    pub(super) bad_unlisted: u64,
+}
+
+impl Summary {
+    /// The store's totals after the run, and the run's time.
+    pub(super) fn finish(&mut self, db: &fpdb::Fpdb, seconds: f64) {
+        (self.store_documents, self.store_clusters) = db.totals();
+        self.store_duplicates = self.store_documents.saturating_sub(self.store_clusters);
+        self.lookups = db.lookup_stats();
+        self.seconds = seconds;
+        self.docs_per_second = if seconds > 0.0 {
+            self.added as f64 / seconds
+        } else {
+            0.0
+        };
+    }
+
+    /// Count one ingested document; list the first few already stored ids on stderr.
+    pub(super) fn count(&mut self, r: &IngestResult, rec: &Record, bar: &indicatif::ProgressBar) {
+        match r {
+            IngestResult::Added { outcome, replaced } => {
+                self.added += 1;
+                self.replaced += u64::from(*replaced);
+                self.merges += outcome.merged.len() as u64;
+                if outcome.duplicate_of.is_some() {
+                    self.duplicates += 1;
+                } else {
+                    self.new_clusters += 1;
+                }
+            }
+            IngestResult::SkippedExisting { id, .. } => {
+                self.skipped += 1;
+                self.skipped_existing_id += 1;
+                // A re-run of a whole file would print one line per document: list the
+                // first few, count the rest.
+                if self.skipped_existing_id <= LIST_EXISTING {
+                    bar.suspend(|| {
+                        eprintln!(
+                            "fpdb: skipped {}: id `{}` is already stored (use --replace to replace it)",
+                            rec.location(),
+                            shown(id)
+                        );
+                    });
+                }
+            }
+        }
+    }
+
+    /// The summary: JSON on stdout with `--json`, else one line on stderr unless quiet.
+    pub(super) fn report(&self, json: bool, quiet: bool, verbose: bool) -> anyhow::Result<()> {
+        if self.bad_unlisted > 0 {
+            eprintln!(
+                "fpdb: skipped {} more records not listed (each for a reason printed above for its \
+                 input, or past {LIST_BAD} reasons; --output has one line per record)",
+                self.bad_unlisted
+            );
+        }
+        if self.skipped_existing_id > LIST_EXISTING {
+            eprintln!(
+                "fpdb: skipped {} more documents whose ids are already stored (not listed; --output has one line per document)",
+                self.skipped_existing_id - LIST_EXISTING
+            );
+        }
+        if json {
+            outln!("{}", serde_json::to_string(self)?);
+        } else if !quiet {
+            if self.expired > 0 {
+                eprintln!(
+                    "fpdb: retention: {} documents older than the store's retention deleted",
+                    self.expired
+                );
+            }
+            if self.not_documents > 0 {
+                eprintln!(
+                    "fpdb: {} WARC/ARC records are not documents (requests, metadata, DNS, images and other non-text payloads) and were passed over",
+                    self.not_documents
+                );
+            }
+            eprintln!(
+                "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
+                 {} skipped ({} bad input, {} existing id{}) in {:.2}s ({:.0} docs/s) -> {}: \
+                 {} documents in {} clusters, {} duplicates",
+                self.records,
+                self.added,
+                self.new_clusters,
+                self.duplicates,
+                self.merges,
+                self.replaced,
+                self.skipped,
+                self.skipped_bad_input,
+                self.skipped_existing_id,
+                if self.lost_to_damage > 0 {
+                    format!(", {} lost to damaged input", self.lost_to_damage)
+                } else {
+                    String::new()
+                },
+                self.seconds,
+                self.docs_per_second,
+                self.store,
+                self.store_documents,
+                self.store_clusters,
+                self.store_duplicates
+            );
+            if let Some(d) = &self.dedup {
+                eprintln!(
+                    "fpdb: dedup: {} unique records written, {} near-duplicates or already stored{}",
+                    d.unique,
+                    d.duplicates,
+                    if d.kept_later_merged > 0 {
+                        format!(
+                            "; {} unique records were later linked to another one by a record \
+                             that merged their clusters (both stay written; `fpdb clusters` lists them)",
+                            d.kept_later_merged
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            if let Some(line) = super::output::lookup_line(&self.lookups).filter(|_| verbose) {
+                eprintln!("{line}");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Documents skipped for an already stored id that are listed one by one on stderr.
+pub(super) const LIST_EXISTING: u64 = 10;
+
+/// Distinct reasons for skipped records printed on stderr (a record of an input with the same
+/// reason as one printed is counted, not printed: a file without the text field gives one line,
+/// not one per record).
+pub(super) const LIST_BAD: usize = 10;
