@@ -84,35 +84,7 @@ impl Inputs {
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
             }
         } else if path.is_dir() {
-            return match std::fs::read_dir(&path) {
-                Ok(rd) => {
-                    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-                    entries.retain(|p| {
-                        !p.file_name()
-                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-                    });
-                    entries.sort();
-                    // A directory's files are read as the directory was (a list's entries: auto).
-                    let inner = if format == Format::List {
-                        Format::Auto
-                    } else {
-                        format
-                    };
-                    self.pending
-                        .extend(entries.into_iter().rev().map(|path| Pending {
-                            path,
-                            format: inner,
-                            walked: true,
-                        }));
-                    None
-                }
-                Err(e) => Some(error(
-                    source,
-                    0,
-                    Unit::Line,
-                    format!("cannot read directory: {e}"),
-                )),
-            };
+            return self.start_dir(source, &path, format);
         } else if format == Format::Parquet || (format == Format::Auto && is_parquet(&path)) {
             return self.start_parquet(source, &path);
         } else {
@@ -122,31 +94,10 @@ impl Inputs {
             }
         };
         let mut reader = reader;
-        let mut format = format;
-        if format == Format::Auto {
-            // A container its first bytes name (WARC, ARC), else the extension, else a guess
-            // from the first bytes.
-            format = match reader.fill_buf() {
-                Ok(head) => container_by_content(head).unwrap_or(Format::Auto),
-                Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
-            };
-        }
-        if format == Format::Auto {
-            format = format_by_name(&path);
-        }
-        if format == Format::Auto {
-            format = match reader.fill_buf() {
-                Ok(head)
-                    if source == "-"
-                        && head.first() != Some(&b'<')
-                        && !head.starts_with(b"WARC/") =>
-                {
-                    Format::Jsonl
-                }
-                Ok(head) => format_by_content(head),
-                Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
-            };
-        }
+        let format = match resolved_format(&mut reader, format, &path, &source) {
+            Ok(f) => f,
+            Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
+        };
         // A UTF-8 byte order mark is not part of the first line or header; whole-file
         // documents keep it (the decoder reads it as a charset signal).
         if !matches!(format, Format::Html | Format::Text)
@@ -190,30 +141,96 @@ impl Inputs {
             Format::Html | Format::Text => {
                 Some(self.whole_file(source, Box::new(reader), format == Format::Html))
             }
-            Format::List => {
-                let mut list = Vec::new();
-                for (i, line) in reader.lines().enumerate() {
-                    match line {
-                        Ok(l) if l.trim().is_empty() || l.trim_start().starts_with('#') => {}
-                        Ok(l) => list.push(PathBuf::from(l.trim())),
-                        Err(e) => {
-                            return Some(error(
-                                source,
-                                i as u64 + 1,
-                                Unit::Line,
-                                format!("read error: {e}"),
-                            ))
-                        }
-                    }
-                }
+            Format::List => self.start_list(source, reader),
+        }
+    }
+
+    /// A directory: its entries (hidden ones aside) queued in name order, read as the
+    /// directory was (a list's entries: auto).
+    fn start_dir(&mut self, source: String, path: &Path, format: Format) -> Option<Record> {
+        match std::fs::read_dir(path) {
+            Ok(rd) => {
+                let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+                entries.retain(|p| {
+                    !p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                });
+                entries.sort();
+                let inner = if format == Format::List {
+                    Format::Auto
+                } else {
+                    format
+                };
                 self.pending
-                    .extend(list.into_iter().rev().map(|path| Pending {
+                    .extend(entries.into_iter().rev().map(|path| Pending {
                         path,
-                        format: Format::Auto,
-                        walked: false,
+                        format: inner,
+                        walked: true,
                     }));
                 None
             }
+            Err(e) => Some(error(
+                source,
+                0,
+                Unit::Line,
+                format!("cannot read directory: {e}"),
+            )),
         }
     }
+
+    /// A list of inputs, one per line (`#` comments and blank lines aside), queued in order.
+    fn start_list(&mut self, source: String, reader: Source) -> Option<Record> {
+        let mut list = Vec::new();
+        for (i, line) in reader.lines().enumerate() {
+            match line {
+                Ok(l) if l.trim().is_empty() || l.trim_start().starts_with('#') => {}
+                Ok(l) => list.push(PathBuf::from(l.trim())),
+                Err(e) => {
+                    return Some(error(
+                        source,
+                        i as u64 + 1,
+                        Unit::Line,
+                        format!("read error: {e}"),
+                    ))
+                }
+            }
+        }
+        self.pending
+            .extend(list.into_iter().rev().map(|path| Pending {
+                path,
+                format: Format::Auto,
+                walked: false,
+            }));
+        None
+    }
+}
+
+/// The format of an input opened as `reader`: `format` unless auto; then a container its
+/// first bytes name (WARC, ARC), else the extension, else a guess from the first bytes (JSONL
+/// for stdin unless it starts like a page or a WARC).
+fn resolved_format(
+    reader: &mut Source,
+    format: Format,
+    path: &Path,
+    source: &str,
+) -> std::io::Result<Format> {
+    if format != Format::Auto {
+        return Ok(format);
+    }
+    let by_content = container_by_content(reader.fill_buf()?).unwrap_or(Format::Auto);
+    if by_content != Format::Auto {
+        return Ok(by_content);
+    }
+    let by_name = format_by_name(path);
+    if by_name != Format::Auto {
+        return Ok(by_name);
+    }
+    let head = reader.fill_buf()?;
+    Ok(
+        if source == "-" && head.first() != Some(&b'<') && !head.starts_with(b"WARC/") {
+            Format::Jsonl
+        } else {
+            format_by_content(head)
+        },
+    )
 }
