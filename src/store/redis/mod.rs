@@ -1,0 +1,531 @@
+//! [`Store`] on a Redis Cluster, shared by many processes (`--db redis://host:port,…/NS`).
+//!
+//! **Key layout.** Every column family is cut into *buckets* by a prefix of its keys (a hash
+//! of the key for `doc_ids`, whose ids are not ordered usefully). A bucket is a sorted set of
+//! its keys (score 0, so ordered bytewise: range scans are `ZRANGE … BYLEX`) and, for the
+//! families with values, a hash key → value; both share one hash tag, so one slot holds a
+//! bucket (a page of keys is a `ZRANGE`, their values one `HMGET`). A per-family registry (a
+//! sorted set of bucket names) tells a scan which buckets exist in its range.
+//!
+//! | family | bucket | spread |
+//! |---|---|---|
+//! | `meta` | one | a few keys |
+//! | `docs`, `clusters`, `members` | first 7 key bytes (256 seqs / ids per bucket) | by document |
+//! | `doc_ids` | one byte of the id's hash (256 buckets) | by id |
+//! | `nshash` | top 12 bits of the sentence hash (4,096 buckets) | by hash |
+//! | `simhash` | table byte + top 12 bits of the permuted fingerprint | by table and prefix |
+//!
+//! Keys: `{NS:F:HEX}z` (sorted set), `{NS:F:HEX}h` (hash), `{NS:F}b` (registry), where F is
+//! the family's index and HEX the bucket; `{NS}lease`, `{NS}queue`, `{NS}seen`,
+//! `{NS}journal` belong to the writers.
+//!
+//! **Atomic batches.** A batch spans slots, which Redis Cluster cannot change atomically, so
+//! it is first written whole to the journal key, then applied (one pipeline), then the
+//! journal is deleted. A writer that dies between the two leaves the journal; the next holder
+//! of the write lease replays it first (every op is idempotent), so a batch is applied
+//! entirely or not at all as far as any writer can tell. Readers without the lease (queries)
+//! can see a batch half applied while it is being applied.
+//!
+//! **Many writers.** Writes happen under a lease (`SET {NS}lease TOKEN NX PX`), granted in
+//! arrival order (`{NS}queue`); the engine reloads its counters after taking it, so batches
+//! of all writers are decided one after another against everything committed before them:
+//! the result equals a sequential ingest of the batches in lease order. A writer checks and
+//! extends its lease before each write; one that stalled longer than the lease (60 s by
+//! default) is refused with an error instead of writing over its successor, except in the
+//! window between that check and its write.
+//!
+//! **Durability.** Acknowledged = on the masters' disks when they run with
+//! `appendfsync always` (`scripts/redis-cluster.sh` does); `?wait=N` also waits (`WAIT`) for N
+//! replicas of every master before the journal is applied and at each sync, so a failover
+//! loses nothing acknowledged. Commands are retried for `?retry=SECS` (30) through failovers.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection, ClusterPipeline};
+
+mod read;
+mod url;
+mod write;
+
+use read::{bucket_of, has_values, hex, lex, ordered, single_bucket, visit_all};
+pub use url::RedisUrl;
+use write::{journal_of, ACQUIRE_LUA, RELEASE_LUA};
+
+use super::{Batch, Cf, Store};
+use crate::error::{Error, Result};
+
+/// Keys (with values) read per round trip of a scan.
+const PAGE: usize = 512;
+/// Most arguments of one ZADD / HSET / ZREM / HDEL command.
+const ARGS: usize = 1024;
+/// Commands per pipeline of a write.
+const PIPE: usize = 4096;
+/// Buckets whose first pages one pipeline of a multi-bucket scan reads.
+const SCAN_BUCKETS: usize = 256;
+
+/// A store on a Redis Cluster.
+pub struct RedisStore {
+    url: RedisUrl,
+    client: ClusterClient,
+    /// Idle connections (a cluster connection serves one caller at a time).
+    pool: Mutex<Vec<ClusterConnection>>,
+    read_only: bool,
+    /// This process's lease token (unique per open).
+    token: String,
+    leased: AtomicBool,
+    /// Writes since the last sync (for `WAIT`).
+    unsynced: AtomicU64,
+    /// Answers read ahead for a batch's lookups ([`Store::prefetch`]); dropped at every write
+    /// and whenever the lease is taken (others may have written).
+    cache: Mutex<Prefetched>,
+}
+
+/// The entries of a range, in key order.
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Complete answers of whole ranges and single keys, read ahead in one pipeline.
+#[derive(Default)]
+struct Prefetched {
+    ranges: std::collections::HashMap<(usize, Vec<u8>, Vec<u8>), Entries>,
+    keys: std::collections::HashMap<(usize, Vec<u8>), Option<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("url", &self.url)
+            .finish()
+    }
+}
+
+fn storage(url: &RedisUrl, what: &str, e: redis::RedisError) -> Error {
+    Error::Storage(format!(
+        "redis://{}/{}: {what}: {e}",
+        url.nodes.join(","),
+        url.namespace
+    ))
+}
+
+/// Errors worth retrying: the cluster is changing (failover, resharding) or a node is
+/// unreachable for a moment.
+fn transient(e: &redis::RedisError) -> bool {
+    e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_timeout()
+        || e.is_cluster_error()
+        || matches!(
+            e.kind(),
+            redis::ErrorKind::Server(redis::ServerErrorKind::ClusterDown)
+                | redis::ErrorKind::Server(redis::ServerErrorKind::TryAgain)
+                | redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading)
+                | redis::ErrorKind::Server(redis::ServerErrorKind::Moved)
+                | redis::ErrorKind::Server(redis::ServerErrorKind::Ask)
+                | redis::ErrorKind::Server(redis::ServerErrorKind::MasterDown)
+        )
+}
+
+impl RedisStore {
+    /// Connect to the cluster of `url` (`redis://…`). Nothing is created until the first
+    /// write; the engine decides whether a store exists by its format key.
+    pub fn open(url: &str, read_only: bool) -> Result<RedisStore> {
+        let url = RedisUrl::parse(url)?;
+        let client = ClusterClient::builder(url.nodes.iter().map(|n| format!("redis://{n}/")))
+            .connection_timeout(Duration::from_secs(2))
+            .response_timeout(Duration::from_secs(10))
+            .retries(4)
+            .min_retry_wait(50)
+            .max_retry_wait(1000)
+            .build()
+            .map_err(|e| storage(&url, "bad cluster address", e))?;
+        static OPENS: AtomicU64 = AtomicU64::new(0);
+        let token = format!(
+            "{}:{}:{}:{}",
+            std::env::var("HOSTNAME").unwrap_or_default(),
+            std::process::id(),
+            crate::clock::now(),
+            OPENS.fetch_add(1, Ordering::Relaxed)
+        );
+        let s = RedisStore {
+            url,
+            client,
+            pool: Mutex::new(Vec::new()),
+            read_only,
+            token,
+            leased: AtomicBool::new(false),
+            unsynced: AtomicU64::new(0),
+            cache: Mutex::new(Prefetched::default()),
+        };
+        // Connect now, so that a wrong address fails here with a clear message; a server
+        // without cluster mode connects but serves no slots.
+        let c = s.connect()?;
+        s.pool.lock().expect("pool").push(c);
+        let lease = s.ns_key("lease");
+        s.run("first read", |c| {
+            redis::cmd("EXISTS").arg(&lease).query::<i64>(c)
+        })
+        .map_err(|e| match e {
+            Error::Storage(m) => Error::Storage(format!(
+                "{m} (is it a Redis Cluster? fpdb needs `cluster-enabled yes` with every slot \
+                 served: scripts/redis-cluster.sh starts one; a single server without cluster \
+                 mode is not supported)"
+            )),
+            other => other,
+        })?;
+        Ok(s)
+    }
+
+    /// The parsed address.
+    pub fn url(&self) -> &RedisUrl {
+        &self.url
+    }
+
+    fn connect(&self) -> Result<ClusterConnection> {
+        let deadline = Instant::now() + self.url.retry;
+        loop {
+            match self.client.get_connection() {
+                Ok(c) => return Ok(c),
+                Err(e) if transient(&e) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => return Err(storage(&self.url, "cannot connect", e)),
+            }
+        }
+    }
+
+    /// Run `f` on a pooled connection, retrying transient errors until the retry deadline
+    /// (`f` must be idempotent).
+    fn run<T>(
+        &self,
+        what: &str,
+        mut f: impl FnMut(&mut ClusterConnection) -> redis::RedisResult<T>,
+    ) -> Result<T> {
+        let deadline = Instant::now() + self.url.retry;
+        let mut wait = Duration::from_millis(50);
+        loop {
+            let pooled = self.pool.lock().expect("pool").pop();
+            let mut c = match pooled {
+                Some(c) => c,
+                None => self.connect()?,
+            };
+            match f(&mut c) {
+                Ok(v) => {
+                    self.pool.lock().expect("pool").push(c);
+                    return Ok(v);
+                }
+                Err(e) if transient(&e) && Instant::now() < deadline => {
+                    // Drop the connection: its view of the cluster may be stale.
+                    drop(c);
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => {
+                    if !transient(&e) {
+                        self.pool.lock().expect("pool").push(c);
+                    }
+                    return Err(storage(&self.url, what, e));
+                }
+            }
+        }
+    }
+
+    fn ns_key(&self, suffix: &str) -> String {
+        format!("{{{}}}{suffix}", self.url.namespace)
+    }
+
+    fn zkey(&self, cf: Cf, bucket: &[u8]) -> String {
+        format!("{{{}:{}:{}}}z", self.url.namespace, cf.index(), hex(bucket))
+    }
+
+    fn hkey(&self, cf: Cf, bucket: &[u8]) -> String {
+        format!("{{{}:{}:{}}}h", self.url.namespace, cf.index(), hex(bucket))
+    }
+
+    fn registry(&self, cf: Cf) -> String {
+        format!("{{{}:{}}}b", self.url.namespace, cf.index())
+    }
+}
+
+impl Store for RedisStore {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        {
+            let c = self.cache.lock().expect("cache");
+            if let Some(v) = c.keys.get(&(cf.index(), key.to_vec())) {
+                return Ok(v.clone());
+            }
+        }
+        let bucket = bucket_of(cf, key);
+        if has_values(cf) {
+            let h = self.hkey(cf, &bucket);
+            self.run("get", |c| redis::cmd("HGET").arg(&h).arg(key).query(c))
+        } else {
+            let z = self.zkey(cf, &bucket);
+            let score: Option<f64> =
+                self.run("get", |c| redis::cmd("ZSCORE").arg(&z).arg(key).query(c))?;
+            Ok(score.map(|_| Vec::new()))
+        }
+    }
+
+    fn scan(
+        &self,
+        cf: Cf,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        if let Some(entries) = self.prefetched(cf, start, end) {
+            visit_all(&entries, visit);
+            return Ok(());
+        }
+        if let Some(b) = single_bucket(cf, start, end) {
+            self.scan_bucket(cf, &b, start, end, visit)?;
+            return Ok(());
+        }
+        let buckets = self.buckets(cf, start, end)?;
+        if ordered(cf) {
+            self.scan_buckets(cf, &buckets, start, end, visit)?;
+            return Ok(());
+        }
+        // Hash buckets: gather, then visit in key order.
+        let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        self.scan_buckets(cf, &buckets, start, end, &mut |k, v| {
+            all.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        all.sort_unstable();
+        visit_all(&all, visit);
+        Ok(())
+    }
+
+    /// The first page of every single-bucket range in one pipelined round trip (one per
+    /// node); the rest as [`Store::scan`] would.
+    fn scan_ranges(
+        &self,
+        cf: Cf,
+        ranges: &[(&[u8], &[u8])],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let cached: Vec<Option<Entries>> = ranges
+            .iter()
+            .map(|(s, e)| self.prefetched(cf, s, e))
+            .collect();
+        let buckets: Vec<Option<Vec<u8>>> = ranges
+            .iter()
+            .zip(&cached)
+            .map(|((s, e), hit)| {
+                (s < e && hit.is_none())
+                    .then(|| single_bucket(cf, s, e))
+                    .flatten()
+            })
+            .collect();
+        let mut p: ClusterPipeline = cluster_pipe();
+        for ((start, end), b) in ranges.iter().zip(&buckets) {
+            if let Some(b) = b {
+                p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
+            }
+        }
+        let piped: Vec<&[u8]> = buckets
+            .iter()
+            .flatten()
+            .map(std::vec::Vec::as_slice)
+            .collect();
+        let mut pages = self.pipelined_pages(cf, &piped, &p)?.into_iter();
+        for (((start, end), b), hit) in ranges.iter().zip(&buckets).zip(cached) {
+            if let Some(entries) = hit {
+                visit_all(&entries, visit);
+                continue;
+            }
+            match b {
+                Some(b) => {
+                    let page = pages.next().ok_or_else(|| {
+                        Error::Storage("redis: a pipelined scan lost a reply".into())
+                    })?;
+                    let mut stopped = false;
+                    if let Some(next) = Self::visit_page(&page, visit, &mut stopped) {
+                        self.scan_bucket_from(cf, b, next, end, visit)?;
+                    }
+                }
+                None => self.scan(cf, start, end, visit)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
+        let wanted: Vec<(&[u8], &[u8], Vec<u8>)> = ranges
+            .iter()
+            .filter(|(s, e)| s < e)
+            .filter_map(|&(s, e)| single_bucket(cf, s, e).map(|b| (s, e, b)))
+            .collect();
+        for chunk in wanted.chunks(PIPE) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for (s, e, b) in chunk {
+                p.add_command(self.page_cmd(cf, b, &lex(true, s), e));
+            }
+            let piped: Vec<&[u8]> = chunk.iter().map(|(_, _, b)| b.as_slice()).collect();
+            let pages = self.pipelined_pages(cf, &piped, &p)?;
+            let mut c = self.cache.lock().expect("cache");
+            for ((s, e, _), (keys, values)) in chunk.iter().zip(pages) {
+                if keys.len() >= PAGE {
+                    continue; // not complete: scanned when asked
+                }
+                let entries = keys
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(i, k)| match values.get(i) {
+                        Some(Some(v)) => Some((k, v.clone())),
+                        Some(None) => None,
+                        None => Some((k, Vec::new())),
+                    })
+                    .collect();
+                c.ranges
+                    .insert((cf.index(), s.to_vec(), e.to_vec()), entries);
+            }
+        }
+        Ok(())
+    }
+
+    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
+        for chunk in keys.chunks(PIPE) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for k in chunk {
+                let b = bucket_of(cf, k);
+                if has_values(cf) {
+                    p.cmd("HGET").arg(self.hkey(cf, &b)).arg(*k);
+                } else {
+                    p.cmd("ZSCORE").arg(self.zkey(cf, &b)).arg(*k);
+                }
+            }
+            let replies: Vec<redis::Value> = self.run("get", |c| p.query(c))?;
+            let mut c = self.cache.lock().expect("cache");
+            for (k, v) in chunk.iter().zip(replies) {
+                let v = match v {
+                    redis::Value::Nil => None,
+                    v if has_values(cf) => Some(
+                        redis::from_redis_value::<Vec<u8>>(v)
+                            .map_err(|e| storage(&self.url, "get", e.into()))?,
+                    ),
+                    _ => Some(Vec::new()),
+                };
+                c.keys.insert((cf.index(), k.to_vec()), v);
+            }
+        }
+        Ok(())
+    }
+
+    fn end_prefetch(&self) {
+        self.forget_prefetched();
+    }
+
+    fn write(&self, batch: Batch) -> Result<()> {
+        if self.read_only {
+            return Err(Error::Storage(format!(
+                "redis store {} is open read-only",
+                self.url.namespace
+            )));
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.forget_prefetched();
+        if self.leased.load(Ordering::SeqCst) {
+            self.renew()?;
+        }
+        let journal = self.ns_key("journal");
+        let blob = journal_of(batch.ops());
+        self.run("write the journal", |c| {
+            redis::cmd("SET").arg(&journal).arg(&blob).query::<()>(c)
+        })?;
+        self.wait_replicas()?;
+        self.apply(batch.ops())?;
+        self.run("clear the journal", |c| {
+            redis::cmd("DEL").arg(&journal).query::<()>(c)
+        })?;
+        self.unsynced.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<()> {
+        if self.unsynced.swap(0, Ordering::Relaxed) > 0 {
+            self.wait_replicas()?;
+        }
+        Ok(())
+    }
+
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn acquire_writer(&self) -> Result<()> {
+        if self.read_only || self.leased.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let keys = [
+            self.ns_key("lease"),
+            self.ns_key("queue"),
+            self.ns_key("seen"),
+        ];
+        let mut pause = Duration::from_millis(1);
+        loop {
+            let got: i64 = self.run("take the write lease", |c| {
+                redis::cmd("EVAL")
+                    .arg(ACQUIRE_LUA)
+                    .arg(3)
+                    .arg(&keys[..])
+                    .arg(&self.token)
+                    .arg(self.url.lease_ms)
+                    .query(c)
+            })?;
+            if got == 1 {
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(8));
+        }
+        self.leased.store(true, Ordering::SeqCst);
+        self.forget_prefetched();
+        if let Err(e) = self.replay_journal() {
+            let _ = self.release_writer();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn release_writer(&self) -> Result<()> {
+        // Others may write from now on: nothing read ahead stays (also after a batch that
+        // failed before writing, which would not have cleared it).
+        self.forget_prefetched();
+        if !self.leased.swap(false, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let lease = self.ns_key("lease");
+        self.run("give up the write lease", |c| {
+            redis::cmd("EVAL")
+                .arg(RELEASE_LUA)
+                .arg(1)
+                .arg(&lease)
+                .arg(&self.token)
+                .query::<i64>(c)
+        })?;
+        Ok(())
+    }
+
+    fn disk_size(&self) -> u64 {
+        0
+    }
+}
+
+impl Drop for RedisStore {
+    fn drop(&mut self) {
+        let _ = self.release_writer();
+    }
+}

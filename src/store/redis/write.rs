@@ -1,0 +1,314 @@
+//! Writes: the lease (Lua scripts, granted in arrival order), batches journaled then applied,
+//! `WAIT` for replicas, and the journal's encoding.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use redis::cluster::{cluster_pipe, ClusterPipeline};
+
+use super::read::{bucket_of, has_values};
+use super::{RedisStore, ARGS, PIPE};
+use crate::error::{Error, Result};
+use crate::store::{Batch, Cf, Op};
+
+/// Take the lease in arrival order: KEYS lease, queue, seen; ARGV token, lease ms.
+pub(super) const ACQUIRE_LUA: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], now)
+local all = redis.call('HGETALL', KEYS[3])
+for i = 1, #all, 2 do
+  if tonumber(all[i + 1]) < now - 3000 then
+    redis.call('ZREM', KEYS[2], all[i])
+    redis.call('HDEL', KEYS[3], all[i])
+  end
+end
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if holder then return 0 end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)
+if head[1] ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1
+";
+
+/// Extend the lease if still ours: KEYS lease; ARGV token, lease ms.
+pub(super) const RENEW_LUA: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// Give the lease up if still ours: KEYS lease; ARGV token.
+pub(super) const RELEASE_LUA: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+";
+
+impl RedisStore {
+    /// The lease key holder's check: still ours (extended), else an error.
+    pub(super) fn renew(&self) -> Result<()> {
+        let lease = self.ns_key("lease");
+        let ok: i64 = self.run("renew the write lease", |c| {
+            redis::cmd("EVAL")
+                .arg(RENEW_LUA)
+                .arg(1)
+                .arg(&lease)
+                .arg(&self.token)
+                .arg(self.url.lease_ms)
+                .query(c)
+        })?;
+        if ok != 1 {
+            self.leased.store(false, Ordering::SeqCst);
+            return Err(Error::Storage(format!(
+                "redis store {}: this writer lost its write lease (it stalled longer than {} s); \
+                 nothing more was written",
+                self.url.namespace,
+                self.url.lease_ms / 1000
+            )));
+        }
+        Ok(())
+    }
+
+    /// Apply `ops` (idempotent: replaying them gives the same state).
+    pub(super) fn apply(&self, ops: &[Op]) -> Result<()> {
+        // The last change to a key wins; grouped by (family, bucket).
+        type Changes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+        let mut by_bucket: BTreeMap<(usize, Vec<u8>), Changes> = BTreeMap::new();
+        for op in ops {
+            let (cf, key, value) = match op {
+                Op::Put(cf, k, v) => (*cf, k, Some(v.clone())),
+                Op::Delete(cf, k) => (*cf, k, None),
+            };
+            by_bucket
+                .entry((cf.index(), bucket_of(cf, key)))
+                .or_default()
+                .insert(key.clone(), value);
+        }
+        let mut cmds: Vec<redis::Cmd> = Vec::new();
+        let mut registry: BTreeMap<usize, Vec<Vec<u8>>> = BTreeMap::new();
+        for ((cfi, bucket), changes) in &by_bucket {
+            let cf = Cf::ALL[*cfi];
+            let (z, h) = (self.zkey(cf, bucket), self.hkey(cf, bucket));
+            let puts: Vec<(&Vec<u8>, &Vec<u8>)> = changes
+                .iter()
+                .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+                .collect();
+            let dels: Vec<&Vec<u8>> = changes
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k)
+                .collect();
+            if !puts.is_empty() {
+                registry.entry(*cfi).or_default().push(bucket.clone());
+            }
+            for chunk in puts.chunks(ARGS) {
+                let mut zadd = redis::cmd("ZADD");
+                zadd.arg(&z);
+                for (k, _) in chunk {
+                    zadd.arg(0).arg(k.as_slice());
+                }
+                cmds.push(zadd);
+                if has_values(cf) {
+                    let mut hset = redis::cmd("HSET");
+                    hset.arg(&h);
+                    for (k, v) in chunk {
+                        hset.arg(k.as_slice()).arg(v.as_slice());
+                    }
+                    cmds.push(hset);
+                }
+            }
+            for chunk in dels.chunks(ARGS) {
+                let mut zrem = redis::cmd("ZREM");
+                zrem.arg(&z);
+                let mut hdel = redis::cmd("HDEL");
+                hdel.arg(&h);
+                for k in chunk {
+                    zrem.arg(k.as_slice());
+                    hdel.arg(k.as_slice());
+                }
+                cmds.push(zrem);
+                if has_values(cf) {
+                    cmds.push(hdel);
+                }
+            }
+        }
+        for (cfi, buckets) in registry {
+            for chunk in buckets.chunks(ARGS) {
+                let mut zadd = redis::cmd("ZADD");
+                zadd.arg(self.registry(Cf::ALL[cfi]));
+                for b in chunk {
+                    zadd.arg(0).arg(b.as_slice());
+                }
+                cmds.push(zadd);
+            }
+        }
+        for chunk in cmds.chunks(PIPE) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for c in chunk {
+                p.add_command(c.clone()).ignore();
+            }
+            self.run("write", |c| p.query::<()>(c))?;
+        }
+        Ok(())
+    }
+
+    /// Wait until `wait` replicas of every master have every write so far (a master that
+    /// has lost its replicas, after a failover, holds writes up until one is back or the
+    /// retry time is over).
+    pub(super) fn wait_replicas(&self) -> Result<()> {
+        if self.url.wait == 0 {
+            return Ok(());
+        }
+        let deadline = Instant::now() + self.url.retry;
+        loop {
+            // Short WAITs (under the response timeout), repeated.
+            let n: i64 = self.run("wait for replicas", |c| {
+                redis::cmd("WAIT").arg(self.url.wait).arg(1000).query(c)
+            })?;
+            if n >= i64::from(self.url.wait) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::Storage(format!(
+                    "redis store {}: only {n} of {} replicas acknowledged the write in {} s",
+                    self.url.namespace,
+                    self.url.wait,
+                    self.url.retry.as_secs()
+                )));
+            }
+        }
+    }
+
+    /// Write `batch`'s journal and stop there, as a writer killed between the journal and
+    /// applying it would (for tests of the replay; not part of the store's interface).
+    #[doc(hidden)]
+    pub fn write_journal_only(&self, batch: &Batch) -> Result<()> {
+        let journal = self.ns_key("journal");
+        let blob = journal_of(batch.ops());
+        self.run("write the journal", |c| {
+            redis::cmd("SET").arg(&journal).arg(&blob).query::<()>(c)
+        })
+    }
+
+    /// Replay a batch a writer left half applied (it died between journal and delete).
+    pub(super) fn replay_journal(&self) -> Result<()> {
+        let journal = self.ns_key("journal");
+        let blob: Option<Vec<u8>> = self.run("read the journal", |c| {
+            redis::cmd("GET").arg(&journal).query(c)
+        })?;
+        if let Some(blob) = blob {
+            let ops = ops_of_journal(&blob).ok_or_else(|| {
+                Error::Storage(format!(
+                    "redis store {}: the journal of an unfinished write is damaged",
+                    self.url.namespace
+                ))
+            })?;
+            self.apply(&ops)?;
+            self.run("clear the journal", |c| {
+                redis::cmd("DEL").arg(&journal).query::<()>(c)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The journal of a batch: its ops, zstd-compressed (level 1: half the bytes of a batch of
+/// short documents, for ~1 ms of CPU; the journal is written, replicated and fsynced once per
+/// batch).
+pub(super) fn journal_of(ops: &[Op]) -> Vec<u8> {
+    let raw = encode_ops(ops);
+    match zstd::bulk::compress(&raw, 1) {
+        Ok(z) => [&b"Z"[..], &z].concat(),
+        Err(_) => [&b"R"[..], &raw].concat(),
+    }
+}
+
+/// The ops of a journal written by [`journal_of`] (None: damaged).
+pub(super) fn ops_of_journal(blob: &[u8]) -> Option<Vec<Op>> {
+    match blob.split_first()? {
+        (b'Z', z) => decode_ops(&zstd::stream::decode_all(z).ok()?),
+        (b'R', raw) => decode_ops(raw),
+        _ => None,
+    }
+}
+
+pub(super) fn encode_ops(ops: &[Op]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let field = |out: &mut Vec<u8>, b: &[u8]| {
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    for op in ops {
+        match op {
+            Op::Put(cf, k, v) => {
+                out.push(1);
+                out.push(cf.index() as u8);
+                field(&mut out, k);
+                field(&mut out, v);
+            }
+            Op::Delete(cf, k) => {
+                out.push(2);
+                out.push(cf.index() as u8);
+                field(&mut out, k);
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn decode_ops(mut b: &[u8]) -> Option<Vec<Op>> {
+    pub(super) fn field<'a>(b: &mut &'a [u8]) -> Option<&'a [u8]> {
+        let n = u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as usize;
+        let v = b.get(4..4 + n)?;
+        *b = &b[4 + n..];
+        Some(v)
+    }
+    let mut ops = Vec::new();
+    while !b.is_empty() {
+        let (tag, cf) = (b[0], *Cf::ALL.get(*b.get(1)? as usize)?);
+        b = &b[2..];
+        match tag {
+            1 => {
+                let k = field(&mut b)?.to_vec();
+                ops.push(Op::Put(cf, k, field(&mut b)?.to_vec()));
+            }
+            2 => ops.push(Op::Delete(cf, field(&mut b)?.to_vec())),
+            _ => return None,
+        }
+    }
+    Some(ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_round_trips_and_refuses_damage() {
+        let ops = vec![
+            Op::Put(Cf::Docs, b"k".to_vec(), b"v".to_vec()),
+            Op::Delete(Cf::Nshash, vec![0; 16]),
+            Op::Put(Cf::Meta, Vec::new(), Vec::new()),
+        ];
+        let blob = encode_ops(&ops);
+        assert_eq!(decode_ops(&blob), Some(ops.clone()));
+        let journal = journal_of(&ops);
+        assert_eq!(ops_of_journal(&journal), Some(ops.clone()));
+        assert_eq!(ops_of_journal(&journal[..journal.len() / 2]), None);
+        assert_eq!(ops_of_journal(b""), None);
+        assert_eq!(ops_of_journal(&[&b"R"[..], &blob].concat()), Some(ops));
+        assert_eq!(decode_ops(&blob[..blob.len() - 1]), None);
+        assert_eq!(decode_ops(&[9, 0]), None);
+        assert_eq!(decode_ops(&[1, 99]), None);
+    }
+}
