@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+mod record;
+pub use record::{decode_doc, encode_doc};
+
 /// Column families.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Cf {
@@ -373,7 +376,7 @@ pub struct ClusterRecord {
 }
 
 /// Record encoding version (first byte of every encoded record).
-const RECORD_VERSION: u8 = 1;
+pub(super) const RECORD_VERSION: u8 = 1;
 
 fn bincode_config() -> bincode::config::Configuration {
     bincode::config::standard()
@@ -384,7 +387,7 @@ fn bincode_config() -> bincode::config::Configuration {
 /// allocate exabytes that aborts the process (found by `examples/fuzz.rs`).
 const DECODE_LIMIT: usize = 256 << 20;
 
-fn decode_config() -> bincode::config::Configuration<
+pub(super) fn decode_config() -> bincode::config::Configuration<
     bincode::config::LittleEndian,
     bincode::config::Varint,
     bincode::config::Limit<DECODE_LIMIT>,
@@ -408,77 +411,6 @@ pub fn decode<T: for<'de> Deserialize<'de>>(cf: Cf, key: &[u8], v: &[u8]) -> Res
         Some((ver, _)) => Err(corrupt(cf, key, format!("unknown record version {ver}"))),
         None => Err(corrupt(cf, key, "empty record".into())),
     }
-}
-
-/// Version of document records that carry MinHash band keys or exact-algorithm keys.
-const DOC_RECORD_BANDS: u8 = 2;
-
-/// Version of document records that also carry keyword weights.
-const DOC_RECORD_WEIGHTS: u8 = 3;
-
-/// Version of document records that also carry their sentences' order (`link_shape`).
-const DOC_RECORD_ORDER: u8 = 4;
-
-/// Version of document records that also carry their figures (`template_figures`).
-const DOC_RECORD_FIGURES: u8 = 5;
-
-/// Encode a document record in the oldest version that holds it, so that stores without the
-/// newer fields are written exactly as before them (older binaries read them): without band
-/// keys, exact-algorithm keys, keyword weights, sentence order and figures as version 1;
-/// without weights, order and figures as version 2; without order and figures as version 3;
-/// without figures as version 4; else version 5.
-pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
-    let mut out = encode(r);
-    if !r.figures.is_empty() {
-        out[0] = DOC_RECORD_FIGURES;
-        return out;
-    }
-    debug_assert!(out.ends_with(&[0]));
-    out.truncate(out.len() - 1);
-    if !r.order.is_empty() {
-        out[0] = DOC_RECORD_ORDER;
-        return out;
-    }
-    // bincode writes each empty list (of the last four fields) as one length byte 0.
-    debug_assert!(out.ends_with(&[0]));
-    out.truncate(out.len() - 1);
-    if r.bands.is_empty() && r.keys.is_empty() && r.key_weights.is_empty() {
-        debug_assert!(out.ends_with(&[0, 0, 0]));
-        out.truncate(out.len() - 3);
-    } else if r.key_weights.is_empty() {
-        debug_assert!(out.ends_with(&[0]));
-        out.truncate(out.len() - 1);
-        out[0] = DOC_RECORD_BANDS;
-    } else {
-        out[0] = DOC_RECORD_WEIGHTS;
-    }
-    out
-}
-
-/// Decode a document record written by [`encode_doc`] (or by [`encode`] before band keys).
-pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
-    // The fields a version lacks, as bincode writes them empty.
-    let missing: &[u8] = match v.first() {
-        Some(&RECORD_VERSION) => &[0, 0, 0, 0, 0],
-        Some(&DOC_RECORD_BANDS) => &[0, 0, 0],
-        Some(&DOC_RECORD_WEIGHTS) => &[0, 0],
-        Some(&DOC_RECORD_ORDER) => &[0],
-        Some(&DOC_RECORD_FIGURES) => &[],
-        Some(ver) => {
-            return Err(corrupt(
-                Cf::Docs,
-                key,
-                format!("unknown record version {ver}"),
-            ))
-        }
-        None => return Err(corrupt(Cf::Docs, key, "empty record".into())),
-    };
-    let mut full = Vec::with_capacity(v.len() + missing.len());
-    full.extend_from_slice(&v[1..]);
-    full.extend_from_slice(missing);
-    bincode::serde::decode_from_slice(&full, decode_config())
-        .map(|(r, _)| r)
-        .map_err(|e| corrupt(Cf::Docs, key, e.to_string()))
 }
 
 fn hex(b: &[u8]) -> String {
@@ -507,120 +439,6 @@ mod tests {
         assert!(outside.as_slice() >= e.as_slice());
         let (_, e) = simhash_range(2, 0, u64::MAX);
         assert!(simhash_key(3, 0, 0).as_slice() >= e.as_slice());
-    }
-
-    fn doc(bands: Vec<u64>) -> DocRecord {
-        DocRecord {
-            id: "a".into(),
-            url: None,
-            title: Some("t".into()),
-            description: None,
-            keywords: None,
-            chars: 40,
-            nshash: vec![1, 2],
-            simhash: Some(7),
-            sketch: vec![3],
-            shingles: vec![4, 5],
-            similar_id: 9,
-            matches: Vec::new(),
-            time: 11,
-            bands,
-            keys: Vec::new(),
-            key_weights: Vec::new(),
-            order: Vec::new(),
-            figures: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn document_records_without_bands_keep_the_version_1_encoding() {
-        // The version 1 layout: the same fields without `bands` (what older binaries read).
-        #[derive(Serialize)]
-        struct V1<'a> {
-            id: &'a str,
-            url: Option<String>,
-            title: Option<&'a str>,
-            description: Option<String>,
-            keywords: Option<String>,
-            chars: u64,
-            nshash: Vec<u64>,
-            simhash: Option<u64>,
-            sketch: Vec<u32>,
-            shingles: Vec<u32>,
-            similar_id: u64,
-            matches: Vec<StoredMatch>,
-            time: u64,
-        }
-        let plain = doc(Vec::new());
-        let v1 = encode(&V1 {
-            id: "a",
-            url: None,
-            title: Some("t"),
-            description: None,
-            keywords: None,
-            chars: 40,
-            nshash: vec![1, 2],
-            simhash: Some(7),
-            sketch: vec![3],
-            shingles: vec![4, 5],
-            similar_id: 9,
-            matches: Vec::new(),
-            time: 11,
-        });
-        assert_eq!(encode_doc(&plain), v1);
-        assert_eq!(decode_doc(b"k", &v1).unwrap(), plain);
-        let banded = doc(vec![u64::MAX, 3]);
-        let enc = encode_doc(&banded);
-        assert_eq!(enc[0], DOC_RECORD_BANDS);
-        assert_eq!(decode_doc(b"k", &enc).unwrap(), banded);
-        assert!(decode_doc(b"k", &[3, 0]).is_err());
-        assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
-        // Keyword weights: version 3; keys without weights stay version 2.
-        let mut keyed = doc(Vec::new());
-        keyed.keys = vec![0xA2 << 56 | 5];
-        assert_eq!(encode_doc(&keyed)[0], DOC_RECORD_BANDS);
-        assert_eq!(decode_doc(b"k", &encode_doc(&keyed)).unwrap(), keyed);
-        keyed.key_weights = vec![0.25, 2.0];
-        let enc = encode_doc(&keyed);
-        assert_eq!(enc[0], DOC_RECORD_WEIGHTS);
-        assert_eq!(decode_doc(b"k", &enc).unwrap(), keyed);
-        // Sentence order: version 4, whatever else the record has or lacks.
-        let mut ordered = doc(Vec::new());
-        ordered.order = vec![0, 200];
-        let enc = encode_doc(&ordered);
-        assert_eq!(enc[0], DOC_RECORD_ORDER);
-        assert_eq!(decode_doc(b"k", &enc).unwrap(), ordered);
-        assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
-        assert!(decode_doc(b"k", &[4, 0]).is_err());
-        // Figures: version 5, with or without the order.
-        for order in [vec![], vec![1, 2]] {
-            let mut figured = doc(Vec::new());
-            figured.order = order;
-            figured.figures = vec![7, 9, u32::MAX];
-            let enc = encode_doc(&figured);
-            assert_eq!(enc[0], DOC_RECORD_FIGURES);
-            assert_eq!(decode_doc(b"k", &enc).unwrap(), figured);
-            assert!(decode_doc(b"k", &enc[..enc.len() - 1]).is_err());
-        }
-        // A version 4 record is decoded as it was before figures.
-        assert_eq!(
-            decode_doc(b"k", &encode_doc(&ordered)).unwrap().figures,
-            Vec::<u32>::new()
-        );
-    }
-
-    #[test]
-    fn a_damaged_length_is_an_error_not_an_abort() {
-        // Version 1, then the id's length as a varint u64 of 2^63: without a decode limit
-        // bincode tried to allocate it and the process aborted.
-        let mut v = vec![1, 253];
-        v.extend_from_slice(&(1u64 << 63).to_le_bytes());
-        assert!(matches!(
-            decode_doc(b"k", &v),
-            Err(Error::Corruption { .. })
-        ));
-        v[0] = DOC_RECORD_BANDS;
-        assert!(decode_doc(b"k", &v).is_err());
     }
 
     #[test]
