@@ -1,4 +1,4 @@
-//! Every case of the correctness review (`../shared/reviews/correctness-2026-11-22.md`),
+//! Every case of the correctness review of 2026-11-22 (the review of the release binary),
 //! reproduced on the real binary in a temp dir: `--replace` keeps clusters true, and no input
 //! or output path hangs, panics or destroys data.
 

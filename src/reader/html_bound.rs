@@ -3,7 +3,7 @@
 //!
 //! Why: the HTML parser (html5ever) takes time quadratic in the nesting depth (its scope
 //! checks walk the stack of open elements), and the readability scoring (dom_smoothie) more
-//! than cubic: 1,000 nested `<div>`s took 8.6 s to extract, 2,000 took 64 s. Real pages nest
+//! than cubic (figures: docs/performance.md, "Other figures behind the code"). Real pages nest
 //! a few dozen levels. So [`shape`] measures a page's nesting as the parser will see it, and a
 //! page nested deeper than [`MAX_DEPTH`] (or whose elements sum more than [`MAX_WORK`] levels)
 //! is [`flattened`]: tags deeper than the bound are left out (a block element's become line

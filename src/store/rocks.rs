@@ -436,7 +436,7 @@ impl Store for RocksStore {
             if start.is_empty() {
                 // A scan from the first key (export, verify, a presence filter's build): its
                 // blocks are read once, in order, and would only evict what lookups keep in
-                // the cache. A presence filter of the 10^6 zh store: 14.1 -> 9.7 s, 136 -> 97 MiB.
+                // the cache (figures: docs/performance.md, "Store settings").
                 ro.fill_cache(false);
                 ro.set_readahead_size(1 << 20);
             }
@@ -535,8 +535,8 @@ impl Store for RocksStore {
         self.sync()?;
         // RocksDB's flush first waits until it would not stall writes: with level 0 at its
         // slowdown trigger (a large store whose last run left compactions pending) that is
-        // until a level-0 compaction ends, which at 10^7 documents rewrites ~460 MB of the
-        // postings' base level (13 s: 7,001 new documents took 22 s). This flush ends a run,
+        // until a level-0 compaction ends, which at a large store rewrites the postings' base
+        // level (figures: docs/performance.md, "Store settings"). This flush ends a run,
         // which writes nothing after it: it goes ahead (`allow_write_stall`, which the crate
         // does not wrap); the compaction, cancelled at close like any unfinished one, is left to
         // the next run.

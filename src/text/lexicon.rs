@@ -1,8 +1,8 @@
 //! jieba's dictionary and IDF table as one FST built ahead of time (`examples/gen_lexicon.rs`),
 //! read in place from the binary: the IDF of a word without building jieba-rs's 270,000-entry
 //! table, and a segmenter for one text holding only the dictionary words that occur in it
-//! instead of the whole 349,000-word dictionary (a quarter of a second and 60 MiB: what a
-//! one-document `fpdb query` used to spend nearly all its time on).
+//! instead of the whole 349,000-word dictionary (what a one-document `fpdb query` used to
+//! spend nearly all its time on; figures: docs/performance.md).
 //!
 //! Restricted to the words of a text, with jieba's total frequency kept (a padding word
 //! carries the rest of it), jieba's `cut` of that text is the same: its DAG only ever holds

@@ -75,21 +75,18 @@ pub(super) fn run(shared: &Shared, rx: Receiver<Job>, max_group: usize) {
 }
 
 /// Most documents decided under one hold of the store's write lock: a group is decided in
-/// slices of this size, and queries waiting for the lock run between them. Measured under 8
-/// writers of 100,000-document requests on 2 cores (scripts/serve_mixed.sh): holds of 512
-/// documents took 6 ms at the median and 200 ms at the 99th percentile, of 256 documents 4 ms
-/// and 16 ms (the previous slice's commit is now waited for before the lock, not under it).
-/// The price is write throughput: 2 writers of 100,000 new documents stored 9,500 documents/s
-/// against 11,700 when the writer held the store for 4,096 at a time and committed under the
-/// lock (8,620 with the slices sized by time below; docs/robustness.md).
+/// slices of this size, and queries waiting for the lock run between them. Smaller slices
+/// keep a query's wait short under many writers and cost write throughput (the previous
+/// slice's commit is waited for before the lock, not under it); figures: docs/performance.md,
+/// "Other figures behind the code".
 const HOLD_DOCS: usize = 256;
 
 /// Fewest documents decided per hold of the store.
 const MIN_HOLD_DOCS: usize = 8;
 
 /// The time one hold of the store aims at: a slice that held it over twice as long halves
-/// the next slices, one under half as long doubles them (up to [`HOLD_DOCS`]). As a store
-/// grows under a heavy write load, the same 256 documents came to hold it 30–77 ms.
+/// the next slices, one under half as long doubles them (up to [`HOLD_DOCS`]): as a store
+/// grows under a heavy write load, the same number of documents comes to hold it longer.
 const HOLD_TIME: std::time::Duration = std::time::Duration::from_millis(8);
 
 /// The current slice size (see [`HOLD_TIME`]).
