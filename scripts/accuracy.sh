@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Accuracy tables (markdown) from `fpdb eval`: per-kind results of nshash, simhash and the
 # default combination on each labeled dev set, the simhash term options (stop words, IDF
-# table learned from the corpus), the robustness sets (examples/robustness_set: re-wrapped
-# and traditional-character copies), and the hard sets (examples/hard_sets: shuffled lines of
+# table learned from the corpus), the robustness sets (tools/src/bin/robustness_set.rs: re-wrapped
+# and traditional-character copies), and the hard sets (tools/src/bin/hard_sets.rs: shuffled lines of
 # hard-wrapped text, chained windows, heavy edits of short excerpts) under each rule change.
 #
 #   scripts/accuracy.sh [DEV_DIR]
@@ -15,7 +15,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
 dev="${1:-../shared/data/dev}"
 work="${ACCURACY_DIR:-target/accuracy}"
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example robustness_set --example hard_sets
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
 fpdb="$CARGO_TARGET_DIR/release/fpdb"
 
 per_kind() { # json file -> markdown table: one column per configuration
@@ -82,7 +83,7 @@ for set in "$dev"/*/; do
   echo
 done
 
-echo "### Robustness (examples/robustness_set: 300 documents per set, copies as reposts make them)"
+echo "### Robustness (tools/src/bin/robustness_set.rs: 300 documents per set, copies as reposts make them)"
 echo
 echo "Default combination; pairs found per kind (false merges of the random pairs in the last column)."
 echo
@@ -90,7 +91,7 @@ echo "| set | settings | edit_join_lines | edit_rewrap | edit_traditional | edit
 echo "|---|---|---:|---:|---:|---:|---:|"
 for set in "$dev"/*/; do
   name=$(basename "$set")
-  "$CARGO_TARGET_DIR/release/examples/robustness_set" "$set/corpus.jsonl" "$work/robust-$name" 300 2>/dev/null
+  "$CARGO_TARGET_DIR/release/robustness_set" "$set/corpus.jsonl" "$work/robust-$name" 300 2>/dev/null
   for flags in "" "--reflow false" "--t2s false" "--tw-phrases false"; do
     # shellcheck disable=SC2086
     "$fpdb" eval --corpus "$work/robust-$name/corpus.jsonl" --pairs "$work/robust-$name/pairs.tsv" \
@@ -108,11 +109,11 @@ EOF2
 done
 
 echo
-echo "### Hard sets (examples/hard_sets from zh_laws, 200 per class): P / R / F1, then what was missed or merged"
+echo "### Hard sets (tools/src/bin/hard_sets.rs from zh_laws, 200 per class): P / R / F1, then what was missed or merged"
 echo
 sets=("$dev/zh_laws" "$dev/en_20news" "$dev/templated")
 if [ -d "$dev/zh_laws" ]; then
-  "$CARGO_TARGET_DIR/release/examples/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
+  "$CARGO_TARGET_DIR/release/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
   sets+=("$work/hard/layout" "$work/hard/chains" "$work/hard/short")
 fi
 echo "| rules | zh_laws | en_20news | templated | layout | chains | short |"
@@ -141,7 +142,7 @@ echo "### Halves: each dev set split in two by document group, the defaults and 
 echo
 echo "A pair's half is that of its first document's group (the template of the templated set,"
 echo "the text before any '#edit' suffix otherwise; crc32 parity); each half is evaluated alone."
-echo "The figure rule's thresholds were chosen on half 0 (\`examples/figure_margins\`)."
+echo "The figure rule's thresholds were chosen on half 0 (\`tools/src/bin/figure_margins.rs\`)."
 echo
 echo "| set | half | pairs | defaults: P / R / F1 | --template-figures false: P / R / F1 |"
 echo "|---|---|---:|---|---|"

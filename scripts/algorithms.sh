@@ -9,7 +9,7 @@
 #
 # The dev sets have no titles; the rows of the algorithms that read one (punct-title,
 # two-stage) are measured on titled copies too:
-#   for s in zh_laws en_20news; do cargo run --release --example titled_set -- \
+#   for s in zh_laws en_20news; do cargo run --release -p fpdb-tools --bin titled_set -- \
 #     ../shared/data/dev/$s target/titled/$s; done
 #   ONLY='title|two-stage' scripts/algorithms.sh target/titled
 #

@@ -17,10 +17,11 @@ nshort="${2:-1000000}"
 nquery="${3:-10000000}"
 work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example gen_corpus --example bounds --example query_latency
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
 bin="$CARGO_TARGET_DIR/release"
 short="$work/short-$nshort.jsonl"
-[ -s "$short" ] || "$bin/examples/gen_corpus" "$nshort" 42 > "$short"
+[ -s "$short" ] || "$bin/gen_corpus" "$nshort" 42 > "$short"
 
 row() { # name input algos
   local name=$1 input=$2 algos=$3 db="$work/$1.db"
@@ -46,11 +47,11 @@ row "short-docs nshash+simhash" "$short" nshash,simhash
 
 echo
 echo "## Limits on this machine"
-"$bin/examples/bounds" "$short" "$laws" | awk -F'\t' '{ printf "%-30s %14s %s\n", $1, $2, $3 }'
+"$bin/bounds" "$short" "$laws" | awk -F'\t' '{ printf "%-30s %14s %s\n", $1, $2, $3 }'
 
 echo
 echo "## Query latency, k = 3 (µs)"
 printf "%-8s %10s %7s %8s %8s %8s\n" "pass" "stored" "tables" "p50" "p99" "max"
-"$bin/examples/query_latency" "$work/query-$nquery.db" "$nquery" 10000 | awk -F'\t' '
+"$bin/query_latency" "$work/query-$nquery.db" "$nquery" 10000 | awk -F'\t' '
   /^query_/ { sub("query_", "", $1); printf "%-8s %10s %7s %8s %8s %8s\n", $1, $2, $3, $4, $5, $6 }
   /^store_bytes/ { printf "store size: %.1f MB\n", $2 / 1e6 }'

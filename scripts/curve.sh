@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ingest rate as a store grows: article-length Chinese documents (examples/gen_articles,
+# The ingest rate as a store grows: article-length Chinese documents (tools/src/bin/gen_articles.rs,
 # the kind of text of ../shared/bench/gen_corpus.py) ingested into one store a step at a time,
 # default settings, each step ~10^6 new documents (a new seed: new texts, a third of them
 # copies of others of the step). Prints one table row per step as it ends (docs/s of that
@@ -18,8 +18,9 @@ work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work/curve-bin"
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
-cargo build --release --quiet --bin fpdb --example gen_articles
-cp "$CARGO_TARGET_DIR/release/fpdb" "$CARGO_TARGET_DIR/release/examples/gen_articles" "$work/curve-bin/"
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
+cp "$CARGO_TARGET_DIR/release/fpdb" "$CARGO_TARGET_DIR/release/gen_articles" "$work/curve-bin/"
 bin="$work/curve-bin"
 command -v /usr/bin/time >/dev/null || { echo "curve: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
 store="$work/curve.db"

@@ -7,7 +7,7 @@
 #
 #   scripts/growth.sh [N] [NEW] [RUNS]        (defaults: 1000000 20000 2)
 #
-# CORPUS=short (default): examples/gen_corpus, short texts of random characters (at 10^6
+# CORPUS=short (default): tools/src/bin/gen_corpus.rs, short texts of random characters (at 10^6
 #   stored, each new one meets ~13 unrelated simhash neighbours whose records are read to
 #   reject them); CORPUS=zh: ../shared/bench/gen_corpus.py, article-length texts (python3).
 # The N-document store keeps the presence filter its building ingest saved; with it, a third
@@ -27,7 +27,8 @@ work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
-cargo build --release --quiet --bin fpdb --example gen_corpus
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
 bin="$CARGO_TARGET_DIR/release"
 command -v /usr/bin/time >/dev/null || { echo "growth: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
 
@@ -35,9 +36,9 @@ base="$work/growth-$corpus-$n.jsonl"
 fresh="$work/growth-$corpus-$n-new-$new.jsonl"
 case "$corpus" in
   short)
-    [ -s "$base" ] || "$bin/examples/gen_corpus" "$n" 7 > "$base"
+    [ -s "$base" ] || "$bin/gen_corpus" "$n" 7 > "$base"
     # Another seed, ids renamed: new documents (a tenth of them copies of each other).
-    [ -s "$fresh" ] || "$bin/examples/gen_corpus" "$new" 9 | sed 's/"id":"g/"id":"n/' > "$fresh"
+    [ -s "$fresh" ] || "$bin/gen_corpus" "$new" 9 | sed 's/"id":"g/"id":"n/' > "$fresh"
     ;;
   zh)
     if [ ! -s "$base" ] || [ ! -s "$fresh" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the quality gate's fixture (tests/fixtures/quality/): a few labeled pairs of every kind
-# of every dev set, of the robustness sets (examples/robustness_set) and of the hard sets
-# (examples/hard_sets), each set in a folder of its own (corpus.jsonl + pairs.tsv), and
+# of every dev set, of the robustness sets (tools/src/bin/robustness_set.rs) and of the hard sets
+# (tools/src/bin/hard_sets.rs), each set in a folder of its own (corpus.jsonl + pairs.tsv), and
 # floors.tsv: the pairs of each kind the defaults get right today. tests/quality_gate.rs runs
 # `fpdb eval` on each set and fails when a kind falls below its floor.
 #
@@ -17,10 +17,11 @@ dev="${1:-../shared/data/dev}"
 work="${FIXTURE_WORK:-target/quality-fixture}"
 out=tests/fixtures/quality
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example robustness_set --example hard_sets
-"$CARGO_TARGET_DIR/release/examples/robustness_set" "$dev/zh_laws/corpus.jsonl" "$work/robust-zh_laws" 300 2>/dev/null
-"$CARGO_TARGET_DIR/release/examples/robustness_set" "$dev/en_20news/corpus.jsonl" "$work/robust-en_20news" 300 2>/dev/null
-"$CARGO_TARGET_DIR/release/examples/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
+"$CARGO_TARGET_DIR/release/robustness_set" "$dev/zh_laws/corpus.jsonl" "$work/robust-zh_laws" 300 2>/dev/null
+"$CARGO_TARGET_DIR/release/robustness_set" "$dev/en_20news/corpus.jsonl" "$work/robust-en_20news" 300 2>/dev/null
+"$CARGO_TARGET_DIR/release/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
 rm -rf "$out"
 python3 scripts/quality_fixture.py "$CARGO_TARGET_DIR/release/fpdb" "$out" \
   "zh_laws=$dev/zh_laws" "en_20news=$dev/en_20news" "templated=$dev/templated" \

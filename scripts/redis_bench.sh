@@ -8,7 +8,7 @@
 #
 #   scripts/redis_bench.sh [N] [SECONDS]
 #
-# N generated short documents (default 20000; examples/gen_corpus), SECONDS per query row
+# N generated short documents (default 20000; tools/src/bin/gen_corpus.rs), SECONDS per query row
 # (default 10). Work files go to ${BENCH_DIR:-target/bench}. Every process shares this
 # machine's cores with the six Redis servers.
 set -euo pipefail
@@ -19,12 +19,13 @@ n="${1:-20000}"
 secs="${2:-10}"
 work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example gen_corpus --example serve_load
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
 bin="$CARGO_TARGET_DIR/release"
 corpus="$work/short-$n.jsonl"
-[ -s "$corpus" ] || "$bin/examples/gen_corpus" "$n" 42 > "$corpus"
+[ -s "$corpus" ] || "$bin/gen_corpus" "$n" 42 > "$corpus"
 queries="$work/serve-queries.jsonl"
-[ -s "$queries" ] || "$bin/examples/gen_corpus" 20000 7 > "$queries"
+[ -s "$queries" ] || "$bin/gen_corpus" 20000 7 > "$queries"
 for w in 2 4; do
   for i in $(seq 0 $((w - 1))); do
     awk -v w="$w" -v i="$i" 'NR % w == i' "$corpus" > "$work/slice-$w-$i.jsonl"
@@ -108,7 +109,7 @@ for db in "$work/redis-bench-rocks.db" "redis://$nodes/bench1"; do
     sleep 0.1
   done
   [ -n "$addr" ] || { echo "fpdb serve did not start:" >&2; cat "$log" >&2; exit 2; }
-  r=$("$bin/examples/serve_load" "$addr" query 1 "$secs" "$queries")
+  r=$("$bin/serve_load" "$addr" query 1 "$secs" "$queries")
   kill -TERM "$server_pid"; wait "$server_pid" || true
   server_pid=
   name="RocksDB"; case "$db" in redis://*) name="Redis Cluster 3+3" ;; esac

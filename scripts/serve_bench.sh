@@ -17,10 +17,11 @@ n="${1:-1000000}"
 secs="${2:-10}"
 work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example gen_corpus --example serve_load
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
 bin="$CARGO_TARGET_DIR/release"
 corpus="$work/short-$n.jsonl"
-[ -s "$corpus" ] || "$bin/examples/gen_corpus" "$n" 42 > "$corpus"
+[ -s "$corpus" ] || "$bin/gen_corpus" "$n" 42 > "$corpus"
 store="$work/serve-$n.db"
 if [ ! -d "$store" ]; then
   echo "building the $n-document store (once) ..." >&2
@@ -30,7 +31,7 @@ if [ ! -d "$store" ]; then
 fi
 # Queries: documents of another seed (new ones, and copies of stored ones).
 queries="$work/serve-queries.jsonl"
-[ -s "$queries" ] || "$bin/examples/gen_corpus" 20000 7 > "$queries"
+[ -s "$queries" ] || "$bin/gen_corpus" 20000 7 > "$queries"
 
 server_pid=
 start_server() { # store
@@ -61,9 +62,9 @@ print("%-8s %8d %10d %8d %12.0f %12.0f %9.2f %9.2f" % (r["mode"], r["clients"], 
 echo "## fpdb serve on loopback ($(nproc) cores), store of $n documents ${SERVE_ARGS:-}"
 printf "%-8s %8s %10s %8s %12s %12s %9s %9s\n" mode clients requests errors "requests/s" "docs/s" "p50 ms" "p99 ms"
 start_server "$store"
-"$bin/examples/serve_load" "$addr" query 64 5 "$queries" > /dev/null
+"$bin/serve_load" "$addr" query 64 5 "$queries" > /dev/null
 for c in 1 8 64; do
-  row "$("$bin/examples/serve_load" "$addr" query "$c" "$secs" "$queries")"
+  row "$("$bin/serve_load" "$addr" query "$c" "$secs" "$queries")"
 done
 stop_server
 
@@ -72,7 +73,7 @@ stop_server
 head -100000 "$corpus" > "$work/serve-ingest.jsonl"
 rm -rf "$work/serve-ingest-http.db" "$work/serve-ingest-cli.db"
 start_server "$work/serve-ingest-http.db"
-row "$("$bin/examples/serve_load" "$addr" ingest 8 3600 "$work/serve-ingest.jsonl" 256)"
+row "$("$bin/serve_load" "$addr" ingest 8 3600 "$work/serve-ingest.jsonl" 256)"
 stop_server
 t0=$(date +%s.%N)
 "$bin/fpdb" --db "$work/serve-ingest-cli.db" --quiet ingest "$work/serve-ingest.jsonl"

@@ -23,12 +23,13 @@ docs="${3:-100000}"
 secs="${4:-60}"
 work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
-cargo build --release --quiet --bin fpdb --example gen_corpus --example serve_load
+cargo build --release --quiet --bin fpdb
+cargo build --release --quiet -p fpdb-tools
 bin="$CARGO_TARGET_DIR/release"
 corpus="$work/short-$n.jsonl"
-[ -s "$corpus" ] || "$bin/examples/gen_corpus" "$n" 42 > "$corpus"
+[ -s "$corpus" ] || "$bin/gen_corpus" "$n" 42 > "$corpus"
 writes="$work/short-400000-seed7.jsonl"
-[ -s "$writes" ] || "$bin/examples/gen_corpus" 400000 7 > "$writes"
+[ -s "$writes" ] || "$bin/gen_corpus" 400000 7 > "$writes"
 [ "${WRITE_CORPUS:-}" = store ] && writes="$corpus"
 store="$work/mixed-$n.db"
 rm -rf "$store"
@@ -45,10 +46,10 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 [ -n "$addr" ] || { echo "fpdb serve did not start:" >&2; cat "$log" >&2; exit 2; }
-"$bin/examples/serve_load" "$addr" write "$writers" "$secs" "$writes" "$docs" > "$work/serve-mixed-writers.json" &
+"$bin/serve_load" "$addr" write "$writers" "$secs" "$writes" "$docs" > "$work/serve-mixed-writers.json" &
 writers_pid=$!
 sleep 3
-out=$("$bin/examples/serve_load" "$addr" query 1 "$secs" "$corpus")
+out=$("$bin/serve_load" "$addr" query 1 "$secs" "$corpus")
 wait "$writers_pid"
 wrote=$(cat "$work/serve-mixed-writers.json")
 peak=$(grep VmHWM "/proc/$pid/status" | awk '{print $2}')

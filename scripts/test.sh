@@ -34,6 +34,13 @@ fi
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check
 fi
+# The compiler as a reviewer: the lints of Cargo.toml ([workspace.lints]) on every target of
+# every crate of the workspace (library, binary, tests, examples, tools, Python extension);
+# a warning fails. Same profile as the tests: nothing is built twice.
+if ! cargo clippy --version >/dev/null 2>&1 && command -v rustup >/dev/null 2>&1; then
+  rustup component add clippy >/dev/null 2>&1 || true
+fi
+cargo clippy --release --quiet --all-targets --workspace -- -D warnings
 cargo bench --no-run --quiet
 # The library alone: built without the command line's features, and with none of its crates.
 cargo check --release --quiet --lib --no-default-features

@@ -230,7 +230,7 @@ pub fn evaluate(
     Ok(r)
 }
 
-/// Layout edits for robustness sets (`examples/robustness_set.rs`, tests): the words stay,
+/// Layout edits for robustness sets (`tools/src/bin/robustness_set.rs`, tests): the words stay,
 /// the line breaks move, as when a page is copied into a forum or an e-mail is re-wrapped.
 pub mod edits {
     /// Whether `text` holds a Chinese character.

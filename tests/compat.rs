@@ -208,6 +208,10 @@ fn stays(
 /// document records, without the sentences' order) and format 7 (no template figures:
 /// version 4 document records, without figures).
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one case per format, in order: a table read top to bottom"
+)]
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     use fpdb::store::schema::{
         format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES4_FORMAT_VERSION,

@@ -230,6 +230,10 @@ fn planted_corpus(n_groups: usize, seed: u64) -> Vec<Value> {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one server started once, every route asked in turn"
+)]
 fn every_route_answers_and_ingest_equals_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     // With the in-memory presence filters (the other tests run without): same lines as the CLI.

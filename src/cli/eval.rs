@@ -78,22 +78,7 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     }
     let mut base = a.settings.to_settings()?;
     if a.learn_idf {
-        if base.simhash_idf.is_some() {
-            anyhow::bail!("--learn-idf and --idf exclude each other");
-        }
-        let mut opts = base.resolve()?;
-        opts.simhash_idf = fpdb::IdfSource::Jieba; // the table is what is being learned
-        let fp = fpdb::fingerprint::Fingerprinter::new(opts, None)?;
-        let prepared: Vec<String> = docs.par_iter().map(|d| fp.prepare(&d.text)).collect();
-        let t = fpdb::text::IdfTable::learn(prepared.iter().map(String::as_str));
-        if !a.json {
-            eprintln!(
-                "learned IDF table: {} words from {} documents",
-                t.len(),
-                t.docs()
-            );
-        }
-        base.simhash_idf = Some(std::sync::Arc::new(t));
+        base.simhash_idf = Some(std::sync::Arc::new(learned_idf(&base, &docs, a.json)?));
     }
     let fps = fpdb::eval::fingerprint_all(&docs, &base)?;
     let algos = if a.algo.is_empty() {
@@ -108,28 +93,7 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     };
     let mut reports = Vec::new();
     for algo in algos {
-        let (name, s) = match algo {
-            EvalAlgo::Nshash => ("nshash", only(&base, true, false, false)),
-            EvalAlgo::Simhash => ("simhash", only(&base, false, true, false)),
-            EvalAlgo::Minhash => ("minhash", only(&base, false, false, true)),
-            EvalAlgo::Default => ("default", base.clone()),
-            keyed => {
-                let k = keyed
-                    .to_possible_value()
-                    .and_then(|v| fpdb::KeyAlgo::by_name(v.get_name()))
-                    .expect("every other --algo names an exact-key algorithm");
-                (k.name(), keys_only(&base, k))
-            }
-        };
-        // --weight-check applies to the configurations with a checked keyword algorithm.
-        let mut s = s;
-        let checked = s
-            .key_algos
-            .as_ref()
-            .is_some_and(|k| k.0.iter().any(|a| a.weight_check().is_some()));
-        if !checked {
-            s.weight_check = None;
-        }
+        let (name, s) = configuration(algo, &base);
         reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
     }
     if a.json {
@@ -138,57 +102,113 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     }
     outln!("{} documents, {} pairs", docs.len(), pairs.len());
     for r in &reports {
-        outln!(
-            "\n{:<8} precision {:.4}  recall {:.4}  F1 {:.4}  (tp {}, fp {}, fn {}{})",
-            r.algo,
-            r.precision,
-            r.recall,
-            r.f1,
-            r.tp,
-            r.fp,
-            r.fn_,
-            if r.missing > 0 {
-                format!(", {} pairs with unknown ids", r.missing)
-            } else {
-                String::new()
-            }
-        );
-        outln!(
-            "  {:<22} {:>5} {:>6} {:>10} {:>9}",
-            "kind",
-            "label",
-            "pairs",
-            "predicted",
-            "accuracy"
-        );
-        for (k, s) in &r.kinds {
-            outln!(
-                "  {:<22} {:>5} {:>6} {:>10} {:>8.1}%",
-                k,
-                s.label,
-                s.pairs,
-                s.predicted_duplicate,
-                100.0 * s.accuracy
-            );
-        }
-        if a.errors > 0 && !r.errors.is_empty() {
-            outln!(
-                "  wrongly judged ({} of {}):",
-                r.errors.len().min(a.errors),
-                r.errors.len()
-            );
-            for e in r.errors.iter().take(a.errors) {
-                outln!(
-                    "    {} {}\t{}\t{}",
-                    if e.label == 1 { "missed" } else { "merged" },
-                    e.kind,
-                    e.a,
-                    e.b
-                );
-            }
-        }
+        print_report(r, a.errors)?;
     }
     Ok(EXIT_OK)
+}
+
+/// Learn an IDF table from the corpus (`--learn-idf`): simhash's terms of every document.
+fn learned_idf(
+    base: &Settings,
+    docs: &[fpdb::Document],
+    quiet: bool,
+) -> anyhow::Result<fpdb::text::IdfTable> {
+    if base.simhash_idf.is_some() {
+        anyhow::bail!("--learn-idf and --idf exclude each other");
+    }
+    let mut opts = base.resolve()?;
+    opts.simhash_idf = fpdb::IdfSource::Jieba; // the table is what is being learned
+    let fp = fpdb::fingerprint::Fingerprinter::new(opts, None)?;
+    let prepared: Vec<String> = docs.par_iter().map(|d| fp.prepare(&d.text)).collect();
+    let t = fpdb::text::IdfTable::learn(prepared.iter().map(String::as_str));
+    if !quiet {
+        eprintln!(
+            "learned IDF table: {} words from {} documents",
+            t.len(),
+            t.docs()
+        );
+    }
+    Ok(t)
+}
+
+/// The settings `--algo` names: one algorithm of `base`, or `base` itself (`default`), with
+/// `--weight-check` only where a checked keyword algorithm runs.
+fn configuration(algo: EvalAlgo, base: &Settings) -> (&'static str, Settings) {
+    let (name, mut s) = match algo {
+        EvalAlgo::Nshash => ("nshash", only(base, true, false, false)),
+        EvalAlgo::Simhash => ("simhash", only(base, false, true, false)),
+        EvalAlgo::Minhash => ("minhash", only(base, false, false, true)),
+        EvalAlgo::Default => ("default", base.clone()),
+        keyed => {
+            let k = keyed
+                .to_possible_value()
+                .and_then(|v| fpdb::KeyAlgo::by_name(v.get_name()))
+                .expect("every other --algo names an exact-key algorithm");
+            (k.name(), keys_only(base, k))
+        }
+    };
+    let checked = s
+        .key_algos
+        .as_ref()
+        .is_some_and(|k| k.0.iter().any(|a| a.weight_check().is_some()));
+    if !checked {
+        s.weight_check = None;
+    }
+    (name, s)
+}
+
+/// One configuration's scores, per kind, and up to `errors` wrongly judged pairs.
+fn print_report(r: &fpdb::eval::Report, errors: usize) -> anyhow::Result<()> {
+    outln!(
+        "\n{:<8} precision {:.4}  recall {:.4}  F1 {:.4}  (tp {}, fp {}, fn {}{})",
+        r.algo,
+        r.precision,
+        r.recall,
+        r.f1,
+        r.tp,
+        r.fp,
+        r.fn_,
+        if r.missing > 0 {
+            format!(", {} pairs with unknown ids", r.missing)
+        } else {
+            String::new()
+        }
+    );
+    outln!(
+        "  {:<22} {:>5} {:>6} {:>10} {:>9}",
+        "kind",
+        "label",
+        "pairs",
+        "predicted",
+        "accuracy"
+    );
+    for (k, s) in &r.kinds {
+        outln!(
+            "  {:<22} {:>5} {:>6} {:>10} {:>8.1}%",
+            k,
+            s.label,
+            s.pairs,
+            s.predicted_duplicate,
+            100.0 * s.accuracy
+        );
+    }
+    if errors > 0 && !r.errors.is_empty() {
+        outln!(
+            "  wrongly judged ({} of {}):",
+            r.errors.len().min(errors),
+            r.errors.len()
+        );
+        for e in r.errors.iter().take(errors) {
+            outln!(
+                "    {} {}\t{}\t{}",
+                if e.label == 1 { "missed" } else { "merged" },
+                e.kind,
+                e.a,
+                e.b
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `base` with only the algorithms named on (minhash with `base`'s bands, else the default).

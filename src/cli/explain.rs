@@ -30,6 +30,10 @@ pub(super) struct ExplainArgs {
     pub(super) settings: SettingsArgs,
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the text report is one page printed top to bottom, as the user reads it"
+)]
 pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     // Two ids of the store: neither names a file and no --corpus was given.
     if a.corpus.is_none() && !Path::new(&a.a).exists() && !Path::new(&a.b).exists() {

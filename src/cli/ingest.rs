@@ -183,7 +183,7 @@ impl OutputPaths {
 /// `fpdb ingest`, or with `dedup` given `fpdb dedup` (`a.output` is then where the unique
 /// records go, stdout by default, and no result lines are written).
 pub(super) fn ingest(
-    path: &PathBuf,
+    path: &Path,
     a: &IngestArgs,
     quiet: bool,
     verbose: bool,

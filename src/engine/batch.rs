@@ -276,6 +276,10 @@ impl Fpdb {
     }
 
     /// The decision for one document of a batch, in input order.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "lookup against the store and the batch, then place and index: one decision, read in order"
+    )]
     fn decide(
         &mut self,
         doc: &Document,

@@ -249,6 +249,10 @@ impl Fingerprinter {
     }
 
     /// [`Fingerprinter::fingerprint_with`] of text already [`Fingerprinter::prepare`]d.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "every fingerprint of a store's settings in one place, in the order they are stored"
+    )]
     pub fn fingerprint_prepared_with(&self, text: &str, meta: Meta<'_>) -> Fingerprints {
         let opts = &self.opts;
         let (mut top, sketch, mut order, shingles, chars, bands) = if opts.reflow {

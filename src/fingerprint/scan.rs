@@ -31,6 +31,10 @@ pub struct Scan {
 /// or per character. Sentences are told apart by their 64-bit hash (the value the store keeps:
 /// two sentences with one hash are one posting anyway). Equal to the separate functions
 /// (`scan_equals_the_separate_passes` checks it on random text).
+#[expect(
+    clippy::too_many_lines,
+    reason = "the hot loop of every ingest: its state stays in locals (checked by the proptests against the separate passes)"
+)]
 pub fn scan(normalized: &str, opts: &Options) -> Scan {
     let bytes = normalized.as_bytes();
     let kind = opts.nshash_hash;

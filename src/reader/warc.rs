@@ -228,6 +228,10 @@ impl<R: Rewind> Records<R> {
 
     /// The next record. `want` sees the header and says whether the body is needed; a wanted
     /// body over `max` bytes is not read ([`Body::TooLarge`]). `None` at the end of input.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one framing loop: header, length, body, resync; its states share the buffer"
+    )]
     pub fn next_record(
         &mut self,
         max: usize,

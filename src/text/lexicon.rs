@@ -1,4 +1,4 @@
-//! jieba's dictionary and IDF table as one FST built ahead of time (`examples/gen_lexicon.rs`),
+//! jieba's dictionary and IDF table as one FST built ahead of time (`tools/src/bin/gen_lexicon.rs`),
 //! read in place from the binary: the IDF of a word without building jieba-rs's 270,000-entry
 //! table, and a segmenter for one text holding only the dictionary words that occur in it
 //! instead of the whole 349,000-word dictionary (what a one-document `fpdb query` used to
@@ -335,7 +335,7 @@ mod tests {
                 "Jieba {{ records_len: {words}, total_freq: {} }}",
                 lex.total
             ),
-            "src/text/lexicon is not jieba-rs's dictionary: rerun examples/gen_lexicon.rs"
+            "src/text/lexicon is not jieba-rs's dictionary: rerun tools/src/bin/gen_lexicon.rs"
         );
     }
 }

@@ -5,7 +5,7 @@
 //! OpenCC's own reverse conversion (`tw2sp`) is a mapping, not a fold: it turns a Taiwan 程序
 //! into a mainland 进程 and a Taiwan 程式 into 程序, so a mainland 程序 and its Taiwan copy
 //! 程式 still differ after it. Here each pair of `TWPhrases` / `TWPhrasesRev` joins one class
-//! (`examples/gen_tw_fold.rs` builds `tw_fold.tsv`), and every member of a class is replaced
+//! (`tools/src/bin/gen_tw_fold.rs` builds `tw_fold.tsv`), and every member of a class is replaced
 //! by the class's one representative (its word most frequent in mainland text), in every
 //! text, mainland and Taiwan alike, leftmost-longest as OpenCC matches. The text is already
 //! prepared (normalized, simplified), so the table is too.

@@ -1,6 +1,6 @@
 //! The one deterministic pseudo-random generator (xorshift64) of the tests, benchmarks and
-//! examples, so runs need no seed plumbing and corpora are reproducible. Benchmarks and
-//! examples include this file with `#[path = "../tests/common/rng.rs"] mod rng;`.
+//! tools, so runs need no seed plumbing and corpora are reproducible. Benchmarks include this
+//! file with `#[path]`; the tools through `fpdb_tools::rng`.
 #![allow(dead_code)]
 
 /// xorshift64 (13, 7, 17); the state must not be 0.
@@ -8,6 +8,10 @@ pub struct Rng(pub u64);
 
 impl Rng {
     /// The next value (also the new state).
+    #[allow(
+        clippy::should_implement_trait,
+        reason = "a generator called by hand; an endless Iterator would add nothing"
+    )]
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Path, RawQuery, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -22,10 +22,13 @@ use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
 use rayon::prelude::*;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use fpdb::{Document, OnExisting, Outcome};
 
+use super::error::{internal_error, too_large, Answer, ApiError};
+use super::pools::{on_cpu, on_write_cpu, read_db};
+use super::request::{documents, flag, object, params, parse_document, read_body};
 use super::writer::{Job, Work};
 use super::Shared;
 
@@ -63,54 +66,6 @@ pub(super) fn router(shared: Db) -> Router {
         .layer(DefaultBodyLimit::max(shared.max_body_bytes))
         .with_state(shared)
 }
-
-/// An error answer: `{"error": ..., "field": ...}`.
-#[derive(Debug)]
-pub(super) struct ApiError {
-    status: StatusCode,
-    message: String,
-    field: Option<String>,
-}
-
-impl ApiError {
-    fn bad(message: impl Into<String>, field: Option<&str>) -> Self {
-        ApiError {
-            status: StatusCode::BAD_REQUEST,
-            message: message.into(),
-            field: field.map(str::to_string),
-        }
-    }
-
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            message: message.into(),
-            field: None,
-        }
-    }
-
-    fn store(e: fpdb::Error) -> Self {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        #[derive(Serialize)]
-        struct Body {
-            error: String,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            field: Option<String>,
-        }
-        let body = Body {
-            error: self.message,
-            field: self.field,
-        };
-        (self.status, Json(body)).into_response()
-    }
-}
-
-type Answer = Result<Response, ApiError>;
 
 /// Authorization (every route but /healthz, when a token is set) and metrics.
 async fn track(State(s): State<Db>, req: Request, next: Next) -> Response {
@@ -187,222 +142,11 @@ async fn method_not_allowed() -> ApiError {
 /// /v1/query`), unless a write holds the store.
 const INLINE_TEXT_BYTES: usize = 16 << 10;
 
-/// The answer to a request whose work panicked (that request only fails).
-fn internal_error() -> ApiError {
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal error while answering this request (the server log has the details)",
-    )
-}
-
-/// Run `f` on `pool`; a panic fails this request only.
-async fn run_on<T: Send + 'static>(
-    pool: &rayon::ThreadPool,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, ApiError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    pool.spawn(move || {
-        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
-    });
-    match rx.await {
-        Ok(Ok(v)) => Ok(v),
-        _ => Err(internal_error()),
-    }
-}
-
-/// A pool of all cores' size, its threads named `{name}-N` and at nice value `nice` (Linux: a
-/// thread's nice value is its own; best effort).
-fn pool(name: &'static str, nice: i32) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(rayon::current_num_threads())
-        .thread_name(move |i| format!("{name}-{i}"))
-        .start_handler(move |_| {
-            #[cfg(target_os = "linux")]
-            if nice != 0 {
-                unsafe {
-                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-                    libc::setpriority(libc::PRIO_PROCESS, tid, nice);
-                }
-            }
-        })
-        .build()
-        .expect("a thread pool")
-}
-
-/// Run a read's CPU work (fingerprints, lookups, page extraction) on the reads' pool
-/// (`fpdb-read-N`): the store's writes use rayon's global pool (the records of a batch are
-/// encoded on it), and a query must not queue behind them.
-async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    run_on(POOL.get_or_init(|| pool("fpdb-read", 0)), f).await
-}
-
-/// Nice value of the threads that read and fingerprint write requests: under a write load
-/// that fills every core, the scheduler gives a query's threads the CPU first. (The writer
-/// thread and the lookups it runs keep the default: they hold the store's lock, and a
-/// lowered priority there would make queries wait longer for it.)
-const WRITE_NICE: i32 = 10;
-
-/// Reading and fingerprinting for writes: on a pool of its own (`fpdb-write-N`, at a lower
-/// priority), so that queries never queue behind a large request's documents.
-async fn on_write_cpu<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, ApiError> {
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    run_on(POOL.get_or_init(|| pool("fpdb-write", WRITE_NICE)), f).await
-}
-
-/// `read` run against the store (read lock) on the reads' pool; a store error is a 500.
-async fn read_db<T: Send + 'static>(
-    s: Db,
-    read: impl FnOnce(&fpdb::Fpdb) -> fpdb::Result<T> + Send + 'static,
-) -> Result<T, ApiError> {
-    on_cpu(move || {
-        read(
-            &s.db
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-    })
-    .await?
-    .map_err(ApiError::store)
-}
-
 /// `found` as JSON, or a 404 saying `missing`.
 fn found_or_404<T: Serialize>(found: Option<T>, missing: impl FnOnce() -> String) -> Answer {
     match found {
         Some(v) => Ok(Json(v).into_response()),
         None => Err(ApiError::new(StatusCode::NOT_FOUND, missing())),
-    }
-}
-
-/// The request body, read with the server's limits: more than `--max-body-bytes` is a 413,
-/// and a body whose next part does not arrive within `--read-timeout` is a 408 (a client that
-/// sends half a request and waits holds nothing for long).
-async fn read_body(s: &Shared, body: Body) -> Result<Bytes, ApiError> {
-    use http_body_util::BodyExt;
-    let mut body = body;
-    let mut got: Vec<u8> = Vec::new();
-    loop {
-        let frame = match tokio::time::timeout(s.read_timeout, body.frame()).await {
-            Err(_) => {
-                return Err(ApiError::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the request body stalled: nothing arrived for {} s (the server's --read-timeout)",
-                        s.read_timeout.as_secs()
-                    ),
-                ))
-            }
-            Ok(None) => return Ok(Bytes::from(got)),
-            Ok(Some(Err(e))) => {
-                return Err(ApiError::bad(format!("cannot read the request body: {e}"), None))
-            }
-            Ok(Some(Ok(frame))) => frame,
-        };
-        if let Ok(data) = frame.into_data() {
-            if got.len() + data.len() > s.max_body_bytes {
-                return Err(too_large(s.max_body_bytes));
-            }
-            got.extend_from_slice(&data);
-        }
-    }
-}
-
-fn too_large(limit: usize) -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!(
-            "request body larger than {limit} bytes (the server's --max-body-bytes); send fewer documents per request"
-        ),
-    )
-}
-
-/// The body as a JSON object.
-fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(ApiError::bad("the body must be a JSON object", None)),
-        Err(e) => Err(ApiError::bad(format!("malformed JSON: {e}"), None)),
-    }
-}
-
-/// A document of a request, read as a JSONL line is; `at` names it in errors.
-fn parse_document(obj: &Map<String, Value>, at: &str) -> Result<Document, ApiError> {
-    fpdb::reader::document_from_json(obj, &fpdb::reader::Fields::default(), String::new).map_err(
-        |e| {
-            let field = (!at.is_empty()).then_some(at);
-            let message = if at.is_empty() {
-                e
-            } else {
-                format!("{at}: {e}")
-            };
-            ApiError::bad(message, field)
-        },
-    )
-}
-
-/// `documents`: an array of objects, each read by [`parse_document`]; `default_id(i)` gives an id
-/// to the ones without.
-fn documents(
-    obj: &Map<String, Value>,
-    default_id: Option<&dyn Fn(usize) -> String>,
-    max_docs: usize,
-) -> Result<Vec<Document>, ApiError> {
-    let Some(Value::Array(items)) = obj.get("documents") else {
-        return Err(ApiError::bad(
-            "field `documents` must be an array of documents ({\"id\", \"text\" or \"html\", \"title\"?, \"url\"?})",
-            Some("documents"),
-        ));
-    };
-    if items.len() > max_docs {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "{} documents in one request, over the server's limit of {max_docs} \
-                 (--max-request-docs); send fewer documents per request",
-                items.len()
-            ),
-        ));
-    }
-    let mut docs = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("documents[{i}]");
-        let Value::Object(o) = item else {
-            return Err(ApiError::bad(
-                format!("{at}: a document must be a JSON object"),
-                Some(&at),
-            ));
-        };
-        let doc = match default_id {
-            Some(id) if !o.contains_key("id") => {
-                let mut o = o.clone();
-                o.insert("id".into(), Value::String(id(i)));
-                parse_document(&o, &at)?
-            }
-            _ => parse_document(o, &at)?,
-        };
-        docs.push(doc);
-    }
-    Ok(docs)
-}
-
-/// `name=value` pairs of a query string.
-fn params(q: &Option<String>) -> impl Iterator<Item = (&str, &str)> {
-    q.as_deref()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| p.split_once('=').unwrap_or((p, "")))
-}
-
-fn flag(v: &Value, field: &str) -> Result<bool, ApiError> {
-    match v {
-        Value::Bool(b) => Ok(*b),
-        _ => Err(ApiError::bad(
-            format!("field `{field}` must be true or false"),
-            Some(field),
-        )),
     }
 }
 
@@ -465,7 +209,8 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
             let fps = s.fingerprinter.fingerprint_with(&doc.text, doc.meta());
             match s.db.try_read() {
                 Ok(db) => Ok(db.query("", &fps)),
-                Err(_) => Err(fps),
+                // The fingerprints go to the pool, which waits for the store.
+                Err(_) => Err(Box::new(fps)),
             }
         }));
         match inline {
@@ -528,6 +273,10 @@ async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
 /// `POST /v1/documents`: one document, or `{"documents": [...]}`; `"replace": true` in the
 /// body or `?replace=true` replaces stored ids. Answers `{"results": [...]}` (the lines `ingest --output`
 /// writes) once every document is durable.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one request's path: parameters, body, admission, parsing, the writer's answer"
+)]
 async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer {
     let mut replace = false;
     for (k, v) in params(&q) {

@@ -13,7 +13,10 @@
 
 mod api;
 mod conn;
+mod error;
 mod metrics;
+mod pools;
+mod request;
 mod writer;
 
 use std::net::SocketAddr;
@@ -106,17 +109,7 @@ pub(super) struct Shared {
 }
 
 pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u8> {
-    let token = match &a.token_file {
-        Some(f) => Some(read_token(f)?),
-        None => None,
-    };
-    let listen = resolve_listen(&a.listen)?;
-    if token.is_none() && !listen.ip().is_loopback() && !a.insecure_no_token {
-        bail!(
-            "{listen} is not a loopback address: give --token-file FILE so that only clients \
-             with the token are served (or --insecure-no-token to serve anyone who can reach it)"
-        );
-    }
+    let (token, listen) = access(a)?;
     let settings = a.settings.to_settings()?;
     super::ingest::check_settings(path, &settings)?;
     let threads = a
@@ -202,8 +195,44 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         }
         anyhow::Ok(())
     });
-    // Every connection is drained: no new write job can come. The writer finishes the queue,
-    // then the store is flushed and closed.
+    let (writer_ok, flushed) = stop(&shared, writer, runtime);
+    drop(shared);
+    served?;
+    if !writer_ok {
+        bail!("the writer thread failed; acknowledged documents are stored");
+    }
+    flushed.context("flushing the store at shutdown")?;
+    if !quiet {
+        eprintln!("fpdb: stopped; {} is closed", path.display());
+    }
+    Ok(EXIT_OK)
+}
+
+/// The token (`--token-file`) and the address to listen on: refused when the address is not
+/// a loopback one and no token guards it (unless `--insecure-no-token`).
+fn access(a: &ServeArgs) -> anyhow::Result<(Option<String>, SocketAddr)> {
+    let token = match &a.token_file {
+        Some(f) => Some(read_token(f)?),
+        None => None,
+    };
+    let listen = resolve_listen(&a.listen)?;
+    if token.is_none() && !listen.ip().is_loopback() && !a.insecure_no_token {
+        bail!(
+            "{listen} is not a loopback address: give --token-file FILE so that only clients \
+             with the token are served (or --insecure-no-token to serve anyone who can reach it)"
+        );
+    }
+    Ok((token, listen))
+}
+
+/// The stop, once every connection is drained (no new write job can come): the writer
+/// finishes the queue, then the store is flushed and its presence filter saved. Returns
+/// whether the writer ended well and the flush's result.
+fn stop(
+    shared: &Shared,
+    writer: std::thread::JoinHandle<()>,
+    runtime: tokio::runtime::Runtime,
+) -> (bool, fpdb::Result<()>) {
     shared
         .writer
         .lock()
@@ -229,16 +258,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
             eprintln!("fpdb: warning: the presence filter was not saved ({e}); the next run goes without it");
         }
     }
-    drop(shared);
-    served?;
-    if !writer_ok {
-        bail!("the writer thread failed; acknowledged documents are stored");
-    }
-    flushed.context("flushing the store at shutdown")?;
-    if !quiet {
-        eprintln!("fpdb: stopped; {} is closed", path.display());
-    }
-    Ok(EXIT_OK)
+    (writer_ok, flushed)
 }
 
 /// `--listen`: an IP address and port, or a host name (`localhost:0`) resolved to its first

@@ -384,7 +384,7 @@ fn bincode_config() -> bincode::config::Configuration {
 
 /// Largest allocation a record decode may claim (a record holds at most a document's fields,
 /// and inputs are capped at 32 MiB): a damaged length prefix is an error, not an attempt to
-/// allocate exabytes that aborts the process (found by `examples/fuzz.rs`).
+/// allocate exabytes that aborts the process (found by `tools/src/bin/fuzz.rs`).
 const DECODE_LIMIT: usize = 256 << 20;
 
 pub(super) fn decode_config() -> bincode::config::Configuration<

@@ -6,7 +6,7 @@
 //! Taiwan characters and vocabulary); plus random distinct pairs. Score it with `fpdb eval`:
 //!
 //! ```text
-//! cargo run --release --example robustness_set -- ../shared/data/dev/zh_laws/corpus.jsonl /tmp/robust-zh 300
+//! cargo run --release -p fpdb-tools --bin robustness_set -- ../shared/data/dev/zh_laws/corpus.jsonl /tmp/robust-zh 300
 //! fpdb eval --corpus /tmp/robust-zh/corpus.jsonl --pairs /tmp/robust-zh/pairs.tsv
 //! ```
 
@@ -14,9 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use ferrous_opencc::{config::BuiltinConfig, OpenCC};
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
+use fpdb_tools::rng::Rng;
 
 use fpdb::eval::edits;
 

@@ -1,4 +1,4 @@
-//! Helpers shared by the measurement examples (`#[path]`-included, not an example itself).
+//! Bytes of a RocksDB directory's table files (the measurement tools share it).
 
 use std::path::Path;
 

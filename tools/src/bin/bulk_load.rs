@@ -19,9 +19,7 @@ use rocksdb::{
     DB,
 };
 
-#[path = "common/files.rs"]
-mod files;
-use files::sst_bytes;
+use fpdb_tools::files::sst_bytes;
 
 /// A key of the source store: the seq of its document, its family (index into [`FAMILIES`]),
 /// key, value.
@@ -113,6 +111,10 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "a measurement script: its steps in the order they run"
+)]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: bulk_load STORE SCRATCH_DIR [CHUNK_MIB]";

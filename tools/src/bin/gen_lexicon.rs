@@ -1,7 +1,7 @@
 //! Builds `src/text/lexicon/jieba.fst` and `idf.values` from jieba-rs's own dictionary files
 //! (the `src/data/dict.txt` and `src/data/idf.txt` of the jieba-rs version in Cargo.lock):
 //!
-//!     cargo run --release --example gen_lexicon -- ~/.cargo/registry/src/*/jieba-rs-0.11.0/src/data
+//!     cargo run --release -p fpdb-tools --bin gen_lexicon -- ~/.cargo/registry/src/*/jieba-rs-0.11.0/src/data
 //!
 //! One FST maps every word of either file to `(freq + 1) << 12 | (idf + 1)`: `freq` its
 //! dictionary frequency (the field is 0 for a word not in the dictionary), `idf` the index of

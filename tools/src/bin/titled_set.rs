@@ -7,7 +7,7 @@
 //! its original, as reposts do. The pairs are the set's own.
 //!
 //! ```text
-//! cargo run --release --example titled_set -- ../shared/data/dev/zh_laws /tmp/titled-zh
+//! cargo run --release -p fpdb-tools --bin titled_set -- ../shared/data/dev/zh_laws /tmp/titled-zh
 //! fpdb eval --corpus /tmp/titled-zh/corpus.jsonl --pairs /tmp/titled-zh/pairs.tsv --algo punct,punct-title
 //! ```
 

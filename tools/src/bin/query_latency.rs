@@ -7,9 +7,7 @@ use std::time::Instant;
 
 use fpdb::{Document, Fingerprints, Fpdb, OnExisting, Settings};
 
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
+use fpdb_tools::rng::Rng;
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);

@@ -8,7 +8,7 @@
 //! template instances.
 //!
 //! ```text
-//! cargo run --release --example figure_margins -- ../shared/data/dev/templated ../shared/data/dev/en_20news
+//! cargo run --release -p fpdb-tools --bin figure_margins -- ../shared/data/dev/templated ../shared/data/dev/en_20news
 //! ```
 
 use std::collections::HashMap;
@@ -55,6 +55,9 @@ struct Side {
     density: Option<f64>,
 }
 
+/// `f64::min` or `f64::max`: the side of a margin a half keeps.
+type Pick = fn(f64, f64) -> f64;
+
 fn main() {
     let sets: Vec<String> = std::env::args().skip(1).collect();
     if sets.is_empty() {
@@ -91,7 +94,7 @@ fn main() {
             s.caught += usize::from(c.template());
             let share = c.shared as f64 / c.compared as f64;
             let density = density(&c);
-            let (pick_share, pick_density): (fn(f64, f64) -> f64, fn(f64, f64) -> f64) = if dup {
+            let (pick_share, pick_density): (Pick, Pick) = if dup {
                 (f64::min, f64::max)
             } else {
                 (f64::max, f64::min)

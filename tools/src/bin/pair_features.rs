@@ -1,7 +1,7 @@
 //! Print, for every labeled pair of a dev set, the signals a decision rule can use:
 //! sentence overlap, shingle resemblance (the sketch's estimate), exact 4-gram Jaccard and
 //! containment (shared 4-grams over the smaller document's).
-//! `cargo run --release --example pair_features -- corpus.jsonl pairs.tsv > features.tsv`
+//! `cargo run --release -p fpdb-tools --bin pair_features -- corpus.jsonl pairs.tsv > features.tsv`
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -55,7 +55,7 @@ fn main() {
             e.sentences_a.len(),
             e.sentences_b.len(),
             e.shared_sentences.len(),
-            e.comparison.distance.map_or(-1, |d| i64::from(d)),
+            e.comparison.distance.map_or(-1, i64::from),
             e.comparison.overlap,
             e.comparison.resemblance.unwrap_or(-1.0),
             jaccard,

@@ -1,7 +1,7 @@
 //! Hamming distances of simhash under different stop-word / IDF settings: labeled positive
 //! pairs (want small) against random document pairs (want ~32; a low mean means unrelated
 //! documents look alike).
-//! `cargo run --release --example simhash_spread -- corpus.jsonl pairs.tsv`
+//! `cargo run --release -p fpdb-tools --bin simhash_spread -- corpus.jsonl pairs.tsv`
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -9,10 +9,8 @@ use std::sync::Arc;
 
 use fpdb::fingerprint::Fingerprinter;
 use fpdb::text::IdfTable;
-#[path = "../tests/common/rng.rs"]
-mod rng;
 use fpdb::{IdfSource, Options, Stopwords};
-use rng::Rng;
+use fpdb_tools::rng::Rng;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

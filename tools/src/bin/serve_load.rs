@@ -4,7 +4,7 @@
 //! requests, errors, requests/s, documents/s and latency percentiles.
 //!
 //! ```text
-//! cargo run --release --example serve_load -- ADDR MODE CLIENTS SECONDS CORPUS.jsonl [BATCH]
+//! cargo run --release -p fpdb-tools --bin serve_load -- ADDR MODE CLIENTS SECONDS CORPUS.jsonl [BATCH]
 //! MODE: query (POST /v1/query, one document each, drawn at random)
 //!       ingest (POST /v1/documents, BATCH documents each, every document once)
 //!       write (CLIENTS writers send BATCH documents per request as fast as they can, the
@@ -18,9 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
+use fpdb_tools::rng::Rng;
 
 /// One keep-alive connection.
 struct Conn {
@@ -83,6 +81,10 @@ fn read_response(r: &mut BufReader<TcpStream>) -> std::io::Result<u16> {
     Ok(status)
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "a load generator: arguments, clients, the report, in order"
+)]
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     if a.len() < 6 {

@@ -20,16 +20,14 @@
 //! Every set also has `random_distinct` pairs (0).
 //!
 //! ```text
-//! cargo run --release --example hard_sets -- ../shared/data/dev/zh_laws/corpus.jsonl /tmp/hard 200
+//! cargo run --release -p fpdb-tools --bin hard_sets -- ../shared/data/dev/zh_laws/corpus.jsonl /tmp/hard 200
 //! fpdb eval --corpus /tmp/hard/layout/corpus.jsonl --pairs /tmp/hard/layout/pairs.tsv
 //! ```
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
+use fpdb_tools::rng::Rng;
 
 const ADS: [&str; 6] = [
     "更多精彩内容，请关注我们的微信公众号，每日推送最新法规解读。",

@@ -6,17 +6,15 @@
 //! panic; the run fails when one does, or when the peak RSS passes 1 GiB.
 //!
 //! ```text
-//! cargo run --release --example fuzz -- 100000      # cases (default 100,000)
-//! cargo run --release --example fuzz -- 100000 7    # another random seed: other cases
+//! cargo run --release -p fpdb-tools --bin fuzz -- 100000      # cases (default 100,000)
+//! cargo run --release -p fpdb-tools --bin fuzz -- 100000 7    # another random seed: other cases
 //! ```
 
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
+use fpdb_tools::rng::Rng;
 
 use fpdb::reader::{Inputs, ReadOptions};
 use fpdb::store::schema::{self, Cf, ClusterRecord, DocRecord, StoredMatch};
