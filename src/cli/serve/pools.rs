@@ -48,7 +48,9 @@ pub(super) fn pool(name: &'static str, nice: i32) -> rayon::ThreadPool {
 /// Run a read's CPU work (fingerprints, lookups, page extraction) on the reads' pool
 /// (`fpdb-read-N`): the store's writes use rayon's global pool (the records of a batch are
 /// encoded on it), and a query must not queue behind them.
-pub(super) async fn on_cpu<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+pub(super) async fn on_cpu<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
     static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
     run_on(POOL.get_or_init(|| pool("fpdb-read", 0)), f).await
 }
