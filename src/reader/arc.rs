@@ -11,7 +11,8 @@
 //! rest follows; too long: the input ends inside it, and a file is read again from the record's
 //! content to find the records after it). A damaged gzip member costs its record only.
 
-use super::source::{is_damage, Rewind};
+use super::gzip::is_damage;
+use super::source::Rewind;
 use std::borrow::Cow;
 
 use super::http::{http_head, may_be_text, split_http};

@@ -27,7 +27,7 @@ impl Inputs {
             {
                 Ok(0) => return None,
                 Ok(n) => n,
-                Err(e) if super::source::is_damage(&e) => {
+                Err(e) if super::gzip::is_damage(&e) => {
                     // A damaged gzip member: its lines are lost, reading goes on with the next
                     // member (line numbers after it count the lines read, not the lost ones).
                     let mut r = error(source.clone(), *line, Unit::Line, e.to_string());

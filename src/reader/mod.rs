@@ -9,6 +9,7 @@
 
 pub mod arc;
 pub mod decode;
+pub mod gzip;
 pub mod html;
 pub mod html_bound;
 pub mod warc;

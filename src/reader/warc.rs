@@ -9,7 +9,8 @@
 
 use std::io::{BufRead, Read};
 
-use super::source::{is_damage, Rewind};
+use super::gzip::is_damage;
+use super::source::Rewind;
 
 /// Longest header line kept (longer ones are corrupt); also bounds the resync scan's memory.
 const MAX_LINE: usize = 64 * 1024;
