@@ -59,7 +59,36 @@ fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| FpdbError::new_err(e.to_string()))
 }
 
-/// Settings from keyword arguments (the CLI's flag names with `_`).
+/// A setting's Python value (bool, int, float, str, or a list of them) as JSON.
+fn json_value(v: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    use serde_json::Value;
+    if let Ok(b) = v.downcast::<pyo3::types::PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(Value::from(i));
+    }
+    if let Ok(f) = v.extract::<f64>() {
+        return Ok(Value::from(f));
+    }
+    if let Ok(t) = v.extract::<String>() {
+        return Ok(Value::String(t));
+    }
+    if let Ok(items) = v.extract::<Vec<Bound<'_, PyAny>>>() {
+        return items
+            .iter()
+            .map(json_value)
+            .collect::<PyResult<Vec<_>>>()
+            .map(Value::Array);
+    }
+    Err(PyTypeError::new_err(format!(
+        "a setting's value cannot be {}",
+        v.get_type()
+    )))
+}
+
+/// Settings from keyword arguments (the CLI's flag names with `_`): `algos`, `weight_check`,
+/// and every other by name through [`Settings::set_named`].
 fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
     let mut s = Settings::default();
     let Some(kw) = kw else { return Ok(s) };
@@ -73,31 +102,14 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
                 };
                 s.set_algos(&names).map_err(err)?;
             }
-            "t2s" => s.t2s = Some(v.extract()?),
-            "tw_phrases" => s.tw_phrases = Some(v.extract()?),
-            "reflow" => s.reflow = Some(v.extract()?),
-            "tight_clusters" => s.tight_clusters = Some(v.extract()?),
-            "strong_resemblance" => s.strong_resemblance_pct = Some(v.extract()?),
-            "link_shape" => s.link_shape = Some(v.extract()?),
-            "template_figures" => s.template_figures = Some(v.extract()?),
-            "nshash_n" => s.nshash_n = Some(v.extract()?),
-            "min_sentence_chars" => s.min_sentence_chars = Some(v.extract()?),
-            "nshash_min_shared" => s.nshash_min_shared = Some(v.extract()?),
-            "verify_overlap" => s.verify_overlap_pct = Some(v.extract()?),
-            "verify_resemblance" => s.verify_resemblance_pct = Some(v.extract()?),
-            "simhash_k" => s.simhash_k = Some(v.extract()?),
-            "simhash_blocks" => s.simhash_blocks = Some(v.extract()?),
-            "expected_docs" => s.expected_docs = Some(v.extract()?),
-            "minhash_bands" => s.minhash_bands = Some(v.extract()?),
-            "minhash_rows" => s.minhash_rows = Some(v.extract()?),
             "weight_check" => s.set_weight_check(v.extract()?).map_err(err)?,
             other => {
-                return Err(PyTypeError::new_err(format!(
-                "unknown setting `{other}` (known: algos, t2s, tw_phrases, reflow, tight_clusters, strong_resemblance, link_shape, template_figures, nshash_n, \
-                     min_sentence_chars, nshash_min_shared, verify_overlap, verify_resemblance, \
-                     simhash_k, simhash_blocks, expected_docs, minhash_bands, minhash_rows, \
-                     weight_check)"
-            )))
+                if !s.set_named(other, json_value(&v)?).map_err(err)? {
+                    return Err(PyTypeError::new_err(format!(
+                        "unknown setting `{other}` (known: algos, weight_check, {})",
+                        Settings::names().join(", ")
+                    )));
+                }
             }
         }
     }

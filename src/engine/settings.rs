@@ -119,6 +119,39 @@ pub const ALGO_NAMES: &[&str] = &[
 ];
 
 impl Settings {
+    /// The names [`Settings::set_named`] knows (a `_pct` setting also without `_pct`).
+    pub fn names() -> Vec<&'static str> {
+        let mut v = Vec::new();
+        macro_rules! name {
+            ($f:ident, $n:expr) => {
+                v.push($n);
+            };
+        }
+        each_setting!(name);
+        v
+    }
+
+    /// Set the setting called `name` (a field of [`Settings`], or a `_pct` field without its
+    /// `_pct`, as the command line's flags name them) from a JSON value of its type. `Ok(false)`
+    /// when no setting has that name; an error when the value is not of its type. Front ends
+    /// that take settings by name (the Python package) set them all through this, so a new
+    /// setting reaches them without code of theirs.
+    pub fn set_named(&mut self, name: &str, value: serde_json::Value) -> Result<bool> {
+        macro_rules! named {
+            ($f:ident, $n:expr) => {
+                if name == $n || ($n.ends_with("_pct") && $n.strip_suffix("_pct") == Some(name)) {
+                    self.$f = Some(
+                        serde_json::from_value(value)
+                            .map_err(|e| Error::InvalidOption(format!("setting `{name}`: {e}")))?,
+                    );
+                    return Ok(true);
+                }
+            };
+        }
+        each_setting!(named);
+        Ok(false)
+    }
+
     /// Use exactly the algorithms named (see [`ALGO_NAMES`]): nshash, simhash and minhash on
     /// or off (minhash off = 0 bands; on keeps `minhash_bands` as set), the exact-key
     /// algorithms with the literature's parameters.
@@ -415,5 +448,40 @@ impl Builder {
     /// Open over any [`Store`].
     pub fn open_store(self, store: Box<dyn Store>) -> Result<Fpdb> {
         Fpdb::init(store, &self.settings, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every setting is reachable by its name (with its type), a `_pct` one also without
+    /// `_pct`; an unknown name is said to be unknown and a value of another type refused.
+    #[test]
+    fn settings_are_set_by_name() {
+        let mut s = Settings::default();
+        assert!(s.set_named("link_shape", json!(false)).unwrap());
+        assert!(s.set_named("strong_resemblance", json!(70)).unwrap());
+        assert!(s.set_named("verify_overlap_pct", json!(40)).unwrap());
+        assert!(s.set_named("nshash_hash", json!("md5")).unwrap());
+        assert_eq!(s.link_shape, Some(false));
+        assert_eq!(s.strong_resemblance_pct, Some(70));
+        assert_eq!(s.verify_overlap_pct, Some(40));
+        assert_eq!(s.nshash_hash, Some(SentenceHash::Md5));
+        assert!(!s.set_named("colour", json!("blue")).unwrap());
+        assert!(!s.set_named("link", json!(true)).unwrap());
+        assert!(s.set_named("nshash_n", json!("five")).is_err());
+        // Each name of the list is one the setter knows: the Options value of the default
+        // settings, written back by name, changes nothing.
+        let o = serde_json::to_value(Settings::default().resolve().unwrap()).unwrap();
+        let mut back = Settings::default();
+        for name in Settings::names() {
+            assert!(back.set_named(name, o[name].clone()).unwrap(), "{name}");
+        }
+        assert_eq!(
+            back.resolve().unwrap(),
+            Settings::default().resolve().unwrap()
+        );
     }
 }
