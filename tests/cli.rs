@@ -1,5 +1,8 @@
 //! The real `fpdb` binary, run in temp dirs: the main job, bad input, re-ingest, settings,
 //! locking, exit codes.
+//!
+//! Over 600 lines: one file per front end, so a test binary starts one set of helpers; each
+//! test stands alone.
 
 mod common;
 

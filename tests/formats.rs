@@ -1,5 +1,7 @@
 //! Every input format, built as small real files (compressed and not, GBK and UTF-8, a
 //! multi-member WARC), read back through the reader: the documents and texts that come out.
+//!
+//! Over 600 lines: one case per format, each building its own small file.
 
 mod common;
 

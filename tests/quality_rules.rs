@@ -1,6 +1,8 @@
 //! The rules of the quality issue, on texts made for them: MinHash band candidates against a
 //! brute-force oracle, a hard-wrapped text whose lines were shuffled (found through bands and
 //! 4-gram resemblance), and chains of overlapping windows (kept apart by tight clusters).
+//!
+//! Over 600 lines: one oracle or scenario per rule, on texts built for it.
 
 mod common;
 

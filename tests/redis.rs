@@ -3,6 +3,8 @@
 //! stopped when it exits. Without redis-server these tests print SKIPPED and pass, unless
 //! `FPDB_REQUIRE_REDIS=1` (set by scripts/test.sh, which installs redis-server) makes that a
 //! failure.
+//!
+//! Over 600 lines: one cluster per test binary (started once, ~2 s), shared by every case.
 
 mod common;
 

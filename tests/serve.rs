@@ -1,5 +1,8 @@
 //! `fpdb serve`, for real: the binary is started on a free loopback port in a temp dir and
 //! spoken to over TCP (a small HTTP/1.1 client below, so malformed requests can be sent too).
+//!
+//! Over 600 lines: the HTTP client and server helpers are shared by every case; each test
+//! starts its own server.
 
 mod common;
 
