@@ -10,28 +10,42 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
 cargo build --release --quiet --bin fpdb
 fpdb="$CARGO_TARGET_DIR/release/fpdb"
 input=$(mktemp)
-trap 'rm -f "$input"' EXIT
 head -n 20 data/sample.jsonl > "$input"
 # The settings of each format: the current defaults with the newer rules switched off.
 flags() {
   case $1 in
-    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false" ;;
-    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false" ;;
-    5) echo "--tw-phrases false --link-shape false --template-figures false" ;;
-    6) echo "--link-shape false --template-figures false" ;;
-    7) echo "--template-figures false" ;;
-    8) echo "" ;;
+    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false" ;;
+    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false" ;;
+    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false" ;;
+    6) echo "--link-shape false --template-figures false --originals false" ;;
+    7) echo "--template-figures false --originals false" ;;
+    8) echo "--originals false" ;;
+    9) echo "" ;;
     *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
   esac
 }
-for n in 3 4 5 6 7 8; do
+# From format 9 on, documents carry publication times: the same documents, dated backwards
+# (each published a day before the one above it), so originals are not the first ingested.
+dated=$(mktemp)
+trap 'rm -f "$input" "$dated"' EXIT
+python3 - "$input" > "$dated" <<'PY'
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+for i, line in enumerate(lines):
+    d = json.loads(line)
+    d["date"] = "2024-01-%02d" % (len(lines) - i)
+    print(json.dumps(d, ensure_ascii=False))
+PY
+for n in 3 4 5 6 7 8 9; do
   dir=tests/fixtures/store-v$n
   if [ -e "$dir" ]; then
     echo "freeze_stores: $dir is frozen already" >&2
     continue
   fi
+  src=$input
+  [ "$n" -ge 9 ] && src=$dated
   # shellcheck disable=SC2046
-  "$fpdb" --db "$dir" --quiet ingest --memory-filters=off $(flags $n) "$input"
+  "$fpdb" --db "$dir" --quiet ingest --memory-filters=off $(flags $n) "$src"
   "$fpdb" --db "$dir" export > "$dir.export.jsonl"
   rm -f "$dir/LOG" "$dir"/LOG.old.* "$dir/LOCK"
   echo "freeze_stores: $dir ($(du -sh "$dir" | cut -f1))" >&2

@@ -201,12 +201,12 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 8; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 9; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
-/// document records, without the sentences' order) and format 7 (no template figures:
-/// version 4 document records, without figures).
+/// document records, without the sentences' order), format 7 (no template figures:
+/// version 4 document records, without figures) and format 8 (no originals).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -215,7 +215,7 @@ fn stays(
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     use fpdb::store::schema::{
         format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES4_FORMAT_VERSION,
-        RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION, RULES7_FORMAT_VERSION,
+        RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION, RULES7_FORMAT_VERSION, RULES8_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
@@ -232,6 +232,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         tight_clusters: Some(false),
         tw_phrases: Some(false),
         template_figures: Some(false),
+        originals: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -250,6 +251,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         tw_phrases: Some(false),
         link_shape: Some(false),
         template_figures: Some(false),
+        originals: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -287,6 +289,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             tw_phrases,
             link_shape: Some(false),
             template_figures: Some(false),
+            originals: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -296,6 +299,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     }
     let settings = fpdb::Settings {
         template_figures: Some(false),
+        originals: Some(false),
         ..Default::default()
     };
     stays(
@@ -311,7 +315,21 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             assert!(rec.fingerprints.figures.is_empty());
         },
     );
+    let settings = fpdb::Settings {
+        originals: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("eight"),
+        settings,
+        &docs,
+        RULES8_FORMAT_VERSION,
+        |db| {
+            assert!(db.options().template_figures && !db.options().originals);
+        },
+    );
     let mut db = fpdb::Fpdb::open(&new).unwrap();
+    assert!(db.options().originals);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
@@ -341,7 +359,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 8"), "{expected}");
+            assert!(expected.contains("format 9"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

@@ -276,18 +276,31 @@ fn verify_fails_on_damaged_clusters() {
             "size",
             Box::new(|b, st| {
                 let v = st.get(Cf::Clusters, &schema::u64_key(1)).unwrap().unwrap();
-                let mut r: ClusterRecord = schema::decode(Cf::Clusters, b"", &v).unwrap();
+                let mut r: ClusterRecord = schema::decode_cluster(b"", &v).unwrap();
                 r.size += 1;
-                b.put(Cf::Clusters, schema::u64_key(1), schema::encode(&r));
+                b.put(Cf::Clusters, schema::u64_key(1), schema::encode_cluster(&r));
             }),
         ),
         (
             "first document",
             Box::new(|b, st| {
                 let v = st.get(Cf::Clusters, &schema::u64_key(1)).unwrap().unwrap();
-                let mut r: ClusterRecord = schema::decode(Cf::Clusters, b"", &v).unwrap();
+                let mut r: ClusterRecord = schema::decode_cluster(b"", &v).unwrap();
                 r.first_seq = 2;
-                b.put(Cf::Clusters, schema::u64_key(1), schema::encode(&r));
+                b.put(Cf::Clusters, schema::u64_key(1), schema::encode_cluster(&r));
+            }),
+        ),
+        (
+            "original",
+            Box::new(|b, st| {
+                let v = st.get(Cf::Clusters, &schema::u64_key(1)).unwrap().unwrap();
+                let mut r: ClusterRecord = schema::decode_cluster(b"", &v).unwrap();
+                let o = r.original.expect("new stores name originals");
+                r.original = Some(schema::Original {
+                    time: o.time + 1,
+                    ..o
+                });
+                b.put(Cf::Clusters, schema::u64_key(1), schema::encode_cluster(&r));
             }),
         ),
         (

@@ -156,6 +156,11 @@ pub(super) struct SettingsArgs {
     /// their figures [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) template_figures: Option<bool>,
+    /// Each cluster names its original: its earliest member by publication time (a time
+    /// field, WARC-Date, the page's published time; else its ingest time), whatever order the
+    /// members arrived in; `duplicate_of` names it [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) originals: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -231,6 +236,7 @@ impl SettingsArgs {
             strong_resemblance_pct: self.strong_resemblance,
             link_shape: self.link_shape,
             template_figures: self.template_figures,
+            originals: self.originals,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,
@@ -303,6 +309,11 @@ pub(super) struct InputArgs {
     /// and main text are extracted)
     #[arg(long, default_value = "html")]
     pub(super) html_field: String,
+    /// JSONL/CSV/Parquet field holding the publication time (RFC 3339, RFC 2822, 2024-05-26,
+    /// 2024年5月26日 10:30, Unix seconds); '' for none. WARC and ARC records use their own date,
+    /// pages their article:published_time
+    #[arg(long, default_value = "date")]
+    pub(super) time_field: String,
     /// Skip documents (or JSONL lines) larger than this many bytes
     #[arg(long, default_value_t = 32 << 20)]
     pub(super) max_doc_bytes: usize,
@@ -337,6 +348,7 @@ impl InputArgs {
                 title: self.title_field.clone(),
                 url: self.url_field.clone(),
                 html: self.html_field.clone(),
+                time: self.time_field.clone(),
             },
             max_doc_bytes: self.max_doc_bytes,
             defer_pages: false,

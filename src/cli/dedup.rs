@@ -16,6 +16,11 @@
 //! first record, already written as unique when it was read; both stay in the output (a stream
 //! does not take lines back), and the summary counts them (`kept_later_merged`). `fpdb
 //! clusters` shows the merged clusters.
+//!
+//! Originals: a record published before its cluster's original (the store's `originals`) is
+//! that cluster's original and is written as unique, although a record of its cluster was
+//! written before it; the output keeps every original, and the summary counts them
+//! (`kept_later_predated`).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -154,6 +159,9 @@ pub(super) struct Counts {
     /// Unique records whose cluster a later record of this run merged into another unique
     /// record's (both were written).
     pub(super) kept_later_merged: u64,
+    /// Unique records whose cluster a later record of this run, published before them, took
+    /// as its original (both were written: the output keeps every original).
+    pub(super) kept_later_predated: u64,
 }
 
 impl Sink {
@@ -181,6 +189,13 @@ impl Sink {
                     }
                 }
                 if outcome.duplicate_of.is_none() {
+                    if outcome.previous_original.is_some()
+                        && outcome
+                            .similar_id
+                            .is_some_and(|c| self.kept_clusters.contains(&c))
+                    {
+                        self.counts.kept_later_predated += 1;
+                    }
                     self.kept_clusters.extend(outcome.similar_id);
                 }
                 outcome.duplicate_of.is_none()

@@ -266,6 +266,16 @@ fn ingest_chunk(
             (Err(_), _) => None,
         })
         .collect();
+    for rec in chunk {
+        let Ok(doc) = &rec.doc else { continue };
+        sum.dated += u64::from(doc.published.is_some());
+        if let Some(w) = &doc.time_unread {
+            sum.time_unread += 1;
+            if sum.time_unread <= LIST_BAD as u64 {
+                bar.suspend(|| eprintln!("fpdb: warning: {}: {w}", rec.location()));
+            }
+        }
+    }
     let batch = db.ingest_batch(docs, on_existing);
     let mut done = batch.results.into_iter();
     let mut results = Vec::with_capacity(chunk.len());
@@ -322,6 +332,7 @@ pub(super) fn write_result(
             id: rec.doc.as_ref().ok().map(|d| d.id.as_str()),
             similar_id: None,
             duplicate_of: None,
+            previous_original: None,
             matches: &[],
             status: "skipped",
             reason: Some(reason),

@@ -93,6 +93,7 @@ pub(super) fn query_batch(
                         id: None,
                         similar_id: None,
                         duplicate_of: None,
+                        previous_original: None,
                         matches: &[],
                         status: "skipped",
                         reason: Some(reason),

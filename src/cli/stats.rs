@@ -94,7 +94,7 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_idf
         );
         outln!(
-            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={}",
+            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={}",
             o.t2s,
             o.tw_phrases,
             o.reflow,
@@ -103,7 +103,8 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.tight_clusters,
             o.strong_resemblance_pct,
             o.link_shape,
-            o.template_figures
+            o.template_figures,
+            o.originals
         );
     }
     Ok(EXIT_OK)

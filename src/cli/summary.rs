@@ -27,6 +27,12 @@ pub(super) struct Summary {
     /// Records lost to damaged input (corrupt archive records, damaged gzip members and Parquet
     /// row groups), counted apart from bad input.
     pub(super) lost_to_damage: u64,
+    /// Documents read with a publication time (a time field, WARC-Date, an ARC date, the
+    /// page's own); the others' ingest time counts for them.
+    pub(super) dated: u64,
+    /// Documents whose input gave a time that could not be read (warned about, first
+    /// [`LIST_BAD`] on stderr).
+    pub(super) time_unread: u64,
     /// Documents deleted by the store's retention before this run's input.
     pub(super) expired: u64,
     /// WARC/ARC records that are not documents (requests, metadata, DNS, non-text payloads).
@@ -76,7 +82,9 @@ impl Summary {
                 self.added += 1;
                 self.replaced += u64::from(*replaced);
                 self.merges += outcome.merged.len() as u64;
-                if outcome.duplicate_of.is_some() {
+                // A document published before its cluster's original took its place: it
+                // joined a cluster too.
+                if outcome.duplicate_of.is_some() || outcome.previous_original.is_some() {
                     self.duplicates += 1;
                 } else {
                     self.new_clusters += 1;
@@ -96,6 +104,57 @@ impl Summary {
                         );
                     });
                 }
+            }
+        }
+    }
+
+    /// Where the documents' times came from (when any input gave times).
+    fn report_times(&self) {
+        if self.dated + self.time_unread > 0 {
+            eprintln!(
+                "fpdb: times: {} documents dated by their input, {} without a date (their ingest time counts){}",
+                self.dated,
+                self.added.saturating_sub(self.dated),
+                if self.time_unread > 0 {
+                    format!(
+                        ", {} times not readable{}",
+                        self.time_unread,
+                        if self.time_unread > LIST_BAD as u64 {
+                            format!(" (the first {LIST_BAD} warned above)")
+                        } else {
+                            " (warned above)".to_string()
+                        }
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+
+    /// What `fpdb dedup` wrote.
+    fn report_dedup(&self) {
+        if let Some(d) = &self.dedup {
+            eprintln!(
+                "fpdb: dedup: {} unique records written, {} near-duplicates or already stored{}",
+                d.unique,
+                d.duplicates,
+                if d.kept_later_merged > 0 {
+                    format!(
+                        "; {} unique records were later linked to another one by a record \
+                         that merged their clusters (both stay written; `fpdb clusters` lists them)",
+                        d.kept_later_merged
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            if d.kept_later_predated > 0 {
+                eprintln!(
+                    "fpdb: dedup: {} unique records were followed by a record published before \
+                     them, now their cluster's original (both stay written)",
+                    d.kept_later_predated
+                );
             }
         }
     }
@@ -155,22 +214,8 @@ impl Summary {
                 self.store_clusters,
                 self.store_duplicates
             );
-            if let Some(d) = &self.dedup {
-                eprintln!(
-                    "fpdb: dedup: {} unique records written, {} near-duplicates or already stored{}",
-                    d.unique,
-                    d.duplicates,
-                    if d.kept_later_merged > 0 {
-                        format!(
-                            "; {} unique records were later linked to another one by a record \
-                             that merged their clusters (both stay written; `fpdb clusters` lists them)",
-                            d.kept_later_merged
-                        )
-                    } else {
-                        String::new()
-                    }
-                );
-            }
+            self.report_times();
+            self.report_dedup();
             if let Some(line) = super::output::lookup_line(&self.lookups).filter(|_| verbose) {
                 eprintln!("{line}");
             }

@@ -354,14 +354,21 @@ impl Fpdb {
                     time: d.time,
                 },
             )
-            .and_then(|(mut outcome, first_seq, record)| {
+            .and_then(|(mut outcome, named, record)| {
                 let seq = self.next_seq - 1;
                 d.records.push((seq, record));
-                if first_seq != seq {
-                    outcome.duplicate_of = Some(match d.index.docs.get(&first_seq) {
-                        Some(&i) => d.records[i].1.id.clone(),
-                        None => self.doc(first_seq)?.id,
-                    });
+                // The id of `seq`: a document of this batch is read in place.
+                let id_of = |this: &Self, d: &Decisions, seq: u64| -> Result<String> {
+                    match d.index.docs.get(&seq) {
+                        Some(&i) => Ok(d.records[i].1.id.clone()),
+                        None => Ok(this.doc(seq)?.id),
+                    }
+                };
+                if named.seq != seq {
+                    outcome.duplicate_of = Some(id_of(self, d, named.seq)?);
+                }
+                if let Some(p) = named.previous {
+                    outcome.previous_original = Some(id_of(self, d, p)?);
                 }
                 self.store.write(staged)?;
                 Ok(outcome)

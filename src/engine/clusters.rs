@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::Fpdb;
 use crate::error::{Error, Result};
-use crate::store::schema::{self, meta, ClusterRecord, DocRecord};
+use crate::store::schema::{self, meta, ClusterRecord, DocRecord, Original};
 use crate::store::{Batch, Cf, Store};
 
 impl Fpdb {
@@ -121,7 +121,11 @@ impl Fpdb {
         let emptied = if members.is_empty() {
             crec.size = 0;
             self.cluster_count -= 1;
-            b.put(Cf::Clusters, schema::u64_key(root), schema::encode(&crec));
+            b.put(
+                Cf::Clusters,
+                schema::u64_key(root),
+                schema::encode_cluster(&crec),
+            );
             Some(root)
         } else {
             self.split(root, crec, &members, &mut b)?;
@@ -189,10 +193,27 @@ impl Fpdb {
             comps.entry(t).or_default().push(i);
         }
         let mut comps = comps.into_values();
+        // A component's original: its earliest member (the removed document may have been
+        // the original: the next-earliest takes over).
+        let originals = self.opts.originals;
+        let original_of = |comp: &[usize]| {
+            comp.iter()
+                .map(|&i| Original {
+                    time: recs[i].dated(),
+                    seq: members[i],
+                })
+                .min()
+                .filter(|_| originals)
+        };
         let kept = comps.next().expect("members is not empty");
         crec.size = kept.len() as u64;
         crec.first_seq = members[kept[0]];
-        b.put(Cf::Clusters, schema::u64_key(root), schema::encode(&crec));
+        crec.original = original_of(&kept);
+        b.put(
+            Cf::Clusters,
+            schema::u64_key(root),
+            schema::encode_cluster(&crec),
+        );
         for comp in comps {
             let id = self.next_cluster;
             self.next_cluster += 1;
@@ -201,8 +222,13 @@ impl Fpdb {
                 parent: None,
                 first_seq: members[comp[0]],
                 size: comp.len() as u64,
+                original: original_of(&comp),
             };
-            b.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+            b.put(
+                Cf::Clusters,
+                schema::u64_key(id),
+                schema::encode_cluster(&rec),
+            );
             for i in comp {
                 let seq = members[i];
                 let mut r = recs[i].clone();

@@ -8,7 +8,7 @@ use super::read::stored_match;
 use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
-use crate::store::schema::{self, ClusterRecord, DocRecord};
+use crate::store::schema::{self, ClusterRecord, DocRecord, Original};
 use crate::store::{Batch, Cf, Store};
 
 /// Where a placed document's writes go ([`Fpdb::place`]).
@@ -98,10 +98,10 @@ impl Fpdb {
         rec.title = doc.title.clone();
         rec.description = doc.description.clone();
         rec.keywords = doc.keywords.clone();
-        let duplicate_of = if crec.first_seq == seq {
+        let duplicate_of = if crec.named() == seq {
             None
         } else {
-            Some(self.doc(crec.first_seq)?.id)
+            Some(self.doc(crec.named())?.id)
         };
         let mut matches = Vec::new();
         let none = HashMap::new();
@@ -117,6 +117,7 @@ impl Fpdb {
             id: rec.id,
             similar_id: Some(root),
             duplicate_of,
+            previous_original: None,
             matches,
             merged: Vec::new(),
         })
@@ -138,16 +139,19 @@ impl Fpdb {
         r
     }
 
-    /// The decision for new document `seq`: a fresh cluster (`reuse`d if given) when `lk`
-    /// matched nothing, else the oldest matched root, with every other matched root merged
-    /// into it (their member entries move). Returns (cluster, merged roots, its first seq).
+    /// The decision for new document `me` (its seq and time): a fresh cluster (`reuse`d if
+    /// given) when `lk` matched nothing, else the oldest matched root, with every other matched
+    /// root merged into it (their member entries move). With `originals` the cluster's original
+    /// is the earliest of the joined clusters' originals and `me`.
     fn join(
         &mut self,
         lk: &Lookup,
-        seq: u64,
+        me: Original,
         reuse: Option<u64>,
         batch: &mut Batch,
-    ) -> Result<(u64, Vec<u64>, u64)> {
+    ) -> Result<Joined> {
+        let seq = me.seq;
+        let originals = self.opts.originals;
         let Some(target) = lk.roots.keys().next().copied() else {
             let id = reuse.unwrap_or_else(|| {
                 self.next_cluster += 1;
@@ -158,9 +162,21 @@ impl Fpdb {
                 parent: None,
                 first_seq: seq,
                 size: 1,
+                original: originals.then_some(me),
             };
-            batch.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
-            return Ok((id, Vec::new(), seq));
+            batch.put(
+                Cf::Clusters,
+                schema::u64_key(id),
+                schema::encode_cluster(&rec),
+            );
+            return Ok(Joined {
+                target: id,
+                merged: Vec::new(),
+                named: Named {
+                    seq,
+                    previous: None,
+                },
+            });
         };
         let mut trec = lk.roots[&target].clone();
         trec.size += 1;
@@ -170,11 +186,16 @@ impl Fpdb {
             // Ids are not always in age order (a replaced singleton takes its id back): the
             // merged cluster's first document is the oldest of theirs.
             trec.first_seq = trec.first_seq.min(rec.first_seq);
+            trec.original = Original::earliest(trec.original, rec.original);
             let moved = ClusterRecord {
                 parent: Some(target),
                 ..rec.clone()
             };
-            batch.put(Cf::Clusters, schema::u64_key(id), schema::encode(&moved));
+            batch.put(
+                Cf::Clusters,
+                schema::u64_key(id),
+                schema::encode_cluster(&moved),
+            );
             for m in self.members(id)? {
                 batch.delete(Cf::Members, schema::members_key(id, m));
                 batch.put(Cf::Members, schema::members_key(target, m), Vec::new());
@@ -182,8 +203,29 @@ impl Fpdb {
             merged.push(id);
             self.cluster_count -= 1;
         }
-        batch.put(Cf::Clusters, schema::u64_key(target), schema::encode(&trec));
-        Ok((target, merged, trec.first_seq))
+        let mut previous = None;
+        if originals {
+            match trec.original {
+                Some(o) if o <= me => {}
+                before => {
+                    previous = before.map(|o| o.seq);
+                    trec.original = Some(me);
+                }
+            }
+        }
+        batch.put(
+            Cf::Clusters,
+            schema::u64_key(target),
+            schema::encode_cluster(&trec),
+        );
+        Ok(Joined {
+            target,
+            merged,
+            named: Named {
+                seq: trec.named(),
+                previous,
+            },
+        })
     }
 
     pub(super) fn add_inner(
@@ -195,7 +237,7 @@ impl Fpdb {
         let lk = self.lookup(&fps)?;
         let mut batch = Batch::new();
         let mut bulk = Batch::new();
-        let (mut outcome, first_seq, record) = self.place(
+        let (mut outcome, named, record) = self.place(
             doc,
             fps,
             &lk,
@@ -208,8 +250,11 @@ impl Fpdb {
         )?;
         let seq = self.next_seq - 1;
         bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&record));
-        if first_seq != seq {
-            outcome.duplicate_of = Some(self.doc(first_seq)?.id);
+        if named.seq != seq {
+            outcome.duplicate_of = Some(self.doc(named.seq)?.id);
+        }
+        if let Some(p) = named.previous {
+            outcome.previous_original = Some(self.doc(p)?.id);
         }
         batch.append(bulk);
         self.store.write(batch)?;
@@ -218,8 +263,9 @@ impl Fpdb {
 
     /// Give new document `doc` (looked up as `lk`) the next seq and its cluster: the cluster
     /// changes and its member entry go to `staged` (read back by later decisions), its
-    /// postings, simhash keys and id to `bulk`. Returns the outcome (without `duplicate_of`),
-    /// the first seq of its cluster and its record (for the caller to store under its seq).
+    /// postings, simhash keys and id to `bulk`. Returns the outcome (without `duplicate_of`
+    /// and `previous_original`), what they name and its record (for the caller to store under
+    /// its seq).
     pub(super) fn place(
         &mut self,
         doc: &Document,
@@ -227,12 +273,21 @@ impl Fpdb {
         lk: &Lookup,
         reuse: Option<u64>,
         w: Writes<'_>,
-    ) -> Result<(Outcome, u64, DocRecord)> {
+    ) -> Result<(Outcome, Named, DocRecord)> {
         let Writes { staged, bulk, time } = w;
         let seq = self.next_seq;
         self.next_seq += 1;
         self.doc_count += 1;
-        let (target, merged, first_seq) = self.join(lk, seq, reuse, staged)?;
+        let published = doc.published.filter(|_| self.opts.originals);
+        let me = Original {
+            time: published.unwrap_or(i64::try_from(time).unwrap_or(i64::MAX)),
+            seq,
+        };
+        let Joined {
+            target,
+            merged,
+            named,
+        } = self.join(lk, me, reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
         for h in fps.postings() {
             bulk.put(
@@ -266,6 +321,7 @@ impl Fpdb {
             key_weights: fps.key_weights,
             order: fps.order,
             figures: fps.figures,
+            published,
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
@@ -273,10 +329,11 @@ impl Fpdb {
                 id: doc.id.clone(),
                 similar_id: Some(target),
                 duplicate_of: None,
+                previous_original: None,
                 matches,
                 merged,
             },
-            first_seq,
+            named,
             record,
         ))
     }
@@ -293,4 +350,19 @@ pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
         && rec.chars == fps.chars
         && rec.bands == fps.bands
         && rec.keys == fps.keys
+}
+
+/// What a new document joined ([`Fpdb::join`]).
+struct Joined {
+    target: u64,
+    merged: Vec<u64>,
+    named: Named,
+}
+
+/// The document `duplicate_of` names for a new document's cluster, after it joined.
+pub(super) struct Named {
+    /// Its seq: the cluster's original (or, without `originals`, first document).
+    pub(super) seq: u64,
+    /// The original this document displaced (it was published earlier), if it did.
+    pub(super) previous: Option<u64>,
 }

@@ -10,7 +10,7 @@ use super::postings::{candidate_seqs, ReadMany};
 use super::{Fpdb, LookupCounters, Match, Outcome, MAX_MATCHES};
 use crate::error::Result;
 use crate::fingerprint::{keys, similarity, Fingerprints};
-use crate::store::schema::{self, ClusterRecord, StoredMatch};
+use crate::store::schema::{self, ClusterRecord, Original, StoredMatch};
 
 /// With tight clusters, a candidate this similar joins its cluster even when the cluster's
 /// first document does not verify: it is a copy of a member (an edited repost of an article
@@ -518,13 +518,20 @@ impl Fpdb {
     fn outcome(&self, id: &str, lk: Lookup) -> Result<Outcome> {
         let (matches, _) = self.matches(&lk);
         let target = lk.roots.iter().next();
+        // The cluster it would join names the earliest original of the clusters it matched.
+        let original = lk
+            .roots
+            .values()
+            .fold(None, |o, rec| Original::earliest(o, rec.original));
         Ok(Outcome {
             id: id.to_string(),
             similar_id: target.map(|(id, _)| *id),
-            duplicate_of: match target {
-                Some((_, rec)) => Some(self.doc(rec.first_seq)?.id),
-                None => None,
+            duplicate_of: match (original, target) {
+                (Some(o), _) => Some(self.doc(o.seq)?.id),
+                (None, Some((_, rec))) => Some(self.doc(rec.first_seq)?.id),
+                (None, None) => None,
             },
+            previous_original: None,
             matches,
             merged: lk.roots.keys().skip(1).copied().collect(),
         })

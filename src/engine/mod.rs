@@ -381,7 +381,7 @@ impl Fpdb {
     pub(super) fn cluster(&self, id: u64) -> Result<ClusterRecord> {
         let k = schema::u64_key(id);
         match self.store.get(Cf::Clusters, &k)? {
-            Some(v) => schema::decode(Cf::Clusters, &k, &v),
+            Some(v) => schema::decode_cluster(&k, &v),
             None => Err(schema::corrupt(
                 Cf::Clusters,
                 &k,

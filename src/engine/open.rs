@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use crate::index::Permutations;
 use crate::options::{IdfSource, Options};
-use crate::store::schema::{self, meta, ClusterRecord};
+use crate::store::schema::{self, meta};
 use crate::store::{Batch, Cf, Staged, Store};
 use crate::text::IdfTable;
 
@@ -225,7 +225,7 @@ impl Fpdb {
         self.count_keys(Cf::Clusters, &mut |k, val| {
             if let (Ok(id), Ok(rec)) = (
                 schema::decode_u64(Cf::Clusters, k, k),
-                schema::decode::<ClusterRecord>(Cf::Clusters, k, val),
+                schema::decode_cluster(k, val),
             ) {
                 if rec.parent.is_none_or(|p| p == id) {
                     roots.push((id, rec));
@@ -237,7 +237,11 @@ impl Fpdb {
             let (size, first) = counted.get(&id).copied().unwrap_or((0, rec.first_seq));
             rec.size = size;
             rec.first_seq = first;
-            b.put(Cf::Clusters, schema::u64_key(id), schema::encode(&rec));
+            b.put(
+                Cf::Clusters,
+                schema::u64_key(id),
+                schema::encode_cluster(&rec),
+            );
         }
         self.cluster_count = counted.len() as u64;
         self.put_counters(&mut b);

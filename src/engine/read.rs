@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::{Cluster, Fpdb, Match, Outcome, Stats, StoredDocument};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
-use crate::store::schema::{self, ClusterRecord, DocRecord, StoredMatch};
+use crate::store::schema::{self, DocRecord, StoredMatch};
 use crate::store::{Cf, Store};
 
 impl Fpdb {
@@ -118,8 +118,8 @@ impl Fpdb {
                     Some(r) => *r,
                     None => {
                         let (root, crec) = self.find(rec.similar_id)?;
-                        roots.insert(rec.similar_id, (root, crec.first_seq));
-                        (root, crec.first_seq)
+                        roots.insert(rec.similar_id, (root, crec.named()));
+                        (root, crec.named())
                     }
                 };
                 let first = if first_seq == seq {
@@ -146,6 +146,7 @@ impl Fpdb {
                     id: rec.id,
                     similar_id: Some(root),
                     duplicate_of,
+                    previous_original: None,
                     matches,
                     merged: Vec::new(),
                 })?;
@@ -198,7 +199,7 @@ impl Fpdb {
                 .scan(Cf::Clusters, &[], &[0xff; 9], &mut |k, v| {
                     match (
                         schema::decode_u64(Cf::Clusters, k, k),
-                        schema::decode::<ClusterRecord>(Cf::Clusters, k, v),
+                        schema::decode_cluster(k, v),
                     ) {
                         (Ok(id), Ok(rec)) => {
                             if rec.parent.is_none_or(|p| p == id) && rec.size >= min_size as u64 {

@@ -64,6 +64,8 @@ pub struct Settings {
     pub link_shape: Option<bool>,
     /// Pairs whose figures differ are template instances, not near-duplicates.
     pub template_figures: Option<bool>,
+    /// Clusters name their original: the earliest member by publication time.
+    pub originals: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -96,6 +98,7 @@ macro_rules! each_setting {
         $m!(strong_resemblance_pct, "strong_resemblance_pct");
         $m!(link_shape, "link_shape");
         $m!(template_figures, "template_figures");
+        $m!(originals, "originals");
         $m!(key_algos, "key_algos");
     };
 }

@@ -22,6 +22,14 @@ pub struct Document {
     pub description: Option<String>,
     /// Meta keywords (HTML pages), stored.
     pub keywords: Option<String>,
+    /// When it was published, in seconds since the Unix epoch, as its input says (a time
+    /// field, WARC-Date, an ARC record's date, the page's `article:published_time` or
+    /// `<time datetime>`, HTTP `Last-Modified`); `None`: its ingest time counts. A store with
+    /// `originals` names the earliest member of a cluster its original.
+    pub published: Option<i64>,
+    /// A time the input gave that could not be read (the reader's located warning; the
+    /// document is read without it).
+    pub time_unread: Option<String>,
 }
 
 impl Document {
@@ -79,8 +87,12 @@ pub struct Outcome {
     pub id: String,
     /// The cluster id (for a query that matched nothing: `None`, it would get a fresh id).
     pub similar_id: Option<u64>,
-    /// The first document of the cluster, when it is not this one.
+    /// The cluster's original (the earliest member by publication time; in a store without
+    /// `originals`, the first document ingested), when it is not this one.
     pub duplicate_of: Option<String>,
+    /// The cluster's original until this document (published earlier) took its place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_original: Option<String>,
     /// Stored documents that matched, best first.
     pub matches: Vec<Match>,
     /// Clusters merged into `similar_id` by this document.
@@ -202,7 +214,7 @@ pub struct QueryAnswer<'a> {
     pub duplicate: bool,
     /// The cluster it would join (None: a fresh one).
     pub similar_id: Option<u64>,
-    /// The first document of that cluster.
+    /// That cluster's original (see [`Outcome::duplicate_of`]).
     pub duplicate_of: Option<&'a str>,
     /// Stored documents that matched, best first.
     pub matches: &'a [Match],
@@ -229,8 +241,11 @@ pub struct ResultLine<'a> {
     pub id: Option<&'a str>,
     /// Its cluster (None when it was not ingested).
     pub similar_id: Option<u64>,
-    /// The first document of its cluster, when that is another document.
+    /// Its cluster's original (see [`Outcome::duplicate_of`]), when that is another document.
     pub duplicate_of: Option<&'a str>,
+    /// The original this document displaced (see [`Outcome::previous_original`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_original: Option<&'a str>,
     /// Stored documents that matched, best first.
     pub matches: &'a [Match],
     /// `added`, `replaced` or `skipped`.
@@ -252,6 +267,7 @@ impl<'a> ResultLine<'a> {
                 id: Some(&outcome.id),
                 similar_id: outcome.similar_id,
                 duplicate_of: outcome.duplicate_of.as_deref(),
+                previous_original: outcome.previous_original.as_deref(),
                 matches: &outcome.matches,
                 status: if *replaced { "replaced" } else { "added" },
                 reason: None,
@@ -261,6 +277,7 @@ impl<'a> ResultLine<'a> {
                 id: Some(id),
                 similar_id: Some(*similar_id),
                 duplicate_of: None,
+                previous_original: None,
                 matches: &[],
                 status: "skipped",
                 reason: Some("id already stored"),

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Fpdb, Verified};
 use crate::error::{Error, Result};
-use crate::store::schema::{self, ClusterRecord, DocRecord};
+use crate::store::schema::{self, DocRecord, Original};
 use crate::store::{Cf, Store};
 
 /// What the pass over the document records saw.
@@ -17,6 +17,8 @@ struct Seen {
     postings: u64,
     /// root -> (members, oldest member)
     members: BTreeMap<u64, (u64, u64)>,
+    /// root -> its earliest member by (publication time, seq): its original.
+    earliest: BTreeMap<u64, Original>,
 }
 
 fn bad(what: String) -> Error {
@@ -62,12 +64,20 @@ impl Fpdb {
                 seen.with_simhash += u64::from(r.simhash.is_some());
                 seen.postings += r.postings().collect::<BTreeSet<_>>().len() as u64;
                 seen.members.entry(root).or_insert((0, seq)).0 += 1;
+                let me = Original {
+                    time: r.dated(),
+                    seq,
+                };
+                seen.earliest
+                    .entry(root)
+                    .and_modify(|o| *o = (*o).min(me))
+                    .or_insert(me);
             }
             self.store.end_prefetch();
             Ok(())
         })?;
         self.check_index_totals(&seen)?;
-        self.check_clusters(&seen.members)?;
+        self.check_clusters(&seen.members, &seen.earliest)?;
         Ok(seen.verified)
     }
 
@@ -228,15 +238,20 @@ impl Fpdb {
         Ok(())
     }
 
-    /// Every root's size and first document agree with its members (root -> (count, oldest));
-    /// empty roots count nowhere; the cluster counter is the number of roots with members.
-    fn check_clusters(&self, members: &BTreeMap<u64, (u64, u64)>) -> Result<()> {
+    /// Every root's size and first document agree with its members (root -> (count, oldest)),
+    /// and, with `originals`, its original is its earliest member (`earliest`); empty roots
+    /// count nowhere; the cluster counter is the number of roots with members.
+    fn check_clusters(
+        &self,
+        members: &BTreeMap<u64, (u64, u64)>,
+        earliest: &BTreeMap<u64, Original>,
+    ) -> Result<()> {
         let mut roots_with_members = 0u64;
         let mut err = None;
         self.count_keys(Cf::Clusters, &mut |k, val| {
             let (id, rec) = match (
                 schema::decode_u64(Cf::Clusters, k, k),
-                schema::decode::<ClusterRecord>(Cf::Clusters, k, val),
+                schema::decode_cluster(k, val),
             ) {
                 (Ok(id), Ok(rec)) if rec.parent.is_none_or(|p| p == id) => (id, rec),
                 (Ok(_), Ok(_)) => return true,
@@ -250,6 +265,18 @@ impl Fpdb {
                 err = Some(bad(format!(
                     "cluster {id} records {} documents and first document seq {}, its members are {size} from seq {first}",
                     rec.size, rec.first_seq
+                )));
+                return false;
+            }
+            let want = earliest.get(&id).copied().filter(|_| self.opts.originals);
+            if size > 0 && rec.original != want {
+                let show = |o: Option<Original>| {
+                    o.map_or("none".to_string(), |o| format!("seq {} at {}", o.seq, o.time))
+                };
+                err = Some(bad(format!(
+                    "cluster {id} names original {}, its earliest member is {}",
+                    show(rec.original),
+                    show(want)
                 )));
                 return false;
             }

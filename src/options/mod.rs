@@ -273,6 +273,13 @@ pub struct Options {
     /// records keep a sketch of their figures (stores made before this setting: off).
     #[serde(default)]
     pub template_figures: bool,
+    /// Each cluster names its original: its earliest member by publication time (the time its
+    /// input gives, else its ingest time), ingest order breaking ties, whatever order the
+    /// members arrived in; `duplicate_of` names it. Records keep their publication time and
+    /// clusters their original (stores made before this setting: off, and `duplicate_of`
+    /// names the first document ingested).
+    #[serde(default)]
+    pub originals: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -306,6 +313,7 @@ impl Default for Options {
             strong_resemblance_pct: 78,
             link_shape: true,
             template_figures: true,
+            originals: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -27,6 +27,8 @@ pub struct Header {
     pub url: String,
     /// The Content-type field (the archived response's type, as the crawler saw it).
     pub content_type: String,
+    /// Archive-date (`YYYYMMDDhhmmss`), as written.
+    pub date: String,
     /// Archive-length: the bytes of content that follow the header line.
     pub length: u64,
 }
@@ -52,6 +54,7 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
     Some(Header {
         url: url.to_string(),
         content_type: fields[3].to_string(),
+        date: fields[2].to_string(),
         length,
     })
 }
@@ -324,7 +327,8 @@ impl Inputs {
                     Err(reason),
                 ));
             }
-            match archived_page(source, *n, bytes, url.clone(), Some(url), payload, &ct) {
+            let page = (url.clone(), Some(url), Some(h.date));
+            match archived_page(source, *n, bytes, page, payload, &ct) {
                 Some(r) => return Some(r),
                 None => {
                     pass_over(); // images, PDFs, scripts: not text documents

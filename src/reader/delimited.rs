@@ -90,6 +90,7 @@ pub(super) struct Columns {
     title: Option<usize>,
     url: Option<usize>,
     html: Option<usize>,
+    time: Option<usize>,
 }
 
 impl Inputs {
@@ -134,6 +135,7 @@ impl Inputs {
             title: col(&f.title),
             url: col(&f.url),
             html: col(&f.html),
+            time: col(&f.time),
         };
         if cols.text.is_none() && cols.html.is_none() {
             let found: Vec<String> = headers
@@ -250,6 +252,9 @@ impl Inputs {
                     };
                     doc.title = doc.title.or(get(cols.title)?);
                     doc.url = get(cols.url)?;
+                    if let Some(t) = get(cols.time)? {
+                        super::set_time(&mut doc, &t, &format!("column `{}`", fields.time));
+                    }
                     Ok(doc)
                 })();
                 let mut r = Record::new(source.clone(), line, Unit::Line, bytes, doc);

@@ -20,6 +20,9 @@ pub struct Page {
     pub keywords: Option<String>,
     /// Main text, one paragraph per line.
     pub text: String,
+    /// The publication time the page states, as written: `article:published_time` (or
+    /// another publication-date meta), else the first `<time datetime>`.
+    pub published: Option<String>,
 }
 
 fn clean(s: &str) -> Option<String> {
@@ -58,15 +61,34 @@ fn head_fields(dom: &Dom) -> (Option<String>, Option<String>, Option<String>) {
     (title, meta("description"), meta("keywords"))
 }
 
+/// The publication time a page states, as written (see [`Page::published`]).
+fn published(dom: &Dom) -> Option<String> {
+    let meta = dom
+        .select(
+            "meta[property=\"article:published_time\" i], meta[name=\"article:published_time\" i], \
+             meta[itemprop=\"datePublished\" i], meta[name=\"pubdate\" i], \
+             meta[name=\"publishdate\" i], meta[name=\"publish_date\" i]",
+        )
+        .iter()
+        .find_map(|m| m.attr("content").and_then(|c| clean(&c)));
+    meta.or_else(|| {
+        dom.select("time[datetime]")
+            .iter()
+            .find_map(|t| t.attr("datetime").and_then(|c| clean(&c)))
+    })
+}
+
 /// A page's head fields and visible text, without readability.
 fn extract_visible(html: &str) -> Page {
     let dom = Dom::from(html);
     let (title, description, keywords) = head_fields(&dom);
+    let published = published(&dom);
     Page {
         title,
         description,
         keywords,
         text: visible_text(&dom),
+        published,
     }
 }
 
@@ -77,6 +99,7 @@ pub fn extract(html: &str) -> Page {
     }
     let dom = Dom::from(html);
     let (title, description, keywords) = head_fields(&dom);
+    let published = published(&dom);
     let visible = visible_text(&dom);
 
     let cfg = dom_smoothie::Config {
@@ -107,6 +130,7 @@ pub fn extract(html: &str) -> Page {
         description,
         keywords,
         text,
+        published,
     }
 }
 

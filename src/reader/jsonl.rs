@@ -192,5 +192,21 @@ pub fn document_from_json(
     };
     doc.title = doc.title.or(get_str(&fields.title)?);
     doc.url = get_str(&fields.url)?;
+    if !fields.time.is_empty() {
+        let what = || format!("field `{}`", fields.time);
+        match field(obj, &fields.time) {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::String(s)) => super::set_time(&mut doc, s, &what()),
+            Some(serde_json::Value::Number(n)) => {
+                super::set_time(&mut doc, &n.to_string(), &what());
+            }
+            Some(_) => {
+                doc.time_unread = Some(format!(
+                    "{} is not a string or a number; the ingest time counts for it",
+                    what()
+                ));
+            }
+        }
+    }
     Ok(doc)
 }

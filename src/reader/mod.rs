@@ -23,6 +23,7 @@ mod parquet;
 mod sniff;
 pub mod source;
 mod text;
+pub mod time;
 mod warc_docs;
 
 use std::io::BufRead;
@@ -73,6 +74,8 @@ pub struct Fields {
     pub url: String,
     /// Field holding HTML to extract the text from (optional; used when the text field is absent).
     pub html: String,
+    /// Field holding the document's publication time (optional; see [`time::parse_time`]).
+    pub time: String,
 }
 
 impl Default for Fields {
@@ -83,6 +86,7 @@ impl Default for Fields {
             title: "title".into(),
             url: "url".into(),
             html: "html".into(),
+            time: "date".into(),
         }
     }
 }
@@ -158,6 +162,8 @@ struct Deferred {
     bytes: Vec<u8>,
     charset: Option<&'static encoding_rs::Encoding>,
     html: bool,
+    /// The archive record's date (WARC-Date, an ARC record's date), as written.
+    time: Option<String>,
 }
 
 impl Record {
@@ -201,7 +207,15 @@ impl Record {
     pub fn finish(&mut self) {
         if let Some(p) = self.deferred.take() {
             let (text, _) = decode::decode(&p.bytes, p.charset, p.html);
-            self.doc = page_document(p.id, p.url, &text, p.html);
+            self.doc = page_document(p.id, p.url, &text, p.html).map(|mut doc| {
+                if let Some(t) = &p.time {
+                    // The archive's date comes before the page's own.
+                    doc.published = None;
+                    doc.time_unread = None;
+                    set_time(&mut doc, t, "the record's date");
+                }
+                doc
+            });
         }
     }
 
@@ -371,6 +385,9 @@ fn page_document(
         doc.title = page.title;
         doc.description = page.description;
         doc.keywords = page.keywords;
+        if let Some(t) = &page.published {
+            set_time(&mut doc, t, "the page's publication time");
+        }
     } else {
         doc.text = text.to_string();
     }
@@ -378,6 +395,21 @@ fn page_document(
         return Err("empty document".into());
     }
     Ok(doc)
+}
+
+/// `doc`'s publication time from `written` (what the input says, from `what`), or, when it is
+/// not a time, a warning saying so ([`Document::time_unread`]).
+pub(crate) fn set_time(doc: &mut Document, written: &str, what: &str) {
+    match time::parse_time(written) {
+        Some(t) => doc.published = Some(t),
+        None => {
+            let shown: String = written.chars().take(60).collect();
+            doc.time_unread = Some(format!(
+                "{what} `{shown}` is not a time fpdb reads (RFC 3339, RFC 2822, 2024-05-26, \
+                 2024年5月26日 10:30, Unix seconds); the ingest time counts for it"
+            ));
+        }
+    }
 }
 
 /// The longest id accepted, in bytes: a long URL fits (browsers and servers stop near 8 KB);

@@ -68,6 +68,7 @@ pub(super) struct Paths {
     title: Option<Vec<String>>,
     url: Option<Vec<String>>,
     html: Option<Vec<String>>,
+    time: Option<Vec<String>>,
 }
 
 /// The rows of an open Parquet file, read one row group at a time: a damaged row group costs
@@ -180,6 +181,24 @@ fn string_at(a: &dyn Array, row: usize) -> Option<String> {
         return string_at(d.values().as_ref(), key);
     }
     int!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type);
+    // Timestamps and dates (a time column): seconds since the epoch.
+    macro_rules! seconds {
+        ($($t:ty => $per_second:expr),*) => {
+            $(if let Some(p) = a.as_primitive_opt::<$t>() {
+                return Some((i64::from(p.value(row)) / $per_second).to_string());
+            })*
+        };
+    }
+    seconds!(
+        arrow_array::types::TimestampSecondType => 1,
+        arrow_array::types::TimestampMillisecondType => 1_000,
+        arrow_array::types::TimestampMicrosecondType => 1_000_000,
+        arrow_array::types::TimestampNanosecondType => 1_000_000_000,
+        arrow_array::types::Date64Type => 1_000
+    );
+    if let Some(p) = a.as_primitive_opt::<arrow_array::types::Date32Type>() {
+        return Some((i64::from(p.value(row)) * 86_400).to_string());
+    }
     None
 }
 
@@ -200,6 +219,7 @@ impl Rows {
             title: resolve(top, &fields.title),
             url: resolve(top, &fields.url),
             html: resolve(top, &fields.html),
+            time: resolve(top, &fields.time),
         };
         if paths.text.is_none() && paths.html.is_none() {
             return Err(format!(
@@ -330,6 +350,9 @@ impl Rows {
         };
         doc.title = doc.title.or(get(&self.paths.title));
         doc.url = get(&self.paths.url);
+        if let Some(t) = get(&self.paths.time) {
+            super::set_time(&mut doc, &t, &format!("column `{}`", fields.time));
+        }
         Ok(doc)
     }
 }

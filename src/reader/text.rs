@@ -39,6 +39,7 @@ impl Inputs {
                 bytes,
                 charset: None,
                 html,
+                time: None,
             },
         )
     }

@@ -73,22 +73,19 @@ impl Inputs {
                 // WARC 1.0 writers put the URI in angle brackets.
                 u.trim_start_matches('<').trim_end_matches('>').to_string()
             });
-            let (id, field) = match (uri.clone(), h("warc-record-id")) {
-                (Some(id), _) => (id, "WARC-Target-URI"),
-                (None, Some(id)) => (id, "WARC-Record-ID"),
-                (None, None) => (format!("{source}#{n}"), ""),
+            let id = match record_id(uri.clone(), h("warc-record-id"), source, *n) {
+                Ok(id) => id,
+                Err(reason) => {
+                    let length = headers.content_length as usize;
+                    return Some(Record::new(
+                        source.clone(),
+                        *n,
+                        Unit::Record,
+                        length,
+                        Err(reason),
+                    ));
+                }
             };
-            // Ids from archives follow the rules of every other input (no control characters,
-            // bounded length).
-            if let (false, Err(reason)) = (field.is_empty(), check_id(&id, field)) {
-                return Some(Record::new(
-                    source.clone(),
-                    *n,
-                    Unit::Record,
-                    headers.content_length as usize,
-                    Err(reason),
-                ));
-            }
             let bytes = body.len();
             let (payload, content_type): (Cow<[u8]>, String) = match kind.as_str() {
                 "response" => match split_http(&body, max) {
@@ -110,7 +107,8 @@ impl Inputs {
                 ),
             };
             let ct = content_type.to_ascii_lowercase();
-            match archived_page(source, *n, bytes, id, uri, payload, &ct) {
+            let page = (id, uri, h("warc-date"));
+            match archived_page(source, *n, bytes, page, payload, &ct) {
                 Some(r) => return Some(r),
                 None => {
                     not_documents.fetch_add(1, Relaxed); // images, PDFs, scripts
@@ -121,15 +119,32 @@ impl Inputs {
     }
 }
 
-/// An archived payload (a WARC or ARC record's) as a record: a page to decode later, or a
+/// A WARC record's id: its target URI, else its record id, else `source#n`. Ids from archives
+/// follow the rules of every other input (no control characters, bounded length).
+fn record_id(
+    uri: Option<String>,
+    record_id: Option<String>,
+    source: &str,
+    n: u64,
+) -> Result<String, String> {
+    let (id, field) = match (uri, record_id) {
+        (Some(id), _) => (id, "WARC-Target-URI"),
+        (None, Some(id)) => (id, "WARC-Record-ID"),
+        (None, None) => return Ok(format!("{source}#{n}")),
+    };
+    check_id(&id, field)?;
+    Ok(id)
+}
+
+/// An archived payload (a WARC or ARC record's: its id, URL and date) as a record: a page to
+/// decode later, or a
 /// located error for a binary payload; `None` when its (lower-case) content type `ct` cannot
 /// be text, and the record is not a document.
 pub(super) fn archived_page(
     source: &str,
     n: u64,
     bytes: usize,
-    id: String,
-    url: Option<String>,
+    (id, url, time): (String, Option<String>, Option<String>),
     payload: Cow<[u8]>,
     ct: &str,
 ) -> Option<Record> {
@@ -154,6 +169,7 @@ pub(super) fn archived_page(
         bytes: payload.into_owned(),
         charset: decode::charset_of_content_type(ct),
         html: is_html,
+        time,
     };
     Some(Record::page(source.to_string(), n, Unit::Record, page))
 }

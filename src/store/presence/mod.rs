@@ -322,6 +322,7 @@ mod tests {
             key_weights: Vec::new(),
             order: Vec::new(),
             figures: Vec::new(),
+            published: None,
         };
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 mod record;
-pub use record::{decode_doc, encode_doc};
+pub use record::{decode_cluster, decode_doc, encode_cluster, encode_doc};
 
 /// Column families.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,7 +87,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// sentence sits, and a copy-shaped link joins through any member).
 /// 8: format 7 plus template instances (`template_figures`: version 5 document records keep
 /// their figures, and a pair whose figures differ is not verified).
-pub const FORMAT_VERSION: u32 = 8;
+/// 9: format 8 plus originals (`originals`: version 6 document records keep their
+/// publication time, version 2 cluster records their original).
+pub const FORMAT_VERSION: u32 = 9;
+
+/// Format 8: the current layout without the settings of format 9.
+pub const RULES8_FORMAT_VERSION: u32 = 8;
 
 /// Format 7: the current layout without the settings of format 8.
 pub const RULES7_FORMAT_VERSION: u32 = 7;
@@ -119,7 +124,8 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
 /// The format a store with `opts` is marked with: the oldest that holds its settings
 /// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
-/// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
+/// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`] or
+/// [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     use crate::options::KeyAlgo;
@@ -138,8 +144,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.template_figures {
+    format_value_of(if opts.originals {
         FORMAT_VERSION
+    } else if opts.template_figures {
+        RULES8_FORMAT_VERSION
     } else if opts.link_shape {
         RULES7_FORMAT_VERSION
     } else if opts.tw_phrases {
@@ -353,14 +361,43 @@ pub struct DocRecord {
     /// version 4 and 5).
     pub order: Vec<u8>,
     /// Hashes of the document's distinct figures (stores with `template_figures`: record
-    /// version 5 only).
+    /// version 5 and 6).
     pub figures: Vec<u32>,
+    /// When it was published, seconds since the epoch, as its input said (stores with
+    /// `originals`: record version 6 only; `None`: its ingest `time` counts).
+    pub published: Option<i64>,
 }
 
 impl DocRecord {
     /// Its postings in `nshash`: sentence hashes, MinHash band keys, exact-algorithm keys.
     pub fn postings(&self) -> impl Iterator<Item = &u64> {
         self.nshash.iter().chain(&self.bands).chain(&self.keys)
+    }
+
+    /// The time a cluster's original is chosen by: its publication time, else its ingest time.
+    pub fn dated(&self) -> i64 {
+        self.published
+            .unwrap_or(i64::try_from(self.time).unwrap_or(i64::MAX))
+    }
+}
+
+/// A cluster's original: its member that comes first by (time, seq).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Original {
+    /// Its time ([`DocRecord::dated`]).
+    pub time: i64,
+    /// Its seq.
+    pub seq: u64,
+}
+
+impl Original {
+    /// The earlier of two originals (either may be unknown).
+    pub fn earliest(a: Option<Original>, b: Option<Original>) -> Option<Original> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) => x,
+            (None, y) => y,
+        }
     }
 }
 
@@ -373,6 +410,16 @@ pub struct ClusterRecord {
     pub first_seq: u64,
     /// Documents in the cluster (including merged clusters; meaningful on roots).
     pub size: u64,
+    /// Its original (stores with `originals`; version 2 cluster records).
+    pub original: Option<Original>,
+}
+
+impl ClusterRecord {
+    /// The seq of the document `duplicate_of` names: the original, in a store without
+    /// originals the first document.
+    pub fn named(&self) -> u64 {
+        self.original.map_or(self.first_seq, |o| o.seq)
+    }
 }
 
 /// Record encoding version (first byte of every encoded record).
@@ -459,10 +506,17 @@ mod tests {
         assert!(!legacy.template_figures);
         assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
         assert_eq!(format_for(&Options::default()), format_value());
-        // The format 7 defaults (no template figures).
+        assert!(!legacy.originals);
+        // The format 8 defaults (no originals).
+        let rules8 = Options {
+            originals: false,
+            ..Options::default()
+        };
+        assert_eq!(format_for(&rules8), format_value_of(RULES8_FORMAT_VERSION));
+        // The format 7 defaults (no template figures either).
         let rules7 = Options {
             template_figures: false,
-            ..Options::default()
+            ..rules8
         };
         assert_eq!(format_for(&rules7), format_value_of(RULES7_FORMAT_VERSION));
         // The format 6 defaults (no link shape either).
@@ -513,6 +567,7 @@ mod tests {
             parent: Some(3),
             first_seq: 9,
             size: 4,
+            original: None,
         };
         let enc = encode(&c);
         assert_eq!(

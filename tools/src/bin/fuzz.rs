@@ -150,30 +150,37 @@ fn doc_record() -> DocRecord {
         key_weights: vec![0.5, 0.25],
         order: (0..40).map(|i| i * 6).collect(),
         figures: vec![11, 12, 13],
+        published: Some(1_690_000_000),
     }
 }
 
 fn decoders(rng: &mut Rng) {
     let mut rec = doc_record();
-    match rng.index(3) {
+    match rng.index(4) {
         0 => {
             rec.bands.clear();
             rec.keys.clear();
             rec.key_weights.clear();
+            rec.published = None;
         }
-        1 => rec.key_weights.clear(),
+        1 => {
+            rec.key_weights.clear();
+            rec.published = None;
+        }
+        2 => rec.published = None,
         _ => {}
     }
     let mut b = schema::encode_doc(&rec);
     mutate(&mut b, rng);
     let _ = schema::decode_doc(b"k", &b);
-    let mut c = schema::encode(&ClusterRecord {
+    let mut c = schema::encode_cluster(&ClusterRecord {
         parent: Some(1),
         first_seq: 2,
         size: 3,
+        original: (rng.index(2) == 0).then_some(schema::Original { time: -5, seq: 2 }),
     });
     mutate(&mut c, rng);
-    let _ = schema::decode::<ClusterRecord>(Cf::Clusters, b"k", &c);
+    let _ = schema::decode_cluster(b"k", &c);
     let mut k = schema::nshash_key(rng.next(), rng.next()).to_vec();
     let mut v = schema::u64_key(rng.next()).to_vec();
     mutate(&mut k, rng);
