@@ -133,7 +133,12 @@ fn planted_corpus(groups: usize, copies: usize, seed: u64) -> Vec<String> {
                 chars.truncate(cut + 1);
             }
             let text: String = chars.into_iter().collect();
-            lines.push(serde_json::json!({"id": format!("g{g}-{c}"), "text": text}).to_string());
+            // Later copies are dated earlier: the last is each group's original.
+            let date = format!("2024-01-{:02}", 28 - c);
+            lines.push(
+                serde_json::json!({"id": format!("g{g}-{c}"), "text": text, "date": date})
+                    .to_string(),
+            );
         }
     }
     for i in (1..lines.len()).rev() {
@@ -314,6 +319,13 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
     let stats = ok(&["--db", &u, "stats", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(v["documents"], 220, "{stats}");
+    // Originals: each group's earliest-dated copy, whatever order the lines came in.
+    let export = ok(&["--db", &u, "export"]);
+    let line = common::json_lines(&export)
+        .into_iter()
+        .find(|l| l["id"] == "g0-0")
+        .unwrap();
+    assert_eq!(line["duplicate_of"], "g0-2", "{line}");
     // A second ingest of the same ids skips them, as on RocksDB.
     let o = fpdb()
         .args(["--db", &u, "ingest", corpus.to_str().unwrap()])

@@ -48,16 +48,31 @@ def _chunks(items, size):
         yield chunk
 
 
+def _date(value):
+    """A publication time as the store reads it: a string as written, Unix seconds, or a
+    datetime (a naive one is read as UTC)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(int(value))
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise InputError("a date is a string, Unix seconds or a datetime, not %r" % (value,))
+
+
 def _doc_tuple(doc):
-    """(id, text, title, url) from a dict {"id", "text", "title"?, "url"?} or a tuple."""
+    """(id, text, title, url, date) from a dict {"id", "text", "title"?, "url"?, "date"?} or a
+    tuple (id, text[, title[, url[, date]]])."""
     if isinstance(doc, dict):
         if "id" not in doc or "text" not in doc:
             raise InputError("a document needs `id` and `text`: %r" % (sorted(doc),))
-        return (str(doc["id"]), doc["text"], doc.get("title"), doc.get("url"))
-    if isinstance(doc, (tuple, list)) and 2 <= len(doc) <= 4:
-        doc = tuple(doc) + (None,) * (4 - len(doc))
-        return (str(doc[0]), doc[1], doc[2], doc[3])
-    raise InputError("a document is a dict {id, text, title?, url?} or a tuple (id, text[, title[, url]])")
+        return (str(doc["id"]), doc["text"], doc.get("title"), doc.get("url"), _date(doc.get("date")))
+    if isinstance(doc, (tuple, list)) and 2 <= len(doc) <= 5:
+        doc = tuple(doc) + (None,) * (5 - len(doc))
+        return (str(doc[0]), doc[1], doc[2], doc[3], _date(doc[4]))
+    raise InputError(
+        "a document is a dict {id, text, title?, url?, date?} or a tuple (id, text[, title[, url[, date]]])"
+    )
 
 
 def _query_tuple(item):
@@ -89,9 +104,10 @@ class Fpdb:
         )
         self.path = str(path)
 
-    def ingest(self, id, text, title=None, url=None, replace=False):
-        """Ingest one document; durable on return. Returns its result line (dict)."""
-        return json.loads(self._store.ingest_batch([(str(id), text, title, url)], replace))[0]
+    def ingest(self, id, text, title=None, url=None, replace=False, date=None):
+        """Ingest one document; durable on return. Returns its result line (dict). `date`, its
+        publication time, makes it its cluster's original when it is the earliest."""
+        return json.loads(self._store.ingest_batch([(str(id), text, title, url, _date(date))], replace))[0]
 
     def ingest_many(self, docs, replace=False, batch_size=1024):
         """Ingest an iterable of documents (dicts or tuples) in batches: fingerprinted on all
@@ -191,8 +207,8 @@ class Client:
                 return None
             raise (InputError if 400 <= e.code < 500 else FpdbError)("%s (HTTP %d)" % (msg, e.code)) from None
 
-    def ingest(self, id, text, title=None, url=None, replace=False):
-        doc = {"id": str(id), "text": text, "title": title, "url": url}
+    def ingest(self, id, text, title=None, url=None, replace=False, date=None):
+        doc = {"id": str(id), "text": text, "title": title, "url": url, "date": _date(date)}
         return self._call("POST", "/v1/documents", {"documents": [doc], "replace": replace})["results"][0]
 
     def ingest_many(self, docs, replace=False, batch_size=256):
@@ -200,7 +216,8 @@ class Client:
         for chunk in _chunks(docs, batch_size):
             body = {
                 "documents": [
-                    {"id": i, "text": t, "title": ti, "url": u} for (i, t, ti, u) in map(_doc_tuple, chunk)
+                    {"id": i, "text": t, "title": ti, "url": u, "date": da}
+                    for (i, t, ti, u, da) in map(_doc_tuple, chunk)
                 ],
                 "replace": replace,
             }

@@ -117,17 +117,29 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
 }
 
 /// A document from Python values, checked as the JSONL reader checks one.
-fn document(
-    id: String,
-    text: String,
-    title: Option<String>,
-    url: Option<String>,
-) -> PyResult<Document> {
+/// A document as the Python side hands it over: id, text, title, url, publication time.
+type PyDoc = (
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// A document from Python values, read as a JSONL line is; a publication time that is not
+/// one is an error here (the caller passed it explicitly).
+fn document((id, text, title, url, date): PyDoc) -> PyResult<Document> {
     let mut obj = serde_json::Map::new();
     obj.insert("id".into(), id.into());
     obj.insert("text".into(), text.into());
+    if let Some(d) = date {
+        obj.insert("date".into(), d.into());
+    }
     let mut doc = fpdb::reader::document_from_json(&obj, &Default::default(), String::new)
         .map_err(InputError::new_err)?;
+    if let Some(w) = doc.time_unread.take() {
+        return Err(InputError::new_err(format!("document `{}`: {w}", doc.id)));
+    }
     doc.title = title;
     doc.url = url;
     Ok(doc)
@@ -188,16 +200,8 @@ impl Store {
     /// Ingest documents: a list of (id, text, title, url) tuples; every one is durable when
     /// this returns. Returns the result lines as JSON text.
     #[pyo3(signature = (docs, replace = false))]
-    fn ingest_batch(
-        &self,
-        py: Python<'_>,
-        docs: Vec<(String, String, Option<String>, Option<String>)>,
-        replace: bool,
-    ) -> PyResult<String> {
-        let docs: Vec<Document> = docs
-            .into_iter()
-            .map(|(id, text, title, url)| document(id, text, title, url))
-            .collect::<PyResult<_>>()?;
+    fn ingest_batch(&self, py: Python<'_>, docs: Vec<PyDoc>, replace: bool) -> PyResult<String> {
+        let docs: Vec<Document> = docs.into_iter().map(document).collect::<PyResult<_>>()?;
         let on_existing = if replace {
             OnExisting::Replace
         } else {

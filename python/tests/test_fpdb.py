@@ -98,6 +98,21 @@ def test_a_title_counts_for_the_algorithms_that_read_one(tmp_path):
         fpdb.open(tmp_path / "w.db", weight_check=0.3)
 
 
+def test_the_earliest_dated_copy_is_the_original(tmp_path):
+    import datetime
+
+    with fpdb.open(tmp_path / "s.db") as db:
+        db.ingest("copy", "【转载】" + LAW, date="2024-06-01")
+        line = db.ingest("orig", LAW, date=datetime.datetime(2023, 5, 26, 10, 30))
+        assert line["previous_original"] == "copy"
+        assert line["duplicate_of"] is None
+        lines = db.ingest_many([{"id": "late", "text": LAW + "（完）", "date": 1_800_000_000}, ("none", LAW + "。")])
+        assert [l["duplicate_of"] for l in lines] == ["orig", "orig"]
+        assert db.query(LAW)["duplicate_of"] == "orig"
+        with pytest.raises(fpdb.InputError, match="not a time"):
+            db.ingest("bad", LAW, date="soon")
+
+
 def test_closed_store_and_bad_input(tmp_path):
     db = fpdb.open(tmp_path / "s.db")
     with pytest.raises(fpdb.InputError, match="empty"):

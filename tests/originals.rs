@@ -1,0 +1,313 @@
+//! Which one is the original: every reader gives documents their publication time, and a
+//! cluster names its earliest member whatever order its members arrived in (`duplicate_of`),
+//! through reopen, delete, `--replace`, backup and batches; `verify` checks it. An oracle
+//! proptest ingests dated copies in random orders and batch sizes.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{code, json_lines, run, stderr, stdout, synthetic_doc, Rng};
+use fpdb::{Document, Fpdb, OnExisting};
+
+/// Three long paragraphs: copies of it (a line added) are near-duplicates of it.
+fn article(seed: u64) -> String {
+    synthetic_doc(&mut Rng(seed), 8)
+}
+
+/// `id -> duplicate_of` of a store's export (the binary's).
+fn named(dir: &Path, db: &str) -> BTreeMap<String, Option<String>> {
+    let out = run(dir, &["--db", db, "export"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json_lines(&stdout(&out))
+        .into_iter()
+        .map(|l| {
+            (
+                l["id"].as_str().unwrap().to_string(),
+                l["duplicate_of"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+/// Every member but `original` names it; `original` names nobody.
+fn assert_original(map: &BTreeMap<String, Option<String>>, members: &[&str], original: &str) {
+    for m in members {
+        let want = (*m != original).then(|| original.to_string());
+        assert_eq!(map[*m], want, "{m} in {map:?}");
+    }
+}
+
+fn verify(dir: &Path, db: &str) {
+    let out = run(dir, &["--db", db, "verify"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+/// A WARC response record of `html` at `uri`, dated `date`.
+fn warc_record(uri: &str, date: &str, html: &str) -> String {
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{html}",
+        html.len()
+    );
+    format!(
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: {date}\r\n\
+         Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+        http.len()
+    )
+}
+
+fn page(body: &str, head: &str) -> String {
+    format!("<html><head><title>t</title>{head}</head><body><article><p>{body}</p></article></body></html>")
+}
+
+#[test]
+fn a_warc_whose_dates_run_backwards_names_its_earliest_record() {
+    let d = tempfile::tempdir().unwrap();
+    let text = article(1);
+    let mut warc = String::new();
+    // Crawled (archived) in reverse: the last record is the earliest.
+    for (i, date) in [
+        "2024-03-01T00:00:00Z",
+        "2024-02-01T00:00:00Z",
+        "2024-01-01T08:00:00Z",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let body = format!("{text}\n第{i}次转载。");
+        // The page's own time (later than every WARC-Date) does not count: the record's does.
+        let head = r#"<meta property="article:published_time" content="2025-01-01T00:00:00Z">"#;
+        warc.push_str(&warc_record(
+            &format!("https://site{i}.example/a"),
+            date,
+            &page(&body, head),
+        ));
+    }
+    std::fs::write(d.path().join("crawl.warc"), warc).unwrap();
+    let out = run(d.path(), &["--db", "s.db", "ingest", "crawl.warc"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let map = named(d.path(), "s.db");
+    let members = [
+        "https://site0.example/a",
+        "https://site1.example/a",
+        "https://site2.example/a",
+    ];
+    assert_original(&map, &members, "https://site2.example/a");
+    verify(d.path(), "s.db");
+}
+
+#[test]
+fn a_jsonl_date_field_names_the_earliest_and_says_what_it_could_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let text = article(2);
+    let lines = [
+        serde_json::json!({"id": "b", "text": format!("{text}\n转载"), "date": "Sun, 26 May 2024 10:30:00 GMT"}),
+        serde_json::json!({"id": "a", "text": text, "date": "2024年5月25日 10:30"}),
+        serde_json::json!({"id": "c", "text": format!("{text}\n（完）"), "date": "next week"}),
+        serde_json::json!({"id": "e", "text": format!("{text}\n编辑"), "date": 1_716_000_000}),
+    ];
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(d.path().join("in.jsonl"), jsonl).unwrap();
+    let out = run(
+        d.path(),
+        &[
+            "--db",
+            "s.db",
+            "ingest",
+            "in.jsonl",
+            "--output",
+            "out.jsonl",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The unreadable time is a located warning; the document is ingested (its ingest time
+    // counts: later than every date here).
+    let err = stderr(&out);
+    assert!(
+        err.contains("in.jsonl:3") && err.contains("`next week`"),
+        "{err}"
+    );
+    assert!(err.contains("3 documents dated by their input"), "{err}");
+    // 1,716,000,000 s is 2024-05-18: `e` came last and is the earliest.
+    let results = json_lines(&std::fs::read_to_string(d.path().join("out.jsonl")).unwrap());
+    assert_eq!(results[1]["previous_original"], "b", "{results:?}");
+    assert_eq!(results[3]["previous_original"], "a", "{results:?}");
+    assert_eq!(results[3]["duplicate_of"], serde_json::Value::Null);
+    assert_original(&named(d.path(), "s.db"), &["a", "b", "c", "e"], "e");
+    // A query names the cluster's original too.
+    let out = run(d.path(), &["--db", "s.db", "query", "--json", &text]);
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(answer["duplicate_of"], "e");
+    // --time-field names another field; '' reads none.
+    let other: String = lines
+        .iter()
+        .map(|l| format!("{}\n", l.to_string().replace("\"date\"", "\"published\"")))
+        .collect();
+    std::fs::write(d.path().join("other.jsonl"), other).unwrap();
+    for (db, args, original) in [
+        ("p.db", &["--time-field", "published"][..], "e"),
+        ("n.db", &["--time-field", ""][..], "b"),
+    ] {
+        let mut a = vec!["--db", db, "ingest", "other.jsonl"];
+        a.extend_from_slice(args);
+        assert_eq!(code(&run(d.path(), &a)), 0);
+        assert_original(&named(d.path(), db), &["a", "b", "c", "e"], original);
+    }
+}
+
+#[test]
+fn html_pages_are_dated_by_their_published_time() {
+    let d = tempfile::tempdir().unwrap();
+    let pages = d.path().join("pages");
+    std::fs::create_dir(&pages).unwrap();
+    let text = article(3);
+    for (name, head) in [
+        (
+            "1.html",
+            r#"<meta property="article:published_time" content="2024-05-26T10:30:00+08:00">"#,
+        ),
+        ("2.html", r#"<meta name="pubdate" content="2023-01-02">"#),
+        ("3.html", ""),
+    ] {
+        let html = page(&format!("{text}\n{name}"), head);
+        // 3.html states its time in the body.
+        let html = if head.is_empty() {
+            html.replace(
+                "<article>",
+                r#"<article><time datetime="2022-12-31">昨天</time>"#,
+            )
+        } else {
+            html
+        };
+        std::fs::write(pages.join(name), html).unwrap();
+    }
+    let out = run(d.path(), &["--db", "s.db", "ingest", "pages"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let map = named(d.path(), "s.db");
+    let ids: Vec<&str> = map.keys().map(String::as_str).collect();
+    assert_eq!(ids.len(), 3, "{map:?}");
+    let original = ids.iter().find(|i| i.ends_with("3.html")).unwrap();
+    assert_original(&map, &ids, original);
+}
+
+/// The original moves as documents come and go: deleted, the next-earliest takes over;
+/// replaced by a later-dated version, it hands over; a backup and a reopen keep it; verify
+/// passes after each step.
+#[test]
+fn originals_survive_reopen_delete_replace_and_backup() {
+    let d = tempfile::tempdir().unwrap();
+    let text = article(4);
+    let doc = |id: &str, extra: &str, date: &str| {
+        format!(
+            "{}\n",
+            serde_json::json!({"id": id, "text": format!("{text}\n{extra}"), "date": date})
+        )
+    };
+    let first = [
+        doc("c", "三", "2024-03-01"),
+        doc("a", "一", "2024-01-01"),
+        doc("b", "二", "2024-02-01"),
+    ]
+    .concat();
+    std::fs::write(d.path().join("1.jsonl"), first).unwrap();
+    assert_eq!(
+        code(&run(d.path(), &["--db", "s.db", "ingest", "1.jsonl"])),
+        0
+    );
+    assert_original(&named(d.path(), "s.db"), &["a", "b", "c"], "a");
+    verify(d.path(), "s.db");
+    // The original deleted: the next-earliest takes over.
+    assert_eq!(code(&run(d.path(), &["--db", "s.db", "delete", "a"])), 0);
+    assert_original(&named(d.path(), "s.db"), &["b", "c"], "b");
+    verify(d.path(), "s.db");
+    // Replaced by a version dated later than c: c takes over.
+    std::fs::write(
+        d.path().join("2.jsonl"),
+        doc("b", "二（修订）", "2024-04-01"),
+    )
+    .unwrap();
+    let out = run(
+        d.path(),
+        &["--db", "s.db", "ingest", "2.jsonl", "--replace"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_original(&named(d.path(), "s.db"), &["b", "c"], "c");
+    verify(d.path(), "s.db");
+    // An earlier copy arriving later takes over and says whom it displaced.
+    std::fs::write(d.path().join("3.jsonl"), doc("z", "零", "2023-12-31")).unwrap();
+    let out = run(
+        d.path(),
+        &["--db", "s.db", "ingest", "3.jsonl", "--output", "-"],
+    );
+    let line = &json_lines(&stdout(&out))[0];
+    assert_eq!(line["previous_original"], "c", "{line}");
+    let before = named(d.path(), "s.db");
+    assert_original(&before, &["b", "c", "z"], "z");
+    // A backup holds the same; a reopened store too (the export above reopened it).
+    assert_eq!(
+        code(&run(d.path(), &["--db", "s.db", "backup", "copy.db"])),
+        0
+    );
+    assert_eq!(named(d.path(), "copy.db"), before);
+    verify(d.path(), "copy.db");
+}
+
+/// Oracle: dated copies of one text, ingested in a random order in random batches, one
+/// document or a batch at a time, always name the earliest-dated member (the earliest
+/// ingested among equal dates); verify passes.
+mod oracle {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn random_orders_name_the_earliest_dated_member(
+            dates in proptest::collection::vec(0i64..6, 2..9),
+            order_seed in any::<u64>(),
+            batch in 1usize..5,
+        ) {
+            let text = article(5);
+            let docs: Vec<Document> = dates
+                .iter()
+                .enumerate()
+                .map(|(i, &day)| Document {
+                    published: Some(1_700_000_000 + day * 86_400),
+                    ..Document::new(format!("d{i}"), format!("{text}\n第{i}份。"))
+                })
+                .collect();
+            // A random order (Fisher-Yates on a xorshift stream).
+            let mut order: Vec<usize> = (0..docs.len()).collect();
+            let mut rng = Rng(order_seed | 1);
+            for i in (1..order.len()).rev() {
+                order.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let mut db = Fpdb::builder().open_in_memory().unwrap();
+            for chunk in order.chunks(batch) {
+                if batch == 1 {
+                    db.ingest_document(&docs[chunk[0]], OnExisting::Skip).unwrap();
+                } else {
+                    let with: Vec<_> = chunk
+                        .iter()
+                        .map(|&i| (&docs[i], db.fingerprint_document(&docs[i])))
+                        .collect();
+                    let out = db.ingest_batch(with, OnExisting::Skip);
+                    prop_assert!(out.error.is_none(), "{:?}", out.error);
+                }
+            }
+            // The earliest date; among equal dates, the one ingested first.
+            let earliest = order
+                .iter()
+                .copied()
+                .min_by_key(|&i| dates[i])
+                .unwrap();
+            let want = format!("d{earliest}");
+            for o in common::export_outcomes(&db) {
+                let expect = (o.id != want).then(|| want.clone());
+                prop_assert_eq!(&o.duplicate_of, &expect, "{}", o.id);
+            }
+            db.verify().unwrap();
+        }
+    }
+}
