@@ -311,3 +311,82 @@ mod oracle {
         }
     }
 }
+
+/// The longest 55% of `text`'s sentences (ending in `。`), in their order.
+fn longest_part(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .split_inclusive('。')
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    let mut by_len: Vec<usize> = (0..parts.len()).collect();
+    by_len.sort_by_key(|&i| std::cmp::Reverse(parts[i].chars().count()));
+    let mut keep: Vec<usize> = by_len[..(parts.len() * 11).div_ceil(20)].to_vec();
+    keep.sort_unstable();
+    keep.iter().map(|&i| parts[i]).collect()
+}
+
+/// Two documents of the zh_laws dev set (the quality fixture's copy) and a rewrite made of
+/// the longer half of each: the rewrite verifies against neither (each is half of it), and is
+/// reported as a composite of both by ingest, query and explain; a plain copy is not.
+#[test]
+fn a_mix_of_two_dev_set_documents_is_reported_as_a_composite() {
+    let d = tempfile::tempdir().unwrap();
+    let corpus =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quality/zh_laws/corpus.jsonl");
+    let docs: Vec<serde_json::Value> = json_lines(&std::fs::read_to_string(corpus).unwrap());
+    let pick = |prefix: &str| {
+        docs.iter()
+            .find(|v| v["id"].as_str().unwrap().starts_with(prefix))
+            .unwrap()
+            .clone()
+    };
+    let (a, b) = (pick("案例/民法典/张某某"), pick("案例/消费购物/李某"));
+    let (ida, idb) = (a["id"].as_str().unwrap(), b["id"].as_str().unwrap());
+    let (ta, tb) = (a["text"].as_str().unwrap(), b["text"].as_str().unwrap());
+    let mix = format!("{}\n{}", longest_part(ta), longest_part(tb));
+    let lines = [
+        serde_json::json!({"id": ida, "text": ta}),
+        serde_json::json!({"id": idb, "text": tb}),
+        serde_json::json!({"id": "mix", "text": mix}),
+        serde_json::json!({"id": "copy", "text": format!("【转载】{ta}")}),
+    ];
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(d.path().join("in.jsonl"), jsonl).unwrap();
+    let out = run(
+        d.path(),
+        &["--db", "s.db", "ingest", "in.jsonl", "--output", "-"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let results = json_lines(&stdout(&out));
+    assert_eq!(
+        results[2]["composite_of"],
+        serde_json::json!([ida, idb]),
+        "{results:?}"
+    );
+    // Its sources stay apart (each is half of it: it verifies against neither).
+    assert_ne!(results[0]["similar_id"], results[1]["similar_id"]);
+    assert!(results[3].get("composite_of").is_none(), "{}", results[3]);
+    assert_eq!(results[3]["duplicate_of"], ida);
+    // A query of the mix says so; explain too, by id and as a text.
+    std::fs::write(d.path().join("mix.txt"), &mix).unwrap();
+    let out = run(
+        d.path(),
+        &["--db", "s.db", "query", "--json", "--file", "mix.txt"],
+    );
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let parts: Vec<&str> = answer["composite_of"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(parts.contains(&ida) && parts.contains(&idb), "{answer}");
+    let out = run(d.path(), &["--db", "s.db", "explain", "mix", ida]);
+    assert!(
+        stdout(&out).contains("composite: mix draws on 2"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(d.path(), &["--db", "s.db", "explain", "copy", ida]);
+    assert!(!stdout(&out).contains("composite"), "{}", stdout(&out));
+}

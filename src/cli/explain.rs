@@ -71,23 +71,32 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     };
     // The settings of the store when there is one, else defaults with the flags applied.
     let settings = a.settings.to_settings()?;
-    let fp = match Fpdb::builder()
+    let (fp, composite) = match Fpdb::builder()
         .read_only(true)
         .settings(settings.clone())
         .open(path)
     {
-        Ok(db) => db.fingerprinter().clone(),
-        Err(fpdb::Error::NotFound { .. }) => {
-            fpdb::fingerprint::Fingerprinter::new(settings.resolve()?, settings.simhash_idf)?
+        Ok(db) => {
+            let composite = composite_of(&db, &ta.id, &db.fingerprint_document(&ta))?;
+            (db.fingerprinter().clone(), composite)
         }
+        Err(fpdb::Error::NotFound { .. }) => (
+            fpdb::fingerprint::Fingerprinter::new(settings.resolve()?, settings.simhash_idf)?,
+            Vec::new(),
+        ),
         Err(e) => return Err(e.into()),
     };
     let opts = fp.options().clone();
     let e = fpdb::explain::explain(&ta, &tb, &fp);
     if a.json {
-        outln!("{}", serde_json::to_string(&e)?);
+        let mut v = serde_json::to_value(&e)?;
+        if !composite.is_empty() {
+            v["composite_of"] = serde_json::json!(composite);
+        }
+        outln!("{}", serde_json::to_string(&v)?);
         return Ok(EXIT_OK);
     }
+    print_composite(&ta.id, &composite)?;
     outln!(
         "nshash: {} shared of {} / {} kept sentences -> {}",
         e.shared_sentences.len(),
@@ -245,6 +254,7 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
     let (da, db_) = (get(&a.a)?, get(&a.b)?);
     let c = fpdb::explain::compare(&da.fingerprints, &db_.fingerprints, db.options());
     let same = da.similar_id == db_.similar_id;
+    let composite = composite_of(db, &da.id, &da.fingerprints)?;
     if a.json {
         #[derive(serde::Serialize)]
         struct Doc<'a> {
@@ -258,6 +268,8 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
             a: Doc<'a>,
             b: Doc<'a>,
             same_cluster: bool,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            composite_of: &'a [String],
             #[serde(flatten)]
             comparison: &'a fpdb::explain::Comparison,
         }
@@ -273,6 +285,7 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
             a: doc(&da),
             b: doc(&db_),
             same_cluster: same,
+            composite_of: &composite,
             comparison: &c,
         };
         outln!("{}", serde_json::to_string(&out)?);
@@ -291,6 +304,7 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
             );
         }
         outln!("same cluster: {}", if same { "yes" } else { "no" });
+        print_composite(&da.id, &composite)?;
         outln!(
             "nshash: {} of {} / {} kept sentence hashes shared -> {}",
             c.shared_nshash,
@@ -311,4 +325,26 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
         );
     }
     Ok(if same { EXIT_OK } else { EXIT_NO })
+}
+
+/// The stored documents `fps` (document `id`) is a composite of, as a lookup in `db` finds
+/// them (`id` itself, when stored, left out).
+fn composite_of(db: &Fpdb, id: &str, fps: &fpdb::Fingerprints) -> anyhow::Result<Vec<String>> {
+    let mut parts = db.query(id, fps)?.composite_of;
+    parts.retain(|p| p != id);
+    Ok(if parts.len() >= 2 { parts } else { Vec::new() })
+}
+
+/// The composite line of the report, when `a` is one.
+fn print_composite(a: &str, parts: &[String]) -> anyhow::Result<()> {
+    if !parts.is_empty() {
+        outln!(
+            "composite: {} draws on {} stored documents of different clusters, sharing different \
+             sentences with each: {} (whether it merges them, the rules decide)",
+            super::output::shown(a),
+            parts.len(),
+            parts.join(", ")
+        );
+    }
+    Ok(())
 }

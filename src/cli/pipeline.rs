@@ -333,6 +333,7 @@ pub(super) fn write_result(
             similar_id: None,
             duplicate_of: None,
             previous_original: None,
+            composite_of: &[],
             matches: &[],
             status: "skipped",
             reason: Some(reason),

@@ -94,6 +94,7 @@ pub(super) fn query_batch(
                         similar_id: None,
                         duplicate_of: None,
                         previous_original: None,
+                        composite_of: &[],
                         matches: &[],
                         status: "skipped",
                         reason: Some(reason),

@@ -370,6 +370,16 @@ impl Fpdb {
                 if let Some(p) = named.previous {
                     outcome.previous_original = Some(id_of(self, d, p)?);
                 }
+                let sketch = &d.records.last().expect("just pushed").1.sketch;
+                outcome.composite_of = lk.composite_of(sketch, &mut |seq| {
+                    Ok(match d.index.docs.get(&seq) {
+                        Some(&i) => (d.records[i].1.id.clone(), d.records[i].1.sketch.clone()),
+                        None => {
+                            let r = self.doc(seq)?;
+                            (r.id, r.sketch)
+                        }
+                    })
+                })?;
                 self.store.write(staged)?;
                 Ok(outcome)
             });

@@ -118,6 +118,7 @@ impl Fpdb {
             similar_id: Some(root),
             duplicate_of,
             previous_original: None,
+            composite_of: Vec::new(),
             matches,
             merged: Vec::new(),
         })
@@ -256,6 +257,10 @@ impl Fpdb {
         if let Some(p) = named.previous {
             outcome.previous_original = Some(self.doc(p)?.id);
         }
+        outcome.composite_of = lk.composite_of(&record.sketch, &mut |seq| {
+            let r = self.doc(seq)?;
+            Ok((r.id, r.sketch))
+        })?;
         batch.append(bulk);
         self.store.write(batch)?;
         Ok(outcome)
@@ -330,6 +335,7 @@ impl Fpdb {
                 similar_id: Some(target),
                 duplicate_of: None,
                 previous_original: None,
+                composite_of: Vec::new(),
                 matches,
                 merged,
             },

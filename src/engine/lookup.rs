@@ -44,6 +44,9 @@ pub(super) struct Checked {
     pub(super) weight_distance: f64,
     /// Whether it is a strong link under the store's rules ([`is_strong`]).
     pub(super) strong: bool,
+    /// For a candidate that did not verify but whose sentences are at least half in the
+    /// document (two or more): the sentences they share (a source of a composite).
+    pub(super) contained: Option<Vec<u32>>,
 }
 
 impl Checked {
@@ -68,12 +71,16 @@ impl Checked {
             })
             .flatten();
         let strong = is_strong(opts, overlap, sentences, resemblance, shape);
+        let contained = (!verified && sentences > 0.0)
+            .then(|| sorted_intersection(&fps.sketch, sketches.sketch))
+            .filter(|s| s.len() >= 2 && 2 * s.len() >= sketches.sketch.len());
         Checked {
             id,
             similar_id,
             overlap,
             weight_distance: keys::weight_distance(&fps.key_weights, weights),
             strong,
+            contained,
         }
     }
 
@@ -128,6 +135,81 @@ pub(super) struct Lookup {
     pub(super) candidates: Vec<Candidate>,
     /// Matched roots and their records.
     pub(super) roots: BTreeMap<u64, ClusterRecord>,
+    /// Candidates that did not verify but are at least half in the document: (id, their
+    /// cluster's root, the sentences shared). Read only to report composites.
+    pub(super) contained: Vec<(String, u64, Vec<u32>)>,
+}
+
+impl Lookup {
+    /// When the document draws on two or more clusters, sharing different sentences with
+    /// each, the ids of their members it draws on (one per cluster); else empty. A cluster is
+    /// drawn on through its best-verified member, or a member that did not verify but has at
+    /// least half of its sentences in the document (the parts of a rewrite mixing several
+    /// articles, "伪原创", verify against none of them: each is a fraction of the mix).
+    /// Different: for some pair, at most half of the smaller shared set in common. The rules
+    /// decide, as for any document, which clusters it joins or merges. `stored` gives a
+    /// verified candidate's id and sentence sketch.
+    pub(super) fn composite_of(
+        &self,
+        sketch: &[u32],
+        stored: &mut dyn FnMut(u64) -> Result<(String, Vec<u32>)>,
+    ) -> Result<Vec<String>> {
+        let contained_roots: BTreeSet<u64> = self.contained.iter().map(|c| c.1).collect();
+        if self.roots.len() + contained_roots.len() < 2 {
+            return Ok(Vec::new());
+        }
+        // Per root, the member drawn on most: (id, shared sentences).
+        let mut per_root: BTreeMap<u64, (String, Vec<u32>)> = BTreeMap::new();
+        let mut best: BTreeMap<u64, &Candidate> = BTreeMap::new();
+        for c in &self.candidates {
+            let e = best.entry(c.root).or_insert(c);
+            if c.overlap > e.overlap {
+                *e = c;
+            }
+        }
+        for (&root, c) in &best {
+            let (id, theirs) = stored(c.seq)?;
+            per_root.insert(root, (id, sorted_intersection(sketch, &theirs)));
+        }
+        for (id, root, shared) in &self.contained {
+            let e = per_root.entry(*root).or_default();
+            if shared.len() > e.1.len() {
+                *e = (id.clone(), shared.clone());
+            }
+        }
+        let parts: Vec<(String, Vec<u32>)> = per_root
+            .into_values()
+            .filter(|(_, s)| s.len() >= 2)
+            .collect();
+        let differ = parts.iter().enumerate().any(|(i, (_, a))| {
+            parts[i + 1..].iter().any(|(_, b)| {
+                let common = sorted_intersection(a, b).len();
+                2 * common <= a.len().min(b.len())
+            })
+        });
+        Ok(if differ {
+            parts.into_iter().map(|(id, _)| id).collect()
+        } else {
+            Vec::new()
+        })
+    }
+}
+
+/// The values in both of two sorted lists.
+fn sorted_intersection(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
 }
 
 /// A stored document an algorithm proposes, before verification.
@@ -359,6 +441,10 @@ impl Fpdb {
                     LookupCounters::add(&self.reads.verified, 1);
                     Some(roots.find(c.similar_id)?.0)
                 };
+                if let (None, Some(shared)) = (root, c.contained) {
+                    lk.contained
+                        .push((c.id.clone(), roots.find(c.similar_id)?.0, shared));
+                }
                 e.insert(Verdict {
                     id: c.id,
                     root,
@@ -452,7 +538,7 @@ impl Fpdb {
 
     /// What `fps` would get if it were ingested now: never writes.
     pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
-        self.outcome(id, self.lookup(fps)?)
+        self.outcome(id, self.lookup(fps)?, &fps.sketch)
     }
 
     /// [`Fpdb::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
@@ -480,7 +566,7 @@ impl Fpdb {
                 let lk = self.lookup_with(fps, &holders, simhash, &mut |seq| {
                     self.check_stored_in(fps, seq, records.as_ref())
                 })?;
-                self.outcome(id, lk)
+                self.outcome(id, lk, &fps.sketch)
             })
             .collect()
     }
@@ -515,8 +601,12 @@ impl Fpdb {
     }
 
     /// The outcome of lookup `lk` for a document with id `id`.
-    fn outcome(&self, id: &str, lk: Lookup) -> Result<Outcome> {
+    fn outcome(&self, id: &str, lk: Lookup, sketch: &[u32]) -> Result<Outcome> {
         let (matches, _) = self.matches(&lk);
+        let composite_of = lk.composite_of(sketch, &mut |seq| {
+            let r = self.doc(seq)?;
+            Ok((r.id, r.sketch))
+        })?;
         let target = lk.roots.iter().next();
         // The cluster it would join names the earliest original of the clusters it matched.
         let original = lk
@@ -532,6 +622,7 @@ impl Fpdb {
                 (None, None) => None,
             },
             previous_original: None,
+            composite_of,
             matches,
             merged: lk.roots.keys().skip(1).copied().collect(),
         })

@@ -147,6 +147,7 @@ impl Fpdb {
                     similar_id: Some(root),
                     duplicate_of,
                     previous_original: None,
+                    composite_of: Vec::new(),
                     matches,
                     merged: Vec::new(),
                 })?;

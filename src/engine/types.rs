@@ -93,6 +93,10 @@ pub struct Outcome {
     /// The cluster's original until this document (published earlier) took its place.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_original: Option<String>,
+    /// A composite: it verified against members of two or more clusters and shares different
+    /// sentences with each (their ids; see [`crate::Outcome`]'s clusters in `merged`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub composite_of: Vec<String>,
     /// Stored documents that matched, best first.
     pub matches: Vec<Match>,
     /// Clusters merged into `similar_id` by this document.
@@ -216,6 +220,9 @@ pub struct QueryAnswer<'a> {
     pub similar_id: Option<u64>,
     /// That cluster's original (see [`Outcome::duplicate_of`]).
     pub duplicate_of: Option<&'a str>,
+    /// The documents it is a composite of (see [`Outcome::composite_of`]).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub composite_of: &'a [String],
     /// Stored documents that matched, best first.
     pub matches: &'a [Match],
 }
@@ -228,6 +235,7 @@ impl Outcome {
             duplicate: self.is_duplicate(),
             similar_id: self.similar_id,
             duplicate_of: self.duplicate_of.as_deref(),
+            composite_of: &self.composite_of,
             matches: &self.matches,
         }
     }
@@ -246,6 +254,9 @@ pub struct ResultLine<'a> {
     /// The original this document displaced (see [`Outcome::previous_original`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_original: Option<&'a str>,
+    /// The documents it is a composite of (see [`Outcome::composite_of`]).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub composite_of: &'a [String],
     /// Stored documents that matched, best first.
     pub matches: &'a [Match],
     /// `added`, `replaced` or `skipped`.
@@ -268,6 +279,7 @@ impl<'a> ResultLine<'a> {
                 similar_id: outcome.similar_id,
                 duplicate_of: outcome.duplicate_of.as_deref(),
                 previous_original: outcome.previous_original.as_deref(),
+                composite_of: &outcome.composite_of,
                 matches: &outcome.matches,
                 status: if *replaced { "replaced" } else { "added" },
                 reason: None,
@@ -278,6 +290,7 @@ impl<'a> ResultLine<'a> {
                 similar_id: Some(*similar_id),
                 duplicate_of: None,
                 previous_original: None,
+                composite_of: &[],
                 matches: &[],
                 status: "skipped",
                 reason: Some("id already stored"),
