@@ -30,7 +30,7 @@ const MAY_USE: &[(&str, &[&str])] = &[
             "store",
         ],
     ),
-    ("reader", &["error", "engine"]),
+    ("reader", &["error", "text", "engine"]),
     (
         "eval",
         &["error", "options", "text", "fingerprint", "engine"],

@@ -390,3 +390,68 @@ fn a_mix_of_two_dev_set_documents_is_reported_as_a_composite() {
     let out = run(d.path(), &["--db", "s.db", "explain", "copy", ida]);
     assert!(!stdout(&out).contains("composite"), "{}", stdout(&out));
 }
+
+/// A citation overrides an earlier date without one: B, published before A, names A as its
+/// source (a source line in JSONL; a source link in a WARC page), so A stays the original; C,
+/// the earliest but cited by nobody, does not take its place; verify agrees; a citation that
+/// arrives before the cited page counts when the page comes.
+#[test]
+fn a_citation_overrides_an_earlier_date_without_one() {
+    let d = tempfile::tempdir().unwrap();
+    let text = article(6);
+    let lines = [
+        serde_json::json!({"id": "a", "url": "https://www.site-a.example/news/1", "text": text, "date": "2024-02-01"}),
+        serde_json::json!({"id": "b", "url": "https://site-b.example/x", "text": format!("{text}\n来源：https://site-a.example/news/1/"), "date": "2024-01-01"}),
+        serde_json::json!({"id": "c", "url": "https://site-c.example/y", "text": format!("{text}\n（完）"), "date": "2023-12-01"}),
+    ];
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(d.path().join("in.jsonl"), &jsonl).unwrap();
+    assert_eq!(
+        code(&run(d.path(), &["--db", "s.db", "ingest", "in.jsonl"])),
+        0
+    );
+    assert_original(&named(d.path(), "s.db"), &["a", "b", "c"], "a");
+    verify(d.path(), "s.db");
+    // The citing page first, the cited one after it: the citation still counts.
+    let reversed: String = jsonl.lines().rev().map(|l| format!("{l}\n")).collect();
+    std::fs::write(d.path().join("rev.jsonl"), reversed).unwrap();
+    assert_eq!(
+        code(&run(d.path(), &["--db", "r.db", "ingest", "rev.jsonl"])),
+        0
+    );
+    assert_original(&named(d.path(), "r.db"), &["a", "b", "c"], "a");
+    verify(d.path(), "r.db");
+    // Without the source line, the earliest date decides.
+    let plain = jsonl.replace("\\n来源：https://site-a.example/news/1/", "");
+    std::fs::write(d.path().join("plain.jsonl"), plain).unwrap();
+    assert_eq!(
+        code(&run(d.path(), &["--db", "p.db", "ingest", "plain.jsonl"])),
+        0
+    );
+    assert_original(&named(d.path(), "p.db"), &["a", "b", "c"], "c");
+    // A WARC: the repost links to its source ("来源：<a href>"), crawled and dated earlier.
+    let mut warc = warc_record(
+        "https://repost.example/2",
+        "2024-01-01T00:00:00Z",
+        &page(
+            &format!("{text}</p><p>来源：<a href=\"https://source.example/1\">源站</a>"),
+            "",
+        ),
+    );
+    warc.push_str(&warc_record(
+        "https://source.example/1",
+        "2024-03-01T00:00:00Z",
+        &page(&text, ""),
+    ));
+    std::fs::write(d.path().join("crawl.warc"), warc).unwrap();
+    assert_eq!(
+        code(&run(d.path(), &["--db", "w.db", "ingest", "crawl.warc"])),
+        0
+    );
+    assert_original(
+        &named(d.path(), "w.db"),
+        &["https://repost.example/2", "https://source.example/1"],
+        "https://source.example/1",
+    );
+    verify(d.path(), "w.db");
+}

@@ -321,16 +321,7 @@ impl Fpdb {
         let verified = f.verified;
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
             if let Some(&i) = d.index.docs.get(&seq) {
-                let rec = &d.records[i].1;
-                let sketches = super::record_sketches(rec);
-                return Ok(Checked::new(
-                    &self.opts,
-                    &fps,
-                    rec.id.clone(),
-                    rec.similar_id,
-                    sketches,
-                    &rec.key_weights,
-                ));
+                return Ok(Checked::of(&self.opts, &fps, &d.records[i].1));
             }
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());
@@ -380,6 +371,19 @@ impl Fpdb {
                         }
                     })
                 })?;
+                // The members it cites that no document had cited: marked in their records
+                // (those of this batch in place, written at its commit).
+                for &c in &named.newly_cited {
+                    match d.index.docs.get(&c) {
+                        Some(&i) => d.records[i].1.cited = true,
+                        None => {
+                            let mut r = self.doc(c)?;
+                            r.cited = true;
+                            d.bulk
+                                .put(Cf::Docs, schema::u64_key(c), schema::encode_doc(&r));
+                        }
+                    }
+                }
                 self.store.write(staged)?;
                 Ok(outcome)
             });

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::Fpdb;
 use crate::error::{Error, Result};
-use crate::store::schema::{self, meta, ClusterRecord, DocRecord, Original};
+use crate::store::schema::{self, meta, ClusterRecord, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
 impl Fpdb {
@@ -198,17 +198,35 @@ impl Fpdb {
         let originals = self.opts.originals;
         let original_of = |comp: &[usize]| {
             comp.iter()
-                .map(|&i| Original {
-                    time: recs[i].dated(),
-                    seq: members[i],
-                })
+                .map(|&i| recs[i].original(members[i]))
                 .min()
                 .filter(|_| originals)
+        };
+        // What a component's members cite that none of them is.
+        let pending_of = |comp: &[usize]| -> Vec<u64> {
+            if !originals {
+                return Vec::new();
+            }
+            let have: Vec<u64> = comp
+                .iter()
+                .filter_map(|&i| recs[i].url.as_deref().map(crate::text::cites::url_key))
+                .collect();
+            let mut out: Vec<u64> = Vec::new();
+            for k in comp.iter().flat_map(|&i| recs[i].cites.iter()) {
+                if !have.contains(k)
+                    && !out.contains(k)
+                    && out.len() < crate::text::cites::MAX_CITES
+                {
+                    out.push(*k);
+                }
+            }
+            out
         };
         let kept = comps.next().expect("members is not empty");
         crec.size = kept.len() as u64;
         crec.first_seq = members[kept[0]];
         crec.original = original_of(&kept);
+        crec.pending_cites = pending_of(&kept);
         b.put(
             Cf::Clusters,
             schema::u64_key(root),
@@ -223,6 +241,7 @@ impl Fpdb {
                 first_seq: members[comp[0]],
                 size: comp.len() as u64,
                 original: original_of(&comp),
+                pending_cites: pending_of(&comp),
             };
             b.put(
                 Cf::Clusters,

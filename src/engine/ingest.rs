@@ -147,7 +147,7 @@ impl Fpdb {
     fn join(
         &mut self,
         lk: &Lookup,
-        me: Original,
+        (me, fps): (Original, &Fingerprints),
         reuse: Option<u64>,
         batch: &mut Batch,
     ) -> Result<Joined> {
@@ -164,6 +164,7 @@ impl Fpdb {
                 first_seq: seq,
                 size: 1,
                 original: originals.then_some(me),
+                pending_cites: pending(&[], fps, &[]),
             };
             batch.put(
                 Cf::Clusters,
@@ -176,11 +177,14 @@ impl Fpdb {
                 named: Named {
                     seq,
                     previous: None,
+                    newly_cited: Vec::new(),
+                    cited: false,
                 },
             });
         };
         let mut trec = lk.roots[&target].clone();
         trec.size += 1;
+        let mut waiting = trec.pending_cites.clone();
         let mut merged = Vec::new();
         for (&id, rec) in lk.roots.iter().skip(1) {
             trec.size += rec.size;
@@ -188,6 +192,7 @@ impl Fpdb {
             // merged cluster's first document is the oldest of theirs.
             trec.first_seq = trec.first_seq.min(rec.first_seq);
             trec.original = Original::earliest(trec.original, rec.original);
+            waiting.extend(&rec.pending_cites);
             let moved = ClusterRecord {
                 parent: Some(target),
                 ..rec.clone()
@@ -204,16 +209,11 @@ impl Fpdb {
             merged.push(id);
             self.cluster_count -= 1;
         }
-        let mut previous = None;
-        if originals {
-            match trec.original {
-                Some(o) if o <= me => {}
-                before => {
-                    previous = before.map(|o| o.seq);
-                    trec.original = Some(me);
-                }
-            }
-        }
+        let (previous, newly_cited, cited_by_waiting) = if originals {
+            choose_original(lk, &mut trec, me, fps, &waiting)
+        } else {
+            (None, Vec::new(), false)
+        };
         batch.put(
             Cf::Clusters,
             schema::u64_key(target),
@@ -225,6 +225,8 @@ impl Fpdb {
             named: Named {
                 seq: trec.named(),
                 previous,
+                newly_cited,
+                cited: cited_by_waiting,
             },
         })
     }
@@ -261,6 +263,11 @@ impl Fpdb {
             let r = self.doc(seq)?;
             Ok((r.id, r.sketch))
         })?;
+        for &c in &named.newly_cited {
+            let mut r = self.doc(c)?;
+            r.cited = true;
+            bulk.put(Cf::Docs, schema::u64_key(c), schema::encode_doc(&r));
+        }
         batch.append(bulk);
         self.store.write(batch)?;
         Ok(outcome)
@@ -283,8 +290,12 @@ impl Fpdb {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.doc_count += 1;
-        let published = doc.published.filter(|_| self.opts.originals);
+        let originals = self.opts.originals;
+        let published = doc.published.filter(|_| originals);
+        // Cited: a document it verified against names its URL.
+        let cited = originals && lk.candidates.iter().any(|c| c.standing.cites_doc);
         let me = Original {
+            uncited: !cited,
             time: published.unwrap_or(i64::try_from(time).unwrap_or(i64::MAX)),
             seq,
         };
@@ -292,7 +303,7 @@ impl Fpdb {
             target,
             merged,
             named,
-        } = self.join(lk, me, reuse, staged)?;
+        } = self.join(lk, (me, &fps), reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
         for h in fps.postings() {
             bulk.put(
@@ -327,6 +338,8 @@ impl Fpdb {
             order: fps.order,
             figures: fps.figures,
             published,
+            cites: fps.cites,
+            cited: cited || named.cited,
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
@@ -369,6 +382,76 @@ struct Joined {
 pub(super) struct Named {
     /// Its seq: the cluster's original (or, without `originals`, first document).
     pub(super) seq: u64,
-    /// The original this document displaced (it was published earlier), if it did.
+    /// The original this document displaced (it was published earlier, or cited), if it did.
     pub(super) previous: Option<u64>,
+    /// Members this document cites that no document had cited before: their records are
+    /// marked cited.
+    pub(super) newly_cited: Vec<u64>,
+    /// A member cited this document's URL before it came (its record is marked cited).
+    pub(super) cited: bool,
+}
+
+/// The original of cluster `trec` once new document `me` (`fps`) joined it, with `waiting`
+/// the citations its clusters were waiting for: the earliest of its originals, the members
+/// the document cites (cited from now on) and the document (cited when a member named it
+/// before it came, or when a member it verified against cites it). Returns the original it
+/// displaced, the members cited for the first time, and whether a waiting citation named it.
+fn choose_original(
+    lk: &Lookup,
+    trec: &mut ClusterRecord,
+    mut me: Original,
+    fps: &Fingerprints,
+    waiting: &[u64],
+) -> (Option<u64>, Vec<u64>, bool) {
+    let mut cited_by_waiting = false;
+    if me.uncited && fps.url_key.is_some_and(|k| waiting.contains(&k)) {
+        me.uncited = false;
+        cited_by_waiting = true;
+    }
+    let found: Vec<u64> = lk
+        .candidates
+        .iter()
+        .filter_map(|c| c.standing.cited_now)
+        .collect();
+    trec.pending_cites = pending(waiting, fps, &found);
+    let before = trec.original;
+    let mut newly_cited = Vec::new();
+    for c in lk
+        .candidates
+        .iter()
+        .filter(|c| c.standing.cited_now.is_some())
+    {
+        let o = Original {
+            uncited: false,
+            time: c.standing.dated,
+            seq: c.seq,
+        };
+        trec.original = Original::earliest(trec.original, Some(o));
+        if !c.standing.cited && !newly_cited.contains(&c.seq) {
+            newly_cited.push(c.seq);
+        }
+    }
+    trec.original = Original::earliest(trec.original, Some(me));
+    let previous = before
+        .filter(|_| trec.original != before)
+        .map(|o| o.seq)
+        .filter(|&s| Some(s) != trec.original.map(|o| o.seq));
+    (previous, newly_cited, cited_by_waiting)
+}
+
+/// A cluster's citations still waiting for their page: `waiting` and the URLs `fps` cites,
+/// without `fps`'s own URL and the `found` ones (members), each once, at most
+/// [`crate::text::cites::MAX_CITES`].
+fn pending(waiting: &[u64], fps: &Fingerprints, found: &[u64]) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for &k in waiting.iter().chain(&fps.cites) {
+        if Some(k) != fps.url_key
+            && !found.contains(&k)
+            && !out.contains(&k)
+            && out.len() < crate::text::cites::MAX_CITES
+        {
+            out.push(k);
+        }
+    }
+    out
 }

@@ -29,6 +29,7 @@ pub(super) struct Candidate {
     pub(super) score: f64,
     pub(super) distance: Option<u32>,
     pub(super) root: u64,
+    pub(super) standing: Standing,
 }
 
 /// What checking a candidate against the document looked up gives.
@@ -47,6 +48,23 @@ pub(super) struct Checked {
     /// For a candidate that did not verify but whose sentences are at least half in the
     /// document (two or more): the sentences they share (a source of a composite).
     pub(super) contained: Option<Vec<u32>>,
+    /// Where it stands for a cluster's original, and the citations between it and the
+    /// document (stores with `originals`).
+    pub(super) standing: Standing,
+}
+
+/// A candidate's standing for its cluster's original, and the citations between it and the
+/// document looked up.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Standing {
+    /// Its time ([`schema::DocRecord::dated`]).
+    pub(super) dated: i64,
+    /// Whether a document that verified against it cited it before.
+    pub(super) cited: bool,
+    /// The document cites it (names its URL, whose key this is).
+    pub(super) cited_now: Option<u64>,
+    /// It cites the document.
+    pub(super) cites_doc: bool,
 }
 
 impl Checked {
@@ -81,6 +99,7 @@ impl Checked {
             weight_distance: keys::weight_distance(&fps.key_weights, weights),
             strong,
             contained,
+            standing: Standing::default(),
         }
     }
 
@@ -90,14 +109,29 @@ impl Checked {
         fps: &Fingerprints,
         rec: &schema::DocRecord,
     ) -> Checked {
-        Checked::new(
+        let mut c = Checked::new(
             opts,
             fps,
             rec.id.clone(),
             rec.similar_id,
             super::record_sketches(rec),
             &rec.key_weights,
-        )
+        );
+        if opts.originals {
+            let cited_now = rec
+                .url
+                .as_deref()
+                .filter(|_| !fps.cites.is_empty())
+                .map(crate::text::cites::url_key)
+                .filter(|k| fps.cites.binary_search(k).is_ok());
+            c.standing = Standing {
+                dated: rec.dated(),
+                cited: rec.cited,
+                cited_now,
+                cites_doc: fps.url_key.is_some_and(|k| rec.cites.contains(&k)),
+            };
+        }
+        c
     }
 }
 
@@ -244,6 +278,7 @@ struct Verdict {
     overlap: f64,
     weight_distance: f64,
     strong: bool,
+    standing: Standing,
 }
 
 /// The root of each cluster id met during one lookup, with its record: the store does not
@@ -451,6 +486,7 @@ impl Fpdb {
                     overlap: c.overlap,
                     weight_distance: c.weight_distance,
                     strong: c.strong,
+                    standing: c.standing,
                 });
             }
             let v = &docs[&p.seq];
@@ -469,6 +505,7 @@ impl Fpdb {
                 overlap: v.overlap,
                 strong: v.strong,
                 root,
+                standing: v.standing,
             });
         }
         Ok(docs)

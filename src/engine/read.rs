@@ -37,6 +37,12 @@ impl Fpdb {
                 keys: rec.keys,
                 key_weights: rec.key_weights,
                 figures: rec.figures,
+                url_key: rec
+                    .url
+                    .as_deref()
+                    .filter(|_| self.opts.originals)
+                    .map(crate::text::cites::url_key),
+                cites: rec.cites,
             },
             id: rec.id,
             url: rec.url,

@@ -30,6 +30,9 @@ pub struct Document {
     /// A time the input gave that could not be read (the reader's located warning; the
     /// document is read without it).
     pub time_unread: Option<String>,
+    /// URLs its page links to as its source (links whose text or surroundings say so); its
+    /// text's source lines ("来源：URL") are read when it is fingerprinted.
+    pub cites: Vec<String>,
 }
 
 impl Document {
@@ -48,6 +51,8 @@ impl Document {
             title: self.title.as_deref(),
             description: self.description.as_deref(),
             keywords: self.keywords.as_deref(),
+            url: self.url.as_deref(),
+            cites: &self.cites,
         }
     }
 }

@@ -64,10 +64,7 @@ impl Fpdb {
                 seen.with_simhash += u64::from(r.simhash.is_some());
                 seen.postings += r.postings().collect::<BTreeSet<_>>().len() as u64;
                 seen.members.entry(root).or_insert((0, seq)).0 += 1;
-                let me = Original {
-                    time: r.dated(),
-                    seq,
-                };
+                let me = r.original(seq);
                 seen.earliest
                     .entry(root)
                     .and_modify(|o| *o = (*o).min(me))

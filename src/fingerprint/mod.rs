@@ -50,6 +50,13 @@ pub struct Fingerprints {
     /// store has `template_figures`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<u32>,
+    /// The key of the document's URL ([`text::cites::url_key`]; stores with `originals`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_key: Option<u64>,
+    /// Keys of the URLs it cites (its source lines and source links, at most
+    /// [`text::cites::MAX_CITES`], sorted; stores with `originals`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cites: Vec<u64>,
 }
 
 /// What a document carries besides its text, for the algorithms that read it (`des`,
@@ -62,6 +69,10 @@ pub struct Meta<'a> {
     pub description: Option<&'a str>,
     /// Meta keywords.
     pub keywords: Option<&'a str>,
+    /// Its URL.
+    pub url: Option<&'a str>,
+    /// The URLs its page links to as its source (its text's source lines are read too).
+    pub cites: &'a [String],
 }
 
 /// What verification compares of a document: its sentence sketch, shingle sketch, figures and
@@ -353,8 +364,25 @@ impl Fingerprinter {
         } else {
             Vec::new()
         };
+        let (url_key, cites) = if opts.originals {
+            let mut cites: Vec<u64> = meta
+                .cites
+                .iter()
+                .map(String::as_str)
+                .chain(text::cites::cited_urls(text).iter().map(String::as_str))
+                .map(text::cites::url_key)
+                .collect();
+            cites.sort_unstable();
+            cites.dedup();
+            cites.truncate(text::cites::MAX_CITES);
+            (meta.url.map(text::cites::url_key), cites)
+        } else {
+            (None, Vec::new())
+        };
         Fingerprints {
             figures,
+            url_key,
+            cites,
             nshash: top,
             simhash,
             sketch,

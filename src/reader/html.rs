@@ -23,6 +23,9 @@ pub struct Page {
     /// The publication time the page states, as written: `article:published_time` (or
     /// another publication-date meta), else the first `<time datetime>`.
     pub published: Option<String>,
+    /// Absolute links the page gives as its source: a link whose text, or whose parent's
+    /// text, says so (来源, 原文, source, via, …); at most 16.
+    pub cites: Vec<String>,
 }
 
 fn clean(s: &str) -> Option<String> {
@@ -78,17 +81,39 @@ fn published(dom: &Dom) -> Option<String> {
     })
 }
 
+/// The page's source links (see [`Page::cites`]).
+fn source_links(dom: &Dom) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in dom.select("a[href]").iter() {
+        let Some(href) = a.attr("href") else { continue };
+        let href = href.trim();
+        if !(href.starts_with("http://") || href.starts_with("https://")) {
+            continue;
+        }
+        let says = crate::text::cites::names_a_source(&a.text()) || {
+            let t = a.parent().text();
+            t.chars().count() <= 200 && crate::text::cites::names_a_source(&t)
+        };
+        if says && !out.iter().any(|u| u == href) && out.len() < 16 {
+            out.push(href.to_string());
+        }
+    }
+    out
+}
+
 /// A page's head fields and visible text, without readability.
 fn extract_visible(html: &str) -> Page {
     let dom = Dom::from(html);
     let (title, description, keywords) = head_fields(&dom);
     let published = published(&dom);
+    let cites = source_links(&dom);
     Page {
         title,
         description,
         keywords,
         text: visible_text(&dom),
         published,
+        cites,
     }
 }
 
@@ -100,6 +125,7 @@ pub fn extract(html: &str) -> Page {
     let dom = Dom::from(html);
     let (title, description, keywords) = head_fields(&dom);
     let published = published(&dom);
+    let cites = source_links(&dom);
     let visible = visible_text(&dom);
 
     let cfg = dom_smoothie::Config {
@@ -131,6 +157,7 @@ pub fn extract(html: &str) -> Page {
         keywords,
         text,
         published,
+        cites,
     }
 }
 

@@ -388,6 +388,7 @@ fn page_document(
         if let Some(t) = &page.published {
             set_time(&mut doc, t, "the page's publication time");
         }
+        doc.cites = page.cites;
     } else {
         doc.text = text.to_string();
     }

@@ -1,5 +1,6 @@
 //! Text processing: normalization, sentence splitting, word segmentation with TF-IDF weights.
 
+pub mod cites;
 mod lexicon;
 mod normalize;
 pub mod sentences;

@@ -323,6 +323,8 @@ mod tests {
             order: Vec::new(),
             figures: Vec::new(),
             published: None,
+            cites: Vec::new(),
+            cited: false,
         };
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));

@@ -366,6 +366,11 @@ pub struct DocRecord {
     /// When it was published, seconds since the epoch, as its input said (stores with
     /// `originals`: record version 6 only; `None`: its ingest `time` counts).
     pub published: Option<i64>,
+    /// Keys of the URLs it cites (record version 6 only).
+    pub cites: Vec<u64>,
+    /// Whether a document that verified against it cites it (record version 6 only): a cited
+    /// member comes first when a cluster's original is chosen.
+    pub cited: bool,
 }
 
 impl DocRecord {
@@ -379,11 +384,22 @@ impl DocRecord {
         self.published
             .unwrap_or(i64::try_from(self.time).unwrap_or(i64::MAX))
     }
+
+    /// Where it stands when its cluster's original is chosen (it being at `seq`).
+    pub fn original(&self, seq: u64) -> Original {
+        Original {
+            uncited: !self.cited,
+            time: self.dated(),
+            seq,
+        }
+    }
 }
 
-/// A cluster's original: its member that comes first by (time, seq).
+/// A cluster's original: its member that comes first by (cited first, time, seq).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Original {
+    /// No document that verified against it cites it ([`DocRecord::cited`]).
+    pub uncited: bool,
     /// Its time ([`DocRecord::dated`]).
     pub time: i64,
     /// Its seq.
@@ -412,6 +428,10 @@ pub struct ClusterRecord {
     pub size: u64,
     /// Its original (stores with `originals`; version 2 cluster records).
     pub original: Option<Original>,
+    /// Keys of URLs its members cite that no member had when they were cited (at most
+    /// [`crate::text::cites::MAX_CITES`]): a document arriving later with one of them is cited
+    /// (version 2 cluster records).
+    pub pending_cites: Vec<u64>,
 }
 
 impl ClusterRecord {
@@ -568,6 +588,7 @@ mod tests {
             first_seq: 9,
             size: 4,
             original: None,
+            pending_cites: Vec::new(),
         };
         let enc = encode(&c);
         assert_eq!(

@@ -24,7 +24,7 @@ enum DocVersion {
     Order,
     /// + the figures' sketch (`template_figures`).
     Figures,
-    /// + the publication time (`originals`).
+    /// + the publication time, the URLs cited and whether it is cited (`originals`).
     Published,
 }
 
@@ -55,7 +55,7 @@ impl DocVersion {
 
     /// The oldest version that holds `r`.
     fn of(r: &DocRecord) -> DocVersion {
-        if r.published.is_some() {
+        if r.published.is_some() || !r.cites.is_empty() || r.cited {
             DocVersion::Published
         } else if !r.figures.is_empty() {
             DocVersion::Figures
@@ -78,7 +78,7 @@ impl DocVersion {
             DocVersion::Weights => 16,
             DocVersion::Order => 17,
             DocVersion::Figures => 18,
-            DocVersion::Published => 19,
+            DocVersion::Published => 21,
         }
     }
 }
@@ -136,7 +136,9 @@ impl Serialize for Versioned<'_> {
             t.serialize_element(&r.figures)?;
         }
         if v >= DocVersion::Published {
-            t.serialize_element(&r.published.unwrap_or_default())?;
+            t.serialize_element(&r.published)?;
+            t.serialize_element(&r.cites)?;
+            t.serialize_element(&r.cited)?;
         }
         t.end()
     }
@@ -189,6 +191,8 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
         order: Vec::new(),
         figures: Vec::new(),
         published: None,
+        cites: Vec::new(),
+        cited: false,
     };
     if version >= DocVersion::Keys {
         r.bands = field(&mut rest, key)?;
@@ -204,7 +208,9 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
         r.figures = field(&mut rest, key)?;
     }
     if version >= DocVersion::Published {
-        r.published = Some(field(&mut rest, key)?);
+        r.published = field(&mut rest, key)?;
+        r.cites = field(&mut rest, key)?;
+        r.cited = field(&mut rest, key)?;
     }
     Ok(r)
 }
@@ -226,7 +232,11 @@ pub fn encode_cluster(r: &ClusterRecord) -> Vec<u8> {
         }
         Some(o) => {
             out.push(CLUSTER_ORIGINAL);
-            bincode::serde::encode_into_std_write((base, o.time, o.seq), &mut out, config)
+            bincode::serde::encode_into_std_write(
+                (base, (o.uncited, o.time, o.seq, &r.pending_cites)),
+                &mut out,
+                config,
+            )
         }
     }
     .expect("records always encode");
@@ -255,10 +265,13 @@ pub fn decode_cluster(key: &[u8], v: &[u8]) -> Result<ClusterRecord> {
     };
     let (parent, first_seq, size): (Option<u64>, u64, u64) =
         field(&mut rest, key).map_err(cluster)?;
+    let mut pending_cites = Vec::new();
     let original = if first == CLUSTER_ORIGINAL {
+        let uncited: bool = field(&mut rest, key).map_err(cluster)?;
         let time: i64 = field(&mut rest, key).map_err(cluster)?;
         let seq: u64 = field(&mut rest, key).map_err(cluster)?;
-        Some(Original { time, seq })
+        pending_cites = field(&mut rest, key).map_err(cluster)?;
+        Some(Original { uncited, time, seq })
     } else {
         None
     };
@@ -267,6 +280,7 @@ pub fn decode_cluster(key: &[u8], v: &[u8]) -> Result<ClusterRecord> {
         first_seq,
         size,
         original,
+        pending_cites,
     })
 }
 
@@ -310,6 +324,8 @@ mod tests {
             order: Vec::new(),
             figures: Vec::new(),
             published: None,
+            cites: Vec::new(),
+            cited: false,
         }
     }
 
@@ -408,9 +424,10 @@ mod tests {
     /// then the empty fields a version lacks trimmed from its end (each one length byte 0).
     fn trimmed_encoding(r: &DocRecord) -> Vec<u8> {
         let mut out = encode(r);
-        // `published` (None: one byte 0), the field added after this encoding was replaced.
-        assert!(r.published.is_none());
-        out.truncate(out.len() - 1);
+        // `published`, `cites` and `cited` (None, empty, false: one byte 0 each), the fields
+        // added after this encoding was replaced.
+        assert!(r.published.is_none() && r.cites.is_empty() && !r.cited);
+        out.truncate(out.len() - 3);
         if !r.figures.is_empty() {
             out[0] = DOC_RECORD_FIGURES;
             return out;
@@ -459,6 +476,8 @@ mod tests {
             order in some(proptest::num::u8::ANY),
             figures in some(proptest::num::u32::ANY),
             published in proptest::option::of(proptest::num::i64::ANY),
+            cites in some(proptest::num::u64::ANY),
+            cited in proptest::bool::ANY,
             time in proptest::num::u64::ANY,
         ) {
             let r = DocRecord {
@@ -481,9 +500,11 @@ mod tests {
                 order,
                 figures,
                 published,
+                cites,
+                cited,
             };
             let enc = encode_doc(&r);
-            if r.published.is_none() {
+            if r.published.is_none() && r.cites.is_empty() && !r.cited {
                 proptest::prop_assert_eq!(&enc, &trimmed_encoding(&r));
             } else {
                 proptest::prop_assert_eq!(enc[0], 6);
@@ -501,13 +522,14 @@ mod tests {
             parent in proptest::option::of(proptest::num::u64::ANY),
             first_seq in proptest::num::u64::ANY,
             size in proptest::num::u64::ANY,
-            original in proptest::option::of((proptest::num::i64::ANY, proptest::num::u64::ANY)),
+            original in proptest::option::of((proptest::bool::ANY, proptest::num::i64::ANY, proptest::num::u64::ANY)),
         ) {
             let r = ClusterRecord {
                 parent,
                 first_seq,
                 size,
-                original: original.map(|(time, seq)| Original { time, seq }),
+                original: original.map(|(uncited, time, seq)| Original { uncited, time, seq }),
+                pending_cites: if original.is_some() { vec![first_seq, size] } else { Vec::new() },
             };
             let enc = encode_cluster(&r);
             if r.original.is_none() {

@@ -151,6 +151,8 @@ fn doc_record() -> DocRecord {
         order: (0..40).map(|i| i * 6).collect(),
         figures: vec![11, 12, 13],
         published: Some(1_690_000_000),
+        cites: vec![3, 4],
+        cited: true,
     }
 }
 
@@ -162,12 +164,20 @@ fn decoders(rng: &mut Rng) {
             rec.keys.clear();
             rec.key_weights.clear();
             rec.published = None;
+            rec.cites.clear();
+            rec.cited = false;
         }
         1 => {
             rec.key_weights.clear();
             rec.published = None;
+            rec.cites.clear();
+            rec.cited = false;
         }
-        2 => rec.published = None,
+        2 => {
+            rec.published = None;
+            rec.cites.clear();
+            rec.cited = false;
+        }
         _ => {}
     }
     let mut b = schema::encode_doc(&rec);
@@ -177,7 +187,12 @@ fn decoders(rng: &mut Rng) {
         parent: Some(1),
         first_seq: 2,
         size: 3,
-        original: (rng.index(2) == 0).then_some(schema::Original { time: -5, seq: 2 }),
+        original: (rng.index(2) == 0).then_some(schema::Original {
+            uncited: true,
+            time: -5,
+            seq: 2,
+        }),
+        pending_cites: vec![7, 9],
     });
     mutate(&mut c, rng);
     let _ = schema::decode_cluster(b"k", &c);
