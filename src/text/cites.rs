@@ -39,12 +39,13 @@ pub fn cited_urls(text: &str) -> Vec<String> {
             continue;
         };
         // The marker stands on the URL's line, after the URL before it.
-        let mut start = at.saturating_sub(120).max(last_end);
+        let mut start = at.saturating_sub(120).max(last_end).min(at);
         while !text.is_char_boundary(start) {
             start += 1;
         }
         let start = text[start..at].rfind('\n').map_or(start, |n| start + n + 1);
         last_end = at + url.len();
+        from = last_end;
         if names_a_source(&text[start..at]) && !out.contains(&url) && out.len() < MAX_CITES {
             out.push(url);
         }
@@ -64,7 +65,7 @@ fn first_url(s: &str) -> Option<String> {
             !c.is_whitespace()
                 && !matches!(
                     c,
-                    '"' | '\'' | '<' | '>' | ')' | '）' | '】' | '」' | '，' | '。' | ','
+                    '"' | '\'' | '<' | '>' | '(' | ')' | '[' | ']' | '）' | '】' | '」' | '，' | '。' | ','
                 )
         })
         .collect();
@@ -115,5 +116,30 @@ mod tests {
             assert_eq!(url_key(u), k, "{u}");
         }
         assert_ne!(url_key("http://site.example/b"), k);
+    }
+
+    proptest::proptest! {
+        /// Any text (URLs inside URLs, markdown links, markers and multi-byte text around
+        /// them) gives URLs that are in it, at most the bound, and never panics.
+        #[test]
+        fn any_text_gives_urls_it_holds(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "来源：", "source: ", "via ", "https://a.example/x", "http://b.example/y/",
+                "[", "](", ")", "\n", " ", "中文", "http", "https:/", "。", "原文链接",
+            ]), 0..40),
+        ) {
+            let text: String = parts.concat();
+            let urls = cited_urls(&text);
+            proptest::prop_assert!(urls.len() <= MAX_CITES);
+            for u in &urls {
+                proptest::prop_assert!(text.contains(u.as_str()), "{} in {:?}", u, text);
+            }
+        }
+    }
+
+    #[test]
+    fn markdown_links_give_each_url_once() {
+        let t = "该攻略出自\n[https://github.com/x/996.law](https://github.com/x/996.law)\n来源：[https://s.example/a](https://s.example/a)";
+        assert_eq!(cited_urls(t), ["https://s.example/a"]);
     }
 }
