@@ -244,6 +244,11 @@ fn originals_survive_reopen_delete_replace_and_backup() {
     assert_eq!(line["previous_original"], "c", "{line}");
     let before = named(d.path(), "s.db");
     assert_original(&before, &["b", "c", "z"], "z");
+    // `clusters` names it too (members stay in ingest order).
+    let out = run(d.path(), &["--db", "s.db", "clusters", "--json"]);
+    let cluster = &json_lines(&stdout(&out))[0];
+    assert_eq!(cluster["original"], "z", "{cluster}");
+    assert_eq!(cluster["members"][0], "c", "{cluster}");
     // A backup holds the same; a reopened store too (the export above reopened it).
     assert_eq!(
         code(&run(d.path(), &["--db", "s.db", "backup", "copy.db"])),

@@ -12,7 +12,7 @@ pub(super) struct ClustersArgs {
     /// Only clusters with at least this many documents
     #[arg(long, default_value_t = 2)]
     pub(super) min_size: usize,
-    /// One JSON object per cluster on stdout: {"similar_id","size","members"} (as HTTP's
+    /// One JSON object per cluster on stdout: {"similar_id","size","original","members"} (as HTTP's
     /// /v1/clusters)
     #[arg(long)]
     pub(super) json: bool,
@@ -23,14 +23,24 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
     let groups = db.clusters(a.min_size)?;
     let mut w = BufWriter::new(std::io::stdout().lock());
     for (id, members) in &groups {
+        let original = db.original_of(*id)?;
         if a.json {
-            let v =
-                serde_json::json!({"similar_id": id, "size": members.len(), "members": members});
+            let v = serde_json::json!({
+                "similar_id": id,
+                "size": members.len(),
+                "original": original,
+                "members": members,
+            });
             writeln!(w, "{v}")?;
         } else {
             writeln!(w, "similar_id {id} ({} documents)", members.len())?;
             for m in members {
-                writeln!(w, "  {}", shown(m))?;
+                let mark = if original.as_deref() == Some(m.as_str()) {
+                    "  (original)"
+                } else {
+                    ""
+                };
+                writeln!(w, "  {}{mark}", shown(m))?;
             }
         }
     }

@@ -191,7 +191,18 @@ impl Fpdb {
             size: rec.size,
             truncated: members.len() < seqs.len(),
             members,
+            original: self.doc(rec.named())?.id,
         }))
+    }
+
+    /// The id of the original of the cluster `similar_id` names now (see
+    /// [`Outcome::duplicate_of`]); `None` when it holds no document.
+    pub fn original_of(&self, similar_id: u64) -> Result<Option<String>> {
+        let (_, rec) = self.find(similar_id)?;
+        if rec.size == 0 {
+            return Ok(None);
+        }
+        Ok(Some(self.doc(rec.named())?.id))
     }
 
     /// Current clusters with at least `min_size` documents: (similar_id, member ids in ingest

@@ -210,6 +210,9 @@ pub struct Cluster {
     pub members: Vec<String>,
     /// Whether `members` lists fewer documents than `size`.
     pub truncated: bool,
+    /// Its original (see [`Outcome::duplicate_of`]): the earliest member, or, in a store
+    /// without `originals`, the first ingested.
+    pub original: String,
 }
 
 /// The answer to a lookup as every front end prints it (`fpdb query --json`, each line of
