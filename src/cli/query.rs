@@ -143,7 +143,7 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
         outln!("{}", serde_json::to_string(&o.answer(None))?);
     } else if let Some(id) = o.similar_id {
         outln!(
-            "duplicate: similar_id {id} (first document: {})",
+            "duplicate: similar_id {id} (original: {})",
             o.duplicate_of.as_deref().unwrap_or("?")
         );
         for m in &o.matches {
