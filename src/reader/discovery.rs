@@ -36,10 +36,17 @@ pub(super) fn skip_in_walk(path: &Path) -> Option<String> {
     }
 }
 
-/// Whether `path` is a Parquet file: its first bytes, else its name.
+/// Whether `path` is a Parquet file: its first bytes, else its name. Only a regular file is
+/// opened to look: the bytes read from a pipe (a FIFO, `<(…)`) would be gone for the reader.
 fn is_parquet(path: &Path) -> bool {
     let mut head = [0u8; 4];
-    match File::open(path).and_then(|mut f| f.read_exact(&mut head)) {
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let read = if regular {
+        File::open(path).and_then(|mut f| f.read_exact(&mut head))
+    } else {
+        Err(std::io::ErrorKind::Unsupported.into())
+    };
+    match read {
         Ok(()) if head == *super::parquet::MAGIC => true,
         Ok(()) => false,
         Err(_) => path
