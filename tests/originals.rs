@@ -106,6 +106,7 @@ fn a_jsonl_date_field_names_the_earliest_and_says_what_it_could_not_read() {
         serde_json::json!({"id": "a", "text": text, "date": "2024年5月25日 10:30"}),
         serde_json::json!({"id": "c", "text": format!("{text}\n（完）"), "date": "next week"}),
         serde_json::json!({"id": "e", "text": format!("{text}\n编辑"), "date": 1_716_000_000}),
+        serde_json::json!({"id": "f", "text": format!("{text}\n另"), "date": {"year": 2020}}),
     ];
     let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(d.path().join("in.jsonl"), jsonl).unwrap();
@@ -126,6 +127,11 @@ fn a_jsonl_date_field_names_the_earliest_and_says_what_it_could_not_read() {
     let err = stderr(&out);
     assert!(
         err.contains("in.jsonl:3") && err.contains("`next week`"),
+        "{err}"
+    );
+    // A time field holding neither a string nor a number is warned about too.
+    assert!(
+        err.contains("in.jsonl:5") && err.contains("not a string or a number"),
         "{err}"
     );
     assert!(err.contains("3 documents dated by their input"), "{err}");

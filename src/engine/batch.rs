@@ -376,12 +376,7 @@ impl Fpdb {
                 for &c in &named.newly_cited {
                     match d.index.docs.get(&c) {
                         Some(&i) => d.records[i].1.cited = true,
-                        None => {
-                            let mut r = self.doc(c)?;
-                            r.cited = true;
-                            d.bulk
-                                .put(Cf::Docs, schema::u64_key(c), schema::encode_doc(&r));
-                        }
+                        None => self.put_cited(c, &mut d.bulk)?,
                     }
                 }
                 self.store.write(staged)?;

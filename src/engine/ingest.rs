@@ -264,13 +264,19 @@ impl Fpdb {
             Ok((r.id, r.sketch))
         })?;
         for &c in &named.newly_cited {
-            let mut r = self.doc(c)?;
-            r.cited = true;
-            bulk.put(Cf::Docs, schema::u64_key(c), schema::encode_doc(&r));
+            self.put_cited(c, &mut bulk)?;
         }
         batch.append(bulk);
         self.store.write(batch)?;
         Ok(outcome)
+    }
+
+    /// Stored document `seq`'s record, marked cited, into `bulk`.
+    pub(super) fn put_cited(&self, seq: u64, bulk: &mut Batch) -> Result<()> {
+        let mut r = self.doc(seq)?;
+        r.cited = true;
+        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&r));
+        Ok(())
     }
 
     /// Give new document `doc` (looked up as `lk`) the next seq and its cluster: the cluster
@@ -433,7 +439,6 @@ fn choose_original(
     }
     trec.original = Original::earliest(trec.original, Some(me));
     let previous = before
-        .filter(|_| trec.original != before)
         .map(|o| o.seq)
         .filter(|&s| Some(s) != trec.original.map(|o| o.seq));
     (previous, newly_cited, cited_by_waiting)
