@@ -195,6 +195,64 @@ pub struct Explanation {
     pub terms_only_b: Vec<(String, f64)>,
 }
 
+/// One sentence of a looked-up text, with the stored documents that hold it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MarkedSentence {
+    /// The sentence as fingerprinted (normalized: lower case, simplified characters).
+    pub text: String,
+    /// Whether it is long enough to count (shorter ones are never compared).
+    pub counted: bool,
+    /// Which of the compared documents hold it (indices into the sketches given).
+    pub shared: Vec<usize>,
+}
+
+/// The sentences of `normalized` in text order, each marked with the documents of `sketches`
+/// (their stored sentence sketches) that hold it: what `explain` marks as shared, for a text
+/// against stored documents whose texts are not kept. A text with no sentence long enough is
+/// one sentence, as nshash keys it. A stored document of more than
+/// [`nshash::SKETCH_MAX`] sentences keeps a sample of them, so a sentence it shares outside
+/// the sample is not marked.
+pub fn marked_sentences(
+    normalized: &str,
+    opts: &Options,
+    sketches: &[&[u32]],
+) -> Vec<MarkedSentence> {
+    let holders = |key: &str| -> Vec<usize> {
+        let h = nshash::hash_key(key, opts.nshash_hash) as u32;
+        sketches
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.binary_search(&h).is_ok())
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let mut out: Vec<MarkedSentence> = crate::text::sentences::split(normalized)
+        .filter_map(|s| {
+            let (key, n) = crate::text::sentences::key(s);
+            let text = s.trim();
+            (!text.is_empty()).then(|| {
+                let counted = n >= opts.min_sentence_chars;
+                MarkedSentence {
+                    text: text.to_string(),
+                    counted,
+                    shared: if counted { holders(&key) } else { Vec::new() },
+                }
+            })
+        })
+        .collect();
+    if !out.iter().any(|m| m.counted) {
+        let keys = nshash::top_sentence_keys(normalized, opts);
+        if let Some(key) = keys.first() {
+            out = vec![MarkedSentence {
+                text: normalized.trim().to_string(),
+                counted: true,
+                shared: holders(key),
+            }];
+        }
+    }
+    out
+}
+
 fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f64)> {
     let ys: HashMap<&str, f64> = y.iter().map(|(t, w)| (t.as_str(), *w)).collect();
     let mut v: Vec<(String, f64)> = x
@@ -230,5 +288,43 @@ pub fn explain(a: &Document, b: &Document, fp: &Fingerprinter) -> Explanation {
         shared_sentences: shared,
         terms_only_a: only_in(&ta, &tb, 10),
         terms_only_b: only_in(&tb, &ta, 10),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marked_sentences_name_the_documents_that_hold_each() {
+        let opts = Options::default();
+        let fp = Fingerprinter::new(opts.clone(), None).unwrap();
+        let one = "国务院办公厅日前印发通知，要求各地加快推进政务服务标准化规范化便利化。";
+        let two = "通知提出到二零二五年底政务服务事项全面实现一网通办，企业和群众办事更加方便。";
+        let three = "今天的天气非常好，我们一起去公园散步，看到了很多美丽的花朵和高大的树木。";
+        let stored_a = fp.fingerprint(&format!("{one}\n{two}"));
+        let stored_b = fp.fingerprint(&format!("{two}\n{three}"));
+        let query = fp.prepare(&format!("{one}\n短句。\n{two}\n{three}"));
+        let marks = marked_sentences(&query, &opts, &[&stored_a.sketch, &stored_b.sketch]);
+        let got: Vec<(bool, Vec<usize>)> = marks
+            .iter()
+            .map(|m| (m.counted, m.shared.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (true, vec![0]),
+                (false, vec![]),
+                (true, vec![0, 1]),
+                (true, vec![1])
+            ]
+        );
+        assert!(marks[0].text.starts_with("国务院办公厅"));
+        // No sentence long enough: the whole text is one, as nshash keys it.
+        let short = fp.prepare("短句。又一句。");
+        let stored = fp.fingerprint("短句。又一句。");
+        let marks = marked_sentences(&short, &opts, &[&stored.sketch]);
+        assert_eq!(marks.len(), 1);
+        assert_eq!(marks[0].shared, [0]);
     }
 }

@@ -45,6 +45,13 @@ pub use engine::{
     Outcome, QueryAnswer, ResultLine, SavedFilter, Settings, Stats, StoredDocument, Verified,
     ALGO_NAMES, MAX_MATCHES,
 };
+/// The store described for people: `fpdb report` and serve's page.
+pub mod report {
+    pub use crate::engine::{
+        ClusterDetail, Day, Heavy, HostCount, HostPair, Hosts, Member, Report, ReportOptions,
+        ReportScan, SizeClass,
+    };
+}
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprints, Meta};
 pub use options::{

@@ -137,15 +137,23 @@ impl Fpdb {
 
     /// Seqs of the members of root cluster `root`, ascending.
     pub(super) fn members(&self, root: u64) -> Result<Vec<u64>> {
+        self.members_first(root, usize::MAX)
+    }
+
+    /// Seqs of the first `limit` members of root cluster `root`, ascending.
+    pub(super) fn members_first(&self, root: u64, limit: usize) -> Result<Vec<u64>> {
         let (start, end) = schema::members_range(root);
         let mut out = Vec::new();
         let mut err = None;
+        if limit == 0 {
+            return Ok(out);
+        }
         self.store.scan(Cf::Members, &start, &end, &mut |k, _| {
             match schema::decode_members_key(k) {
                 Ok((_, seq)) => out.push(seq),
                 Err(e) => err = Some(e),
             }
-            err.is_none()
+            err.is_none() && out.len() < limit
         })?;
         match err {
             Some(e) => Err(e),

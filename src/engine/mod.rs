@@ -28,6 +28,7 @@ mod lookup;
 mod open;
 mod postings;
 mod read;
+mod report;
 mod settings;
 mod types;
 mod verify;
@@ -35,6 +36,10 @@ mod verify;
 use std::path::{Path, PathBuf};
 
 pub use batch::BatchOutcome;
+pub use report::{
+    ClusterDetail, Day, Heavy, HostCount, HostPair, Hosts, Member, Report, ReportOptions,
+    ReportScan, SizeClass,
+};
 pub use settings::{Builder, Settings, ALGO_NAMES};
 pub use types::{
     Cluster, Document, IngestResult, Match, OnExisting, Outcome, QueryAnswer, ResultLine,

@@ -181,15 +181,15 @@ impl Fpdb {
         if rec.size == 0 {
             return Ok(None);
         }
-        let seqs = self.members(root)?;
-        let mut members = Vec::with_capacity(seqs.len().min(limit));
-        for &seq in seqs.iter().take(limit) {
+        let seqs = self.members_first(root, limit)?;
+        let mut members = Vec::with_capacity(seqs.len());
+        for &seq in &seqs {
             members.push(self.doc(seq)?.id);
         }
         Ok(Some(Cluster {
             similar_id: root,
             size: rec.size,
-            truncated: members.len() < seqs.len(),
+            truncated: (members.len() as u64) < rec.size,
             members,
             original: self.doc(rec.named())?.id,
         }))

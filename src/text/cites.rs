@@ -98,6 +98,43 @@ pub fn url_key(url: &str) -> u64 {
     crate::hash::fingerprint64(u.as_bytes())
 }
 
+/// The site a URL is on, as reports group pages by: its host in lower case without `www.`,
+/// userinfo or port (`https://www.News.example:8080/a` -> `news.example`). None for a string
+/// that is not a URL (no `scheme://` and no dot in its first part).
+pub fn host(url: &str) -> Option<String> {
+    let u = url.trim();
+    let rest = match u.split_once("://") {
+        Some((scheme, rest))
+            if !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c)) =>
+        {
+            rest
+        }
+        _ => u,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let name = if authority.starts_with('[') {
+        // An IPv6 literal keeps its brackets and drops only the port after them.
+        authority
+            .split_once(']')
+            .map_or(authority, |(h, _)| h)
+            .trim_start_matches('[')
+    } else {
+        authority.split(':').next().unwrap_or("")
+    };
+    let name = name.trim_end_matches('.').to_lowercase();
+    let name = name
+        .strip_prefix("www.")
+        .map_or(name.clone(), str::to_string);
+    let plausible = !name.is_empty()
+        && (u.contains("://") || name.contains('.'))
+        && !name.chars().any(|c| c.is_whitespace() || c.is_control());
+    plausible.then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +152,23 @@ mod tests {
             ]
         );
         assert!(cited_urls("没有来源的文字。").is_empty());
+    }
+
+    #[test]
+    fn hosts_drop_scheme_www_userinfo_port_and_case() {
+        for (u, h) in [
+            ("https://www.News.example:8080/a?b#c", Some("news.example")),
+            ("http://user:pw@site.example./x", Some("site.example")),
+            ("site.example/a", Some("site.example")),
+            ("ftp://files.example", Some("files.example")),
+            ("http://[2001:db8::1]:80/", Some("2001:db8::1")),
+            ("http://localhost:3000/", Some("localhost")),
+            ("news-1", None),
+            ("", None),
+            ("https:///nothing", None),
+        ] {
+            assert_eq!(host(u).as_deref(), h, "{u}");
+        }
     }
 
     #[test]
