@@ -29,10 +29,12 @@ mod ingest;
 mod output;
 mod pipeline;
 mod query;
+mod report;
 mod serve;
 mod stats;
 mod summary;
 mod verify;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,7 +65,8 @@ Examples:
   fpdb query --file page.txt                         # would this page be a duplicate?
   fpdb --db /data/news.db stats
   fpdb export > clusters.jsonl                       # every document with its similar_id
-  fpdb serve --listen 127.0.0.1:8080                 # HTTP: POST /v1/query, /v1/documents, ...
+  fpdb report -o report.html                         # the store as one page: sizes, days, hosts
+  fpdb serve --listen 127.0.0.1:8080                 # HTTP: a page at /, POST /v1/query, ...
 
 Exit codes: 0 ok (query: duplicate found; explain: linked), 1 query: no duplicate
 (explain: not linked), 2 error (also: nothing could be read), 3 ingest finished but skipped
@@ -111,6 +114,12 @@ enum Command {
     Export(export::ExportArgs),
     /// List near-duplicate clusters (similar_id and member ids).
     Clusters(clusters::ClustersArgs),
+    /// Write a self-contained HTML report of the store (never writes to the store).
+    ///
+    /// Figures, cluster sizes on a log scale, duplicates per ingest day, the hosts whose pages
+    /// copy another host's, the largest clusters with their members. Streams the store: memory
+    /// stays bounded whatever its size. `--json` prints the data instead.
+    Report(report::ReportArgs),
     /// Check that every index agrees with the stored documents (exit 2 when not).
     Verify(verify::VerifyArgs),
     /// Show why two texts or stored documents match or not.
@@ -213,6 +222,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Export(a) => export::export(&path, a),
         Command::Verify(a) => verify::verify(&path, a),
         Command::Clusters(a) => clusters::clusters(&path, a),
+        Command::Report(a) => report::report(&path, a, cli.quiet),
         Command::Eval(a) => eval::eval(a),
         Command::Explain(a) => explain::explain(&path, a),
         Command::Idf(a) => idf::idf(&path, a, cli.quiet),

@@ -51,13 +51,15 @@ fn routes() -> Vec<(&'static str, MethodRouter<Db>)> {
         ("/v1/documents", post(ingest)),
         ("/v1/documents/{id}", get(document)),
         ("/v1/clusters/{similar_id}", get(cluster)),
+        ("/v1/clusters/{similar_id}/members", get(cluster_members)),
         ("/v1/stats", get(stats)),
+        ("/v1/report", get(report)),
     ]
 }
 
 pub(super) fn router(shared: Db) -> Router {
     let mut r = Router::new();
-    for (path, handlers) in routes() {
+    for (path, handlers) in routes().into_iter().chain(super::ui::routes()) {
         r = r.route(path, handlers);
     }
     r.route_layer(middleware::from_fn_with_state(shared.clone(), track))
@@ -76,6 +78,7 @@ async fn track(State(s): State<Db>, req: Request, next: Next) -> Response {
         .map_or_else(String::new, |m| m.as_str().to_string());
     let method = req.method().to_string();
     let allowed = route == "/healthz"
+        || super::ui::is_page(&route)
         || s.token.as_deref().is_none_or(|token| {
             req.headers()
                 .get(header::AUTHORIZATION)
@@ -195,6 +198,10 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
     let mut obj = object(&read_body(&s, raw).await?)?;
     obj.entry("id")
         .or_insert_with(|| Value::String("query".into()));
+    let sentences = match obj.remove("sentences") {
+        Some(v) => flag(&v, "sentences")?,
+        None => false,
+    };
     // A page is extracted on the reads' pool: its cost grows with its size, and the HTTP threads
     // must stay free for every other client.
     let doc = if obj.contains_key("html") {
@@ -202,6 +209,8 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
     } else {
         parse_document(&obj, "")?
     };
+    // The page's paste box asks for the text's sentences marked with the matches holding them.
+    let keep = sentences.then(|| (s.clone(), doc.text.clone()));
     let o = if doc.text.len() <= INLINE_TEXT_BYTES {
         // A short text is looked up on this thread when no write holds the store: two
         // thread hand-offs cost more than its fingerprint and lookup.
@@ -230,7 +239,92 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
         on_cpu(move || look_up(&s, &doc)).await?
     }
     .map_err(ApiError::store)?;
+    if let Some((s, text)) = keep {
+        let marked = on_cpu(move || marked(&s, &text, &o).map(|m| (o, m)))
+            .await?
+            .map_err(ApiError::store)?;
+        let (o, m) = marked;
+        let mut v = serde_json::to_value(o.answer(None)).map_err(|_| internal_error())?;
+        v["sentences"] = serde_json::to_value(m).map_err(|_| internal_error())?;
+        return Ok(Json(v).into_response());
+    }
     Ok(Json(o.answer(None)).into_response())
+}
+
+/// One sentence of a looked-up text and the matched documents that hold it (`"sentences":
+/// true` in `POST /v1/query`).
+#[derive(Serialize)]
+struct Sentence {
+    text: String,
+    counted: bool,
+    shared: Vec<String>,
+}
+
+/// The sentences of `text` as fingerprinted, each with the ids of the matched documents of
+/// `o` whose stored sketches hold it.
+fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Sentence>> {
+    let mut ids: Vec<&str> = Vec::new();
+    for m in &o.matches {
+        if !ids.contains(&m.id.as_str()) {
+            ids.push(&m.id);
+        }
+    }
+    let db =
+        s.db.read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut sketches = Vec::with_capacity(ids.len());
+    for id in &ids {
+        sketches.push(
+            db.stored_document(id)?
+                .map(|d| d.fingerprints.sketch)
+                .unwrap_or_default(),
+        );
+    }
+    drop(db);
+    let views: Vec<&[u32]> = sketches.iter().map(Vec::as_slice).collect();
+    let normalized = s.fingerprinter.prepare(text);
+    Ok(fpdb::explain::marked_sentences(&normalized, s.fingerprinter.options(), &views)
+        .into_iter()
+        .map(|m| Sentence {
+            text: m.text,
+            counted: m.counted,
+            shared: m.shared.into_iter().map(|i| ids[i].to_string()).collect(),
+        })
+        .collect())
+}
+
+/// How long a report is served again before the store is read for a new one.
+const REPORT_FRESH: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `GET /v1/report`: what `fpdb report --json` prints. Made a chunk of records at a time, the
+/// store's lock taken for each chunk only (writes go on between them); one report at a time,
+/// served again for 30 s.
+async fn report(State(s): State<Db>) -> Answer {
+    let mut cached = s.report.lock().await;
+    if let Some((at, r)) = &*cached {
+        if at.elapsed() < REPORT_FRESH {
+            return Ok(Json(&**r).into_response());
+        }
+    }
+    let mut scan = fpdb::report::ReportScan::new(fpdb::report::ReportOptions::default());
+    loop {
+        let db = s.clone();
+        let (more, back) = on_cpu(move || {
+            let store =
+                db.db.read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let more = scan.step(&store);
+            (more, scan)
+        })
+        .await?;
+        scan = back;
+        if !more.map_err(ApiError::store)? {
+            break;
+        }
+    }
+    let r = Arc::new(read_db(s.clone(), move |db| scan.finish(db)).await?);
+    *cached = Some((Instant::now(), r.clone()));
+    Ok(Json(&*r).into_response())
 }
 
 /// `POST /v1/query/batch`: `{"documents": [...]}` -> `{"results": [...]}`, one per document in
@@ -410,8 +504,33 @@ async fn cluster(
             Some("similar_id"),
         )
     })?;
-    let mut limit = DEFAULT_MEMBERS;
-    for (k, v) in params(&q) {
+    let limit = limit(&q, DEFAULT_MEMBERS)?;
+    let found = read_db(s, move |db| db.cluster_members(id, limit)).await?;
+    found_or_404(found, || format!("no cluster has the similar_id {id}"))
+}
+
+/// `GET /v1/clusters/{similar_id}/members?limit=N`: the cluster with its first N members (100
+/// by default) and its original, each with URL, title, times and what linked it.
+async fn cluster_members(
+    State(s): State<Db>,
+    id: Result<Path<u64>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Answer {
+    let Path(id) = id.map_err(|_| {
+        ApiError::bad(
+            "similar_id must be a cluster id (an unsigned integer)",
+            Some("similar_id"),
+        )
+    })?;
+    let limit = limit(&q, 100)?;
+    let found = read_db(s, move |db| db.cluster_detail(id, limit)).await?;
+    found_or_404(found, || format!("no cluster has the similar_id {id}"))
+}
+
+/// The `limit` query parameter, `default` without one.
+fn limit(q: &Option<String>, default: usize) -> Result<usize, ApiError> {
+    let mut limit = default;
+    for (k, v) in params(q) {
         if k == "limit" {
             limit = v.parse().map_err(|_| {
                 ApiError::bad(
@@ -421,8 +540,7 @@ async fn cluster(
             })?;
         }
     }
-    let found = read_db(s, move |db| db.cluster_members(id, limit)).await?;
-    found_or_404(found, || format!("no cluster has the similar_id {id}"))
+    Ok(limit)
 }
 
 #[cfg(test)]

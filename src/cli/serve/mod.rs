@@ -17,6 +17,7 @@ mod error;
 mod metrics;
 mod pools;
 mod request;
+mod ui;
 mod writer;
 
 use std::net::SocketAddr;
@@ -106,6 +107,8 @@ pub(super) struct Shared {
     read_timeout: std::time::Duration,
     /// Set when the writer failed: writes are refused, /healthz says so.
     writer_failed: std::sync::atomic::AtomicBool,
+    /// The last report made for `GET /v1/report` and when (one is made at a time).
+    report: tokio::sync::Mutex<Option<(std::time::Instant, Arc<fpdb::report::Report>)>>,
 }
 
 pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u8> {
@@ -158,6 +161,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         write_slots: tokio::sync::Semaphore::new(WRITE_SLOTS),
         read_timeout: std::time::Duration::from_secs(a.read_timeout),
         writer_failed: Default::default(),
+        report: tokio::sync::Mutex::new(None),
     });
     let writer = {
         let shared = shared.clone();
