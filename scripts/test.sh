@@ -19,6 +19,18 @@ if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>
 fi
 command -v redis-server >/dev/null 2>&1 ||
   echo "test: redis-server is not installed: the Redis store's tests will say SKIPPED" >&2
+# Chromium, for the browser test of the report and serve's page (tests/browser.rs), with a CJK
+# font so its screenshots show Chinese. Without it that test says SKIPPED, unless
+# FPDB_REQUIRE_BROWSER is set (.ci/run sets it), which makes that a failure.
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${FPDB_CHROMIUM:-}" ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "test: installing chromium (Debian) for the browser test" >&2
+  { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends chromium fonts-wqy-microhei ||
+    { $SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends chromium fonts-wqy-microhei; }; } >/dev/null 2>&1 || true
+fi
+command -v chromium >/dev/null 2>&1 || [ -n "${FPDB_CHROMIUM:-}" ] ||
+  echo "test: chromium is not installed: the browser test will say SKIPPED" >&2
 # Python with pyarrow, for the test that reads Parquet written by another writer (without it
 # that test says SKIPPED and passes), and for the Python package's tests.
 pyenv="$HOME/.cache/fpdb-pyenv"

@@ -762,3 +762,97 @@ fn tokens_with_a_byte_order_mark_work_and_tokens_no_header_can_carry_are_refused
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("visible ASCII"), "{}", stderr(&out));
 }
+
+/// The page and its files need no token (they hold no data); its API calls do. The report, a
+/// cluster's members with their links, and a query's sentences marked with the matches that
+/// hold them answer as the CLI does; a bad flag is a 400 naming it.
+#[test]
+fn the_page_is_served_without_the_token_and_its_api_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "国务院办公厅日前印发通知，要求各地加快推进政务服务标准化、规范化、便利化。\n\
+                通知提出，到2025年底，政务服务事项全面实现一网通办，企业和群众办事更加方便快捷。";
+    let lines = [
+        json!({"id": "a", "url": "https://a.example/1", "title": "A", "text": text}),
+        json!({"id": "b", "url": "https://b.example/2", "title": "B", "text": format!("【转载】\n{text}")}),
+        json!({"id": "c", "text": "The harbour master counted every fishing boat before the storm arrived."}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(d.join("in.jsonl"), body).unwrap();
+    let o = run(d, &["--db", "p.db", "ingest", "-q", "in.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    std::fs::write(d.join("token"), "page-test-token-0123456789abcdef").unwrap();
+    let server = Server::start(d, "p.db", &["--token-file", "token"]);
+    let auth = [("Authorization", "Bearer page-test-token-0123456789abcdef")];
+    for (path, holds) in [
+        ("/", "/ui/page.js"),
+        ("/ui/page.js", "/v1/query"),
+        ("/ui/render.js", "fpdbRender"),
+        ("/ui/style.css", "--accent"),
+    ] {
+        let (status, body) = http(&server.addr, "GET", path, &[], &[]);
+        assert_eq!(status, 200, "{path}");
+        assert!(body.contains(holds), "{path}");
+    }
+    for path in ["/v1/report", "/v1/clusters/1/members"] {
+        assert_eq!(http(&server.addr, "GET", path, &[], &[]).0, 401, "{path}");
+    }
+    let (status, report) = http(&server.addr, "GET", "/v1/report", &auth, &[]);
+    assert_eq!(status, 200);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["documents"], 3);
+    assert_eq!(
+        report["hosts"]["pairs"],
+        json!([{"copy": "b.example", "source": "a.example", "pages": 1}])
+    );
+    let similar_id = report["largest"][0]["similar_id"].as_u64().unwrap();
+    let (status, c) = http(
+        &server.addr,
+        "GET",
+        &format!("/v1/clusters/{similar_id}/members?limit=5"),
+        &auth,
+        &[],
+    );
+    assert_eq!(status, 200, "{c}");
+    let c: Value = serde_json::from_str(&c).unwrap();
+    assert_eq!(c["original"], "a");
+    assert_eq!(c["members"][0]["original"], true);
+    assert_eq!(c["members"][0]["links"], json!([]));
+    assert_eq!(c["members"][1]["url"], "https://b.example/2");
+    assert_eq!(c["members"][1]["links"][0]["id"], "a");
+    assert_eq!(
+        report["largest"][0], c,
+        "the report lists the cluster as the route does"
+    );
+    for (path, want) in [
+        ("/v1/clusters/999/members", 404),
+        ("/v1/clusters/x/members", 400),
+        ("/v1/clusters/1/members?limit=z", 400),
+    ] {
+        assert_eq!(
+            http(&server.addr, "GET", path, &auth, &[]).0,
+            want,
+            "{path}"
+        );
+    }
+    let q = json!({"text": format!("转自：\n{text}"), "sentences": true}).to_string();
+    let (status, a) = http(&server.addr, "POST", "/v1/query", &auth, q.as_bytes());
+    assert_eq!(status, 200, "{a}");
+    let a: Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(a["duplicate"], true);
+    let sentences = a["sentences"].as_array().unwrap();
+    let shared: Vec<&Value> = sentences
+        .iter()
+        .filter(|s| s["shared"] == json!(["a"]))
+        .collect();
+    assert_eq!(shared.len(), 2, "{a}");
+    assert_eq!(sentences[0]["counted"], false, "{a}");
+    let q = json!({"text": text, "sentences": "yes"}).to_string();
+    let (status, e) = http(&server.addr, "POST", "/v1/query", &auth, q.as_bytes());
+    assert_eq!(status, 400);
+    assert!(e.contains("\"field\":\"sentences\""), "{e}");
+    let q = json!({"text": text}).to_string();
+    let (_, plain) = http(&server.addr, "POST", "/v1/query", &auth, q.as_bytes());
+    assert!(!plain.contains("sentences"), "{plain}");
+    assert_eq!(server.stop(), 0);
+}

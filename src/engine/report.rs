@@ -24,7 +24,7 @@ use crate::text::cites::host;
 /// What a report lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReportOptions {
-    /// Largest clusters listed.
+    /// Largest clusters listed (of two documents or more).
     pub largest: usize,
     /// Members listed per cluster.
     pub members: usize,
@@ -63,7 +63,7 @@ pub struct Report {
     pub days: Vec<Day>,
     /// Hosts whose pages are near-duplicates of another host's.
     pub hosts: Hosts,
-    /// The largest clusters, largest first.
+    /// The largest clusters of two documents or more, largest first.
     pub largest: Vec<ClusterDetail>,
 }
 
@@ -324,6 +324,9 @@ impl ReportScan {
             let class = &mut self.sizes[63 - rec.size.leading_zeros() as usize];
             class.0 += 1;
             class.1 += rec.size;
+            if rec.size < 2 {
+                continue;
+            }
             self.largest.push(Reverse((rec.size, Reverse(id))));
             if self.largest.len() > self.opts.largest {
                 self.largest.pop();

@@ -162,4 +162,3 @@ pub fn dechunk(mut s: &str) -> String {
         s = &rest[n + 2..];
     }
 }
-

@@ -283,14 +283,16 @@ fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Sentence>> {
     drop(db);
     let views: Vec<&[u32]> = sketches.iter().map(Vec::as_slice).collect();
     let normalized = s.fingerprinter.prepare(text);
-    Ok(fpdb::explain::marked_sentences(&normalized, s.fingerprinter.options(), &views)
-        .into_iter()
-        .map(|m| Sentence {
-            text: m.text,
-            counted: m.counted,
-            shared: m.shared.into_iter().map(|i| ids[i].to_string()).collect(),
-        })
-        .collect())
+    Ok(
+        fpdb::explain::marked_sentences(&normalized, s.fingerprinter.options(), &views)
+            .into_iter()
+            .map(|m| Sentence {
+                text: m.text,
+                counted: m.counted,
+                shared: m.shared.into_iter().map(|i| ids[i].to_string()).collect(),
+            })
+            .collect(),
+    )
 }
 
 /// How long a report is served again before the store is read for a new one.
@@ -310,9 +312,10 @@ async fn report(State(s): State<Db>) -> Answer {
     loop {
         let db = s.clone();
         let (more, back) = on_cpu(move || {
-            let store =
-                db.db.read()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let store = db
+                .db
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let more = scan.step(&store);
             (more, scan)
         })

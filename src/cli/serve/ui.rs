@@ -17,8 +17,14 @@ const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; c
 /// The page's routes: (path, handler).
 pub(super) fn routes() -> Vec<(&'static str, MethodRouter<std::sync::Arc<Shared>>)> {
     vec![
-        ("/", get(|| async { file("text/html; charset=utf-8", web::INDEX_HTML) })),
-        ("/ui/style.css", get(|| async { file("text/css; charset=utf-8", web::STYLE_CSS) })),
+        (
+            "/",
+            get(|| async { file("text/html; charset=utf-8", web::INDEX_HTML) }),
+        ),
+        (
+            "/ui/style.css",
+            get(|| async { file("text/css; charset=utf-8", web::STYLE_CSS) }),
+        ),
         (
             "/ui/render.js",
             get(|| async { file("text/javascript; charset=utf-8", web::RENDER_JS) }),
@@ -39,8 +45,14 @@ fn file(kind: &'static str, body: &'static str) -> Response {
     let mut r = body.into_response();
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(POLICY),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     r
 }

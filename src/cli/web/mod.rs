@@ -35,7 +35,10 @@ fn fill(template: &str, value: &dyn Fn(&str) -> Option<String>) -> String {
     while let Some(at) = rest.find("{{") {
         out.push_str(&rest[..at]);
         let after = &rest[at + 2..];
-        match after.find("}}").and_then(|end| Some((end, value(&after[..end])?))) {
+        match after
+            .find("}}")
+            .and_then(|end| Some((end, value(&after[..end])?)))
+        {
             Some((end, v)) => {
                 out.push_str(&v);
                 rest = &after[end + 2..];
@@ -92,6 +95,9 @@ mod tests {
         assert!(!s.contains('<'));
         let back: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(back["title"], "</script><script>alert(1)</script><!--");
-        assert_eq!(html_text("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            html_text("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

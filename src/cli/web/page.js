@@ -62,7 +62,7 @@
   function refreshReport() {
     $("report-note").textContent = "making the report…";
     return api("/v1/report").then(function (r) {
-      R.report(r, $("report"), openCluster);
+      R.report(r, $("report"), openCluster, true);
       $("report-note").textContent = "Report made " + new Date(r.generated * 1000).toLocaleString() + ".";
     }).catch(function (e) { $("report-note").textContent = e.message; });
   }

@@ -218,13 +218,16 @@ var fpdbRender = (function () {
     return s;
   }
 
-  // The whole report into `root` (the charts and tables; the figures first).
-  function report(r, root, open) {
+  // The whole report into `root`: the figures first (unless `live` figures are shown
+  // elsewhere), then the charts and tables; `open(similar_id)`, if given, opens a cluster.
+  function report(r, root, open, live) {
     root.textContent = "";
-    var f = section("Store");
-    f.appendChild(figures(r));
-    f.appendChild(el("p", { class: "note", text: "Report made " + time(r.generated) + "." }));
-    root.appendChild(f);
+    if (!live) {
+      var f = section("Store");
+      f.appendChild(figures(r));
+      f.appendChild(el("p", { class: "note", text: "Report made " + time(r.generated) + "." }));
+      root.appendChild(f);
+    }
     root.appendChild(el("div", { class: "charts" }, [sizes(r), days(r)]));
     root.appendChild(hosts(r));
     root.appendChild(largest(r, open));
