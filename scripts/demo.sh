@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded sample: ingest data/sample.jsonl (100 Chinese and English
 # documents, with reposts and edited copies) into a fresh store, then print the near-duplicate
-# clusters it found. Pass a store path to keep it somewhere else (default: target/demo.db).
+# clusters it found and write the store's report page. Pass a store path to keep it somewhere
+# else (default: target/demo.db).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -16,4 +17,6 @@ mkdir -p "$(dirname "$store")"
 echo
 "$fpdb" --db "$store" clusters --min-size 2
 echo
+"$fpdb" --db "$store" report -q -o "$store.report.html"
 echo "per-document results: $store.results.jsonl; store statistics: $fpdb --db $store stats"
+echo "the store as a page (open it in a browser): $store.report.html"

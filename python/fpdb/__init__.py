@@ -132,6 +132,13 @@ class Fpdb:
     def stats(self):
         return json.loads(self._store.stats())
 
+    def report(self, largest=20, members=10, hosts=20):
+        """The store's report as `fpdb report --json` gives it (dict): figures,
+        `cluster_sizes` (clusters per size class), `days` (documents and duplicates per ingest
+        day), `hosts` (host pairs whose pages copy each other), `largest` (the largest clusters
+        with their members). Streams the store; memory does not grow with it."""
+        return json.loads(self._store.report(largest, members, hosts))
+
     def lookup_stats(self):
         """What this handle's lookups read since it was opened (dict of totals: lookups,
         postings_found, simhash_scanned, simhash_candidates, records_read, verified), as the
@@ -248,6 +255,10 @@ class Client:
 
     def stats(self):
         return self._call("GET", "/v1/stats")
+
+    def report(self):
+        """The server's report (`GET /v1/report`), as `Fpdb.report()`."""
+        return self._call("GET", "/v1/report")
 
     def lookup_stats(self):
         """The server's lookup counters (its `/metrics` `fpdb_lookup_reads_total`), as a dict

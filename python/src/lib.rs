@@ -281,6 +281,24 @@ impl Store {
         py.allow_threads(|| self.with(|db| json(&db.stats())))
     }
 
+    /// `fpdb report --json` (figures, cluster size classes, days, host pairs, the largest
+    /// clusters), as JSON text.
+    #[pyo3(signature = (largest = 20, members = 10, hosts = 20))]
+    fn report(
+        &self,
+        py: Python<'_>,
+        largest: usize,
+        members: usize,
+        hosts: usize,
+    ) -> PyResult<String> {
+        let opts = fpdb::report::ReportOptions {
+            largest,
+            members,
+            hosts,
+        };
+        py.allow_threads(|| self.with(|db| json(&db.report(opts).map_err(err)?)))
+    }
+
     /// What this handle's lookups read since it was opened (`LookupStats`), as JSON text.
     fn lookup_stats(&self, py: Python<'_>) -> PyResult<String> {
         py.allow_threads(|| self.with(|db| json(&db.lookup_stats())))

@@ -111,6 +111,11 @@ def test_the_earliest_dated_copy_is_the_original(tmp_path):
         assert db.query(LAW)["duplicate_of"] == "orig"
         with pytest.raises(fpdb.InputError, match="not a time"):
             db.ingest("bad", LAW, date="soon")
+        report = db.report(largest=1, members=2)
+        assert report["documents"] == 4 and report["duplicates"] == 3
+        assert [(c["size"], c["original"]) for c in report["largest"]] == [(4, "orig")]
+        members = report["largest"][0]["members"]
+        assert [(m["id"], m["original"]) for m in members] == [("copy", False), ("orig", True)]
 
 
 def test_closed_store_and_bad_input(tmp_path):
@@ -255,6 +260,8 @@ def test_locked_read_only_and_client(tmp_path):
         assert client.document("nope") is None
         assert client.cluster(r["similar_id"])["members"] == ["a", "b"]
         assert client.stats()["documents"] == 4
+        served = client.report()
+        assert served["documents"] == 4 and [c["size"] for c in served["largest"]] == [2, 2]
         reads = client.lookup_stats()
         assert set(reads) == {
             "lookups", "postings_found", "simhash_scanned", "simhash_candidates", "records_read", "verified"

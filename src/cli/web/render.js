@@ -79,7 +79,7 @@ var fpdbRender = (function () {
 
   // Bars on a log scale: `rows` of {label, value, cls, tip}; y is log10(1 + value).
   function logBars(rows, opts) {
-    var w = 560, h = 240, left = 48, bottom = 44, top = 12;
+    var w = 560, h = 240, left = 60, bottom = 44, top = 12;
     var plotH = h - bottom - top, plotW = w - left - 8;
     var max = rows.reduce(function (m, r) { return Math.max(m, r.value); }, 1);
     var decades = Math.max(1, Math.ceil(Math.log10(max + 1)));

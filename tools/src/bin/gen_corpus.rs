@@ -1,7 +1,9 @@
 //! Generate a JSONL corpus of short Chinese documents with planted near-duplicates, for the
 //! macro benchmark: `cargo run --release -p fpdb-tools --bin gen_corpus -- N SEED > corpus.jsonl`.
 //! Every 10th document is an edited copy (new first line, a replaced character, or ASCII
-//! punctuation) of a random earlier one.
+//! punctuation) of a random earlier one. A third argument `web` gives each document a `url` on
+//! one of 1,000 hosts (a few large, many small) and a `title`; a copy's host is drawn as any
+//! other's, so it is mostly not its source's (the corpus of `fpdb report`'s measurement).
 
 use std::io::Write;
 
@@ -16,6 +18,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     let mut rng = Rng(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(42) | 1);
+    let web = args.get(3).is_some_and(|a| a == "web");
     let pool: Vec<char> = POOL.chars().collect();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     let mut kept: Vec<String> = Vec::new();
@@ -45,7 +48,18 @@ fn main() {
             }
             s
         };
-        writeln!(out, "{{\"id\":\"g{i}\",\"text\":\"{text}\"}}").unwrap();
+        if web {
+            // Skewed: host h is picked about 1/(h+1) as often as host 0.
+            let spread = rng.index(1000) + 1;
+            let host = rng.index(spread);
+            writeln!(
+                out,
+                "{{\"id\":\"g{i}\",\"url\":\"https://www.site{host}.example/a/{i}.html\",\"title\":\"第{i}篇\",\"text\":\"{text}\"}}"
+            )
+            .unwrap();
+        } else {
+            writeln!(out, "{{\"id\":\"g{i}\",\"text\":\"{text}\"}}").unwrap();
+        }
         if kept.len() < 100_000 {
             kept.push(text);
         } else {
