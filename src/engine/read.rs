@@ -170,17 +170,9 @@ impl Fpdb {
     /// one): its current similar_id, its size and the ids of its first `limit` documents in
     /// ingest order. None when no cluster has that id or none of its documents is stored.
     pub fn cluster_members(&self, similar_id: u64, limit: usize) -> Result<Option<Cluster>> {
-        if self
-            .store
-            .get(Cf::Clusters, &schema::u64_key(similar_id))?
-            .is_none()
-        {
+        let Some((root, rec)) = self.current_cluster(similar_id)? else {
             return Ok(None);
-        }
-        let (root, rec) = self.find(similar_id)?;
-        if rec.size == 0 {
-            return Ok(None);
-        }
+        };
         let seqs = self.members_first(root, limit)?;
         let mut members = Vec::with_capacity(seqs.len());
         for &seq in &seqs {
@@ -193,6 +185,23 @@ impl Fpdb {
             members,
             original: self.doc(rec.named())?.id,
         }))
+    }
+
+    /// The cluster `similar_id` names now (its root and record); None when no cluster has that
+    /// id or none of its documents is stored.
+    pub(super) fn current_cluster(
+        &self,
+        similar_id: u64,
+    ) -> Result<Option<(u64, schema::ClusterRecord)>> {
+        if self
+            .store
+            .get(Cf::Clusters, &schema::u64_key(similar_id))?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let (root, rec) = self.find(similar_id)?;
+        Ok((rec.size > 0).then_some((root, rec)))
     }
 
     /// The id of the original of the cluster `similar_id` names now (see

@@ -495,17 +495,9 @@ impl Fpdb {
     /// its original), each with its URL, title, times and what linked it. None when no
     /// cluster has that id or it holds no document.
     pub fn cluster_detail(&self, similar_id: u64, limit: usize) -> Result<Option<ClusterDetail>> {
-        if self
-            .store
-            .get(Cf::Clusters, &schema::u64_key(similar_id))?
-            .is_none()
-        {
+        let Some((root, crec)) = self.current_cluster(similar_id)? else {
             return Ok(None);
-        }
-        let (root, crec) = self.find(similar_id)?;
-        if crec.size == 0 {
-            return Ok(None);
-        }
+        };
         let original = crec.named();
         let mut seqs = self.members_first(root, limit)?;
         if !seqs.contains(&original) {

@@ -501,12 +501,7 @@ async fn cluster(
     id: Result<Path<u64>, PathRejection>,
     RawQuery(q): RawQuery,
 ) -> Answer {
-    let Path(id) = id.map_err(|_| {
-        ApiError::bad(
-            "similar_id must be a cluster id (an unsigned integer)",
-            Some("similar_id"),
-        )
-    })?;
+    let id = cluster_id(id)?;
     let limit = limit(&q, DEFAULT_MEMBERS)?;
     let found = read_db(s, move |db| db.cluster_members(id, limit)).await?;
     found_or_404(found, || format!("no cluster has the similar_id {id}"))
@@ -519,15 +514,20 @@ async fn cluster_members(
     id: Result<Path<u64>, PathRejection>,
     RawQuery(q): RawQuery,
 ) -> Answer {
-    let Path(id) = id.map_err(|_| {
+    let id = cluster_id(id)?;
+    let limit = limit(&q, 100)?;
+    let found = read_db(s, move |db| db.cluster_detail(id, limit)).await?;
+    found_or_404(found, || format!("no cluster has the similar_id {id}"))
+}
+
+/// The `{similar_id}` of a route.
+fn cluster_id(id: Result<Path<u64>, PathRejection>) -> Result<u64, ApiError> {
+    id.map(|Path(id)| id).map_err(|_| {
         ApiError::bad(
             "similar_id must be a cluster id (an unsigned integer)",
             Some("similar_id"),
         )
-    })?;
-    let limit = limit(&q, 100)?;
-    let found = read_db(s, move |db| db.cluster_detail(id, limit)).await?;
-    found_or_404(found, || format!("no cluster has the similar_id {id}"))
+    })
 }
 
 /// The `limit` query parameter, `default` without one.
