@@ -226,8 +226,9 @@ impl<K: Hash + Eq + Clone + Ord> Heavy<K> {
     }
 }
 
-/// Counters of host tables (a few MB at most).
-const HOST_COUNTERS: usize = 1 << 14;
+/// Counters of each host table (~10 MB at most): exact while fewer distinct hosts or pairs
+/// come; beyond, any one holding more than 1/65,537 of the duplicates across hosts is kept.
+const HOST_COUNTERS: usize = 1 << 16;
 /// Documents' hosts and times remembered for the matches that name them; cleared when full.
 const HOST_CACHE: usize = 1 << 18;
 /// Records read per step.

@@ -149,23 +149,29 @@ var fpdbRender = (function () {
     return s;
   }
 
+  // A count of the host tables: exact, or the range the true count lies in.
+  function pages(c, h) {
+    return h.exact ? num(c) : num(c) + "–" + num(c + h.max_undercount);
+  }
+
   function hosts(report) {
     var h = report.hosts;
     var s = section("Hosts copying hosts",
       num(h.documents_with_host) + " documents name a host; " + num(h.across_hosts) + " duplicates match a page of another host, " +
       num(h.within_host) + " one of their own host. The copy is the later page (by publication time, else ingest time)." +
-      (h.exact ? "" : " Counts may be low by up to " + num(h.max_undercount) + " (heaviest hosts kept in bounded memory)."));
+      (h.exact ? "" : " More distinct pairs came than the tables hold: each count is a range (a count is low by at most " +
+        num(h.max_undercount) + "), and any pair above that many pages is listed."));
     if (!h.pairs.length) {
       s.appendChild(el("p", { class: "note", text: "No near-duplicates across hosts." }));
       return s;
     }
     var pairs = el("table", { id: "host-pairs" }, [el("tr", {}, [el("th", { text: "copy's host" }), el("th", { text: "source's host" }), el("th", { class: "num", text: "pages" })])]);
     h.pairs.forEach(function (p) {
-      pairs.appendChild(el("tr", {}, [el("td", { text: p.copy }), el("td", { text: p.source }), el("td", { class: "num", text: num(p.pages) })]));
+      pairs.appendChild(el("tr", {}, [el("td", { text: p.copy }), el("td", { text: p.source }), el("td", { class: "num", text: pages(p.pages, h) })]));
     });
     var copying = el("table", {}, [el("tr", {}, [el("th", { text: "host" }), el("th", { class: "num", text: "pages copied from other hosts" })])]);
     h.copying.forEach(function (c) {
-      copying.appendChild(el("tr", {}, [el("td", { text: c.host }), el("td", { class: "num", text: num(c.pages) })]));
+      copying.appendChild(el("tr", {}, [el("td", { text: c.host }), el("td", { class: "num", text: pages(c.pages, h) })]));
     });
     s.appendChild(el("div", { class: "charts" }, [pairs, copying]));
     return s;

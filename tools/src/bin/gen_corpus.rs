@@ -2,8 +2,8 @@
 //! macro benchmark: `cargo run --release -p fpdb-tools --bin gen_corpus -- N SEED > corpus.jsonl`.
 //! Every 10th document is an edited copy (new first line, a replaced character, or ASCII
 //! punctuation) of a random earlier one. A third argument `web` gives each document a `url` on
-//! one of 1,000 hosts (a few large, many small) and a `title`; a copy's host is drawn as any
-//! other's, so it is mostly not its source's (the corpus of `fpdb report`'s measurement).
+//! one of 1,000 hosts (a few large, many small) and a `title`; seven copies in ten are on one of
+//! 20 aggregator hosts (the corpus of `fpdb report`'s measurement).
 
 use std::io::Write;
 
@@ -49,9 +49,15 @@ fn main() {
             s
         };
         if web {
-            // Skewed: host h is picked about 1/(h+1) as often as host 0.
+            // Skewed: host h is picked about 1/(h+1) as often as host 0; most copies are on one
+            // of 20 aggregators (hosts 1000-1019, the first ones the busiest).
             let spread = rng.index(1000) + 1;
-            let host = rng.index(spread);
+            let host = if i % 10 == 9 && rng.index(10) < 7 {
+                let spread = rng.index(20) + 1;
+                1000 + rng.index(spread)
+            } else {
+                rng.index(spread)
+            };
             writeln!(
                 out,
                 "{{\"id\":\"g{i}\",\"url\":\"https://www.site{host}.example/a/{i}.html\",\"title\":\"第{i}篇\",\"text\":\"{text}\"}}"
