@@ -188,6 +188,12 @@ fn report_writes_a_page_outside_the_store_and_refuses_one_inside() {
         assert_eq!(data[k], listed[k], "{k}");
     }
     assert_eq!(data["documents"], 100);
+    let o = run(dir, &["--db", "s.db", "report", "-o", "-"]);
+    assert_eq!(code(&o), 0);
+    let piped = stdout(&o);
+    assert!(piped.starts_with("<!doctype html>"), "{piped}");
+    assert!(piped.contains("id=\"fpdb-data\">{\"generated\":"));
+    assert!(!dir.join("-").exists());
     // No store: a clear error, no page.
     let o = run(dir, &["--db", "none.db", "report", "-o", "n.html"]);
     assert_eq!(code(&o), 2);

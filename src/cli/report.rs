@@ -15,7 +15,7 @@ use super::web;
 
 #[derive(Args, Debug)]
 pub(super) struct ReportArgs {
-    /// Write the page here (replaced whole when done; never inside the store)
+    /// Write the page here (replaced whole when done; never inside the store; `-`: stdout)
     #[arg(short, long, default_value = "report.html")]
     pub(super) output: PathBuf,
     /// Print the report's data as JSON on stdout instead of writing a page
@@ -51,6 +51,12 @@ pub(super) fn report(path: &PathBuf, a: &ReportArgs, quiet: bool) -> anyhow::Res
         return Ok(EXIT_OK);
     }
     let page = web::report_page(&path.display().to_string(), &report);
+    if a.output.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(page.as_bytes())?;
+        out.flush()?;
+        return Ok(EXIT_OK);
+    }
     write_whole(&a.output, page.as_bytes())?;
     if !quiet {
         eprintln!(
