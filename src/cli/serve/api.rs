@@ -29,6 +29,7 @@ use fpdb::{Document, OnExisting, Outcome};
 use super::error::{internal_error, too_large, Answer, ApiError};
 use super::pools::{on_cpu, on_write_cpu, read_db};
 use super::request::{documents, flag, object, params, parse_document, read_body};
+use super::views;
 use super::writer::{Job, Work};
 use super::Shared;
 
@@ -51,9 +52,12 @@ fn routes() -> Vec<(&'static str, MethodRouter<Db>)> {
         ("/v1/documents", post(ingest)),
         ("/v1/documents/{id}", get(document)),
         ("/v1/clusters/{similar_id}", get(cluster)),
-        ("/v1/clusters/{similar_id}/members", get(cluster_members)),
+        (
+            "/v1/clusters/{similar_id}/members",
+            get(views::cluster_members),
+        ),
         ("/v1/stats", get(stats)),
-        ("/v1/report", get(report)),
+        ("/v1/report", get(views::report)),
     ]
 }
 
@@ -146,7 +150,10 @@ async fn method_not_allowed() -> ApiError {
 const INLINE_TEXT_BYTES: usize = 16 << 10;
 
 /// `found` as JSON, or a 404 saying `missing`.
-fn found_or_404<T: Serialize>(found: Option<T>, missing: impl FnOnce() -> String) -> Answer {
+pub(super) fn found_or_404<T: Serialize>(
+    found: Option<T>,
+    missing: impl FnOnce() -> String,
+) -> Answer {
     match found {
         Some(v) => Ok(Json(v).into_response()),
         None => Err(ApiError::new(StatusCode::NOT_FOUND, missing())),
@@ -240,7 +247,7 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
     }
     .map_err(ApiError::store)?;
     if let Some((s, text)) = keep {
-        let marked = on_cpu(move || marked(&s, &text, &o).map(|m| (o, m)))
+        let marked = on_cpu(move || views::marked(&s, &text, &o).map(|m| (o, m)))
             .await?
             .map_err(ApiError::store)?;
         let (o, m) = marked;
@@ -249,85 +256,6 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
         return Ok(Json(v).into_response());
     }
     Ok(Json(o.answer(None)).into_response())
-}
-
-/// One sentence of a looked-up text and the matched documents that hold it (`"sentences":
-/// true` in `POST /v1/query`).
-#[derive(Serialize)]
-struct Sentence {
-    text: String,
-    counted: bool,
-    shared: Vec<String>,
-}
-
-/// The sentences of `text` as fingerprinted, each with the ids of the matched documents of
-/// `o` whose stored sketches hold it.
-fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Sentence>> {
-    let mut ids: Vec<&str> = Vec::new();
-    for m in &o.matches {
-        if !ids.contains(&m.id.as_str()) {
-            ids.push(&m.id);
-        }
-    }
-    let db =
-        s.db.read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut sketches = Vec::with_capacity(ids.len());
-    for id in &ids {
-        sketches.push(
-            db.stored_document(id)?
-                .map(|d| d.fingerprints.sketch)
-                .unwrap_or_default(),
-        );
-    }
-    drop(db);
-    let views: Vec<&[u32]> = sketches.iter().map(Vec::as_slice).collect();
-    let normalized = s.fingerprinter.prepare(text);
-    Ok(
-        fpdb::explain::marked_sentences(&normalized, s.fingerprinter.options(), &views)
-            .into_iter()
-            .map(|m| Sentence {
-                text: m.text,
-                counted: m.counted,
-                shared: m.shared.into_iter().map(|i| ids[i].to_string()).collect(),
-            })
-            .collect(),
-    )
-}
-
-/// How long a report is served again before the store is read for a new one.
-const REPORT_FRESH: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// `GET /v1/report`: what `fpdb report --json` prints. Made a chunk of records at a time, the
-/// store's lock taken for each chunk only (writes go on between them); one report at a time,
-/// served again for 30 s.
-async fn report(State(s): State<Db>) -> Answer {
-    let mut cached = s.report.lock().await;
-    if let Some((at, r)) = &*cached {
-        if at.elapsed() < REPORT_FRESH {
-            return Ok(Json(&**r).into_response());
-        }
-    }
-    let mut scan = fpdb::report::ReportScan::new(fpdb::report::ReportOptions::default());
-    loop {
-        let db = s.clone();
-        let (more, back) = on_cpu(move || {
-            let store = db
-                .db
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let more = scan.step(&store);
-            (more, scan)
-        })
-        .await?;
-        scan = back;
-        if !more.map_err(ApiError::store)? {
-            break;
-        }
-    }
-    let r = Arc::new(read_db(s.clone(), move |db| scan.finish(db)).await?);
-    *cached = Some((Instant::now(), r.clone()));
-    Ok(Json(&*r).into_response())
 }
 
 /// `POST /v1/query/batch`: `{"documents": [...]}` -> `{"results": [...]}`, one per document in
@@ -507,21 +435,8 @@ async fn cluster(
     found_or_404(found, || format!("no cluster has the similar_id {id}"))
 }
 
-/// `GET /v1/clusters/{similar_id}/members?limit=N`: the cluster with its first N members (100
-/// by default) and its original, each with URL, title, times and what linked it.
-async fn cluster_members(
-    State(s): State<Db>,
-    id: Result<Path<u64>, PathRejection>,
-    RawQuery(q): RawQuery,
-) -> Answer {
-    let id = cluster_id(id)?;
-    let limit = limit(&q, 100)?;
-    let found = read_db(s, move |db| db.cluster_detail(id, limit)).await?;
-    found_or_404(found, || format!("no cluster has the similar_id {id}"))
-}
-
 /// The `{similar_id}` of a route.
-fn cluster_id(id: Result<Path<u64>, PathRejection>) -> Result<u64, ApiError> {
+pub(super) fn cluster_id(id: Result<Path<u64>, PathRejection>) -> Result<u64, ApiError> {
     id.map(|Path(id)| id).map_err(|_| {
         ApiError::bad(
             "similar_id must be a cluster id (an unsigned integer)",
@@ -531,7 +446,7 @@ fn cluster_id(id: Result<Path<u64>, PathRejection>) -> Result<u64, ApiError> {
 }
 
 /// The `limit` query parameter, `default` without one.
-fn limit(q: &Option<String>, default: usize) -> Result<usize, ApiError> {
+pub(super) fn limit(q: &Option<String>, default: usize) -> Result<usize, ApiError> {
     let mut limit = default;
     for (k, v) in params(q) {
         if k == "limit" {

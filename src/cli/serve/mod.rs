@@ -18,6 +18,7 @@ mod metrics;
 mod pools;
 mod request;
 mod ui;
+mod views;
 mod writer;
 
 use std::net::SocketAddr;
