@@ -21,13 +21,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
 use rayon::prelude::*;
-use serde::Serialize;
 use serde_json::Value;
 
 use fpdb::{Document, OnExisting, Outcome};
 
+use super::error::found_or_404;
 use super::error::{internal_error, too_large, Answer, ApiError};
 use super::pools::{on_cpu, on_write_cpu, read_db};
+use super::request::{cluster_id, limit};
 use super::request::{documents, flag, object, params, parse_document, read_body};
 use super::views;
 use super::writer::{Job, Work};
@@ -148,17 +149,6 @@ async fn method_not_allowed() -> ApiError {
 /// Texts up to this size are looked up on the HTTP thread that received them (`POST
 /// /v1/query`), unless a write holds the store.
 const INLINE_TEXT_BYTES: usize = 16 << 10;
-
-/// `found` as JSON, or a 404 saying `missing`.
-pub(super) fn found_or_404<T: Serialize>(
-    found: Option<T>,
-    missing: impl FnOnce() -> String,
-) -> Answer {
-    match found {
-        Some(v) => Ok(Json(v).into_response()),
-        None => Err(ApiError::new(StatusCode::NOT_FOUND, missing())),
-    }
-}
 
 /// `fpdb query` for one document.
 fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
@@ -433,32 +423,6 @@ async fn cluster(
     let limit = limit(&q, DEFAULT_MEMBERS)?;
     let found = read_db(s, move |db| db.cluster_members(id, limit)).await?;
     found_or_404(found, || format!("no cluster has the similar_id {id}"))
-}
-
-/// The `{similar_id}` of a route.
-pub(super) fn cluster_id(id: Result<Path<u64>, PathRejection>) -> Result<u64, ApiError> {
-    id.map(|Path(id)| id).map_err(|_| {
-        ApiError::bad(
-            "similar_id must be a cluster id (an unsigned integer)",
-            Some("similar_id"),
-        )
-    })
-}
-
-/// The `limit` query parameter, `default` without one.
-pub(super) fn limit(q: &Option<String>, default: usize) -> Result<usize, ApiError> {
-    let mut limit = default;
-    for (k, v) in params(q) {
-        if k == "limit" {
-            limit = v.parse().map_err(|_| {
-                ApiError::bad(
-                    format!("query parameter `limit` must be a number, not `{v}`"),
-                    Some("limit"),
-                )
-            })?;
-        }
-    }
-    Ok(limit)
 }
 
 #[cfg(test)]

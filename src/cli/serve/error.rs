@@ -71,3 +71,14 @@ pub(super) fn too_large(limit: usize) -> ApiError {
         ),
     )
 }
+
+/// `found` as JSON, or a 404 saying `missing`.
+pub(super) fn found_or_404<T: Serialize>(
+    found: Option<T>,
+    missing: impl FnOnce() -> String,
+) -> Answer {
+    match found {
+        Some(v) => Ok(Json(v).into_response()),
+        None => Err(ApiError::new(StatusCode::NOT_FOUND, missing())),
+    }
+}

@@ -2,6 +2,8 @@
 //! documents in it (read as JSONL lines are: `id`, `text` or `html`, `title`, `url`).
 
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::PathRejection;
+use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::{Map, Value};
 
@@ -129,4 +131,30 @@ pub(super) fn flag(v: &Value, field: &str) -> Result<bool, ApiError> {
             Some(field),
         )),
     }
+}
+
+/// The `{similar_id}` of a route.
+pub(super) fn cluster_id(id: Result<Path<u64>, PathRejection>) -> Result<u64, ApiError> {
+    id.map(|Path(id)| id).map_err(|_| {
+        ApiError::bad(
+            "similar_id must be a cluster id (an unsigned integer)",
+            Some("similar_id"),
+        )
+    })
+}
+
+/// The `limit` query parameter, `default` without one.
+pub(super) fn limit(q: &Option<String>, default: usize) -> Result<usize, ApiError> {
+    let mut limit = default;
+    for (k, v) in params(q) {
+        if k == "limit" {
+            limit = v.parse().map_err(|_| {
+                ApiError::bad(
+                    format!("query parameter `limit` must be a number, not `{v}`"),
+                    Some("limit"),
+                )
+            })?;
+        }
+    }
+    Ok(limit)
 }

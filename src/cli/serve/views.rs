@@ -13,9 +13,9 @@ use serde::Serialize;
 
 use fpdb::Outcome;
 
-use super::api::{cluster_id, found_or_404, limit};
-use super::error::{Answer, ApiError};
+use super::error::{found_or_404, Answer, ApiError};
 use super::pools::{on_cpu, read_db};
+use super::request::{cluster_id, limit};
 use super::Shared;
 
 type Db = Arc<Shared>;
