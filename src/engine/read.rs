@@ -272,16 +272,33 @@ impl Fpdb {
 
     /// Up to `max` document records from seq `from` on, in seq order.
     pub(super) fn docs_from(&self, from: u64, max: usize) -> Result<Vec<(u64, DocRecord)>> {
+        self.records_from(Cf::Docs, from, max, schema::decode_doc)
+    }
+
+    /// Up to `max` cluster records from cluster id `from` on, in id order.
+    pub(super) fn clusters_from(
+        &self,
+        from: u64,
+        max: usize,
+    ) -> Result<Vec<(u64, schema::ClusterRecord)>> {
+        self.records_from(Cf::Clusters, from, max, schema::decode_cluster)
+    }
+
+    /// Up to `max` records of `cf` (keyed by a u64) from key `from` on, in key order.
+    fn records_from<T>(
+        &self,
+        cf: Cf,
+        from: u64,
+        max: usize,
+        decode: fn(&[u8], &[u8]) -> Result<T>,
+    ) -> Result<Vec<(u64, T)>> {
         let mut recs = Vec::new();
         let mut err = None;
         let end = [0xffu8; 9];
         self.store
-            .scan(Cf::Docs, &schema::u64_key(from), &end, &mut |k, val| {
-                match (
-                    schema::decode_u64(Cf::Docs, k, k),
-                    schema::decode_doc(k, val),
-                ) {
-                    (Ok(seq), Ok(r)) => recs.push((seq, r)),
+            .scan(cf, &schema::u64_key(from), &end, &mut |k, val| {
+                match (schema::decode_u64(cf, k, k), decode(k, val)) {
+                    (Ok(key), Ok(r)) => recs.push((key, r)),
                     (Err(e), _) | (_, Err(e)) => err = Some(e),
                 }
                 err.is_none() && recs.len() < max

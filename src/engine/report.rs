@@ -294,26 +294,7 @@ impl ReportScan {
     }
 
     fn clusters(&mut self, db: &Fpdb, from: u64) -> Result<()> {
-        let mut recs = Vec::new();
-        let mut err = None;
-        db.store.scan(
-            Cf::Clusters,
-            &schema::u64_key(from),
-            &[0xff; 9],
-            &mut |k, v| {
-                match (
-                    schema::decode_u64(Cf::Clusters, k, k),
-                    schema::decode_cluster(k, v),
-                ) {
-                    (Ok(id), Ok(rec)) => recs.push((id, rec)),
-                    (Err(e), _) | (_, Err(e)) => err = Some(e),
-                }
-                err.is_none() && recs.len() < CHUNK
-            },
-        )?;
-        if let Some(e) = err {
-            return Err(e);
-        }
+        let recs = db.clusters_from(from, CHUNK)?;
         self.phase = match recs.last() {
             Some((last, _)) => last.checked_add(1).map_or(Phase::Docs(0), Phase::Clusters),
             None => Phase::Docs(0),
