@@ -308,8 +308,8 @@ fn reads_while_an_ingest_runs_succeed() {
     verify_ok(p, "fpdb.db");
 }
 
-/// A byte flipped inside the largest table file (document records): `verify` and `export` stop
-/// with a located error (the file and offset RocksDB's block checksum names) and exit 2, never
+/// A byte flipped inside the largest table file (document records): `verify`, `export` and
+/// `report` stop with a located error (the file and offset RocksDB's block checksum names) and exit 2, never
 /// a panic; `stats`, which reads no record, still answers.
 #[test]
 fn a_flipped_byte_in_a_table_file_is_reported_with_its_file() {
@@ -335,7 +335,7 @@ fn a_flipped_byte_in_a_table_file_is_reported_with_its_file() {
     bytes[at] ^= 0xff;
     std::fs::write(&largest, bytes).unwrap();
     let name = largest.file_name().unwrap().to_string_lossy().to_string();
-    for args in [&["verify"][..], &["export"][..]] {
+    for args in [&["verify"][..], &["export"][..], &["report", "-o", "r.html"][..]] {
         let o = run(p, args);
         let err = stderr(&o);
         assert_eq!(code(&o), 2, "{args:?}: {err}");
@@ -345,6 +345,7 @@ fn a_flipped_byte_in_a_table_file_is_reported_with_its_file() {
         );
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    assert!(!p.join("r.html").exists(), "no page from a damaged store");
     let o = run(p, &["stats", "--json"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
