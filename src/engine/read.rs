@@ -51,6 +51,16 @@ impl Fpdb {
         }))
     }
 
+    /// The sentence sketch of the stored document with external id `id` (what
+    /// [`crate::explain::marked_sentences`] compares a text with), if any: one record read, not
+    /// the records of what it matched.
+    pub fn sentence_sketch(&self, id: &str) -> Result<Option<Vec<u32>>> {
+        match self.seq_of(id)? {
+            Some(seq) => Ok(Some(self.doc(seq)?.sketch)),
+            None => Ok(None),
+        }
+    }
+
     /// The documents and clusters the store holds (what [`Fpdb::stats`] counts, without its
     /// reads of sizes and files).
     pub fn totals(&self) -> (u64, u64) {

@@ -43,11 +43,7 @@ pub(super) fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Se
             .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut sketches = Vec::with_capacity(ids.len());
     for id in &ids {
-        sketches.push(
-            db.stored_document(id)?
-                .map(|d| d.fingerprints.sketch)
-                .unwrap_or_default(),
-        );
+        sketches.push(db.sentence_sketch(id)?.unwrap_or_default());
     }
     drop(db);
     let views: Vec<&[u32]> = sketches.iter().map(Vec::as_slice).collect();
