@@ -236,8 +236,7 @@ fn crawl(dir: &Path) -> (String, usize) {
         ("d1.jsonl", &day1[..], "1764028800"),
         ("d2.jsonl", &day2[..], "1764115200"),
     ] {
-        let lines: String = docs.iter().map(|d| format!("{d}\n")).collect();
-        std::fs::write(dir.join(day), lines).unwrap();
+        write_jsonl(&dir.join(day), docs);
         let o = fpdb()
             .current_dir(dir)
             .env("FPDB_NOW", now)

@@ -335,7 +335,11 @@ fn a_flipped_byte_in_a_table_file_is_reported_with_its_file() {
     bytes[at] ^= 0xff;
     std::fs::write(&largest, bytes).unwrap();
     let name = largest.file_name().unwrap().to_string_lossy().to_string();
-    for args in [&["verify"][..], &["export"][..], &["report", "-o", "r.html"][..]] {
+    for args in [
+        &["verify"][..],
+        &["export"][..],
+        &["report", "-o", "r.html"][..],
+    ] {
         let o = run(p, args);
         let err = stderr(&o);
         assert_eq!(code(&o), 2, "{args:?}: {err}");

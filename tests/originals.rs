@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{code, json_lines, run, stderr, stdout, synthetic_doc, Rng};
+use common::{code, json_lines, run, stderr, stdout, synthetic_doc, write_jsonl, Rng};
 use fpdb::{Document, Fpdb, OnExisting};
 
 /// Three long paragraphs: copies of it (a line added) are near-duplicates of it.
@@ -108,8 +108,7 @@ fn a_jsonl_date_field_names_the_earliest_and_says_what_it_could_not_read() {
         serde_json::json!({"id": "e", "text": format!("{text}\n编辑"), "date": 1_716_000_000}),
         serde_json::json!({"id": "f", "text": format!("{text}\n另"), "date": {"year": 2020}}),
     ];
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(d.path().join("in.jsonl"), jsonl).unwrap();
+    write_jsonl(&d.path().join("in.jsonl"), &lines);
     let out = run(
         d.path(),
         &[
@@ -361,8 +360,7 @@ fn a_mix_of_two_dev_set_documents_is_reported_as_a_composite() {
         serde_json::json!({"id": "mix", "text": mix}),
         serde_json::json!({"id": "copy", "text": format!("【转载】{ta}")}),
     ];
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(d.path().join("in.jsonl"), jsonl).unwrap();
+    write_jsonl(&d.path().join("in.jsonl"), &lines);
     let out = run(
         d.path(),
         &["--db", "s.db", "ingest", "in.jsonl", "--output", "-"],
@@ -415,8 +413,7 @@ fn a_citation_overrides_an_earlier_date_without_one() {
         serde_json::json!({"id": "b", "url": "https://site-b.example/x", "text": format!("{text}\n来源：https://site-a.example/news/1/"), "date": "2024-01-01"}),
         serde_json::json!({"id": "c", "url": "https://site-c.example/y", "text": format!("{text}\n（完）"), "date": "2023-12-01"}),
     ];
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(d.path().join("in.jsonl"), &jsonl).unwrap();
+    let jsonl = write_jsonl(&d.path().join("in.jsonl"), &lines);
     assert_eq!(
         code(&run(d.path(), &["--db", "s.db", "ingest", "in.jsonl"])),
         0

@@ -684,8 +684,7 @@ fn large_requests_are_bounded_and_deep_pages_stay_off_the_http_threads() {
         assert_eq!(r["id"], d["id"]);
     }
     // Equal to one ingest of the same documents by the CLI.
-    let input: String = docs.iter().map(|d| format!("{d}\n")).collect();
-    std::fs::write(dir.path().join("same.jsonl"), input).unwrap();
+    write_jsonl(&dir.path().join("same.jsonl"), &docs);
     let out = run(
         dir.path(),
         &["--db", "cli.db", "ingest", "same.jsonl", "-o", "-"],
@@ -777,8 +776,7 @@ fn the_page_is_served_without_the_token_and_its_api_with_it() {
         json!({"id": "b", "url": "https://b.example/2", "title": "B", "text": format!("【转载】\n{text}")}),
         json!({"id": "c", "text": "The harbour master counted every fishing boat before the storm arrived."}),
     ];
-    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(d.join("in.jsonl"), body).unwrap();
+    write_jsonl(&d.join("in.jsonl"), &lines);
     let o = run(d, &["--db", "p.db", "ingest", "-q", "in.jsonl"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     std::fs::write(d.join("token"), "page-test-token-0123456789abcdef").unwrap();

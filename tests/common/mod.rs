@@ -118,6 +118,13 @@ pub fn synthetic_doc(rng: &mut Rng, sentences: usize) -> String {
     s
 }
 
+/// Write `lines` to `path` as JSON lines; the text written.
+pub fn write_jsonl(path: &Path, lines: &[serde_json::Value]) -> String {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(path, &text).unwrap();
+    text
+}
+
 /// Every stored document's outcome, in store order (`Fpdb::export` collected).
 pub fn export_outcomes(db: &fpdb::Fpdb) -> Vec<fpdb::Outcome> {
     let mut v = Vec::new();
