@@ -289,3 +289,44 @@ fn presence_filters_change_no_result() {
         );
     }
 }
+
+/// Many copies of two boilerplate texts (a cookie notice, a "page not found"), exact and with a
+/// visitor number appended, among other texts: past `SIMHASH_MOST` copies of one simhash each
+/// lookup is bounded, and batches still decide as one document at a time does (the bound of
+/// the store's candidates and then of those plus the batch's is the bound of all of them).
+#[test]
+fn copies_past_the_simhash_bound_decide_alike() {
+    const NOTICES: [&str; 2] = [
+        "本网站使用Cookie来改善您的浏览体验。继续浏览即表示您同意我们使用Cookie。了解更多请阅读我们的隐私政策和用户协议。",
+        "很抱歉，您访问的页面不存在或已被删除。请检查您输入的网址是否正确，或返回首页继续浏览其他内容。",
+    ];
+    for seed in 1..=3u64 {
+        let mut rng = Rng((seed * 0x5851_f42d_4c95_7f2d) | 1);
+        let docs: Vec<Document> = (0..260)
+            .map(|i| {
+                let text = match rng.below(10) {
+                    0..=4 => NOTICES[rng.below(2) as usize].to_string(),
+                    5..=6 => format!(
+                        "{}您是第{}位访客。",
+                        NOTICES[rng.below(2) as usize],
+                        rng.below(1000)
+                    ),
+                    _ => common::synthetic_doc(&mut rng, 3),
+                };
+                Document::new(format!("d{i}"), text)
+            })
+            .collect();
+        let s = settings(seed % 3);
+        let mut a = Fpdb::builder()
+            .settings(s.clone())
+            .open_in_memory()
+            .unwrap();
+        let mut b = Fpdb::builder().settings(s).open_in_memory().unwrap();
+        compare(&mut a, &mut b, &docs, OnExisting::Skip, &mut rng);
+        assert!(
+            a.lookup_stats().records_read <= 260 * (fpdb::SIMHASH_MOST as u64 + 8),
+            "{:?}",
+            a.lookup_stats()
+        );
+    }
+}

@@ -7,7 +7,9 @@ use fpdb::index::{Permutations, MAX_TABLES};
 use fpdb::{Fingerprints, Fpdb, OnExisting, Settings};
 use proptest::prelude::*;
 
-use common::oracle::{brute, corpus, flip, lookups_and_brute_force, simhash_only, store_with};
+use common::oracle::{
+    brute, corpus, dense_corpus, flip, lookups_and_brute_force, simhash_only, store_with,
+};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -24,6 +26,21 @@ proptest! {
             prop_assert_eq!((pa ^ pb).count_ones(), (a ^ b).count_ones());
             let (lo, hi) = p.range(t, a);
             prop_assert!(lo <= pa && pa <= hi);
+        }
+    }
+
+    /// Many copies of a few texts: the lookup is the bounded brute force (the closest
+    /// `SIMHASH_MOST`, the oldest first), though the scan left most of them unread.
+    #[test]
+    fn dense_lookup_equals_bounded_brute_force(seed: u64, k in 1u32..5, extra in 1u32..4, n in 40usize..400) {
+        let blocks = k + extra;
+        prop_assume!(Permutations::new(k, blocks).is_ok());
+        let mut db = Fpdb::builder().settings(simhash_only(k, blocks)).open_in_memory().unwrap();
+        let fps = dense_corpus(seed, n, k);
+        store_with(&mut db, &fps);
+        for (got, want) in lookups_and_brute_force(&db, &fps, seed, k) {
+            prop_assert!(got.len() <= fpdb::SIMHASH_MOST);
+            prop_assert_eq!(got, want);
         }
     }
 
@@ -86,4 +103,34 @@ fn rocksdb_lookup_equals_brute_force_at_every_distance() {
     }
     // Every distance 0..=k was actually exercised, and k is included.
     assert!(seen[..=k as usize].iter().all(|&c| c > 0), "{seen:?}");
+}
+
+/// On RocksDB (one iterator per share of ranges, the seek past a value held by many): 2,000
+/// fingerprints of three texts, the lookup is the bounded brute force and reads a bounded
+/// number of table keys.
+#[test]
+fn rocksdb_dense_lookup_equals_bounded_brute_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Fpdb::builder()
+        .settings(simhash_only(3, 6))
+        .create(true)
+        .open(dir.path().join("db"))
+        .unwrap();
+    let fps = dense_corpus(9, 2000, 3);
+    store_with(&mut db, &fps);
+    db.sync().unwrap();
+    let before = db.lookup_stats();
+    let answers = lookups_and_brute_force(&db, &fps, 9, 3);
+    for (got, want) in &answers {
+        assert_eq!(got, want);
+    }
+    assert!(answers
+        .iter()
+        .any(|(got, _)| got.len() == fpdb::SIMHASH_MOST));
+    let s = db.lookup_stats();
+    let per_lookup = (s.simhash_scanned - before.simhash_scanned) / answers.len() as u64;
+    // 20 tables. In each, a text's ~440 exact copies are read up to SIMHASH_MOST + a seek
+    // past the rest; its ~220 near copies (distinct values) are read whole. Unbounded, a
+    // lookup read about 660 keys in each table.
+    assert!(per_lookup < 20 * 400, "{per_lookup} keys per lookup");
 }

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::ingest::Writes;
 use super::lookup::Checked;
-use super::postings::{candidate_seqs, ReadMany};
+use super::postings::{bound_simhash, candidate_seqs, ReadMany};
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::simhash::hamming;
@@ -317,6 +317,9 @@ impl Fpdb {
                     simhash.insert(seq, d);
                 }
             }
+            // The store's candidates were bounded alone; bounded with the batch's, they are
+            // what a sequential ingest finds.
+            bound_simhash(&mut simhash);
         }
         let verified = f.verified;
         let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {

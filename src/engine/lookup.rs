@@ -351,9 +351,11 @@ impl Fpdb {
         &self,
         fps: &Fingerprints,
         holders: &HashMap<u64, (u64, u64)>,
-        simhash: BTreeMap<u64, u32>,
+        mut simhash: BTreeMap<u64, u32>,
         verify: &mut dyn FnMut(u64) -> Result<Checked>,
     ) -> Result<Lookup> {
+        // Bounded where it was read; bounded again here, where the rules live (a no-op then).
+        super::postings::bound_simhash(&mut simhash);
         let mut roots = Roots::new(self);
         let proposals = self.proposals(fps, holders, simhash, &mut roots)?;
         let min_overlap = f64::from(self.opts.verify_overlap_pct) / 100.0;

@@ -36,6 +36,7 @@ mod verify;
 use std::path::{Path, PathBuf};
 
 pub use batch::BatchOutcome;
+pub use postings::SIMHASH_MOST;
 pub use report::{
     ClusterDetail, Day, Heavy, HostCount, HostPair, Hosts, Member, Report, ReportOptions,
     ReportScan, SizeClass,

@@ -21,6 +21,29 @@ fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> 
     sorted.into_iter().map(schema::nshash_range).collect()
 }
 
+/// The most stored documents simhash proposes to one lookup ([`bound_simhash`]).
+pub const SIMHASH_MOST: usize = 32;
+
+/// Entries of one simhash value read past what [`Fpdb::scan_simhash`] gives of it before it
+/// seeks past the value (a seek costs about as much as this many keys read in order).
+const SEEK_PAST: usize = 16;
+
+/// Simhash candidates (seq -> distance) bounded: the [`SIMHASH_MOST`] closest, the oldest first
+/// among equally close. Copies of one text all have one simhash: unbounded, each new copy
+/// read and verified every earlier one (20,000 copies of a cookie notice ran for minutes).
+/// What it keeps depends only on the set it is given, so bounding a store's candidates and
+/// then those plus a batch's equals bounding all of them (a batch decides as a sequential
+/// ingest does).
+pub(super) fn bound_simhash(found: &mut BTreeMap<u64, u32>) {
+    if found.len() <= SIMHASH_MOST {
+        return;
+    }
+    let mut by_distance: Vec<(u32, u64)> = found.iter().map(|(&seq, &d)| (d, seq)).collect();
+    by_distance.select_nth_unstable(SIMHASH_MOST - 1);
+    by_distance.truncate(SIMHASH_MOST);
+    *found = by_distance.into_iter().map(|(d, seq)| (seq, d)).collect();
+}
+
 /// The stored documents a lookup verifies: the holders of its postings (`holders`) and its
 /// simhash neighbours (`simhash`); a seq may come twice.
 pub(super) fn candidate_seqs<'a>(
@@ -40,42 +63,110 @@ pub(super) struct ReadMany {
 }
 
 impl Fpdb {
-    /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table.
+    /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table,
+    /// at most [`SIMHASH_MOST`] ([`bound_simhash`]).
     pub(super) fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {
         let k = self.opts.simhash_k;
         let bounds = self.simhash_bounds(q);
-        let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
+        let ranges: Vec<([u8; 17], [u8; 18])> = bounds.iter().map(|(s, e, _)| (*s, *e)).collect();
         let mut found = BTreeMap::new();
-        let mut err = None;
-        let mut scanned = 0;
-        self.store.scan_ranges(
-            Cf::Simhash,
+        let scanned = self.scan_simhash(
             &ranges,
-            &mut |key, _| match schema::decode_simhash_key(key) {
-                Ok((t, _, _)) if t as usize >= bounds.len() => {
-                    err = Some(schema::corrupt(Cf::Simhash, key, format!("no table {t}")));
-                    false
-                }
-                Ok((t, p, seq)) => {
-                    scanned += 1;
-                    let d = hamming(p, bounds[t as usize].2);
-                    if d <= k {
-                        found.insert(seq, d);
-                    }
-                    true
-                }
-                Err(e) => {
-                    err = Some(e);
-                    false
-                }
+            &|i, p| hamming(p, bounds[i].2) <= k,
+            &mut |i, p, seq| {
+                found.insert(seq, hamming(p, bounds[i].2));
             },
         )?;
+        bound_simhash(&mut found);
         LookupCounters::add(&self.reads.simhash_scanned, scanned);
         LookupCounters::add(&self.reads.simhash_candidates, found.len());
-        match err {
-            Some(e) => Err(e),
-            None => Ok(found),
+        Ok(found)
+    }
+
+    /// The entries of simhash `ranges` (sorted, distinct: in one table, ranges of one prefix
+    /// length are equal or disjoint), as `visit(range index, permuted fingerprint, seq)`, at
+    /// most [`SIMHASH_MOST`] of each permuted value: its oldest (keys of one value sort by
+    /// seq), which are all [`bound_simhash`] may keep of it. A value `wanted` refuses (too far
+    /// from the fingerprint looked up) gives none. A value with more entries than it gives is
+    /// left by a seek past it after [`SEEK_PAST`] more, so that a text stored 10^6 times costs
+    /// a lookup a bounded read, not 10^6 keys. Returns the entries read within that bound
+    /// (what [`Fpdb::read_many`] keeps of the same ranges: both count alike).
+    fn scan_simhash(
+        &self,
+        ranges: &[([u8; 17], [u8; 18])],
+        wanted: &dyn Fn(usize, u64) -> bool,
+        visit: &mut dyn FnMut(usize, u64, u64),
+    ) -> Result<usize> {
+        // (range index, where its scan starts): every range, then where values were left.
+        let mut work: Vec<(usize, [u8; 17])> =
+            ranges.iter().enumerate().map(|(i, r)| (i, r.0)).collect();
+        let mut scanned = 0;
+        while !work.is_empty() {
+            let scan: Vec<(&[u8], &[u8])> = work
+                .iter()
+                .map(|(i, s)| (&s[..], &ranges[*i].1[..]))
+                .collect();
+            let mut again = Vec::new();
+            let mut cur = 0;
+            // The value being read in range `cur`: (permuted, wanted, given, passed over).
+            let mut value: Option<(u64, bool, usize, usize)> = None;
+            let mut err = None;
+            self.store.scan_ranges(Cf::Simhash, &scan, &mut |key, _| {
+                if err.is_some() {
+                    return false;
+                }
+                // Ranges are visited in order: a key belongs to the first one not ending at or
+                // before it.
+                while cur < work.len() && key >= &ranges[work[cur].0].1[..] {
+                    cur += 1;
+                    value = None;
+                }
+                let (t, p, seq) = match schema::decode_simhash_key(key) {
+                    Ok(e) if cur < work.len() => e,
+                    Ok(_) => {
+                        err = Some(schema::corrupt(
+                            Cf::Simhash,
+                            key,
+                            "outside the ranges scanned".into(),
+                        ));
+                        return false;
+                    }
+                    Err(e) => {
+                        err = Some(e);
+                        return false;
+                    }
+                };
+                let i = work[cur].0;
+                let v = match &mut value {
+                    Some(v) if v.0 == p => v,
+                    v => v.insert((p, wanted(i, p), 0, 0)),
+                };
+                if v.2 < SIMHASH_MOST {
+                    v.2 += 1;
+                    scanned += 1;
+                    if v.1 {
+                        visit(i, p, seq);
+                    }
+                    return true;
+                }
+                v.3 += 1;
+                if v.3 < SEEK_PAST {
+                    return true;
+                }
+                // Many more of this value: seek past it (the rest of this range is scanned
+                // again from there).
+                if let Some(next) = p.checked_add(1) {
+                    again.push((i, schema::simhash_key(t, next, 0)));
+                }
+                value = None;
+                false
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            work = again;
         }
+        Ok(scanned)
     }
 
     /// The range of every table that may hold a fingerprint within k of `q`, with `q`
@@ -197,42 +288,11 @@ impl Fpdb {
     }
 
     /// The entries (permuted fingerprint, seq) of each simhash range of `ranges` (sorted,
-    /// distinct: in one table, ranges of one prefix length are equal or disjoint), through one
-    /// iterator.
+    /// distinct), at most [`SIMHASH_MOST`] of each value ([`Fpdb::scan_simhash`]).
     fn simhash_entries(&self, ranges: &[([u8; 17], [u8; 18])]) -> Result<Vec<Vec<(u64, u64)>>> {
-        let scan: Vec<(&[u8], &[u8])> = ranges.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         let mut out = vec![Vec::new(); ranges.len()];
-        let mut cur = 0;
-        let mut err = None;
-        self.store.scan_ranges(Cf::Simhash, &scan, &mut |key, _| {
-            // Ranges are visited in order: a key belongs to the first one not ending at or
-            // before it.
-            while cur < ranges.len() && key >= &ranges[cur].1[..] {
-                cur += 1;
-            }
-            match (schema::decode_simhash_key(key), out.get_mut(cur)) {
-                (Ok((_, p, seq)), Some(o)) => {
-                    o.push((p, seq));
-                    true
-                }
-                (Err(e), _) => {
-                    err = Some(e);
-                    false
-                }
-                (Ok(_), None) => {
-                    err = Some(schema::corrupt(
-                        Cf::Simhash,
-                        key,
-                        "outside the ranges scanned".into(),
-                    ));
-                    false
-                }
-            }
-        })?;
-        match err {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        self.scan_simhash(ranges, &|_, _| true, &mut |i, p, seq| out[i].push((p, seq)))?;
+        Ok(out)
     }
 
     /// [`Fpdb::nshash_holders`] of `fps`'s postings from what [`Fpdb::read_many`] read.
@@ -266,6 +326,7 @@ impl Fpdb {
                 }
             }
         }
+        bound_simhash(&mut found);
         LookupCounters::add(&self.reads.simhash_scanned, scanned);
         LookupCounters::add(&self.reads.simhash_candidates, found.len());
         Some(found)

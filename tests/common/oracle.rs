@@ -38,15 +38,39 @@ pub fn store_with(db: &mut Fpdb, fps: &[u64]) {
     }
 }
 
+/// The stored documents (`d{i}` holds `fps[i]`, stored in order) within k of `q`: at most
+/// `fpdb::SIMHASH_MOST`, the closest, the oldest first among equally close; ordered by id.
 pub fn brute(fps: &[u64], q: u64, k: u32) -> Vec<(String, u32)> {
-    let mut v: Vec<(String, u32)> = fps
+    let mut near: Vec<(u32, usize)> = fps
         .iter()
         .enumerate()
-        .map(|(i, &fp)| (format!("d{i}"), (fp ^ q).count_ones()))
-        .filter(|&(_, d)| d <= k)
+        .map(|(i, &fp)| ((fp ^ q).count_ones(), i))
+        .filter(|&(d, _)| d <= k)
+        .collect();
+    near.sort_unstable();
+    near.truncate(fpdb::SIMHASH_MOST);
+    let mut v: Vec<(String, u32)> = near
+        .into_iter()
+        .map(|(d, i)| (format!("d{i}"), d))
         .collect();
     v.sort();
     v
+}
+
+/// Stored fingerprints as crawls hold them: a few texts stored many times each (exact copies
+/// and copies at distances 1..=k+1), past `fpdb::SIMHASH_MOST` of one value.
+pub fn dense_corpus(seed: u64, n: usize, k: u32) -> Vec<u64> {
+    let mut rng = super::Rng(seed | 1);
+    let bases: Vec<u64> = (0..3).map(|_| rng.next()).collect();
+    (0..n)
+        .map(|_| {
+            let b = bases[rng.below(3) as usize];
+            match rng.below(3) {
+                0 | 1 => b,
+                _ => flip(b, 1 + rng.below(u64::from(k) + 1) as u32, rng.next()),
+            }
+        })
+        .collect()
 }
 
 /// Stored fingerprints: random bases plus copies of them at distances 0..=k+1.
