@@ -30,7 +30,7 @@ const MAY_USE: &[(&str, &[&str])] = &[
             "store",
         ],
     ),
-    ("reader", &["error", "text", "engine"]),
+    ("reader", &["error", "clock", "text", "engine"]),
     (
         "eval",
         &["error", "options", "text", "fingerprint", "engine"],

@@ -321,7 +321,7 @@ fn bad_requests_get_json_errors_naming_the_field_and_write_nothing() {
     assert_eq!(status, 413, "{e}");
     assert!(e["error"].as_str().unwrap().contains("20000"), "{e}");
     let mut s = TcpStream::connect(&server.addr).unwrap();
-    s.write_all(b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 1000000000\r\n\r\n")
+    s.write_all(b"POST /v1/documents HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 1000000000\r\n\r\n")
         .unwrap();
     let (status, _) = read_response(&mut s);
     assert_eq!(status, 413);
@@ -526,7 +526,7 @@ fn a_killed_server_keeps_every_acknowledged_document() {
                     let body = json!({ "documents": chunk }).to_string();
                     let Ok(mut s) = TcpStream::connect(addr) else { return };
                     let req = format!(
-                        "POST /v1/documents HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+                        "POST /v1/documents HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
                         body.len()
                     );
                     if s.write_all(req.as_bytes()).is_err() {
@@ -617,7 +617,7 @@ fn a_client_that_stalls_mid_request_cannot_hold_the_server_or_its_stop() {
     // Half a body: a 408 once the read timeout passes.
     let mut half_body = stall(
         &addr,
-        &format!("POST /v1/documents HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 100\r\n\r\n"),
+        &format!("POST /v1/documents HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"),
         b"{\"id\":",
     );
     half_body
@@ -646,7 +646,7 @@ fn a_client_that_stalls_mid_request_cannot_hold_the_server_or_its_stop() {
     // acknowledged.
     let _a = stall(
         &addr,
-        &format!("POST /v1/documents HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 100\r\n\r\n"),
+        &format!("POST /v1/documents HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"),
         b"{\"id\":",
     );
     let _b = stall(&addr, "GET /v1/stats HTTP/1.1\r\nHo", b"");

@@ -137,6 +137,7 @@ fn document((id, text, title, url, date): PyDoc) -> PyResult<Document> {
     }
     let mut doc = fpdb::reader::document_from_json(&obj, &Default::default(), String::new)
         .map_err(InputError::new_err)?;
+    fpdb::reader::PublishedWindow::default().apply(&mut doc);
     if let Some(w) = doc.time_unread.take() {
         return Err(InputError::new_err(format!("document `{}`: {w}", doc.id)));
     }

@@ -317,6 +317,21 @@ pub(super) struct InputArgs {
     /// Skip documents (or JSONL lines) larger than this many bytes
     #[arg(long, default_value_t = 32 << 20)]
     pub(super) max_doc_bytes: usize,
+    /// The earliest publication time read as one (an earlier one is a lie or a typo: the
+    /// ingest time counts, with a warning)
+    #[arg(long, default_value = "1900-01-01", value_parser = published_from)]
+    pub(super) published_from: i64,
+    /// How far past now a publication time may lie (`1d`, `6h`, `0s`); a later one is not
+    /// read (the ingest time counts, with a warning)
+    #[arg(long, default_value = "1d", value_parser = humantime::parse_duration)]
+    pub(super) published_ahead: std::time::Duration,
+}
+
+/// `--published-from`: a time in any form the readers read.
+fn published_from(s: &str) -> Result<i64, String> {
+    fpdb::reader::time::parse_time(s).ok_or_else(|| {
+        format!("`{s}` is not a time fpdb reads (e.g. 1900-01-01, 2024-05-26T10:30:00Z)")
+    })
 }
 
 /// A field that must be named: the text has to come from somewhere.
@@ -353,6 +368,10 @@ impl InputArgs {
             max_doc_bytes: self.max_doc_bytes,
             defer_pages: false,
             keep_raw: false,
+            published: fpdb::reader::PublishedWindow {
+                earliest: self.published_from,
+                ahead: i64::try_from(self.published_ahead.as_secs()).unwrap_or(i64::MAX),
+            },
         }
     }
 }

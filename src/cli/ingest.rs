@@ -11,8 +11,8 @@ use fpdb::{Fpdb, OnExisting};
 
 use super::args::{InputArgs, SettingsArgs};
 use super::output::{
-    check_output_not_input, check_output_writable, check_outside_store, output_writer, EXIT_OK,
-    EXIT_SKIPPED,
+    check_distinct_outputs, check_output_not_input, check_output_writable, check_outside_store,
+    output_writer, EXIT_OK, EXIT_SKIPPED,
 };
 use super::pipeline::{self, Outputs, Progress};
 use super::summary::Summary;
@@ -135,9 +135,12 @@ impl OutputPaths {
         if to_stdout(&o.unique) && to_stdout(&o.duplicates) {
             bail!("the unique and the duplicate records cannot both go to stdout");
         }
-        if o.unique.is_some() && o.unique == o.duplicates {
-            bail!("-o and --duplicates-out name the same file");
-        }
+        let named: Vec<(&str, &Path)> = o
+            .all()
+            .into_iter()
+            .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+            .collect();
+        check_distinct_outputs(&named)?;
         Ok(o)
     }
 

@@ -54,12 +54,174 @@ fn resolved(path: &Path) -> PathBuf {
     }
 }
 
-/// Whether a file written at `path` would land inside the store directory `store` (or be it).
+/// Whether a file written at `path` would land inside the store directory `store` (or be it),
+/// by name or, for a file that exists, by identity: a hard link elsewhere to one of the
+/// store's files is that file.
 pub(super) fn inside_store(path: &Path, store: &Path) -> bool {
     if fpdb::store::redis::RedisUrl::is_redis(&store.to_string_lossy()) {
         return false;
     }
-    resolved(path).starts_with(resolved(store))
+    if resolved(path).starts_with(resolved(store)) {
+        return true;
+    }
+    let Some(id) = fpdb::reader::file_id(path) else {
+        return false;
+    };
+    // The store's files: its directory and one level below (RocksDB keeps them flat).
+    let mut dirs = vec![(store.to_path_buf(), 0)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(m) = e.metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                if depth < 1 {
+                    dirs.push((e.path(), depth + 1));
+                }
+            } else if fpdb::reader::file_id(&e.path()) == Some(id) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// (device, inode) of what an output names: stdout's file for `-`; `None` for a path that does
+/// not exist yet.
+fn output_id(p: &Path) -> Option<(u64, u64)> {
+    if p.as_os_str() != "-" {
+        return fpdb::reader::file_id(p);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        let m = std::fs::File::from(fd).metadata().ok()?;
+        Some((m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// Whether `p` is the null device, which any number of outputs may share.
+fn is_null_device(id: (u64, u64)) -> bool {
+    fpdb::reader::file_id(Path::new("/dev/null")) == Some(id)
+}
+
+/// Refuse two outputs of one command (flag, path; `-` is stdout) that are one file, by device
+/// and inode once it exists (`X`, `./X`, a link to it, `/dev/stdout` and `-`), by resolved name
+/// before: both writers would truncate it and write at their own offsets. The null device is
+/// the exception.
+pub(super) fn check_distinct_outputs(outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
+    for (i, (fa, a)) in outputs.iter().enumerate() {
+        for (fb, b) in &outputs[i + 1..] {
+            let same = match (output_id(a), output_id(b)) {
+                (Some(x), Some(y)) => x == y && !is_null_device(x),
+                _ => {
+                    a.as_os_str() == b.as_os_str()
+                        || (a.as_os_str() != "-"
+                            && b.as_os_str() != "-"
+                            && resolved(a) == resolved(b))
+                }
+            };
+            if same {
+                let name = |p: &Path| {
+                    if p.as_os_str() == "-" {
+                        "stdout".to_string()
+                    } else {
+                        p.display().to_string()
+                    }
+                };
+                bail!(
+                    "{fa} {} and {fb} {} are the same file: both would write into it; send them to two files",
+                    name(a),
+                    name(b)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `path` whole. A regular file (or a name not taken yet) is written through a
+/// file beside it renamed over it: a reader never sees half a page, a failed write leaves the
+/// old one, and the old file's permissions are kept. A symbolic link is followed: its target
+/// is written. A device, FIFO or socket is written in place, never replaced (`-o /dev/null`
+/// as root must not replace the system's null device). A directory is refused.
+pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let target = followed(path);
+    let old = std::fs::metadata(&target).ok();
+    if let Some(m) = &old {
+        if m.is_dir() {
+            bail!("--output {} is a directory; name a file", path.display());
+        }
+        if !m.is_file() {
+            let written = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()));
+            return written.with_context(|| format!("cannot write {}", path.display()));
+        }
+    }
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .with_context(|| format!("--output {} names no file", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = (|| -> std::io::Result<()> {
+        let mut open = std::fs::OpenOptions::new();
+        open.write(true).create_new(true);
+        #[cfg(unix)]
+        if old.is_some() {
+            // Never more open than the file it replaces, even for a moment.
+            use std::os::unix::fs::OpenOptionsExt;
+            open.mode(0o600);
+        }
+        let mut f = open.open(&tmp)?;
+        f.write_all(bytes)?;
+        if let Some(m) = &old {
+            f.set_permissions(m.permissions())?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
+}
+
+/// `path` with symbolic links followed to what they name (which may not exist yet); at most
+/// 40 links, as the kernel does.
+fn followed(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
+                Ok(to) => {
+                    p = match p.parent() {
+                        Some(dir) => dir.join(to),
+                        None => to,
+                    };
+                }
+                Err(_) => return p,
+            },
+            _ => return p,
+        }
+    }
+    p
 }
 
 /// Refuse a file this command would write (`what`: `--output`, the backup directory, ...)

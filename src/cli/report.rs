@@ -2,15 +2,14 @@
 //! duplicates per day, hosts copying hosts, the largest clusters), or its data as JSON.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Context;
 use clap::Args;
 
 use fpdb::report::ReportOptions;
 
-use super::output::{check_outside_store, open_read_only, EXIT_OK};
+use super::output::{check_outside_store, open_read_only, write_whole, EXIT_OK};
 use super::web;
 
 #[derive(Args, Debug)]
@@ -50,7 +49,7 @@ pub(super) fn report(path: &PathBuf, a: &ReportArgs, quiet: bool) -> anyhow::Res
         out.flush()?;
         return Ok(EXIT_OK);
     }
-    let page = web::report_page(&path.display().to_string(), &report);
+    let page = web::report_page(&store_name(path), &report);
     if a.output.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
         out.write_all(page.as_bytes())?;
@@ -70,27 +69,19 @@ pub(super) fn report(path: &PathBuf, a: &ReportArgs, quiet: bool) -> anyhow::Res
     Ok(EXIT_OK)
 }
 
-/// Write `bytes` to `path` through a file beside it renamed over it: a reader never sees half a
-/// page, and a failed write leaves the old one.
-fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("--output {} names no file", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::File::open(&tmp)?.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+/// The store as the page names it: a directory by its last component, a Redis store by its
+/// namespace (a page is shared; the path of a home directory or a URL's nodes are not its
+/// business).
+fn store_name(path: &std::path::Path) -> String {
+    let shown = path.to_string_lossy();
+    if fpdb::store::redis::RedisUrl::is_redis(&shown) {
+        return fpdb::store::redis::RedisUrl::parse(&shown).map_or_else(
+            |_| "a Redis store".into(),
+            |u| format!("redis:/{}", u.namespace),
+        );
     }
-    Ok(())
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| shown.into_owned())
 }

@@ -100,7 +100,12 @@ impl<R: Rewind> Records<R> {
         let mut line = Vec::new();
         loop {
             let (n, _) = match read_line(&mut self.reader, &mut line) {
-                Err(e) if is_damage(&e) => continue,
+                // Another damaged member: a record of its own lost (reported next), and the
+                // scan goes on after it.
+                Err(e) if is_damage(&e) => {
+                    self.damage = Some(e.to_string());
+                    return Ok(());
+                }
                 other => other?,
             };
             if n == 0 {

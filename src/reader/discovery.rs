@@ -108,7 +108,7 @@ impl Inputs {
         // A UTF-8 byte order mark is not part of the first line or header; whole-file
         // documents keep it (the decoder reads it as a charset signal).
         if !matches!(format, Format::Html | Format::Text)
-            && reader.fill_buf().is_ok_and(|h| h.starts_with(BOM))
+            && reader.sniff_head().is_ok_and(|h| h.starts_with(BOM))
         {
             reader.consume(BOM.len());
         }
@@ -224,7 +224,7 @@ fn resolved_format(
     if format != Format::Auto {
         return Ok(format);
     }
-    let by_content = container_by_content(reader.fill_buf()?).unwrap_or(Format::Auto);
+    let by_content = container_by_content(reader.sniff_head()?).unwrap_or(Format::Auto);
     if by_content != Format::Auto {
         return Ok(by_content);
     }
@@ -232,7 +232,7 @@ fn resolved_format(
     if by_name != Format::Auto {
         return Ok(by_name);
     }
-    let head = reader.fill_buf()?;
+    let head = reader.sniff_head()?;
     Ok(
         if source == "-" && head.first() != Some(&b'<') && !head.starts_with(b"WARC/") {
             Format::Jsonl

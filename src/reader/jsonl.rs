@@ -32,6 +32,7 @@ impl Inputs {
                     // member (line numbers after it count the lines read, not the lost ones).
                     let mut r = error(source.clone(), *line, Unit::Line, e.to_string());
                     r.lost = 1;
+                    self.after_damage = true;
                     return Some(r);
                 }
                 Err(e) => {
@@ -67,6 +68,22 @@ impl Inputs {
                 continue;
             }
             let doc = parse_json_line(&self.buf, &self.opts.fields, source, *line);
+            let cut = std::mem::take(&mut self.after_damage)
+                && doc.as_ref().is_err_and(|e| {
+                    e.starts_with("invalid UTF-8") || e.starts_with("malformed JSON")
+                });
+            if cut {
+                // The rest of a line whose start was in the damaged member: lost with it, not
+                // bad input.
+                let mut r = error(
+                    source.clone(),
+                    *line,
+                    Unit::Line,
+                    "the rest of a line that began in the damaged part before it".into(),
+                );
+                r.lost = 1;
+                return Some(r);
+            }
             let mut r = Record::new(source.clone(), *line, Unit::Line, n, doc);
             if self.opts.keep_raw {
                 r.raw = Some(self.buf.clone());

@@ -22,9 +22,12 @@ mod jsonl;
 mod parquet;
 mod sniff;
 pub mod source;
+mod tape;
 mod text;
 pub mod time;
+pub use time::PublishedWindow;
 mod warc_docs;
+mod zstd_frames;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -106,6 +109,8 @@ pub struct ReadOptions {
     /// Keep each JSONL line and CSV/TSV row as read ([`Record::raw`], with the CSV header in
     /// [`Record::header`]), to write records through unchanged (`fpdb dedup`).
     pub keep_raw: bool,
+    /// The publication times a document may claim ([`PublishedWindow`]).
+    pub published: PublishedWindow,
 }
 
 impl Default for ReadOptions {
@@ -116,6 +121,7 @@ impl Default for ReadOptions {
             max_doc_bytes: 32 << 20,
             defer_pages: false,
             keep_raw: false,
+            published: PublishedWindow::default(),
         }
     }
 }
@@ -152,6 +158,8 @@ pub struct Record {
     /// The header line of the CSV/TSV file of a row kept raw.
     pub header: Option<std::sync::Arc<Vec<u8>>>,
     deferred: Option<Deferred>,
+    /// The publication times its document may claim, applied by [`Record::finish`].
+    window: Option<PublishedWindow>,
 }
 
 /// Raw page bytes whose decoding and extraction were deferred.
@@ -184,6 +192,7 @@ impl Record {
             raw: None,
             header: None,
             deferred: None,
+            window: None,
         }
     }
 
@@ -199,12 +208,20 @@ impl Record {
             raw: None,
             header: None,
             deferred: Some(page),
+            window: None,
         }
     }
 
-    /// Decode and extract a deferred page (CPU-heavy; safe to run on any thread). A no-op for
-    /// every other record.
+    /// Decode and extract a deferred page (CPU-heavy; safe to run on any thread), and drop a
+    /// publication time outside [`ReadOptions::published`]. Done once; a no-op after.
     pub fn finish(&mut self) {
+        self.finish_page();
+        if let (Some(w), Ok(doc)) = (self.window.take(), self.doc.as_mut()) {
+            w.apply(doc);
+        }
+    }
+
+    fn finish_page(&mut self) {
         if let Some(p) = self.deferred.take() {
             let (text, _) = decode::decode(&p.bytes, p.charset, p.html);
             self.doc = page_document(p.id, p.url, &text, p.html).map(|mut doc| {
@@ -282,6 +299,9 @@ pub struct Inputs {
     opts: ReadOptions,
     current: Option<Current>,
     buf: Vec<u8>,
+    /// The last JSONL read met a damaged member or frame: the next line may be the rest of a
+    /// line that began in it.
+    after_damage: bool,
     /// WARC and ARC records passed over as not documents (requests, metadata, DNS lookups,
     /// images and other non-text payloads, empty payloads).
     not_documents: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -305,6 +325,7 @@ impl Inputs {
             opts,
             current: None,
             buf: Vec::new(),
+            after_damage: false,
             not_documents: Default::default(),
         }
     }
@@ -401,7 +422,7 @@ fn page_document(
 /// `doc`'s publication time from `written` (what the input says, from `what`), or, when it is
 /// not a time, a warning saying so ([`Document::time_unread`]).
 pub(crate) fn set_time(doc: &mut Document, written: &str, what: &str) {
-    match time::parse_time(written) {
+    match time::parse_time_for(written, time::mostly_han(&doc.text)) {
         Some(t) => doc.published = Some(t),
         None => {
             let shown: String = written.chars().take(60).collect();
@@ -442,6 +463,7 @@ pub fn check_id(id: &str, field: &str) -> Result<(), String> {
 
 impl Inputs {
     fn finished(&self, mut r: Record) -> Record {
+        r.window = Some(self.opts.published);
         if !self.opts.defer_pages {
             r.finish();
         }

@@ -1,5 +1,6 @@
-//! An input's decompressed bytes (gzip members one by one, a damaged member reported once and
-//! passed over: [`super::gzip`]; zstd; plain), and going back ([`Rewind`]): a record whose
+//! An input's decompressed bytes (gzip members and zstd frames one by one, a damaged one
+//! reported once and passed over: [`super::gzip`], [`super::zstd_frames`]; plain), and going
+//! back ([`Rewind`]): a record whose
 //! length field lies (larger than what remains, or past the next record) is found out only
 //! after its body was streamed past. A regular file can be read again from the body's start
 //! ([`Source::rewind_to`]): plain files by a seek, gzip files from the last member start before
@@ -10,6 +11,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 use super::gzip::{Members, GZIP_HEADER};
+use super::zstd_frames::ZSTD_MAGIC;
 
 /// An input that can be read again from an earlier point.
 pub trait Rewind: BufRead {
@@ -70,6 +72,8 @@ const BUFFER: usize = 1 << 16;
 pub struct Source {
     buf: BufReader<Inner>,
     pos: u64,
+    /// Damage met while its format was sniffed, given to the format's reader first.
+    damage: Vec<std::io::Error>,
 }
 
 impl Source {
@@ -92,9 +96,11 @@ impl Source {
         f.seek(SeekFrom::Start(0))?;
         let head = &head[..n];
         let inner = if head.starts_with(&GZIP_HEADER[..2]) {
-            Inner::Gzip(Box::new(Members::new(BufReader::with_capacity(BUFFER, f))))
+            Inner::Gzip(Box::new(Members::file(BufReader::with_capacity(BUFFER, f))))
         } else if head.starts_with(ZSTD_MAGIC) {
-            Inner::Stream(Box::new(zstd::stream::read::Decoder::new(f)?))
+            Inner::Stream(Box::new(super::zstd_frames::Frames::file(
+                BufReader::with_capacity(BUFFER, f),
+            )))
         } else {
             Inner::Plain(f)
         };
@@ -110,12 +116,28 @@ impl Source {
         Source {
             buf: BufReader::with_capacity(BUFFER, inner),
             pos: 0,
+            damage: Vec::new(),
         }
+    }
+
+    /// The first decoded bytes, past damaged members or frames (kept to be reported, in order,
+    /// by the next reads), for sniffing the format.
+    pub(super) fn sniff_head(&mut self) -> std::io::Result<&[u8]> {
+        loop {
+            match self.buf.fill_buf() {
+                Err(e) if super::gzip::is_damage(&e) => self.damage.push(e),
+                _ => break,
+            }
+        }
+        self.buf.fill_buf()
     }
 }
 
 impl Read for Source {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if !self.damage.is_empty() {
+            return Err(self.damage.remove(0));
+        }
         let n = self.buf.read(out)?;
         self.pos += n as u64;
         Ok(n)
@@ -124,6 +146,9 @@ impl Read for Source {
 
 impl BufRead for Source {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if !self.damage.is_empty() {
+            return Err(self.damage.remove(0));
+        }
         self.buf.fill_buf()
     }
     fn consume(&mut self, amt: usize) {
@@ -163,8 +188,6 @@ impl Rewind for Source {
 
 /// Gzip's first two bytes.
 const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
-/// Zstandard's frame magic number.
-pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
 
 /// `raw` decompressed as its first bytes say (gzip, any number of members, a damaged one
 /// reported and passed over: [`Members`]; zstd), else as is.
@@ -190,7 +213,7 @@ pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn 
     Ok(if gzip {
         Box::new(Members::new(BufReader::new(whole)))
     } else if zstd {
-        Box::new(zstd::stream::read::Decoder::new(whole)?)
+        Box::new(super::zstd_frames::Frames::new(BufReader::new(whole)))
     } else {
         Box::new(whole)
     })

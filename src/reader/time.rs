@@ -45,10 +45,26 @@ const NAIVE: &[&str] = &[
 const DATES: &[&str] = &["%Y-%m-%d", "%Y/%m/%d", "%Y.%m.%d", "%Y年%m月%d日", "%Y%m%d"];
 
 /// Seconds since the Unix epoch of `s`, a time in one of the forms of this module's
-/// documentation; `None` when it is none of them.
+/// documentation; `None` when it is none of them. The zone name `CST` is US Central time
+/// (−06:00), as RFC 2822 defines it; see [`parse_time_for`] for Chinese documents.
 pub fn parse_time(s: &str) -> Option<i64> {
+    parse_time_for(s, false)
+}
+
+/// [`parse_time`] of a time written in a document whose text is Chinese (`chinese`), where
+/// `CST` is China Standard Time (+08:00), as Chinese sites mean it; in any other document it
+/// is US Central time.
+pub fn parse_time_for(s: &str, chinese: bool) -> Option<i64> {
     let s = folded(s);
     let s = s.trim();
+    let china;
+    let s = match s.strip_suffix(" CST") {
+        Some(rest) if chinese => {
+            china = format!("{rest} +0800");
+            china.as_str()
+        }
+        _ => s,
+    };
     if s.is_empty() {
         return None;
     }
@@ -121,9 +137,93 @@ fn folded(s: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// Whether `text` is Chinese: more Han characters than Latin letters in its first 2,000
+/// characters.
+pub fn mostly_han(text: &str) -> bool {
+    let (mut han, mut latin) = (0usize, 0usize);
+    for c in text.chars().take(2000) {
+        if matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}') {
+            han += 1;
+        } else if c.is_ascii_alphabetic() {
+            latin += 1;
+        }
+    }
+    han > latin
+}
+
+/// The publication times read as such: from `earliest` (seconds since the epoch) to `ahead`
+/// seconds past now ([`crate::clock::now`], so `FPDB_NOW` too). A time outside it is not a
+/// publication time: a copier dated `0000-01-01` or `2001-01-01`, or an original dated in the
+/// future, would otherwise take or keep a cluster's original by the lie. The document's
+/// ingest time counts instead, with a located warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublishedWindow {
+    /// The earliest publication time read (default 1900-01-01T00:00:00Z).
+    pub earliest: i64,
+    /// How far past now a publication time may lie, in seconds (default one day: clocks and
+    /// zones of the sites that write them).
+    pub ahead: i64,
+}
+
+impl Default for PublishedWindow {
+    fn default() -> Self {
+        PublishedWindow {
+            earliest: -2_208_988_800,
+            ahead: 86_400,
+        }
+    }
+}
+
+impl PublishedWindow {
+    /// `doc`'s publication time dropped, with a warning, when it lies outside the window.
+    pub fn apply(&self, doc: &mut crate::engine::Document) {
+        let Some(t) = doc.published else {
+            return;
+        };
+        let now = i64::try_from(crate::clock::now()).unwrap_or(i64::MAX);
+        let latest = now.saturating_add(self.ahead);
+        let shown = |t: i64| {
+            chrono::DateTime::from_timestamp(t, 0).map_or_else(
+                || format!("{t} s"),
+                |d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            )
+        };
+        let why = if t < self.earliest {
+            format!(
+                "the publication time {} is before {}, the earliest read (--published-from)",
+                shown(t),
+                shown(self.earliest)
+            )
+        } else if t > latest {
+            format!(
+                "the publication time {} is later than now ({}) by more than {} s \
+                 (--published-ahead)",
+                shown(t),
+                shown(now),
+                self.ahead
+            )
+        } else {
+            return;
+        };
+        doc.published = None;
+        doc.time_unread = Some(format!("{why}; the ingest time counts for it"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cst_is_china_standard_time_in_chinese_documents_only() {
+        let s = "Sun, 26 May 2024 18:30:00 CST";
+        assert_eq!(parse_time_for(s, true), Some(T));
+        assert_eq!(parse_time_for(s, false), Some(T + 14 * 3600));
+        assert_eq!(parse_time(s), Some(T + 14 * 3600));
+        assert_eq!(parse_time_for("2024-05-26 18:30:00 CST", true), Some(T));
+        assert!(mostly_han("国务院办公厅日前印发通知 GDP"));
+        assert!(!mostly_han("The weather in Denver, 天气"));
+    }
 
     /// 2024-05-26 10:30:00 UTC.
     const T: i64 = 1_716_719_400;

@@ -129,7 +129,10 @@ pub fn host(url: &str) -> Option<String> {
     let name = name
         .strip_prefix("www.")
         .map_or(name.clone(), str::to_string);
+    // A DNS name has at most 253 characters: a longer "host" is no site (and would hold
+    // kilobytes in each of a report's host counters).
     let plausible = !name.is_empty()
+        && name.len() <= 253
         && (u.contains("://") || name.contains('.'))
         && !name.chars().any(|c| c.is_whitespace() || c.is_control());
     plausible.then_some(name)

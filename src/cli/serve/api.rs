@@ -74,7 +74,8 @@ pub(super) fn router(shared: Db) -> Router {
         .with_state(shared)
 }
 
-/// Authorization (every route but /healthz, when a token is set) and metrics.
+/// Authorization (every route but /healthz, when a token is set; without one, what
+/// [`super::guard`] refuses) and metrics.
 async fn track(State(s): State<Db>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let route = req
@@ -97,7 +98,12 @@ async fn track(State(s): State<Db>, req: Request, next: Next) -> Response {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let resp = if allowed && declared.is_some_and(|n| n > s.max_body_bytes as u64) {
+    let refused = (s.token.is_none() && route != "/healthz")
+        .then(|| super::guard::refusal(req.method(), req.headers(), s.listen))
+        .flatten();
+    let resp = if let Some(why) = refused {
+        ApiError::new(StatusCode::FORBIDDEN, why).into_response()
+    } else if allowed && declared.is_some_and(|n| n > s.max_body_bytes as u64) {
         too_large(s.max_body_bytes).into_response()
     } else if allowed {
         next.run(req).await
@@ -296,7 +302,7 @@ async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer
     let mut replace = false;
     for (k, v) in params(&q) {
         if k == "replace" {
-            replace = match v {
+            replace = match v.as_str() {
                 "true" | "1" | "" => true,
                 "false" | "0" => false,
                 _ => {

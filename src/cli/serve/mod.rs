@@ -14,6 +14,7 @@
 mod api;
 mod conn;
 mod error;
+mod guard;
 mod metrics;
 mod pools;
 mod request;
@@ -96,6 +97,8 @@ pub(super) struct Shared {
     writer: Mutex<Option<std::sync::mpsc::Sender<writer::Job>>>,
     /// The token every request but /healthz must bring (`Authorization: Bearer TOKEN`), if set.
     token: Option<String>,
+    /// The address listened on (a server without a token answers only its own Host).
+    listen: std::net::SocketAddr,
     metrics: metrics::Metrics,
     max_body_bytes: usize,
     /// Most documents of one request.
@@ -155,6 +158,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         db: RwLock::new(db),
         writer: Mutex::new(Some(tx)),
         token,
+        listen: listener.local_addr()?,
         metrics: metrics::Metrics::new(),
         max_body_bytes: a.max_body_bytes,
         max_request_docs: a.max_request_docs as usize,

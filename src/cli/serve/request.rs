@@ -56,17 +56,20 @@ pub(super) fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
 
 /// A document of a request, read as a JSONL line is; `at` names it in errors.
 pub(super) fn parse_document(obj: &Map<String, Value>, at: &str) -> Result<Document, ApiError> {
-    fpdb::reader::document_from_json(obj, &fpdb::reader::Fields::default(), String::new).map_err(
-        |e| {
-            let field = (!at.is_empty()).then_some(at);
-            let message = if at.is_empty() {
-                e
-            } else {
-                format!("{at}: {e}")
-            };
-            ApiError::bad(message, field)
-        },
-    )
+    let mut doc =
+        fpdb::reader::document_from_json(obj, &fpdb::reader::Fields::default(), String::new)
+            .map_err(|e| {
+                let field = (!at.is_empty()).then_some(at);
+                let message = if at.is_empty() {
+                    e
+                } else {
+                    format!("{at}: {e}")
+                };
+                ApiError::bad(message, field)
+            })?;
+    // A publication time outside the default window is not one (the ingest time counts).
+    fpdb::reader::PublishedWindow::default().apply(&mut doc);
+    Ok(doc)
 }
 
 /// `documents`: an array of objects, each read by [`parse_document`]; `default_id(i)` gives an id
@@ -115,12 +118,11 @@ pub(super) fn documents(
 }
 
 /// `name=value` pairs of a query string.
-pub(super) fn params(q: &Option<String>) -> impl Iterator<Item = (&str, &str)> {
-    q.as_deref()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| p.split_once('=').unwrap_or((p, "")))
+pub(super) fn params(q: &Option<String>) -> Vec<(String, String)> {
+    // Percent-decoded, `+` as a space (`?limit=%31%30` is `limit=10`).
+    form_urlencoded::parse(q.as_deref().unwrap_or("").as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
 }
 
 pub(super) fn flag(v: &Value, field: &str) -> Result<bool, ApiError> {
@@ -143,7 +145,11 @@ pub(super) fn cluster_id(id: Result<Path<u64>, PathRejection>) -> Result<u64, Ap
     })
 }
 
-/// The `limit` query parameter, `default` without one.
+/// The most members one answer lists (`?limit=`): a larger answer held the read lock for
+/// as long as it took to write megabytes, and four at once slowed every write.
+pub(super) const MAX_LIMIT: usize = 1000;
+
+/// The `limit` query parameter, `default` without one; at most [`MAX_LIMIT`].
 pub(super) fn limit(q: &Option<String>, default: usize) -> Result<usize, ApiError> {
     let mut limit = default;
     for (k, v) in params(q) {
@@ -155,6 +161,12 @@ pub(super) fn limit(q: &Option<String>, default: usize) -> Result<usize, ApiErro
                 )
             })?;
         }
+    }
+    if limit > MAX_LIMIT {
+        return Err(ApiError::bad(
+            format!("query parameter `limit` is at most {MAX_LIMIT}, not {limit}"),
+            Some("limit"),
+        ));
     }
     Ok(limit)
 }

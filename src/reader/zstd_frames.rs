@@ -1,0 +1,257 @@
+//! Zstandard frames one after another ([`Frames`]), as one stream, except that a damaged frame
+//! does not end the input: its error is reported once (a [`Damaged`] `io::Error`), the
+//! compressed bytes up to the next frame's magic number are skipped, and reading goes on there.
+//! Each frame's output is held until the frame ends and its checksum (when it has one, as the
+//! `zstd` tool writes by default) is checked, so that a damaged frame gives none of its records
+//! and the intact frame before it loses nothing (up to [`HOLD`] bytes; a larger frame is passed
+//! on as it decodes). A `.warc.zst` written a record per frame, or a `.jsonl.zst` of many
+//! frames, loses only what a damaged frame held: one damaged frame used to end the input,
+//! silently, with every intact frame after it.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+
+use super::gzip::{Damaged, HOLD};
+use super::tape::Counted;
+
+/// Zstandard's frame magic number.
+pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
+
+type Decoder<R> = zstd::stream::read::Decoder<'static, Counted<R>>;
+
+/// Zstandard frames of `R`, decoded one after another; see the module documentation.
+pub struct Frames<R: BufRead> {
+    decoder: Option<Decoder<R>>,
+    /// The compressed reader between frames and at the end.
+    raw: Option<Counted<R>>,
+    /// Compressed offset of the current frame's start.
+    frame_at: u64,
+    /// The current frame's output, checked (or, `streaming`, past [`HOLD`]), from `held_at`.
+    held: Vec<u8>,
+    held_at: usize,
+    streaming: bool,
+    /// Moves the compressed reader to an offset (a regular file's seek), when it can.
+    seek: Option<fn(&mut R, u64) -> std::io::Result<()>>,
+}
+
+impl<R: BufRead> Frames<R> {
+    /// Frames of `raw`, positioned at a frame's magic number.
+    pub fn new(raw: R) -> Self {
+        Frames {
+            decoder: None,
+            raw: Some(Counted::new(raw, 0, ZSTD_MAGIC)),
+            frame_at: 0,
+            held: Vec::new(),
+            held_at: 0,
+            streaming: false,
+            seek: None,
+        }
+    }
+
+    /// Start the frame at the current position of `self.raw`; `Ok(false)` at the end.
+    fn start(&mut self) -> std::io::Result<bool> {
+        let Some(mut raw) = self.raw.take() else {
+            return Ok(false);
+        };
+        if raw.fill_buf()?.is_empty() {
+            self.raw = Some(raw);
+            return Ok(false);
+        }
+        self.frame_at = raw.at;
+        self.streaming = false;
+        raw.start_tape();
+        let at = raw.at;
+        match zstd::stream::read::Decoder::with_buffer(raw) {
+            Ok(d) => {
+                self.decoder = Some(d.single_frame());
+                Ok(true)
+            }
+            Err(e) => Err(std::io::Error::other(format!(
+                "zstd decoder at compressed byte {at}: {e}"
+            ))),
+        }
+    }
+
+    /// Decode the current frame into `held` until it ends and checks (then the next frame
+    /// waits to be started) or [`HOLD`] bytes are held. `Ok(false)`: no frame is left.
+    fn fill_held(&mut self) -> std::io::Result<bool> {
+        self.held.clear();
+        self.held_at = 0;
+        let mut chunk = [0u8; 1 << 16];
+        loop {
+            if self.decoder.is_none() && !self.start()? {
+                return Ok(!self.held.is_empty());
+            }
+            let decoder = self.decoder.as_mut().expect("started");
+            match decoder.read(&mut chunk) {
+                Ok(0) => {
+                    self.raw = Some(self.decoder.take().expect("decoder").finish());
+                    if !self.held.is_empty() {
+                        return Ok(true);
+                    }
+                }
+                Ok(n) => {
+                    self.held.extend_from_slice(&chunk[..n]);
+                    if self.held.len() >= HOLD {
+                        self.streaming = true;
+                        return Ok(true);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.held.clear();
+                    return Err(self.damaged(&e));
+                }
+            }
+        }
+    }
+
+    /// The current frame failed (`e`): skip to the next frame's magic number, looked for from
+    /// the frame's second byte ([`Counted::skip_damaged`]), and return the [`Damaged`] report.
+    fn damaged(&mut self, e: &std::io::Error) -> std::io::Error {
+        let mut raw = self.decoder.take().expect("decoder").finish();
+        let skipped = match raw.skip_damaged(self.frame_at, self.seek) {
+            Ok(n) => n,
+            Err(read) => return read,
+        };
+        self.raw = Some(raw);
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            Damaged {
+                unit: "zstd frame",
+                error: e.to_string(),
+                skipped,
+            },
+        )
+    }
+}
+
+impl<R: BufRead> Read for Frames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if self.held_at < self.held.len() {
+                let n = buf.len().min(self.held.len() - self.held_at);
+                buf[..n].copy_from_slice(&self.held[self.held_at..self.held_at + n]);
+                self.held_at += n;
+                return Ok(n);
+            }
+            if !self.streaming {
+                if !self.fill_held()? {
+                    return Ok(0);
+                }
+                continue;
+            }
+            // A frame past HOLD: as it decodes.
+            let Some(decoder) = self.decoder.as_mut() else {
+                self.streaming = false;
+                continue;
+            };
+            match decoder.read(buf) {
+                Ok(0) if !buf.is_empty() => {
+                    self.raw = Some(self.decoder.take().expect("decoder").finish());
+                    self.streaming = false;
+                }
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.streaming = false;
+                    return Err(self.damaged(&e));
+                }
+            }
+        }
+    }
+}
+
+impl Frames<BufReader<File>> {
+    /// Frames of a regular file: a damaged frame is searched for the next magic number from
+    /// its own second byte, not from where its decoding stopped.
+    pub fn file(raw: BufReader<File>) -> Self {
+        let mut f = Self::new(raw);
+        f.seek = Some(|r, at| r.seek(SeekFrom::Start(at)).map(drop));
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zst(data: &[u8]) -> Vec<u8> {
+        let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(true).unwrap();
+        std::io::Write::write_all(&mut e, data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn read_all(mut r: impl Read) -> (Vec<u8>, usize) {
+        let (mut out, mut damaged) = (Vec::new(), 0);
+        let mut buf = [0u8; 7];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => return (out, damaged),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) if super::super::gzip::is_damage(&e) => damaged += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn frames_read_as_one_stream() {
+        let mut data = zst(b"one ");
+        data.extend(zst(b"two "));
+        data.extend(zst(b"three"));
+        assert_eq!(
+            read_all(Frames::new(&data[..])),
+            (b"one two three".to_vec(), 0)
+        );
+    }
+
+    #[test]
+    fn a_frame_cut_by_the_end_of_the_input_costs_only_itself() {
+        let mut data = zst(b"one ");
+        let two: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let z = zst(&two);
+        data.extend_from_slice(&z[..z.len() * 3 / 4]);
+        assert_eq!(read_all(Frames::new(&data[..])), (b"one ".to_vec(), 1));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Frames of random text with bytes flipped in one of them: what is read is exactly
+        /// every other frame's text in order, with the damaged frame's own text in its place
+        /// when the flips missed what its checks cover, and never an altered text of it.
+        #[test]
+        fn a_damaged_frame_gives_its_text_whole_or_nothing(
+            texts in proptest::collection::vec("[a-z ]{1,400}", 2..8),
+            which in 0usize..8,
+            at in 0.0f64..1.0,
+            flips in proptest::collection::vec(1u8..=255, 1..4),
+        ) {
+            let which = which % texts.len();
+            let mut data = Vec::new();
+            for (i, t) in texts.iter().enumerate() {
+                let mut m = zst(format!("<{i}:{t}>").as_bytes());
+                if i == which {
+                    let p = ((m.len() - flips.len()) as f64 * at) as usize;
+                    for (k, f) in flips.iter().enumerate() {
+                        m[p + k] ^= f;
+                    }
+                }
+                data.extend(m);
+            }
+            let (out, _) = read_all(Frames::new(&data[..]));
+            let out = String::from_utf8_lossy(&out).into_owned();
+            let whole = |with: bool| -> String {
+                texts
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| with || i != which)
+                    .map(|(i, t)| format!("<{i}:{t}>"))
+                    .collect()
+            };
+            proptest::prop_assert!(out == whole(false) || out == whole(true), "{:?}", out);
+        }
+    }
+}
