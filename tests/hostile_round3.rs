@@ -525,14 +525,14 @@ proptest::proptest! {
     ) {
         let damaged: Vec<usize> = damaged.into_iter().filter(|&i| i < n).collect();
         let mut data = Vec::new();
-        for i in 0..n {
+        for (i, at) in at.iter().enumerate().take(n) {
             let rec = warc_record(i, &text(i as u64 + 500));
             let mut m = if zstd_frames { zst(&rec) } else { gz(&rec, 6) };
             if damaged.contains(&i) {
                 // Past the header (whose optional fields no check covers): the compressed data
                 // or the trailer.
                 let head = if zstd_frames { 6 } else { 10 };
-                let p = head + ((m.len() - head - 2) as f64 * at[i]) as usize;
+                let p = head + ((m.len() - head - 2) as f64 * at) as usize;
                 m[p] ^= 0x5a;
                 m[p + 1] ^= 0xa5;
             }

@@ -463,3 +463,53 @@ fn a_citation_overrides_an_earlier_date_without_one() {
     );
     verify(d.path(), "w.db");
 }
+
+/// A citation between two pages of one site does not count (the third review): a copier
+/// re-crawled under its own URL, or another page of its site, citing it does not make it the
+/// source over the earlier-dated original on another site; a page of another site citing it
+/// still does.
+#[test]
+fn a_citation_from_the_same_site_does_not_count() {
+    let d = tempfile::tempdir().unwrap();
+    let text = article(7);
+    let orig = serde_json::json!({"id": "orig", "url": "https://news.example/2024/a1", "date": "2024-05-01", "text": text});
+    let copier = serde_json::json!({"id": "copier", "url": "https://spam.example/x1", "date": "2024-06-01", "text": format!("{text}\n来源：网络")});
+    let cite = |id: &str, url: &str| serde_json::json!({"id": id, "url": url, "date": "2024-06-03", "text": format!("{text}\n来源：https://spam.example/x1")});
+    for (name, citer) in [
+        ("recrawl", cite("copier2", "https://spam.example/x1")),
+        ("sibling", cite("copier2", "https://www.spam.example/other")),
+    ] {
+        write_jsonl(
+            &d.path().join("in.jsonl"),
+            &[orig.clone(), copier.clone(), citer],
+        );
+        let db = format!("{name}.db");
+        assert_eq!(
+            code(&run(d.path(), &["--db", &db, "-q", "ingest", "in.jsonl"])),
+            0
+        );
+        assert_original(
+            &named(d.path(), &db),
+            &["orig", "copier", "copier2"],
+            "orig",
+        );
+        verify(d.path(), &db);
+    }
+    // Another site's page citing it still counts.
+    write_jsonl(
+        &d.path().join("in.jsonl"),
+        &[orig, copier, cite("puppet", "https://elsewhere.example/y")],
+    );
+    assert_eq!(
+        code(&run(
+            d.path(),
+            &["--db", "o.db", "-q", "ingest", "in.jsonl"]
+        )),
+        0
+    );
+    assert_original(
+        &named(d.path(), "o.db"),
+        &["orig", "copier", "puppet"],
+        "copier",
+    );
+}

@@ -118,17 +118,24 @@ impl Checked {
             &rec.key_weights,
         );
         if opts.originals {
+            // A citation counts between two sites only: a copier's own pages (a re-crawl of
+            // its URL, another page of its site) do not make it the source.
+            let elsewhere = || match (fps.host_key, rec.url.as_deref()) {
+                (Some(mine), Some(url)) => crate::text::cites::host_key(url) != Some(mine),
+                _ => true,
+            };
             let cited_now = rec
                 .url
                 .as_deref()
                 .filter(|_| !fps.cites.is_empty())
                 .map(crate::text::cites::url_key)
-                .filter(|k| fps.cites.binary_search(k).is_ok());
+                .filter(|k| fps.cites.binary_search(k).is_ok())
+                .filter(|_| elsewhere());
             c.standing = Standing {
                 dated: rec.dated(),
                 cited: rec.cited,
                 cited_now,
-                cites_doc: fps.url_key.is_some_and(|k| rec.cites.contains(&k)),
+                cites_doc: fps.url_key.is_some_and(|k| rec.cites.contains(&k)) && elsewhere(),
             };
         }
         c

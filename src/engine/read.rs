@@ -42,6 +42,11 @@ impl Fpdb {
                     .as_deref()
                     .filter(|_| self.opts.originals)
                     .map(crate::text::cites::url_key),
+                host_key: rec
+                    .url
+                    .as_deref()
+                    .filter(|_| self.opts.originals)
+                    .and_then(crate::text::cites::host_key),
                 cites: rec.cites,
             },
             id: rec.id,

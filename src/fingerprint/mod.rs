@@ -57,6 +57,10 @@ pub struct Fingerprints {
     /// [`text::cites::MAX_CITES`], sorted; stores with `originals`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cites: Vec<u64>,
+    /// The host of the document's URL ([`text::cites::host`]), hashed: a citation between two
+    /// pages of one host does not count (stores with `originals`; never serialized).
+    #[serde(skip)]
+    pub host_key: Option<u64>,
 }
 
 /// What a document carries besides its text, for the algorithms that read it (`des`,
@@ -364,6 +368,10 @@ impl Fingerprinter {
         } else {
             Vec::new()
         };
+        let host_key = meta
+            .url
+            .filter(|_| opts.originals)
+            .and_then(text::cites::host_key);
         let (url_key, cites) = if opts.originals {
             let mut cites: Vec<u64> = meta
                 .cites
@@ -383,6 +391,7 @@ impl Fingerprinter {
             figures,
             url_key,
             cites,
+            host_key,
             nshash: top,
             simhash,
             sketch,

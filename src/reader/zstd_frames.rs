@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn a_frame_cut_by_the_end_of_the_input_costs_only_itself() {
         let mut data = zst(b"one ");
-        let two: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let two: Vec<u8> = (0..20_000u32).flat_map(u32::to_le_bytes).collect();
         let z = zst(&two);
         data.extend_from_slice(&z[..z.len() * 3 / 4]);
         assert_eq!(read_all(Frames::new(&data[..])), (b"one ".to_vec(), 1));

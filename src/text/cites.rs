@@ -138,6 +138,12 @@ pub fn host(url: &str) -> Option<String> {
     plausible.then_some(name)
 }
 
+/// The key of a URL's host ([`host`], hashed), which citations are compared by: a page does
+/// not cite another page of its own site into being the source.
+pub fn host_key(url: &str) -> Option<u64> {
+    host(url).map(|h| crate::hash::fingerprint64(h.as_bytes()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
