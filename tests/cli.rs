@@ -436,7 +436,10 @@ fn truncated_gzip_keeps_the_members_before_the_cut() {
     assert!(stderr(&o).contains("t.jsonl.gz:"), "{}", stderr(&o));
     let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let added = sum["added"].as_u64().unwrap();
-    assert!((100..200).contains(&added) && added.is_multiple_of(20), "{added}");
+    assert!(
+        (100..200).contains(&added) && added.is_multiple_of(20),
+        "{added}"
+    );
     assert_eq!(sum["lost_to_damage"], 1, "{sum}");
     assert_eq!(sum["skipped_bad_input"], 0, "{sum}");
     // Every document added was looked up first; unrelated texts read no record.

@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
-use super::tape::Counted;
+use super::tape::{Counted, Held};
 
 /// Gzip's member header: magic and the deflate method.
 pub(super) const GZIP_HEADER: [u8; 3] = [0x1f, 0x8b, 0x08];
@@ -64,9 +64,8 @@ pub struct Members<R: BufRead> {
     /// Decoded bytes taken from the decoder so far (those held included).
     decoded: u64,
     /// The current member's bytes decoded and checked (or, `streaming`, past [`HOLD`]), not
-    /// yet read; from `held_at`.
-    held: Vec<u8>,
-    held_at: usize,
+    /// yet read.
+    held: Held,
     /// The current member outgrew [`HOLD`]: the rest of it goes on as it decodes.
     streaming: bool,
     /// Moves the compressed reader to an offset (a regular file's seek), when it can.
@@ -88,8 +87,7 @@ impl<R: BufRead> Members<R> {
             decoder: None,
             ended: None,
             decoded,
-            held: Vec::new(),
-            held_at: 0,
+            held: Held::default(),
             streaming: false,
             seek: None,
             checkpoints: Vec::new(),
@@ -134,7 +132,6 @@ impl<R: BufRead> Members<R> {
     /// member is left. A damaged member's bytes are dropped and its [`Damaged`] returned.
     fn fill_held(&mut self) -> std::io::Result<bool> {
         self.held.clear();
-        self.held_at = 0;
         let mut chunk = [0u8; 1 << 16];
         loop {
             let Some(decoder) = self.decoder.as_mut() else {
@@ -150,7 +147,7 @@ impl<R: BufRead> Members<R> {
                     }
                 }
                 Ok(n) => {
-                    self.held.extend_from_slice(&chunk[..n]);
+                    self.held.push(&chunk[..n]);
                     self.decoded += n as u64;
                     if self.held.len() >= HOLD {
                         self.streaming = true;
@@ -195,10 +192,7 @@ impl<R: BufRead> Members<R> {
 impl<R: BufRead> Read for Members<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
-            if self.held_at < self.held.len() {
-                let n = buf.len().min(self.held.len() - self.held_at);
-                buf[..n].copy_from_slice(&self.held[self.held_at..self.held_at + n]);
-                self.held_at += n;
+            if let Some(n) = self.held.give(buf) {
                 return Ok(n);
             }
             if !self.streaming {
@@ -278,6 +272,7 @@ impl Members<BufReader<File>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reader::tape::testing::{read_all, whole_or_nothing};
     use std::io::Write;
 
     fn gz(data: &[u8]) -> Vec<u8> {
@@ -287,18 +282,6 @@ mod tests {
     }
 
     /// Everything readable, with the damage reports in between.
-    fn read_all(mut r: impl Read) -> (Vec<u8>, usize) {
-        let (mut out, mut damaged) = (Vec::new(), 0);
-        let mut buf = [0u8; 7];
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) => return (out, damaged),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(e) if is_damage(&e) => damaged += 1,
-                Err(e) => panic!("{e}"),
-            }
-        }
-    }
 
     #[test]
     fn members_read_as_one_stream() {
@@ -373,29 +356,7 @@ mod tests {
             at in 0.0f64..1.0,
             flips in proptest::collection::vec(1u8..=255, 1..4),
         ) {
-            let which = which % texts.len();
-            let mut data = Vec::new();
-            for (i, t) in texts.iter().enumerate() {
-                let mut m = gz(format!("<{i}:{t}>").as_bytes());
-                if i == which {
-                    let p = ((m.len() - flips.len()) as f64 * at) as usize;
-                    for (k, f) in flips.iter().enumerate() {
-                        m[p + k] ^= f;
-                    }
-                }
-                data.extend(m);
-            }
-            let (out, _) = read_all(Members::new(&data[..]));
-            let out = String::from_utf8_lossy(&out).into_owned();
-            let whole = |with: bool| -> String {
-                texts
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| with || i != which)
-                    .map(|(i, t)| format!("<{i}:{t}>"))
-                    .collect()
-            };
-            proptest::prop_assert!(out == whole(false) || out == whole(true), "{:?}", out);
+            whole_or_nothing(gz, |d| read_all(Members::new(d)).0, &texts, which, at, &flips)?;
         }
     }
 

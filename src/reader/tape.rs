@@ -179,3 +179,96 @@ impl<R: BufRead> BufRead for Counted<R> {
         }
     }
 }
+
+/// A unit's decoded bytes, held until its check passes, then read out.
+#[derive(Default)]
+pub(super) struct Held {
+    bytes: Vec<u8>,
+    at: usize,
+}
+
+impl Held {
+    /// Copy the next held bytes into `buf`; `None` when none are left.
+    pub(super) fn give(&mut self, buf: &mut [u8]) -> Option<usize> {
+        if self.at >= self.bytes.len() {
+            return None;
+        }
+        let n = buf.len().min(self.bytes.len() - self.at);
+        buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        Some(n)
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.bytes.clear();
+        self.at = 0;
+    }
+
+    pub(super) fn push(&mut self, decoded: &[u8]) {
+        self.bytes.extend_from_slice(decoded);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+/// What the tests of both readers of units share.
+#[cfg(test)]
+pub(super) mod testing {
+    use std::io::Read;
+
+    /// Everything readable, and the number of damage reports in between.
+    pub(in crate::reader) fn read_all(mut r: impl Read) -> (Vec<u8>, usize) {
+        let (mut out, mut damaged) = (Vec::new(), 0);
+        let mut buf = [0u8; 7];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => return (out, damaged),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) if super::super::gzip::is_damage(&e) => damaged += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// Units (`encode`d) of `texts`, bytes flipped by `flips` at `at` of unit `which`, read by
+    /// `read`: exactly every other unit's text in order, with the damaged unit's own text in
+    /// its place when the flips missed what its checks cover, and never an altered text of it.
+    pub(in crate::reader) fn whole_or_nothing(
+        encode: fn(&[u8]) -> Vec<u8>,
+        read: fn(&[u8]) -> Vec<u8>,
+        texts: &[String],
+        which: usize,
+        at: f64,
+        flips: &[u8],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let which = which % texts.len();
+        let mut data = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let mut m = encode(format!("<{i}:{t}>").as_bytes());
+            if i == which {
+                let p = ((m.len() - flips.len()) as f64 * at) as usize;
+                for (k, f) in flips.iter().enumerate() {
+                    m[p + k] ^= f;
+                }
+            }
+            data.extend(m);
+        }
+        let out = String::from_utf8_lossy(&read(&data)).into_owned();
+        let whole = |with: bool| -> String {
+            texts
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| with || i != which)
+                .map(|(i, t)| format!("<{i}:{t}>"))
+                .collect()
+        };
+        proptest::prop_assert!(out == whole(false) || out == whole(true), "{:?}", out);
+        Ok(())
+    }
+}

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 use super::gzip::{Damaged, HOLD};
-use super::tape::Counted;
+use super::tape::{Counted, Held};
 
 /// Zstandard's frame magic number.
 pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
@@ -26,9 +26,8 @@ pub struct Frames<R: BufRead> {
     raw: Option<Counted<R>>,
     /// Compressed offset of the current frame's start.
     frame_at: u64,
-    /// The current frame's output, checked (or, `streaming`, past [`HOLD`]), from `held_at`.
-    held: Vec<u8>,
-    held_at: usize,
+    /// The current frame's output, checked (or, `streaming`, past [`HOLD`]), not yet read.
+    held: Held,
     streaming: bool,
     /// Moves the compressed reader to an offset (a regular file's seek), when it can.
     seek: Option<fn(&mut R, u64) -> std::io::Result<()>>,
@@ -41,8 +40,7 @@ impl<R: BufRead> Frames<R> {
             decoder: None,
             raw: Some(Counted::new(raw, 0, ZSTD_MAGIC)),
             frame_at: 0,
-            held: Vec::new(),
-            held_at: 0,
+            held: Held::default(),
             streaming: false,
             seek: None,
         }
@@ -76,7 +74,6 @@ impl<R: BufRead> Frames<R> {
     /// waits to be started) or [`HOLD`] bytes are held. `Ok(false)`: no frame is left.
     fn fill_held(&mut self) -> std::io::Result<bool> {
         self.held.clear();
-        self.held_at = 0;
         let mut chunk = [0u8; 1 << 16];
         loop {
             if self.decoder.is_none() && !self.start()? {
@@ -91,7 +88,7 @@ impl<R: BufRead> Frames<R> {
                     }
                 }
                 Ok(n) => {
-                    self.held.extend_from_slice(&chunk[..n]);
+                    self.held.push(&chunk[..n]);
                     if self.held.len() >= HOLD {
                         self.streaming = true;
                         return Ok(true);
@@ -129,10 +126,7 @@ impl<R: BufRead> Frames<R> {
 impl<R: BufRead> Read for Frames<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
-            if self.held_at < self.held.len() {
-                let n = buf.len().min(self.held.len() - self.held_at);
-                buf[..n].copy_from_slice(&self.held[self.held_at..self.held_at + n]);
-                self.held_at += n;
+            if let Some(n) = self.held.give(buf) {
                 return Ok(n);
             }
             if !self.streaming {
@@ -175,25 +169,13 @@ impl Frames<BufReader<File>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reader::tape::testing::{read_all, whole_or_nothing};
 
     fn zst(data: &[u8]) -> Vec<u8> {
         let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
         e.include_checksum(true).unwrap();
         std::io::Write::write_all(&mut e, data).unwrap();
         e.finish().unwrap()
-    }
-
-    fn read_all(mut r: impl Read) -> (Vec<u8>, usize) {
-        let (mut out, mut damaged) = (Vec::new(), 0);
-        let mut buf = [0u8; 7];
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) => return (out, damaged),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(e) if super::super::gzip::is_damage(&e) => damaged += 1,
-                Err(e) => panic!("{e}"),
-            }
-        }
     }
 
     #[test]
@@ -229,29 +211,7 @@ mod tests {
             at in 0.0f64..1.0,
             flips in proptest::collection::vec(1u8..=255, 1..4),
         ) {
-            let which = which % texts.len();
-            let mut data = Vec::new();
-            for (i, t) in texts.iter().enumerate() {
-                let mut m = zst(format!("<{i}:{t}>").as_bytes());
-                if i == which {
-                    let p = ((m.len() - flips.len()) as f64 * at) as usize;
-                    for (k, f) in flips.iter().enumerate() {
-                        m[p + k] ^= f;
-                    }
-                }
-                data.extend(m);
-            }
-            let (out, _) = read_all(Frames::new(&data[..]));
-            let out = String::from_utf8_lossy(&out).into_owned();
-            let whole = |with: bool| -> String {
-                texts
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| with || i != which)
-                    .map(|(i, t)| format!("<{i}:{t}>"))
-                    .collect()
-            };
-            proptest::prop_assert!(out == whole(false) || out == whole(true), "{:?}", out);
+            whole_or_nothing(zst, |d| read_all(Frames::new(d)).0, &texts, which, at, &flips)?;
         }
     }
 }
