@@ -94,17 +94,6 @@ fn ingest_json(dir: &Path, db: &str, args: &[&str]) -> (i32, Value, String) {
     (code(&o), summary, stderr(&o))
 }
 
-fn stored_ids(dir: &Path, db: &str) -> Vec<String> {
-    let o = run(dir, &["--db", db, "export"]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let mut ids: Vec<String> = json_lines(&stdout(&o))
-        .iter()
-        .map(|v| v["id"].as_str().unwrap().to_string())
-        .collect();
-    ids.sort();
-    ids
-}
-
 fn verify_ok(dir: &Path, db: &str) {
     let o = run(dir, &["--db", db, "verify"]);
     assert_eq!(code(&o), 0, "verify: {}{}", stdout(&o), stderr(&o));

@@ -32,17 +32,6 @@ fn store_with_docs(dir: &Path, n: u64) -> PathBuf {
     dir.join("s.db")
 }
 
-fn ids(dir: &Path, store: &str) -> Vec<String> {
-    let o = run(dir, &["--db", store, "export"]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let mut ids: Vec<String> = json_lines(&stdout(&o))
-        .iter()
-        .map(|v| v["id"].as_str().unwrap().to_string())
-        .collect();
-    ids.sort();
-    ids
-}
-
 fn summary(o: &std::process::Output) -> Value {
     let out = stdout(o);
     serde_json::from_str(out.lines().last().unwrap_or(""))
@@ -270,7 +259,7 @@ fn a_gzip_member_that_fails_its_crc_gives_no_record_and_costs_one() {
     assert_eq!(s["added"], 8, "{s}");
     assert_eq!(s["lost_to_damage"], 2, "{s}");
     assert_eq!(s["records"], 10, "{s}");
-    let got = ids(d, "f.db");
+    let got = stored_ids(d, "f.db");
     assert!(
         !got.iter()
             .any(|id| id.contains("9ite3") || id.contains("site3.") || id.contains("site4.")),

@@ -135,3 +135,15 @@ pub fn export_outcomes(db: &fpdb::Fpdb) -> Vec<fpdb::Outcome> {
     .unwrap();
     v
 }
+
+/// The ids of a store's export, sorted (the binary's).
+pub fn stored_ids(dir: &Path, db: &str) -> Vec<String> {
+    let o = run(dir, &["--db", db, "export"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut ids: Vec<String> = json_lines(&stdout(&o))
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
