@@ -106,7 +106,8 @@ class Fpdb:
 
     def ingest(self, id, text, title=None, url=None, replace=False, date=None):
         """Ingest one document; durable on return. Returns its result line (dict). `date`, its
-        publication time, makes it its cluster's original when it is the earliest."""
+        publication time, makes it its cluster's original when it is the earliest; a date
+        before 1900 or more than a day ahead of now raises InputError."""
         return json.loads(self._store.ingest_batch([(str(id), text, title, url, _date(date))], replace))[0]
 
     def ingest_many(self, docs, replace=False, batch_size=1024):

@@ -106,11 +106,16 @@ def test_the_earliest_dated_copy_is_the_original(tmp_path):
         line = db.ingest("orig", LAW, date=datetime.datetime(2023, 5, 26, 10, 30))
         assert line["previous_original"] == "copy"
         assert line["duplicate_of"] is None
-        lines = db.ingest_many([{"id": "late", "text": LAW + "（完）", "date": 1_800_000_000}, ("none", LAW + "。")])
+        lines = db.ingest_many([{"id": "late", "text": LAW + "（完）", "date": 1_750_000_000}, ("none", LAW + "。")])
         assert [l["duplicate_of"] for l in lines] == ["orig", "orig"]
         assert db.query(LAW)["duplicate_of"] == "orig"
         with pytest.raises(fpdb.InputError, match="not a time"):
             db.ingest("bad", LAW, date="soon")
+        # Outside the window of publication times (1900 to now plus a day): refused here.
+        with pytest.raises(fpdb.InputError, match="earliest"):
+            db.ingest("bad", LAW, date="0000-01-01T00:00:00Z")
+        with pytest.raises(fpdb.InputError, match="later than now"):
+            db.ingest("bad", LAW, date="2999-01-01")
         report = db.report(largest=1, members=2)
         assert report["documents"] == 4 and report["duplicates"] == 3
         assert [(c["size"], c["original"]) for c in report["largest"]] == [(4, "orig")]
