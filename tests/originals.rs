@@ -513,3 +513,68 @@ fn a_citation_from_the_same_site_does_not_count() {
         "copier",
     );
 }
+
+/// A citation leaves with its page (the third review): a page of another site citing a copier
+/// makes the copier the original; once that page is deleted (or replaced by one without the
+/// citation) the copier is cited no more, and the original is the earlier-dated page again, as
+/// a fresh ingest of the remaining documents names it.
+#[test]
+fn a_deleted_citation_no_longer_names_the_original() {
+    let d = tempfile::tempdir().unwrap();
+    // A news article copied whole: the source line the puppet adds leaves it within simhash
+    // reach of both (the citation counts through a candidate that verified).
+    let text = "国家统计局15日发布数据显示，今年1至2月份，全国规模以上工业增加值同比增长7.0%，比上年12月份加快0.2个百分点。其中，制造业增加值增长7.5%，高技术制造业增加值增长7.5%，装备制造业增加值增长8.5%。\n\
+        分三大门类看，采矿业增加值同比增长2.3%，制造业增长7.7%，电力、热力、燃气及水生产和供应业增长7.9%。分经济类型看，国有控股企业增加值同比增长5.6%；股份制企业增长7.6%，外商及港澳台商投资企业增长5.8%；私营企业增长5.3%。\n\
+        国家统计局新闻发言人在国务院新闻办公室举行的新闻发布会上表示，1至2月份，国民经济延续回升向好态势，生产需求稳中有升，就业物价总体稳定，转型升级持续推进，发展质量稳步提升。\n\
+        从需求看，1至2月份，社会消费品零售总额81307亿元，同比增长5.5%。其中，除汽车以外的消费品零售额73787亿元，增长5.6%。全国网上零售额21209亿元，同比增长15.1%。\n\
+        从投资看，1至2月份，全国固定资产投资（不含农户）50847亿元，同比增长4.2%，增速比上年全年加快1.2个百分点。分领域看，基础设施投资增长6.3%，制造业投资增长9.4%，房地产开发投资下降9.0%。";
+    let lines = [
+        serde_json::json!({"id": "orig", "url": "https://news.example/2024/a1", "date": "2024-05-01", "text": text}),
+        serde_json::json!({"id": "copier", "url": "https://spam.example/x1", "date": "2024-06-01", "text": text}),
+        serde_json::json!({"id": "puppet", "url": "https://spam2.example/y", "date": "2024-06-02", "text": format!("{text}\n来源：https://spam.example/x1")}),
+    ];
+    write_jsonl(&d.path().join("in.jsonl"), &lines);
+    for db in ["del.db", "rep.db"] {
+        assert_eq!(
+            code(&run(d.path(), &["--db", db, "-q", "ingest", "in.jsonl"])),
+            0
+        );
+        assert_original(
+            &named(d.path(), db),
+            &["orig", "copier", "puppet"],
+            "copier",
+        );
+    }
+    let o = run(d.path(), &["--db", "del.db", "-q", "delete", "puppet"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_original(&named(d.path(), "del.db"), &["orig", "copier"], "orig");
+    verify(d.path(), "del.db");
+    // Replaced by a page without the citation.
+    write_jsonl(
+        &d.path().join("rep.jsonl"),
+        &[
+            serde_json::json!({"id": "puppet", "url": "https://spam2.example/y", "date": "2024-06-02", "text": format!("{text}\n（完）")}),
+        ],
+    );
+    let o = run(
+        d.path(),
+        &["--db", "rep.db", "-q", "ingest", "--replace", "rep.jsonl"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_original(
+        &named(d.path(), "rep.db"),
+        &["orig", "copier", "puppet"],
+        "orig",
+    );
+    verify(d.path(), "rep.db");
+    // What a fresh ingest of the remaining documents names.
+    write_jsonl(&d.path().join("fresh.jsonl"), &lines[..2]);
+    assert_eq!(
+        code(&run(
+            d.path(),
+            &["--db", "fresh.db", "-q", "ingest", "fresh.jsonl"]
+        )),
+        0
+    );
+    assert_original(&named(d.path(), "fresh.db"), &["orig", "copier"], "orig");
+}

@@ -128,7 +128,7 @@ impl Fpdb {
             );
             Some(root)
         } else {
-            self.split(root, crec, &members, &mut b)?;
+            self.split(root, crec, &members, rec, &mut b)?;
             None
         };
         self.store.write(b)?;
@@ -161,49 +161,34 @@ impl Fpdb {
         }
     }
 
-    /// Re-derive root cluster `root` from its remaining `members` (ascending seqs): the
-    /// connected components of their stored matches. The component holding the oldest member
-    /// keeps `root`; every other one gets a fresh cluster id, and its members' records,
-    /// postings and `members` entries move to it.
+    /// Re-derive root cluster `root` from its remaining `members` (ascending seqs) once
+    /// `removed` is gone: the connected components of their stored matches. The component
+    /// holding the oldest member keeps `root`; every other one gets a fresh cluster id, and its
+    /// members' records, postings and `members` entries move to it. With `originals`, a member
+    /// no remaining member of its component cites is cited no more ([`uncite`]).
     pub(super) fn split(
         &mut self,
         root: u64,
         mut crec: ClusterRecord,
         members: &[u64],
+        removed: &DocRecord,
         b: &mut Batch,
     ) -> Result<()> {
-        let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, &s)| (s, i)).collect();
-        let recs = members
+        let mut recs = members
             .iter()
             .map(|&s| self.doc(s))
             .collect::<Result<Vec<_>>>()?;
-        let mut parent: Vec<usize> = (0..members.len()).collect();
-        fn top(parent: &mut [usize], mut i: usize) -> usize {
-            while parent[i] != i {
-                parent[i] = parent[parent[i]];
-                i = parent[i];
-            }
-            i
-        }
-        for (i, r) in recs.iter().enumerate() {
-            for m in &r.matches {
-                if let Some(&j) = index.get(&m.seq) {
-                    let (a, c) = (top(&mut parent, i), top(&mut parent, j));
-                    // The smaller index (older member) represents the component.
-                    parent[a.max(c)] = a.min(c);
-                }
-            }
-        }
-        // Components in order of their oldest member; members ascend within each.
-        let mut comps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for i in 0..members.len() {
-            let t = top(&mut parent, i);
-            comps.entry(t).or_default().push(i);
-        }
-        let mut comps = comps.into_values();
+        let comps = components(&recs, members);
+        let originals = self.opts.originals;
+        let uncited = if originals && !removed.cites.is_empty() {
+            uncite(&mut recs, &comps)
+        } else {
+            Vec::new()
+        };
+        let recs = recs;
+        let mut comps = comps.into_iter();
         // A component's original: its earliest member (the removed document may have been
         // the original: the next-earliest takes over).
-        let originals = self.opts.originals;
         let original_of = |comp: &[usize]| {
             comp.iter()
                 .map(|&i| recs[i].original(members[i]))
@@ -235,6 +220,14 @@ impl Fpdb {
         crec.first_seq = members[kept[0]];
         crec.original = original_of(&kept);
         crec.pending_cites = pending_of(&kept);
+        // The kept members whose citer is gone (the moved ones are rewritten below).
+        for &i in kept.iter().filter(|i| uncited.contains(i)) {
+            b.put(
+                Cf::Docs,
+                schema::u64_key(members[i]),
+                schema::encode_doc(&recs[i]),
+            );
+        }
         b.put(
             Cf::Clusters,
             schema::u64_key(root),
@@ -270,4 +263,63 @@ impl Fpdb {
         }
         Ok(())
     }
+}
+
+/// After a removal that took a citation with it: the members of each component (`comps`,
+/// indices into `recs`) marked cited that no other member of their component cites from
+/// another site are cited no more, as in a fresh ingest of the remaining documents (a deleted
+/// sockpuppet page kept the copier it cited the original). Never marks one cited. Returns the
+/// indices whose record changed.
+fn uncite(recs: &mut [DocRecord], comps: &[Vec<usize>]) -> Vec<usize> {
+    use crate::text::cites::{host_key, url_key};
+    let mut changed = Vec::new();
+    for comp in comps {
+        for &i in comp {
+            let Some(url) = recs[i].url.as_deref().filter(|_| recs[i].cited) else {
+                continue;
+            };
+            let (key, host) = (url_key(url), host_key(url));
+            let still = comp.iter().any(|&j| {
+                j != i
+                    && recs[j].cites.contains(&key)
+                    && (host.is_none() || recs[j].url.as_deref().and_then(host_key) != host)
+            });
+            if !still {
+                changed.push(i);
+            }
+        }
+    }
+    for &i in &changed {
+        recs[i].cited = false;
+    }
+    changed
+}
+
+/// The connected components of `members` (ascending seqs; `recs` their records) by their
+/// stored matches, as indices: in order of their oldest member, members ascending within each.
+fn components(recs: &[DocRecord], members: &[u64]) -> Vec<Vec<usize>> {
+    fn top(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    let mut parent: Vec<usize> = (0..members.len()).collect();
+    for (i, r) in recs.iter().enumerate() {
+        for m in &r.matches {
+            if let Some(&j) = index.get(&m.seq) {
+                let (a, c) = (top(&mut parent, i), top(&mut parent, j));
+                // The smaller index (older member) represents the component.
+                parent[a.max(c)] = a.min(c);
+            }
+        }
+    }
+    let mut comps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..members.len() {
+        let t = top(&mut parent, i);
+        comps.entry(t).or_default().push(i);
+    }
+    comps.into_values().collect()
 }
