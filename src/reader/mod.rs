@@ -422,7 +422,9 @@ fn page_document(
 /// `doc`'s publication time from `written` (what the input says, from `what`), or, when it is
 /// not a time, a warning saying so ([`Document::time_unread`]).
 pub(crate) fn set_time(doc: &mut Document, written: &str, what: &str) {
-    match time::parse_time_for(written, time::mostly_han(&doc.text)) {
+    // The text is read for its language only when the zone name needs it.
+    let chinese = written.trim_end().ends_with("CST") && time::mostly_han(&doc.text);
+    match time::parse_time_for(written, chinese) {
         Some(t) => doc.published = Some(t),
         None => {
             let shown: String = written.chars().take(60).collect();
