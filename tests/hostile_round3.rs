@@ -403,6 +403,16 @@ fn publication_times_outside_the_window_are_not_read() {
     // The copy dated year 0 did not become the original.
     let results = json_lines(&std::fs::read_to_string(d.join("r.jsonl")).unwrap());
     assert_eq!(results[1]["duplicate_of"], "orig", "{results:?}");
+    // Garbage in the flags: a clear refusal, nothing made.
+    for (flag, value) in [
+        ("--published-from", "last tuesday"),
+        ("--published-ahead", "soon"),
+    ] {
+        let o = run(d, &["--db", "bad.db", "ingest", "t.jsonl", flag, value]);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(stderr(&o).contains(flag), "{}", stderr(&o));
+        assert!(!d.join("bad.db").exists());
+    }
     // A flag widens the window.
     let o = fpdb()
         .current_dir(d)
