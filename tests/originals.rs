@@ -11,6 +11,14 @@ use std::path::Path;
 use common::{code, json_lines, run, stderr, stdout, synthetic_doc, write_jsonl, Rng};
 use fpdb::{Document, Fpdb, OnExisting};
 
+/// A news article (five paragraphs): copies of it with a source line added stay within
+/// simhash reach of it, so a citation counts through a candidate that verified.
+const NEWS: &str = "国家统计局15日发布数据显示，今年1至2月份，全国规模以上工业增加值同比增长7.0%，比上年12月份加快0.2个百分点。其中，制造业增加值增长7.5%，高技术制造业增加值增长7.5%，装备制造业增加值增长8.5%。\n\
+        分三大门类看，采矿业增加值同比增长2.3%，制造业增长7.7%，电力、热力、燃气及水生产和供应业增长7.9%。分经济类型看，国有控股企业增加值同比增长5.6%；股份制企业增长7.6%，外商及港澳台商投资企业增长5.8%；私营企业增长5.3%。\n\
+        国家统计局新闻发言人在国务院新闻办公室举行的新闻发布会上表示，1至2月份，国民经济延续回升向好态势，生产需求稳中有升，就业物价总体稳定，转型升级持续推进，发展质量稳步提升。\n\
+        从需求看，1至2月份，社会消费品零售总额81307亿元，同比增长5.5%。其中，除汽车以外的消费品零售额73787亿元，增长5.6%。全国网上零售额21209亿元，同比增长15.1%。\n\
+        从投资看，1至2月份，全国固定资产投资（不含农户）50847亿元，同比增长4.2%，增速比上年全年加快1.2个百分点。分领域看，基础设施投资增长6.3%，制造业投资增长9.4%，房地产开发投资下降9.0%。";
+
 /// Three long paragraphs: copies of it (a line added) are near-duplicates of it.
 fn article(seed: u64) -> String {
     synthetic_doc(&mut Rng(seed), 8)
@@ -521,13 +529,7 @@ fn a_citation_from_the_same_site_does_not_count() {
 #[test]
 fn a_deleted_citation_no_longer_names_the_original() {
     let d = tempfile::tempdir().unwrap();
-    // A news article copied whole: the source line the puppet adds leaves it within simhash
-    // reach of both (the citation counts through a candidate that verified).
-    let text = "国家统计局15日发布数据显示，今年1至2月份，全国规模以上工业增加值同比增长7.0%，比上年12月份加快0.2个百分点。其中，制造业增加值增长7.5%，高技术制造业增加值增长7.5%，装备制造业增加值增长8.5%。\n\
-        分三大门类看，采矿业增加值同比增长2.3%，制造业增长7.7%，电力、热力、燃气及水生产和供应业增长7.9%。分经济类型看，国有控股企业增加值同比增长5.6%；股份制企业增长7.6%，外商及港澳台商投资企业增长5.8%；私营企业增长5.3%。\n\
-        国家统计局新闻发言人在国务院新闻办公室举行的新闻发布会上表示，1至2月份，国民经济延续回升向好态势，生产需求稳中有升，就业物价总体稳定，转型升级持续推进，发展质量稳步提升。\n\
-        从需求看，1至2月份，社会消费品零售总额81307亿元，同比增长5.5%。其中，除汽车以外的消费品零售额73787亿元，增长5.6%。全国网上零售额21209亿元，同比增长15.1%。\n\
-        从投资看，1至2月份，全国固定资产投资（不含农户）50847亿元，同比增长4.2%，增速比上年全年加快1.2个百分点。分领域看，基础设施投资增长6.3%，制造业投资增长9.4%，房地产开发投资下降9.0%。";
+    let text = NEWS;
     let lines = [
         serde_json::json!({"id": "orig", "url": "https://news.example/2024/a1", "date": "2024-05-01", "text": text}),
         serde_json::json!({"id": "copier", "url": "https://spam.example/x1", "date": "2024-06-01", "text": text}),
@@ -577,4 +579,99 @@ fn a_deleted_citation_no_longer_names_the_original() {
         0
     );
     assert_original(&named(d.path(), "fresh.db"), &["orig", "copier"], "orig");
+}
+
+/// Oracle: after any sequence of ingests, deletes and replaces of copies that cite each other
+/// (within a site and across sites, dated and undated; a replace may move a page to another
+/// site or change what it cites), every document names the original a
+/// fresh ingest of the surviving documents names, in their order (a replace is a removal and an
+/// ingest at the end, unless it changes nothing); `verify` passes at every step.
+mod edits {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SITES: [&str; 3] = ["a", "b", "c"];
+
+    /// Page `id`'s URL on site `site`.
+    fn url(site: usize, id: usize) -> String {
+        format!("https://{}.example/{id}", SITES[site])
+    }
+
+    /// A page: `NEWS` at `url(site, id)`, citing `url(cite)` when given, on `day` when given.
+    fn page(id: usize, site: usize, cite: Option<(usize, usize)>, day: Option<i64>) -> Document {
+        let text = match cite {
+            Some((s, i)) => format!("{NEWS}\n来源：{}", url(s, i)),
+            None => NEWS.to_string(),
+        };
+        Document {
+            url: Some(url(site, id)),
+            published: day.map(|d| 1_700_000_000 + d * 86_400),
+            ..Document::new(format!("p{id}"), text)
+        }
+    }
+
+    fn names(db: &Fpdb) -> BTreeMap<String, Option<String>> {
+        common::export_outcomes(db)
+            .into_iter()
+            .map(|o| (o.id, o.duplicate_of))
+            .collect()
+    }
+
+    /// (0: delete, else ingest or replace; id; site; citation; day).
+    type Op = (u8, usize, usize, Option<(usize, usize)>, Option<i64>);
+
+    fn op() -> impl Strategy<Value = Op> {
+        (
+            0u8..4,
+            0usize..6,
+            0usize..SITES.len(),
+            proptest::option::of((0usize..SITES.len(), 0usize..6)),
+            proptest::option::of(0i64..3),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn originals_after_deletes_and_replaces_are_a_fresh_ingests(
+            ops in proptest::collection::vec(op(), 1..24),
+        ) {
+            let mut db = Fpdb::builder().open_in_memory().unwrap();
+            let mut live: Vec<Document> = Vec::new();
+            for (step, (kind, id, site, cite, day)) in ops.into_iter().enumerate() {
+                let name = format!("p{id}");
+                let at = live.iter().position(|d| d.id == name);
+                match (kind, at) {
+                    (0, Some(i)) => {
+                        prop_assert!(db.remove(&name).unwrap());
+                        live.remove(i);
+                    }
+                    (0, None) => prop_assert!(!db.remove(&name).unwrap()),
+                    (_, at) => {
+                        let doc = page(id, site, cite, day);
+                        db.ingest_document(&doc, OnExisting::Replace).unwrap();
+                        match at {
+                            Some(i)
+                                if live[i].text == doc.text
+                                    && live[i].url == doc.url
+                                    && live[i].published == doc.published => {}
+                            Some(i) => {
+                                live.remove(i);
+                                live.push(doc);
+                            }
+                            None => live.push(doc),
+                        }
+                    }
+                }
+                if let Err(e) = db.verify() {
+                    return Err(TestCaseError::fail(format!("step {step}: verify: {e}")));
+                }
+                let mut fresh = Fpdb::builder().open_in_memory().unwrap();
+                for d in &live {
+                    fresh.ingest_document(d, OnExisting::Skip).unwrap();
+                }
+                prop_assert_eq!(names(&db), names(&fresh), "step {}", step);
+            }
+        }
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::lookup::Checked;
 use super::Fpdb;
 use crate::error::{Error, Result};
 use crate::store::schema::{self, meta, ClusterRecord, DocRecord};
@@ -128,7 +129,7 @@ impl Fpdb {
             );
             Some(root)
         } else {
-            self.split(root, crec, &members, rec, &mut b)?;
+            self.split(root, crec, &members, seq, &mut b)?;
             None
         };
         self.store.write(b)?;
@@ -161,26 +162,29 @@ impl Fpdb {
         }
     }
 
-    /// Re-derive root cluster `root` from its remaining `members` (ascending seqs) once
-    /// `removed` is gone: the connected components of their stored matches. The component
-    /// holding the oldest member keeps `root`; every other one gets a fresh cluster id, and its
-    /// members' records, postings and `members` entries move to it. With `originals`, a member
-    /// no remaining member of its component cites is cited no more ([`uncite`]).
+    /// Re-derive root cluster `root` from its remaining `members` (ascending seqs) once the
+    /// document at `removed_seq` is gone: the members that matched it look up again among
+    /// those before them ([`Fpdb::rematch`]); the clusters are the connected components of
+    /// the stored matches. The component holding the oldest member keeps `root`; every other
+    /// one gets a fresh cluster id, and its members' records, postings and `members` entries
+    /// move to it. With `originals`, a member no other member of its component cites from another
+    /// site is cited no more ([`uncite`]).
     pub(super) fn split(
         &mut self,
         root: u64,
         mut crec: ClusterRecord,
         members: &[u64],
-        removed: &DocRecord,
+        removed_seq: u64,
         b: &mut Batch,
     ) -> Result<()> {
         let mut recs = members
             .iter()
             .map(|&s| self.doc(s))
             .collect::<Result<Vec<_>>>()?;
+        let rematched = self.rematch(&mut recs, members, root, removed_seq)?;
         let comps = components(&recs, members);
         let originals = self.opts.originals;
-        let uncited = if originals && !removed.cites.is_empty() {
+        let uncited = if originals {
             uncite(&mut recs, &comps)
         } else {
             Vec::new()
@@ -220,8 +224,12 @@ impl Fpdb {
         crec.first_seq = members[kept[0]];
         crec.original = original_of(&kept);
         crec.pending_cites = pending_of(&kept);
-        // The kept members whose citer is gone (the moved ones are rewritten below).
-        for &i in kept.iter().filter(|i| uncited.contains(i)) {
+        // The kept members cited no more, or whose matches were looked up again (the
+        // moved ones are rewritten below).
+        for &i in kept
+            .iter()
+            .filter(|i| uncited.contains(i) || rematched.contains(i))
+        {
             b.put(
                 Cf::Docs,
                 schema::u64_key(members[i]),
@@ -262,6 +270,76 @@ impl Fpdb {
             }
         }
         Ok(())
+    }
+}
+
+impl Fpdb {
+    /// The members (`recs`, at ascending seqs `members`, of root `root`) that matched the
+    /// removed document at `removed` look up again among the members before them, as a fresh
+    /// ingest of the remaining documents would: a sentence hash names its oldest holder, so
+    /// the removed document may have hidden the member a copy would have matched instead (two
+    /// copies of an article that each named only the first). Their stored matches become what
+    /// this lookup verifies, and the citations it finds mark members cited. Costs a popcount per earlier member and a check per candidate for
+    /// each such member; reads nothing but root cluster records. Returns the indices changed.
+    fn rematch(
+        &self,
+        recs: &mut [DocRecord],
+        members: &[u64],
+        root: u64,
+        removed: u64,
+    ) -> Result<Vec<usize>> {
+        let mut changed = Vec::new();
+        if !recs
+            .iter()
+            .any(|r| r.matches.iter().any(|m| m.seq == removed))
+        {
+            return Ok(changed);
+        }
+        let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let mut holders = foldhash::HashMap::default();
+        let mut simhashes: Vec<(u64, u64)> = Vec::new();
+        for i in 0..recs.len() {
+            if recs[i].matches.iter().any(|m| m.seq == removed) {
+                let fps = self.fingerprints_of(&recs[i]);
+                let mut near = BTreeMap::new();
+                if let Some(q) = fps.simhash {
+                    for &(seq, p) in &simhashes {
+                        let d = crate::fingerprint::simhash::hamming(p, q);
+                        if d <= self.opts.simhash_k {
+                            near.insert(seq, d);
+                        }
+                    }
+                }
+                // Candidates are earlier members; the tight-cluster rule also checks the
+                // cluster's first document, which may be the removed one (it verifies nothing).
+                let gone = DocRecord::default();
+                let all = &*recs;
+                let lk = self.lookup_with(&fps, &holders, near, &mut |seq| {
+                    let rec = index.get(&seq).map_or(&gone, |&j| &all[j]);
+                    Ok(Checked::of(&self.opts, &fps, rec))
+                })?;
+                recs[i].matches = self.matches(&lk).1;
+                changed.push(i);
+                // Citations, as its ingest would have found them among these candidates: a
+                // verified member it cites is cited, and so is it when one cites it.
+                for c in &lk.candidates {
+                    if c.standing.cited_now.is_some() && !recs[index[&c.seq]].cited {
+                        recs[index[&c.seq]].cited = true;
+                        changed.push(index[&c.seq]);
+                    }
+                    if c.standing.cites_doc {
+                        recs[i].cited = true;
+                    }
+                }
+            }
+            for &h in recs[i].postings() {
+                holders.entry(h).or_insert((members[i], root));
+            }
+            if let Some(q) = recs[i].simhash {
+                simhashes.push((members[i], q));
+            }
+        }
+        Ok(changed)
     }
 }
 

@@ -51,9 +51,11 @@ impl Fpdb {
                         similar_id: self.find(rec.similar_id)?.0,
                     });
                 }
-                if same_fingerprints(&rec, &fps) {
+                if same_fingerprints(&rec, &fps) && !self.moves_original(&rec, doc, &fps) {
                     // Unchanged text: the document stays where it is (its cluster, links and
-                    // seq); only what was sent with it is updated.
+                    // seq); only what was sent with it is updated. A new URL, publication
+                    // time or citation may change its cluster's original: that replace is a
+                    // removal and an ingest, as a fresh ingest would see it.
                     return self
                         .refresh(seq, rec, doc)
                         .map(|outcome| IngestResult::Added {
@@ -122,6 +124,14 @@ impl Fpdb {
             matches,
             merged: Vec::new(),
         })
+    }
+
+    /// Whether replacing stored `rec` by `doc` (same fingerprints) changes what its cluster's
+    /// original is chosen by: its URL (citations name it), its publication time or the URLs
+    /// it cites (stores with `originals`).
+    fn moves_original(&self, rec: &DocRecord, doc: &Document, fps: &Fingerprints) -> bool {
+        self.opts.originals
+            && (rec.url != doc.url || rec.published != doc.published || rec.cites != fps.cites)
     }
 
     /// Store a document whose id is not stored: look up, decide, write one batch.

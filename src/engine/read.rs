@@ -26,34 +26,32 @@ impl Fpdb {
         }
         Ok(Some(StoredDocument {
             similar_id: self.resolve(rec.similar_id)?,
-            fingerprints: Fingerprints {
-                nshash: rec.nshash,
-                simhash: rec.simhash,
-                sketch: rec.sketch,
-                order: rec.order,
-                shingles: rec.shingles,
-                chars: rec.chars,
-                bands: rec.bands,
-                keys: rec.keys,
-                key_weights: rec.key_weights,
-                figures: rec.figures,
-                url_key: rec
-                    .url
-                    .as_deref()
-                    .filter(|_| self.opts.originals)
-                    .map(crate::text::cites::url_key),
-                host_key: rec
-                    .url
-                    .as_deref()
-                    .filter(|_| self.opts.originals)
-                    .and_then(crate::text::cites::host_key),
-                cites: rec.cites,
-            },
+            fingerprints: self.fingerprints_of(&rec),
             id: rec.id,
             url: rec.url,
             title: rec.title,
             matched_at_ingest: matched,
         }))
+    }
+
+    /// The fingerprints stored in `rec` (what its ingest computed).
+    pub(super) fn fingerprints_of(&self, rec: &DocRecord) -> Fingerprints {
+        let url = rec.url.as_deref().filter(|_| self.opts.originals);
+        Fingerprints {
+            nshash: rec.nshash.clone(),
+            simhash: rec.simhash,
+            sketch: rec.sketch.clone(),
+            order: rec.order.clone(),
+            shingles: rec.shingles.clone(),
+            chars: rec.chars,
+            bands: rec.bands.clone(),
+            keys: rec.keys.clone(),
+            key_weights: rec.key_weights.clone(),
+            figures: rec.figures.clone(),
+            url_key: url.map(crate::text::cites::url_key),
+            host_key: url.and_then(crate::text::cites::host_key),
+            cites: rec.cites.clone(),
+        }
     }
 
     /// The sentence sketch of the stored document with external id `id` (what

@@ -1,11 +1,12 @@
 //! `verify`: every index and every cluster checked against the document records.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{Fpdb, Verified};
 use crate::error::{Error, Result};
 use crate::store::schema::{self, DocRecord, Original};
 use crate::store::{Cf, Store};
+use crate::text::cites::{host_key, url_key};
 
 /// What the pass over the document records saw.
 #[derive(Default)]
@@ -19,6 +20,57 @@ struct Seen {
     members: BTreeMap<u64, (u64, u64)>,
     /// root -> its earliest member by (publication time, seq): its original.
     earliest: BTreeMap<u64, Original>,
+    /// Members marked cited: (root, URL key, host key, seq, id).
+    cited: Vec<(u64, u64, Option<u64>, u64, String)>,
+    /// (root, URL key) -> who cites it there, a few per key.
+    citers: HashMap<(u64, u64), Vec<Citer>>,
+}
+
+/// A member citing a URL: its seq and its host's key.
+type Citer = (u64, Option<u64>);
+
+/// Citers of one URL kept per cluster, one per site: enough to find one other than the cited
+/// page itself on another site than its own.
+const CITERS_KEPT: usize = 3;
+
+impl Seen {
+    /// What document `seq` (`r`, in root `root`) cites, and whether it is marked cited.
+    fn note_citations(&mut self, root: u64, seq: u64, r: &DocRecord) {
+        let host = r.url.as_deref().and_then(host_key);
+        if r.cited {
+            if let Some(url) = r.url.as_deref() {
+                self.cited
+                    .push((root, url_key(url), host, seq, r.id.clone()));
+            }
+        }
+        for &k in &r.cites {
+            let v = self.citers.entry((root, k)).or_default();
+            if v.len() < CITERS_KEPT && !v.iter().any(|&(_, h)| h.is_some() && h == host) {
+                v.push((seq, host));
+            }
+        }
+    }
+
+    /// Every member marked cited is cited by another member of its cluster on another site,
+    /// as an ingest marks it and a removal unmarks it (a stale mark would name a copier the
+    /// original after its citer was deleted or replaced).
+    fn check_citations(&self) -> Result<()> {
+        for (root, key, host, seq, id) in &self.cited {
+            let citers = self
+                .citers
+                .get(&(*root, *key))
+                .map_or(&[][..], Vec::as_slice);
+            let counts = |&(s, h): &Citer| {
+                s != *seq && (host.is_none() || h.is_none() || h != *host)
+            };
+            if !citers.iter().any(counts) {
+                return Err(bad(format!(
+                    "document {id} is marked cited, but no other member of its cluster {root} on another site cites it"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn bad(what: String) -> Error {
@@ -64,6 +116,9 @@ impl Fpdb {
                 seen.with_simhash += u64::from(r.simhash.is_some());
                 seen.postings += r.postings().collect::<BTreeSet<_>>().len() as u64;
                 seen.members.entry(root).or_insert((0, seq)).0 += 1;
+                if self.opts.originals {
+                    seen.note_citations(root, seq, &r);
+                }
                 let me = r.original(seq);
                 seen.earliest
                     .entry(root)
@@ -75,6 +130,7 @@ impl Fpdb {
         })?;
         self.check_index_totals(&seen)?;
         self.check_clusters(&seen.members, &seen.earliest)?;
+        seen.check_citations()?;
         Ok(seen.verified)
     }
 

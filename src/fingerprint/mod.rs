@@ -378,6 +378,9 @@ impl Fingerprinter {
                 .iter()
                 .map(String::as_str)
                 .chain(text::cites::cited_urls(text).iter().map(String::as_str))
+                // A page citing its own site is no citation (a re-crawl of the copier, another
+                // of its pages): kept out here, it cannot name an original later either.
+                .filter(|u| host_key.is_none() || text::cites::host_key(u) != host_key)
                 .map(text::cites::url_key)
                 .collect();
             cites.sort_unstable();

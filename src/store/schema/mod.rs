@@ -322,7 +322,7 @@ pub struct StoredMatch {
 }
 
 /// A stored document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DocRecord {
     /// External id.
     pub id: String,
