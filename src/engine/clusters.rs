@@ -279,7 +279,8 @@ impl Fpdb {
     /// ingest of the remaining documents would: a sentence hash names its oldest holder, so
     /// the removed document may have hidden the member a copy would have matched instead (two
     /// copies of an article that each named only the first). Their stored matches become what
-    /// this lookup verifies, and the citations it finds mark members cited. Costs a popcount per earlier member and a check per candidate for
+    /// this lookup verifies, and the citations it finds mark members cited. Costs a popcount per
+    /// distinct earlier simhash and a check per candidate for
     /// each such member; reads nothing but root cluster records. Returns the indices changed.
     fn rematch(
         &self,
@@ -297,16 +298,19 @@ impl Fpdb {
         }
         let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, &s)| (s, i)).collect();
         let mut holders = foldhash::HashMap::default();
-        let mut simhashes: Vec<(u64, u64)> = Vec::new();
+        // Earlier members by simhash value, the oldest `SIMHASH_MOST` of each (all the bound
+        // can keep of one value): copies of one text cost one popcount, not one per copy.
+        let mut simhashes: Vec<(u64, Vec<u64>)> = Vec::new();
+        let mut value_at: HashMap<u64, usize> = HashMap::new();
         for i in 0..recs.len() {
             if recs[i].matches.iter().any(|m| m.seq == removed) {
                 let fps = self.fingerprints_of(&recs[i]);
                 let mut near = BTreeMap::new();
                 if let Some(q) = fps.simhash {
-                    for &(seq, p) in &simhashes {
-                        let d = crate::fingerprint::simhash::hamming(p, q);
+                    for (p, seqs) in &simhashes {
+                        let d = crate::fingerprint::simhash::hamming(*p, q);
                         if d <= self.opts.simhash_k {
-                            near.insert(seq, d);
+                            near.extend(seqs.iter().map(|&seq| (seq, d)));
                         }
                     }
                 }
@@ -336,7 +340,13 @@ impl Fpdb {
                 holders.entry(h).or_insert((members[i], root));
             }
             if let Some(q) = recs[i].simhash {
-                simhashes.push((members[i], q));
+                let at = *value_at.entry(q).or_insert_with(|| {
+                    simhashes.push((q, Vec::new()));
+                    simhashes.len() - 1
+                });
+                if simhashes[at].1.len() < crate::SIMHASH_MOST {
+                    simhashes[at].1.push(members[i]);
+                }
             }
         }
         Ok(changed)

@@ -60,9 +60,8 @@ impl Seen {
                 .citers
                 .get(&(*root, *key))
                 .map_or(&[][..], Vec::as_slice);
-            let counts = |&(s, h): &Citer| {
-                s != *seq && (host.is_none() || h.is_none() || h != *host)
-            };
+            let counts =
+                |&(s, h): &Citer| s != *seq && (host.is_none() || h.is_none() || h != *host);
             if !citers.iter().any(counts) {
                 return Err(bad(format!(
                     "document {id} is marked cited, but no other member of its cluster {root} on another site cites it"
