@@ -177,3 +177,18 @@ EOF2
     echo "| $name | $half | $(($(wc -l < "$out/pairs.tsv") - 1)) | ${cells[0]} | ${cells[1]} |"
   done
 done
+
+# The pages set (tools/src/bin/page_set.rs): real pages of the extraction benchmark with their
+# articles moved between the templates of its sites. Skipped when the benchmark is missing.
+bench="${EXTRACTION:-../shared/data/extraction}"
+if [ -f "$bench/ground-truth.json" ]; then
+  "$CARGO_TARGET_DIR/release/page_set" "$bench" "$work/pages" 2>/dev/null
+  echo
+  echo "### Pages (tools/src/bin/page_set.rs from ../shared/data/extraction): \`fpdb eval --corpus $work/pages/corpus.jsonl --pairs $work/pages/pairs.tsv\`"
+  echo
+  "$fpdb" eval --corpus "$work/pages/corpus.jsonl" --pairs "$work/pages/pairs.tsv" --json 2>/dev/null > "$work/pages.json"
+  per_kind "$work/pages.json"
+else
+  echo
+  echo "### Pages: skipped ($bench is missing)"
+fi

@@ -526,6 +526,51 @@ fn eval_on_the_sample_pairs_finds_the_labeled_duplicates() {
     assert_eq!(out.matches("    missed ").count(), 2, "{out}");
 }
 
+/// `explain` reads a file as `ingest` does: a gzipped page gives its main text, and the same
+/// article in two sites' pages matches.
+#[test]
+fn explain_reads_compressed_pages_as_ingest_does() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let article = common::synthetic_doc(&mut common::Rng(21), 8);
+    let body: String = article
+        .lines()
+        .map(|l| format!("<p>{l}</p>"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (name, nav) in [
+        ("a.html.gz", "首页 | 新闻 | 体育"),
+        ("b.html.gz", "Home | World | Sport"),
+    ] {
+        let page = format!(
+            "<html><head><title>t</title></head><body><nav>{nav}</nav><article>{body}</article></body></html>"
+        );
+        let mut gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(dir.path().join(name)).unwrap(),
+            flate2::Compression::default(),
+        );
+        gz.write_all(page.as_bytes()).unwrap();
+        gz.finish().unwrap();
+    }
+    let o = run(dir.path(), &["explain", "a.html.gz", "b.html.gz", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(e["verified"], true, "{e}");
+    assert!(
+        !stdout(&o).contains("首页"),
+        "the navigation is not the text"
+    );
+    // A file of several documents names its ids with --corpus.
+    std::fs::write(
+        dir.path().join("two.jsonl"),
+        "{\"id\": \"x\", \"text\": \"一。\"}\n{\"id\": \"y\", \"text\": \"二。\"}\n",
+    )
+    .unwrap();
+    let o = run(dir.path(), &["explain", "two.jsonl", "a.html.gz"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--corpus"), "{}", stderr(&o));
+}
+
 #[test]
 fn explain_shows_shared_sentences_and_distance() {
     let dir = tempfile::tempdir().unwrap();

@@ -61,10 +61,13 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             )
         }
         None => {
+            // Read as `ingest` reads it: a page's main text, a compressed file, a charset.
             let read = |f: &str| {
-                std::fs::read_to_string(f)
-                    .with_context(|| format!("cannot read {f}"))
-                    .map(|t| fpdb::Document::new(f, t))
+                super::query::read_one_document(
+                    Path::new(f),
+                    a.input.read_options(),
+                    &format!("name two of its ids with `--corpus {f}`"),
+                )
             };
             (read(&a.a)?, read(&a.b)?)
         }

@@ -43,7 +43,7 @@ pub(super) fn run(
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader.spawn_scoped(scope, move || loop {
-            let chunk: Vec<Record> = inputs.by_ref().take(batch).collect();
+            let chunk = take_chunk(&mut inputs, batch);
             if chunk.is_empty() || raw_tx.send(chunk).is_err() {
                 break;
             }
@@ -346,6 +346,23 @@ pub(super) fn write_result(
     Ok(())
 }
 
+/// Raw bytes a chunk of records holds at most (with its first record, whatever its size):
+/// pages wait in their chunk until the fingerprinting threads extract them, and a few chunks
+/// are in flight at once, so 1,024 pages of 500 KB would otherwise hold 4 GB.
+const CHUNK_BYTES: usize = 32 << 20;
+
+/// The next records of `inputs`: `n` of them, or fewer that hold [`CHUNK_BYTES`].
+fn take_chunk(inputs: &mut impl Iterator<Item = Record>, n: usize) -> Vec<Record> {
+    let mut chunk = Vec::new();
+    let mut bytes = 0;
+    while chunk.len() < n && bytes < CHUNK_BYTES {
+        let Some(r) = inputs.next() else { break };
+        bytes += r.bytes;
+        chunk.push(r);
+    }
+    chunk
+}
+
 /// The next `n` records of `inputs` (None at the end), pages decoded and extracted and every
 /// readable document fingerprinted, on all cores.
 pub(super) fn next_chunk(
@@ -353,7 +370,7 @@ pub(super) fn next_chunk(
     n: usize,
     fp: &fpdb::fingerprint::Fingerprinter,
 ) -> Option<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)> {
-    let mut chunk: Vec<Record> = inputs.by_ref().take(n).collect();
+    let mut chunk = take_chunk(inputs, n);
     if chunk.is_empty() {
         return None;
     }

@@ -124,7 +124,11 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
     let mut doc = match (&a.text, &a.file) {
         (Some(t), None) if t == "-" => fpdb::Document::new("", read_stdin()?),
         (Some(t), None) => fpdb::Document::new("", t.clone()),
-        (None, Some(f)) => read_one_document(f, a.input.read_options())?,
+        (None, Some(f)) => read_one_document(
+            f,
+            a.input.read_options(),
+            &format!("look them up with `fpdb query --batch {}`", f.display()),
+        )?,
         (None, None) if !std::io::stdin().is_terminal() => fpdb::Document::new("", read_stdin()?),
         _ => bail!("no text: give TEXT, --file FILE, or pipe text into `fpdb query -`"),
     };
@@ -158,18 +162,19 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
     Ok(if o.is_duplicate() { EXIT_OK } else { EXIT_NO })
 }
 
-/// The one document in `file`, read as `ingest` reads it (format, charset, HTML extraction).
-pub(super) fn read_one_document(file: &Path, opts: ReadOptions) -> anyhow::Result<fpdb::Document> {
+/// The one document in `file`, read as `ingest` reads it (format, charset, HTML extraction);
+/// `several` is what to do instead when it holds several (e.g. ``use `fpdb query --batch` ``).
+pub(super) fn read_one_document(
+    file: &Path,
+    opts: ReadOptions,
+    several: &str,
+) -> anyhow::Result<fpdb::Document> {
     let mut records = Inputs::new(&[file.to_path_buf()], opts);
     let first = records
         .next()
         .with_context(|| format!("{}: no document in it", file.display()))?;
     if records.next().is_some() {
-        bail!(
-            "{} holds several documents: look them up with `fpdb query --batch {}`",
-            file.display(),
-            file.display()
-        );
+        bail!("{} holds several documents: {several}", file.display());
     }
     let location = first.location();
     match first.doc {

@@ -1,7 +1,6 @@
-//! HTML -> title, meta description and keywords, and the main text. The main text comes from a
-//! readability implementation (dom_smoothie); when it finds nothing, or keeps less than a third
-//! of the page's visible text (typical of pages made of many short Chinese paragraphs, which
-//! readability scores as boilerplate), the visible text of `<body>` is used instead.
+//! HTML -> title, meta description and keywords, publication time, source links, and the main
+//! text ([`super::main_text`]: readability's paragraphs that trafilatura confirms). A page
+//! where neither finds a main text gives its visible text.
 //!
 //! A page nested too deep (or too wide and deep) for that to finish in bounded time is
 //! flattened first and gives its visible text only (`html_bound`): nesting costs the parser
@@ -126,30 +125,13 @@ pub fn extract(html: &str) -> Page {
     let (title, description, keywords) = head_fields(&dom);
     let published = published(&dom);
     let cites = source_links(&dom);
-    let visible = visible_text(&dom);
-
-    let cfg = dom_smoothie::Config {
-        text_mode: dom_smoothie::TextMode::Formatted,
-        max_elements_to_parse: 50_000,
-        ..Default::default()
-    };
-    let main = dom_smoothie::Readability::new(html, None, Some(cfg))
-        .ok()
-        .and_then(|mut r| r.parse().ok())
-        .map(|a| {
-            a.text_content
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    let chars = |s: &str| s.chars().filter(|c| !c.is_whitespace()).count();
-    let text = if chars(&main) * 3 >= chars(&visible) && !main.is_empty() {
-        main
+    // A page with no main text (neither extractor finds one: a list of links, a form) gives
+    // its visible text: there is nothing else to compare it by.
+    let main = super::main_text::main_text(html, dom);
+    let text = if main.is_empty() {
+        visible_text(&Dom::from(html))
     } else {
-        visible
+        main
     };
     Page {
         title,

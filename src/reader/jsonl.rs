@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, Read};
 
-use super::{check_id, error, page_document, Current, Fields, Inputs, Record, Unit};
+use super::{check_id, error, Current, Fields, Inputs, Record, Unit};
 use crate::engine::Document;
 
 impl Inputs {
@@ -84,7 +84,11 @@ impl Inputs {
                 r.lost = 1;
                 return Some(r);
             }
-            let mut r = Record::new(source.clone(), *line, Unit::Line, n, doc);
+            let mut r = match doc {
+                Ok((fields, Some(page))) => Record::pending(source.clone(), *line, n, fields, page),
+                Ok((doc, None)) => Record::new(source.clone(), *line, Unit::Line, n, Ok(doc)),
+                Err(e) => Record::new(source.clone(), *line, Unit::Line, n, Err(e)),
+            };
             if self.opts.keep_raw {
                 r.raw = Some(self.buf.clone());
             }
@@ -133,17 +137,18 @@ fn longest_string_key(obj: &serde_json::Map<String, serde_json::Value>) -> Optio
         .map(|(k, _)| k.as_str())
 }
 
+/// A JSONL line's document, its page (if it holds HTML) still to extract.
 pub(super) fn parse_json_line(
     raw: &[u8],
     fields: &Fields,
     source: &str,
     line: u64,
-) -> Result<Document, String> {
+) -> Result<(Document, Option<PendingPage>), String> {
     let text = simdutf8::compat::from_utf8(raw)
         .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
     let obj: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
-    document_from_json(&obj, fields, || format!("{source}:{line}"))
+    record_fields(&obj, fields, || format!("{source}:{line}"))
 }
 
 /// A document from one JSON object, read as a JSONL line is (`fields` names the fields; with
@@ -155,6 +160,55 @@ pub fn document_from_json(
     fields: &Fields,
     default_id: impl FnOnce() -> String,
 ) -> Result<Document, String> {
+    let (doc, page) = record_fields(obj, fields, default_id)?;
+    match page {
+        Some(page) => page.extract(doc),
+        None => Ok(doc),
+    }
+}
+
+/// A record's HTML whose extraction waits (CPU-heavy: done on the fingerprinting threads),
+/// with what the record's time field says, which is read once the page's text is known (its
+/// language decides what `CST` means).
+#[derive(Debug)]
+pub(super) struct PendingPage {
+    pub(super) html: String,
+    time: Option<(Option<String>, String)>,
+}
+
+impl PendingPage {
+    /// The page extracted into `fields` (the record's id, title, url): the page's own title
+    /// comes first, the record's time field before the page's own time.
+    pub(super) fn extract(self, fields: Document) -> Result<Document, String> {
+        let mut doc = super::page_document(fields.id, None, &self.html, true)?;
+        doc.title = doc.title.or(fields.title);
+        doc.url = fields.url;
+        if let Some((written, what)) = self.time {
+            apply_time(&mut doc, written.as_deref(), &what);
+        }
+        Ok(doc)
+    }
+}
+
+/// The time field's value as written (`None`: not a string or a number), read into `doc`.
+fn apply_time(doc: &mut Document, written: Option<&str>, what: &str) {
+    match written {
+        Some(s) => super::set_time(doc, s, what),
+        None => {
+            doc.time_unread = Some(format!(
+                "{what} is not a string or a number; the ingest time counts for it"
+            ));
+        }
+    }
+}
+
+/// [`document_from_json`] up to the page's extraction: the document (its text empty when the
+/// record holds HTML) and the page still to extract.
+pub(super) fn record_fields(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    fields: &Fields,
+    default_id: impl FnOnce() -> String,
+) -> Result<(Document, Option<PendingPage>), String> {
     let get_str = |name: &str| -> Result<Option<String>, String> {
         if name.is_empty() {
             return Ok(None);
@@ -189,6 +243,7 @@ pub fn document_from_json(
         })?
     };
     check_id(&id, &fields.id)?;
+    let mut html = None;
     let mut doc = match (get_str(&fields.text)?, get_str(&fields.html)?) {
         (Some(body), _) => {
             if body.trim().is_empty() {
@@ -196,7 +251,10 @@ pub fn document_from_json(
             }
             Document::new(id, body)
         }
-        (None, Some(h)) => page_document(id, None, &h, true)?,
+        (None, Some(h)) => {
+            html = Some(h);
+            Document::new(id, String::new())
+        }
         (None, None) => {
             let hint =
                 longest_string_key(obj).map_or(String::new(), |k| format!("; --text-field {k}?"));
@@ -207,23 +265,26 @@ pub fn document_from_json(
             ));
         }
     };
-    doc.title = doc.title.or(get_str(&fields.title)?);
+    doc.title = get_str(&fields.title)?;
     doc.url = get_str(&fields.url)?;
-    if !fields.time.is_empty() {
-        let what = || format!("field `{}`", fields.time);
+    let time = if fields.time.is_empty() {
+        None
+    } else {
+        let what = format!("field `{}`", fields.time);
         match field(obj, &fields.time) {
-            None | Some(serde_json::Value::Null) => {}
-            Some(serde_json::Value::String(s)) => super::set_time(&mut doc, s, &what()),
-            Some(serde_json::Value::Number(n)) => {
-                super::set_time(&mut doc, &n.to_string(), &what());
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) => Some((Some(s.clone()), what)),
+            Some(serde_json::Value::Number(n)) => Some((Some(n.to_string()), what)),
+            Some(_) => Some((None, what)),
+        }
+    };
+    match html {
+        Some(html) => Ok((doc, Some(PendingPage { html, time }))),
+        None => {
+            if let Some((written, what)) = time {
+                apply_time(&mut doc, written.as_deref(), &what);
             }
-            Some(_) => {
-                doc.time_unread = Some(format!(
-                    "{} is not a string or a number; the ingest time counts for it",
-                    what()
-                ));
-            }
+            Ok((doc, None))
         }
     }
-    Ok(doc)
 }

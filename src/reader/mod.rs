@@ -12,6 +12,7 @@ pub mod decode;
 pub mod gzip;
 pub mod html;
 pub mod html_bound;
+pub mod main_text;
 pub mod warc;
 
 mod delimited;
@@ -158,6 +159,8 @@ pub struct Record {
     /// The header line of the CSV/TSV file of a row kept raw.
     pub header: Option<std::sync::Arc<Vec<u8>>>,
     deferred: Option<Deferred>,
+    /// A JSONL record's fields and its HTML, extracted by [`Record::finish`].
+    pending: Option<(Document, jsonl::PendingPage)>,
     /// The publication times its document may claim, applied by [`Record::finish`].
     window: Option<PublishedWindow>,
 }
@@ -192,6 +195,7 @@ impl Record {
             raw: None,
             header: None,
             deferred: None,
+            pending: None,
             window: None,
         }
     }
@@ -208,6 +212,31 @@ impl Record {
             raw: None,
             header: None,
             deferred: Some(page),
+            pending: None,
+            window: None,
+        }
+    }
+
+    /// A JSONL record holding HTML (`bytes` long): its `fields` read, its `page` extracted by
+    /// [`Record::finish`].
+    fn pending(
+        source: String,
+        line: u64,
+        bytes: usize,
+        fields: Document,
+        page: jsonl::PendingPage,
+    ) -> Self {
+        Record {
+            source,
+            line,
+            unit: Unit::Line,
+            bytes,
+            doc: Err("not decoded yet".into()),
+            lost: 0,
+            raw: None,
+            header: None,
+            deferred: None,
+            pending: Some((fields, page)),
             window: None,
         }
     }
@@ -222,6 +251,9 @@ impl Record {
     }
 
     fn finish_page(&mut self) {
+        if let Some((fields, page)) = self.pending.take() {
+            self.doc = page.extract(fields);
+        }
         if let Some(p) = self.deferred.take() {
             let (text, _) = decode::decode(&p.bytes, p.charset, p.html);
             self.doc = page_document(p.id, p.url, &text, p.html).map(|mut doc| {
@@ -512,7 +544,7 @@ mod tests {
 
     #[test]
     fn json_lines_parse_with_numeric_ids_and_report_problems() {
-        let d = parse_json_line(
+        let (d, _) = parse_json_line(
             br#"{"id": 7, "text": "hello", "title": "t"}"#,
             &fields(),
             "f",
@@ -529,17 +561,47 @@ mod tests {
         assert!(e.contains("empty document"), "{e}");
         let e = parse_json_line(br#"{"id": "a", "text": "#, &fields(), "f", 1).unwrap_err();
         assert!(e.contains("malformed JSON"), "{e}");
-        let d = parse_json_line(
+        let (d, page) = parse_json_line(
             br#"{"id": "h", "html": "<title>T</title><p>body text</p>"}"#,
             &fields(),
             "f",
             1,
         )
         .unwrap();
+        let d = page.expect("html waits for extraction").extract(d).unwrap();
         assert_eq!(
             (d.title.as_deref(), d.text.as_str()),
             (Some("T"), "body text")
         );
+        // Extracted later, merged as before: the page's title first, the record's url and its
+        // date field before the page's own time; an unreadable date field keeps the page's.
+        let page_html = r#"<title>Page</title><meta property=\"article:published_time\" content=\"2024-05-01\"><p>正文内容。</p>"#;
+        let line = |date: &str| {
+            format!(
+                r#"{{"id": "h", "title": "Rec", "url": "https://a.example/1", "date": {date}, "html": "{page_html}"}}"#
+            )
+        };
+        let f = Fields {
+            time: "date".into(),
+            ..fields()
+        };
+        let (d, page) =
+            parse_json_line(line("\"2024-06-01 10:00 CST\"").as_bytes(), &f, "f", 1).unwrap();
+        let d = page.unwrap().extract(d).unwrap();
+        assert_eq!(d.title.as_deref(), Some("Page"));
+        assert_eq!(d.url.as_deref(), Some("https://a.example/1"));
+        assert_eq!(
+            d.published,
+            time::parse_time("2024-06-01 02:00"),
+            "CST in a Chinese page"
+        );
+        let (d, page) = parse_json_line(line("\"soon\"").as_bytes(), &f, "f", 1).unwrap();
+        let d = page.unwrap().extract(d).unwrap();
+        assert_eq!(d.published, time::parse_time("2024-05-01"));
+        assert!(d.time_unread.is_some());
+        let (d, page) = parse_json_line(line("[1]").as_bytes(), &f, "f", 1).unwrap();
+        let d = page.unwrap().extract(d).unwrap();
+        assert!(d.time_unread.unwrap().contains("not a string or a number"));
     }
 
     /// Garbage bytes in a JSONL line (truncated, stray, overlong and surrogate sequences, in

@@ -4,7 +4,9 @@
 //! (`2024-05-26T10:30:00+08:00`), RFC 2822 and HTTP dates (`Sun, 26 May 2024 10:30:00 GMT`),
 //! dates and times with `-`, `/` or `.` (`2024-05-26`, `2024/5/26 10:30`), Chinese dates
 //! (`2024年5月26日 10:30`, `2024年5月26日10时30分`), ARC's `20240526103000`, and Unix seconds or
-//! milliseconds. A time without a zone is read as UTC; a date without a time as its midnight.
+//! milliseconds, and English dates with a month name (`November 19, 2019, 07:47 PM EST`,
+//! JavaScript's `Tue Nov 19 2019 05:44:06 GMT+0000`). A time without a zone is read as UTC; a
+//! date without a time as its midnight.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 
@@ -98,7 +100,94 @@ pub fn parse_time_for(s: &str, chinese: bool) -> Option<i64> {
             return Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp());
         }
     }
+    english(s)
+}
+
+/// English forms with a month name, as news pages write them: `November 19, 2019, 07:47 PM
+/// EST`, `Nov 20, 2019 13:42`, `20 November 2019`, and JavaScript's `Tue Nov 19 2019
+/// 05:44:06 GMT+0000 (Coordinated Universal Time)`. A trailing zone is a US zone name
+/// (`EST`, `EDT`, `CST`, `CDT`, `MST`, `MDT`, `PST`, `PDT`, `ET`), `GMT`, `UTC`, or
+/// `GMT±hhmm`; none is UTC.
+fn english(s: &str) -> Option<i64> {
+    if !s.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    // JavaScript appends the zone's name in parentheses.
+    let s = match s.find(" (") {
+        Some(i) if s.ends_with(')') => &s[..i],
+        _ => s,
+    };
+    let (rest, offset) = match s.rsplit_once(' ') {
+        Some((rest, zone)) => match zone_offset(zone) {
+            Some(o) => (rest.trim_end(), o),
+            None => (s, 0),
+        },
+        None => (s, 0),
+    };
+    let rest = rest.replace(['.', ','], " ");
+    let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+    let upper = rest.replace(" am", " AM").replace(" pm", " PM");
+    for f in ENGLISH_TIMES {
+        if let Ok(t) = NaiveDateTime::parse_from_str(&upper, f) {
+            return Some(t.and_utc().timestamp() - offset);
+        }
+    }
+    for f in ENGLISH_DATES {
+        if let Ok(d) = NaiveDate::parse_from_str(&upper, f) {
+            return Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() - offset);
+        }
+    }
     None
+}
+
+/// English forms with a time, once commas and dots are spaces (`%B` and `%A` read a name or
+/// its abbreviation).
+const ENGLISH_TIMES: &[&str] = &[
+    "%B %d %Y %I:%M %p",
+    "%B %d %Y %I:%M:%S %p",
+    "%B %d %Y %H:%M",
+    "%B %d %Y %H:%M:%S",
+    "%A %B %d %Y %I:%M %p",
+    "%A %B %d %Y %H:%M",
+    "%A %B %d %Y %H:%M:%S",
+    "%d %B %Y %I:%M %p",
+    "%d %B %Y %H:%M",
+    "%d %B %Y %H:%M:%S",
+];
+
+/// English dates without a time (their midnight).
+const ENGLISH_DATES: &[&str] = &["%B %d %Y", "%A %B %d %Y", "%d %B %Y"];
+
+/// Seconds east of UTC of a zone written after an English time.
+fn zone_offset(zone: &str) -> Option<i64> {
+    let hours = match zone {
+        "GMT" | "UTC" | "Z" => 0,
+        "EST" => -5,
+        "EDT" | "ET" => -4,
+        "CST" => -6,
+        "CDT" | "CT" => -5,
+        "MST" => -7,
+        "MDT" | "MT" => -6,
+        "PST" => -8,
+        "PDT" | "PT" => -7,
+        _ => {
+            let o = zone
+                .strip_prefix("GMT")
+                .or_else(|| zone.strip_prefix("UTC"))?;
+            let (sign, hhmm) = match o.as_bytes().first()? {
+                b'+' => (1, &o[1..]),
+                b'-' => (-1, &o[1..]),
+                _ => return None,
+            };
+            let hhmm = hhmm.replace(':', "");
+            if hhmm.len() != 4 || !hhmm.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let (h, m): (i64, i64) = (hhmm[..2].parse().ok()?, hhmm[2..].parse().ok()?);
+            return Some(sign * (h * 3600 + m * 60));
+        }
+    };
+    Some(hours * 3600)
 }
 
 /// All digits: ARC's `YYYYMMDDhhmmss`, a date `YYYYMMDD`, Unix seconds (9 to 11 digits) or
@@ -259,6 +348,30 @@ mod tests {
         ] {
             assert_eq!(parse_time(s), Some(T - 10 * 3600 - 30 * 60), "{s}");
         }
+    }
+
+    #[test]
+    fn english_forms_of_news_pages_are_read() {
+        // 2019-11-20 00:47 UTC.
+        let t = 1_574_210_820;
+        for s in [
+            "November 19, 2019, 07:47 PM EST",
+            "November 19, 2019 7:47 pm EST",
+            "Nov. 19, 2019, 7:47 p.m. EST"
+                .replace("p.m.", "PM")
+                .as_str(),
+            "Wed Nov 20 2019 00:47:00 GMT+0000",
+            "Wed Nov 20 2019 00:47:00 GMT+0000 (Coordinated Universal Time)",
+            "Tue Nov 19 2019 19:47:00 GMT-0500 (Eastern Standard Time)",
+            "November 20, 2019 00:47",
+            "20 November 2019 00:47 UTC",
+        ] {
+            assert_eq!(parse_time(s), Some(t), "{s}");
+        }
+        assert_eq!(parse_time("November 20, 2019"), Some(t - 47 * 60));
+        assert_eq!(parse_time("Nov 20 2019"), Some(t - 47 * 60));
+        assert_eq!(parse_time("Smarch 20, 2019"), None);
+        assert_eq!(parse_time("November 20, 2019 00:47 XYZ"), None);
     }
 
     #[test]

@@ -1,0 +1,209 @@
+//! A page's main text: the article, not the site around it. Two extractors of different
+//! families read the page: readability (dom_smoothie: the best-scoring subtree, whole
+//! paragraphs, generous with what sits inside the article's container) and trafilatura (rules
+//! and link density per element, stricter). A readability paragraph is kept when trafilatura's
+//! text confirms it ([`AGREE`] of its tokens), so the paragraphs that readability takes along
+//! from inside the container (share bars, "most read", related headlines, paywall notices)
+//! drop out, and what neither keeps is never fingerprinted.
+//!
+//! When trafilatura keeps under half of readability's tokens ([`SHORT`]) it has usually stopped
+//! early inside a long article, and readability's text is kept whole, unless the paragraphs
+//! trafilatura did not confirm repeat a line three times or more (a share bar between the items
+//! of a listing: then trafilatura is right). When one extractor finds nothing the other's text
+//! is used; when both find nothing the page has no main text (ARCHITECTURE.md, decisions).
+//!
+//! Measured on the 181 real pages of `../shared/data/extraction` with the benchmark's own
+//! scorer (docs/accuracy.md, "Main text of pages").
+
+use std::collections::{HashMap, HashSet};
+
+/// Share of a readability paragraph's tokens that trafilatura's text must hold for it to be
+/// kept (tuned on one half of the extraction benchmark's pages, checked on the other).
+const AGREE: f64 = 0.9;
+
+/// Trafilatura's text under this share of readability's tokens counts as cut short.
+const SHORT: f64 = 0.5;
+
+/// The main text of `html` (one paragraph per line), or empty when neither extractor finds
+/// one. `dom` is `html` parsed (readability works on it and changes it: one parse less).
+pub fn main_text(html: &str, dom: dom_query::Document) -> String {
+    let readable = readability(dom);
+    let strict = trafilatura(html);
+    agree(&readable, &strict)
+}
+
+/// Readability's text: trimmed, non-empty lines.
+fn readability(dom: dom_query::Document) -> String {
+    let cfg = dom_smoothie::Config {
+        text_mode: dom_smoothie::TextMode::Formatted,
+        max_elements_to_parse: 50_000,
+        ..Default::default()
+    };
+    dom_smoothie::Readability::with_document(dom, None, Some(cfg))
+        .ok()
+        .and_then(|mut r| r.parse().ok())
+        .map(|a| lines(&a.text_content))
+        .unwrap_or_default()
+}
+
+/// Trafilatura's text (favouring recall: its precision is [`agree`]'s job).
+fn trafilatura(html: &str) -> String {
+    let opts =
+        trafilatura::Options::default().with_focus(trafilatura::ExtractionFocus::FavorRecall);
+    trafilatura::extract(html, &opts)
+        .map(|r| lines(&r.content_text))
+        .unwrap_or_default()
+}
+
+fn lines(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `readable`'s lines that `strict` confirms (see the module documentation).
+fn agree(readable: &str, strict: &str) -> String {
+    let mut strict_tokens = Vec::new();
+    tokens(strict, &mut strict_tokens);
+    if strict_tokens.is_empty() {
+        return readable.to_string();
+    }
+    let mut readable_tokens = Vec::new();
+    tokens(readable, &mut readable_tokens);
+    if readable_tokens.is_empty() {
+        return strict.to_string();
+    }
+    let known: HashSet<u64> = strict_tokens.iter().copied().collect();
+    let mut kept = Vec::new();
+    let mut unconfirmed: HashMap<&str, usize> = HashMap::new();
+    let mut line_tokens = Vec::new();
+    for line in readable.lines() {
+        line_tokens.clear();
+        tokens(line, &mut line_tokens);
+        let held = line_tokens.iter().filter(|t| known.contains(t)).count();
+        if !line_tokens.is_empty() && held as f64 >= AGREE * line_tokens.len() as f64 {
+            kept.push(line);
+        } else {
+            *unconfirmed.entry(line).or_default() += 1;
+        }
+    }
+    let listing = unconfirmed.values().any(|&n| n >= 3);
+    if (strict_tokens.len() as f64) < SHORT * readable_tokens.len() as f64 && !listing {
+        return readable.to_string();
+    }
+    if kept.is_empty() {
+        return strict.to_string();
+    }
+    kept.join("\n")
+}
+
+/// The tokens texts are compared by, hashed into `out`: words of letters and digits in lower
+/// case, and each pair of neighbouring characters in a run of Han, kana or Hangul (Chinese has
+/// no spaces; a single character says little).
+fn tokens(text: &str, out: &mut Vec<u64>) {
+    const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+    let mix = |h: u64, c: char| (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3);
+    let mut word: Option<u64> = None;
+    let mut prev_cjk: Option<char> = None;
+    for c in text.chars() {
+        if is_cjk(c) {
+            if let Some(w) = word.take() {
+                out.push(w);
+            }
+            if let Some(p) = prev_cjk {
+                out.push(mix(mix(SEED ^ 1, p), c));
+            }
+            prev_cjk = Some(c);
+        } else if c.is_alphanumeric() {
+            prev_cjk = None;
+            let h = c.to_lowercase().fold(word.unwrap_or(SEED), mix);
+            word = Some(h);
+        } else {
+            prev_cjk = None;
+            if let Some(w) = word.take() {
+                out.push(w);
+            }
+        }
+    }
+    if let Some(w) = word {
+        out.push(w);
+    }
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30ff}'
+        | '\u{3400}'..='\u{4dbf}'
+        | '\u{4e00}'..='\u{9fff}'
+        | '\u{ac00}'..='\u{d7af}'
+        | '\u{f900}'..='\u{faff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(s: &str) -> usize {
+        let mut v = Vec::new();
+        tokens(s, &mut v);
+        v.len()
+    }
+
+    #[test]
+    fn tokens_are_words_and_han_pairs() {
+        assert_eq!(count("Hello, World 2024"), 3);
+        assert_eq!(count("国家统计局"), 4);
+        assert_eq!(count("GDP增长7%"), 3, "GDP, 增长, 7");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        tokens("Hello", &mut a);
+        tokens("hello", &mut b);
+        assert_eq!(a, b, "case does not count");
+    }
+
+    #[test]
+    fn paragraphs_the_strict_text_lacks_are_dropped() {
+        let readable = "The article's first paragraph tells what happened in the city.\n\
+                        Most read: ten other headlines of this site\n\
+                        The second paragraph quotes the mayor at some length today.";
+        let strict = "The article's first paragraph tells what happened in the city.\n\
+                      The second paragraph quotes the mayor at some length today.";
+        assert_eq!(
+            agree(readable, strict),
+            "The article's first paragraph tells what happened in the city.\n\
+             The second paragraph quotes the mayor at some length today."
+        );
+    }
+
+    #[test]
+    fn a_strict_text_cut_short_keeps_the_whole_article() {
+        let paras: Vec<String> = (0..6)
+            .map(|i| format!("Paragraph {i} of the long article goes on with words number {i}."))
+            .collect();
+        let readable = paras.join("\n");
+        let strict = paras[..2].join("\n");
+        assert_eq!(agree(&readable, &strict), readable);
+    }
+
+    #[test]
+    fn a_listing_with_a_repeated_share_bar_keeps_the_strict_text() {
+        let mut readable =
+            vec!["The one quote this page is about, in a long sentence.".to_string()];
+        for i in 0..4 {
+            readable.push("Whatsapp Facebook Pint Baixar".into());
+            readable.push(format!(
+                "Another quote number {i} that the page lists below it."
+            ));
+        }
+        let strict = readable[0].clone();
+        assert_eq!(agree(&readable.join("\n"), &strict), strict);
+    }
+
+    #[test]
+    fn one_extractor_empty_gives_the_other() {
+        assert_eq!(agree("only readability", ""), "only readability");
+        assert_eq!(agree("", "only trafilatura"), "only trafilatura");
+        assert_eq!(agree("", ""), "");
+    }
+}
