@@ -4,7 +4,7 @@
 
 For each labeled set (corpus.jsonl + pairs.tsv): a seeded sample of every kind (8 pairs of each
 templated copy kind and 30 siblings; 6 near-duplicate and 10 distinct pairs per kind of the
-dev sets; 5 per kind of the generated sets), preferring documents of at most 2,500 characters
+dev sets; 5 per kind of the generated sets; 3 per kind of the pages set, its smallest pages), preferring documents of at most 2,500 characters
 with one longer pair (to 8,000) per kind, so that the fixture stays small. Then, for each rule
 of RULES, up to 2 pairs per kind that the defaults judge right and the defaults with that rule
 switched off judge wrong, with every document of their group (a hard set's chain; documents
@@ -64,7 +64,8 @@ def choose(fpdb, name, src):
     with open(corpus, encoding="utf-8") as f:
         for line in f:
             docs[json.loads(line)["id"]] = line
-    length = {i: len(json.loads(l)["text"]) for i, l in docs.items()}
+    # A page's length is its HTML's (the pages set): the smallest pages keep the fixture small.
+    length = {i: len(json.loads(l).get("text") or json.loads(l)["html"]) for i, l in docs.items()}
     with open(pairs_path, encoding="utf-8") as f:
         rows = [l.rstrip("\n").split("\t") for l in f]
     head, rows = rows[0], rows[1:]
@@ -80,7 +81,9 @@ def choose(fpdb, name, src):
     for kind in sorted(kinds):
         pairs = kinds[kind]
         label = pairs[0][2]
-        if name.startswith(("robust", "hard")):
+        if name == "pages":
+            n = 3
+        elif name.startswith(("robust", "hard")):
             n = 5
         elif kind == "template_sibling":
             n = 30
