@@ -253,6 +253,68 @@ pub fn marked_sentences(
     out
 }
 
+/// [`marked_sentences`] of `original`'s prepared form (`normalized`), each shown as `original`
+/// writes it (traditional characters, full-width letters, its own spacing) when the original
+/// splits into as many sentences as the normalized text (it does unless normalization joined
+/// wrapped lines or folded a phrase across a sentence end); else as normalized.
+pub fn marked_original_sentences(
+    original: &str,
+    normalized: &str,
+    opts: &Options,
+    sketches: &[&[u32]],
+) -> Vec<MarkedSentence> {
+    let mut marked = marked_sentences(normalized, opts, sketches);
+    let written: Vec<&str> = split_written(original).collect();
+    if marked.len() == written.len() {
+        for (m, w) in marked.iter_mut().zip(written) {
+            m.text = w.to_string();
+        }
+    } else if marked.len() == 1 && marked[0].text == normalized.trim() {
+        // The whole text as one sentence (none long enough to count alone).
+        marked[0].text = original.trim().to_string();
+    }
+    marked
+}
+
+/// [`crate::text::sentences::split`] of text as written: the ends normalization turns into
+/// the ASCII ones (`。！？；．` and their full-width kin) end a sentence here too.
+fn split_written(text: &str) -> impl Iterator<Item = &str> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let digit = |c: char| c.is_ascii_digit() || ('０'..='９').contains(&c);
+    let mut start = 0usize;
+    let mut k = 0usize;
+    std::iter::from_fn(move || {
+        while k < chars.len() {
+            let (at, c) = chars[k];
+            let end_here = match c {
+                '!' | '?' | ';' | '\n' | '。' | '！' | '？' | '；' | '｡' => true,
+                '.' | '．' => {
+                    let prev = k > 0 && digit(chars[k - 1].1);
+                    let next = k + 1 < chars.len() && digit(chars[k + 1].1);
+                    !(prev && next)
+                }
+                _ => false,
+            };
+            k += 1;
+            if end_here {
+                let s = text[start..at].trim();
+                start = at + c.len_utf8();
+                if !s.is_empty() {
+                    return Some(s);
+                }
+            }
+        }
+        if start < text.len() {
+            let s = text[start..].trim();
+            start = text.len();
+            if !s.is_empty() {
+                return Some(s);
+            }
+        }
+        None
+    })
+}
+
 fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f64)> {
     let ys: HashMap<&str, f64> = y.iter().map(|(t, w)| (t.as_str(), *w)).collect();
     let mut v: Vec<(String, f64)> = x
@@ -294,6 +356,35 @@ pub fn explain(a: &Document, b: &Document, fp: &Fingerprinter) -> Explanation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marked_sentences_are_shown_as_written() {
+        let opts = Options::default();
+        let fp = Fingerprinter::new(opts.clone(), None).unwrap();
+        let stored =
+            fp.fingerprint("政务服务标准化规范化便利化工作全面推进。到2025年底全面实现一网通办。");
+        // Traditional characters and full-width digits: normalized, they match; shown, they
+        // are the query's.
+        let written = "政務服務標準化規範化便利化工作全面推進！到２０２５年底全面實現一網通辦。";
+        let marks =
+            marked_original_sentences(written, &fp.prepare(written), &opts, &[&stored.sketch]);
+        let shown: Vec<(&str, Vec<usize>)> = marks
+            .iter()
+            .map(|m| (m.text.as_str(), m.shared.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("政務服務標準化規範化便利化工作全面推進", vec![0]),
+                ("到２０２５年底全面實現一網通辦", vec![0]),
+            ]
+        );
+        // Wrapped lines joined by normalization: the sentences are shown normalized.
+        let wrapped = "政務服務標準化規範化便利\n化工作全面推進。";
+        let marks = marked_original_sentences(wrapped, &fp.prepare(wrapped), &opts, &[]);
+        assert_eq!(marks.len(), 1);
+        assert!(!marks[0].text.contains('\n'));
+    }
 
     #[test]
     fn marked_sentences_name_the_documents_that_hold_each() {

@@ -845,6 +845,22 @@ fn the_page_is_served_without_the_token_and_its_api_with_it() {
         .collect();
     assert_eq!(shared.len(), 2, "{a}");
     assert_eq!(sentences[0]["counted"], false, "{a}");
+    // Sentences are shown as the query writes them, not as normalized (full-width digits).
+    let wide = format!("转自：\n{}", text.replace("2025", "２０２５"));
+    let q = json!({"text": wide, "sentences": true}).to_string();
+    let (status, a) = http(&server.addr, "POST", "/v1/query", &auth, q.as_bytes());
+    assert_eq!(status, 200, "{a}");
+    let a: Value = serde_json::from_str(&a).unwrap();
+    let shown: Vec<&str> = a["sentences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["shared"] == json!(["a"]))
+        .map(|s| s["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown.len(), 2, "{a}");
+    assert!(shown[1].contains("到２０２５年底"), "{a}");
+    assert!(shown[0].ends_with("便利化"), "{a}");
     let q = json!({"text": text, "sentences": "yes"}).to_string();
     let (status, e) = http(&server.addr, "POST", "/v1/query", &auth, q.as_bytes());
     assert_eq!(status, 400);

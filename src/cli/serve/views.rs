@@ -29,8 +29,8 @@ pub(super) struct Sentence {
     shared: Vec<String>,
 }
 
-/// The sentences of `text` as fingerprinted, each with the ids of the matched documents of
-/// `o` whose stored sketches hold it.
+/// The sentences of `text` as fingerprinted (shown as `text` writes them), each with the ids of
+/// the matched documents of `o` whose stored sketches hold it.
 pub(super) fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Sentence>> {
     let mut ids: Vec<&str> = Vec::new();
     for m in &o.matches {
@@ -48,16 +48,19 @@ pub(super) fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Se
     drop(db);
     let views: Vec<&[u32]> = sketches.iter().map(Vec::as_slice).collect();
     let normalized = s.fingerprinter.prepare(text);
-    Ok(
-        fpdb::explain::marked_sentences(&normalized, s.fingerprinter.options(), &views)
-            .into_iter()
-            .map(|m| Sentence {
-                text: m.text,
-                counted: m.counted,
-                shared: m.shared.into_iter().map(|i| ids[i].to_string()).collect(),
-            })
-            .collect(),
+    Ok(fpdb::explain::marked_original_sentences(
+        text,
+        &normalized,
+        s.fingerprinter.options(),
+        &views,
     )
+    .into_iter()
+    .map(|m| Sentence {
+        text: m.text,
+        counted: m.counted,
+        shared: m.shared.into_iter().map(|i| ids[i].to_string()).collect(),
+    })
+    .collect())
 }
 
 /// How long a report is served again before the store is read for a new one.
