@@ -765,6 +765,26 @@ fn tokens_with_a_byte_order_mark_work_and_tokens_no_header_can_carry_are_refused
 /// The page and its files need no token (they hold no data); its API calls do. The report, a
 /// cluster's members with their links, and a query's sentences marked with the matches that
 /// hold them answer as the CLI does; a bad flag is a 400 naming it.
+/// The marked sentences of `/v1/query` are shown as the query writes them, not as normalized
+/// (full-width digits), against a store holding `text` as `a`.
+fn sentences_are_shown_as_written(addr: &str, auth: &[(&str, &str)], text: &str) {
+    let wide = format!("转自：\n{}", text.replace("2025", "２０２５"));
+    let q = json!({"text": wide, "sentences": true}).to_string();
+    let (status, a) = http(addr, "POST", "/v1/query", auth, q.as_bytes());
+    assert_eq!(status, 200, "{a}");
+    let a: Value = serde_json::from_str(&a).unwrap();
+    let shown: Vec<&str> = a["sentences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["shared"] == json!(["a"]))
+        .map(|s| s["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown.len(), 2, "{a}");
+    assert!(shown[1].contains("到２０２５年底"), "{a}");
+    assert!(shown[0].ends_with("便利化"), "{a}");
+}
+
 #[test]
 fn the_page_is_served_without_the_token_and_its_api_with_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -845,22 +865,7 @@ fn the_page_is_served_without_the_token_and_its_api_with_it() {
         .collect();
     assert_eq!(shared.len(), 2, "{a}");
     assert_eq!(sentences[0]["counted"], false, "{a}");
-    // Sentences are shown as the query writes them, not as normalized (full-width digits).
-    let wide = format!("转自：\n{}", text.replace("2025", "２０２５"));
-    let q = json!({"text": wide, "sentences": true}).to_string();
-    let (status, a) = http(&server.addr, "POST", "/v1/query", &auth, q.as_bytes());
-    assert_eq!(status, 200, "{a}");
-    let a: Value = serde_json::from_str(&a).unwrap();
-    let shown: Vec<&str> = a["sentences"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["shared"] == json!(["a"]))
-        .map(|s| s["text"].as_str().unwrap())
-        .collect();
-    assert_eq!(shown.len(), 2, "{a}");
-    assert!(shown[1].contains("到２０２５年底"), "{a}");
-    assert!(shown[0].ends_with("便利化"), "{a}");
+    sentences_are_shown_as_written(&server.addr, &auth, text);
     let q = json!({"text": text, "sentences": "yes"}).to_string();
     let (status, e) = http(&server.addr, "POST", "/v1/query", &auth, q.as_bytes());
     assert_eq!(status, 400);
