@@ -227,7 +227,14 @@ pub(super) fn ingest(
         OnExisting::Skip
     };
     let not_documents = inputs.not_documents();
-    let inputs = inputs.skip(a.skip).take(a.limit.unwrap_or(usize::MAX));
+    // SIGINT or SIGTERM: stop reading, ingest and commit what was read, say so (a second one
+    // ends the process at once).
+    let signal = stop_on_signals()?;
+    let seen = std::sync::Arc::clone(&signal);
+    let inputs = inputs
+        .skip(a.skip)
+        .take(a.limit.unwrap_or(usize::MAX))
+        .take_while(move |_| seen.load(std::sync::atomic::Ordering::Relaxed) == 0);
     let progress = Progress::new(&files, quiet);
     let mut sum = Summary {
         store: path.display().to_string(),
@@ -257,6 +264,21 @@ pub(super) fn ingest(
     sum.dedup = outs.sink.as_ref().map(|s| s.counts);
     sum.finish(&db, progress.start.elapsed().as_secs_f64());
     sum.report(a.json, quiet, verbose)?;
+    let sig = signal.load(std::sync::atomic::Ordering::Relaxed);
+    if sig != 0 {
+        let name = if sig == signal_hook::consts::SIGINT as usize {
+            "SIGINT"
+        } else {
+            "SIGTERM"
+        };
+        eprintln!(
+            "fpdb: interrupted by {name}: the {} records read before it are committed and \
+             durable (the summary above); run the same command again to go on: the ids \
+             already stored are skipped",
+            sum.records
+        );
+        return Ok(u8::try_from(128 + sig).unwrap_or(super::output::EXIT_ERROR));
+    }
     if sum.records > 0 && sum.skipped_bad_input + sum.lost_to_damage == sum.records {
         // Not a partial success: nothing could be read (a wrong field name, a CSV without
         // its header line, a file of another format).
@@ -272,6 +294,25 @@ pub(super) fn ingest(
     } else {
         EXIT_OK
     })
+}
+
+/// The signal number of the first SIGINT or SIGTERM received from now on (0 until then); a
+/// second one ends the process at once, with the usual 128 + signal status.
+fn stop_on_signals() -> anyhow::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let got = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let again = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        // Registered first: runs before the flag below is set, so only a second signal ends it.
+        signal_hook::flag::register_conditional_shutdown(
+            sig,
+            128 + sig,
+            std::sync::Arc::clone(&again),
+        )?;
+        signal_hook::flag::register(sig, std::sync::Arc::clone(&again))?;
+        signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&got), usize::try_from(sig)?)?;
+    }
+    Ok(got)
 }
 
 /// Open (or create) the store for a run, with its in-memory filters of the hash prefixes

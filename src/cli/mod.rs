@@ -4,7 +4,8 @@
 //! messages and progress to stderr.
 //!
 //! Exit codes: 0 success (for `query`: a duplicate was found); 1 `query` found no duplicate;
-//! 2 error (nothing more was done); 3 the run finished but skipped some inputs.
+//! 2 error (nothing more was done); 3 the run finished but skipped some inputs; 130 / 143
+//! ingest stopped by SIGINT / SIGTERM after committing what it had read.
 
 /// `println!` that returns an error instead of panicking: a closed pipe then ends the command
 /// quietly (exit 0, see `main`) and a full disk is reported (exit 2).
@@ -70,7 +71,8 @@ Examples:
 
 Exit codes: 0 ok (query: duplicate found; explain: linked), 1 query: no duplicate
 (explain: not linked), 2 error (also: nothing could be read), 3 ingest finished but skipped
-some inputs (bad lines, existing ids).";
+some inputs (bad lines, existing ids), 130/143 ingest stopped by SIGINT/SIGTERM after
+committing what it had read.";
 
 #[derive(Parser, Debug)]
 #[command(name = "fpdb", version, about = ABOUT, long_about = LONG_ABOUT)]
