@@ -105,9 +105,9 @@ pub fn parse_time_for(s: &str, chinese: bool) -> Option<i64> {
 
 /// English forms with a month name, as news pages write them: `November 19, 2019, 07:47 PM
 /// EST`, `Nov 20, 2019 13:42`, `20 November 2019`, and JavaScript's `Tue Nov 19 2019
-/// 05:44:06 GMT+0000 (Coordinated Universal Time)`. A trailing zone is a US zone name
-/// (`EST`, `EDT`, `CST`, `CDT`, `MST`, `MDT`, `PST`, `PDT`, `ET`), `GMT`, `UTC`, or
-/// `GMT±hhmm`; none is UTC.
+/// 05:44:06 GMT+0000 (Coordinated Universal Time)`, `Nov. 19, 2019, 7:47 p.m. ET`. A trailing
+/// zone is a US zone name (`EST`, `EDT`, `CST`, `CDT`, `MST`, `MDT`, `PST`, `PDT`, and `ET`,
+/// `CT`, `MT`, `PT` by the season of the date), `GMT`, `UTC`, or `GMT±hhmm`; none is UTC.
 fn english(s: &str) -> Option<i64> {
     if !s.bytes().any(|b| b.is_ascii_alphabetic()) {
         return None;
@@ -117,24 +117,42 @@ fn english(s: &str) -> Option<i64> {
         Some(i) if s.ends_with(')') => &s[..i],
         _ => s,
     };
-    let (rest, offset) = match s.rsplit_once(' ') {
+    let (rest, offset, us_generic) = match s.rsplit_once(' ') {
         Some((rest, zone)) => match zone_offset(zone) {
-            Some(o) => (rest.trim_end(), o),
-            None => (s, 0),
+            Some(o) => (
+                rest.trim_end(),
+                o,
+                matches!(zone, "ET" | "CT" | "MT" | "PT"),
+            ),
+            None => (s, 0, false),
         },
-        None => (s, 0),
+        None => (s, 0, false),
     };
-    let rest = rest.replace(['.', ','], " ");
+    // `ET`, `CT`, `MT`, `PT` name no season: standard time (an hour less) outside US daylight
+    // saving time (from the second Sunday of March to the first Sunday of November).
+    let offset = |d: NaiveDate| {
+        if us_generic && !us_daylight(d) {
+            offset - 3600
+        } else {
+            offset
+        }
+    };
+    let rest = rest
+        .replace("a.m.", "AM")
+        .replace("p.m.", "PM")
+        .replace("A.M.", "AM")
+        .replace("P.M.", "PM")
+        .replace(['.', ','], " ");
     let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
     let upper = rest.replace(" am", " AM").replace(" pm", " PM");
     for f in ENGLISH_TIMES {
         if let Ok(t) = NaiveDateTime::parse_from_str(&upper, f) {
-            return Some(t.and_utc().timestamp() - offset);
+            return Some(t.and_utc().timestamp() - offset(t.date()));
         }
     }
     for f in ENGLISH_DATES {
         if let Ok(d) = NaiveDate::parse_from_str(&upper, f) {
-            return Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() - offset);
+            return Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() - offset(d));
         }
     }
     None
@@ -157,6 +175,21 @@ const ENGLISH_TIMES: &[&str] = &[
 
 /// English dates without a time (their midnight).
 const ENGLISH_DATES: &[&str] = &["%B %d %Y", "%A %B %d %Y", "%d %B %Y"];
+
+/// Whether US daylight saving time is in force on `d` (by day: from the second Sunday of
+/// March to the first Sunday of November, the rule since 2007).
+fn us_daylight(d: NaiveDate) -> bool {
+    use chrono::Datelike;
+    let sunday = |month: u32, nth: u32| {
+        let first = NaiveDate::from_ymd_opt(d.year(), month, 1)?;
+        let to_sunday = (7 - first.weekday().num_days_from_sunday()) % 7;
+        first.checked_add_days(chrono::Days::new(u64::from(to_sunday + 7 * (nth - 1))))
+    };
+    match (sunday(3, 2), sunday(11, 1)) {
+        (Some(start), Some(end)) => d >= start && d < end,
+        _ => false,
+    }
+}
 
 /// Seconds east of UTC of a zone written after an English time.
 fn zone_offset(zone: &str) -> Option<i64> {
@@ -357,9 +390,8 @@ mod tests {
         for s in [
             "November 19, 2019, 07:47 PM EST",
             "November 19, 2019 7:47 pm EST",
-            "Nov. 19, 2019, 7:47 p.m. EST"
-                .replace("p.m.", "PM")
-                .as_str(),
+            "Nov. 19, 2019, 7:47 p.m. EST",
+            "Nov. 19, 2019 7:47 p.m. EST",
             "Wed Nov 20 2019 00:47:00 GMT+0000",
             "Wed Nov 20 2019 00:47:00 GMT+0000 (Coordinated Universal Time)",
             "Tue Nov 19 2019 19:47:00 GMT-0500 (Eastern Standard Time)",
@@ -370,6 +402,25 @@ mod tests {
         }
         assert_eq!(parse_time("November 20, 2019"), Some(t - 47 * 60));
         assert_eq!(parse_time("Nov 20 2019"), Some(t - 47 * 60));
+        // `ET` as news sites write it: daylight time in summer, standard time in winter.
+        assert_eq!(
+            parse_time("June 3, 2019, 8:00 a.m. ET"),
+            parse_time("2019-06-03T12:00:00Z")
+        );
+        assert_eq!(
+            parse_time("Nov. 19, 2019, 7:47 p.m. ET"),
+            Some(t),
+            "November 19 is past the first Sunday of November"
+        );
+        assert_eq!(
+            parse_time("March 10, 2019 12:00 PT"),
+            parse_time("2019-03-10T19:00:00Z"),
+            "the second Sunday of March 2019"
+        );
+        assert_eq!(
+            parse_time("March 9, 2019 12:00 PT"),
+            parse_time("2019-03-09T20:00:00Z")
+        );
         assert_eq!(parse_time("Smarch 20, 2019"), None);
         assert_eq!(parse_time("November 20, 2019 00:47 XYZ"), None);
     }
