@@ -300,8 +300,7 @@ impl Fpdb {
         let mut holders = foldhash::HashMap::default();
         // Earlier members by simhash value, the oldest `SIMHASH_MOST` of each (all the bound
         // can keep of one value): copies of one text cost one popcount, not one per copy.
-        let mut simhashes: Vec<(u64, Vec<u64>)> = Vec::new();
-        let mut value_at: HashMap<u64, usize> = HashMap::new();
+        let mut simhashes: HashMap<u64, Vec<u64>> = HashMap::new();
         for i in 0..recs.len() {
             if recs[i].matches.iter().any(|m| m.seq == removed) {
                 let fps = self.fingerprints_of(&recs[i]);
@@ -340,12 +339,9 @@ impl Fpdb {
                 holders.entry(h).or_insert((members[i], root));
             }
             if let Some(q) = recs[i].simhash {
-                let at = *value_at.entry(q).or_insert_with(|| {
-                    simhashes.push((q, Vec::new()));
-                    simhashes.len() - 1
-                });
-                if simhashes[at].1.len() < crate::SIMHASH_MOST {
-                    simhashes[at].1.push(members[i]);
+                let seqs = simhashes.entry(q).or_default();
+                if seqs.len() < crate::SIMHASH_MOST {
+                    seqs.push(members[i]);
                 }
             }
         }

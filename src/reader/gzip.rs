@@ -42,6 +42,25 @@ impl std::fmt::Display for Damaged {
 
 impl std::error::Error for Damaged {}
 
+impl Damaged {
+    /// The read error that reports `unit`'s damage (`error`, what its decoder said) once
+    /// `skipped` compressed bytes were passed over.
+    pub(super) fn io(
+        unit: &'static str,
+        error: &dyn std::fmt::Display,
+        skipped: u64,
+    ) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            Damaged {
+                unit,
+                error: error.to_string(),
+                skipped,
+            },
+        )
+    }
+}
+
 /// Whether `e` is a damaged member's report: the input goes on after it.
 pub fn is_damage(e: &std::io::Error) -> bool {
     e.get_ref().is_some_and(
@@ -178,14 +197,7 @@ impl<R: BufRead> Members<R> {
             Err(read) => return read,
         };
         self.start(raw);
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            Damaged {
-                unit: "gzip member",
-                error: e.to_string(),
-                skipped,
-            },
-        )
+        Damaged::io("gzip member", &e, skipped)
     }
 }
 

@@ -70,18 +70,16 @@ fn agree(readable: &str, strict: &str) -> String {
     if strict_tokens.is_empty() {
         return readable.to_string();
     }
-    let mut readable_tokens = Vec::new();
-    tokens(readable, &mut readable_tokens);
-    if readable_tokens.is_empty() {
-        return strict.to_string();
-    }
     let known: HashSet<u64> = strict_tokens.iter().copied().collect();
     let mut kept = Vec::new();
     let mut unconfirmed: HashMap<&str, usize> = HashMap::new();
     let mut line_tokens = Vec::new();
+    // No token spans a line break, so the lines' tokens are the whole text's.
+    let mut readable_tokens = 0usize;
     for line in readable.lines() {
         line_tokens.clear();
         tokens(line, &mut line_tokens);
+        readable_tokens += line_tokens.len();
         let held = line_tokens.iter().filter(|t| known.contains(t)).count();
         if !line_tokens.is_empty() && held as f64 >= AGREE * line_tokens.len() as f64 {
             kept.push(line);
@@ -89,8 +87,11 @@ fn agree(readable: &str, strict: &str) -> String {
             *unconfirmed.entry(line).or_default() += 1;
         }
     }
+    if readable_tokens == 0 {
+        return strict.to_string();
+    }
     let listing = unconfirmed.values().any(|&n| n >= 3);
-    if (strict_tokens.len() as f64) < SHORT * readable_tokens.len() as f64 && !listing {
+    if (strict_tokens.len() as f64) < SHORT * readable_tokens as f64 && !listing {
         return readable.to_string();
     }
     if kept.is_empty() {

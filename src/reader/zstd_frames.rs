@@ -112,14 +112,7 @@ impl<R: BufRead> Frames<R> {
             Err(read) => return read,
         };
         self.raw = Some(raw);
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            Damaged {
-                unit: "zstd frame",
-                error: e.to_string(),
-                skipped,
-            },
-        )
+        Damaged::io("zstd frame", &e, skipped)
     }
 }
 
