@@ -41,6 +41,17 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// The store path names something that is not a directory (a file, a device).
+    #[error(
+        "{} is a file, not an fpdb store (a store is a directory, created by the first \
+         `fpdb ingest`): give --db the store's directory or a new path",
+        path.display()
+    )]
+    NotAStore {
+        /// The path given.
+        path: PathBuf,
+    },
+
     /// The store was written by an incompatible version of fpdb, or is not an fpdb store.
     #[error("incompatible store format: found {found}, this fpdb reads {expected}")]
     IncompatibleFormat {

@@ -45,6 +45,12 @@ fn weak32(s: &[u8], at: usize, mut a: u64, mut b: u64) -> (u64, u64) {
     (a.wrapping_add(z), b.wrapping_add(c))
 }
 
+/// The digest records keep of a document's text as it was given (before any normalization):
+/// a re-run that sends a stored id with the same text is known by it.
+pub fn text_digest(text: &str) -> u64 {
+    fingerprint64(text.as_bytes())
+}
+
 /// FarmHash Fingerprint64 of `s`: the same value as Google's C++ `util::Fingerprint64`.
 pub fn fingerprint64(s: &[u8]) -> u64 {
     let len = s.len();

@@ -216,6 +216,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     use fpdb::store::schema::{
         format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES4_FORMAT_VERSION,
         RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION, RULES7_FORMAT_VERSION, RULES8_FORMAT_VERSION,
+        RULES9_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
@@ -233,6 +234,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         tw_phrases: Some(false),
         template_figures: Some(false),
         originals: Some(false),
+        digests: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -252,6 +254,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         link_shape: Some(false),
         template_figures: Some(false),
         originals: Some(false),
+        digests: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -290,6 +293,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             link_shape: Some(false),
             template_figures: Some(false),
             originals: Some(false),
+            digests: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -300,6 +304,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let settings = fpdb::Settings {
         template_figures: Some(false),
         originals: Some(false),
+        digests: Some(false),
         ..Default::default()
     };
     stays(
@@ -317,6 +322,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     );
     let settings = fpdb::Settings {
         originals: Some(false),
+        digests: Some(false),
         ..Default::default()
     };
     stays(
@@ -328,8 +334,21 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             assert!(db.options().template_figures && !db.options().originals);
         },
     );
+    let settings = fpdb::Settings {
+        digests: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("nine"),
+        settings,
+        &docs,
+        RULES9_FORMAT_VERSION,
+        |db| {
+            assert!(db.options().originals && !db.options().digests);
+        },
+    );
     let mut db = fpdb::Fpdb::open(&new).unwrap();
-    assert!(db.options().originals);
+    assert!(db.options().originals && db.options().digests);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
@@ -359,7 +378,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 9"), "{expected}");
+            assert!(expected.contains("format 10"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

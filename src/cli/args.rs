@@ -161,6 +161,11 @@ pub(super) struct SettingsArgs {
     /// members arrived in; `duplicate_of` names it [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) originals: Option<bool>,
+    /// Records keep a 64-bit digest of their text as given, so that a re-run knows the
+    /// documents already stored with the same text without fingerprinting them again (off:
+    /// the store stays readable by fpdb binaries of format 9) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) digests: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -237,6 +242,7 @@ impl SettingsArgs {
             link_shape: self.link_shape,
             template_figures: self.template_figures,
             originals: self.originals,
+            digests: self.digests,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

@@ -209,6 +209,7 @@ pub(super) fn ingest(
     paths.check(&files, path)?;
     let settings = a.settings.to_settings()?;
     let fresh = check_settings(path, &settings)?;
+    let existed = path.exists();
     let mut inputs = Inputs::new(&files, read_opts);
     for (_, o) in paths.all() {
         if let Some(o) = o.as_ref().filter(|o| o.as_os_str() != "-") {
@@ -264,6 +265,19 @@ pub(super) fn ingest(
     sum.dedup = outs.sink.as_ref().map(|s| s.counts);
     sum.finish(&db, progress.start.elapsed().as_secs_f64());
     sum.report(a.json, quiet, verbose)?;
+    if fresh && sum.added == 0 {
+        // A first run that stored nothing leaves no store behind: its settings would
+        // otherwise be fixed by a run that failed (the next one, with the right flags, would be
+        // refused for a mismatch).
+        drop(db);
+        remove_new_store(path, existed)?;
+        if !quiet {
+            eprintln!(
+                "fpdb: no store was created at {}: nothing was stored",
+                path.display()
+            );
+        }
+    }
     let sig = signal.load(std::sync::atomic::Ordering::Relaxed);
     if sig != 0 {
         let name = if sig == signal_hook::consts::SIGINT as usize {
@@ -279,7 +293,22 @@ pub(super) fn ingest(
         );
         return Ok(u8::try_from(128 + sig).unwrap_or(super::output::EXIT_ERROR));
     }
-    if sum.records > 0 && sum.skipped_bad_input + sum.lost_to_damage == sum.records {
+    if sum.records == 0 {
+        eprintln!(
+            "fpdb: error: nothing to ingest: {} held no records",
+            if files.iter().any(|f| f.as_os_str() == "-") {
+                "stdin".to_string()
+            } else {
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
+        return Ok(super::output::EXIT_ERROR);
+    }
+    if sum.skipped_bad_input + sum.lost_to_damage == sum.records {
         // Not a partial success: nothing could be read (a wrong field name, a CSV without
         // its header line, a file of another format).
         eprintln!(
@@ -294,6 +323,27 @@ pub(super) fn ingest(
     } else {
         EXIT_OK
     })
+}
+
+/// Remove the store a run created at `path` (the directory too, unless it `existed` empty
+/// before the run).
+fn remove_new_store(path: &Path, existed: bool) -> anyhow::Result<()> {
+    let removed = if existed {
+        std::fs::read_dir(path).and_then(|entries| {
+            for e in entries {
+                let p = e?.path();
+                if p.is_dir() {
+                    std::fs::remove_dir_all(&p)?;
+                } else {
+                    std::fs::remove_file(&p)?;
+                }
+            }
+            Ok(())
+        })
+    } else {
+        std::fs::remove_dir_all(path)
+    };
+    removed.with_context(|| format!("cannot remove the empty store {}", path.display()))
 }
 
 /// The signal number of the first SIGINT or SIGTERM received from now on (0 until then); a

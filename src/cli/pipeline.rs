@@ -37,9 +37,13 @@ pub(super) fn run(
     // (all cores), and the store writes (this thread, in input order); each runs ahead of the
     // next by a few chunks, so no core waits for the reader while the writer works.
     let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(4);
-    let (tx, rx) =
-        std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Option<fpdb::Fingerprints>>)>(3);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Prepared>)>(3);
     let fingerprinter = db.fingerprinter().clone();
+    // A re-run: the documents already stored with the same text are known by their digest,
+    // before they are fingerprinted (not when replacing: they are ingested again).
+    let stored = db
+        .stored_texts()
+        .filter(|_| on_existing == OnExisting::Skip);
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader.spawn_scoped(scope, move || loop {
@@ -51,7 +55,7 @@ pub(super) fn run(
         let fp = std::thread::Builder::new().name("fpdb-fp".into());
         fp.spawn_scoped(scope, move || {
             for mut chunk in raw_rx {
-                let fps = fingerprint_chunk(&mut chunk, &fingerprinter);
+                let fps = fingerprint_chunk(&mut chunk, &fingerprinter, stored.as_ref());
                 if tx.send((chunk, fps)).is_err() {
                     break;
                 }
@@ -252,20 +256,23 @@ fn progress_bar(files: &[PathBuf], show: bool) -> (indicatif::ProgressBar, bool)
 fn ingest_chunk(
     db: &mut Fpdb,
     chunk: &[Record],
-    fps: Vec<Option<fpdb::Fingerprints>>,
+    fps: Vec<Prepared>,
     on_existing: OnExisting,
     sum: &mut Summary,
     bar: &indicatif::ProgressBar,
 ) -> (Vec<Result<IngestResult, String>>, Option<anyhow::Error>) {
-    let docs: Vec<(&fpdb::Document, fpdb::Fingerprints)> = chunk
-        .iter()
-        .zip(fps)
-        .filter_map(|(rec, fp)| match (&rec.doc, fp) {
-            (Ok(doc), Some(fp)) => Some((doc, fp)),
-            (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
-            (Err(_), _) => None,
-        })
-        .collect();
+    // The documents to ingest, and the cluster at ingest of each record already stored
+    // with its text (by its place in the chunk).
+    let mut docs: Vec<(&fpdb::Document, fpdb::Fingerprints)> = Vec::with_capacity(chunk.len());
+    let mut stored: Vec<Option<u64>> = vec![None; chunk.len()];
+    for (i, (rec, fp)) in chunk.iter().zip(fps).enumerate() {
+        match (&rec.doc, fp) {
+            (Ok(doc), Prepared::Fingerprinted(fp)) => docs.push((doc, fp)),
+            (Ok(_), Prepared::Stored(similar_id)) => stored[i] = Some(similar_id),
+            (Ok(_), Prepared::Unread) => unreachable!("every readable document is prepared"),
+            (Err(_), _) => {}
+        }
+    }
     for rec in chunk {
         let Ok(doc) = &rec.doc else { continue };
         sum.dated += u64::from(doc.published.is_some());
@@ -279,7 +286,10 @@ fn ingest_chunk(
     let batch = db.ingest_batch(docs, on_existing);
     let mut done = batch.results.into_iter();
     let mut results = Vec::with_capacity(chunk.len());
-    for rec in chunk {
+    // Clusters of the chunk's stored documents, resolved once each (after the chunk's own
+    // merges, which the batch above made).
+    let mut roots: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    for (i, rec) in chunk.iter().enumerate() {
         match &rec.doc {
             Err(reason) => {
                 sum.records += 1;
@@ -301,6 +311,30 @@ fn ingest_chunk(
                     sum.bad_unlisted += 1;
                 }
                 results.push(Err(reason.clone()));
+            }
+            Ok(doc) if stored[i].is_some() => {
+                let at_ingest = stored[i].unwrap_or_default();
+                let root = match roots.get(&at_ingest) {
+                    Some(&root) => Ok(root),
+                    None => db.resolve(at_ingest),
+                };
+                let r = match root {
+                    Ok(similar_id) => {
+                        roots.insert(at_ingest, similar_id);
+                        IngestResult::SkippedExisting {
+                            id: doc.id.clone(),
+                            similar_id,
+                            same_text: true,
+                        }
+                    }
+                    Err(e) => {
+                        return (results, Some(anyhow::Error::new(e).context(rec.location())))
+                    }
+                };
+                sum.records += 1;
+                sum.input_bytes += rec.bytes as u64;
+                sum.count(&r, rec, bar);
+                results.push(Ok(r));
             }
             Ok(_) => match done.next() {
                 Some(r) => {
@@ -374,24 +408,45 @@ pub(super) fn next_chunk(
     if chunk.is_empty() {
         return None;
     }
-    let fps = fingerprint_chunk(&mut chunk, fp);
+    let fps = fingerprint_chunk(&mut chunk, fp, None)
+        .into_iter()
+        .map(|p| match p {
+            Prepared::Fingerprinted(f) => Some(f),
+            Prepared::Stored(_) | Prepared::Unread => None,
+        })
+        .collect();
     Some((chunk, fps))
 }
 
-/// Decode and extract the pages of `chunk` and fingerprint every readable document, on all
-/// cores.
+/// What the fingerprinting stage made of one record.
+enum Prepared {
+    /// Its fingerprints.
+    Fingerprinted(fpdb::Fingerprints),
+    /// Its id is stored with this text (its cluster at ingest): not fingerprinted again.
+    Stored(u64),
+    /// Not readable.
+    Unread,
+}
+
+/// Decode and extract the pages of `chunk` and fingerprint every readable document that
+/// `stored` does not know as already stored with its text, on all cores.
 fn fingerprint_chunk(
     chunk: &mut [Record],
     fp: &fpdb::fingerprint::Fingerprinter,
-) -> Vec<Option<fpdb::Fingerprints>> {
+    stored: Option<&fpdb::StoredTexts>,
+) -> Vec<Prepared> {
     chunk
         .par_iter_mut()
         .map(|r| {
             r.finish();
-            r.doc
-                .as_ref()
-                .ok()
-                .map(|d| fp.fingerprint_with(&d.text, d.meta()))
+            let Ok(d) = r.doc.as_ref() else {
+                return Prepared::Unread;
+            };
+            // A read error here is met again, and reported, by the ingest's own reads.
+            match stored.and_then(|s| s.already_stored(d).ok().flatten()) {
+                Some(similar_id) => Prepared::Stored(similar_id),
+                None => Prepared::Fingerprinted(fp.fingerprint_with(&d.text, d.meta())),
+            }
         })
         .collect()
 }

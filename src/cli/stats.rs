@@ -94,7 +94,7 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.simhash_idf
         );
         outln!(
-            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={}",
+            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={}",
             o.t2s,
             o.tw_phrases,
             o.reflow,
@@ -104,7 +104,8 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             o.strong_resemblance_pct,
             o.link_shape,
             o.template_figures,
-            o.originals
+            o.originals,
+            o.digests
         );
     }
     Ok(EXIT_OK)

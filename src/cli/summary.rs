@@ -23,7 +23,10 @@ pub(super) struct Summary {
     pub(super) replaced: u64,
     pub(super) skipped: u64,
     pub(super) skipped_bad_input: u64,
+    /// Records whose id is stored with another text (skipped: `--replace` replaces them).
     pub(super) skipped_existing_id: u64,
+    /// Records whose id is stored with the same text (a re-run): counted, not skipped.
+    pub(super) already_stored: u64,
     /// Records lost to damaged input (corrupt archive records, damaged gzip members and Parquet
     /// row groups), counted apart from bad input.
     pub(super) lost_to_damage: u64,
@@ -90,6 +93,9 @@ impl Summary {
                     self.new_clusters += 1;
                 }
             }
+            IngestResult::SkippedExisting {
+                same_text: true, ..
+            } => self.already_stored += 1,
             IngestResult::SkippedExisting { id, .. } => {
                 self.skipped += 1;
                 self.skipped_existing_id += 1;
@@ -98,7 +104,7 @@ impl Summary {
                 if self.skipped_existing_id <= LIST_EXISTING {
                     bar.suspend(|| {
                         eprintln!(
-                            "fpdb: skipped {}: id `{}` is already stored (use --replace to replace it)",
+                            "fpdb: skipped {}: id `{}` is stored with another text (use --replace to replace it)",
                             rec.location(),
                             shown(id)
                         );
@@ -170,7 +176,7 @@ impl Summary {
         }
         if self.skipped_existing_id > LIST_EXISTING {
             eprintln!(
-                "fpdb: skipped {} more documents whose ids are already stored (not listed; --output has one line per document)",
+                "fpdb: skipped {} more documents whose ids are stored with another text (not listed; --output has one line per document)",
                 self.skipped_existing_id - LIST_EXISTING
             );
         }
@@ -191,7 +197,7 @@ impl Summary {
             }
             eprintln!(
                 "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
-                 {} skipped ({} bad input, {} existing id{}) in {:.2}s ({:.0} docs/s) -> {}: \
+                 {}{} skipped ({} bad input, {} existing id{}) in {:.2}s ({:.0} docs/s) -> {}: \
                  {} documents in {} clusters, {} duplicates",
                 self.records,
                 self.added,
@@ -199,6 +205,11 @@ impl Summary {
                 self.duplicates,
                 self.merges,
                 self.replaced,
+                if self.already_stored > 0 {
+                    format!("{} already stored, ", self.already_stored)
+                } else {
+                    String::new()
+                },
                 self.skipped,
                 self.skipped_bad_input,
                 self.skipped_existing_id,

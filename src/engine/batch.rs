@@ -35,8 +35,9 @@ pub struct BatchOutcome {
 /// What one document found in the store as it was before the batch.
 #[derive(Default)]
 struct Found {
-    /// (seq, similar_id at ingest) of the stored document with the same id.
-    existing: Option<(u64, u64)>,
+    /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
+    /// with the same id.
+    existing: Option<(u64, u64, bool)>,
     holders: HashMap<u64, (u64, u64)>,
     simhash: BTreeMap<u64, u32>,
     verified: HashMap<u64, Checked>,
@@ -137,9 +138,9 @@ impl Fpdb {
         }
         let skip = on_existing == OnExisting::Skip;
         let lookups = || -> Vec<Result<Found>> {
-            let existing: Vec<Result<Option<(u64, u64)>>> = docs
+            let existing: Vec<Result<Option<(u64, u64, bool)>>> = docs
                 .par_iter()
-                .map(|(doc, _)| self.existing(&doc.id))
+                .map(|(doc, fps)| self.existing(doc, fps))
                 .collect();
             // The postings and simhash tables of every document to look up, read in key
             // order; when that fails, each document reads its own (and meets the error as a
@@ -229,10 +230,15 @@ impl Fpdb {
         out
     }
 
-    /// (seq, similar_id at ingest) of the stored document with id `id`.
-    fn existing(&self, id: &str) -> Result<Option<(u64, u64)>> {
-        match self.seq_of(id)? {
-            Some(seq) => Ok(Some((seq, self.doc(seq)?.similar_id))),
+    /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
+    /// with `doc`'s id.
+    fn existing(&self, doc: &Document, fps: &Fingerprints) -> Result<Option<(u64, u64, bool)>> {
+        match self.seq_of(&doc.id)? {
+            Some(seq) => {
+                let rec = self.doc(seq)?;
+                let same = super::ingest::same_text(&rec, doc, fps);
+                Ok(Some((seq, rec.similar_id, same)))
+            }
             None => Ok(None),
         }
     }
@@ -243,7 +249,7 @@ impl Fpdb {
     fn found(
         &self,
         fps: &Fingerprints,
-        existing: Option<(u64, u64)>,
+        existing: Option<(u64, u64, bool)>,
         skip: bool,
         read: Option<&ReadMany>,
     ) -> Result<Found> {
@@ -288,16 +294,17 @@ impl Fpdb {
         d: &mut Decisions,
     ) -> Result<IngestResult> {
         // Only OnExisting::Skip reaches here with an id already stored.
-        let existing = f.existing.map(|(_, similar_id)| similar_id).or_else(|| {
-            d.index
-                .ids
-                .get(&doc.id)
-                .map(|s| d.records[d.index.docs[s]].1.similar_id)
+        let existing = f.existing.map(|(_, c, same)| (c, same)).or_else(|| {
+            d.index.ids.get(&doc.id).map(|s| {
+                let rec = &d.records[d.index.docs[s]].1;
+                (rec.similar_id, super::ingest::same_text(rec, doc, &fps))
+            })
         });
-        if let Some(similar_id) = existing {
+        if let Some((similar_id, same_text)) = existing {
             return Ok(IngestResult::SkippedExisting {
                 id: doc.id.clone(),
                 similar_id: self.find(similar_id)?.0,
+                same_text,
             });
         }
         let mut holders = f.holders;

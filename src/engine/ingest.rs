@@ -49,6 +49,7 @@ impl Fpdb {
                     return Ok(IngestResult::SkippedExisting {
                         id: doc.id.clone(),
                         similar_id: self.find(rec.similar_id)?.0,
+                        same_text: same_text(&rec, doc, &fps),
                     });
                 }
                 if same_fingerprints(&rec, &fps) && !self.moves_original(&rec, doc, &fps) {
@@ -100,6 +101,9 @@ impl Fpdb {
         rec.title = doc.title.clone();
         rec.description = doc.description.clone();
         rec.keywords = doc.keywords.clone();
+        if rec.digest.is_some() {
+            rec.digest = Some(crate::hash::text_digest(&doc.text));
+        }
         let duplicate_of = if crec.named() == seq {
             None
         } else {
@@ -356,6 +360,10 @@ impl Fpdb {
             published,
             cites: fps.cites,
             cited: cited || named.cited,
+            digest: self
+                .opts
+                .digests
+                .then(|| crate::hash::text_digest(&doc.text)),
         };
         bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
@@ -371,6 +379,15 @@ impl Fpdb {
             named,
             record,
         ))
+    }
+}
+
+/// Whether stored `rec` holds the text of `doc` (fingerprinted as `fps`): by its digest when it
+/// keeps one, else by its fingerprints.
+pub(super) fn same_text(rec: &DocRecord, doc: &Document, fps: &Fingerprints) -> bool {
+    match rec.digest {
+        Some(d) => d == crate::hash::text_digest(&doc.text),
+        None => same_fingerprints(rec, fps),
     }
 }
 

@@ -66,6 +66,8 @@ pub struct Settings {
     pub template_figures: Option<bool>,
     /// Clusters name their original: the earliest member by publication time.
     pub originals: Option<bool>,
+    /// Records keep a digest of their text (a re-run knows stored documents by it).
+    pub digests: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -99,6 +101,7 @@ macro_rules! each_setting {
         $m!(link_shape, "link_shape");
         $m!(template_figures, "template_figures");
         $m!(originals, "originals");
+        $m!(digests, "digests");
         $m!(key_algos, "key_algos");
     };
 }
@@ -397,6 +400,11 @@ impl Builder {
             Box::new(RocksStore::open_read_only_with_cache(path, cache)?)
         } else {
             if self.create {
+                if path.metadata().is_ok_and(|m| !m.is_dir()) {
+                    return Err(Error::NotAStore {
+                        path: path.to_path_buf(),
+                    });
+                }
                 std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
             }
             let rocks = Box::new(RocksStore::open_with_cache(path, self.create, cache)?);

@@ -151,6 +151,10 @@ pub enum IngestResult {
         id: String,
         /// The stored document's current cluster.
         similar_id: u64,
+        /// The stored document has this text (its digest, in stores with `digests`; else its
+        /// fingerprints): a re-run sent it again. Otherwise another text came under a stored
+        /// id.
+        same_text: bool,
     },
 }
 
@@ -267,7 +271,8 @@ pub struct ResultLine<'a> {
     pub composite_of: &'a [String],
     /// Stored documents that matched, best first.
     pub matches: &'a [Match],
-    /// `added`, `replaced` or `skipped`.
+    /// `added`, `replaced`, `already_stored` (its id is stored with the same text) or
+    /// `skipped`.
     pub status: &'static str,
     /// Why it was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,16 +298,24 @@ impl<'a> ResultLine<'a> {
                 reason: None,
                 source: None,
             },
-            IngestResult::SkippedExisting { id, similar_id } => ResultLine {
+            IngestResult::SkippedExisting {
+                id,
+                similar_id,
+                same_text,
+            } => ResultLine {
                 id: Some(id),
                 similar_id: Some(*similar_id),
                 duplicate_of: None,
                 previous_original: None,
                 composite_of: &[],
                 matches: &[],
-                status: "skipped",
-                reason: Some("id already stored"),
-                source: source(),
+                status: if *same_text {
+                    "already_stored"
+                } else {
+                    "skipped"
+                },
+                reason: (!same_text).then_some("id already stored with another text"),
+                source: if *same_text { None } else { source() },
             },
         }
     }

@@ -280,6 +280,12 @@ pub struct Options {
     /// names the first document ingested).
     #[serde(default)]
     pub originals: bool,
+    /// Records keep a 64-bit digest of the text as it was given ([`crate::hash::text_digest`]),
+    /// so that a re-run sending a stored id with the same text is known as "already stored"
+    /// without fingerprinting it again (stores made before this setting: off; their re-runs
+    /// compare fingerprints instead). Not a fingerprint setting: nothing is matched on it.
+    #[serde(default)]
+    pub digests: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -314,6 +320,7 @@ impl Default for Options {
             link_shape: true,
             template_figures: true,
             originals: true,
+            digests: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -14,7 +14,7 @@ type Pending = Vec<BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
 
 /// Staged writes over `base`.
 pub struct Staged {
-    base: Box<dyn Store>,
+    base: std::sync::Arc<dyn Store>,
     pending: Mutex<Pending>,
 }
 
@@ -22,9 +22,15 @@ impl Staged {
     /// Wrap `base`.
     pub fn new(base: Box<dyn Store>) -> Self {
         Staged {
-            base,
+            base: std::sync::Arc::from(base),
             pending: Mutex::new(vec![BTreeMap::new(); Cf::ALL.len()]),
         }
+    }
+
+    /// The store under the staged writes: what was committed, for readers on other threads
+    /// (they never see the staged writes).
+    pub fn committed(&self) -> std::sync::Arc<dyn Store> {
+        std::sync::Arc::clone(&self.base)
     }
 
     /// Number of staged keys.

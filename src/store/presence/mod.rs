@@ -325,6 +325,7 @@ mod tests {
             published: None,
             cites: Vec::new(),
             cited: false,
+            digest: None,
         };
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));

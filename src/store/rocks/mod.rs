@@ -151,6 +151,7 @@ impl RocksStore {
     /// [`RocksStore::open`] with a block cache of `cache_bytes` (index, filter and data blocks
     /// of every column family): more keeps more of a large store's lookups in memory.
     pub fn open_with_cache(path: &Path, create: bool, cache_bytes: usize) -> Result<Self> {
+        not_a_file(path)?;
         if !create && !path.join("CURRENT").exists() {
             return Err(Error::NotFound {
                 path: path.to_path_buf(),
@@ -193,6 +194,7 @@ impl RocksStore {
 
     /// [`RocksStore::open_read_only`] with a block cache of `cache_bytes`.
     pub fn open_read_only_with_cache(path: &Path, cache_bytes: usize) -> Result<Self> {
+        not_a_file(path)?;
         if !path.join("CURRENT").exists() {
             return Err(Error::NotFound {
                 path: path.to_path_buf(),
@@ -521,5 +523,16 @@ impl Store for RocksStore {
                 .unwrap_or(0)
         }
         walk(&self.path)
+    }
+}
+
+/// A store is a directory: a path at anything else (a file, a device) is refused as such, not
+/// with the OS's "File exists" from creating a directory there.
+fn not_a_file(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_dir() => Err(Error::NotAStore {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }

@@ -89,7 +89,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// their figures, and a pair whose figures differ is not verified).
 /// 9: format 8 plus originals (`originals`: version 6 document records keep their
 /// publication time, version 2 cluster records their original).
-pub const FORMAT_VERSION: u32 = 9;
+/// 10: format 9 plus text digests (`digests`: version 7 document records keep a digest of the
+/// text as given, so a re-run knows a stored document without fingerprinting it).
+pub const FORMAT_VERSION: u32 = 10;
+
+/// Format 9: the current layout without the settings of format 10.
+pub const RULES9_FORMAT_VERSION: u32 = 9;
 
 /// Format 8: the current layout without the settings of format 9.
 pub const RULES8_FORMAT_VERSION: u32 = 8;
@@ -124,8 +129,8 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
 /// The format a store with `opts` is marked with: the oldest that holds its settings
 /// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
-/// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`] or
-/// [`FORMAT_VERSION`]), so that
+/// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`],
+/// [`RULES9_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     use crate::options::KeyAlgo;
@@ -144,8 +149,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.originals {
+    format_value_of(if opts.digests {
         FORMAT_VERSION
+    } else if opts.originals {
+        RULES9_FORMAT_VERSION
     } else if opts.template_figures {
         RULES8_FORMAT_VERSION
     } else if opts.link_shape {
@@ -371,6 +378,9 @@ pub struct DocRecord {
     /// Whether a document that verified against it cites it (record version 6 only): a cited
     /// member comes first when a cluster's original is chosen.
     pub cited: bool,
+    /// The digest of its text as given ([`crate::hash::text_digest`]; stores with `digests`:
+    /// record version 7 only).
+    pub digest: Option<u64>,
 }
 
 impl DocRecord {
@@ -527,10 +537,17 @@ mod tests {
         assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
         assert_eq!(format_for(&Options::default()), format_value());
         assert!(!legacy.originals);
-        // The format 8 defaults (no originals).
+        assert!(!legacy.digests);
+        // The format 9 defaults (no digests).
+        let rules9 = Options {
+            digests: false,
+            ..Options::default()
+        };
+        assert_eq!(format_for(&rules9), format_value_of(RULES9_FORMAT_VERSION));
+        // The format 8 defaults (no originals either).
         let rules8 = Options {
             originals: false,
-            ..Options::default()
+            ..rules9
         };
         assert_eq!(format_for(&rules8), format_value_of(RULES8_FORMAT_VERSION));
         // The format 7 defaults (no template figures either).

@@ -26,16 +26,19 @@ enum DocVersion {
     Figures,
     /// + the publication time, the URLs cited and whether it is cited (`originals`).
     Published,
+    /// + the digest of the text as given (`digests`).
+    Digest,
 }
 
 impl DocVersion {
-    const ALL: [DocVersion; 6] = [
+    const ALL: [DocVersion; 7] = [
         DocVersion::Base,
         DocVersion::Keys,
         DocVersion::Weights,
         DocVersion::Order,
         DocVersion::Figures,
         DocVersion::Published,
+        DocVersion::Digest,
     ];
 
     fn byte(self) -> u8 {
@@ -46,6 +49,7 @@ impl DocVersion {
             DocVersion::Order => 4,
             DocVersion::Figures => 5,
             DocVersion::Published => 6,
+            DocVersion::Digest => 7,
         }
     }
 
@@ -55,7 +59,9 @@ impl DocVersion {
 
     /// The oldest version that holds `r`.
     fn of(r: &DocRecord) -> DocVersion {
-        if r.published.is_some() || !r.cites.is_empty() || r.cited {
+        if r.digest.is_some() {
+            DocVersion::Digest
+        } else if r.published.is_some() || !r.cites.is_empty() || r.cited {
             DocVersion::Published
         } else if !r.figures.is_empty() {
             DocVersion::Figures
@@ -79,6 +85,7 @@ impl DocVersion {
             DocVersion::Order => 17,
             DocVersion::Figures => 18,
             DocVersion::Published => 21,
+            DocVersion::Digest => 22,
         }
     }
 }
@@ -140,6 +147,9 @@ impl Serialize for Versioned<'_> {
             t.serialize_element(&r.cites)?;
             t.serialize_element(&r.cited)?;
         }
+        if v >= DocVersion::Digest {
+            t.serialize_element(&r.digest)?;
+        }
         t.end()
     }
 }
@@ -147,7 +157,8 @@ impl Serialize for Versioned<'_> {
 /// Encode a document record in the oldest version that holds it: without band keys,
 /// exact-algorithm keys, keyword weights, sentence order and figures as version 1; without
 /// weights, order and figures as version 2; without order and figures as version 3; without
-/// figures as version 4; without a publication time as version 5; else version 6.
+/// figures as version 4; without a publication time as version 5; without a digest as
+/// version 6; else version 7.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let v = DocVersion::of(r);
     let mut out = Vec::with_capacity(128 + 4 * (r.sketch.len() + r.shingles.len()));
@@ -193,6 +204,7 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
         published: None,
         cites: Vec::new(),
         cited: false,
+        digest: None,
     };
     if version >= DocVersion::Keys {
         r.bands = field(&mut rest, key)?;
@@ -211,6 +223,9 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
         r.published = field(&mut rest, key)?;
         r.cites = field(&mut rest, key)?;
         r.cited = field(&mut rest, key)?;
+    }
+    if version >= DocVersion::Digest {
+        r.digest = field(&mut rest, key)?;
     }
     Ok(r)
 }
@@ -326,6 +341,7 @@ mod tests {
             published: None,
             cites: Vec::new(),
             cited: false,
+            digest: None,
         }
     }
 
@@ -424,10 +440,10 @@ mod tests {
     /// then the empty fields a version lacks trimmed from its end (each one length byte 0).
     fn trimmed_encoding(r: &DocRecord) -> Vec<u8> {
         let mut out = encode(r);
-        // `published`, `cites` and `cited` (None, empty, false: one byte 0 each), the fields
-        // added after this encoding was replaced.
-        assert!(r.published.is_none() && r.cites.is_empty() && !r.cited);
-        out.truncate(out.len() - 3);
+        // `published`, `cites`, `cited` and `digest` (None, empty, false, None: one byte 0
+        // each), the fields added after this encoding was replaced.
+        assert!(r.published.is_none() && r.cites.is_empty() && !r.cited && r.digest.is_none());
+        out.truncate(out.len() - 4);
         if !r.figures.is_empty() {
             out[0] = DOC_RECORD_FIGURES;
             return out;
@@ -478,6 +494,7 @@ mod tests {
             published in proptest::option::of(proptest::num::i64::ANY),
             cites in some(proptest::num::u64::ANY),
             cited in proptest::bool::ANY,
+            digest in proptest::option::of(proptest::num::u64::ANY),
             time in proptest::num::u64::ANY,
         ) {
             let r = DocRecord {
@@ -502,9 +519,12 @@ mod tests {
                 published,
                 cites,
                 cited,
+                digest,
             };
             let enc = encode_doc(&r);
-            if r.published.is_none() && r.cites.is_empty() && !r.cited {
+            if r.digest.is_some() {
+                proptest::prop_assert_eq!(enc[0], 7);
+            } else if r.published.is_none() && r.cites.is_empty() && !r.cited {
                 proptest::prop_assert_eq!(&enc, &trimmed_encoding(&r));
             } else {
                 proptest::prop_assert_eq!(enc[0], 6);

@@ -153,6 +153,7 @@ fn doc_record() -> DocRecord {
         published: Some(1_690_000_000),
         cites: vec![3, 4],
         cited: true,
+        digest: Some(0x5eed),
     }
 }
 
