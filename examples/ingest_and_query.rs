@@ -26,8 +26,13 @@ fn main() -> fpdb::Result<()> {
                 "{}: similar_id {:?}, duplicate of {:?}",
                 outcome.id, outcome.similar_id, outcome.duplicate_of
             ),
-            IngestResult::SkippedExisting { id, similar_id } => {
-                println!("{id}: already stored (similar_id {similar_id})");
+            IngestResult::SkippedExisting {
+                id,
+                similar_id,
+                same_text,
+            } => {
+                let what = if same_text { "the same" } else { "another" };
+                println!("{id}: already stored with {what} text (similar_id {similar_id})");
             }
         }
     }

@@ -156,9 +156,9 @@ fn memory_filters_change_no_result() {
         "{f}"
     );
     assert_eq!(q("mixed"), on);
-    // (Every id is stored already: exit 3, all skipped.)
+    // (Every document is stored already: exit 0, all already stored.)
     let o = run(d, &["ingest", "b.jsonl", "--db", "mixed"]);
-    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
     let caught = format!(
         "{} document(s) written since it was saved",
         lines.len() - half
@@ -257,11 +257,22 @@ fn reingesting_an_id_is_reported_or_replaced() {
     let s = common::sample();
     let s = s.to_str().unwrap();
     assert_eq!(code(&run(dir.path(), &["ingest", s, "--limit", "5"])), 0);
+    // The same texts again: already stored, a success, nothing listed.
     let o = run(dir.path(), &["ingest", s, "--limit", "6", "-o", "-"]);
-    assert_eq!(code(&o), 3);
-    assert!(stderr(&o).contains("is already stored"), "{}", stderr(&o));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("is stored with another text"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("5 already stored"), "{}", stderr(&o));
     let out = json_lines(&stdout(&o));
-    assert_eq!(out.iter().filter(|l| l["status"] == "skipped").count(), 5);
+    assert_eq!(
+        out.iter()
+            .filter(|l| l["status"] == "already_stored")
+            .count(),
+        5
+    );
     assert_eq!(out[5]["status"], "added");
     let o = run(
         dir.path(),
@@ -274,14 +285,27 @@ fn reingesting_an_id_is_reported_or_replaced() {
     let v: serde_json::Value =
         serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
     assert_eq!(v["documents"], 6);
-    // Re-running a whole file: the first ten are listed, the rest counted on one line.
-    assert_eq!(code(&run(dir.path(), &["ingest", s, "--limit", "30"])), 3);
-    let o = run(dir.path(), &["ingest", s, "--limit", "30"]);
+    // Another text under 30 stored ids: the first ten are listed, the rest counted on one
+    // line, exit 3.
+    assert_eq!(code(&run(dir.path(), &["ingest", s, "--limit", "30"])), 0);
+    let edited: String = std::fs::read_to_string(s)
+        .unwrap()
+        .lines()
+        .take(30)
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let t = format!("{}\n补充说明。", v["text"].as_str().unwrap());
+            v["text"] = serde_json::Value::String(t);
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(dir.path().join("edited.jsonl"), edited).unwrap();
+    let o = run(dir.path(), &["ingest", "edited.jsonl"]);
     assert_eq!(code(&o), 3);
     let e = stderr(&o);
-    assert_eq!(e.matches("is already stored").count(), 10, "{e}");
+    assert_eq!(e.matches("is stored with another text").count(), 10, "{e}");
     assert!(
-        e.contains("skipped 20 more documents whose ids are already stored"),
+        e.contains("skipped 20 more documents whose ids are stored with another text"),
         "{e}"
     );
     assert_eq!(code(&run(dir.path(), &["verify"])), 0);

@@ -386,9 +386,9 @@ fn a_utf8_bom_is_not_part_of_the_first_record() {
         .iter()
         .map(|o| o["id"].as_str().unwrap_or("?"))
         .collect();
-    // The second file repeats the first's ids: skipped as already stored, not one text.
+    // The second file repeats the first's records: already stored, the same text.
     assert_eq!(ids, ["bom1", "bom2", "bom1", "bom2", "c1"], "{out:?}");
-    assert_eq!(out[2]["reason"], "id already stored");
+    assert_eq!(out[2]["status"], "already_stored");
 }
 
 #[test]

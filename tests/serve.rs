@@ -130,11 +130,11 @@ fn every_route_answers_and_ingest_equals_the_cli() {
         dup["similar_id"].as_u64().unwrap(),
     );
 
-    // The same document again: skipped for its id, with its cluster.
+    // The same document again: already stored, with its cluster.
     let again = docs.iter().find(|d| d["id"] == dup["id"]).unwrap();
     let (status, v) = server.post("/v1/documents", again);
     assert_eq!(status, 200);
-    assert_eq!(v["results"][0]["status"], "skipped");
+    assert_eq!(v["results"][0]["status"], "already_stored");
     assert_eq!(v["results"][0]["similar_id"], json!(sid));
     let mut replaced = again.clone();
     replaced["replace"] = json!(true);

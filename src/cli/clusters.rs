@@ -12,8 +12,8 @@ pub(super) struct ClustersArgs {
     /// Only clusters with at least this many documents
     #[arg(long, default_value_t = 2)]
     pub(super) min_size: usize,
-    /// One JSON object per cluster on stdout: {"similar_id","size","original","members"} (as HTTP's
-    /// /v1/clusters)
+    /// One JSON object per cluster on stdout: {"similar_id","size","original","members"} (as
+    /// HTTP's /v1/clusters/{similar_id} answers for one)
     #[arg(long)]
     pub(super) json: bool,
 }

@@ -1,25 +1,25 @@
 //! `fpdb dedup`: `ingest` that writes the input records themselves, the unique ones to one
 //! output and, when asked, the near-duplicates to another.
 //!
-//! A record is unique when its document is not a near-duplicate of anything before it: the
-//! store (earlier runs) and the records before it in this run. That is decided as the record is
-//! ingested, so the output streams in input order. A record whose id is already stored is not
-//! unique (an earlier run kept it, or its copy); `--replace` ingests it again. A record that
-//! cannot be read goes to neither output (it is reported, as by `ingest`).
+//! A record is unique when its document is its cluster's original once the whole input is
+//! ingested: the output holds one record per cluster of this run's documents, whatever order
+//! they arrived in and whatever merged later. Files are read twice: the first pass ingests, the
+//! second writes each record where its document stands at the end (in input order). A record
+//! whose id an earlier run stored is not unique (that run kept it, or its copy); `--replace`
+//! ingests it again. A record that cannot be read goes to neither output (it is reported, as
+//! by `ingest`). Across runs, a cluster's record is written by the run that held its original:
+//! a later run whose record is published before an earlier run's original writes it too.
 //!
 //! Records are written as they were read: a JSONL line byte for byte, a CSV/TSV row byte for
 //! byte after the file's header line (written once per output; CSV files with different
 //! headers cannot share one). Records of the other formats (WARC, ARC, HTML, text, Parquet) are
 //! written as JSONL lines of the fields read: `id`, `text`, and `url` and `title` when present.
 //!
-//! Later merges: a document that links two clusters merges them. Each of those clusters had a
-//! first record, already written as unique when it was read; both stay in the output (a stream
-//! does not take lines back), and the summary counts them (`kept_later_merged`). `fpdb
-//! clusters` shows the merged clusters.
-//!
-//! Originals: a record published before its cluster's original (the store's `originals`) is
-//! that cluster's original and is written as unique, although a record of its cluster was
-//! written before it; the output keeps every original, and the summary counts them
+//! Streaming (`--stream`, and always for stdin, which cannot be read twice): each record is
+//! written as it is decided, against the store and the records before it. Two things can then
+//! keep more than one record of a cluster, and the summary counts both: a later record that
+//! merges two clusters, each with a record written (`kept_later_merged`), and a later record
+//! published before its cluster's original, which becomes the original and is written too
 //! (`kept_later_predated`).
 
 use std::collections::HashSet;
@@ -212,6 +212,66 @@ impl Sink {
                 None => Ok(()),
             }
         }
+    }
+
+    /// The second pass of `dedup` over files: `inputs` read again, each record written where
+    /// its document stands after the whole run. Unique: stored by this run (a seq from
+    /// `since` on), its cluster's original, and the first record of its id; a near-duplicate
+    /// otherwise (also a record whose id an earlier run stored). A record that was not stored
+    /// (unreadable) goes to neither output. Pages are extracted again only when written.
+    pub(super) fn write_standing(
+        &mut self,
+        db: &fpdb::Fpdb,
+        inputs: impl Iterator<Item = Record>,
+        since: u64,
+    ) -> anyhow::Result<()> {
+        use rayon::prelude::*;
+        let mut written: HashSet<String> = HashSet::new();
+        let mut inputs = inputs.peekable();
+        let dups = self.duplicates.is_some();
+        while inputs.peek().is_some() {
+            let mut chunk: Vec<Record> = inputs.by_ref().take(1024).collect();
+            let standings = chunk
+                .par_iter()
+                .map(|r| r.id().map_or(Ok(None), |id| db.standing(id)))
+                .collect::<fpdb::Result<Vec<_>>>()?;
+            // Some(unique) for a stored record, in input order.
+            let decided: Vec<Option<bool>> = chunk
+                .iter()
+                .zip(&standings)
+                .map(|(r, st)| {
+                    st.map(|st| {
+                        st.seq >= since
+                            && st.original
+                            && r.id().is_some_and(|id| written.insert(id.to_string()))
+                    })
+                })
+                .collect();
+            chunk
+                .par_iter_mut()
+                .zip(&decided)
+                .filter(|(r, d)| r.raw.is_none() && d.is_some_and(|unique| unique || dups))
+                .for_each(|(r, _)| r.finish());
+            for (r, d) in chunk.iter().zip(decided) {
+                match d {
+                    Some(true) => {
+                        self.counts.unique += 1;
+                        self.unique.write(r)?;
+                    }
+                    Some(false) => {
+                        self.counts.duplicates += 1;
+                        if let Some(o) = self.duplicates.as_mut() {
+                            if r.raw.is_some() || r.doc.is_ok() {
+                                o.write(r)?;
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+            self.flush()?;
+        }
+        Ok(())
     }
 
     pub(super) fn flush(&mut self) -> std::io::Result<()> {

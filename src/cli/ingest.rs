@@ -78,6 +78,11 @@ pub(super) struct DedupArgs {
     /// the unique ones are written
     #[arg(long, value_name = "FILE")]
     pub(super) duplicates_out: Option<std::path::PathBuf>,
+    /// Write each record as it is decided, in one pass over the input (the default reads files
+    /// twice and writes exactly one record per cluster, its original): a record that a later
+    /// one merged or predated stays written. Stdin is always streamed
+    #[arg(long)]
+    pub(super) stream: bool,
 }
 
 /// `ingest --memory-filters`.
@@ -210,12 +215,18 @@ pub(super) fn ingest(
     let settings = a.settings.to_settings()?;
     let fresh = check_settings(path, &settings)?;
     let existed = path.exists();
-    let mut inputs = Inputs::new(&files, read_opts);
-    for (_, o) in paths.all() {
-        if let Some(o) = o.as_ref().filter(|o| o.as_os_str() != "-") {
-            inputs = inputs.exclude(o);
+    // The inputs (read twice by `dedup` over files), never the outputs.
+    let open_inputs = || {
+        let mut inputs = Inputs::new(&files, read_opts.clone());
+        for (_, o) in paths.all() {
+            if let Some(o) = o.as_ref().filter(|o| o.as_os_str() != "-") {
+                inputs = inputs.exclude(o);
+            }
         }
-    }
+        inputs
+    };
+    let inputs = open_inputs();
+    let two_pass = dedup.is_some_and(|d| !d.stream) && !files.iter().any(|f| f.as_os_str() == "-");
     let mut db = open_for_ingest(path, a, settings, fresh, quiet)?;
     let mut outs = paths.create()?;
     if let Some(r) = &a.retention {
@@ -243,6 +254,8 @@ pub(super) fn ingest(
         ..Default::default()
     };
     let batch = a.batch_size.max(1);
+    let since = db.next_seq();
+    let mut later = if two_pass { outs.sink.take() } else { None };
     pipeline::run(
         &mut db,
         inputs,
@@ -254,6 +267,11 @@ pub(super) fn ingest(
     )?;
     // Opening the store later (query, stats, ...) then replays no write-ahead log.
     db.flush()?;
+    if let Some(mut sink) = later.take() {
+        let read = usize::try_from(sum.records).unwrap_or(usize::MAX);
+        sink.write_standing(&db, open_inputs().skip(a.skip).take(read), since)?;
+        outs.sink = Some(sink);
+    }
     if let Err(e) = db.save_memory_filter() {
         // Everything is stored; only the next run's head start is lost.
         eprintln!(

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 pub use batch::BatchOutcome;
 pub use postings::SIMHASH_MOST;
-pub use read::StoredTexts;
+pub use read::{Standing, StoredTexts};
 pub use report::{
     ClusterDetail, Day, Heavy, HostCount, HostPair, Hosts, Member, Report, ReportOptions,
     ReportScan, SizeClass,

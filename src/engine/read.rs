@@ -227,6 +227,27 @@ impl Fpdb {
         Ok(Some(self.doc(rec.named())?.id))
     }
 
+    /// Where the stored document with external id `id` stands now: its seq, its cluster, and
+    /// whether it is that cluster's original (see [`Outcome::duplicate_of`]); None when no
+    /// document has that id.
+    pub fn standing(&self, id: &str) -> Result<Option<Standing>> {
+        let Some(seq) = self.seq_of(id)? else {
+            return Ok(None);
+        };
+        let (root, crec) = self.find(self.doc(seq)?.similar_id)?;
+        Ok(Some(Standing {
+            seq,
+            similar_id: root,
+            original: crec.named() == seq,
+        }))
+    }
+
+    /// The seq the next stored document gets: documents stored from now on have seqs from
+    /// this one on (see [`Standing::seq`]).
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Current clusters with at least `min_size` documents: (similar_id, member ids in ingest
     /// order), by similar_id. Holds every member id in memory.
     pub fn clusters(&self, min_size: usize) -> Result<Vec<(u64, Vec<String>)>> {
@@ -458,4 +479,15 @@ impl Fpdb {
             store: self.store.committed(),
         })
     }
+}
+
+/// Where a stored document stands ([`Fpdb::standing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    /// Its seq: the order documents were stored in ([`Fpdb::next_seq`]).
+    pub seq: u64,
+    /// Its cluster.
+    pub similar_id: u64,
+    /// It is its cluster's original.
+    pub original: bool,
 }

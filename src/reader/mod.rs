@@ -268,6 +268,17 @@ impl Record {
         }
     }
 
+    /// Its document's id, known before [`Record::finish`] (None for a record that could not
+    /// be read).
+    pub fn id(&self) -> Option<&str> {
+        match (&self.doc, &self.deferred, &self.pending) {
+            (Ok(doc), _, _) => Some(&doc.id),
+            (Err(_), Some(d), _) => Some(&d.id),
+            (Err(_), None, Some((fields, _))) => Some(&fields.id),
+            (Err(_), None, None) => None,
+        }
+    }
+
     /// `file:line` or `file#record`.
     pub fn location(&self) -> String {
         match self.unit {

@@ -1,0 +1,321 @@
+//! fpdb in a data pipeline, on the real binary: `dedup` writes exactly one record per cluster
+//! (its original) whatever order the records arrive in, a re-run is "already stored" and
+//! succeeds, and a first run that stores nothing leaves no store.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{code, json_lines, run, run_stdin, stderr, stdout, synthetic_doc, write_jsonl, Rng};
+use serde_json::json;
+
+/// A corpus of `clusters` stories, each with an original and up to three copies (a sentence
+/// dropped or added), every member dated, in shuffled order: copies often arrive before their
+/// original. Returns the lines and, per story, the id of its earliest member.
+fn shuffled_corpus(seed: u64, clusters: usize) -> (Vec<serde_json::Value>, Vec<String>) {
+    let mut rng = Rng(seed);
+    let mut lines = Vec::new();
+    let mut originals = Vec::new();
+    for c in 0..clusters {
+        let text = synthetic_doc(&mut rng, 8);
+        let sentences: Vec<&str> = text.split_inclusive('。').collect();
+        let copies = rng.below(4) as usize;
+        // Day 1..=28 of a month; the original is the earliest member.
+        let first_day = 1 + rng.below(20);
+        originals.push(format!("s{c}-0"));
+        for m in 0..=copies {
+            let body = match m {
+                0 => text.clone(),
+                _ if rng.below(2) == 0 => {
+                    let drop = rng.index(sentences.len());
+                    sentences
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != drop)
+                        .map(|(_, s)| *s)
+                        .collect()
+                }
+                _ => format!("{text}{}", synthetic_doc(&mut rng, 1)),
+            };
+            lines.push(json!({
+                "id": format!("s{c}-{m}"),
+                "text": body,
+                "date": format!("2024-03-{:02}", first_day + m as u64),
+            }));
+        }
+    }
+    // Fisher-Yates.
+    for i in (1..lines.len()).rev() {
+        let j = rng.index(i + 1);
+        lines.swap(i, j);
+    }
+    (lines, originals)
+}
+
+/// The export's originals (documents that name no other as their original) and every
+/// document's cluster.
+fn exported(dir: &std::path::Path, db: &str) -> (BTreeSet<String>, BTreeMap<String, u64>) {
+    let o = run(dir, &["--db", db, "export"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut originals = BTreeSet::new();
+    let mut cluster = BTreeMap::new();
+    for v in json_lines(&stdout(&o)) {
+        let id = v["id"].as_str().unwrap().to_string();
+        if v["duplicate_of"].is_null() {
+            originals.insert(id.clone());
+        }
+        cluster.insert(id, v["similar_id"].as_u64().unwrap());
+    }
+    (originals, cluster)
+}
+
+fn ids_of(jsonl: &str) -> Vec<String> {
+    json_lines(jsonl)
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn dedup_writes_one_record_per_cluster_its_original_whatever_the_order() {
+    for seed in [3, 17, 4242] {
+        let dir = tempfile::tempdir().unwrap();
+        let (lines, story_originals) = shuffled_corpus(seed, 40);
+        let input = write_jsonl(&dir.path().join("in.jsonl"), &lines);
+        let o = run(
+            dir.path(),
+            &[
+                "dedup",
+                "in.jsonl",
+                "-o",
+                "unique.jsonl",
+                "--duplicates-out",
+                "dups.jsonl",
+                "--json",
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let unique = std::fs::read_to_string(dir.path().join("unique.jsonl")).unwrap();
+        let dups = std::fs::read_to_string(dir.path().join("dups.jsonl")).unwrap();
+        let (originals, cluster) = exported(dir.path(), "fpdb.db");
+        let written: Vec<String> = ids_of(&unique);
+        // Exactly the originals of the export, once each: one per final cluster.
+        assert_eq!(
+            written.iter().cloned().collect::<BTreeSet<_>>(),
+            originals,
+            "seed {seed}"
+        );
+        assert_eq!(written.len(), originals.len(), "seed {seed}");
+        let clusters: BTreeSet<u64> = cluster.values().copied().collect();
+        assert_eq!(written.len(), clusters.len(), "seed {seed}");
+        // The stories' own originals are the ones kept (every copy is dated after them).
+        for id in &story_originals {
+            assert!(originals.contains(id), "seed {seed}: {id} is not kept");
+        }
+        // Every input line went to one output, byte for byte, in input order.
+        let mut both: Vec<&str> = unique.lines().chain(dups.lines()).collect();
+        both.sort_unstable();
+        let mut all: Vec<&str> = input.lines().collect();
+        all.sort_unstable();
+        assert_eq!(both, all, "seed {seed}");
+        let order: Vec<String> = ids_of(&input)
+            .into_iter()
+            .filter(|id| originals.contains(id))
+            .collect();
+        assert_eq!(written, order, "seed {seed}: input order");
+        let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(sum["dedup"]["unique"], originals.len(), "seed {seed}");
+        assert_eq!(sum["dedup"]["kept_later_predated"], 0, "seed {seed}");
+
+        // Streaming (`--stream`, and stdin) keeps a record a later original displaced.
+        let o = run(
+            dir.path(),
+            &[
+                "--db",
+                "stream.db",
+                "dedup",
+                "in.jsonl",
+                "--stream",
+                "-o",
+                "s.jsonl",
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let streamed = ids_of(&std::fs::read_to_string(dir.path().join("s.jsonl")).unwrap());
+        assert!(
+            streamed.len() > originals.len(),
+            "seed {seed}: a shuffled corpus has late originals"
+        );
+        let o = run_stdin(dir.path(), &["--db", "stdin.db", "dedup"], input.as_bytes());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(ids_of(&stdout(&o)), streamed, "seed {seed}: stdin streams");
+    }
+}
+
+#[test]
+fn a_rerun_is_already_stored_and_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(99);
+    let lines: Vec<serde_json::Value> = (0..30)
+        .map(|i| json!({"id": format!("d{i}"), "text": synthetic_doc(&mut rng, 6)}))
+        .collect();
+    write_jsonl(&dir.path().join("in.jsonl"), &lines);
+    for args in [
+        &["ingest"][..],
+        &["--db", "old.db", "ingest", "--digests", "false"][..],
+    ] {
+        let db = if args.contains(&"old.db") {
+            "old.db"
+        } else {
+            "fpdb.db"
+        };
+        let first = [args, &["in.jsonl"]].concat();
+        let o = run(dir.path(), &first);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        // The same command again: every record already stored, exit 0, nothing listed.
+        let again = [
+            &["--db", db][..],
+            &["ingest", "in.jsonl", "--json", "-o", "r.jsonl"],
+        ]
+        .concat();
+        let o = run(dir.path(), &again);
+        assert_eq!(code(&o), 0, "{db}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("skipped"), "{db}: {}", stderr(&o));
+        let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(sum["already_stored"], 30, "{db}");
+        assert_eq!(sum["skipped"], 0, "{db}");
+        assert_eq!(sum["added"], 0, "{db}");
+        let results = json_lines(&std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap());
+        assert!(
+            results.iter().all(|r| r["status"] == "already_stored"),
+            "{db}"
+        );
+        assert!(results.iter().all(|r| r["similar_id"].is_u64()), "{db}");
+        // Another text under a stored id is still reported, and the run is a partial one.
+        let mut changed = lines.clone();
+        changed[4]["text"] = json!(synthetic_doc(&mut rng, 6));
+        write_jsonl(&dir.path().join("changed.jsonl"), &changed);
+        let o = run(
+            dir.path(),
+            &[&["--db", db][..], &["ingest", "changed.jsonl", "--json"]].concat(),
+        );
+        assert_eq!(code(&o), 3, "{db}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("changed.jsonl:5: id `d4` is stored with another text"),
+            "{db}: {}",
+            stderr(&o)
+        );
+        let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(sum["already_stored"], 29, "{db}");
+        assert_eq!(sum["skipped_existing_id"], 1, "{db}");
+    }
+}
+
+/// What the library's probe of a re-run says: the same text under a stored id is known by its
+/// digest; another text, an unknown id, or a store without digests is left to the ingest.
+#[test]
+fn stored_texts_know_a_document_by_its_digest() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = common::sample_docs();
+    for (name, digests) in [("with", true), ("without", false)] {
+        let mut db = fpdb::Fpdb::builder()
+            .settings(fpdb::Settings {
+                digests: Some(digests),
+                ..Default::default()
+            })
+            .create(true)
+            .open(dir.path().join(name))
+            .unwrap();
+        assert!(
+            db.stored_texts().is_none(),
+            "an empty store has nothing to know"
+        );
+        for d in &docs[..5] {
+            db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
+        }
+        db.sync().unwrap();
+        let Some(stored) = db.stored_texts() else {
+            assert!(!digests);
+            continue;
+        };
+        assert!(digests);
+        for d in &docs[..5] {
+            let at_ingest = stored.already_stored(d).unwrap().expect("stored");
+            let now = db.stored_document(&d.id).unwrap().unwrap().similar_id;
+            assert_eq!(db.resolve(at_ingest).unwrap(), now);
+        }
+        let mut edited = docs[0].clone();
+        edited.text.push('。');
+        assert_eq!(stored.already_stored(&edited).unwrap(), None);
+        assert_eq!(stored.already_stored(&docs[6]).unwrap(), None);
+    }
+}
+
+#[test]
+fn a_first_run_that_stores_nothing_leaves_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.jsonl"), "{\"body\": \"no id\"}\n").unwrap();
+    let o = run(dir.path(), &["--db", "e.db", "ingest", "bad.jsonl"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no store was created at e.db"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("e.db").exists());
+    // So the next attempt, with other settings, is not refused for a mismatch.
+    std::fs::write(
+        dir.path().join("good.jsonl"),
+        "{\"body\": \"a text long enough to count as a document\", \"id\": \"a\"}\n",
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "--db",
+            "e.db",
+            "ingest",
+            "good.jsonl",
+            "--text-field",
+            "body",
+            "--algos",
+            "nshash",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // Empty stdin is an error naming it, and leaves no store either.
+    let o = run_stdin(dir.path(), &["--db", "s.db", "ingest", "-"], b"");
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nothing to ingest: stdin held no records"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("s.db").exists());
+    // An empty directory given as the store stays, emptied of what the run made.
+    std::fs::create_dir(dir.path().join("empty.db")).unwrap();
+    let o = run(dir.path(), &["--db", "empty.db", "ingest", "bad.jsonl"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("empty.db"))
+            .unwrap()
+            .count(),
+        0
+    );
+    // A store that exists keeps what it had, whatever the run.
+    let o = run(dir.path(), &["--db", "e.db", "ingest", "bad.jsonl"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(dir.path().join("e.db").join("CURRENT").exists());
+    // --db at a file.
+    std::fs::write(dir.path().join("afile"), "x").unwrap();
+    for args in [&["ingest", "good.jsonl"][..], &["stats"][..]] {
+        let o = run(dir.path(), &[&["--db", "afile"][..], args].concat());
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("afile is a file, not an fpdb store"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(std::fs::read(dir.path().join("afile")).unwrap(), b"x");
+}
