@@ -319,3 +319,121 @@ fn a_first_run_that_stores_nothing_leaves_no_store() {
     }
     assert_eq!(std::fs::read(dir.path().join("afile")).unwrap(), b"x");
 }
+
+/// One vocabulary: a duplicate is a member that is not its cluster's original. The summary of
+/// a run, its result lines, `export`, `stats`, `clusters` and `dedup` count the same, on a
+/// corpus whose originals arrive late and whose clusters merge.
+#[test]
+fn every_command_counts_the_same_and_result_lines_agree_with_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut lines, _) = shuffled_corpus(7, 30);
+    // x and y share two of five sentences (not near-duplicates); m shares four of its six
+    // with each and merges their clusters, after both.
+    let mut rng = Rng(5);
+    let s: Vec<String> = (0..8).map(|_| synthetic_doc(&mut rng, 1)).collect();
+    let doc = |id: &str, r: std::ops::Range<usize>, day: u32| json!({"id": id, "text": s[r].concat(), "date": format!("2024-04-{day:02}")});
+    lines.push(doc("x", 0..5, 3));
+    lines.push(doc("y", 3..8, 2));
+    lines.push(doc("m", 1..7, 1));
+    write_jsonl(&dir.path().join("in.jsonl"), &lines);
+    let o = run(
+        dir.path(),
+        &["ingest", "in.jsonl", "-o", "r.jsonl", "--json"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(sum["merges"].as_u64().unwrap() >= 1, "{sum}");
+    let ex = json_lines(&stdout(&run(dir.path(), &["export"])));
+    let exported: BTreeMap<&str, (&serde_json::Value, &serde_json::Value)> = ex
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap(),
+                (&e["similar_id"], &e["duplicate_of"]),
+            )
+        })
+        .collect();
+    let results = json_lines(&std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap());
+    assert_eq!(results.len(), lines.len());
+    for r in &results {
+        let id = r["id"].as_str().unwrap();
+        assert_eq!(r["status"], "added");
+        assert_eq!(
+            (&r["similar_id"], &r["duplicate_of"]),
+            exported[id],
+            "{id}: the result line as export says"
+        );
+    }
+    let duplicates = ex.iter().filter(|e| !e["duplicate_of"].is_null()).count() as u64;
+    let originals = ex.len() as u64 - duplicates;
+    // m, published first, took x's and y's place; some copies arrived before their original.
+    assert!(results.iter().any(|r| r["previous_original"].is_string()));
+    assert_eq!(sum["duplicates"], duplicates, "{sum}");
+    assert_eq!(sum["originals"], originals, "{sum}");
+    assert_eq!(sum["store_duplicates"], duplicates, "{sum}");
+    assert_eq!(sum["store_clusters"], originals, "{sum}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&stdout(&run(dir.path(), &["stats", "--json"]))).unwrap();
+    assert_eq!(stats["clusters"], originals, "{stats}");
+    let footer = stdout(&run(dir.path(), &["clusters", "--min-size", "1"]));
+    assert!(
+        footer.contains(&format!(
+            "{originals} of the store's {originals} clusters have at least 1 documents ({} documents, {duplicates} of them duplicates",
+            ex.len()
+        )),
+        "{footer}"
+    );
+    let o = run(
+        dir.path(),
+        &[
+            "--db", "d.db", "dedup", "in.jsonl", "-o", "u.jsonl", "--json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let d: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(d["dedup"]["unique"], originals, "{d}");
+    assert_eq!(d["dedup"]["duplicates"], duplicates, "{d}");
+    assert_eq!(d["duplicates"], duplicates, "{d}");
+    // A run that replaces: m (which held x and y together) gets a text of its own, and the
+    // first stories' members other texts: clusters split and originals move.
+    let mut replaced =
+        vec![json!({"id": "m", "text": synthetic_doc(&mut rng, 5), "date": "2024-04-01"})];
+    replaced.extend(
+        lines
+            .iter()
+            .take(6)
+            .map(|l| json!({"id": l["id"], "text": synthetic_doc(&mut rng, 6), "date": l["date"]})),
+    );
+    write_jsonl(&dir.path().join("re.jsonl"), &replaced);
+    let o = run(
+        dir.path(),
+        &[
+            "ingest",
+            "re.jsonl",
+            "--replace",
+            "-o",
+            "r2.jsonl",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ex = json_lines(&stdout(&run(dir.path(), &["export"])));
+    let ids: BTreeSet<&str> = replaced.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let mine: Vec<&serde_json::Value> = ex
+        .iter()
+        .filter(|e| ids.contains(e["id"].as_str().unwrap()))
+        .collect();
+    let dups = mine.iter().filter(|e| !e["duplicate_of"].is_null()).count() as u64;
+    assert_eq!(sum["duplicates"], dups, "{sum}");
+    assert_eq!(sum["originals"], mine.len() as u64 - dups, "{sum}");
+    let all_dups = ex.iter().filter(|e| !e["duplicate_of"].is_null()).count() as u64;
+    assert_eq!(sum["store_duplicates"], all_dups, "{sum}");
+    for r in json_lines(&std::fs::read_to_string(dir.path().join("r2.jsonl")).unwrap()) {
+        let e = mine.iter().find(|e| e["id"] == r["id"]).unwrap();
+        assert_eq!(
+            (&r["similar_id"], &r["duplicate_of"]),
+            (&e["similar_id"], &e["duplicate_of"])
+        );
+    }
+}

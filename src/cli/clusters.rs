@@ -45,11 +45,14 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
         }
     }
     if !a.json {
+        // The same counts as `stats`: every document is in one cluster, singletons too.
+        let (documents, clusters) = db.totals();
         writeln!(
             w,
-            "{} clusters with at least {} documents",
+            "{} of the store's {clusters} clusters have at least {} documents ({documents} documents, {} of them duplicates: members that are not their cluster's original)",
             groups.len(),
-            a.min_size
+            a.min_size,
+            documents.saturating_sub(clusters)
         )?;
     }
     w.flush()?;

@@ -267,6 +267,14 @@ pub(super) fn ingest(
     )?;
     // Opening the store later (query, stats, ...) then replays no write-ahead log.
     db.flush()?;
+    sum.settle(&db, since)?;
+    // The result lines with every document's cluster and original as the run left them.
+    if let Some(w) = outs.results.take() {
+        drop(w);
+        if let Some(p) = paths.results.as_ref().filter(|p| p.as_os_str() != "-") {
+            super::results::settle(&db, p)?;
+        }
+    }
     if let Some(mut sink) = later.take() {
         let read = usize::try_from(sum.records).unwrap_or(usize::MAX);
         sink.write_standing(&db, open_inputs().skip(a.skip).take(read), since)?;

@@ -31,6 +31,7 @@ mod output;
 mod pipeline;
 mod query;
 mod report;
+mod results;
 mod serve;
 mod stats;
 mod summary;
@@ -118,7 +119,7 @@ enum Command {
     Clusters(clusters::ClustersArgs),
     /// Write a self-contained HTML report of the store (never writes to the store).
     ///
-    /// Figures, cluster sizes on a log scale, duplicates per ingest day, the hosts whose pages
+    /// Figures, cluster sizes on a log scale, duplicates per day (published, else ingested), the hosts whose pages
     /// copy another host's, the largest clusters with their members. Streams the store: memory
     /// stays bounded whatever its size. `--json` prints the data instead.
     Report(report::ReportArgs),

@@ -17,7 +17,11 @@ pub(super) struct Summary {
     pub(super) store: String,
     pub(super) records: u64,
     pub(super) added: u64,
-    pub(super) new_clusters: u64,
+    /// The documents added that are their cluster's original at the end of the run (with
+    /// `duplicates`; kept up to date as the run goes, see [`Summary::count`]).
+    pub(super) originals: u64,
+    /// The documents added that are not their cluster's original at the end of the run: a
+    /// later document published before them, or a merge, can make an original a duplicate.
     pub(super) duplicates: u64,
     pub(super) merges: u64,
     pub(super) replaced: u64,
@@ -49,8 +53,7 @@ pub(super) struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) dedup: Option<super::dedup::Counts>,
     /// The store after the run: documents, clusters, and duplicates (documents that are not
-    /// the first of their cluster: this run's duplicates and merges add to it), as `fpdb stats`
-    /// counts them.
+    /// their cluster's original: one original per cluster), as `fpdb stats` counts them.
     pub(super) store_documents: u64,
     pub(super) store_clusters: u64,
     pub(super) store_duplicates: u64,
@@ -62,6 +65,9 @@ pub(super) struct Summary {
     /// [`LIST_BAD`] reasons.
     #[serde(skip)]
     pub(super) bad_unlisted: u64,
+    /// The clusters whose original is a document of this run: root -> a hash of its id.
+    #[serde(skip)]
+    pub(super) run_originals: std::collections::HashMap<u64, u64>,
 }
 
 impl Summary {
@@ -78,6 +84,50 @@ impl Summary {
         };
     }
 
+    /// The run's documents as they stand at its end, after a run that replaced documents: a
+    /// removal can split a cluster or give it back an earlier original, which the outcomes
+    /// [`Summary::count`] follows do not say. Then one scan of the documents stored since seq
+    /// `since` counts them (a store other processes write keeps the counts as followed:
+    /// their documents are there too).
+    pub(super) fn settle(&mut self, db: &fpdb::Fpdb, since: u64) -> anyhow::Result<()> {
+        if self.replaced > 0 && !db.is_shared() {
+            (self.originals, self.duplicates) = db.originals_since(since)?;
+        }
+        Ok(())
+    }
+
+    /// Follow which clusters have an original of this run, through `outcome`: its cluster and
+    /// the clusters it merged lose their run original unless it is still the original; it is
+    /// the original of its cluster, or the cluster keeps one of theirs, or one of another run.
+    fn follow(&mut self, outcome: &fpdb::Outcome) {
+        let key = |id: &str| {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            id.hash(&mut h);
+            h.finish()
+        };
+        let mut was = Vec::new();
+        for c in outcome.merged.iter().chain(&outcome.similar_id) {
+            if let Some(h) = self.run_originals.remove(c) {
+                was.push(h);
+            }
+        }
+        let Some(root) = outcome.similar_id else {
+            return;
+        };
+        match &outcome.duplicate_of {
+            None => {
+                self.run_originals.insert(root, key(&outcome.id));
+            }
+            Some(x) if was.contains(&key(x)) => {
+                self.run_originals.insert(root, key(x));
+            }
+            Some(_) => {}
+        }
+        self.originals = self.run_originals.len() as u64;
+        self.duplicates = self.added.saturating_sub(self.originals);
+    }
+
     /// Count one ingested document; list the first few already stored ids on stderr.
     pub(super) fn count(&mut self, r: &IngestResult, rec: &Record, bar: &indicatif::ProgressBar) {
         match r {
@@ -85,13 +135,7 @@ impl Summary {
                 self.added += 1;
                 self.replaced += u64::from(*replaced);
                 self.merges += outcome.merged.len() as u64;
-                // A document published before its cluster's original took its place: it
-                // joined a cluster too.
-                if outcome.duplicate_of.is_some() || outcome.previous_original.is_some() {
-                    self.duplicates += 1;
-                } else {
-                    self.new_clusters += 1;
-                }
+                self.follow(outcome);
             }
             IngestResult::SkippedExisting {
                 same_text: true, ..
@@ -196,12 +240,12 @@ impl Summary {
                 );
             }
             eprintln!(
-                "fpdb: {} records: {} added ({} new clusters, {} duplicates, {} merges, {} replaced), \
+                "fpdb: {} records: {} added ({} originals, {} duplicates, {} merges, {} replaced), \
                  {}{} skipped ({} bad input, {} existing id{}) in {:.2}s ({:.0} docs/s) -> {}: \
                  {} documents in {} clusters, {} duplicates",
                 self.records,
                 self.added,
-                self.new_clusters,
+                self.originals,
                 self.duplicates,
                 self.merges,
                 self.replaced,

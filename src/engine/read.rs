@@ -242,6 +242,52 @@ impl Fpdb {
         }))
     }
 
+    /// The documents stored from seq `since` on (a run's, with `since` its [`Fpdb::next_seq`]
+    /// at its start) as they stand now: how many are their cluster's original, and how many
+    /// are duplicates (members that are not). One scan of their records.
+    pub fn originals_since(&self, since: u64) -> Result<(u64, u64)> {
+        // Cluster at ingest -> the seq its cluster names now.
+        let mut named: HashMap<u64, u64> = HashMap::new();
+        let (mut originals, mut duplicates) = (0, 0);
+        let mut failed = None;
+        let end = schema::u64_key(u64::MAX);
+        self.store
+            .scan(Cf::Docs, &schema::u64_key(since), &end, &mut |k, v| {
+                let mut step = || -> Result<bool> {
+                    let seq = schema::decode_u64(Cf::Docs, k, k)?;
+                    let rec = schema::decode_doc(k, v)?;
+                    let n = match named.get(&rec.similar_id) {
+                        Some(&n) => n,
+                        None => {
+                            let n = self.find(rec.similar_id)?.1.named();
+                            named.insert(rec.similar_id, n);
+                            n
+                        }
+                    };
+                    Ok(n == seq)
+                };
+                match step() {
+                    Ok(true) => originals += 1,
+                    Ok(false) => duplicates += 1,
+                    Err(e) => {
+                        failed = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok((originals, duplicates)),
+        }
+    }
+
+    /// Whether other processes write the store too (a Redis Cluster namespace): documents
+    /// stored since a seq are then not only this handle's.
+    pub fn is_shared(&self) -> bool {
+        self.store.shared()
+    }
+
     /// The seq the next stored document gets: documents stored from now on have seqs from
     /// this one on (see [`Standing::seq`]).
     pub fn next_seq(&self) -> u64 {

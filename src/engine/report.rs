@@ -1,5 +1,5 @@
 //! The store described for the people who run the crawl (`fpdb report`, serve's page): its
-//! figures, how big the clusters are, how many documents of each ingest day were duplicates,
+//! figures, how big the clusters are, how many documents of each day (published, else ingested) are duplicates,
 //! which hosts' pages copy which, and the largest clusters with their members.
 //!
 //! One pass over the cluster records and one over the document records, a chunk at a time
@@ -59,7 +59,8 @@ pub struct Report {
     pub disk_bytes: u64,
     /// Clusters by size, in classes of powers of two (1, 2–3, 4–7, …), the empty ones left out.
     pub cluster_sizes: Vec<SizeClass>,
-    /// Documents and duplicates per day they were ingested (UTC), oldest first.
+    /// Documents and duplicates per day they were published (their ingest day when their input
+    /// gave no date; UTC), oldest first.
     pub days: Vec<Day>,
     /// Hosts whose pages are near-duplicates of another host's.
     pub hosts: Hosts,
@@ -80,14 +81,14 @@ pub struct SizeClass {
     pub documents: u64,
 }
 
-/// One ingest day.
+/// One day (of publication, else of ingest).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Day {
     /// The day, `YYYY-MM-DD` (UTC).
     pub day: String,
-    /// Documents ingested that day (still stored).
+    /// Documents published that day (ingested that day, without a date), still stored.
     pub documents: u64,
-    /// Of those, the ones that matched a stored document when they were ingested.
+    /// Of those, the duplicates: members that are not their cluster's original.
     pub duplicates: u64,
 }
 
@@ -282,6 +283,9 @@ pub struct ReportScan {
     pairs: Heavy<(String, String)>,
     /// seq -> (host, time it is dated by).
     seen: HashMap<u64, (Option<String>, i64)>,
+    /// Cluster at ingest -> the seq of its cluster's original now (cleared when it grows past
+    /// [`HOST_CACHE`]).
+    named: HashMap<u64, u64>,
 }
 
 impl ReportScan {
@@ -299,6 +303,7 @@ impl ReportScan {
             copying: Heavy::new(HOST_COUNTERS),
             pairs: Heavy::new(HOST_COUNTERS),
             seen: HashMap::new(),
+            named: HashMap::new(),
         }
     }
 
@@ -349,9 +354,21 @@ impl ReportScan {
     }
 
     fn doc(&mut self, db: &Fpdb, seq: u64, rec: &DocRecord) -> Result<()> {
-        let day = i64::try_from(rec.time / 86_400).unwrap_or(i64::MAX);
+        let day = rec.dated().div_euclid(86_400);
+        if self.named.len() >= HOST_CACHE {
+            self.named.clear();
+        }
+        let named = match self.named.get(&rec.similar_id) {
+            Some(&n) => n,
+            None => {
+                let n = db.find(rec.similar_id)?.1.named();
+                self.named.insert(rec.similar_id, n);
+                n
+            }
+        };
         let counts = self.days.entry(day).or_default();
         counts.0 += 1;
+        counts.1 += u64::from(named != seq);
         let mine = rec.url.as_deref().and_then(host);
         if mine.is_some() {
             self.with_host += 1;
@@ -363,7 +380,6 @@ impl ReportScan {
         let Some(best) = rec.matches.first() else {
             return Ok(());
         };
-        counts.1 += 1;
         let Some(mine) = mine else {
             return Ok(());
         };

@@ -125,7 +125,7 @@ var fpdbRender = (function () {
   }
 
   function days(report) {
-    var s = section("Duplicates per ingest day", "Documents ingested each day (UTC) and those that matched a stored document when they were ingested; log scale, last 60 days.");
+    var s = section("Duplicates per day", "Documents by the day they were published (the day they were ingested when their input gave no date; UTC), and of them the duplicates: members that are not their cluster's original; log scale, last 60 days.");
     var list = report.days.slice(-60);
     if (!list.length) {
       s.appendChild(el("p", { class: "note", text: "No document yet." }));
@@ -138,7 +138,7 @@ var fpdbRender = (function () {
       rows.push({ label: d.day.slice(5), value: d.documents, cls: "all", tip: tip });
       rows.push({ value: d.duplicates, cls: "dup", tip: tip });
     });
-    var chart = logBars(rows, { label: "documents and duplicates per day, log scale", xTitle: "ingest day (documents, duplicates)", perGroup: 2, groups: list.length, every: Math.ceil(list.length / 12) });
+    var chart = logBars(rows, { label: "documents and duplicates per day, log scale", xTitle: "day published (documents, duplicates)", perGroup: 2, groups: list.length, every: Math.ceil(list.length / 12) });
     chart.id = "days-chart";
     s.appendChild(chart);
     var t = el("table", {}, [el("tr", {}, [el("th", { text: "day" }), el("th", { class: "num", text: "documents" }), el("th", { class: "num", text: "duplicates" }), el("th", { class: "num", text: "share" })])]);
