@@ -78,9 +78,11 @@ echo "package: $wheel (glibc >= $ext_floor)" >&2
 # The check: a PATH holding python3 and the basic tools only (no cargo, rustc, cc, gcc).
 tools="$stage/bin"
 mkdir -p "$tools"
-for t in python3 sh bash tar gzip cat grep sed mkdir rm ls env; do
+for t in sh bash tar gzip cat grep sed mkdir rm ls env; do
   p=$(command -v "$t") && ln -s "$p" "$tools/$t"
 done
+# The interpreter itself (a pyenv shim is a script that needs more than this PATH).
+ln -s "$("$py" -c 'import sys; print(sys.executable)')" "$tools/python3"
 for forbidden in cargo rustc cc gcc; do
   if PATH="$tools" command -v "$forbidden" >/dev/null 2>&1; then
     echo "package: $forbidden is on the check's PATH" >&2

@@ -96,3 +96,6 @@ else
   echo "test: FAILED to set up Python ($pyenv): the Python package tests did not run" >&2
   exit 1
 fi
+# The release artifacts: the binary archive and the wheel are built into dist/, installed and
+# run on a PATH without cargo or a C compiler (the quick start; README's Python example).
+./scripts/package.sh --check
