@@ -394,19 +394,28 @@ fn every_command_counts_the_same_and_result_lines_agree_with_export() {
     assert_eq!(d["dedup"]["unique"], originals, "{d}");
     assert_eq!(d["dedup"]["duplicates"], duplicates, "{d}");
     assert_eq!(d["duplicates"], duplicates, "{d}");
-    // A run that replaces: m (which held x and y together) gets a text of its own, and the
-    // first stories' members other texts: clusters split and originals move.
+    replacing_run_counts_as_export(dir.path(), &lines, &mut rng);
+}
+
+/// A run that replaces: m (which held x and y together) gets a text of its own, and the first
+/// stories' members other texts: clusters split and originals move. Its counts and lines are
+/// its documents as `export` says they stand.
+fn replacing_run_counts_as_export(
+    dir: &std::path::Path,
+    lines: &[serde_json::Value],
+    rng: &mut Rng,
+) {
     let mut replaced =
-        vec![json!({"id": "m", "text": synthetic_doc(&mut rng, 5), "date": "2024-04-01"})];
+        vec![json!({"id": "m", "text": synthetic_doc(rng, 5), "date": "2024-04-01"})];
     replaced.extend(
         lines
             .iter()
             .take(6)
-            .map(|l| json!({"id": l["id"], "text": synthetic_doc(&mut rng, 6), "date": l["date"]})),
+            .map(|l| json!({"id": l["id"], "text": synthetic_doc(rng, 6), "date": l["date"]})),
     );
-    write_jsonl(&dir.path().join("re.jsonl"), &replaced);
+    write_jsonl(&dir.join("re.jsonl"), &replaced);
     let o = run(
-        dir.path(),
+        dir,
         &[
             "ingest",
             "re.jsonl",
@@ -418,7 +427,7 @@ fn every_command_counts_the_same_and_result_lines_agree_with_export() {
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let ex = json_lines(&stdout(&run(dir.path(), &["export"])));
+    let ex = json_lines(&stdout(&run(dir, &["export"])));
     let ids: BTreeSet<&str> = replaced.iter().map(|r| r["id"].as_str().unwrap()).collect();
     let mine: Vec<&serde_json::Value> = ex
         .iter()
@@ -429,7 +438,7 @@ fn every_command_counts_the_same_and_result_lines_agree_with_export() {
     assert_eq!(sum["originals"], mine.len() as u64 - dups, "{sum}");
     let all_dups = ex.iter().filter(|e| !e["duplicate_of"].is_null()).count() as u64;
     assert_eq!(sum["store_duplicates"], all_dups, "{sum}");
-    for r in json_lines(&std::fs::read_to_string(dir.path().join("r2.jsonl")).unwrap()) {
+    for r in json_lines(&std::fs::read_to_string(dir.join("r2.jsonl")).unwrap()) {
         let e = mine.iter().find(|e| e["id"] == r["id"]).unwrap();
         assert_eq!(
             (&r["similar_id"], &r["duplicate_of"]),

@@ -292,19 +292,18 @@ pub(super) fn ingest(
     sum.finish(&db, progress.start.elapsed().as_secs_f64());
     sum.report(a.json, quiet, verbose)?;
     if fresh && sum.added == 0 {
-        // A first run that stored nothing leaves no store behind: its settings would
-        // otherwise be fixed by a run that failed (the next one, with the right flags, would be
-        // refused for a mismatch).
-        drop(db);
-        remove_new_store(path, existed)?;
-        if !quiet {
-            eprintln!(
-                "fpdb: no store was created at {}: nothing was stored",
-                path.display()
-            );
-        }
+        leave_no_store(db, path, existed, quiet)?;
     }
-    let sig = signal.load(std::sync::atomic::Ordering::Relaxed);
+    Ok(exit_status(
+        signal.load(std::sync::atomic::Ordering::Relaxed),
+        &sum,
+        &files,
+    ))
+}
+
+/// The exit status of a run that read `files` and counted `sum`, stopped by signal `sig` (0:
+/// none), saying on stderr why it is not 0.
+fn exit_status(sig: usize, sum: &Summary, files: &[PathBuf]) -> u8 {
     if sig != 0 {
         let name = if sig == signal_hook::consts::SIGINT as usize {
             "SIGINT"
@@ -313,11 +312,11 @@ pub(super) fn ingest(
         };
         eprintln!(
             "fpdb: interrupted by {name}: the {} records read before it are committed and \
-             durable (the summary above); run the same command again to go on: the ids \
-             already stored are skipped",
+             durable (the summary above); run the same command again to go on: the records \
+             already stored are counted as such",
             sum.records
         );
-        return Ok(u8::try_from(128 + sig).unwrap_or(super::output::EXIT_ERROR));
+        return u8::try_from(128 + sig).unwrap_or(super::output::EXIT_ERROR);
     }
     if sum.records == 0 {
         eprintln!(
@@ -332,7 +331,7 @@ pub(super) fn ingest(
                     .join(", ")
             }
         );
-        return Ok(super::output::EXIT_ERROR);
+        return super::output::EXIT_ERROR;
     }
     if sum.skipped_bad_input + sum.lost_to_damage == sum.records {
         // Not a partial success: nothing could be read (a wrong field name, a CSV without
@@ -342,13 +341,29 @@ pub(super) fn ingest(
              first reasons are above)",
             sum.records
         );
-        return Ok(super::output::EXIT_ERROR);
+        return super::output::EXIT_ERROR;
     }
-    Ok(if sum.skipped > 0 {
+    if sum.skipped > 0 {
         EXIT_SKIPPED
     } else {
         EXIT_OK
-    })
+    }
+}
+
+/// A first run that stored nothing leaves no store behind: its settings would otherwise be
+/// fixed by a run that failed (the next one, with the right flags, would be refused for a
+/// mismatch). `db` is closed, and the store it created at `path` removed (the directory too,
+/// unless it `existed` empty before the run).
+fn leave_no_store(db: Fpdb, path: &Path, existed: bool, quiet: bool) -> anyhow::Result<()> {
+    drop(db);
+    remove_new_store(path, existed)?;
+    if !quiet {
+        eprintln!(
+            "fpdb: no store was created at {}: nothing was stored",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Remove the store a run created at `path` (the directory too, unless it `existed` empty

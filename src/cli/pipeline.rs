@@ -419,6 +419,10 @@ pub(super) fn next_chunk(
 }
 
 /// What the fingerprinting stage made of one record.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "fingerprints are what nearly every record becomes: boxing them would add an allocation to each"
+)]
 enum Prepared {
     /// Its fingerprints.
     Fingerprinted(fpdb::Fingerprints),
