@@ -343,6 +343,16 @@ fn every_command_counts_the_same_and_result_lines_agree_with_export() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(sum["merges"].as_u64().unwrap() >= 1, "{sum}");
+    // Where the time went: every stage worked, and none for longer than the run (each runs
+    // on its own threads, one chunk after another).
+    let seconds = sum["seconds"].as_f64().unwrap();
+    for stage in ["read", "fingerprint", "look_up", "decide", "commit"] {
+        let busy = sum["stages"][stage].as_f64().unwrap();
+        assert!(
+            busy > 0.0 && busy <= seconds,
+            "{stage}: {busy} of {seconds} s"
+        );
+    }
     let ex = json_lines(&stdout(&run(dir.path(), &["export"])));
     let exported: BTreeMap<&str, (&serde_json::Value, &serde_json::Value)> = ex
         .iter()

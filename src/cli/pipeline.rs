@@ -5,6 +5,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -14,7 +15,7 @@ use fpdb::{Fpdb, IngestResult, OnExisting};
 
 use super::dedup::Sink;
 use super::output::OutputLine;
-use super::summary::{Summary, LIST_BAD};
+use super::summary::{Stages, Summary, LIST_BAD};
 
 /// What one run writes to: result lines (`ingest --output`) and the records (`dedup`).
 pub(super) struct Outputs {
@@ -44,10 +45,17 @@ pub(super) fn run(
     let stored = db
         .stored_texts()
         .filter(|_| on_existing == OnExisting::Skip);
-    std::thread::scope(|scope| -> anyhow::Result<()> {
+    // Where the time goes: each stage's busy time (not its waits for the next or the last).
+    let (read_ns, fp_ns) = (AtomicU64::new(0), AtomicU64::new(0));
+    let (read_busy, fp_busy) = (&read_ns, &fp_ns);
+    let mut commit = std::time::Duration::ZERO;
+    let batch_before = db.batch_seconds();
+    let ran = std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader.spawn_scoped(scope, move || loop {
+            let t = Instant::now();
             let chunk = take_chunk(&mut inputs, batch);
+            add_since(read_busy, t);
             if chunk.is_empty() || raw_tx.send(chunk).is_err() {
                 break;
             }
@@ -55,7 +63,9 @@ pub(super) fn run(
         let fp = std::thread::Builder::new().name("fpdb-fp".into());
         fp.spawn_scoped(scope, move || {
             for mut chunk in raw_rx {
+                let t = Instant::now();
                 let fps = fingerprint_chunk(&mut chunk, &fingerprinter, stored.as_ref());
+                add_since(fp_busy, t);
                 if tx.send((chunk, fps)).is_err() {
                     break;
                 }
@@ -66,6 +76,7 @@ pub(super) fn run(
         let mut waiting: Option<Written<'_>> = None;
         for (chunk, fps) in rx {
             let (results, fatal) = ingest_chunk(db, &chunk, fps, on_existing, sum, &progress.bar);
+            let t = Instant::now();
             let durable = match db.commit_unsynced() {
                 Ok(Some(syncer)) => Durable::Syncing(
                     std::thread::Builder::new()
@@ -85,15 +96,34 @@ pub(super) fn run(
             if let Some(w) = waiting.replace(written) {
                 w.acknowledge(db, outs, sum, progress)?;
             }
+            commit += t.elapsed();
             if stop {
                 break;
             }
         }
         if let Some(w) = waiting {
+            let t = Instant::now();
             w.acknowledge(db, outs, sum, progress)?;
+            commit += t.elapsed();
         }
         Ok(())
-    })
+    });
+    let batch_after = db.batch_seconds();
+    let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
+    sum.stages = Stages {
+        read: secs(&read_ns),
+        fingerprint: secs(&fp_ns),
+        look_up: batch_after.0 - batch_before.0,
+        decide: batch_after.1 - batch_before.1,
+        commit: commit.as_secs_f64(),
+    };
+    ran
+}
+
+/// Add the time since `start` to `c`, in nanoseconds.
+fn add_since(c: &AtomicU64, start: Instant) {
+    let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    c.fetch_add(ns, Ordering::Relaxed);
 }
 
 impl Progress {

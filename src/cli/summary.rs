@@ -49,6 +49,8 @@ pub(super) struct Summary {
     pub(super) docs_per_second: f64,
     /// What the lookups read (totals; see [`super::output::lookup_line`]).
     pub(super) lookups: fpdb::LookupStats,
+    /// Where the time went: each stage's busy time, in seconds.
+    pub(super) stages: Stages,
     /// `fpdb dedup`: the records written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) dedup: Option<super::dedup::Counts>,
@@ -274,8 +276,51 @@ impl Summary {
             if let Some(line) = super::output::lookup_line(&self.lookups).filter(|_| verbose) {
                 eprintln!("{line}");
             }
+            if verbose {
+                eprintln!("{}", self.stages.line(self.seconds));
+            }
         }
         Ok(())
+    }
+}
+
+/// The busy time of each stage of a run, in seconds. The stages run at once, each on its own
+/// threads, so the run takes about as long as the busiest one: that one bounds it.
+#[derive(Serialize, Default, Debug, Clone, Copy)]
+pub(super) struct Stages {
+    /// Reading, decompressing and parsing the input (one thread).
+    pub(super) read: f64,
+    /// Extracting pages and fingerprinting, on all cores (the wall time of each chunk's
+    /// parallel work, summed).
+    pub(super) fingerprint: f64,
+    /// Looking the documents up in the store and verifying candidates, on the lookup threads.
+    pub(super) look_up: f64,
+    /// Deciding each document in input order and staging its writes (one thread).
+    pub(super) decide: f64,
+    /// Handing each batch to the store and waiting for its sync, and writing the outputs.
+    pub(super) commit: f64,
+}
+
+impl Stages {
+    /// The `--verbose` line.
+    fn line(&self, seconds: f64) -> String {
+        let named = [
+            ("read", self.read),
+            ("fingerprint", self.fingerprint),
+            ("look up", self.look_up),
+            ("decide", self.decide),
+            ("commit", self.commit),
+        ];
+        let busiest = named
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or("", |n| n.0);
+        format!(
+            "fpdb: busy seconds per stage: read {:.2}, fingerprint {:.2} (all cores), look up {:.2}, \
+             decide {:.2} (one thread), commit {:.2}; the run took {seconds:.2} s, bounded by \
+             the busiest stage ({busiest})",
+            self.read, self.fingerprint, self.look_up, self.decide, self.commit
+        )
     }
 }
 

@@ -175,10 +175,28 @@ impl Fpdb {
                 .build()
                 .ok()
         });
+        let looking = std::time::Instant::now();
         let found = match pool {
             Some(pool) => pool.install(lookups),
             None => lookups(),
         };
+        super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
+        let deciding = std::time::Instant::now();
+        let out = self.decide_batch(docs, found, on_existing, out);
+        super::LookupCounters::add_time(&self.reads.decide_ns, deciding);
+        out
+    }
+
+    /// The sequential stage of [`Fpdb::ingest_batch`]: each document decided in input order
+    /// from what it `found`, and the batch staged.
+    fn decide_batch(
+        &mut self,
+        docs: Vec<(&Document, Fingerprints)>,
+        found: Vec<Result<Found>>,
+        on_existing: OnExisting,
+        mut out: BatchOutcome,
+    ) -> BatchOutcome {
+        let skip = on_existing == OnExisting::Skip;
         let replaces = !skip
             && (found
                 .iter()

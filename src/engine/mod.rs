@@ -97,6 +97,10 @@ pub struct Fpdb {
 /// [`LookupStats`] as counted: on every lookup thread, relaxed (totals only).
 #[derive(Debug, Default)]
 struct LookupCounters {
+    /// Nanoseconds [`Fpdb::ingest_batch`] spent looking its documents up (on its lookup
+    /// threads; wall time of that stage), and deciding and staging them (one thread).
+    lookup_ns: AtomicU64,
+    decide_ns: AtomicU64,
     lookups: AtomicU64,
     postings_found: AtomicU64,
     simhash_scanned: AtomicU64,
@@ -143,6 +147,12 @@ impl LookupStats {
 impl LookupCounters {
     fn add(c: &AtomicU64, n: usize) {
         c.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Add the time since `start` to `c`, in nanoseconds.
+    fn add_time(c: &AtomicU64, start: std::time::Instant) {
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        c.fetch_add(ns, Ordering::Relaxed);
     }
 }
 
@@ -357,6 +367,14 @@ impl Fpdb {
     /// Where the store lives (None for memory).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// The wall time [`Fpdb::ingest_batch`] has spent, since this handle was opened, looking
+    /// documents up (reads and verification, on all its lookup threads at once) and deciding
+    /// and staging them (the sequential stage), in seconds.
+    pub fn batch_seconds(&self) -> (f64, f64) {
+        let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
+        (secs(&self.reads.lookup_ns), secs(&self.reads.decide_ns))
     }
 
     /// What the lookups of this handle read since it was opened.
