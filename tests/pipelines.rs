@@ -149,6 +149,25 @@ fn dedup_writes_one_record_per_cluster_its_original_whatever_the_order() {
         let o = run_stdin(dir.path(), &["--db", "stdin.db", "dedup"], input.as_bytes());
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         assert_eq!(ids_of(&stdout(&o)), streamed, "seed {seed}: stdin streams");
+        // A FIFO cannot be read twice either: it streams (and does not hang on a second pass).
+        let fifo = dir.path().join("in.fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let writer = {
+            let (fifo, input) = (fifo.clone(), input.clone());
+            std::thread::spawn(move || std::fs::write(fifo, input).unwrap())
+        };
+        let o = run(
+            dir.path(),
+            &["--db", "fifo.db", "dedup", "in.fifo", "-o", "f.jsonl"],
+        );
+        writer.join().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let from_fifo = ids_of(&std::fs::read_to_string(dir.path().join("f.jsonl")).unwrap());
+        assert_eq!(from_fifo, streamed, "seed {seed}: a FIFO streams");
     }
 }
 

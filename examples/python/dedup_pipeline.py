@@ -38,7 +38,8 @@ class NearDuplicatePipeline:
 
     def process_item(self, item, spider):
         r = self.db.ingest(item["url"], item["text"], title=item.get("title"), url=item["url"])
-        if r["status"] == "skipped":
+        # The same page again ("already_stored"), or another text under a seen URL ("skipped").
+        if r["status"] in ("already_stored", "skipped"):
             raise DropItem("already seen: %s" % item["url"])
         if r["duplicate_of"] is not None:
             raise DropItem("near-duplicate of %s" % r["duplicate_of"])

@@ -80,7 +80,7 @@ pub(super) struct DedupArgs {
     pub(super) duplicates_out: Option<std::path::PathBuf>,
     /// Write each record as it is decided, in one pass over the input (the default reads files
     /// twice and writes exactly one record per cluster, its original): a record that a later
-    /// one merged or predated stays written. Stdin is always streamed
+    /// one merged or predated stays written. Stdin and FIFOs are always streamed
     #[arg(long)]
     pub(super) stream: bool,
 }
@@ -226,7 +226,12 @@ pub(super) fn ingest(
         inputs
     };
     let inputs = open_inputs();
-    let two_pass = dedup.is_some_and(|d| !d.stream) && !files.iter().any(|f| f.as_os_str() == "-");
+    // Only regular files (and directories of them) can be read a second time: stdin, a FIFO
+    // or a process substitution (`<(zcat …)`) streams.
+    let rereadable = files.iter().all(|f| {
+        f.as_os_str() != "-" && std::fs::metadata(f).is_ok_and(|m| m.is_file() || m.is_dir())
+    });
+    let two_pass = dedup.is_some_and(|d| !d.stream) && rereadable;
     let mut db = open_for_ingest(path, a, settings, fresh, quiet)?;
     let mut outs = paths.create()?;
     if let Some(r) = &a.retention {
