@@ -427,18 +427,13 @@ impl Fpdb {
 pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
     Match {
         id,
-        algo: match m.algo.as_str() {
-            "nshash" => "nshash",
-            "minhash" => "minhash",
-            "imatch" => "imatch",
-            "keywords" => "keywords",
-            "keywords-con" => "keywords-con",
-            "keywords-pct" => "keywords-pct",
-            "des" => "des",
-            "punct" => "punct",
-            "segments" => "segments",
-            _ => "simhash",
-        },
+        // Every name a match is stored under is an algorithm's (`ALGO_NAMES`); a record whose
+        // name none has (none is written) reads as simhash, the one algorithm without a key.
+        algo: super::ALGO_NAMES
+            .iter()
+            .find(|n| **n == m.algo)
+            .copied()
+            .unwrap_or("simhash"),
         score: m.score,
         distance: (m.algo == "simhash").then(|| ((1.0 - m.score) * 64.0).round() as u32),
         overlap: Some(m.overlap),
@@ -448,6 +443,24 @@ pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
 #[cfg(test)]
 mod tests {
     use crate::{Document, Fpdb, IngestResult, OnExisting};
+
+    #[test]
+    fn a_stored_match_keeps_its_algorithm_name() {
+        // Export and replace read matches back from records: every algorithm comes back as
+        // itself (punct-title, two-stage and the checked keyword algorithms read as simhash
+        // before).
+        for &name in super::super::ALGO_NAMES {
+            let m = crate::store::schema::StoredMatch {
+                seq: 1,
+                algo: name.to_string(),
+                score: 0.5,
+                overlap: 0.75,
+            };
+            let read = super::stored_match("a".into(), &m);
+            assert_eq!(read.algo, name);
+            assert_eq!(read.distance.is_some(), name == "simhash");
+        }
+    }
 
     fn similar_id(r: IngestResult) -> u64 {
         match r {
