@@ -153,6 +153,14 @@ pub(super) fn check_distinct_outputs(outputs: &[(&str, &Path)]) -> anyhow::Resul
 /// is written. A device, FIFO or socket is written in place, never replaced (`-o /dev/null`
 /// as root must not replace the system's null device). A directory is refused.
 pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_whole_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// [`write_whole`] of what `write` writes (streamed, not held in memory).
+pub(super) fn write_whole_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let target = followed(path);
     let old = std::fs::metadata(&target).ok();
     if let Some(m) = &old {
@@ -163,7 +171,7 @@ pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             let written = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&target)
-                .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()));
+                .and_then(|mut f| write(&mut f).and_then(|()| f.flush()));
             return written.with_context(|| format!("cannot write {}", path.display()));
         }
     }
@@ -188,8 +196,11 @@ pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             use std::os::unix::fs::OpenOptionsExt;
             open.mode(0o600);
         }
-        let mut f = open.open(&tmp)?;
-        f.write_all(bytes)?;
+        let mut f = std::io::BufWriter::new(open.open(&tmp)?);
+        write(&mut f)?;
+        let f = f
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
         if let Some(m) = &old {
             f.set_permissions(m.permissions())?;
         }

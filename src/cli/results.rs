@@ -5,11 +5,12 @@
 //! before a cluster's original becomes the original, one that links two clusters merges them.
 //! So at the end the file is rewritten, each line of a stored document with its cluster and
 //! original as they stand (what `export` says), everything else byte for byte, and renamed over
-//! the first one: a run that dies before leaves the lines as decided, never half a file. Stdout,
-//! a FIFO or a device cannot be read back: their lines stay as decided.
+//! the first one (`output::write_whole_with`): a run that dies before leaves the lines as
+//! decided, never half a file. Stdout, a FIFO or a device cannot be read back: their lines stay
+//! as decided.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::Context;
@@ -35,84 +36,68 @@ struct Line<'a> {
     source: Option<&'a RawValue>,
 }
 
-/// Rewrite the result lines at `path` (a regular file; anything else is left as it is) with
-/// each stored document's cluster and original as they stand in `db` now.
+/// Rewrite the result lines at `path` (a regular file, or a link to one; anything else is left
+/// as it is) with each stored document's cluster and original as they stand in `db` now,
+/// through [`super::output::write_whole_with`] (a file beside it renamed over it).
 pub(super) fn settle(db: &fpdb::Fpdb, path: &Path) -> anyhow::Result<()> {
-    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-    if !regular {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return Ok(());
     }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let mut tmp = tempfile_in(dir.unwrap_or(Path::new(".")), path)?;
     let input =
         std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = std::io::BufReader::new(input).lines();
     // Cluster -> its original's id.
     let mut originals: HashMap<u64, Option<String>> = HashMap::new();
-    for line in std::io::BufReader::new(input).lines() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        let settled = match serde_json::from_str::<Line<'_>>(&line) {
-            Ok(mut l) if matches!(l.status, "added" | "replaced" | "already_stored") => match l
-                .id
-                .as_deref()
-                .map(|id| db.standing(id))
-                .transpose()?
-                .flatten()
-            {
-                Some(st) => {
-                    let original = match originals.get(&st.similar_id) {
-                        Some(o) => o.clone(),
-                        None => {
-                            let o = db.original_of(st.similar_id)?;
-                            originals.insert(st.similar_id, o.clone());
-                            o
-                        }
-                    };
-                    l.similar_id = Some(st.similar_id);
-                    l.duplicate_of = original.filter(|_| !st.original);
-                    Some(serde_json::to_string(&l)?)
-                }
-                None => None,
-            },
-            _ => None,
-        };
-        tmp.1
-            .write_all(settled.as_deref().unwrap_or(&line).as_bytes())?;
-        tmp.1.write_all(b"\n")?;
-    }
-    tmp.1.flush()?;
-    tmp.1.get_ref().sync_all()?;
-    std::fs::rename(&tmp.0, path)
-        .with_context(|| format!("cannot replace {} with its settled lines", path.display()))?;
-    Ok(())
-}
-
-/// A new file beside `path` in `dir` (removed if the rename does not happen).
-fn tempfile_in(
-    dir: &Path,
-    path: &Path,
-) -> anyhow::Result<(TempPath, std::io::BufWriter<std::fs::File>)> {
-    let name = format!(
-        ".{}.settling-{}",
-        path.file_name()
-            .map_or("results".into(), |n| n.to_string_lossy()),
-        std::process::id()
-    );
-    let p = dir.join(name);
-    let f = std::fs::File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
-    Ok((TempPath(p), std::io::BufWriter::new(f)))
-}
-
-/// A path removed when dropped, unless renamed away before.
-struct TempPath(std::path::PathBuf);
-
-impl AsRef<Path> for TempPath {
-    fn as_ref(&self) -> &Path {
-        &self.0
+    // A store error met while writing (the write is then abandoned, the file left as it was).
+    let mut failed: Option<anyhow::Error> = None;
+    let written = super::output::write_whole_with(path, &mut |w| {
+        for line in lines.by_ref() {
+            let line = line?;
+            let settled = settled_line(db, &line, &mut originals).map_err(|e| {
+                failed = Some(e);
+                std::io::Error::other("the store could not be read")
+            })?;
+            w.write_all(settled.as_deref().unwrap_or(&line).as_bytes())?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => written,
     }
 }
 
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+/// `line` with its document's cluster and original as they stand now; None when it is left as
+/// written (a skipped record, a document no longer stored, a line that is not a result).
+fn settled_line(
+    db: &fpdb::Fpdb,
+    line: &str,
+    originals: &mut HashMap<u64, Option<String>>,
+) -> anyhow::Result<Option<String>> {
+    let Ok(mut l) = serde_json::from_str::<Line<'_>>(line) else {
+        return Ok(None);
+    };
+    if !matches!(l.status, "added" | "replaced" | "already_stored") {
+        return Ok(None);
     }
+    let Some(st) =
+        l.id.as_deref()
+            .map(|id| db.standing(id))
+            .transpose()?
+            .flatten()
+    else {
+        return Ok(None);
+    };
+    let original = match originals.get(&st.similar_id) {
+        Some(o) => o.clone(),
+        None => {
+            let o = db.original_of(st.similar_id)?;
+            originals.insert(st.similar_id, o.clone());
+            o
+        }
+    };
+    l.similar_id = Some(st.similar_id);
+    l.duplicate_of = original.filter(|_| !st.original);
+    Ok(Some(serde_json::to_string(&l)?))
 }
