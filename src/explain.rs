@@ -58,6 +58,9 @@ pub struct Comparison {
     /// by similarity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<&'static str>,
+    /// Verified only as a teaser and its article ([`crate::fingerprint::similarity::teaser`]):
+    /// the similarity is the verification threshold, raised from under it.
+    pub teaser: bool,
     /// Their figures compared (stores with `template_figures`, both documents with figures):
     /// a template instance is never verified.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,11 +150,13 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         })
         .collect();
     let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
+    let teaser = crate::fingerprint::verified_as_teaser(opts, a.sketches(), b.sketches());
     let figures =
         crate::fingerprint::figure_check(opts, a.sketches(), b.sketches()).map(Figures::from);
     Comparison {
         figures,
         shape,
+        teaser,
         shared_bands,
         key_matches,
         weight_distance: opts
@@ -168,8 +173,9 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
             .then(|| similarity::resemblance(&a.shingles, &b.shingles)),
         similarity,
         resemblance_floor,
+        // As lookups compare (a teaser's similarity is this threshold exactly).
         verified: opts.verify_overlap_pct == 0
-            || similarity * 100.0 >= f64::from(opts.verify_overlap_pct),
+            || similarity >= f64::from(opts.verify_overlap_pct) / 100.0,
         simhash_a: a.simhash.map(|h| format!("{h:016x}")),
         simhash_b: b.simhash.map(|h| format!("{h:016x}")),
         distance,

@@ -166,6 +166,12 @@ pub(super) struct SettingsArgs {
     /// the store stays readable by fpdb binaries of format 9) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) digests: Option<bool>,
+    /// A teaser is a near-duplicate of its article: a document all of whose sentences (three
+    /// or more) begin another and make a third of it is verified against it, though it holds
+    /// only part of it (off: the store stays readable by fpdb binaries of format 10)
+    /// [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) teasers: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -243,6 +249,7 @@ impl SettingsArgs {
             template_figures: self.template_figures,
             originals: self.originals,
             digests: self.digests,
+            teasers: self.teasers,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

@@ -233,6 +233,11 @@ pub(super) fn print_comparison(
         };
         outln!("shape: {shape} ({what})");
     }
+    if c.teaser {
+        outln!(
+            "teaser: every sentence of the smaller begins the larger and makes at least a third of it -> verified at the threshold"
+        );
+    }
     if opts.minhash_bands > 0 {
         outln!(
             "minhash: {} of {} bands shared -> {}",

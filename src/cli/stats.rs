@@ -13,7 +13,6 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
     if json {
         outln!("{}", serde_json::to_string(&s)?);
     } else {
-        let o = &s.options;
         outln!("store        {}", path.display());
         outln!("documents    {}", s.documents);
         outln!("clusters     {}", s.clusters);
@@ -51,62 +50,70 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
                 None => outln!("filter       none saved (`ingest --memory-filters` or `compact` builds one)"),
             }
         }
-        let mut algos: Vec<&str> = [
-            (o.nshash, "nshash"),
-            (o.simhash, "simhash"),
-            (o.minhash_bands > 0, "minhash"),
-        ]
-        .iter()
-        .filter(|a| a.0)
-        .map(|a| a.1)
-        .collect();
-        algos.extend(o.key_algos.0.iter().map(fpdb::KeyAlgo::name));
-        outln!("algorithms   {}", algos.join(" "));
-        outln!(
-            "nshash       n={} hash={} min_sentence_chars={} min_shared={}",
-            o.nshash_n,
-            o.nshash_hash,
-            o.min_sentence_chars,
-            o.nshash_min_shared
-        );
-        outln!(
-            "simhash      k={} blocks={} tables={} expected_docs={}",
-            o.simhash_k,
-            o.simhash_blocks,
-            s.simhash_tables,
-            o.expected_docs
-        );
-        if !o.key_algos.0.is_empty() {
-            outln!("keys         {}", o.key_algos);
-        }
-        if o.minhash_bands > 0 {
-            outln!(
-                "minhash      bands={} rows={} (4-gram minima, one-permutation hashing)",
-                o.minhash_bands,
-                o.minhash_rows
-            );
-        }
-        outln!(
-            "terms        features={} segmenter={} stopwords={} idf={}",
-            o.simhash_features,
-            o.segmenter,
-            o.simhash_stopwords,
-            o.simhash_idf
-        );
-        outln!(
-            "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={}",
-            o.t2s,
-            o.tw_phrases,
-            o.reflow,
-            o.verify_overlap_pct,
-            o.verify_resemblance_pct,
-            o.tight_clusters,
-            o.strong_resemblance_pct,
-            o.link_shape,
-            o.template_figures,
-            o.originals,
-            o.digests
-        );
+        print_settings(&s)?;
     }
     Ok(EXIT_OK)
+}
+
+/// The store's settings, a line per part.
+fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
+    let o = &s.options;
+    let mut algos: Vec<&str> = [
+        (o.nshash, "nshash"),
+        (o.simhash, "simhash"),
+        (o.minhash_bands > 0, "minhash"),
+    ]
+    .iter()
+    .filter(|a| a.0)
+    .map(|a| a.1)
+    .collect();
+    algos.extend(o.key_algos.0.iter().map(fpdb::KeyAlgo::name));
+    outln!("algorithms   {}", algos.join(" "));
+    outln!(
+        "nshash       n={} hash={} min_sentence_chars={} min_shared={}",
+        o.nshash_n,
+        o.nshash_hash,
+        o.min_sentence_chars,
+        o.nshash_min_shared
+    );
+    outln!(
+        "simhash      k={} blocks={} tables={} expected_docs={}",
+        o.simhash_k,
+        o.simhash_blocks,
+        s.simhash_tables,
+        o.expected_docs
+    );
+    if !o.key_algos.0.is_empty() {
+        outln!("keys         {}", o.key_algos);
+    }
+    if o.minhash_bands > 0 {
+        outln!(
+            "minhash      bands={} rows={} (4-gram minima, one-permutation hashing)",
+            o.minhash_bands,
+            o.minhash_rows
+        );
+    }
+    outln!(
+        "terms        features={} segmenter={} stopwords={} idf={}",
+        o.simhash_features,
+        o.segmenter,
+        o.simhash_stopwords,
+        o.simhash_idf
+    );
+    outln!(
+        "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={} teasers={}",
+        o.t2s,
+        o.tw_phrases,
+        o.reflow,
+        o.verify_overlap_pct,
+        o.verify_resemblance_pct,
+        o.tight_clusters,
+        o.strong_resemblance_pct,
+        o.link_shape,
+        o.template_figures,
+        o.originals,
+        o.digests,
+        o.teasers
+    );
+    Ok(())
 }

@@ -68,6 +68,8 @@ pub struct Settings {
     pub originals: Option<bool>,
     /// Records keep a digest of their text (a re-run knows stored documents by it).
     pub digests: Option<bool>,
+    /// A teaser of an article is verified against it.
+    pub teasers: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -102,6 +104,7 @@ macro_rules! each_setting {
         $m!(template_figures, "template_figures");
         $m!(originals, "originals");
         $m!(digests, "digests");
+        $m!(teasers, "teasers");
         $m!(key_algos, "key_algos");
     };
 }

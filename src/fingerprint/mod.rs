@@ -97,7 +97,9 @@ pub struct Sketches<'a> {
 
 /// The similarity candidates are verified on, under a store's settings:
 /// [`similarity::similarity`] with the resemblance floor of the larger document's length; 0 for a
-/// template instance ([`figures::FigureCheck::template`]) in stores with `template_figures`.
+/// template instance ([`figures::FigureCheck::template`]) in stores with `template_figures`;
+/// the verification threshold for a teaser under it ([`similarity::teaser`]) in stores with
+/// `teasers`.
 pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
     similarity_parts(opts, a, b).0
 }
@@ -114,7 +116,37 @@ pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f6
     if s > 0.0 && figure_check(opts, a, b).is_some_and(|f| f.template()) {
         return (0.0, overlap, resemblance);
     }
+    if teaser(opts, a, b, s) {
+        // Verified, as weakly as a verified link can be: never a strong one.
+        return (verify_threshold(opts), overlap, resemblance);
+    }
     (s, overlap, resemblance)
+}
+
+/// The similarity a candidate must reach to be verified.
+fn verify_threshold(opts: &Options) -> f64 {
+    f64::from(opts.verify_overlap_pct) / 100.0
+}
+
+/// Whether a pair of similarity `s` (under the verification threshold) is verified as a
+/// teaser and its article ([`similarity::teaser`]), in stores with `teasers`.
+fn teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64) -> bool {
+    opts.teasers
+        && s < verify_threshold(opts)
+        && similarity::teaser(a.sketch, a.order, b.sketch, b.order)
+}
+
+/// Whether two documents are verified only as a teaser and its article: what
+/// [`similarity`] gives them is the verification threshold, raised from under it.
+pub fn verified_as_teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
+    let (s, ..) = similarity::similarity_parts(
+        a.sketch,
+        a.shingles,
+        b.sketch,
+        b.shingles,
+        opts.resemblance_floor(a.chars.max(b.chars)),
+    );
+    s > 0.0 && !figure_check(opts, a, b).is_some_and(|f| f.template()) && teaser(opts, a, b, s)
 }
 
 /// The figures of two documents compared, in stores with `template_figures` (None otherwise, or

@@ -77,22 +77,40 @@ pub fn resemblance(a: &[u32], b: &[u32]) -> f64 {
 /// full, which keeps the estimate fair for documents over [`SKETCH_MAX`] sentences. 0 when
 /// either is empty.
 pub fn overlap(a: &[u32], b: &[u32]) -> f64 {
-    let (mut na, mut nb, mut both) = (0usize, 0usize, 0usize);
-    compared(a, b, |step| match step {
-        Step::Both(..) => {
-            both += 1;
-            na += 1;
-            nb += 1;
-        }
-        Step::OnlyA(_) => na += 1,
-        Step::OnlyB(_) => nb += 1,
-    });
-    let large = na.max(nb);
+    let c = counts(a, b);
+    let large = c.a.max(c.b);
     if large == 0 {
         0.0
     } else {
-        both as f64 / large as f64
+        c.shared as f64 / large as f64
     }
+}
+
+/// How many sentences of two sketches are compared, on each side, and how many of them both
+/// hold, as [`overlap`] counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    /// A's sentences compared.
+    pub a: usize,
+    /// B's sentences compared.
+    pub b: usize,
+    /// Sentences in both.
+    pub shared: usize,
+}
+
+/// The [`Counts`] of two sketches.
+pub fn counts(a: &[u32], b: &[u32]) -> Counts {
+    let mut c = Counts::default();
+    compared(a, b, |step| match step {
+        Step::Both(..) => {
+            c.shared += 1;
+            c.a += 1;
+            c.b += 1;
+        }
+        Step::OnlyA(_) => c.a += 1,
+        Step::OnlyB(_) => c.b += 1,
+    });
+    c
 }
 
 /// One entry of two sketches walked in hash order by [`compared`], by index.
@@ -207,6 +225,31 @@ impl Shape {
     }
 }
 
+/// A teaser shares at least this many sentences with its article.
+pub const TEASER_MIN_SHARED: usize = 3;
+
+/// A teaser holds at least one in this many of its article's sentences (a third).
+pub const TEASER_PARTS: usize = 3;
+
+/// Whether one of two documents is a teaser of the other: every sentence of the smaller is
+/// in the larger, they share at least [`TEASER_MIN_SHARED`] and at least one in
+/// [`TEASER_PARTS`] of the larger's, and the larger has no sentence of its own before the first shared one
+/// (the teaser shows its article's beginning, with the same page around it or none). A
+/// page showing the first half of an article and a "read more" link is one; a quotation, a
+/// digest of several articles or one of two overlapping windows is not (the margins of each
+/// labeled set: docs/accuracy.md, "Teasers"). False when either lacks an order.
+pub fn teaser(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> bool {
+    let c = counts(a, b);
+    let (small, large) = (c.a.min(c.b), c.a.max(c.b));
+    if c.shared < TEASER_MIN_SHARED || c.shared < small || c.shared * TEASER_PARTS < large {
+        return false;
+    }
+    shape(a, a_order, b, b_order).is_some_and(|s| {
+        let larger = if c.a >= c.b { s.a } else { s.b };
+        larger.head == 0
+    })
+}
+
 /// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
 /// record of an older store) or they share no sentence.
 pub fn shape(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Option<Shape> {
@@ -264,6 +307,62 @@ mod tests {
         };
         let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
         shape(&sa, &oa, &sb, &ob).expect("they share a sentence")
+    }
+
+    /// Whether two texts given as sentence ids in text order are a teaser and its article.
+    fn teaser_of(a: &[u64], b: &[u64]) -> bool {
+        let h = |v: &[u64]| -> Vec<u64> {
+            v.iter()
+                .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect()
+        };
+        let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
+        teaser(&sa, &oa, &sb, &ob)
+    }
+
+    proptest::proptest! {
+        /// `teaser` against its definition on the texts themselves: sentence ids in text
+        /// order (distinct, fewer than a sketch holds, so every sentence is compared).
+        #[test]
+        fn teaser_is_its_definition(
+            a in proptest::collection::vec(0u64..24, 0..16),
+            b in proptest::collection::vec(0u64..24, 0..16),
+        ) {
+            let dedup = |v: &[u64]| {
+                let mut seen = std::collections::BTreeSet::new();
+                v.iter().copied().filter(|x| seen.insert(*x)).collect::<Vec<u64>>()
+            };
+            let (a, b) = (dedup(&a), dedup(&b));
+            let shared = a.iter().filter(|x| b.contains(x)).count();
+            let (small, large) = if a.len() >= b.len() { (&b, &a) } else { (&a, &b) };
+            let want = shared >= 3
+                && shared == small.len()
+                && 3 * shared >= large.len()
+                && large.first().is_some_and(|x| small.contains(x));
+            proptest::prop_assert_eq!(teaser_of(&a, &b), want, "{:?} {:?}", a, b);
+            proptest::prop_assert_eq!(teaser_of(&b, &a), want);
+        }
+    }
+
+    #[test]
+    fn a_teaser_is_the_beginning_of_its_article_and_nothing_else() {
+        let article: Vec<u64> = (1..=10).collect();
+        // The first half, on the same page (furniture 100, 101 around both).
+        let page = |body: &[u64]| [&[100][..], body, &[101][..]].concat();
+        assert!(teaser_of(&page(&article[..5]), &page(&article)));
+        assert!(teaser_of(&page(&article), &page(&article[..5])));
+        // Alone: 4 of the article's 10 sentences, over a third.
+        assert!(teaser_of(&article[..4], &article));
+        // Under a third, or fewer than three shared: not a teaser.
+        assert!(!teaser_of(&article[..3], &(1..=12).collect::<Vec<_>>()));
+        assert!(!teaser_of(&article[..2], &article[..4]));
+        // A sentence of its own (another article on the same page, a window's far end).
+        assert!(!teaser_of(&[1, 2, 3, 4, 5, 50], &article));
+        // Not the beginning: the article's second half (a window), or a quotation from it.
+        assert!(!teaser_of(&article[5..], &article));
+        assert!(!teaser_of(&article[3..8], &article));
+        // Sentences of its own before the shared ones count as its own.
+        assert!(!teaser_of(&[60, 1, 2, 3, 4, 5], &article));
     }
 
     #[test]

@@ -286,6 +286,13 @@ pub struct Options {
     /// compare fingerprints instead). Not a fingerprint setting: nothing is matched on it.
     #[serde(default)]
     pub digests: bool,
+    /// A teaser is a near-duplicate of its article: a candidate whose sentences are all in the
+    /// document it is compared with, from that document's first sentence on, and make at least
+    /// a third of it (three or more) is verified though the sentence overlap is under
+    /// `verify_overlap_pct` ([`crate::fingerprint::similarity::teaser`]; stores made before
+    /// this setting: off).
+    #[serde(default)]
+    pub teasers: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -321,6 +328,7 @@ impl Default for Options {
             template_figures: true,
             originals: true,
             digests: true,
+            teasers: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -91,7 +91,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// publication time, version 2 cluster records their original).
 /// 10: format 9 plus text digests (`digests`: version 7 document records keep a digest of the
 /// text as given, so a re-run knows a stored document without fingerprinting it).
-pub const FORMAT_VERSION: u32 = 10;
+/// 11: format 10 plus teasers (`teasers`: a document all of whose sentences begin another and
+/// make a third of it is verified against it).
+pub const FORMAT_VERSION: u32 = 11;
+
+/// Format 10: the current layout without the settings of format 11.
+pub const RULES10_FORMAT_VERSION: u32 = 10;
 
 /// Format 9: the current layout without the settings of format 10.
 pub const RULES9_FORMAT_VERSION: u32 = 9;
@@ -130,7 +135,7 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 /// The format a store with `opts` is marked with: the oldest that holds its settings
 /// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
 /// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`],
-/// [`RULES9_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
+/// [`RULES9_FORMAT_VERSION`], [`RULES10_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     use crate::options::KeyAlgo;
@@ -149,8 +154,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.digests {
+    format_value_of(if opts.teasers {
         FORMAT_VERSION
+    } else if opts.digests {
+        RULES10_FORMAT_VERSION
     } else if opts.originals {
         RULES9_FORMAT_VERSION
     } else if opts.template_figures {
@@ -538,10 +545,20 @@ mod tests {
         assert_eq!(format_for(&Options::default()), format_value());
         assert!(!legacy.originals);
         assert!(!legacy.digests);
-        // The format 9 defaults (no digests).
+        assert!(!legacy.teasers);
+        // The format 10 defaults (no teasers).
+        let rules10 = Options {
+            teasers: false,
+            ..Options::default()
+        };
+        assert_eq!(
+            format_for(&rules10),
+            format_value_of(RULES10_FORMAT_VERSION)
+        );
+        // The format 9 defaults (no digests either).
         let rules9 = Options {
             digests: false,
-            ..Options::default()
+            ..rules10
         };
         assert_eq!(format_for(&rules9), format_value_of(RULES9_FORMAT_VERSION));
         // The format 8 defaults (no originals either).

@@ -1,0 +1,106 @@
+//! Teasers (`teasers`, format 11): a page showing the first part of an article, with the same
+//! site furniture around it, joins the article's cluster; a short article of its own in the
+//! same template, the article's end (a window) and a quotation from its middle do not,
+//! and without the rule the teaser is missed.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::Rng;
+use fpdb::{Document, Fpdb, OnExisting, Settings};
+
+/// Paragraphs of 2–3 synthetic sentences.
+fn paragraphs(rng: &mut Rng, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let sentences = 2 + rng.index(2);
+            common::synthetic_doc(rng, sentences)
+        })
+        .collect()
+}
+
+/// A page of the site: its furniture (a header line before the body, two after it) around
+/// `body`.
+fn page(id: &str, furniture: &[String], body: &[String]) -> Document {
+    let mut lines = vec![furniture[0].clone()];
+    lines.extend(body.iter().cloned());
+    lines.extend(furniture[1..].iter().cloned());
+    Document::new(id, lines.join("\n"))
+}
+
+/// Ingest `docs` in order into a fresh in-memory store; their clusters by id.
+fn clusters(settings: Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
+    let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+    for d in docs {
+        db.ingest_document(d, OnExisting::Skip).unwrap();
+    }
+    common::export_outcomes(&db)
+        .into_iter()
+        .map(|o| (o.id, o.similar_id.unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_teaser_joins_its_article_and_nothing_else_of_the_page_does() {
+    let mut rng = Rng(0x7ea5_e125_0000_0011);
+    let rounds = 16;
+    let mut missed_without = 0;
+    for round in 0..rounds {
+        // Furniture lines of one sentence each.
+        let furniture: Vec<String> = (0..3).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let n = 10 + rng.index(5);
+        let body = paragraphs(&mut rng, n);
+        let half = body.len() * 2 / 5;
+        let article = page("article", &furniture, &body);
+        // The first two fifths of the article and a short link line.
+        let mut head = body[..half].to_vec();
+        head.push("Read more".to_string());
+        let teaser = page("teaser", &furniture, &head);
+        // A short article of its own in the same template.
+        let other = page("other", &furniture, &paragraphs(&mut rng, 2));
+        // The article's last two fifths, and a quotation from its middle, alone.
+        let later = Document::new("later", body[body.len() - half..].join("\n"));
+        let quote = Document::new("quote", body[1..half + 1].join("\n"));
+        let docs = [&article, &teaser, &other, &later, &quote];
+        let c = clusters(Settings::default(), &docs);
+        assert_eq!(c["article"], c["teaser"], "round {round}: {c:?}");
+        for id in ["other", "later", "quote"] {
+            assert_ne!(c["article"], c[id], "round {round}: {id} {c:?}");
+        }
+        let without = clusters(
+            Settings {
+                teasers: Some(false),
+                ..Default::default()
+            },
+            &docs,
+        );
+        missed_without += usize::from(without["article"] != without["teaser"]);
+    }
+    // The rule is what finds them: two fifths of the article share under the 60%
+    // verification asks.
+    assert!(
+        missed_without >= rounds / 2,
+        "without the rule {missed_without} of {rounds} teasers were missed"
+    );
+}
+
+/// `explain` says when a pair is verified as a teaser, and not for a quotation.
+#[test]
+fn explain_names_a_teaser() {
+    let mut rng = Rng(0x7ea5_e125_0000_0012);
+    let body = paragraphs(&mut rng, 8);
+    let fp = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
+    let e = fpdb::explain::explain(
+        &Document::new("a", body.join("\n")),
+        &Document::new("t", body[..4].join("\n")),
+        &fp,
+    );
+    assert!(e.comparison.verified && e.comparison.teaser, "{e:?}");
+    let quote = fpdb::explain::explain(
+        &Document::new("a", body.join("\n")),
+        &Document::new("q", body[2..6].join("\n")),
+        &fp,
+    );
+    assert!(!quote.comparison.teaser, "{quote:?}");
+}
