@@ -64,6 +64,11 @@ fn with_article(page: &Page, paragraphs: &[String], extra: &str) -> String {
         let _ = write!(new, "<p>{}</p>", escape(p));
     }
     new.push_str(extra);
+    if let Some(keep) = at.first().and_then(|&i| ps[i].nodes().first()) {
+        for e in remnants(&dom, &body, keep) {
+            e.remove_from_parent();
+        }
+    }
     for (n, &i) in at.iter().enumerate() {
         if n == 0 {
             ps[i].replace_with_html(new.as_str());
@@ -72,6 +77,35 @@ fn with_article(page: &Page, paragraphs: &[String], extra: &str) -> String {
         }
     }
     dom.html().to_string()
+}
+
+/// What is left of the page's article besides its `<p>`s (headings, list items, tables,
+/// quotations, embedded posts): every element whose text (10 characters or more) is part of
+/// the article `body`, and whose parent's is not, except `keep` (the `<p>` the new article
+/// takes the place of) and the elements around it. Without this, two pages made from one
+/// template would share the rest of its old article, which is not the site's furniture.
+fn remnants<'a>(
+    dom: &'a Document,
+    body: &str,
+    keep: &dom_query::NodeRef<'a>,
+) -> Vec<dom_query::NodeRef<'a>> {
+    let mut around: std::collections::HashSet<dom_query::NodeId> =
+        keep.ancestors(None).iter().map(|n| n.id).collect();
+    around.insert(keep.id);
+    let contained = |n: &dom_query::NodeRef<'_>| {
+        let t = norm(&n.text());
+        t.chars().count() >= 10 && body.contains(&t)
+    };
+    dom.select("body *")
+        .nodes()
+        .iter()
+        .filter(|n| !around.contains(&n.id) && contained(n))
+        .filter(|n| {
+            n.parent()
+                .is_none_or(|p| around.contains(&p.id) || !contained(&p))
+        })
+        .cloned()
+        .collect()
 }
 
 fn escape(s: &str) -> String {
