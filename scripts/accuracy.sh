@@ -3,7 +3,8 @@
 # default combination on each labeled dev set, the simhash term options (stop words, IDF
 # table learned from the corpus), the robustness sets (tools/src/bin/robustness_set.rs: re-wrapped
 # and traditional-character copies), and the hard sets (tools/src/bin/hard_sets.rs: shuffled lines of
-# hard-wrapped text, chained windows, heavy edits of short excerpts) under each rule change.
+# hard-wrapped text, chained windows, heavy edits of short excerpts, reordered lines of text wrapped
+# at a fixed width) under each rule change.
 #
 #   scripts/accuracy.sh [DEV_DIR]
 #
@@ -114,10 +115,10 @@ echo
 sets=("$dev/zh_laws" "$dev/en_20news" "$dev/templated")
 if [ -d "$dev/zh_laws" ]; then
   "$CARGO_TARGET_DIR/release/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
-  sets+=("$work/hard/layout" "$work/hard/chains" "$work/hard/short")
+  sets+=("$work/hard/layout" "$work/hard/chains" "$work/hard/short" "$work/hard/wrapped")
 fi
-echo "| rules | zh_laws | en_20news | templated | layout | chains | short |"
-echo "|---|---|---|---|---|---|---|"
+echo "| rules | zh_laws | en_20news | templated | layout | chains | short | wrapped |"
+echo "|---|---|---|---|---|---|---|---|"
 while IFS='|' read -r label flags; do
   cells=()
   for set in "${sets[@]}"; do
@@ -127,14 +128,16 @@ while IFS='|' read -r label flags; do
   done
   echo "| $label | $(IFS='|'; echo "${cells[*]}" | sed 's/|/ | /g') |"
 done <<'ROWS'
-format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false --template-figures false
-+ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false --template-figures false
-+ minhash 8x4|--tight-clusters false --tw-phrases false --template-figures false
-+ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false
-+ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false --template-figures false
-+ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false --template-figures false
-+ link shape: a copy-shaped link joins through any member (format 7 defaults)|--template-figures false
-+ template figures: a pair whose figures differ is not verified (format 8, the defaults)|
+format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false
++ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false
++ minhash 8x4|--tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false
++ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false
++ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false
++ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false --template-figures false --teasers false --reordered-lines false
++ link shape: a copy-shaped link joins through any member (format 7 defaults)|--template-figures false --teasers false --reordered-lines false
++ template figures: a pair whose figures differ is not verified (format 8)|--teasers false --reordered-lines false
++ teasers: a document whose sentences all begin another, a third of it, is verified (format 11)|--reordered-lines false
++ reordered lines: the same length, 80% of the 4-grams, whatever the length (format 12, the defaults)|
 ROWS
 
 echo

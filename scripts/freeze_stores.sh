@@ -14,15 +14,16 @@ head -n 20 data/sample.jsonl > "$input"
 # The settings of each format: the current defaults with the newer rules switched off.
 flags() {
   case $1 in
-    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false" ;;
-    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false" ;;
-    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false" ;;
-    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false" ;;
-    7) echo "--template-figures false --originals false --digests false --teasers false" ;;
-    8) echo "--originals false --digests false --teasers false" ;;
-    9) echo "--digests false --teasers false" ;;
-    10) echo "--teasers false" ;;
-    11) echo "" ;;
+    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
+    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
+    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
+    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
+    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
+    8) echo "--originals false --digests false --teasers false --reordered-lines false" ;;
+    9) echo "--digests false --teasers false --reordered-lines false" ;;
+    10) echo "--teasers false --reordered-lines false" ;;
+    11) echo "--reordered-lines false" ;;
+    12) echo "" ;;
     *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
   esac
 }
@@ -38,7 +39,7 @@ for i, line in enumerate(lines):
     d["date"] = "2024-01-%02d" % (len(lines) - i)
     print(json.dumps(d, ensure_ascii=False))
 PY
-for n in 3 4 5 6 7 8 9 10 11; do
+for n in 3 4 5 6 7 8 9 10 11 12; do
   dir=tests/fixtures/store-v$n
   if [ -e "$dir" ]; then
     echo "freeze_stores: $dir is frozen already" >&2

@@ -20,8 +20,9 @@ import re
 import subprocess
 import sys
 
-# The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11).
+# The rules the gate must notice when switched off (the defaults of formats 4 to 8, 11 and 12).
 RULES = [
+    "--reordered-lines false",
     "--teasers false",
     "--template-figures false",
     "--link-shape false",

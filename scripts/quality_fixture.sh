@@ -28,6 +28,7 @@ python3 scripts/quality_fixture.py "$CARGO_TARGET_DIR/release/fpdb" "$out" \
   "zh_laws=$dev/zh_laws" "en_20news=$dev/en_20news" "templated=$dev/templated" \
   "robust_zh_laws=$work/robust-zh_laws" "robust_en_20news=$work/robust-en_20news" \
   "hard_layout=$work/hard/layout" "hard_chains=$work/hard/chains" "hard_short=$work/hard/short" \
+  "hard_wrapped=$work/hard/wrapped" \
   "pages=$work/pages"
 # Pages are large: the pages set's corpus is kept compressed (the gate reads it as it is).
 gzip -n -9 "$out/pages/corpus.jsonl"

@@ -61,6 +61,9 @@ pub struct Comparison {
     /// Verified only as a teaser and its article ([`crate::fingerprint::similarity::teaser`]):
     /// the similarity is the verification threshold, raised from under it.
     pub teaser: bool,
+    /// Verified on the resemblance of the same characters in another order
+    /// ([`crate::Options::reordered_lines`]), which the length would not count otherwise.
+    pub reordered: bool,
     /// Their figures compared (stores with `template_figures`, both documents with figures):
     /// a template instance is never verified.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,12 +154,14 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .collect();
     let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
     let teaser = crate::fingerprint::verified_as_teaser(opts, a.sketches(), b.sketches());
+    let reordered = crate::fingerprint::verified_as_reordered(opts, a.sketches(), b.sketches());
     let figures =
         crate::fingerprint::figure_check(opts, a.sketches(), b.sketches()).map(Figures::from);
     Comparison {
         figures,
         shape,
         teaser,
+        reordered,
         shared_bands,
         key_matches,
         weight_distance: opts

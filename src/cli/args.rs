@@ -172,6 +172,12 @@ pub(super) struct SettingsArgs {
     /// [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) teasers: Option<bool>,
+    /// Reordered lines: a document of the same length as another whose 4-grams are 80% alike
+    /// is verified on them whatever its length (a text hard-wrapped at a fixed
+    /// width, its lines put in another order) (off: the store stays readable by fpdb binaries
+    /// of format 11) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) reordered_lines: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -250,6 +256,7 @@ impl SettingsArgs {
             originals: self.originals,
             digests: self.digests,
             teasers: self.teasers,
+            reordered_lines: self.reordered_lines,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

@@ -233,6 +233,11 @@ pub(super) fn print_comparison(
         };
         outln!("shape: {shape} ({what})");
     }
+    if c.reordered {
+        outln!(
+            "reordered: the same length, 4-grams at least 80% alike -> verified on the resemblance (the same text, its lines in another order)"
+        );
+    }
     if c.teaser {
         outln!(
             "teaser: every sentence of the smaller begins the larger and makes at least a third of it -> verified at the threshold"

@@ -70,6 +70,8 @@ pub struct Settings {
     pub digests: Option<bool>,
     /// A teaser of an article is verified against it.
     pub teasers: Option<bool>,
+    /// The same characters in another order are verified on their resemblance.
+    pub reordered_lines: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -105,6 +107,7 @@ macro_rules! each_setting {
         $m!(originals, "originals");
         $m!(digests, "digests");
         $m!(teasers, "teasers");
+        $m!(reordered_lines, "reordered_lines");
         $m!(key_algos, "key_algos");
     };
 }

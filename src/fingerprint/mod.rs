@@ -116,11 +116,43 @@ pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f6
     if s > 0.0 && figure_check(opts, a, b).is_some_and(|f| f.template()) {
         return (0.0, overlap, resemblance);
     }
+    if reordered(opts, a, b, s, resemblance) {
+        return (resemblance, overlap, resemblance);
+    }
     if teaser(opts, a, b, s) {
         // Verified, as weakly as a verified link can be: never a strong one.
         return (verify_threshold(opts), overlap, resemblance);
     }
     (s, overlap, resemblance)
+}
+
+/// Whether a pair of similarity `s` is verified on its shingle `resemblance` as the same
+/// characters in another order (`reordered_lines`): the resemblance did not count at its
+/// length, reaches [`crate::options::REORDERED_RESEMBLANCE`], and the two are the same length
+/// (within [`crate::options::REORDERED_CHARS_PER_MILLE`]). Their figures are not compared
+/// beyond the template rule, which comes first: a figure cut at a line end reads as two in
+/// the reordered copy.
+fn reordered(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64, resemblance: f64) -> bool {
+    use crate::options::{REORDERED_CHARS_PER_MILLE, REORDERED_RESEMBLANCE};
+    let longer = a.chars.max(b.chars);
+    opts.reordered_lines
+        && s < resemblance
+        && resemblance >= REORDERED_RESEMBLANCE
+        && a.chars.abs_diff(b.chars) * 1000 <= REORDERED_CHARS_PER_MILLE * longer
+}
+
+/// Whether two documents are verified only as the same characters in another order
+/// ([`Options::reordered_lines`]): what [`similarity`] gives them is their resemblance, which
+/// their length would not count otherwise.
+pub fn verified_as_reordered(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
+    let (s, _, r) = similarity::similarity_parts(
+        a.sketch,
+        a.shingles,
+        b.sketch,
+        b.shingles,
+        opts.resemblance_floor(a.chars.max(b.chars)),
+    );
+    !figure_check(opts, a, b).is_some_and(|f| f.template()) && reordered(opts, a, b, s, r)
 }
 
 /// The similarity a candidate must reach to be verified.

@@ -168,6 +168,16 @@ pub const LONG_CHARS: u64 = 4_000;
 /// reach 0.6-0.85 in 4-gram resemblance and are not near-duplicates.
 pub const LONG_RESEMBLANCE: f64 = 0.9;
 
+/// The resemblance at which a document of the same length as another is verified
+/// on its shingles alone, whatever its length (`reordered_lines`): under [`LONG_RESEMBLANCE`],
+/// over what any pair that is not a near-duplicate of the labeled sets reaches (docs/accuracy.md,
+/// "Reordered lines").
+pub const REORDERED_RESEMBLANCE: f64 = 0.8;
+
+/// Two documents count as the same length for `reordered_lines` when they differ by at most
+/// this many characters per thousand of the longer.
+pub const REORDERED_CHARS_PER_MILLE: u64 = 5;
+
 /// Version of the text normalization rules (`text::normalize`); part of the store format,
 /// since changing the rules changes every fingerprint. Kept here, below both the text layer
 /// that applies the rules and the store layer that writes the format marker.
@@ -293,6 +303,14 @@ pub struct Options {
     /// this setting: off).
     #[serde(default)]
     pub teasers: bool,
+    /// Reordered lines: a document of the same length as another (within
+    /// [`REORDERED_CHARS_PER_MILLE`]), whose 4-grams resemble its at
+    /// [`REORDERED_RESEMBLANCE`] or more, is verified on that resemblance whatever its length:
+    /// a text hard-wrapped at a fixed width whose lines were put in another order has every
+    /// sentence cut at a seam but keeps its characters (stores made before this setting: off,
+    /// and a document over [`LONG_CHARS`] characters needs [`LONG_RESEMBLANCE`]).
+    #[serde(default)]
+    pub reordered_lines: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -329,6 +347,7 @@ impl Default for Options {
             originals: true,
             digests: true,
             teasers: true,
+            reordered_lines: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -93,7 +93,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// text as given, so a re-run knows a stored document without fingerprinting it).
 /// 11: format 10 plus teasers (`teasers`: a document all of whose sentences begin another and
 /// make a third of it is verified against it).
-pub const FORMAT_VERSION: u32 = 11;
+/// 12: format 11 plus reordered lines (`reordered_lines`: a document of the same length as
+/// another, 80% alike in 4-grams, is verified whatever its length).
+pub const FORMAT_VERSION: u32 = 12;
+
+/// Format 11: the current layout without the settings of format 12.
+pub const RULES11_FORMAT_VERSION: u32 = 11;
 
 /// Format 10: the current layout without the settings of format 11.
 pub const RULES10_FORMAT_VERSION: u32 = 10;
@@ -135,7 +140,8 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 /// The format a store with `opts` is marked with: the oldest that holds its settings
 /// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
 /// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`],
-/// [`RULES9_FORMAT_VERSION`], [`RULES10_FORMAT_VERSION`] or [`FORMAT_VERSION`]), so that
+/// [`RULES9_FORMAT_VERSION`], [`RULES10_FORMAT_VERSION`], [`RULES11_FORMAT_VERSION`] or
+/// [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
     use crate::options::KeyAlgo;
@@ -154,8 +160,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.teasers {
+    format_value_of(if opts.reordered_lines {
         FORMAT_VERSION
+    } else if opts.teasers {
+        RULES11_FORMAT_VERSION
     } else if opts.digests {
         RULES10_FORMAT_VERSION
     } else if opts.originals {
@@ -546,10 +554,20 @@ mod tests {
         assert!(!legacy.originals);
         assert!(!legacy.digests);
         assert!(!legacy.teasers);
-        // The format 10 defaults (no teasers).
+        assert!(!legacy.reordered_lines);
+        // The format 11 defaults (no reordered lines).
+        let rules11 = Options {
+            reordered_lines: false,
+            ..Options::default()
+        };
+        assert_eq!(
+            format_for(&rules11),
+            format_value_of(RULES11_FORMAT_VERSION)
+        );
+        // The format 10 defaults (no teasers either).
         let rules10 = Options {
             teasers: false,
-            ..Options::default()
+            ..rules11
         };
         assert_eq!(
             format_for(&rules10),

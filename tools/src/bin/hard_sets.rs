@@ -17,6 +17,14 @@
 //!   change (`edit_short_heavy`, 1). Hard negatives: two different excerpts sharing one
 //!   paragraph (`shared_paragraph`, 0) or the same title line and ad (`shared_boilerplate`, 0).
 //!
+//! - `wrapped/`: texts hard-wrapped at a fixed width, as many Chinese corpora store them. Each
+//!   chosen document (400–8,000 characters) is wrapped at 30–40 characters a line, no blank line
+//!   between lines (`#wrapN`); its copy has the same lines in groups of 1–4 consecutive ones
+//!   (its paragraphs) put in another order, so a sentence is cut at every seam
+//!   (`edit_wrap_move`, 1). Hard negatives: two
+//!   different texts, each with the same 3–6 wrapped lines of a third inserted among their own
+//!   (`shared_wrapped_boilerplate`, 0).
+//!
 //! Every set also has `random_distinct` pairs (0).
 //!
 //! ```text
@@ -282,6 +290,70 @@ fn short(docs: &[Doc], n: usize, out: &Path, rng: &mut Rng) {
     eprintln!("short: {} documents", set.ids.len());
 }
 
+/// `text` hard-wrapped at `width` characters a line (whitespace dropped).
+fn wrap_at(text: &str, width: usize) -> Vec<String> {
+    fpdb::eval::edits::hard_wrap(text, || width)
+}
+
+fn wrapped(docs: &[Doc], n: usize, out: &Path, rng: &mut Rng) {
+    let mut set = Set::new(out);
+    let chosen: Vec<&Doc> = docs
+        .iter()
+        .filter(|d| (400..=8000).contains(&d.text.chars().count()))
+        .take(n)
+        .collect();
+    let mut base = Vec::new();
+    for (i, d) in chosen.iter().enumerate() {
+        let width = 30 + rng.index(11);
+        let lines = wrap_at(&d.text, width);
+        let orig = format!("{}#wrap{width}", d.id);
+        set.doc(&orig, &lines.join("\n"));
+        base.push(orig.clone());
+        // Its lines in groups of 1–4 consecutive ones (the paragraphs), put in another order.
+        let mut groups: Vec<&[String]> = Vec::new();
+        let mut at = 0;
+        while at < lines.len() {
+            let len = (1 + rng.index(4)).min(lines.len() - at);
+            groups.push(&lines[at..at + len]);
+            at += len;
+        }
+        for j in (1..groups.len()).rev() {
+            groups.swap(j, rng.index(j + 1));
+        }
+        let moved: Vec<String> = groups.concat();
+        if moved != lines {
+            let copy = format!("{}#moved", d.id);
+            set.doc(&copy, &moved.join("\n"));
+            set.pair(&orig, &copy, true, "edit_wrap_move");
+        }
+        // Every fourth: two other texts sharing wrapped lines of this one as boilerplate.
+        if i % 4 == 0 && chosen.len() > 3 {
+            let pick = |rng: &mut Rng| chosen[(i + 1 + rng.index(chosen.len() - 1)) % chosen.len()];
+            let (a, b) = (pick(rng), pick(rng));
+            if a.id == b.id || a.id == d.id || b.id == d.id {
+                continue;
+            }
+            let take = (3 + rng.index(4)).min(lines.len());
+            let from = rng.index(lines.len() - take + 1);
+            let boiler = &lines[from..from + take];
+            let mut ids = Vec::new();
+            for other in [a, b] {
+                let w = 30 + rng.index(11);
+                let mut own = wrap_at(&other.text, w);
+                let at = rng.index(own.len() + 1);
+                for (k, l) in boiler.iter().enumerate() {
+                    own.insert(at + k, l.clone());
+                }
+                let id = format!("{}#boiler{i}", other.id);
+                set.doc(&id, &own.join("\n"));
+                ids.push(id);
+            }
+            set.pair(&ids[0], &ids[1], false, "shared_wrapped_boilerplate");
+        }
+    }
+    set.random(&base, chosen.len(), rng);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
@@ -305,4 +377,5 @@ fn main() {
     layout(&docs, n, &out.join("layout"), &mut rng);
     chains(&docs, n, &out.join("chains"), &mut rng);
     short(&docs, n, &out.join("short"), &mut rng);
+    wrapped(&docs, n, &out.join("wrapped"), &mut rng);
 }
