@@ -88,6 +88,8 @@ fn legacy_rules() -> Settings {
         minhash_bands: Some(0),
         verify_resemblance_pct: Some(90),
         tight_clusters: Some(false),
+        teasers: Some(false),
+        reordered_lines: Some(false),
         ..Default::default()
     }
 }

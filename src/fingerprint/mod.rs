@@ -106,13 +106,7 @@ pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
 
 /// [`similarity`] with its parts: (similarity, sentence overlap, shingle resemblance).
 pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, f64, f64) {
-    let (s, overlap, resemblance) = similarity::similarity_parts(
-        a.sketch,
-        a.shingles,
-        b.sketch,
-        b.shingles,
-        opts.resemblance_floor(a.chars.max(b.chars)),
-    );
+    let (s, overlap, resemblance) = before_exceptions(opts, a, b);
     if s > 0.0 && figure_check(opts, a, b).is_some_and(|f| f.template()) {
         return (0.0, overlap, resemblance);
     }
@@ -145,14 +139,20 @@ fn reordered(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64, resemblan
 /// ([`Options::reordered_lines`]): what [`similarity`] gives them is their resemblance, which
 /// their length would not count otherwise.
 pub fn verified_as_reordered(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
-    let (s, _, r) = similarity::similarity_parts(
+    let (s, _, r) = before_exceptions(opts, a, b);
+    !figure_check(opts, a, b).is_some_and(|f| f.template()) && reordered(opts, a, b, s, r)
+}
+
+/// [`similarity::similarity_parts`] with the resemblance floor of the pair's length: the
+/// similarity before the template rule and the teaser and reordered-lines exceptions.
+fn before_exceptions(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, f64, f64) {
+    similarity::similarity_parts(
         a.sketch,
         a.shingles,
         b.sketch,
         b.shingles,
         opts.resemblance_floor(a.chars.max(b.chars)),
-    );
-    !figure_check(opts, a, b).is_some_and(|f| f.template()) && reordered(opts, a, b, s, r)
+    )
 }
 
 /// The similarity a candidate must reach to be verified.
@@ -171,13 +171,7 @@ fn teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64) -> bool {
 /// Whether two documents are verified only as a teaser and its article: what
 /// [`similarity`] gives them is the verification threshold, raised from under it.
 pub fn verified_as_teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
-    let (s, ..) = similarity::similarity_parts(
-        a.sketch,
-        a.shingles,
-        b.sketch,
-        b.shingles,
-        opts.resemblance_floor(a.chars.max(b.chars)),
-    );
+    let (s, ..) = before_exceptions(opts, a, b);
     s > 0.0 && !figure_check(opts, a, b).is_some_and(|f| f.template()) && teaser(opts, a, b, s)
 }
 

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use fpdb::fingerprint::figures::{self, FigureCheck, MIN_FIGURES, SHARED_SHARE};
 use fpdb::fingerprint::Fingerprinter;
+use fpdb_tools::crc32;
 
 fn group(id: &str) -> &str {
     let b = id.as_bytes();
@@ -26,22 +27,6 @@ fn group(id: &str) -> &str {
         return &id[..end];
     }
     id.split('#').next().unwrap_or(id)
-}
-
-/// crc32 (IEEE), as Python's `zlib.crc32`.
-fn crc32(s: &str) -> u32 {
-    let mut c = !0u32;
-    for &b in s.as_bytes() {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 == 1 {
-                (c >> 1) ^ 0xedb8_8320
-            } else {
-                c >> 1
-            };
-        }
-    }
-    !c
 }
 
 #[derive(Default)]

@@ -18,21 +18,7 @@ use std::path::Path;
 
 use fpdb::fingerprint::similarity::{self, TEASER_MIN_SHARED, TEASER_PARTS};
 use fpdb::fingerprint::{Fingerprinter, Fingerprints};
-
-fn crc32(s: &str) -> u32 {
-    let mut c = !0u32;
-    for &b in s.as_bytes() {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 == 1 {
-                (c >> 1) ^ 0xedb8_8320
-            } else {
-                c >> 1
-            };
-        }
-    }
-    !c
-}
+use fpdb_tools::crc32;
 
 /// One row: the pairs of a (half, kind, label).
 #[derive(Default)]
