@@ -99,7 +99,8 @@ pub struct Sketches<'a> {
 /// [`similarity::similarity`] with the resemblance floor of the larger document's length; 0 for a
 /// template instance ([`figures::FigureCheck::template`]) in stores with `template_figures`;
 /// the verification threshold for a teaser under it ([`similarity::teaser`]) in stores with
-/// `teasers`.
+/// `teasers`; the shingle resemblance for the same characters in another order in stores with
+/// `reordered_lines`.
 pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
     similarity_parts(opts, a, b).0
 }
@@ -107,10 +108,13 @@ pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
 /// [`similarity`] with its parts: (similarity, sentence overlap, shingle resemblance).
 pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, f64, f64) {
     let (s, overlap, resemblance) = before_exceptions(opts, a, b);
-    if s > 0.0 && figure_check(opts, a, b).is_some_and(|f| f.template()) {
+    let reordered = reordered(opts, a, b, s, resemblance);
+    // Two reports of one template whose every sentence holds a changed figure share no
+    // sentence: the template rule holds for the reordered-lines exception as well.
+    if (s > 0.0 || reordered) && figure_check(opts, a, b).is_some_and(|f| f.template()) {
         return (0.0, overlap, resemblance);
     }
-    if reordered(opts, a, b, s, resemblance) {
+    if reordered {
         return (resemblance, overlap, resemblance);
     }
     if teaser(opts, a, b, s) {
