@@ -117,7 +117,7 @@ pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f6
     if reordered {
         return (resemblance, overlap, resemblance);
     }
-    if teaser(opts, a, b, s) {
+    if teaser(opts, a, b, s, overlap) {
         // Verified, as weakly as a verified link can be: never a strong one.
         return (verify_threshold(opts), overlap, resemblance);
     }
@@ -164,19 +164,25 @@ fn verify_threshold(opts: &Options) -> f64 {
     f64::from(opts.verify_overlap_pct) / 100.0
 }
 
-/// Whether a pair of similarity `s` (under the verification threshold) is verified as a
-/// teaser and its article ([`similarity::teaser`]), in stores with `teasers`.
-fn teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64) -> bool {
+/// Whether a pair of similarity `s` and sentence `overlap` (under the verification threshold)
+/// is verified as a teaser and its article ([`similarity::teaser`]), in stores with
+/// `teasers`. A teaser shares at least a third of the larger's sentences, which is what the
+/// overlap counts: a pair under it is not walked again.
+fn teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64, overlap: f64) -> bool {
+    const SLACK: f64 = 1e-9;
     opts.teasers
         && s < verify_threshold(opts)
+        && overlap * similarity::TEASER_PARTS as f64 >= 1.0 - SLACK
         && similarity::teaser(a.sketch, a.order, b.sketch, b.order)
 }
 
 /// Whether two documents are verified only as a teaser and its article: what
 /// [`similarity`] gives them is the verification threshold, raised from under it.
 pub fn verified_as_teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
-    let (s, ..) = before_exceptions(opts, a, b);
-    s > 0.0 && !figure_check(opts, a, b).is_some_and(|f| f.template()) && teaser(opts, a, b, s)
+    let (s, overlap, _) = before_exceptions(opts, a, b);
+    s > 0.0
+        && !figure_check(opts, a, b).is_some_and(|f| f.template())
+        && teaser(opts, a, b, s, overlap)
 }
 
 /// The figures of two documents compared, in stores with `template_figures` (None otherwise, or
