@@ -179,8 +179,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         similarity,
         resemblance_floor,
         // As lookups compare (a teaser's similarity is this threshold exactly).
-        verified: opts.verify_overlap_pct == 0
-            || similarity >= f64::from(opts.verify_overlap_pct) / 100.0,
+        verified: opts.verify_overlap_pct == 0 || similarity >= opts.verify_threshold(),
         simhash_a: a.simhash.map(|h| format!("{h:016x}")),
         simhash_b: b.simhash.map(|h| format!("{h:016x}")),
         distance,

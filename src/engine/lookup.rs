@@ -81,7 +81,7 @@ impl Checked {
         let (overlap, sentences, resemblance) =
             crate::fingerprint::similarity_parts(opts, fps.sketches(), sketches);
         // The shape is read only for a verified link (no other can join).
-        let verified = overlap >= f64::from(opts.verify_overlap_pct) / 100.0;
+        let verified = overlap >= opts.verify_threshold();
         let shape = (opts.link_shape && verified)
             .then(|| {
                 let (a, b) = (fps.sketches(), sketches);
@@ -365,7 +365,7 @@ impl Fpdb {
         super::postings::bound_simhash(&mut simhash);
         let mut roots = Roots::new(self);
         let proposals = self.proposals(fps, holders, simhash, &mut roots)?;
-        let min_overlap = f64::from(self.opts.verify_overlap_pct) / 100.0;
+        let min_overlap = self.opts.verify_threshold();
         let mut lk = Lookup::default();
         let verdicts = self.verified(proposals, verify, &mut roots, min_overlap, &mut lk)?;
         for c in &lk.candidates {

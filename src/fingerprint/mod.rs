@@ -119,7 +119,7 @@ pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f6
     }
     if teaser(opts, a, b, s, overlap) {
         // Verified, as weakly as a verified link can be: never a strong one.
-        return (verify_threshold(opts), overlap, resemblance);
+        return (opts.verify_threshold(), overlap, resemblance);
     }
     (s, overlap, resemblance)
 }
@@ -159,11 +159,6 @@ fn before_exceptions(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, 
     )
 }
 
-/// The similarity a candidate must reach to be verified.
-fn verify_threshold(opts: &Options) -> f64 {
-    f64::from(opts.verify_overlap_pct) / 100.0
-}
-
 /// Whether a pair of similarity `s` and sentence `overlap` (under the verification threshold)
 /// is verified as a teaser and its article ([`similarity::teaser`]), in stores with
 /// `teasers`. A teaser shares at least a third of the larger's sentences, which is what the
@@ -171,7 +166,7 @@ fn verify_threshold(opts: &Options) -> f64 {
 fn teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64, overlap: f64) -> bool {
     const SLACK: f64 = 1e-9;
     opts.teasers
-        && s < verify_threshold(opts)
+        && s < opts.verify_threshold()
         && overlap * similarity::TEASER_PARTS as f64 >= 1.0 - SLACK
         && similarity::teaser(a.sketch, a.order, b.sketch, b.order)
 }

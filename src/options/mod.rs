@@ -382,6 +382,12 @@ impl Options {
         }
     }
 
+    /// The similarity a candidate must reach to be verified (`verify_overlap_pct` as a share).
+    /// Every check compares against this one value: a teaser is given it exactly.
+    pub fn verify_threshold(&self) -> f64 {
+        f64::from(self.verify_overlap_pct) / 100.0
+    }
+
     /// Check ranges and fill derived values (`simhash_blocks` when 0).
     pub fn validate(mut self) -> Result<Self> {
         if self.minhash_bands == 0 {
