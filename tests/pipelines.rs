@@ -372,6 +372,13 @@ fn every_command_counts_the_same_and_result_lines_agree_with_export() {
             "{stage}: {busy} of {seconds} s"
         );
     }
+    // The store's own thread applies the batches where there is a second core to run it.
+    let apply = sum["stages"]["apply"].as_f64().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    assert!(
+        apply <= seconds && (apply > 0.0) == (cores >= 2),
+        "apply: {apply} of {seconds} s on {cores} cores"
+    );
     let ex = json_lines(&stdout(&run(dir.path(), &["export"])));
     let exported: BTreeMap<&str, (&serde_json::Value, &serde_json::Value)> = ex
         .iter()

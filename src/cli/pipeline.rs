@@ -115,6 +115,7 @@ pub(super) fn run(
         fingerprint: secs(&fp_ns),
         look_up: batch_after.0 - batch_before.0,
         decide: batch_after.1 - batch_before.1,
+        apply: batch_after.2 - batch_before.2,
         commit: commit.as_secs_f64(),
     };
     ran

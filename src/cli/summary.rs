@@ -297,6 +297,9 @@ pub(super) struct Stages {
     pub(super) look_up: f64,
     /// Deciding each document in input order and staging its writes (one thread).
     pub(super) decide: f64,
+    /// Applying the batches to the store: RocksDB's log and memtables, on a thread of their
+    /// own (0 where the store has none: one core, Redis).
+    pub(super) apply: f64,
     /// Handing each batch to the store and waiting for its sync, and writing the outputs.
     pub(super) commit: f64,
 }
@@ -309,6 +312,7 @@ impl Stages {
             ("fingerprint", self.fingerprint),
             ("look up", self.look_up),
             ("decide", self.decide),
+            ("apply", self.apply),
             ("commit", self.commit),
         ];
         let busiest = named
@@ -317,9 +321,9 @@ impl Stages {
             .map_or("", |n| n.0);
         format!(
             "fpdb: busy seconds per stage: read {:.2}, fingerprint {:.2} (all cores), look up {:.2}, \
-             decide {:.2} (one thread), commit {:.2}; the run took {seconds:.2} s, bounded by \
-             the busiest stage ({busiest})",
-            self.read, self.fingerprint, self.look_up, self.decide, self.commit
+             decide {:.2} (one thread), apply {:.2} (one thread), commit {:.2}; the run took \
+             {seconds:.2} s, bounded by the busiest stage ({busiest})",
+            self.read, self.fingerprint, self.look_up, self.decide, self.apply, self.commit
         )
     }
 }

@@ -92,6 +92,9 @@ pub struct Fpdb {
     /// Documents read into the presence filter at open: it was saved before they were
     /// written ([`Fpdb::memory_filter_caught_up`]).
     filter_caught_up: Option<u64>,
+    /// Nanoseconds the store's own thread has spent applying batches, where it has one
+    /// ([`crate::store::WriteBehind`]).
+    applying: Option<std::sync::Arc<AtomicU64>>,
 }
 
 /// [`LookupStats`] as counted: on every lookup thread, relaxed (totals only).
@@ -370,11 +373,16 @@ impl Fpdb {
     }
 
     /// The wall time [`Fpdb::ingest_batch`] has spent, since this handle was opened, looking
-    /// documents up (reads and verification, on all its lookup threads at once) and deciding
-    /// and staging them (the sequential stage), in seconds.
-    pub fn batch_seconds(&self) -> (f64, f64) {
+    /// documents up (reads and verification, on all its lookup threads at once), deciding
+    /// and staging them (the sequential stage), and the time the store's own thread has spent
+    /// applying the writes (0 without one), in seconds.
+    pub fn batch_seconds(&self) -> (f64, f64, f64) {
         let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
-        (secs(&self.reads.lookup_ns), secs(&self.reads.decide_ns))
+        (
+            secs(&self.reads.lookup_ns),
+            secs(&self.reads.decide_ns),
+            self.applying.as_deref().map_or(0.0, secs),
+        )
     }
 
     /// What the lookups of this handle read since it was opened.

@@ -118,6 +118,7 @@ impl Fpdb {
             lookup_pool: std::sync::OnceLock::new(),
             reads: Default::default(),
             filter_caught_up: None,
+            applying: None,
             store,
             opts,
             perms,

@@ -402,6 +402,7 @@ impl Builder {
         let cache = self
             .cache_bytes
             .unwrap_or(crate::store::rocks::BLOCK_CACHE_BYTES);
+        let mut applying = None;
         let store: Box<dyn Store> = if self.read_only {
             Box::new(RocksStore::open_read_only_with_cache(path, cache)?)
         } else {
@@ -419,7 +420,9 @@ impl Builder {
             // with a second core to run it: on one core the hand-over costs more than it saves
             // (docs/performance.md, "Store settings").
             if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) >= 2 {
-                Box::new(crate::store::WriteBehind::new(rocks)?)
+                let behind = crate::store::WriteBehind::new(rocks)?;
+                applying = Some(behind.busy_clock());
+                Box::new(behind)
             } else {
                 rocks
             }
@@ -451,6 +454,7 @@ impl Builder {
             (Err(base), Some(start)) => (Box::new(Presence::start(base, Some(path), start)?), None),
         };
         let mut db = Fpdb::init(store, &self.settings, Some(path.to_path_buf()))?;
+        db.applying = applying;
         if let Some(crate::store::PresenceFit::Behind { from, .. }) = fit {
             // Saved before the last writes (a run that did not end cleanly, or kept no
             // filter): the documents written since are read into it before any lookup.

@@ -26,6 +26,8 @@ pub use rocks::{RocksStore, BLOCK_CACHE_BYTES};
 pub use schema::Cf;
 pub use staged::Staged;
 
+use rayon::prelude::*;
+
 use crate::error::Result;
 
 /// One staged change of a column family: a key and its new value (`None`: deleted).
@@ -133,6 +135,9 @@ impl Op {
     }
 }
 
+/// Batches of at least this many changes are sorted on several threads ([`Batch::sort`]).
+const PARALLEL_SORT: usize = 8192;
+
 /// Changes applied atomically: after a crash, either all of them are visible or none is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Batch {
@@ -160,13 +165,48 @@ impl Batch {
     pub fn truncate(&mut self, len: usize) {
         self.ops.truncate(len);
     }
-    /// Order the changes by column family and key (for a batch that changes each key at
-    /// most once: the order of changes to one key would be lost).
+    /// Order the changes by column family and key; changes to one key keep their order.
+    /// Run on all threads of the rayon pool the caller runs on, if any, for a large batch.
     pub fn sort(&mut self) {
-        // On this thread: rayon's pool is busy fingerprinting the next batch during an
-        // ingest, and a parallel sort queued behind that work waited longer than it sorted.
-        self.ops
-            .sort_unstable_by(|a, b| a.cf_key().cmp(&b.cf_key()));
+        // Sorted by a copy of each key's first 23 bytes held as integers (every key of the
+        // prefix-scanned families fits), the keys themselves compared only where those are
+        // equal: the ops are not touched while sorting.
+        let head = |(i, op): (usize, &Op)| {
+            let (cf, k) = op.cf_key();
+            let mut head = [0u8; 16];
+            head[0] = u8::try_from(cf).expect("fewer than 256 column families");
+            let n = k.len().min(15);
+            head[1..=n].copy_from_slice(&k[..n]);
+            let mut tail = [0u8; 8];
+            let rest = k.get(15..).unwrap_or_default();
+            let m = rest.len().min(8);
+            tail[..m].copy_from_slice(&rest[..m]);
+            (u128::from_be_bytes(head), u64::from_be_bytes(tail), i)
+        };
+        let ops = &self.ops;
+        // A shorter key pads with zeros: equal integers, then the keys decide (a key that is
+        // a prefix of another sorts first), then the order they were queued in.
+        let cmp = |a: &(u128, u64, usize), b: &(u128, u64, usize)| {
+            (a.0, a.1)
+                .cmp(&(b.0, b.1))
+                .then_with(|| ops[a.2].cf_key().cmp(&ops[b.2].cf_key()))
+                .then(a.2.cmp(&b.2))
+        };
+        let parallel = rayon::current_thread_index().is_some() && ops.len() >= PARALLEL_SORT;
+        let order: Vec<(u128, u64, usize)> = if parallel {
+            let mut order: Vec<_> = ops.par_iter().enumerate().map(head).collect();
+            order.par_sort_unstable_by(cmp);
+            order
+        } else {
+            let mut order: Vec<_> = ops.iter().enumerate().map(head).collect();
+            order.sort_unstable_by(cmp);
+            order
+        };
+        let mut taken: Vec<Option<Op>> = self.ops.drain(..).map(Some).collect();
+        self.ops = order
+            .iter()
+            .map(|&(_, _, i)| taken[i].take().expect("each op once"))
+            .collect();
     }
     /// The queued changes, in order (a later change to a key wins).
     pub fn ops(&self) -> &[Op] {
@@ -349,5 +389,79 @@ pub trait Store: Send + Sync {
     /// Approximate bytes on disk (0 for memory).
     fn disk_size(&self) -> u64 {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The order [`Batch::sort`] promises, by a stable sort on the keys themselves.
+    fn oracle(ops: &[Op]) -> Vec<Op> {
+        let mut out = ops.to_vec();
+        out.sort_by(|a, b| a.cf_key().cmp(&b.cf_key()));
+        out
+    }
+
+    /// Keys of a run of zeros (up to 26) and a few bytes of two values: equal first 23
+    /// bytes, prefixes of one another and one key changed twice are common.
+    fn op() -> impl Strategy<Value = Op> {
+        (
+            0..Cf::ALL.len(),
+            (0usize..27, proptest::collection::vec(0u8..2, 0..6)),
+            any::<bool>(),
+            any::<u8>(),
+        )
+            .prop_map(|(cf, (zeros, tail), put, v)| {
+                let mut k = vec![0u8; zeros];
+                k.extend(tail);
+                if put {
+                    Op::Put(Cf::ALL[cf], k, vec![v])
+                } else {
+                    Op::Delete(Cf::ALL[cf], k)
+                }
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn sort_orders_by_family_and_key_and_keeps_each_keys_changes_in_order(
+            ops in proptest::collection::vec(op(), 0..300)
+        ) {
+            let expected = oracle(&ops);
+            let mut b = Batch { ops };
+            b.sort();
+            prop_assert_eq!(b.ops, expected);
+        }
+    }
+
+    #[test]
+    fn sort_on_the_threads_of_a_pool_gives_the_same_order() {
+        // Enough changes for the parallel sort, of keys that often share their first bytes.
+        let mut x = 7u64;
+        let ops: Vec<Op> = (0..3 * PARALLEL_SORT)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let key: Vec<u8> = (0..(x >> 59) as usize + 14)
+                    .map(|j| ((x >> (j % 48)) & 3) as u8)
+                    .collect();
+                Op::Put(
+                    Cf::ALL[(x >> 40) as usize % Cf::ALL.len()],
+                    key,
+                    vec![i as u8],
+                )
+            })
+            .collect();
+        let expected = oracle(&ops);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let mut b = Batch { ops };
+        pool.install(|| b.sort());
+        assert!(b.ops == expected);
     }
 }

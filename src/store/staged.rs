@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::{Batch, Cf, Entry, Op, Store};
@@ -16,6 +17,9 @@ type Pending = Vec<BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
 pub struct Staged {
     base: std::sync::Arc<dyn Store>,
     pending: Mutex<Pending>,
+    /// Whether anything is staged (set under the lock): reads of a store with nothing staged,
+    /// such as the lookups of an ingest on all cores, go to the base without taking the lock.
+    any: AtomicBool,
 }
 
 impl Staged {
@@ -24,6 +28,7 @@ impl Staged {
         Staged {
             base: std::sync::Arc::from(base),
             pending: Mutex::new(vec![BTreeMap::new(); Cf::ALL.len()]),
+            any: AtomicBool::new(false),
         }
     }
 
@@ -66,14 +71,20 @@ impl Staged {
             }
         }
         b.append(extra);
-        self.base.write(b)
+        let written = self.base.write(b);
+        // Only now, with the base holding the changes (or the write failed): a read that
+        // skips the lock must find them there.
+        self.any.store(false, Ordering::Release);
+        written
     }
 
     /// Drop every staged change.
     pub fn discard(&self) {
-        for m in self.pending.lock().expect("lock").iter_mut() {
+        let mut pending = self.pending.lock().expect("lock");
+        for m in pending.iter_mut() {
             m.clear();
         }
+        self.any.store(false, Ordering::Release);
     }
 }
 
@@ -168,6 +179,9 @@ pub(super) fn scan_ranges_over(
 
 impl Store for Staged {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if !self.any.load(Ordering::Acquire) {
+            return self.base.get(cf, key);
+        }
         if let Some(v) = self.pending.lock().expect("lock")[cf.index()].get(key) {
             return Ok(v.clone());
         }
@@ -184,6 +198,9 @@ impl Store for Staged {
         if start >= end {
             return Ok(());
         }
+        if !self.any.load(Ordering::Acquire) {
+            return self.base.scan(cf, start, end, visit);
+        }
         let staged: Entries = self.pending.lock().expect("lock")[cf.index()]
             .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -197,6 +214,9 @@ impl Store for Staged {
         ranges: &[(&[u8], &[u8])],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
+        if !self.any.load(Ordering::Acquire) {
+            return self.base.scan_ranges(cf, ranges, visit);
+        }
         let staged: Vec<Entries> = {
             let pending = self.pending.lock().expect("lock");
             let m = &pending[cf.index()];
@@ -225,6 +245,9 @@ impl Store for Staged {
             return Err(crate::error::Error::ReadOnly);
         }
         let mut pending = self.pending.lock().expect("lock");
+        if !batch.is_empty() {
+            self.any.store(true, Ordering::Release);
+        }
         for op in batch.ops {
             match op {
                 Op::Put(cf, k, v) => {

@@ -147,6 +147,31 @@ impl Layers {
         layers.last().expect("one layer at least").insert(prefix);
     }
 
+    /// [`Layers::insert`] of each of `prefixes`, the layers locked once for all of them
+    /// while the newest has room (every insert of a lock of its own was a point the threads
+    /// inserting a batch together all met).
+    pub(super) fn insert_all<'a>(&self, prefixes: impl Iterator<Item = &'a [u8]>) {
+        let mut prefixes = prefixes.peekable();
+        while prefixes.peek().is_some() {
+            {
+                let layers = self
+                    .layers
+                    .read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let last = layers.last().expect("one layer at least");
+                while let Some(p) =
+                    prefixes.next_if(|_| !last.full() || self.capped.load(Ordering::Relaxed))
+                {
+                    last.insert(p);
+                }
+            }
+            // The newest layer is full: the next prefix may add one.
+            if let Some(p) = prefixes.next() {
+                self.insert(p);
+            }
+        }
+    }
+
     pub(super) fn may_contain(&self, prefix: &[u8]) -> bool {
         let layers = self
             .layers
@@ -188,6 +213,28 @@ mod tests {
             .filter(|&i| layers.may_contain(&posting(i)[..8]))
             .count();
         assert!(fp < 20_000 / 20, "{fp} false positives in 20,000");
+    }
+
+    #[test]
+    fn inserting_many_at_once_grows_the_layers_as_one_at_a_time() {
+        let (one, all) = (
+            Layers::new(Bloom::with_capacity(1000)),
+            Layers::new(Bloom::with_capacity(1000)),
+        );
+        let keys: Vec<Vec<u8>> = (0..20_000u64).map(posting).collect();
+        for k in &keys {
+            one.insert(&k[..8]);
+        }
+        all.insert_all(keys.iter().map(|k| &k[..8]));
+        let words = |l: &Layers| -> Vec<Vec<u64>> {
+            let layers = l.layers.read().unwrap();
+            layers
+                .iter()
+                .map(|b| b.words.iter().map(|w| w.load(Ordering::Relaxed)).collect())
+                .collect()
+        };
+        assert!(words(&all).len() >= 4);
+        assert!(words(&one) == words(&all), "the same layers, bit for bit");
     }
 
     #[test]

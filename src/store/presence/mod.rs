@@ -27,6 +27,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use rayon::prelude::*;
+
 mod bloom;
 mod file;
 
@@ -37,6 +39,10 @@ pub use file::{remove_unusable, saved, Fit, FILE_NAME};
 use super::rocks::{prefix_len, within_prefix};
 use super::{Batch, Cf, Op, Store};
 use crate::error::{Error, Result};
+
+/// Changes of a write inserted into the filter by one thread (a batch of an ingest holds
+/// tens of thousands).
+const PARALLEL_INSERTS: usize = 4096;
 
 /// How a new [`Presence`] filter starts (a saved one is loaded by [`Presence::load_saved`]).
 pub enum Start {
@@ -238,10 +244,24 @@ impl Store for Presence {
         // Any write changes the store's state: the saved filter no longer matches it.
         self.dirty.store(true, Ordering::Relaxed);
         // Into the filter first: a reader that sees the key in the base store finds its prefix.
-        for op in batch.ops() {
-            if let Op::Put(cf, k, _) = op {
-                self.insert(*cf, k);
+        let insert = |ops: &[Op]| {
+            for (i, filter) in self.filters.iter().enumerate() {
+                let (Some(layers), Some(n)) = (filter, prefix_len(Cf::ALL[i])) else {
+                    continue;
+                };
+                layers.insert_all(ops.iter().filter_map(|op| match op {
+                    Op::Put(cf, k, _) if cf.index() == i => Some(&k[..n.min(k.len())]),
+                    _ => None,
+                }));
             }
+        };
+        // The filter's bits are atomic: a large batch is inserted on all threads of the pool
+        // the caller runs on (an ingest commits on its idle lookup threads). A caller outside
+        // any pool inserts alone: its work would wait behind the global pool's.
+        if rayon::current_thread_index().is_some() && batch.len() >= PARALLEL_INSERTS {
+            batch.ops().par_chunks(PARALLEL_INSERTS).for_each(insert);
+        } else {
+            insert(batch.ops());
         }
         self.base.write(batch)
     }
