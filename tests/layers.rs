@@ -2,7 +2,8 @@
 //! module its layer may use (ARCHITECTURE.md, "Folder map": error, clock, hash → index →
 //! options → text → fingerprint / store → engine → reader, eval, explain), and the files of one
 //! module must not use each other in a cycle. Items re-exported at the crate root
-//! (`crate::Document`) count as the module that defines them.
+//! (`crate::Document`) count as the module that defines them. No file is over 600 lines
+//! unless it says why at its top.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -241,4 +242,42 @@ fn the_files_of_a_module_do_not_use_each_other_in_a_cycle() {
             );
         }
     }
+}
+
+/// The Rust files of the library, its test suites and its tools.
+fn every_rust_file() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for dir in [
+        "src",
+        "tests",
+        "tools/src",
+        "python/src",
+        "benches",
+        "examples",
+    ] {
+        if root.join(dir).is_dir() {
+            files(&root.join(dir), &mut out);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_file_is_over_600_lines_unless_it_says_why_at_its_top() {
+    let files = every_rust_file();
+    assert!(files.len() > 100, "{} files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            let lines = text.lines().count();
+            let says_why = text.lines().take(12).any(|l| l.contains("Over 600 lines"));
+            (lines > 600 && !says_why).then(|| format!("{} ({lines} lines)", p.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these, or say at their top why they are over 600 lines: {long:?}"
+    );
 }

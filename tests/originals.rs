@@ -2,6 +2,9 @@
 //! cluster names its earliest member whatever order its members arrived in (`duplicate_of`),
 //! through reopen, delete, `--replace`, backup and batches; `verify` checks it. An oracle
 //! proptest ingests dated copies in random orders and batch sizes.
+//!
+//! Over 600 lines: one scenario per way a document arrives or leaves, each reading top to
+//! bottom.
 
 mod common;
 

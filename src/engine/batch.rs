@@ -14,10 +14,10 @@ use rayon::prelude::*;
 
 use super::ingest::Writes;
 use super::lookup::Checked;
+use super::near::NearIndex;
 use super::postings::{bound_simhash, candidate_seqs, ReadMany};
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
-use crate::fingerprint::simhash::hamming;
 use crate::fingerprint::Fingerprints;
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf, Store};
@@ -52,12 +52,11 @@ impl Found {
 }
 
 /// The documents of the batch decided so far, indexed as the store indexes them.
-#[derive(Default)]
 struct InBatch {
     /// Sentence hash -> (oldest holder in the batch, its cluster at ingest).
     holders: HashMap<u64, (u64, u64)>,
-    /// (seq, simhash).
-    simhashes: Vec<(u64, u64)>,
+    /// Their simhashes.
+    simhashes: NearIndex,
     /// Seq -> index of its record in the batch's records (id, cluster and sketches of the
     /// documents decided so far are read there, not copied).
     docs: HashMap<u64, usize>,
@@ -220,7 +219,12 @@ impl Fpdb {
         }
         let start = self.counters();
         let mut d = Decisions {
-            index: InBatch::default(),
+            index: InBatch {
+                holders: HashMap::default(),
+                simhashes: NearIndex::new(self.opts.simhash_k),
+                docs: HashMap::default(),
+                ids: HashMap::default(),
+            },
             bulk: Batch::new(),
             records: Vec::with_capacity(docs.len()),
             time: super::now(),
@@ -335,13 +339,9 @@ impl Fpdb {
         }
         let mut simhash = f.simhash;
         if let Some(q) = fps.simhash {
-            let k = self.opts.simhash_k;
-            for &(seq, p) in &d.index.simhashes {
-                let d = hamming(p, q);
-                if d <= k {
-                    simhash.insert(seq, d);
-                }
-            }
+            d.index.simhashes.near(q, &mut |seq, d| {
+                simhash.insert(seq, d);
+            });
             // The store's candidates were bounded alone; bounded with the batch's, they are
             // what a sequential ingest finds.
             bound_simhash(&mut simhash);
@@ -425,7 +425,7 @@ impl Fpdb {
             d.index.holders.entry(h).or_insert((seq, target));
         }
         if let Some(q) = simhash {
-            d.index.simhashes.push((seq, q));
+            d.index.simhashes.insert(seq, q);
         }
         d.index.ids.insert(doc.id.clone(), seq);
         // The record just pushed (the last), read in place by later documents of the batch.

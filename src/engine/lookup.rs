@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::HashMap;
 
-use super::postings::{candidate_seqs, ReadMany};
-use super::{Fpdb, LookupCounters, Match, Outcome, MAX_MATCHES};
+use super::postings::ReadMany;
+use super::{Fpdb, LookupCounters, Match, MAX_MATCHES};
 use crate::error::Result;
 use crate::fingerprint::{keys, similarity, Fingerprints};
-use crate::store::schema::{self, ClusterRecord, Original, StoredMatch};
+use crate::store::schema::{self, ClusterRecord, StoredMatch};
 
 /// With tight clusters, a candidate this similar joins its cluster even when the cluster's
 /// first document does not verify: it is a copy of a member (an edited repost of an article
@@ -580,102 +580,5 @@ impl Fpdb {
             });
         }
         (out, stored)
-    }
-
-    /// What `fps` would get if it were ingested now: never writes.
-    pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
-        self.outcome(id, self.lookup(fps)?, &fps.sketch)
-    }
-
-    /// [`Fpdb::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
-    /// current rayon pool. What their lookups read from the postings and simhash tables is
-    /// read for all of them at once, in key order ([`Fpdb::read_many`]); same answers.
-    pub fn query_many(&self, docs: &[(&str, &Fingerprints)]) -> Vec<Result<Outcome>> {
-        use rayon::prelude::*;
-        let fps: Vec<&Fingerprints> = docs.iter().map(|d| d.1).collect();
-        let read = self.read_many(&fps).ok();
-        let found: Vec<Result<_>> = fps
-            .par_iter()
-            .map(|f| self.holders_and_neighbours(f, read.as_ref()))
-            .collect();
-        let records = self.shared_records(
-            found
-                .iter()
-                .flatten()
-                .map(|(holders, simhash)| candidate_seqs(holders, simhash).collect()),
-        );
-        docs.par_iter()
-            .zip(found)
-            .map(|((id, fps), found)| {
-                LookupCounters::add(&self.reads.lookups, 1);
-                let (holders, simhash) = found?;
-                let lk = self.lookup_with(fps, &holders, simhash, &mut |seq| {
-                    self.check_stored_in(fps, seq, records.as_ref())
-                })?;
-                self.outcome(id, lk, &fps.sketch)
-            })
-            .collect()
-    }
-
-    /// The records of the documents that more than one of `candidates` (each lookup's
-    /// candidates, a seq may come twice) names, each read once; `None` when one fails (each
-    /// lookup then reads its own, and meets the error itself).
-    pub(super) fn shared_records(
-        &self,
-        candidates: impl Iterator<Item = Vec<u64>>,
-    ) -> Option<HashMap<u64, schema::DocRecord>> {
-        use rayon::prelude::*;
-        let mut seqs: Vec<u64> = candidates
-            .flat_map(|mut own| {
-                own.sort_unstable();
-                own.dedup();
-                own
-            })
-            .collect();
-        seqs.sort_unstable();
-        let mut shared: Vec<u64> = seqs
-            .windows(2)
-            .filter(|w| w[0] == w[1])
-            .map(|w| w[0])
-            .collect();
-        shared.dedup();
-        shared
-            .par_iter()
-            .map(|&seq| self.doc(seq).map(|r| (seq, r)))
-            .collect::<Result<_>>()
-            .ok()
-    }
-
-    /// The outcome of lookup `lk` for a document with id `id`.
-    fn outcome(&self, id: &str, lk: Lookup, sketch: &[u32]) -> Result<Outcome> {
-        let (matches, _) = self.matches(&lk);
-        let composite_of = lk.composite_of(sketch, &mut |seq| {
-            let r = self.doc(seq)?;
-            Ok((r.id, r.sketch))
-        })?;
-        let target = lk.roots.iter().next();
-        // The cluster it would join names the earliest original of the clusters it matched.
-        let original = lk
-            .roots
-            .values()
-            .fold(None, |o, rec| Original::earliest(o, rec.original));
-        Ok(Outcome {
-            id: id.to_string(),
-            similar_id: target.map(|(id, _)| *id),
-            duplicate_of: match (original, target) {
-                (Some(o), _) => Some(self.doc(o.seq)?.id),
-                (None, Some((_, rec))) => Some(self.doc(rec.first_seq)?.id),
-                (None, None) => None,
-            },
-            previous_original: None,
-            composite_of,
-            matches,
-            merged: lk.roots.keys().skip(1).copied().collect(),
-        })
-    }
-
-    /// Query the text of a document (fingerprint + [`Fpdb::query`]).
-    pub fn query_text(&self, text: &str) -> Result<Outcome> {
-        self.query("", &self.fingerprint(text))
     }
 }

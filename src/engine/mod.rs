@@ -14,19 +14,26 @@
 //! | `types.rs` | documents in; outcomes, stored documents, stats out |
 //! | `settings.rs` | settings at creation, the builder |
 //! | `open.rs` | opening: format, options, counters; format 2 upgrade |
-//! | `lookup.rs` | candidates (nshash postings, simhash tables), verification, queries |
+//! | `postings.rs` | reading the postings and simhash tables, for one document or a batch |
+//! | `lookup.rs` | candidates (nshash postings, simhash tables), verification |
+//! | `query.rs` | queries: one document, many on all cores |
 //! | `ingest.rs` | the decision and the write batch of one document; replace |
 //! | `batch.rs` | a batch: parallel lookups, decisions in order against the batch, one commit |
+//! | `near.rs` | the batch's simhashes, found within k bits by blocks |
 //! | `clusters.rs` | removal, member lists, splits |
 //! | `read.rs` | stored documents, stats, export, clusters |
 //! | `verify.rs` | the consistency check |
+//! | `report.rs`, `heavy.rs` | the report: one pass over the store, bounded host tables |
 
 mod batch;
 mod clusters;
+mod heavy;
 mod ingest;
 mod lookup;
+mod near;
 mod open;
 mod postings;
+mod query;
 mod read;
 mod report;
 mod settings;
@@ -36,11 +43,12 @@ mod verify;
 use std::path::{Path, PathBuf};
 
 pub use batch::BatchOutcome;
+pub use heavy::Heavy;
 pub use postings::SIMHASH_MOST;
 pub use read::{Standing, StoredTexts};
 pub use report::{
-    ClusterDetail, Day, Heavy, HostCount, HostPair, Hosts, Member, Report, ReportOptions,
-    ReportScan, SizeClass,
+    ClusterDetail, Day, HostCount, HostPair, Hosts, Member, Report, ReportOptions, ReportScan,
+    SizeClass,
 };
 pub use settings::{Builder, Settings, ALGO_NAMES};
 pub use types::{

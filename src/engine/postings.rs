@@ -353,4 +353,33 @@ impl Fpdb {
         };
         Ok((holders, simhash))
     }
+
+    /// The records of the documents that more than one of `candidates` (each lookup's
+    /// candidates, a seq may come twice) names, each read once; `None` when one fails (each
+    /// lookup then reads its own, and meets the error itself).
+    pub(super) fn shared_records(
+        &self,
+        candidates: impl Iterator<Item = Vec<u64>>,
+    ) -> Option<HashMap<u64, schema::DocRecord>> {
+        use rayon::prelude::*;
+        let mut seqs: Vec<u64> = candidates
+            .flat_map(|mut own| {
+                own.sort_unstable();
+                own.dedup();
+                own
+            })
+            .collect();
+        seqs.sort_unstable();
+        let mut shared: Vec<u64> = seqs
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        shared.dedup();
+        shared
+            .par_iter()
+            .map(|&seq| self.doc(seq).map(|r| (seq, r)))
+            .collect::<Result<_>>()
+            .ok()
+    }
 }

@@ -1,0 +1,79 @@
+//! Queries: what a document would get if it were ingested now, one at a time or many at once
+//! on all cores; never writes.
+
+use super::lookup::Lookup;
+use super::postings::candidate_seqs;
+use super::{Fpdb, LookupCounters, Outcome};
+use crate::error::Result;
+use crate::fingerprint::Fingerprints;
+use crate::store::schema::Original;
+
+impl Fpdb {
+    /// What `fps` would get if it were ingested now: never writes.
+    pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
+        self.outcome(id, self.lookup(fps)?, &fps.sketch)
+    }
+
+    /// [`Fpdb::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
+    /// current rayon pool. What their lookups read from the postings and simhash tables is
+    /// read for all of them at once, in key order ([`Fpdb::read_many`]); same answers.
+    pub fn query_many(&self, docs: &[(&str, &Fingerprints)]) -> Vec<Result<Outcome>> {
+        use rayon::prelude::*;
+        let fps: Vec<&Fingerprints> = docs.iter().map(|d| d.1).collect();
+        let read = self.read_many(&fps).ok();
+        let found: Vec<Result<_>> = fps
+            .par_iter()
+            .map(|f| self.holders_and_neighbours(f, read.as_ref()))
+            .collect();
+        let records = self.shared_records(
+            found
+                .iter()
+                .flatten()
+                .map(|(holders, simhash)| candidate_seqs(holders, simhash).collect()),
+        );
+        docs.par_iter()
+            .zip(found)
+            .map(|((id, fps), found)| {
+                LookupCounters::add(&self.reads.lookups, 1);
+                let (holders, simhash) = found?;
+                let lk = self.lookup_with(fps, &holders, simhash, &mut |seq| {
+                    self.check_stored_in(fps, seq, records.as_ref())
+                })?;
+                self.outcome(id, lk, &fps.sketch)
+            })
+            .collect()
+    }
+
+    /// The outcome of lookup `lk` for a document with id `id`.
+    fn outcome(&self, id: &str, lk: Lookup, sketch: &[u32]) -> Result<Outcome> {
+        let (matches, _) = self.matches(&lk);
+        let composite_of = lk.composite_of(sketch, &mut |seq| {
+            let r = self.doc(seq)?;
+            Ok((r.id, r.sketch))
+        })?;
+        let target = lk.roots.iter().next();
+        // The cluster it would join names the earliest original of the clusters it matched.
+        let original = lk
+            .roots
+            .values()
+            .fold(None, |o, rec| Original::earliest(o, rec.original));
+        Ok(Outcome {
+            id: id.to_string(),
+            similar_id: target.map(|(id, _)| *id),
+            duplicate_of: match (original, target) {
+                (Some(o), _) => Some(self.doc(o.seq)?.id),
+                (None, Some((_, rec))) => Some(self.doc(rec.first_seq)?.id),
+                (None, None) => None,
+            },
+            previous_original: None,
+            composite_of,
+            matches,
+            merged: lk.roots.keys().skip(1).copied().collect(),
+        })
+    }
+
+    /// Query the text of a document (fingerprint + [`Fpdb::query`]).
+    pub fn query_text(&self, text: &str) -> Result<Outcome> {
+        self.query("", &self.fingerprint(text))
+    }
+}

@@ -1,0 +1,110 @@
+//! Unit tests of the readers' shared parts (`reader/mod.rs`).
+
+use super::jsonl::parse_json_line;
+use super::sniff::*;
+use super::*;
+
+fn fields() -> Fields {
+    Fields::default()
+}
+
+#[test]
+fn json_lines_parse_with_numeric_ids_and_report_problems() {
+    let (d, _) = parse_json_line(
+        br#"{"id": 7, "text": "hello", "title": "t"}"#,
+        &fields(),
+        "f",
+        1,
+    )
+    .unwrap();
+    assert_eq!((d.id.as_str(), d.title.as_deref()), ("7", Some("t")));
+    let e = parse_json_line(br#"{"id": "a"}"#, &fields(), "f", 1).unwrap_err();
+    assert!(e.contains("missing text field `text`"), "{e}");
+    let e =
+        parse_json_line(b"{\"id\": \"a\", \"text\": \"x\xff\"}", &fields(), "f", 1).unwrap_err();
+    assert!(e.contains("invalid UTF-8"), "{e}");
+    let e = parse_json_line(br#"{"id": "a", "text": "  "}"#, &fields(), "f", 1).unwrap_err();
+    assert!(e.contains("empty document"), "{e}");
+    let e = parse_json_line(br#"{"id": "a", "text": "#, &fields(), "f", 1).unwrap_err();
+    assert!(e.contains("malformed JSON"), "{e}");
+    let (d, page) = parse_json_line(
+        br#"{"id": "h", "html": "<title>T</title><p>body text</p>"}"#,
+        &fields(),
+        "f",
+        1,
+    )
+    .unwrap();
+    let d = page.expect("html waits for extraction").extract(d).unwrap();
+    assert_eq!(
+        (d.title.as_deref(), d.text.as_str()),
+        (Some("T"), "body text")
+    );
+    // Extracted later, merged as before: the page's title first, the record's url and its
+    // date field before the page's own time; an unreadable date field keeps the page's.
+    let page_html = r#"<title>Page</title><meta property=\"article:published_time\" content=\"2024-05-01\"><p>正文内容。</p>"#;
+    let line = |date: &str| {
+        format!(
+            r#"{{"id": "h", "title": "Rec", "url": "https://a.example/1", "date": {date}, "html": "{page_html}"}}"#
+        )
+    };
+    let f = Fields {
+        time: "date".into(),
+        ..fields()
+    };
+    let (d, page) =
+        parse_json_line(line("\"2024-06-01 10:00 CST\"").as_bytes(), &f, "f", 1).unwrap();
+    let d = page.unwrap().extract(d).unwrap();
+    assert_eq!(d.title.as_deref(), Some("Page"));
+    assert_eq!(d.url.as_deref(), Some("https://a.example/1"));
+    assert_eq!(
+        d.published,
+        time::parse_time("2024-06-01 02:00"),
+        "CST in a Chinese page"
+    );
+    let (d, page) = parse_json_line(line("\"soon\"").as_bytes(), &f, "f", 1).unwrap();
+    let d = page.unwrap().extract(d).unwrap();
+    assert_eq!(d.published, time::parse_time("2024-05-01"));
+    assert!(d.time_unread.is_some());
+    let (d, page) = parse_json_line(line("[1]").as_bytes(), &f, "f", 1).unwrap();
+    let d = page.unwrap().extract(d).unwrap();
+    assert!(d.time_unread.unwrap().contains("not a string or a number"));
+}
+
+/// Garbage bytes in a JSONL line (truncated, stray, overlong and surrogate sequences, in
+/// Chinese and ASCII text) are reported at the byte where the valid UTF-8 ends, the offset
+/// `std::str::from_utf8` gives (the reader validates with simdutf8).
+#[test]
+fn invalid_utf8_is_located_at_the_byte_std_names() {
+    let zh = "第一条 为了加强和规范政府督查工作".as_bytes();
+    let bad: [&[u8]; 6] = [
+        &[0xe4, 0xbd],       // a character cut short
+        &[0x80],             // a lone continuation byte
+        &[0xc0, 0xaf],       // overlong '/'
+        &[0xed, 0xa0, 0x80], // a UTF-16 surrogate
+        &[0xf8, 0x88, 0x80], // no such lead byte
+        &[0xff],
+    ];
+    for b in bad {
+        for (before, after) in [(zh, zh), (&b"x"[..], &b""[..]), (&b""[..], zh)] {
+            let mut line = br#"{"id": "a", "text": ""#.to_vec();
+            line.extend_from_slice(before);
+            line.extend_from_slice(b);
+            line.extend_from_slice(after);
+            line.extend_from_slice(b"\"}");
+            let at = std::str::from_utf8(&line).unwrap_err().valid_up_to();
+            let e = parse_json_line(&line, &fields(), "f", 1).unwrap_err();
+            assert_eq!(e, format!("invalid UTF-8 at byte {at}"), "{line:?}");
+        }
+    }
+}
+
+#[test]
+fn formats_are_sniffed() {
+    assert_eq!(format_by_content(b"WARC/1.0\r\n"), Format::Warc);
+    assert_eq!(format_by_content(b"  {\"id\":1}"), Format::Jsonl);
+    assert_eq!(format_by_content(b"<!DOCTYPE html><html>"), Format::Html);
+    assert_eq!(format_by_content("纯文本".as_bytes()), Format::Text);
+    assert_eq!(format_by_name(Path::new("a/CC-1.warc.gz")), Format::Warc);
+    assert_eq!(format_by_name(Path::new("x.wet.zst")), Format::Warc);
+    assert_eq!(format_by_name(Path::new("x.tsv")), Format::Tsv);
+}

@@ -1,0 +1,135 @@
+//! Unit tests of the key layouts and record codecs (`store/schema/mod.rs`).
+
+use super::*;
+
+#[test]
+fn simhash_range_covers_exactly_the_prefix() {
+    let (s, e) = simhash_range(2, 0x10, 0x1f);
+    let inside = simhash_key(2, 0x1f, u64::MAX);
+    let outside = simhash_key(2, 0x20, 0);
+    assert!(s.as_slice() <= inside.as_slice() && inside.as_slice() < e.as_slice());
+    assert!(outside.as_slice() >= e.as_slice());
+    let (_, e) = simhash_range(2, 0, u64::MAX);
+    assert!(simhash_key(3, 0, 0).as_slice() >= e.as_slice());
+}
+
+#[test]
+fn stores_without_the_format_4_settings_stay_format_3() {
+    use crate::options::Options;
+    let legacy: Options = serde_json::from_str(
+        r#"{"nshash":true,"simhash":true,"nshash_n":5,"nshash_hash":"farmhash",
+            "min_sentence_chars":10,"nshash_min_shared":1,"verify_overlap_pct":60,
+            "simhash_k":3,"simhash_blocks":6,"expected_docs":10000000}"#,
+    )
+    .unwrap();
+    assert_eq!(legacy.minhash_bands, 0);
+    assert_eq!(legacy.verify_resemblance_pct, 90);
+    assert!(!legacy.tight_clusters);
+    assert_eq!(legacy.strong_resemblance_pct, 0);
+    assert!(!legacy.tw_phrases);
+    assert!(!legacy.link_shape);
+    assert!(!legacy.template_figures);
+    assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
+    assert_eq!(format_for(&Options::default()), format_value());
+    assert!(!legacy.originals);
+    assert!(!legacy.digests);
+    assert!(!legacy.teasers);
+    assert!(!legacy.reordered_lines);
+    // The format 11 defaults (no reordered lines).
+    let rules11 = Options {
+        reordered_lines: false,
+        ..Options::default()
+    };
+    assert_eq!(
+        format_for(&rules11),
+        format_value_of(RULES11_FORMAT_VERSION)
+    );
+    // The format 10 defaults (no teasers either).
+    let rules10 = Options {
+        teasers: false,
+        ..rules11
+    };
+    assert_eq!(
+        format_for(&rules10),
+        format_value_of(RULES10_FORMAT_VERSION)
+    );
+    // The format 9 defaults (no digests either).
+    let rules9 = Options {
+        digests: false,
+        ..rules10
+    };
+    assert_eq!(format_for(&rules9), format_value_of(RULES9_FORMAT_VERSION));
+    // The format 8 defaults (no originals either).
+    let rules8 = Options {
+        originals: false,
+        ..rules9
+    };
+    assert_eq!(format_for(&rules8), format_value_of(RULES8_FORMAT_VERSION));
+    // The format 7 defaults (no template figures either).
+    let rules7 = Options {
+        template_figures: false,
+        ..rules8
+    };
+    assert_eq!(format_for(&rules7), format_value_of(RULES7_FORMAT_VERSION));
+    // The format 6 defaults (no link shape either).
+    let rules6 = Options {
+        link_shape: false,
+        ..rules7
+    };
+    assert_eq!(format_for(&rules6), format_value_of(RULES6_FORMAT_VERSION));
+    // The format 5 defaults (no Taiwan-vocabulary fold either).
+    let rules5 = Options {
+        tw_phrases: false,
+        ..rules6
+    };
+    assert_eq!(format_for(&rules5), format_value_of(RULES5_FORMAT_VERSION));
+    let keyed = Options {
+        key_algos: crate::options::KeyAlgos(vec![crate::options::KeyAlgo::imatch()]),
+        ..legacy.clone()
+    };
+    assert_eq!(format_for(&keyed), format_value_of(RULES4_FORMAT_VERSION));
+    // The format 4 defaults (tight clusters without the strong link by resemblance).
+    let rules4 = Options {
+        strong_resemblance_pct: 0,
+        ..rules5.clone()
+    };
+    assert_eq!(format_for(&rules4), format_value_of(RULES4_FORMAT_VERSION));
+    // The settings of format 5.
+    for algo in [
+        crate::options::KeyAlgo::keywords_check(),
+        crate::options::KeyAlgo::PunctTitle,
+        crate::options::KeyAlgo::two_stage(),
+    ] {
+        let o = Options {
+            key_algos: crate::options::KeyAlgos(vec![algo]),
+            ..legacy.clone()
+        };
+        assert_eq!(format_for(&o), format_value_of(RULES5_FORMAT_VERSION));
+        let o = Options {
+            tw_phrases: true,
+            ..o
+        };
+        assert_eq!(format_for(&o), format_value_of(RULES6_FORMAT_VERSION));
+    }
+}
+
+#[test]
+fn records_round_trip_and_garbage_is_corruption() {
+    let c = ClusterRecord {
+        parent: Some(3),
+        first_seq: 9,
+        size: 4,
+        original: None,
+        pending_cites: Vec::new(),
+    };
+    let enc = encode(&c);
+    assert_eq!(
+        decode::<ClusterRecord>(Cf::Clusters, b"k", &enc).unwrap(),
+        c
+    );
+    assert!(matches!(
+        decode::<ClusterRecord>(Cf::Clusters, b"k", &[9, 1]),
+        Err(Error::Corruption { .. })
+    ));
+    assert!(decode::<ClusterRecord>(Cf::Clusters, b"k", &[1]).is_err());
+}
