@@ -468,22 +468,22 @@ impl Fpdb {
             .map(move |t| schema::simhash_key(t as u8, self.perms.permute(t, q), seq))
     }
 
-    pub(super) fn counters(&self) -> [u64; 4] {
-        [
-            self.next_seq,
-            self.next_cluster,
-            self.doc_count,
-            self.cluster_count,
-        ]
+    /// The counters as they stand (to put back with [`Fpdb::set_counters`] when a change
+    /// that moved them is dropped).
+    pub(super) fn counters(&self) -> Counters {
+        Counters {
+            next_seq: self.next_seq,
+            next_cluster: self.next_cluster,
+            docs: self.doc_count,
+            clusters: self.cluster_count,
+        }
     }
 
-    pub(super) fn set_counters(&mut self, [a, b, c, d]: [u64; 4]) {
-        (
-            self.next_seq,
-            self.next_cluster,
-            self.doc_count,
-            self.cluster_count,
-        ) = (a, b, c, d);
+    pub(super) fn set_counters(&mut self, c: Counters) {
+        self.next_seq = c.next_seq;
+        self.next_cluster = c.next_cluster;
+        self.doc_count = c.docs;
+        self.cluster_count = c.clusters;
     }
 
     /// Stage the counters with the documents written since the last commit, so they reach
@@ -510,20 +510,33 @@ impl Fpdb {
     }
 }
 
-/// (next_seq, next_cluster, doc_count, cluster_count) as stored.
-pub(super) fn read_counters(store: &dyn Store) -> Result<[u64; 4]> {
+/// The store's counters, kept in its `meta` column family with every batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Counters {
+    /// The seq the next document gets.
+    pub(super) next_seq: u64,
+    /// The id the next new cluster gets.
+    pub(super) next_cluster: u64,
+    /// Documents stored.
+    pub(super) docs: u64,
+    /// Clusters (roots) stored.
+    pub(super) clusters: u64,
+}
+
+/// The counters as stored.
+pub(super) fn read_counters(store: &dyn Store) -> Result<Counters> {
     let counter = |k: &[u8]| -> Result<u64> {
         match store.get(Cf::Meta, k)? {
             Some(v) => schema::decode_u64(Cf::Meta, k, &v),
             None => Err(schema::corrupt(Cf::Meta, k, "missing counter".into())),
         }
     };
-    Ok([
-        counter(meta::NEXT_SEQ)?,
-        counter(meta::NEXT_CLUSTER)?,
-        counter(DOC_COUNT)?,
-        counter(CLUSTER_COUNT)?,
-    ])
+    Ok(Counters {
+        next_seq: counter(meta::NEXT_SEQ)?,
+        next_cluster: counter(meta::NEXT_CLUSTER)?,
+        docs: counter(DOC_COUNT)?,
+        clusters: counter(CLUSTER_COUNT)?,
+    })
 }
 
 /// What verification compares of a stored document.

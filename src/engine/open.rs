@@ -106,7 +106,12 @@ impl Fpdb {
         let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
         let legacy = store.get(Cf::Meta, meta::FORMAT)?
             == Some(schema::format_value_of(schema::LEGACY_FORMAT_VERSION));
-        let [next_seq, next_cluster, doc_count, cluster_count] = super::read_counters(&store)?;
+        let super::Counters {
+            next_seq,
+            next_cluster,
+            docs: doc_count,
+            clusters: cluster_count,
+        } = super::read_counters(&store)?;
         let mut db = Fpdb {
             fingerprinter,
             next_seq,
