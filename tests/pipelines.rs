@@ -482,3 +482,53 @@ fn replacing_run_counts_as_export(
         );
     }
 }
+
+#[test]
+fn the_export_is_the_same_at_every_thread_count_and_batch_size() {
+    // Dated copies in shuffled order (late originals, clusters that merge) and exact repeats
+    // (one simhash, found in the batch and across batches): each run decides in input order,
+    // whatever runs on how many threads and where the batches end.
+    let (mut lines, _) = shuffled_corpus(52, 120);
+    let repeated: Vec<serde_json::Value> = lines
+        .iter()
+        .step_by(7)
+        .enumerate()
+        .map(|(i, l)| {
+            let mut l = l.clone();
+            l["id"] = json!(format!("again-{i}"));
+            l
+        })
+        .collect();
+    lines.extend(repeated);
+    let dir = tempfile::tempdir().unwrap();
+    write_jsonl(&dir.path().join("in.jsonl"), &lines);
+    let export = |threads: &str, batch: &str| -> String {
+        let db = format!("t{threads}-b{batch}.db");
+        let o = run(
+            dir.path(),
+            &[
+                "--db",
+                &db,
+                "-q",
+                "ingest",
+                "in.jsonl",
+                "--threads",
+                threads,
+                "--batch-size",
+                batch,
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let o = run(dir.path(), &["--db", &db, "export"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        stdout(&o)
+    };
+    let one = export("1", "1024");
+    assert!(one.contains("\"duplicate_of\":\"s"), "copies were found");
+    for (threads, batch) in [("1", "5"), ("4", "5"), ("4", "64"), ("2", "1024")] {
+        assert!(
+            export(threads, batch) == one,
+            "--threads {threads} --batch-size {batch} exported otherwise than one thread"
+        );
+    }
+}
