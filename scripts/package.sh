@@ -6,18 +6,35 @@
 #
 # Both link glibc dynamically, so they run where the glibc is at least the newest symbol
 # version they use; the script prints that floor and tags the wheel with it (manylinux_2_N). On
-# a Debian 12 builder the floor is glibc 2.34; the release workflow
-# (.github/workflows/release.yml) builds in a manylinux_2_28 container for older systems
+# a Debian 12 builder the floor is glibc 2.34; `--glibc 2.31` links the binary against glibc
+# 2.31's symbols on any builder (below), and the release workflow
+# (.github/workflows/release.yml) builds both in a manylinux_2_28 container for older systems
 # (Debian 11 has glibc 2.31). RocksDB is built once, into the shared target directory.
 #
 #   scripts/package.sh            build dist/
 #   scripts/package.sh --check    build dist/, then install and run both in empty directories
 #                                 on a PATH with no cargo and no C compiler (scripts/test.sh)
+#   scripts/package.sh --glibc 2.31 [--check]
+#                                 the archive's binary linked against the symbols of glibc 2.31
+#                                 (Debian 11) on any builder, and refused if it needs newer:
+#                                 cargo-zigbuild with zig's clang and libc++ (PyPI packages
+#                                 ziglang and cargo-zigbuild, installed into a venv of their own);
+#                                 RocksDB's C++ is built once more (~20 minutes of two cores,
+#                                 into $CARGO_TARGET_DIR/zig). The wheel is built as above.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
 check=0
-[ "${1:-}" = "--check" ] && check=1
+glibc=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --check) check=1 ;;
+    --glibc) glibc="${2:?--glibc takes a version, e.g. 2.31}"; shift ;;
+    *) echo "usage: scripts/package.sh [--check] [--glibc VERSION]" >&2; exit 2 ;;
+  esac
+  shift
+done
+py="${PYTHON:-python3}"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 dist=dist
 mkdir -p "$dist"
@@ -28,9 +45,24 @@ glibc_floor() {
 }
 
 # The binary archive.
-cargo build --release --quiet --bin fpdb
-bin="$CARGO_TARGET_DIR/release/fpdb"
+if [ -n "$glibc" ]; then
+  zigenv="$HOME/.cache/fpdb-zigenv"
+  [ -x "$zigenv/bin/cargo-zigbuild" ] ||
+    { "$py" -m venv "$zigenv" && "$zigenv/bin/pip" install -q ziglang cargo-zigbuild; }
+  # zig's libc++ instead of the builder's libstdc++ (librocksdb-sys links what CXXSTDLIB names),
+  # linked into the binary.
+  PATH="$zigenv/bin:$PATH" CXXSTDLIB=c++ CARGO_TARGET_DIR="$CARGO_TARGET_DIR/zig" \
+    cargo zigbuild --release --quiet --bin fpdb --target "x86_64-unknown-linux-gnu.$glibc"
+  bin="$CARGO_TARGET_DIR/zig/x86_64-unknown-linux-gnu/release/fpdb"
+else
+  cargo build --release --quiet --bin fpdb
+  bin="$CARGO_TARGET_DIR/release/fpdb"
+fi
 floor=$(glibc_floor "$bin")
+if [ -n "$glibc" ] && [ "$(printf '%s\n%s\n' "$floor" "$glibc" | sort -V | tail -n 1)" != "$glibc" ]; then
+  echo "package: $bin needs glibc $floor, newer than $glibc" >&2
+  exit 1
+fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 name="fpdb-$version-x86_64-linux-gnu"
@@ -43,7 +75,6 @@ echo "package: $dist/$name.tar.gz (glibc >= $floor)" >&2
 # The wheel: abi3 (python/Cargo.toml: pyo3 abi3-py39), tagged with the glibc floor of the
 # extension it holds. Built by pip through maturin (python/pyproject.toml), as scripts/test.sh
 # installs the package, so the extension is not compiled twice.
-py="${PYTHON:-python3}"
 pyenv="$HOME/.cache/fpdb-pyenv"
 [ -x "$pyenv/bin/python" ] || "$py" -m venv "$pyenv"
 rm -f "$dist"/fpdb_neardup-*.whl
