@@ -128,16 +128,17 @@ while IFS='|' read -r label flags; do
   done
   echo "| $label | $(IFS='|'; echo "${cells[*]}" | sed 's/|/ | /g') |"
 done <<'ROWS'
-format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false
-+ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false
-+ minhash 8x4|--tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false
-+ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false
-+ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false
-+ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false --template-figures false --teasers false --reordered-lines false
-+ link shape: a copy-shaped link joins through any member (format 7 defaults)|--template-figures false --teasers false --reordered-lines false
-+ template figures: a pair whose figures differ is not verified (format 8)|--teasers false --reordered-lines false
-+ teasers: a document whose sentences all begin another, a third of it, is verified (format 11)|--reordered-lines false
-+ reordered lines: the same length, 80% of the 4-grams, whatever the length (format 12, the defaults)|
+format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false
++ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false
++ minhash 8x4|--tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false
++ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false --furniture false
++ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false --furniture false
++ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false --template-figures false --teasers false --reordered-lines false --furniture false
++ link shape: a copy-shaped link joins through any member (format 7 defaults)|--template-figures false --teasers false --reordered-lines false --furniture false
++ template figures: a pair whose figures differ is not verified (format 8)|--teasers false --reordered-lines false --furniture false
++ teasers: a document whose sentences all begin another, a third of it, is verified (format 11)|--reordered-lines false --furniture false
++ reordered lines: the same length, 80% of the 4-grams, whatever the length (format 12)|--furniture false
++ furniture: a line seen on a host's pages in three clusters is left out of them (format 13, the defaults; these sets have no URLs)|
 ROWS
 
 echo
@@ -191,6 +192,32 @@ if [ -f "$bench/ground-truth.json" ]; then
   echo
   "$fpdb" eval --corpus "$work/pages/corpus.jsonl" --pairs "$work/pages/pairs.tsv" --json 2>/dev/null > "$work/pages.json"
   per_kind "$work/pages.json"
+  # A site's furniture is learned as its pages arrive: the set in its own order and shuffled
+  # (seeds 1 to 5), with the rule and without it (`--furniture false`).
+  echo
+  echo "### Pages in other orders: the defaults and \`--furniture false\` (P / R / F1)"
+  echo
+  echo "| order | defaults | --furniture false |"
+  echo "|---|---|---|"
+  for seed in 0 1 2 3 4 5; do
+    corpus="$work/pages/corpus.jsonl"
+    if [ "$seed" != 0 ]; then
+      corpus="$work/pages/shuffled-$seed.jsonl"
+      python3 -c 'import random, sys
+lines = open(sys.argv[1], encoding="utf-8").readlines()
+random.Random(int(sys.argv[2])).shuffle(lines)
+open(sys.argv[3], "w", encoding="utf-8").writelines(lines)' "$work/pages/corpus.jsonl" "$seed" "$corpus"
+    fi
+    cells=()
+    for flags in "" "--furniture false"; do
+      # shellcheck disable=SC2086
+      "$fpdb" eval --corpus "$corpus" --pairs "$work/pages/pairs.tsv" --json --algo default $flags 2>/dev/null > "$work/pages-order.json"
+      cells+=("$(prf "$work/pages-order.json")")
+    done
+    label="shuffled, seed $seed"
+    [ "$seed" = 0 ] && label="as generated"
+    echo "| $label | ${cells[0]} | ${cells[1]} |"
+  done
 else
   echo
   echo "### Pages: skipped ($bench is missing)"

@@ -14,23 +14,25 @@ head -n 20 data/sample.jsonl > "$input"
 # The settings of each format: the current defaults with the newer rules switched off.
 flags() {
   case $1 in
-    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
-    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
-    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
-    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
-    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false" ;;
-    8) echo "--originals false --digests false --teasers false --reordered-lines false" ;;
-    9) echo "--digests false --teasers false --reordered-lines false" ;;
-    10) echo "--teasers false --reordered-lines false" ;;
-    11) echo "--reordered-lines false" ;;
-    12) echo "" ;;
+    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false" ;;
+    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false" ;;
+    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false" ;;
+    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false" ;;
+    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false" ;;
+    8) echo "--originals false --digests false --teasers false --reordered-lines false --furniture false" ;;
+    9) echo "--digests false --teasers false --reordered-lines false --furniture false" ;;
+    10) echo "--teasers false --reordered-lines false --furniture false" ;;
+    11) echo "--reordered-lines false --furniture false" ;;
+    12) echo "--furniture false" ;;
+    13) echo "" ;;
     *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
   esac
 }
 # From format 9 on, documents carry publication times: the same documents, dated backwards
 # (each published a day before the one above it), so originals are not the first ingested.
 dated=$(mktemp)
-trap 'rm -f "$input" "$dated"' EXIT
+paged=$(mktemp)
+trap 'rm -f "$input" "$dated" "$paged"' EXIT
 python3 - "$input" > "$dated" <<'PY'
 import json, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
@@ -39,7 +41,16 @@ for i, line in enumerate(lines):
     d["date"] = "2024-01-%02d" % (len(lines) - i)
     print(json.dumps(d, ensure_ascii=False))
 PY
-for n in 3 4 5 6 7 8 9 10 11 12; do
+# From format 13 on, they are pages of one site (a URL each), so the store counts their lines
+# (the `furniture` family) and leaves out those of three clusters.
+python3 - "$dated" > "$paged" <<'PY'
+import json, sys
+for i, line in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines()):
+    d = json.loads(line)
+    d["url"] = "https://laws.example.org/page/%d" % i
+    print(json.dumps(d, ensure_ascii=False))
+PY
+for n in 3 4 5 6 7 8 9 10 11 12 13; do
   dir=tests/fixtures/store-v$n
   if [ -e "$dir" ]; then
     echo "freeze_stores: $dir is frozen already" >&2
@@ -47,6 +58,7 @@ for n in 3 4 5 6 7 8 9 10 11 12; do
   fi
   src=$input
   [ "$n" -ge 9 ] && src=$dated
+  [ "$n" -ge 13 ] && src=$paged
   # shellcheck disable=SC2046
   "$fpdb" --db "$dir" --quiet ingest --memory-filters=off $(flags $n) "$src"
   "$fpdb" --db "$dir" export > "$dir.export.jsonl"

@@ -178,6 +178,11 @@ pub(super) struct SettingsArgs {
     /// of format 11) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) reordered_lines: Option<bool>,
+    /// A site's furniture is left out: a line of a page (one block of an HTML page) the store
+    /// has seen on pages of the same host in two clusters is not fingerprinted (off: the
+    /// store stays readable by fpdb binaries of format 12) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) furniture: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -257,6 +262,7 @@ impl SettingsArgs {
             digests: self.digests,
             teasers: self.teasers,
             reordered_lines: self.reordered_lines,
+            furniture: self.furniture,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
+use rayon::prelude::*;
 
 use fpdb::reader::{Inputs, ReadOptions};
 use fpdb::Outcome;
@@ -59,6 +60,15 @@ pub(super) fn query_batch(
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut records, mut duplicates, mut skipped) = (0u64, 0u64, 0u64);
     while let Some((chunk, fps)) = next_chunk(&mut inputs, 1024, &fp) {
+        // Pages without their site's furniture, as the store knows it.
+        let fps: Vec<Option<fpdb::Fingerprints>> = chunk
+            .par_iter()
+            .zip(fps)
+            .map(|(rec, f)| match (&rec.doc, f) {
+                (Ok(doc), Some(f)) => db.furnish(doc, f).map(Some),
+                (_, f) => Ok(f),
+            })
+            .collect::<fpdb::Result<_>>()?;
         // Lookups are independent (nothing is written): all cores, then output in order.
         let looked: Vec<(&str, &fpdb::Fingerprints)> = chunk
             .iter()
@@ -141,7 +151,10 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
     // Fingerprinted as `ingest` would (a page's title and meta description feed the keys that
     // read them).
-    let fps = db.fingerprinter().fingerprint_with(&doc.text, doc.meta());
+    let fps = db.furnish(
+        &doc,
+        db.fingerprinter().fingerprint_with(&doc.text, doc.meta()),
+    )?;
     let o: Outcome = db.query("", &fps)?;
     if a.json {
         outln!("{}", serde_json::to_string(&o.answer(None))?);

@@ -12,6 +12,7 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
+use super::furniture::{put_seen, PageLines, SeenInBatch};
 use super::ingest::Writes;
 use super::lookup::Checked;
 use super::near::NearIndex;
@@ -73,6 +74,23 @@ struct Decisions {
     records: Vec<(u64, DocRecord)>,
     /// The batch's ingest time.
     time: u64,
+    /// The lines of the batch's pages whose standing they changed.
+    seen: SeenInBatch,
+}
+
+/// A page's lines and what the store said of them, or the error reading them.
+type Lines = Result<Option<PageLines>>;
+
+/// A batch's documents with their fingerprints without their site's furniture, and their
+/// pages' lines ([`Fpdb::furnish_batch`]).
+type Furnished<'d> = (Vec<(&'d Document, Fingerprints)>, Vec<Lines>);
+
+/// `f` run on `pool`, or on the calling thread without one.
+fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
 }
 
 impl Fpdb {
@@ -128,6 +146,21 @@ impl Fpdb {
             out.error = Some(Error::ReadOnly);
             return out;
         }
+        let pool = self.lookup_pool.get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(rayon::current_num_threads())
+                .thread_name(|i| format!("fpdb-lookup-{i}"))
+                .build()
+                .ok()
+        });
+        let looking = std::time::Instant::now();
+        let (docs, lines) = match self.furnish_batch(docs, pool.as_ref()) {
+            Ok(furnished) => furnished,
+            Err(e) => {
+                out.error = Some(e);
+                return out;
+            }
+        };
         if self.store.shared() {
             // A remote store: what the lookups read first, in one round trip per node.
             if let Err(e) = self.prefetch(&docs) {
@@ -167,31 +200,54 @@ impl Fpdb {
                 .map(|((_, fps), f)| self.verify_found(fps, f?, records.as_ref()))
                 .collect()
         };
-        let pool = self.lookup_pool.get_or_init(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(rayon::current_num_threads())
-                .thread_name(|i| format!("fpdb-lookup-{i}"))
-                .build()
-                .ok()
-        });
-        let looking = std::time::Instant::now();
-        let found = match pool {
-            Some(pool) => pool.install(lookups),
-            None => lookups(),
-        };
+        let found = on_pool(pool.as_ref(), lookups);
         super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
         let deciding = std::time::Instant::now();
-        let out = self.decide_batch(docs, found, on_existing, out);
+        let out = self.decide_batch(docs, (found, lines), on_existing, out);
         super::LookupCounters::add_time(&self.reads.decide_ns, deciding);
         out
     }
 
+    /// A site's furniture, before the lookups (stores with `furniture`): each page's lines as
+    /// the store stood before the batch, read on all cores, and its fingerprints without
+    /// those that were furniture then. The decisions see what the batch's earlier documents
+    /// changed ([`Fpdb::decide`]).
+    fn furnish_batch<'d>(
+        &self,
+        docs: Vec<(&'d Document, Fingerprints)>,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<Furnished<'d>> {
+        if !self.opts.furniture {
+            let none = docs.iter().map(|_| Ok(None)).collect();
+            return Ok((docs, none));
+        }
+        if self.store.shared() {
+            let keys: Vec<[u8; 16]> = docs
+                .iter()
+                .flat_map(|(d, _)| self.page_line_keys(d))
+                .collect();
+            let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+            self.store.prefetch_keys(Cf::Furniture, &keys)?;
+        }
+        Ok(on_pool(pool, || {
+            docs.into_par_iter()
+                .map(|(doc, fps)| match self.page_lines(doc) {
+                    Ok(Some(l)) => {
+                        let fps = self.furnished(doc, fps, &l);
+                        ((doc, fps), Ok(Some(l)))
+                    }
+                    other => ((doc, fps), other),
+                })
+                .unzip()
+        }))
+    }
+
     /// The sequential stage of [`Fpdb::ingest_batch`]: each document decided in input order
-    /// from what it `found`, and the batch staged.
+    /// from what it `found` and its page's `lines`, and the batch staged.
     fn decide_batch(
         &mut self,
         docs: Vec<(&Document, Fingerprints)>,
-        found: Vec<Result<Found>>,
+        (found, lines): (Vec<Result<Found>>, Vec<Lines>),
         on_existing: OnExisting,
         mut out: BatchOutcome,
     ) -> BatchOutcome {
@@ -228,9 +284,10 @@ impl Fpdb {
             bulk: Batch::new(),
             records: Vec::with_capacity(docs.len()),
             time: super::now(),
+            seen: SeenInBatch::default(),
         };
-        for ((doc, fps), f) in docs.into_iter().zip(found) {
-            let r = f.and_then(|f| self.decide(doc, fps, f, &mut d));
+        for (((doc, fps), f), lines) in docs.into_iter().zip(found).zip(lines) {
+            let r = f.and_then(|f| self.decide(doc, fps, f, lines?, &mut d));
             match r {
                 Ok(r) => out.results.push(r),
                 Err(e) => {
@@ -313,8 +370,26 @@ impl Fpdb {
         doc: &Document,
         fps: Fingerprints,
         f: Found,
+        mut lines: Option<PageLines>,
         d: &mut Decisions,
     ) -> Result<IngestResult> {
+        // The page's furniture as the batch's earlier documents left it: when that is not
+        // what its lookups were done with, fingerprinted and looked up again.
+        let (fps, f) = match &mut lines {
+            Some(l) if !d.seen.is_empty() => {
+                let was = fps.left_out.clone();
+                l.update(&d.seen);
+                let fps = self.furnished(doc, fps, l);
+                if fps.left_out == was {
+                    (fps, f)
+                } else {
+                    let f = self.found(&fps, f.existing, true, None)?;
+                    let f = self.verify_found(&fps, f, None)?;
+                    (fps, f)
+                }
+            }
+            _ => (fps, f),
+        };
         // Only OnExisting::Skip reaches here with an id already stored.
         let existing = f.existing.map(|(_, c, same)| (c, same)).or_else(|| {
             d.index.ids.get(&doc.id).map(|s| {
@@ -330,7 +405,7 @@ impl Fpdb {
             });
         }
         let mut holders = f.holders;
-        for h in fps.postings() {
+        for h in fps.lookup_postings() {
             if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
                 if let Some(&v) = d.index.holders.get(&h) {
                     e.insert(v);
@@ -338,9 +413,10 @@ impl Fpdb {
             }
         }
         let mut simhash = f.simhash;
-        if let Some(q) = fps.simhash {
+        for q in fps.lookup_simhashes() {
             d.index.simhashes.near(q, &mut |seq, d| {
-                simhash.insert(seq, d);
+                let e = simhash.entry(seq).or_insert(d);
+                *e = (*e).min(d);
             });
             // The store's candidates were bounded alone; bounded with the batch's, they are
             // what a sequential ingest finds.
@@ -407,7 +483,16 @@ impl Fpdb {
                         None => self.put_cited(c, &mut d.bulk)?,
                     }
                 }
+                let seen = match &lines {
+                    Some(l) => {
+                        let target = outcome.similar_id.expect("a placed document has a cluster");
+                        self.seen_lines(l, target, &outcome.merged)?
+                    }
+                    None => Vec::new(),
+                };
+                put_seen(&seen, &mut d.bulk);
                 self.store.write(staged)?;
+                d.seen.extend(seen);
                 Ok(outcome)
             });
         let outcome = match placed {
@@ -443,10 +528,8 @@ impl Fpdb {
     /// the changes, the presence filter's inserts). The writer's thread waits; done by it
     /// alone, this was over half of the sequential stage (docs/performance.md, "Many cores").
     fn commit_batch(&mut self, bulk: Batch, records: Vec<(u64, DocRecord)>) -> Result<()> {
-        match self.lookup_pool.get() {
-            Some(Some(pool)) => pool.install(|| self.commit_prepared(bulk, records)),
-            _ => self.commit_prepared(bulk, records),
-        }
+        let pool = self.lookup_pool.get().and_then(Option::as_ref);
+        on_pool(pool, || self.commit_prepared(bulk, records))
     }
 
     fn commit_prepared(&self, mut bulk: Batch, records: Vec<(u64, DocRecord)>) -> Result<()> {

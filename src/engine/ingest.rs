@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::furniture::{put_seen, PageLines};
 use super::lookup::Lookup;
 use super::read::stored_match;
 use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
@@ -30,6 +31,9 @@ impl Fpdb {
     /// [`OnExisting::Replace`] removes the stored document (see [`Fpdb::remove`]) and ingests
     /// the new one as a new document; when the removal emptied its cluster and the new version
     /// matches nothing, it gets that cluster id back (an unchanged singleton keeps its id).
+    ///
+    /// In stores with `furniture`, the lines of the page that are its site's furniture are
+    /// left out of `fps` here (they are fingerprinted again when they left out others).
     pub fn ingest(
         &mut self,
         doc: &Document,
@@ -40,6 +44,11 @@ impl Fpdb {
             return Err(Error::ReadOnly);
         }
         self.begin_write()?;
+        let lines = self.page_lines(doc)?;
+        let fps = match &lines {
+            Some(l) => self.furnished(doc, fps, l),
+            None => fps,
+        };
         let mut emptied = None;
         let replaced = match self.seq_of(&doc.id)? {
             None => false,
@@ -70,7 +79,7 @@ impl Fpdb {
                 true
             }
         };
-        let outcome = self.add(doc, fps, emptied)?;
+        let outcome = self.add(doc, fps, lines.as_ref(), emptied)?;
         if self.store.staged() > AUTO_COMMIT_KEYS {
             self.stage_counters()?;
             self.store.commit()?;
@@ -140,14 +149,16 @@ impl Fpdb {
 
     /// Store a document whose id is not stored: look up, decide, write one batch.
     /// `reuse`: an emptied cluster id to take when the document matches nothing.
+    /// `lines`: the page's lines, whose standing it changes ([`Fpdb::seen_lines`]).
     pub(super) fn add(
         &mut self,
         doc: &Document,
         fps: Fingerprints,
+        lines: Option<&PageLines>,
         reuse: Option<u64>,
     ) -> Result<Outcome> {
         let saved = self.counters();
-        let r = self.add_inner(doc, fps, reuse);
+        let r = self.add_inner(doc, fps, lines, reuse);
         if r.is_err() {
             self.set_counters(saved);
         }
@@ -245,10 +256,11 @@ impl Fpdb {
         })
     }
 
-    pub(super) fn add_inner(
+    fn add_inner(
         &mut self,
         doc: &Document,
         fps: Fingerprints,
+        lines: Option<&PageLines>,
         reuse: Option<u64>,
     ) -> Result<Outcome> {
         let lk = self.lookup(&fps)?;
@@ -279,6 +291,10 @@ impl Fpdb {
         })?;
         for &c in &named.newly_cited {
             self.put_cited(c, &mut bulk)?;
+        }
+        if let Some(lines) = lines {
+            let target = outcome.similar_id.expect("a placed document has a cluster");
+            put_seen(&self.seen_lines(lines, target, &outcome.merged)?, &mut bulk);
         }
         batch.append(bulk);
         self.store.write(batch)?;

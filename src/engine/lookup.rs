@@ -78,6 +78,8 @@ impl Checked {
         sketches: crate::fingerprint::Sketches<'_>,
         weights: &[f32],
     ) -> Checked {
+        let mut kept = (Vec::new(), Vec::new());
+        let sketches = super::furniture::without_furniture(fps, sketches, &mut kept);
         let (overlap, sentences, resemblance) =
             crate::fingerprint::similarity_parts(opts, fps.sketches(), sketches);
         // The shape is read only for a verified link (no other can join).
@@ -364,7 +366,13 @@ impl Fpdb {
         // Bounded where it was read; bounded again here, where the rules live (a no-op then).
         super::postings::bound_simhash(&mut simhash);
         let mut roots = Roots::new(self);
-        let proposals = self.proposals(fps, holders, simhash, &mut roots)?;
+        let mut proposals = self.proposals(fps, holders, simhash, &mut roots)?;
+        if let Some(whole) = &fps.whole {
+            // A page with lines left out as furniture: what its whole page is posted under
+            // proposes too (a page of its site fingerprinted before they were known; the
+            // verification leaves them out of it).
+            proposals.extend(self.proposals(whole, holders, BTreeMap::new(), &mut roots)?);
+        }
         let min_overlap = self.opts.verify_threshold();
         let mut lk = Lookup::default();
         let verdicts = self.verified(proposals, verify, &mut roots, min_overlap, &mut lk)?;

@@ -20,6 +20,7 @@
 //! | `ingest.rs` | the decision and the write batch of one document; replace |
 //! | `batch.rs` | a batch: parallel lookups, decisions in order against the batch, one commit |
 //! | `near.rs` | the batch's simhashes, found within k bits by blocks |
+//! | `furniture.rs` | a site's furniture: each host's lines counted, left out of its pages |
 //! | `clusters.rs` | removal, member lists, splits |
 //! | `read.rs` | stored documents, stats, export, clusters |
 //! | `verify.rs` | the consistency check |
@@ -27,6 +28,7 @@
 
 mod batch;
 mod clusters;
+mod furniture;
 mod heavy;
 mod ingest;
 mod lookup;

@@ -186,12 +186,12 @@ impl Fpdb {
     pub(super) fn prefetch(&self, docs: &[(&super::Document, Fingerprints)]) -> Result<()> {
         let ids: Vec<&[u8]> = docs.iter().map(|(d, _)| d.id.as_bytes()).collect();
         self.store.prefetch_keys(Cf::DocIds, &ids)?;
-        let bounds = nshash_bounds(docs.iter().flat_map(|(_, f)| f.postings()));
+        let bounds = nshash_bounds(docs.iter().flat_map(|(_, f)| f.lookup_postings()));
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         self.store.prefetch(Cf::Nshash, &ranges)?;
         let bounds: Vec<_> = docs
             .iter()
-            .filter_map(|(_, f)| f.simhash)
+            .flat_map(|(_, f)| f.lookup_simhashes())
             .flat_map(|q| self.simhash_bounds(q))
             .collect();
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
@@ -257,7 +257,7 @@ impl Fpdb {
     pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
         use rayon::prelude::*;
         let shares = rayon::current_num_threads().max(1) * 2;
-        let bounds = nshash_bounds(fps.iter().flat_map(|f| f.postings()));
+        let bounds = nshash_bounds(fps.iter().flat_map(|f| f.lookup_postings()));
         let size = bounds.len().div_ceil(shares).max(1);
         let mut holders = HashMap::default();
         for part in bounds
@@ -269,7 +269,7 @@ impl Fpdb {
         }
         let mut ranges: Vec<([u8; 17], [u8; 18])> = fps
             .iter()
-            .filter_map(|f| f.simhash)
+            .flat_map(|f| f.lookup_simhashes())
             .flat_map(|q| self.simhash_bounds(q).into_iter().map(|(s, e, _)| (s, e)))
             .collect();
         ranges.sort_unstable();
@@ -302,7 +302,7 @@ impl Fpdb {
         read: &ReadMany,
     ) -> HashMap<u64, (u64, u64)> {
         let mut found = HashMap::default();
-        for h in fps.postings() {
+        for h in fps.lookup_postings() {
             if let Some(&v) = read.holders.get(&h) {
                 found.insert(h, v);
             }
@@ -342,15 +342,22 @@ impl Fpdb {
     ) -> Result<(HashMap<u64, (u64, u64)>, BTreeMap<u64, u32>)> {
         let holders = match read {
             Some(read) => self.holders_in(fps, read),
-            None => self.nshash_holders(&fps.postings().collect::<Vec<_>>())?,
+            None => self.nshash_holders(&fps.lookup_postings().collect::<Vec<_>>())?,
         };
-        let simhash = match fps.simhash {
-            Some(q) => match read.and_then(|r| self.simhash_in(q, r)) {
+        let mut simhash = BTreeMap::new();
+        for q in fps.lookup_simhashes() {
+            let found = match read.and_then(|r| self.simhash_in(q, r)) {
                 Some(found) => found,
                 None => self.simhash_candidates(q)?,
-            },
-            None => BTreeMap::new(),
-        };
+            };
+            // The whole page's neighbours too, at the nearer distance (bounded again: what
+            // is kept depends only on the set, as a sequential ingest's).
+            for (seq, d) in found {
+                let e = simhash.entry(seq).or_insert(d);
+                *e = (*e).min(d);
+            }
+        }
+        bound_simhash(&mut simhash);
         Ok((holders, simhash))
     }
 

@@ -51,6 +51,9 @@ impl Fpdb {
             url_key: url.map(crate::text::cites::url_key),
             host_key: url.and_then(crate::text::cites::host_key),
             cites: rec.cites.clone(),
+            furniture: Vec::new(),
+            whole: None,
+            left_out: Vec::new(),
         }
     }
 

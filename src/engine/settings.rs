@@ -72,6 +72,8 @@ pub struct Settings {
     pub teasers: Option<bool>,
     /// The same characters in another order are verified on their resemblance.
     pub reordered_lines: Option<bool>,
+    /// A line seen on pages of one host in two clusters is not fingerprinted.
+    pub furniture: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -108,6 +110,7 @@ macro_rules! each_setting {
         $m!(digests, "digests");
         $m!(teasers, "teasers");
         $m!(reordered_lines, "reordered_lines");
+        $m!(furniture, "furniture");
         $m!(key_algos, "key_algos");
     };
 }

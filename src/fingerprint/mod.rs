@@ -61,6 +61,19 @@ pub struct Fingerprints {
     /// pages of one host does not count (stores with `originals`; never serialized).
     #[serde(skip)]
     pub host_key: Option<u64>,
+    /// The sentence sketch of the lines left out of the page as its site's furniture
+    /// (stores with `furniture`; never serialized): a page of the same site fingerprinted
+    /// before they were known to be furniture holds them, and is compared without them.
+    #[serde(skip)]
+    pub furniture: Vec<u32>,
+    /// The postings and simhash of the whole page, when lines were left out of it as its
+    /// site's furniture (never serialized): looked up as well as the page's own.
+    #[serde(skip)]
+    pub whole: Option<Box<Fingerprints>>,
+    /// The keys of the lines left out of the page as its site's furniture
+    /// ([`crate::text::lines::line_key`], sorted; empty: read whole; never serialized).
+    #[serde(skip)]
+    pub left_out: Vec<u64>,
 }
 
 /// What a document carries besides its text, for the algorithms that read it (`des`,
@@ -213,6 +226,20 @@ impl Fingerprints {
             .chain(&self.bands)
             .chain(&self.keys)
             .copied()
+    }
+
+    /// What a lookup of this document reads: its postings, and those of its whole page when
+    /// lines were left out of it as furniture ([`Fingerprints::whole`]).
+    pub fn lookup_postings(&self) -> impl Iterator<Item = u64> + '_ {
+        self.postings()
+            .chain(self.whole.iter().flat_map(|w| w.postings()))
+    }
+
+    /// The simhashes a lookup of this document reads: its own and its whole page's.
+    pub fn lookup_simhashes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.simhash
+            .into_iter()
+            .chain(self.whole.as_ref().and_then(|w| w.simhash))
     }
 
     /// Whether there is nothing to match this document on.
@@ -467,6 +494,19 @@ impl Fingerprinter {
             bands,
             keys: key_list,
             key_weights,
+            furniture: Vec::new(),
+            whole: None,
+            left_out: Vec::new(),
+        }
+    }
+
+    /// The sentence sketch of `body` alone, as [`Fingerprinter::fingerprint`] would make it.
+    pub fn sentence_sketch(&self, body: &str) -> Vec<u32> {
+        let text = self.prepare(body);
+        if self.opts.reflow {
+            scan::scan(&text, &self.opts).sketch
+        } else {
+            nshash::nshash_sketch_and_order(&text, &self.opts).1
         }
     }
 }

@@ -311,6 +311,12 @@ pub struct Options {
     /// and a document over [`LONG_CHARS`] characters needs [`LONG_RESEMBLANCE`]).
     #[serde(default)]
     pub reordered_lines: bool,
+    /// A site's furniture is left out of its pages: a line of a page's text (one block of an
+    /// HTML page) that the store has seen on pages of the same host in two clusters is not
+    /// fingerprinted ([`crate::text::lines`]; stores made before this setting: off, and every
+    /// line counts). Pages without a URL are read whole.
+    #[serde(default)]
+    pub furniture: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -348,6 +354,7 @@ impl Default for Options {
             digests: true,
             teasers: true,
             reordered_lines: true,
+            furniture: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -2,6 +2,7 @@
 
 pub mod cites;
 mod lexicon;
+pub mod lines;
 mod normalize;
 pub mod sentences;
 mod tokenize;

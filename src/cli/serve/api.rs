@@ -162,7 +162,7 @@ fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
     let db =
         s.db.read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-    db.query("", &fps)
+    db.query("", &db.furnish(doc, fps)?)
 }
 
 async fn healthz(State(s): State<Db>) -> Response {
@@ -220,7 +220,7 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
         let inline = catch_unwind(AssertUnwindSafe(|| {
             let fps = s.fingerprinter.fingerprint_with(&doc.text, doc.meta());
             match s.db.try_read() {
-                Ok(db) => Ok(db.query("", &fps)),
+                Ok(db) => Ok(db.furnish(&doc, fps).and_then(|f| db.query("", &f))),
                 // The fingerprints go to the pool, which waits for the store.
                 Err(_) => Err(Box::new(fps)),
             }
@@ -228,11 +228,12 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
         match inline {
             Ok(Ok(found)) => found,
             Ok(Err(fps)) => {
+                let doc = doc.clone();
                 on_cpu(move || {
                     let db =
                         s.db.read()
                             .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    db.query("", &fps)
+                    db.furnish(&doc, *fps).and_then(|f| db.query("", &f))
                 })
                 .await?
             }
@@ -269,14 +270,21 @@ async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
             .par_iter()
             .map(|d| s.fingerprinter.fingerprint_with(&d.text, d.meta()))
             .collect();
-        let looked: Vec<(&str, &fpdb::Fingerprints)> = fps.iter().map(|f| ("", f)).collect();
         let db =
             s.db.read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let outcomes = db
-            .query_many(&looked)
-            .into_iter()
-            .collect::<fpdb::Result<Vec<Outcome>>>();
+        // Pages without their site's furniture, as the store knows it.
+        let fps = docs
+            .par_iter()
+            .zip(fps)
+            .map(|(d, f)| db.furnish(d, f))
+            .collect::<fpdb::Result<Vec<_>>>();
+        let outcomes = fps.and_then(|fps| {
+            let looked: Vec<(&str, &fpdb::Fingerprints)> = fps.iter().map(|f| ("", f)).collect();
+            db.query_many(&looked)
+                .into_iter()
+                .collect::<fpdb::Result<Vec<Outcome>>>()
+        });
         drop(db);
         outcomes.map(|o| (docs, o))
     })

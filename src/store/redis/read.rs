@@ -29,7 +29,7 @@ pub(super) fn bucket_of(cf: Cf, key: &[u8]) -> Vec<u8> {
 /// while 10^7 documents still leave each bucket a few MB and spread a table over 4,096 slots.
 pub(super) fn prefix_of(cf: Cf) -> (usize, u8) {
     match cf {
-        Cf::Meta | Cf::DocIds => (0, 0xff),
+        Cf::Meta | Cf::DocIds | Cf::Furniture => (0, 0xff),
         Cf::Docs | Cf::Clusters | Cf::Members => (7, 0xff),
         Cf::Nshash => (2, 0xf0),
         Cf::Simhash => (3, 0xf0),
@@ -37,9 +37,9 @@ pub(super) fn prefix_of(cf: Cf) -> (usize, u8) {
 }
 
 /// Whether a family's buckets are key prefixes (so buckets in key order hold keys in key
-/// order); `doc_ids` is bucketed by hash.
+/// order); `doc_ids` and `furniture` are bucketed by hash.
 pub(super) fn ordered(cf: Cf) -> bool {
-    cf != Cf::DocIds
+    !matches!(cf, Cf::DocIds | Cf::Furniture)
 }
 
 /// Whether a family stores values (the others store keys only: no hash per bucket).

@@ -9,6 +9,7 @@
 //! | `simhash` | table (1 byte) + permuted fp (8 bytes BE) + doc seq (8 bytes BE) | empty |
 //! | `clusters` | cluster id, u64 BE | versioned bincode [`ClusterRecord`] |
 //! | `members` | root cluster id u64 BE + doc seq u64 BE | empty |
+//! | `furniture` | host key u64 BE + line key u64 BE | the cluster ids it was seen in, u64 BE each, or empty (furniture) |
 //!
 //! Format 2 stores (read-only until upgraded, see `db::upgrade`) keyed `nshash` by the hash
 //! alone, valued with the cluster and seq of its first holder, and had no `members`.
@@ -37,11 +38,13 @@ pub enum Cf {
     Clusters,
     /// Root cluster -> member documents.
     Members,
+    /// (host, line) -> the cluster it was seen in, or furniture (stores with `furniture`).
+    Furniture,
 }
 
 impl Cf {
     /// Every column family, in a fixed order.
-    pub const ALL: [Cf; 7] = [
+    pub const ALL: [Cf; 8] = [
         Cf::Meta,
         Cf::Docs,
         Cf::DocIds,
@@ -49,6 +52,7 @@ impl Cf {
         Cf::Simhash,
         Cf::Clusters,
         Cf::Members,
+        Cf::Furniture,
     ];
 
     /// On-disk name.
@@ -61,6 +65,7 @@ impl Cf {
             Cf::Simhash => "simhash",
             Cf::Clusters => "clusters",
             Cf::Members => "members",
+            Cf::Furniture => "furniture",
         }
     }
 
@@ -95,7 +100,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// make a third of it is verified against it).
 /// 12: format 11 plus reordered lines (`reordered_lines`: a document of the same length as
 /// another, 80% alike in 4-grams, is verified whatever its length).
-pub const FORMAT_VERSION: u32 = 12;
+/// 13: format 12 plus a site's furniture (`furniture`: the `furniture` family counts the
+/// lines of each host's pages, and a line seen in two of its clusters is not fingerprinted).
+pub const FORMAT_VERSION: u32 = 13;
+
+/// Format 12: the current layout without the settings of format 13.
+pub const RULES12_FORMAT_VERSION: u32 = 12;
 
 /// Format 11: the current layout without the settings of format 12.
 pub const RULES11_FORMAT_VERSION: u32 = 11;
@@ -140,7 +150,8 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 /// The format a store with `opts` is marked with: the oldest that holds its settings
 /// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
 /// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`],
-/// [`RULES9_FORMAT_VERSION`], [`RULES10_FORMAT_VERSION`], [`RULES11_FORMAT_VERSION`] or
+/// [`RULES9_FORMAT_VERSION`], [`RULES10_FORMAT_VERSION`], [`RULES11_FORMAT_VERSION`],
+/// [`RULES12_FORMAT_VERSION`] or
 /// [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
@@ -160,8 +171,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.reordered_lines {
+    format_value_of(if opts.furniture {
         FORMAT_VERSION
+    } else if opts.reordered_lines {
+        RULES12_FORMAT_VERSION
     } else if opts.teasers {
         RULES11_FORMAT_VERSION
     } else if opts.digests {
@@ -312,6 +325,29 @@ pub fn decode_nshash(key: &[u8], v: &[u8]) -> Result<(u64, u64, u64)> {
 /// A `members` key: root cluster id, then a member's seq.
 pub fn members_key(root: u64, seq: u64) -> [u8; 16] {
     nshash_key(root, seq)
+}
+
+/// A `furniture` key: the host's key, then the line's ([`crate::text::lines::line_key`]).
+pub fn furniture_key(host: u64, line: u64) -> [u8; 16] {
+    nshash_key(host, line)
+}
+
+/// What a `furniture` value says of a line of a host: the clusters it was seen in (their ids
+/// then), or none when it is furniture.
+pub fn decode_furniture(key: &[u8], v: &[u8]) -> Result<Vec<u64>> {
+    if !v.len().is_multiple_of(8) || v.len() > 64 {
+        return Err(corrupt(
+            Cf::Furniture,
+            key,
+            format!(
+                "expected up to 8 cluster ids of 8 bytes, got {} bytes",
+                v.len()
+            ),
+        ));
+    }
+    Ok(v.chunks_exact(8)
+        .map(|c| u64::from_be_bytes(c.try_into().expect("8 bytes")))
+        .collect())
 }
 
 /// `[start, end)` covering every member of `root`.

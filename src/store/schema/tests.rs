@@ -35,10 +35,20 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.digests);
     assert!(!legacy.teasers);
     assert!(!legacy.reordered_lines);
-    // The format 11 defaults (no reordered lines).
+    assert!(!legacy.furniture);
+    // The format 12 defaults (no furniture).
+    let rules12 = Options {
+        furniture: false,
+        ..Options::default()
+    };
+    assert_eq!(
+        format_for(&rules12),
+        format_value_of(RULES12_FORMAT_VERSION)
+    );
+    // The format 11 defaults (no reordered lines either).
     let rules11 = Options {
         reordered_lines: false,
-        ..Options::default()
+        ..rules12
     };
     assert_eq!(
         format_for(&rules11),

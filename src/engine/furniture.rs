@@ -1,0 +1,293 @@
+//! A site's furniture (stores with `furniture`): the lines a host repeats on pages of different
+//! articles (navigation, "most read" headlines, tickers, paywall and newsletter notices) are
+//! left out of its pages' fingerprints, so that two articles of one site are not matched on
+//! their template and one article is matched across sites on its own text.
+//!
+//! The store counts each line of each host's pages ([`crate::text::lines::line_key`]) in the
+//! `furniture` family: the cluster it was first seen in, then "furniture" once a page of
+//! another cluster of the same host holds it. A page is fingerprinted without the lines that
+//! are furniture when it is ingested, as the store stands after every document before it (in
+//! a batch, as a one-at-a-time ingest would see it: the lines the batch's earlier documents
+//! made furniture count). So a site's first pages are fingerprinted with its furniture, which
+//! is known from the second article of the site on; what that costs is measured in
+//! docs/accuracy.md ("Furniture"). A line once furniture stays furniture (removing the pages
+//! that made it so does not take it back).
+
+use foldhash::HashMap;
+
+use super::{Document, Fpdb};
+use crate::error::Result;
+use crate::fingerprint::{Fingerprints, Sketches};
+use crate::store::schema;
+use crate::store::{Batch, Cf, Store};
+use crate::text::lines::{line_key, line_keys, without_lines};
+
+/// In how many clusters of a host a line must be seen to be its furniture.
+pub const FURNITURE_CLUSTERS: usize = 3;
+
+/// What the store says of one line of a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Seen {
+    /// Never seen on the host's pages.
+    New,
+    /// Seen on pages of these clusters only (fewer than [`FURNITURE_CLUSTERS`]; the ids they
+    /// had when it was seen).
+    In(Vec<u64>),
+    /// Seen in [`FURNITURE_CLUSTERS`] clusters of the host: furniture.
+    Furniture,
+}
+
+impl Seen {
+    fn value(&self) -> Option<Vec<u8>> {
+        match self {
+            Seen::New => None,
+            Seen::In(c) => Some(c.iter().flat_map(|c| c.to_be_bytes()).collect()),
+            Seen::Furniture => Some(Vec::new()),
+        }
+    }
+}
+
+/// The lines of one page and what the store said of each.
+#[derive(Debug, Clone)]
+pub(super) struct PageLines {
+    host: u64,
+    /// (line key, what the store says), by key.
+    lines: Vec<(u64, Seen)>,
+}
+
+/// A line's new standing, by (host, line): what a batch's documents wrote, read by the
+/// documents after them in the batch.
+pub(super) type SeenInBatch = HashMap<(u64, u64), Seen>;
+
+impl PageLines {
+    /// What `written` (a batch's earlier documents) says of these lines, over what the store
+    /// said before the batch.
+    pub(super) fn update(&mut self, written: &SeenInBatch) {
+        if written.is_empty() {
+            return;
+        }
+        for (k, s) in &mut self.lines {
+            if let Some(w) = written.get(&(self.host, *k)) {
+                s.clone_from(w);
+            }
+        }
+    }
+}
+
+impl Fpdb {
+    /// `fps` ([`Fpdb::fingerprint_document`] of `doc`) without the lines of the page that are
+    /// its site's furniture as the store stands: what a query compares (an ingest leaves them
+    /// out itself). `fps` as they are in stores without `furniture`.
+    pub fn furnish(&self, doc: &Document, fps: Fingerprints) -> Result<Fingerprints> {
+        Ok(match self.page_lines(doc)? {
+            Some(lines) => self.furnished(doc, fps, &lines),
+            None => fps,
+        })
+    }
+
+    /// The lines of `doc` and what the store says of each (None in stores without
+    /// `furniture`, for a document without a URL host or without a line long enough).
+    pub(super) fn page_lines(&self, doc: &Document) -> Result<Option<PageLines>> {
+        if !self.opts.furniture {
+            return Ok(None);
+        }
+        let Some(host) = doc.url.as_deref().and_then(crate::text::cites::host_key) else {
+            return Ok(None);
+        };
+        let keys = line_keys(&doc.text);
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        let mut lines = Vec::with_capacity(keys.len());
+        for k in keys {
+            let key = schema::furniture_key(host, k);
+            let seen = match self.store.get(Cf::Furniture, &key)? {
+                None => Seen::New,
+                Some(v) => match schema::decode_furniture(&key, &v)? {
+                    c if c.is_empty() => Seen::Furniture,
+                    c => Seen::In(c),
+                },
+            };
+            lines.push((k, seen));
+        }
+        Ok(Some(PageLines { host, lines }))
+    }
+
+    /// The keys of the lines of a page the store would hold for `doc`'s host (for a remote
+    /// store to read ahead; empty as [`Fpdb::page_lines`] would be None).
+    pub(super) fn page_line_keys(&self, doc: &Document) -> Vec<[u8; 16]> {
+        let host = doc
+            .url
+            .as_deref()
+            .filter(|_| self.opts.furniture)
+            .and_then(crate::text::cites::host_key);
+        host.map_or_else(Vec::new, |h| {
+            line_keys(&doc.text)
+                .into_iter()
+                .map(|k| schema::furniture_key(h, k))
+                .collect()
+        })
+    }
+
+    /// The fingerprints of `doc` without the lines `lines` says are furniture, from `fps`
+    /// (fingerprinted again only when they left out other lines: [`Fingerprints::left_out`]).
+    pub(super) fn furnished(
+        &self,
+        doc: &Document,
+        fps: Fingerprints,
+        lines: &PageLines,
+    ) -> Fingerprints {
+        let furniture: Vec<u64> = lines
+            .lines
+            .iter()
+            .filter(|(_, s)| *s == Seen::Furniture)
+            .map(|&(k, _)| k)
+            .collect();
+        let kept = if furniture.is_empty() {
+            None
+        } else {
+            without_lines(&doc.text, &|k| furniture.binary_search(&k).is_ok())
+        };
+        let left_out = if kept.is_some() {
+            furniture
+        } else {
+            Vec::new()
+        };
+        if left_out == fps.left_out {
+            return fps;
+        }
+        let whole_page = || self.fingerprinter.fingerprint_with(&doc.text, doc.meta());
+        let Some(kept) = kept else {
+            // Read whole (`fps` left lines out).
+            return whole_page();
+        };
+        // What the whole page is posted under: looked up too, as a page of the site
+        // fingerprinted before these lines were known to be furniture holds them.
+        let whole = if fps.left_out.is_empty() {
+            fps
+        } else {
+            fps.whole.map_or_else(whole_page, |w| *w)
+        };
+        let mut fps = self.fingerprinter.fingerprint_with(&kept, doc.meta());
+        fps.whole = Some(Box::new(Fingerprints {
+            nshash: whole.nshash,
+            simhash: whole.simhash,
+            bands: whole.bands,
+            keys: whole.keys,
+            chars: whole.chars,
+            ..Fingerprints::default()
+        }));
+        let lines_left_out: Vec<&str> = doc
+            .text
+            .lines()
+            .filter(|l| line_key(l).is_some_and(|k| left_out.binary_search(&k).is_ok()))
+            .collect();
+        fps.furniture = self
+            .fingerprinter
+            .sentence_sketch(&lines_left_out.join("\n"));
+        fps.left_out = left_out;
+        fps
+    }
+
+    /// The changes a page of cluster `target` makes to the standing of its lines: a new line
+    /// is seen in `target`; a line seen in another cluster (not `target` nor one of `merged`
+    /// into it by this page) becomes furniture. Read before the page's cluster changes are
+    /// written; a line whose cluster is gone (its pages removed) is seen anew.
+    pub(super) fn seen_lines(
+        &self,
+        lines: &PageLines,
+        target: u64,
+        merged: &[u64],
+    ) -> Result<Vec<((u64, u64), Seen)>> {
+        let mut roots: HashMap<u64, Option<u64>> = HashMap::default();
+        let mut root = |c: u64| -> Result<Option<u64>> {
+            if let Some(&r) = roots.get(&c) {
+                return Ok(r);
+            }
+            let r = self.root_if_kept(c)?;
+            roots.insert(c, r);
+            Ok(r)
+        };
+        let mut out = Vec::new();
+        for (k, seen) in &lines.lines {
+            let now = match seen {
+                Seen::Furniture => continue,
+                Seen::New => Seen::In(vec![target]),
+                Seen::In(cs) => {
+                    // The clusters it was seen in as they are now: merged ones count once,
+                    // and a cluster whose pages are all gone no more.
+                    let mut now: Vec<u64> = Vec::with_capacity(cs.len() + 1);
+                    for &c in cs {
+                        if let Some(r) = root(c)? {
+                            let r = if merged.contains(&r) { target } else { r };
+                            if !now.contains(&r) {
+                                now.push(r);
+                            }
+                        }
+                    }
+                    if !now.contains(&target) {
+                        now.push(target);
+                    }
+                    if now.len() >= FURNITURE_CLUSTERS {
+                        Seen::Furniture
+                    } else if now == *cs {
+                        continue;
+                    } else {
+                        Seen::In(now)
+                    }
+                }
+            };
+            out.push(((lines.host, *k), now));
+        }
+        Ok(out)
+    }
+
+    /// The root of cluster `id`, None when its record is gone.
+    fn root_if_kept(&self, id: u64) -> Result<Option<u64>> {
+        if self
+            .store
+            .get(Cf::Clusters, &schema::u64_key(id))?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        self.find(id).map(|(root, _)| Some(root))
+    }
+}
+
+/// Put `changes` ([`Fpdb::seen_lines`]) into `batch`.
+pub(super) fn put_seen(changes: &[((u64, u64), Seen)], batch: &mut Batch) {
+    for ((host, k), seen) in changes {
+        if let Some(v) = seen.value() {
+            let (host, k) = (*host, *k);
+            batch.put(Cf::Furniture, schema::furniture_key(host, k), v);
+        }
+    }
+}
+
+/// A candidate's `sketches` as page `fps` compares them: without the sentences of the lines
+/// `fps` left out as its site's furniture (a page of the site fingerprinted before they were
+/// known holds them); `sketches` themselves for a page read whole. `kept` holds what is kept.
+pub(super) fn without_furniture<'a>(
+    fps: &Fingerprints,
+    sketches: Sketches<'a>,
+    kept: &'a mut (Vec<u32>, Vec<u8>),
+) -> Sketches<'a> {
+    if fps.furniture.is_empty() {
+        return sketches;
+    }
+    let own = |i: &usize| fps.furniture.binary_search(&sketches.sketch[*i]).is_err();
+    let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
+    kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
+    kept.1 = if sketches.order.len() == sketches.sketch.len() {
+        at.iter().map(|&i| sketches.order[i]).collect()
+    } else {
+        sketches.order.to_vec()
+    };
+    let kept: &'a (Vec<u32>, Vec<u8>) = kept;
+    Sketches {
+        sketch: &kept.0,
+        order: &kept.1,
+        ..sketches
+    }
+}

@@ -1,0 +1,265 @@
+//! A site's furniture (`furniture`, format 13): a line seen on pages of one host in three
+//! clusters is left out of that host's pages. Two short articles in one template are then told
+//! apart, one short article is found on two sites, a page fingerprinted before its site's
+//! furniture was known is still found by its repost, a batch decides as one-at-a-time ingest
+//! does, and without the rule (or without a URL) pages are read whole.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::Rng;
+use fpdb::{Document, Fpdb, OnExisting, Settings};
+
+/// A page of `host`: its furniture (a header line before the body, the others after it)
+/// around `body`.
+fn page(id: &str, host: &str, furniture: &[String], body: &[String]) -> Document {
+    let mut lines = vec![furniture[0].clone()];
+    lines.extend(body.iter().cloned());
+    lines.extend(furniture[1..].iter().cloned());
+    let mut d = Document::new(id, lines.join("\n"));
+    d.url = Some(format!("https://{host}/{id}"));
+    d
+}
+
+/// Paragraphs of 2–3 synthetic sentences.
+fn paragraphs(rng: &mut Rng, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let sentences = 2 + rng.index(2);
+            common::synthetic_doc(rng, sentences)
+        })
+        .collect()
+}
+
+/// The furniture of a site: 10 lines of one sentence, the first 4 longer than any sentence
+/// of an article (so that most sentences a page is posted under are furniture).
+fn furniture(rng: &mut Rng) -> Vec<String> {
+    (0..10)
+        .map(|i| {
+            if i < 4 {
+                let s = common::synthetic_doc(rng, 3);
+                s.replacen('。', "，", 2)
+            } else {
+                common::synthetic_doc(rng, 1)
+            }
+        })
+        .collect()
+}
+
+/// The pages of one round: two sites, each with its furniture; on each, `long` long
+/// articles (whose clusters make the furniture known), then short articles; the first short
+/// article of site A also on site B, and a repost on site A of a short article A showed
+/// before its furniture was known.
+fn round(rng: &mut Rng, long: usize) -> Vec<Document> {
+    let fa = furniture(rng);
+    let fb = furniture(rng);
+    let early = paragraphs(rng, 2);
+    let mut docs = vec![page("early", "a.example", &fa, &early)];
+    for i in 0..long {
+        docs.push(page(
+            &format!("a-long{i}"),
+            "a.example",
+            &fa,
+            &paragraphs(rng, 10),
+        ));
+        docs.push(page(
+            &format!("b-long{i}"),
+            "b.example",
+            &fb,
+            &paragraphs(rng, 10),
+        ));
+    }
+    let short1 = paragraphs(rng, 2);
+    docs.push(page("a-short1", "a.example", &fa, &short1));
+    docs.push(page("a-short2", "a.example", &fa, &paragraphs(rng, 2)));
+    docs.push(page("b-short1", "b.example", &fb, &short1));
+    docs.push(page("early-repost", "a.example", &fa, &early));
+    docs
+}
+
+/// Ingest `docs` into a fresh in-memory store, one at a time or in batches of `batch`; their
+/// clusters by id.
+fn clusters(settings: Settings, docs: &[Document], batch: Option<usize>) -> BTreeMap<String, u64> {
+    let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+    match batch {
+        None => {
+            for d in docs {
+                db.ingest_document(d, OnExisting::Skip).unwrap();
+            }
+        }
+        Some(n) => {
+            for chunk in docs.chunks(n) {
+                let with: Vec<_> = chunk
+                    .iter()
+                    .map(|d| (d, db.fingerprint_document(d)))
+                    .collect();
+                let out = db.ingest_batch(with, OnExisting::Skip);
+                assert!(out.error.is_none(), "{:?}", out.error);
+            }
+        }
+    }
+    common::export_outcomes(&db)
+        .into_iter()
+        .map(|o| (o.id, o.similar_id.unwrap()))
+        .collect()
+}
+
+fn without_rule() -> Settings {
+    Settings {
+        furniture: Some(false),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn short_articles_are_told_apart_and_found_across_sites_once_the_furniture_is_known() {
+    let mut rng = Rng(0xf0e4_1708_0000_0013);
+    let rounds = 12;
+    let (mut merged_without, mut found_without) = (0, 0);
+    for r in 0..rounds {
+        let docs = round(&mut rng, 3);
+        let c = clusters(Settings::default(), &docs, None);
+        assert_ne!(c["a-short1"], c["a-short2"], "round {r}: {c:?}");
+        assert_eq!(c["a-short1"], c["b-short1"], "round {r}: {c:?}");
+        assert_eq!(c["early"], c["early-repost"], "round {r}: {c:?}");
+        for i in 0..3 {
+            assert_ne!(c["early"], c[&format!("a-long{i}")], "round {r}: {c:?}");
+        }
+        let w = clusters(without_rule(), &docs, None);
+        merged_without += usize::from(w["a-short1"] == w["a-short2"]);
+        found_without += usize::from(w["a-short1"] == w["b-short1"]);
+    }
+    // The rule is what tells them apart and finds them: ten furniture sentences are about
+    // two thirds of a short page's.
+    assert!(
+        merged_without >= rounds / 2,
+        "without the rule {merged_without} of {rounds} pairs of short articles merged"
+    );
+    assert!(
+        found_without <= rounds / 2,
+        "without the rule {found_without} of {rounds} copies across sites were found"
+    );
+}
+
+/// Seen in two clusters, a line is not yet furniture: after two long articles, the short
+/// articles of one template are still compared with their furniture (the documented cost of
+/// a new site's first pages).
+#[test]
+fn a_line_of_two_clusters_is_not_yet_furniture() {
+    let mut rng = Rng(0xf0e4_1708_0000_0014);
+    let mut merged = 0;
+    let rounds = 8;
+    for _ in 0..rounds {
+        let docs = round(&mut rng, 2);
+        let c = clusters(Settings::default(), &docs, None);
+        let w = clusters(without_rule(), &docs, None);
+        // The early short article and the two long ones are three clusters of site A: its
+        // furniture is known from the short articles on. Site B's two long articles are not
+        // enough: the copy there is compared with B's furniture.
+        merged += usize::from(c["a-short1"] == c["a-short2"]);
+        assert_eq!(
+            c["a-short1"] == c["b-short1"],
+            w["a-short1"] == w["b-short1"],
+            "{c:?}"
+        );
+    }
+    assert_eq!(merged, 0);
+}
+
+#[test]
+fn a_batch_decides_as_one_at_a_time_ingest_does() {
+    let mut rng = Rng(0xf0e4_1708_0000_0015);
+    for _ in 0..4 {
+        let mut docs = round(&mut rng, 3);
+        // Pages of a host without a URL, and the same again: read whole, never counted.
+        let mut bare = docs[docs.len() - 2].clone();
+        bare.id = "bare".into();
+        bare.url = None;
+        docs.push(bare);
+        let one = clusters(Settings::default(), &docs, None);
+        for n in [1, 2, 5, 64] {
+            assert_eq!(
+                clusters(Settings::default(), &docs, Some(n)),
+                one,
+                "batches of {n}"
+            );
+        }
+    }
+}
+
+/// A page whose lines are all furniture is read whole, and the standing of a line is per
+/// host: the same lines on another host count anew.
+#[test]
+fn a_page_of_furniture_alone_is_read_whole_and_hosts_count_apart() {
+    let mut rng = Rng(0xf0e4_1708_0000_0016);
+    let f: Vec<String> = (0..4).map(|_| common::synthetic_doc(&mut rng, 2)).collect();
+    let mut docs = Vec::new();
+    for i in 0..3 {
+        docs.push(page(
+            &format!("long{i}"),
+            "a.example",
+            &f,
+            &paragraphs(&mut rng, 10),
+        ));
+    }
+    docs.push(page("bare1", "a.example", &f, &[]));
+    docs.push(page("bare2", "a.example", &f, &[]));
+    let short = paragraphs(&mut rng, 2);
+    docs.push(page("c-short1", "c.example", &f, &short));
+    docs.push(page("c-short2", "c.example", &f, &paragraphs(&mut rng, 2)));
+    let c = clusters(Settings::default(), &docs, None);
+    // Nothing of their own: fingerprinted whole, they are copies of each other.
+    assert_eq!(c["bare1"], c["bare2"], "{c:?}");
+    // Site C has not shown three clusters yet: its short pages are compared whole.
+    let w = clusters(without_rule(), &docs, None);
+    assert_eq!(
+        c["c-short1"] == c["c-short2"],
+        w["c-short1"] == w["c-short2"]
+    );
+}
+
+/// `fpdb query` (one page, and `--batch`) compares a page as `ingest` would: without its
+/// site's furniture. A short article is no duplicate of the site's first page, which holds
+/// the furniture; its copy on another site is found, and so is a repost of the first page.
+#[test]
+fn query_leaves_out_the_furniture_as_ingest_does() {
+    let mut rng = Rng(0xf0e4_1708_0000_0017);
+    let docs = round(&mut rng, 3);
+    let json = |d: &Document| serde_json::json!({"id": d.id, "url": d.url, "text": d.text});
+    let asked = ["a-short2", "b-short1", "early-repost"];
+    let (stored, queries): (Vec<&Document>, Vec<&Document>) =
+        docs.iter().partition(|d| !asked.contains(&d.id.as_str()));
+    let dir = tempfile::tempdir().unwrap();
+    let stored: Vec<_> = stored.into_iter().map(json).collect();
+    common::write_jsonl(&dir.path().join("in.jsonl"), &stored);
+    let o = common::run(dir.path(), &["ingest", "--quiet", "in.jsonl"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let queries: Vec<_> = queries.into_iter().map(json).collect();
+    common::write_jsonl(&dir.path().join("q.jsonl"), &queries);
+    let o = common::run(dir.path(), &["query", "--quiet", "--batch", "q.jsonl"]);
+    let answers: BTreeMap<String, serde_json::Value> = common::json_lines(&common::stdout(&o))
+        .into_iter()
+        .map(|v| (v["id"].as_str().unwrap().to_string(), v))
+        .collect();
+    assert_eq!(answers["a-short2"]["duplicate"], false, "{answers:?}");
+    assert_eq!(
+        answers["b-short1"]["duplicate_of"], "a-short1",
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers["early-repost"]["duplicate_of"], "early",
+        "{answers:?}"
+    );
+    for (i, q) in queries.iter().enumerate() {
+        let one = dir.path().join(format!("one{i}.jsonl"));
+        common::write_jsonl(&one, std::slice::from_ref(q));
+        let o = common::run(
+            dir.path(),
+            &["query", "--json", "--file", one.to_str().unwrap()],
+        );
+        let v: serde_json::Value = serde_json::from_str(common::stdout(&o).trim()).unwrap();
+        let id = q["id"].as_str().unwrap();
+        assert_eq!(v["duplicate_of"], answers[id]["duplicate_of"], "{id}: {v}");
+    }
+}
