@@ -22,16 +22,6 @@ fn page(id: &str, host: &str, furniture: &[String], body: &[String]) -> Document
     d
 }
 
-/// Paragraphs of 2–3 synthetic sentences.
-fn paragraphs(rng: &mut Rng, n: usize) -> Vec<String> {
-    (0..n)
-        .map(|_| {
-            let sentences = 2 + rng.index(2);
-            common::synthetic_doc(rng, sentences)
-        })
-        .collect()
-}
-
 /// The furniture of a site: 10 lines of one sentence, the first 4 longer than any sentence
 /// of an article (so that most sentences a page is posted under are furniture).
 fn furniture(rng: &mut Rng) -> Vec<String> {
@@ -54,25 +44,30 @@ fn furniture(rng: &mut Rng) -> Vec<String> {
 fn round(rng: &mut Rng, long: usize) -> Vec<Document> {
     let fa = furniture(rng);
     let fb = furniture(rng);
-    let early = paragraphs(rng, 2);
+    let early = common::paragraphs(rng, 2);
     let mut docs = vec![page("early", "a.example", &fa, &early)];
     for i in 0..long {
         docs.push(page(
             &format!("a-long{i}"),
             "a.example",
             &fa,
-            &paragraphs(rng, 10),
+            &common::paragraphs(rng, 10),
         ));
         docs.push(page(
             &format!("b-long{i}"),
             "b.example",
             &fb,
-            &paragraphs(rng, 10),
+            &common::paragraphs(rng, 10),
         ));
     }
-    let short1 = paragraphs(rng, 2);
+    let short1 = common::paragraphs(rng, 2);
     docs.push(page("a-short1", "a.example", &fa, &short1));
-    docs.push(page("a-short2", "a.example", &fa, &paragraphs(rng, 2)));
+    docs.push(page(
+        "a-short2",
+        "a.example",
+        &fa,
+        &common::paragraphs(rng, 2),
+    ));
     docs.push(page("b-short1", "b.example", &fb, &short1));
     docs.push(page("early-repost", "a.example", &fa, &early));
     docs
@@ -200,14 +195,19 @@ fn a_page_of_furniture_alone_is_read_whole_and_hosts_count_apart() {
             &format!("long{i}"),
             "a.example",
             &f,
-            &paragraphs(&mut rng, 10),
+            &common::paragraphs(&mut rng, 10),
         ));
     }
     docs.push(page("bare1", "a.example", &f, &[]));
     docs.push(page("bare2", "a.example", &f, &[]));
-    let short = paragraphs(&mut rng, 2);
+    let short = common::paragraphs(&mut rng, 2);
     docs.push(page("c-short1", "c.example", &f, &short));
-    docs.push(page("c-short2", "c.example", &f, &paragraphs(&mut rng, 2)));
+    docs.push(page(
+        "c-short2",
+        "c.example",
+        &f,
+        &common::paragraphs(&mut rng, 2),
+    ));
     let c = clusters(Settings::default(), &docs, None);
     // Nothing of their own: fingerprinted whole, they are copies of each other.
     assert_eq!(c["bare1"], c["bare2"], "{c:?}");

@@ -10,16 +10,6 @@ use std::collections::BTreeMap;
 use common::Rng;
 use fpdb::{Document, Fpdb, OnExisting, Settings};
 
-/// Paragraphs of 2–3 synthetic sentences.
-fn paragraphs(rng: &mut Rng, n: usize) -> Vec<String> {
-    (0..n)
-        .map(|_| {
-            let sentences = 2 + rng.index(2);
-            common::synthetic_doc(rng, sentences)
-        })
-        .collect()
-}
-
 /// A page of the site: its furniture (a header line before the body, two after it) around
 /// `body`.
 fn page(id: &str, furniture: &[String], body: &[String]) -> Document {
@@ -50,7 +40,7 @@ fn a_teaser_joins_its_article_and_nothing_else_of_the_page_does() {
         // Furniture lines of one sentence each.
         let furniture: Vec<String> = (0..3).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
         let n = 10 + rng.index(5);
-        let body = paragraphs(&mut rng, n);
+        let body = common::paragraphs(&mut rng, n);
         let half = body.len() * 2 / 5;
         let article = page("article", &furniture, &body);
         // The first two fifths of the article and a short link line.
@@ -58,7 +48,7 @@ fn a_teaser_joins_its_article_and_nothing_else_of_the_page_does() {
         head.push("Read more".to_string());
         let teaser = page("teaser", &furniture, &head);
         // A short article of its own in the same template.
-        let other = page("other", &furniture, &paragraphs(&mut rng, 2));
+        let other = page("other", &furniture, &common::paragraphs(&mut rng, 2));
         // The article's last two fifths, and a quotation from its middle, alone.
         let later = Document::new("later", body[body.len() - half..].join("\n"));
         let quote = Document::new("quote", body[1..half + 1].join("\n"));
@@ -89,7 +79,7 @@ fn a_teaser_joins_its_article_and_nothing_else_of_the_page_does() {
 #[test]
 fn explain_names_a_teaser() {
     let mut rng = Rng(0x7ea5_e125_0000_0012);
-    let body = paragraphs(&mut rng, 8);
+    let body = common::paragraphs(&mut rng, 8);
     let fp = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
     let e = fpdb::explain::explain(
         &Document::new("a", body.join("\n")),

@@ -118,6 +118,16 @@ pub fn synthetic_doc(rng: &mut Rng, sentences: usize) -> String {
     s
 }
 
+/// `n` paragraphs of 2–3 synthetic sentences ([`synthetic_doc`]).
+pub fn paragraphs(rng: &mut Rng, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let sentences = 2 + rng.index(2);
+            synthetic_doc(rng, sentences)
+        })
+        .collect()
+}
+
 /// Write `lines` to `path` as JSON lines; the text written.
 pub fn write_jsonl(path: &Path, lines: &[serde_json::Value]) -> String {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
