@@ -391,6 +391,45 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
 }
 
 /// A single Redis server without cluster mode (a common first try) is named as the problem.
+/// A site's furniture on Redis: the `furniture` family, read ahead for a batch, gives the
+/// decisions and the export RocksDB gives, in one batch and in batches of 2.
+#[test]
+fn a_sites_furniture_on_redis_decides_as_on_rocksdb() {
+    let Some(c) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = common::Rng(0xf0e4_1708_0000_0018);
+    let lines: Vec<String> = common::sites::round(&mut rng, 3)
+        .iter()
+        .map(|d| serde_json::json!({"id": d.id, "url": d.url, "text": d.text}).to_string())
+        .collect();
+    let corpus = dir.path().join("pages.jsonl");
+    write_lines(&corpus, &lines);
+    let corpus = corpus.to_str().unwrap();
+    let rocks = dir.path().join("r.db");
+    let rocks = rocks.to_str().unwrap();
+    ok(&["--db", rocks, "--quiet", "ingest", corpus]);
+    let want = ok(&["--db", rocks, "export"]);
+    // The rule is at work in this corpus: the short articles of one site are apart.
+    assert_eq!(
+        partition(rocks).iter().filter(|g| g.len() > 1).count(),
+        2,
+        "{want}"
+    );
+    for batch in ["1024", "2"] {
+        let u = url(c, "furniture", "");
+        ok(&[
+            "--db",
+            &u,
+            "--quiet",
+            "ingest",
+            "--batch-size",
+            batch,
+            corpus,
+        ]);
+        assert_eq!(ok(&["--db", &u, "export"]), want, "batches of {batch}");
+    }
+}
+
 #[test]
 fn a_server_without_cluster_mode_is_refused_saying_so() {
     if cluster().is_none() {

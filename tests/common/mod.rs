@@ -101,6 +101,7 @@ pub fn json_lines(s: &str) -> Vec<serde_json::Value> {
 pub mod conformance;
 pub mod oracle;
 mod rng;
+pub mod sites;
 pub use rng::Rng;
 
 /// A synthetic Chinese document: `sentences` sentences of 12..40 common characters.
