@@ -202,3 +202,33 @@ fn query_leaves_out_the_furniture_as_ingest_does() {
         assert_eq!(v["duplicate_of"], answers[id]["duplicate_of"], "{id}: {v}");
     }
 }
+
+/// A cluster whose pages were all removed no longer counts: two articles of a site, the
+/// first removed, and a third make two clusters that hold the site's lines, not three.
+#[test]
+fn a_removed_page_no_longer_counts_for_its_sites_lines() {
+    let mut rng = Rng(0xf0e4_1708_0000_0019);
+    let f: Vec<String> = (0..4).map(|_| common::synthetic_doc(&mut rng, 2)).collect();
+    let pages: Vec<Document> = (0..4)
+        .map(|i| {
+            page(
+                &format!("p{i}"),
+                "a.example",
+                &f,
+                &common::paragraphs(&mut rng, 10),
+            )
+        })
+        .collect();
+    for remove in [false, true] {
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        for (i, p) in pages[..3].iter().enumerate() {
+            db.ingest_document(p, OnExisting::Skip).unwrap();
+            if i == 0 && remove {
+                assert!(db.remove("p0").unwrap());
+            }
+        }
+        let fps = db.fingerprint_document(&pages[3]);
+        let left_out = db.furnish(&pages[3], fps).unwrap().left_out;
+        assert_eq!(left_out.is_empty(), remove, "removed: {remove}");
+    }
+}

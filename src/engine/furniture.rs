@@ -242,7 +242,8 @@ impl Fpdb {
         Ok(out)
     }
 
-    /// The root of cluster `id`, None when its record is gone.
+    /// The root of cluster `id`, None when its record is gone or its pages all are (an
+    /// emptied cluster keeps its record, of size 0).
     fn root_if_kept(&self, id: u64) -> Result<Option<u64>> {
         if self
             .store
@@ -251,7 +252,8 @@ impl Fpdb {
         {
             return Ok(None);
         }
-        self.find(id).map(|(root, _)| Some(root))
+        let (root, rec) = self.find(id)?;
+        Ok((rec.size > 0).then_some(root))
     }
 }
 
