@@ -85,19 +85,24 @@ impl Fpdb {
         })
     }
 
-    /// The lines of `doc` and what the store says of each (None in stores without
-    /// `furniture`, for a document without a URL host or without a line long enough).
+    /// The key of `doc`'s host and of its lines, when the store counts them (None in stores
+    /// without `furniture`, for a document without a URL host or without a line long enough).
+    fn host_and_lines(&self, doc: &Document) -> Option<(u64, Vec<u64>)> {
+        let host = doc
+            .url
+            .as_deref()
+            .filter(|_| self.opts.furniture)
+            .and_then(crate::text::cites::host_key)?;
+        let keys = line_keys(&doc.text);
+        (!keys.is_empty()).then_some((host, keys))
+    }
+
+    /// The lines of `doc` and what the store says of each (None as
+    /// [`Fpdb::host_and_lines`]).
     pub(super) fn page_lines(&self, doc: &Document) -> Result<Option<PageLines>> {
-        if !self.opts.furniture {
-            return Ok(None);
-        }
-        let Some(host) = doc.url.as_deref().and_then(crate::text::cites::host_key) else {
+        let Some((host, keys)) = self.host_and_lines(doc) else {
             return Ok(None);
         };
-        let keys = line_keys(&doc.text);
-        if keys.is_empty() {
-            return Ok(None);
-        }
         let mut lines = Vec::with_capacity(keys.len());
         for k in keys {
             let key = schema::furniture_key(host, k);
@@ -113,17 +118,11 @@ impl Fpdb {
         Ok(Some(PageLines { host, lines }))
     }
 
-    /// The keys of the lines of a page the store would hold for `doc`'s host (for a remote
-    /// store to read ahead; empty as [`Fpdb::page_lines`] would be None).
+    /// The `furniture` keys [`Fpdb::page_lines`] reads for `doc` (for a remote store to read
+    /// ahead).
     pub(super) fn page_line_keys(&self, doc: &Document) -> Vec<[u8; 16]> {
-        let host = doc
-            .url
-            .as_deref()
-            .filter(|_| self.opts.furniture)
-            .and_then(crate::text::cites::host_key);
-        host.map_or_else(Vec::new, |h| {
-            line_keys(&doc.text)
-                .into_iter()
+        self.host_and_lines(doc).map_or_else(Vec::new, |(h, keys)| {
+            keys.into_iter()
                 .map(|k| schema::furniture_key(h, k))
                 .collect()
         })
