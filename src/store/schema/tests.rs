@@ -143,3 +143,19 @@ fn records_round_trip_and_garbage_is_corruption() {
     ));
     assert!(decode::<ClusterRecord>(Cf::Clusters, b"k", &[1]).is_err());
 }
+
+/// A `furniture` value is up to 8 cluster ids of 8 bytes, or empty (furniture); anything
+/// else is a located corruption error, never a panic.
+#[test]
+fn furniture_values_decode_and_garbage_is_refused() {
+    let key = furniture_key(7, 9);
+    assert_eq!(decode_furniture(&key, &[]).unwrap(), Vec::<u64>::new());
+    let two: Vec<u8> = [3u64, 5].iter().flat_map(|c| c.to_be_bytes()).collect();
+    assert_eq!(decode_furniture(&key, &two).unwrap(), vec![3, 5]);
+    for bad in [vec![1u8; 7], vec![0u8; 9], vec![0u8; 72]] {
+        match decode_furniture(&key, &bad) {
+            Err(crate::Error::Corruption { cf, .. }) => assert_eq!(cf, "furniture"),
+            other => panic!("{} bytes: {other:?}", bad.len()),
+        }
+    }
+}
