@@ -4,12 +4,14 @@
 # table learned from the corpus), the robustness sets (tools/src/bin/robustness_set.rs: re-wrapped
 # and traditional-character copies), and the hard sets (tools/src/bin/hard_sets.rs: shuffled lines of
 # hard-wrapped text, chained windows, heavy edits of short excerpts, reordered lines of text wrapped
-# at a fixed width) under each rule change.
+# at a fixed width) under each rule change, the pages set (tools/src/bin/page_set.rs) and the
+# sites sets (tools/src/bin/site_set.rs).
 #
 #   scripts/accuracy.sh [DEV_DIR]
 #
 # DEV_DIR defaults to ../shared/data/dev (one folder per set with corpus.jsonl + pairs.tsv).
-# Needs python3 to format the JSON. Work files go to ${ACCURACY_DIR:-target/accuracy}.
+# Needs python3 to format the JSON. Work files go to ${ACCURACY_DIR:-target/accuracy}. FPDB
+# names another binary to measure (a build of an earlier commit, for a before-and-after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
@@ -18,7 +20,7 @@ work="${ACCURACY_DIR:-target/accuracy}"
 mkdir -p "$work"
 cargo build --release --quiet --bin fpdb
 cargo build --release --quiet -p fpdb-tools
-fpdb="$CARGO_TARGET_DIR/release/fpdb"
+fpdb="${FPDB:-$CARGO_TARGET_DIR/release/fpdb}"
 
 per_kind() { # json file -> markdown table: one column per configuration
   python3 - "$1" <<'EOF'
@@ -44,6 +46,15 @@ import json, sys
 r = json.load(open(sys.argv[1]))[0]
 off = [f'{k} {v["predicted_duplicate"]}/{v["pairs"]}' for k, v in r["kinds"].items() if v["accuracy"] < 1]
 print(f'{r["precision"]:.3f} / {r["recall"]:.3f} / {r["f1"]:.3f}' + (" (" + ", ".join(off) + ")" if off else ""))
+EOF
+}
+
+clusters_cells() { # json file -> "P / R / F1 | different | same/possible" of its first report
+  python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+c = r["cluster_pairs"]
+print(f'{r["precision"]:.3f} / {r["recall"]:.3f} / {r["f1"]:.3f} | {c["different"]} | {c["same"]}/{c["possible"]}')
 EOF
 }
 
@@ -217,6 +228,28 @@ open(sys.argv[3], "w", encoding="utf-8").writelines(lines)' "$work/pages/corpus.
     label="shuffled, seed $seed"
     [ "$seed" = 0 ] && label="as generated"
     echo "| $label | ${cells[0]} | ${cells[1]} |"
+  done
+  # The sites set (tools/src/bin/site_set.rs): a dozen (or six) real templates with many
+  # articles each, shuffled; every pair of pages in one cluster judged by its article.
+  echo
+  echo "### Sites (tools/src/bin/site_set.rs from ../shared/data/extraction): \`fpdb eval --corpus C --pairs P --articles A\`, the defaults and \`--furniture false\`"
+  echo
+  echo "Labeled pairs P / R / F1; pairs of pages in one cluster that show different articles; pairs of one article in one cluster, of all."
+  echo
+  echo "| seed, sites | pages | defaults | different | found | --furniture false | different | found |"
+  echo "|---|---:|---|---:|---:|---|---:|---:|"
+  for sites in 12 6; do
+    for seed in 1 2 3 4 5 6 7; do
+      out="$work/sites-$seed-$sites"
+      "$CARGO_TARGET_DIR/release/site_set" "$bench" "$out" "$seed" "$sites" 2>/dev/null
+      cells=()
+      for flags in "" "--furniture false"; do
+        # shellcheck disable=SC2086
+        "$fpdb" eval --corpus "$out/corpus.jsonl" --pairs "$out/pairs.tsv" --articles "$out/articles.tsv" --json --algo default $flags 2>/dev/null > "$work/sites.json"
+        cells+=("$(clusters_cells "$work/sites.json")")
+      done
+      echo "| $seed, $sites | $(wc -l < "$out/corpus.jsonl") | ${cells[0]} | ${cells[1]} |"
+    done
   done
 else
   echo

@@ -22,6 +22,10 @@ pub(super) struct EvalArgs {
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind
     #[arg(long)]
     pub(super) pairs: PathBuf,
+    /// Which article each document shows: TSV with header id, article. Every pair of
+    /// documents in one cluster is then judged too (false merges the labeled pairs miss)
+    #[arg(long, value_name = "TSV")]
+    pub(super) articles: Option<PathBuf>,
     /// Configurations to score: nshash, simhash, minhash, imatch, keywords, keywords-con,
     /// keywords-pct, keywords-check, keywords-con-check, des, punct, punct-title, segments,
     /// two-stage alone, or
@@ -76,6 +80,10 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     if pairs.is_empty() {
         bail!("{}: no labeled pairs in it", a.pairs.display());
     }
+    let articles = match &a.articles {
+        Some(p) => fpdb::eval::read_articles(p)?,
+        None => std::collections::HashMap::new(),
+    };
     let mut base = a.settings.to_settings()?;
     if a.learn_idf {
         base.simhash_idf = Some(std::sync::Arc::new(learned_idf(&base, &docs, a.json)?));
@@ -94,7 +102,9 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     let mut reports = Vec::new();
     for algo in algos {
         let (name, s) = configuration(algo, &base);
-        reports.push(fpdb::eval::evaluate(name, &docs, &fps, &pairs, &s)?);
+        reports.push(fpdb::eval::evaluate(
+            name, &docs, &fps, &pairs, &articles, &s,
+        )?);
     }
     if a.json {
         outln!("{}", serde_json::to_string(&reports)?);
@@ -174,6 +184,17 @@ fn print_report(r: &fpdb::eval::Report, errors: usize) -> anyhow::Result<()> {
             String::new()
         }
     );
+    if let Some(c) = &r.cluster_pairs {
+        outln!(
+            "  pairs in one cluster: {} show one article, {} show different ones (precision {:.4}); {} of {} pairs of one article share a cluster (recall {:.4})",
+            c.same,
+            c.different,
+            c.precision,
+            c.same,
+            c.possible,
+            c.recall
+        );
+    }
     outln!(
         "  {:<22} {:>5} {:>6} {:>10} {:>9}",
         "kind",
