@@ -4,12 +4,15 @@
 
 For each labeled set (corpus.jsonl + pairs.tsv): a seeded sample of every kind (8 pairs of each
 templated copy kind and 30 siblings; 6 near-duplicate and 10 distinct pairs per kind of the
-dev sets; 5 per kind of the generated sets; 3 per kind of the pages set, its smallest pages), preferring documents of at most 2,500 characters
+dev sets; 5 per kind of the generated sets; 3 per kind of the pages set, its smallest pages; the
+sites set whole, since a site's furniture is learned from all its pages), preferring documents of at most 2,500 characters
 with one longer pair (to 8,000) per kind, so that the fixture stays small. Then, for each rule
 of RULES, up to 2 pairs per kind that the defaults judge right and the defaults with that rule
 switched off judge wrong, with every document of their group (a hard set's chain; documents
 keep the corpus's order, which decides clusters), so that the gate fails when any of those rules is switched off. Writes OUT/NAME/{corpus.jsonl,pairs.tsv} and
-OUT/floors.tsv (set, kind, label, pairs, floor: the pairs the defaults get right), OUT/rules.txt
+OUT/floors.tsv (set, kind, label, pairs, floor: the pairs the defaults get right),
+OUT/clusters.tsv (for sets with an articles.tsv: the pairs of pages in one cluster that show
+different articles, at most, and one article, at least), OUT/rules.txt
 (RULES, which tests/quality_gate.rs switches off one by one), and prints
 per rule the kinds that fall on the fixture when it is switched off.
 """
@@ -20,8 +23,9 @@ import re
 import subprocess
 import sys
 
-# The rules the gate must notice when switched off (the defaults of formats 4 to 8, 11 and 12).
+# The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 13).
 RULES = [
+    "--furniture false",
     "--reordered-lines false",
     "--teasers false",
     "--template-figures false",
@@ -36,9 +40,10 @@ RULES = [
 ]
 
 
-def evaluate(fpdb, corpus, pairs, flags=""):
+def evaluate(fpdb, corpus, pairs, flags="", articles=None):
+    more = ["--articles", articles] if articles else []
     r = subprocess.run(
-        [fpdb, "eval", "--corpus", corpus, "--pairs", pairs, "--json", "-q", "--algo", "default", *flags.split()],
+        [fpdb, "eval", "--corpus", corpus, "--pairs", pairs, "--json", "-q", "--algo", "default", *more, *flags.split()],
         capture_output=True,
         check=True,
     )
@@ -71,6 +76,9 @@ def choose(fpdb, name, src):
     with open(pairs_path, encoding="utf-8") as f:
         rows = [l.rstrip("\n").split("\t") for l in f]
     head, rows = rows[0], rows[1:]
+    if name == "sites":
+        # A site's furniture is learned from all its pages: the sites set is kept whole.
+        return head, rows, list(docs.values())
     kinds = {}
     for r in rows:
         kinds.setdefault(r[3], []).append(r)
@@ -117,7 +125,7 @@ def choose(fpdb, name, src):
 
 def main():
     fpdb, out = sys.argv[1], sys.argv[2]
-    floors, caught = [], {rule: [] for rule in RULES}
+    floors, caught, clusters = [], {rule: [] for rule in RULES}, []
     for arg in sys.argv[3:]:
         name, src = arg.split("=", 1)
         head, keep, lines = choose(fpdb, name, src)
@@ -130,20 +138,37 @@ def main():
             f.writelines(lines)
         print(f"{name}: {len(keep)} pairs, {len(lines)} documents", file=sys.stderr)
         fixture = (os.path.join(d, "corpus.jsonl"), os.path.join(d, "pairs.tsv"))
+        # Which article each page shows: every pair of pages in one cluster is judged too.
+        articles = None
+        if os.path.exists(os.path.join(src, "articles.tsv")):
+            articles = os.path.join(d, "articles.tsv")
+            with open(os.path.join(src, "articles.tsv"), encoding="utf-8") as f, open(articles, "w", encoding="utf-8") as g:
+                g.write(f.read())
         base = {}
-        for kind, k in sorted(evaluate(fpdb, *fixture)["kinds"].items()):
+        report = evaluate(fpdb, *fixture, articles=articles)
+        for kind, k in sorted(report["kinds"].items()):
             base[kind] = right_count(k)
             floors.append((name, kind, k["label"], k["pairs"], base[kind]))
+        if articles:
+            c = report["cluster_pairs"]
+            clusters.append((name, c["different"], c["same"]))
         for rule in RULES:
-            for kind, k in sorted(evaluate(fpdb, *fixture, rule)["kinds"].items()):
+            r = evaluate(fpdb, *fixture, rule, articles)
+            for kind, k in sorted(r["kinds"].items()):
                 if right_count(k) < base[kind]:
                     caught[rule].append(f"{name}/{kind} {right_count(k)}/{base[kind]}")
+            if articles and r["cluster_pairs"]["different"] > c["different"]:
+                caught[rule].append(f"{name}/different pairs in one cluster {r['cluster_pairs']['different']} > {c['different']}")
     # The rules the gate must notice, for tests/quality_gate.rs.
     with open(os.path.join(out, "rules.txt"), "w", encoding="utf-8") as f:
         f.writelines(rule + "\n" for rule in RULES)
     with open(os.path.join(out, "floors.tsv"), "w", encoding="utf-8") as f:
         f.write("set\tkind\tlabel\tpairs\tfloor\n")
         f.writelines("\t".join(str(x) for x in row) + "\n" for row in floors)
+    # Sets with articles: the most pairs of different articles in one cluster, the fewest of one.
+    with open(os.path.join(out, "clusters.tsv"), "w", encoding="utf-8") as f:
+        f.write("set\tdifferent_at_most\tsame_at_least\n")
+        f.writelines("\t".join(str(x) for x in row) + "\n" for row in clusters)
     for rule in RULES:
         print(f"{rule}: " + (", ".join(caught[rule]) or "NOT CAUGHT"), file=sys.stderr)
 

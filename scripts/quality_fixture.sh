@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build the quality gate's fixture (tests/fixtures/quality/): a few labeled pairs of every kind
 # of every dev set, of the robustness sets (tools/src/bin/robustness_set.rs) and of the hard sets
-# (tools/src/bin/hard_sets.rs) and of the pages set (tools/src/bin/page_set.rs), each set in a folder of its own (corpus.jsonl + pairs.tsv), and
+# (tools/src/bin/hard_sets.rs) and of the pages set (tools/src/bin/page_set.rs), and the whole
+# sites set (tools/src/bin/site_set.rs, with articles.tsv), each set in a folder of its own
+# (corpus.jsonl + pairs.tsv), and
 # floors.tsv: the pairs of each kind the defaults get right today. tests/quality_gate.rs runs
 # `fpdb eval` on each set and fails when a kind falls below its floor.
 #
@@ -23,19 +25,27 @@ cargo build --release --quiet -p fpdb-tools
 "$CARGO_TARGET_DIR/release/robustness_set" "$dev/en_20news/corpus.jsonl" "$work/robust-en_20news" 300 2>/dev/null
 "$CARGO_TARGET_DIR/release/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
 "$CARGO_TARGET_DIR/release/page_set" "$(dirname "$dev")/extraction" "$work/pages" 2>/dev/null
+"$CARGO_TARGET_DIR/release/site_set" "$(dirname "$dev")/extraction" "$work/sites" 2>/dev/null
 rm -rf "$out"
 python3 scripts/quality_fixture.py "$CARGO_TARGET_DIR/release/fpdb" "$out" \
   "zh_laws=$dev/zh_laws" "en_20news=$dev/en_20news" "templated=$dev/templated" \
   "robust_zh_laws=$work/robust-zh_laws" "robust_en_20news=$work/robust-en_20news" \
   "hard_layout=$work/hard/layout" "hard_chains=$work/hard/chains" "hard_short=$work/hard/short" \
   "hard_wrapped=$work/hard/wrapped" \
-  "pages=$work/pages"
+  "pages=$work/pages" "sites=$work/sites"
 # Pages are large: the pages set's corpus is kept compressed (the gate reads it as it is).
 gzip -n -9 "$out/pages/corpus.jsonl"
+# The sites set repeats a dozen templates: zstd keeps it at a fourteenth of gzip's size.
+zstd -19 -q --rm "$out/sites/corpus.jsonl"
 cat > "$out/pages/SOURCE.md" <<'SOURCE'
 Pages of the pages set (`tools/src/bin/page_set.rs`), chosen by `scripts/quality_fixture.sh`:
 real article pages of scrapinghub/article-extraction-benchmark (commit 4a3bc97, MIT licence,
 Copyright (c) 2020 Scrapinghub), with their articles moved between the pages' templates.
+SOURCE
+cat > "$out/sites/SOURCE.md" <<'SOURCE'
+The sites set (`tools/src/bin/site_set.rs`, seed 11, 12 sites), whole: real article pages of
+scrapinghub/article-extraction-benchmark (commit 4a3bc97, MIT licence, Copyright (c) 2020
+Scrapinghub), the articles of some put in the templates of twelve others.
 SOURCE
 du -sh "$out"
 awk -F'\t' 'NR > 1 && $4 != $5' "$out/floors.tsv" | sed 's/^/below every pair: /' >&2 || true

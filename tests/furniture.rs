@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::sites::{page, round};
+use common::sites::{furniture, page, round};
 use common::Rng;
 use fpdb::{Document, Fpdb, OnExisting, Settings};
 
@@ -99,6 +99,85 @@ fn a_line_of_two_clusters_is_not_yet_furniture() {
         );
     }
     assert_eq!(merged, 0);
+}
+
+/// A new site whose first articles are short: its furniture puts them in one cluster, where a
+/// line counted by cluster would stay "seen in one cluster" however many articles join it. A
+/// page that brings text new to its site counts by itself for its cluster's lines, so the
+/// furniture is known after three articles and the later ones are apart; a repost (nothing
+/// new) still counts with its cluster and joins its article.
+#[test]
+fn a_site_whose_first_articles_merge_on_its_furniture_still_learns_it() {
+    let mut rng = Rng(0xf0e4_1708_0000_0019);
+    let rounds = 8;
+    let mut first_merged = 0;
+    for r in 0..rounds {
+        let f = furniture(&mut rng);
+        // Each over `NEW_TEXT_CHARS` (100) letters: a short article, not an edit.
+        let bodies: Vec<Vec<String>> = (0..6)
+            .map(|_| loop {
+                let b = common::paragraphs(&mut rng, 2);
+                if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
+                    break b;
+                }
+            })
+            .collect();
+        let mut docs: Vec<Document> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| page(&format!("s{i}"), "a.example", &f, b))
+            .collect();
+        docs.push(page("s5-repost", "a.example", &f, &bodies[5]));
+        docs.push(page("s4-repost", "a.example", &f, &bodies[4]));
+        let c = clusters(Settings::default(), &docs, None);
+        first_merged += usize::from(c["s0"] == c["s1"]);
+        for i in 3..6 {
+            for j in 0..i {
+                assert_ne!(c[&format!("s{i}")], c[&format!("s{j}")], "round {r}: {c:?}");
+            }
+        }
+        assert_eq!(c["s5"], c["s5-repost"], "round {r}: {c:?}");
+        assert_eq!(c["s4"], c["s4-repost"], "round {r}: {c:?}");
+    }
+    // The case is the one the rule is for: the site's first two articles merge on its
+    // furniture (the documented cost of a new site's first pages).
+    assert!(
+        first_merged >= rounds / 2,
+        "the first two articles merged in {first_merged} of {rounds} rounds"
+    );
+}
+
+/// An article crawled again and again under one URL, a paragraph added each time (a live
+/// article): each crawl brings new text, but the page counts by its URL, once, so its own
+/// lines never become furniture and every crawl joins the first. Counted by page, the third
+/// crawl would have made them furniture.
+#[test]
+fn an_article_updated_under_one_url_keeps_its_lines() {
+    let mut rng = Rng(0xf0e4_1708_0000_001a);
+    for round in 0..4 {
+        let f = furniture(&mut rng);
+        let mut body = common::paragraphs(&mut rng, 4);
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        for v in 0..6 {
+            let mut d = page(&format!("live-v{v}"), "a.example", &f, &body);
+            d.url = Some("https://a.example/live".into());
+            let fps = db.furnish(&d, db.fingerprint_document(&d)).unwrap();
+            assert!(fps.left_out.is_empty(), "round {round}, crawl {v}");
+            db.ingest_document(&d, OnExisting::Skip).unwrap();
+            // The next crawl adds a paragraph of over 100 letters.
+            body.push(loop {
+                let p = common::synthetic_doc(&mut rng, 5);
+                if p.chars().count() >= 120 {
+                    break p;
+                }
+            });
+        }
+        let c: Vec<u64> = common::export_outcomes(&db)
+            .into_iter()
+            .map(|o| o.similar_id.unwrap())
+            .collect();
+        assert!(c.iter().all(|&s| s == c[0]), "round {round}: {c:?}");
+    }
 }
 
 #[test]

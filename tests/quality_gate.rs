@@ -1,7 +1,8 @@
 //! The quality gate: `fpdb eval` on the labeled fixture of `tests/fixtures/quality/` (a few
 //! pairs of every kind of every dev set, robustness set and hard set, chosen by
-//! `scripts/quality_fixture.sh`) must judge at least as many pairs of each kind right as the
-//! floor recorded in `floors.tsv`. A change to a default that costs one class fails here; and
+//! `scripts/quality_fixture.sh`, and the whole sites set) must judge at least as many pairs of
+//! each kind right as the floor recorded in `floors.tsv`, and, on a set whose pages name their
+//! article, put no more pairs of different articles in one cluster than `clusters.tsv` says. A change to a default that costs one class fails here; and
 //! switching off any one of the default rules must fail the gate, so that the fixture keeps
 //! holding the pairs each rule decides.
 
@@ -44,19 +45,40 @@ fn floors() -> BTreeMap<(String, String), (u8, u64, u64)> {
         .collect()
 }
 
+/// set -> (pairs of pages in one cluster showing different articles, at most; showing one
+/// article, at least), for the sets with an `articles.tsv` (`clusters.tsv`).
+fn cluster_bounds() -> BTreeMap<String, (u64, u64)> {
+    let text = std::fs::read_to_string(fixture().join("clusters.tsv")).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                f[0].to_string(),
+                (f[1].parse().unwrap(), f[2].parse().unwrap()),
+            )
+        })
+        .collect()
+}
+
 /// Every kind of every set below its floor under the defaults with `flags`, as
-/// "set/kind right/floor"; and the (set, kind) pairs that were scored.
+/// "set/kind right/floor" (and, for a set with articles, "set/different …" or "set/same …"
+/// past their bounds); and the (set, kind) pairs that were scored.
 fn below_floors(flags: &str) -> (Vec<String>, Vec<(String, String)>) {
     let floors = floors();
+    let bounds = cluster_bounds();
     let dir = tempfile::tempdir().unwrap();
     let sets: std::collections::BTreeSet<&String> = floors.keys().map(|(s, _)| s).collect();
     let (mut below, mut scored) = (Vec::new(), Vec::new());
     for set in sets {
-        // The pages set's corpus is kept compressed.
-        let plain = fixture().join(set).join("corpus.jsonl");
-        let gz = fixture().join(set).join("corpus.jsonl.gz");
-        let corpus = if gz.exists() { gz } else { plain };
+        // The pages and sites sets' corpora are kept compressed.
+        let corpus = ["corpus.jsonl.gz", "corpus.jsonl.zst", "corpus.jsonl"]
+            .iter()
+            .map(|f| fixture().join(set).join(f))
+            .find(|p| p.exists())
+            .unwrap();
         let pairs = fixture().join(set).join("pairs.tsv");
+        let articles = fixture().join(set).join("articles.tsv");
         let mut args = vec![
             "eval",
             "--corpus",
@@ -68,6 +90,9 @@ fn below_floors(flags: &str) -> (Vec<String>, Vec<(String, String)>) {
             "--algo",
             "default",
         ];
+        if articles.exists() {
+            args.extend(["--articles", articles.to_str().unwrap()]);
+        }
         args.extend(flags.split_whitespace());
         let o = common::run(dir.path(), &args);
         assert_eq!(common::code(&o), 0, "{set} {flags}: {}", common::stderr(&o));
@@ -81,6 +106,21 @@ fn below_floors(flags: &str) -> (Vec<String>, Vec<(String, String)>) {
                 below.push(format!("{set}/{kind} {right}/{floor}"));
             }
             scored.push((set.clone(), kind.clone()));
+        }
+        if let Some(&(most, least)) = bounds.get(set.as_str()) {
+            let c = &reports[0]["cluster_pairs"];
+            let (different, same) = (
+                c["different"].as_u64().unwrap(),
+                c["same"].as_u64().unwrap(),
+            );
+            if different > most {
+                below.push(format!(
+                    "{set}/different articles in one cluster {different} > {most}"
+                ));
+            }
+            if same < least {
+                below.push(format!("{set}/one article in one cluster {same} < {least}"));
+            }
         }
     }
     (below, scored)
@@ -96,6 +136,8 @@ fn the_defaults_judge_every_kind_of_the_fixture_at_least_as_well_as_its_floor() 
     want.sort();
     got.sort();
     assert_eq!(got, want);
+    // Every set with articles is judged on its clusters too.
+    assert!(cluster_bounds().contains_key("sites"));
     // The fixture covers every dev set, robustness set and hard set, and the templated kinds.
     for kind in [
         "template_sibling",
@@ -113,6 +155,7 @@ fn the_defaults_judge_every_kind_of_the_fixture_at_least_as_well_as_its_floor() 
 fn switching_off_any_default_rule_fails_the_gate() {
     let rules = rules();
     assert!(rules.len() >= 9, "{rules:?}");
+    assert!(rules.iter().any(|r| r == "--furniture false"), "{rules:?}");
     assert!(
         rules.iter().any(|r| r == "--template-figures false"),
         "{rules:?}"

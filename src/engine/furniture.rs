@@ -4,13 +4,16 @@
 //! their template and one article is matched across sites on its own text.
 //!
 //! The store counts each line of each host's pages ([`crate::text::lines::line_key`]) in the
-//! `furniture` family: the cluster it was first seen in, then "furniture" once a page of
-//! another cluster of the same host holds it. A page is fingerprinted without the lines that
-//! are furniture when it is ingested, as the store stands after every document before it (in
-//! a batch, as a one-at-a-time ingest would see it: the lines the batch's earlier documents
-//! made furniture count). So a site's first pages are fingerprinted with its furniture, which
-//! is known from the second article of the site on; what that costs is measured in
-//! docs/accuracy.md ("Furniture"). A line once furniture stays furniture (removing the pages
+//! `furniture` family: the clusters it was seen in, then "furniture" once a page of a third
+//! cluster of the same host holds it ([`FURNITURE_CLUSTERS`]). A page that brings text new to
+//! its host counts by itself, not by its cluster, for the lines its cluster already holds
+//! ([`NEW_TEXT_CHARS`]): a site's first articles, put in one cluster by the furniture they
+//! share, still make it furniture. A page is fingerprinted without the lines that are
+//! furniture when it is ingested, as the store stands after every document before it (in a
+//! batch, as a one-at-a-time ingest would see it: the lines the batch's earlier documents made
+//! furniture count). So a site's first pages are fingerprinted with its furniture, which is
+//! known from the site's third article on; what that costs is measured in docs/accuracy.md
+//! ("A site's furniture", "Sites"). A line once furniture stays furniture (removing the pages
 //! that made it so does not take it back).
 
 use foldhash::HashMap;
@@ -24,6 +27,15 @@ use crate::text::lines::{line_key, line_keys, without_lines};
 
 /// In how many clusters of a host a line must be seen to be its furniture.
 pub const FURNITURE_CLUSTERS: usize = 3;
+
+/// A page whose lines new to its host hold this many letters and digits or more counts for
+/// its lines by itself, not by its cluster: it shows an article of its own, even where its
+/// site's furniture, not yet known, has put it in the cluster of another article.
+pub const NEW_TEXT_CHARS: u32 = 100;
+
+/// The bit that marks a page counted by itself ([`NEW_TEXT_CHARS`]; its URL, hashed) among
+/// the cluster ids a line was seen in; cluster ids are sequence numbers far below it.
+const OWN_PAGE: u64 = 1 << 63;
 
 /// What the store says of one line of a host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,8 +63,19 @@ impl Seen {
 #[derive(Debug, Clone)]
 pub(super) struct PageLines {
     host: u64,
-    /// (line key, what the store says), by key.
-    lines: Vec<(u64, Seen)>,
+    /// The page's own number when it counts by itself ([`NEW_TEXT_CHARS`]): its URL, hashed,
+    /// with [`OWN_PAGE`] set.
+    page: u64,
+    /// (line key, what the store says, the line's letters and digits), by key.
+    lines: Vec<(u64, Seen, u32)>,
+}
+
+/// The keys [`PageLines`] are read by: the host's, the page's own number, and each line's
+/// with its letters and digits.
+struct PageKeys {
+    host: u64,
+    page: u64,
+    lines: Vec<(u64, u32)>,
 }
 
 /// A line's new standing, by (host, line): what a batch's documents wrote, read by the
@@ -66,7 +89,7 @@ impl PageLines {
         if written.is_empty() {
             return;
         }
-        for (k, s) in &mut self.lines {
+        for (k, s, _) in &mut self.lines {
             if let Some(w) = written.get(&(self.host, *k)) {
                 s.clone_from(w);
             }
@@ -85,26 +108,30 @@ impl Fpdb {
         })
     }
 
-    /// The key of `doc`'s host and of its lines, when the store counts them (None in stores
-    /// without `furniture`, for a document without a URL host or without a line long enough).
-    fn host_and_lines(&self, doc: &Document) -> Option<(u64, Vec<u64>)> {
-        let host = doc
-            .url
-            .as_deref()
-            .filter(|_| self.opts.furniture)
-            .and_then(crate::text::cites::host_key)?;
-        let keys = line_keys(&doc.text);
-        (!keys.is_empty()).then_some((host, keys))
+    /// The key of `doc`'s host, its own number ([`PageLines::page`]) and the keys of its
+    /// lines, when the store counts them (None in stores without `furniture`, for a document
+    /// without a URL host or without a line long enough).
+    fn host_and_lines(&self, doc: &Document) -> Option<PageKeys> {
+        let url = doc.url.as_deref().filter(|_| self.opts.furniture)?;
+        let host = crate::text::cites::host_key(url)?;
+        let lines = line_keys(&doc.text);
+        let page = OWN_PAGE | crate::hash::fingerprint64(url.as_bytes());
+        (!lines.is_empty()).then_some(PageKeys { host, page, lines })
     }
 
     /// The lines of `doc` and what the store says of each (None as
     /// [`Fpdb::host_and_lines`]).
     pub(super) fn page_lines(&self, doc: &Document) -> Result<Option<PageLines>> {
-        let Some((host, keys)) = self.host_and_lines(doc) else {
+        let Some(PageKeys {
+            host,
+            page,
+            lines: keys,
+        }) = self.host_and_lines(doc)
+        else {
             return Ok(None);
         };
         let mut lines = Vec::with_capacity(keys.len());
-        for k in keys {
+        for (k, chars) in keys {
             let key = schema::furniture_key(host, k);
             let seen = match self.store.get(Cf::Furniture, &key)? {
                 None => Seen::New,
@@ -113,17 +140,18 @@ impl Fpdb {
                     c => Seen::In(c),
                 },
             };
-            lines.push((k, seen));
+            lines.push((k, seen, chars));
         }
-        Ok(Some(PageLines { host, lines }))
+        Ok(Some(PageLines { host, page, lines }))
     }
 
     /// The `furniture` keys [`Fpdb::page_lines`] reads for `doc` (for a remote store to read
     /// ahead).
     pub(super) fn page_line_keys(&self, doc: &Document) -> Vec<[u8; 16]> {
-        self.host_and_lines(doc).map_or_else(Vec::new, |(h, keys)| {
-            keys.into_iter()
-                .map(|k| schema::furniture_key(h, k))
+        self.host_and_lines(doc).map_or_else(Vec::new, |p| {
+            p.lines
+                .into_iter()
+                .map(|(k, _)| schema::furniture_key(p.host, k))
                 .collect()
         })
     }
@@ -139,8 +167,8 @@ impl Fpdb {
         let furniture: Vec<u64> = lines
             .lines
             .iter()
-            .filter(|(_, s)| *s == Seen::Furniture)
-            .map(|&(k, _)| k)
+            .filter(|(_, s, _)| *s == Seen::Furniture)
+            .map(|&(k, _, _)| k)
             .collect();
         let kept = if furniture.is_empty() {
             None
@@ -192,12 +220,27 @@ impl Fpdb {
     /// is seen in `target`; a line seen in another cluster (not `target` nor one of `merged`
     /// into it by this page) becomes furniture. Read before the page's cluster changes are
     /// written; a line whose cluster is gone (its pages removed) is seen anew.
+    ///
+    /// A page that brings [`NEW_TEXT_CHARS`] of text new to its host counts by itself, by its
+    /// URL, for the lines its cluster already holds: otherwise a site whose first two
+    /// articles were put in one cluster by the furniture they share would count that
+    /// furniture in one cluster however many of its articles join it. A repost of an article
+    /// on its site brings little new text and counts with its cluster; a page crawled again
+    /// with a paragraph added counts once, by its URL, so an article updated many times does
+    /// not make its own lines furniture.
     pub(super) fn seen_lines(
         &self,
         lines: &PageLines,
         target: u64,
         merged: &[u64],
     ) -> Result<Vec<((u64, u64), Seen)>> {
+        let new_text: u32 = lines
+            .lines
+            .iter()
+            .filter(|(_, s, _)| *s == Seen::New)
+            .map(|&(_, _, n)| n)
+            .sum();
+        let own = new_text >= NEW_TEXT_CHARS;
         let mut roots: HashMap<u64, Option<u64>> = HashMap::default();
         let mut root = |c: u64| -> Result<Option<u64>> {
             if let Some(&r) = roots.get(&c) {
@@ -208,7 +251,7 @@ impl Fpdb {
             Ok(r)
         };
         let mut out = Vec::new();
-        for (k, seen) in &lines.lines {
+        for (k, seen, _) in &lines.lines {
             let now = match seen {
                 Seen::Furniture => continue,
                 Seen::New => Seen::In(vec![target]),
@@ -224,8 +267,13 @@ impl Fpdb {
                             }
                         }
                     }
-                    if !now.contains(&target) {
-                        now.push(target);
+                    let me = if own && now.contains(&target) {
+                        lines.page
+                    } else {
+                        target
+                    };
+                    if !now.contains(&me) {
+                        now.push(me);
                     }
                     if now.len() >= FURNITURE_CLUSTERS {
                         Seen::Furniture
@@ -242,8 +290,12 @@ impl Fpdb {
     }
 
     /// The root of cluster `id`, None when its record is gone or its pages all are (an
-    /// emptied cluster keeps its record, of size 0).
+    /// emptied cluster keeps its record, of size 0). A page counted by itself stays counted:
+    /// it is known by its URL, which the store does not index.
     fn root_if_kept(&self, id: u64) -> Result<Option<u64>> {
+        if id & OWN_PAGE != 0 {
+            return Ok(Some(id));
+        }
         if self
             .store
             .get(Cf::Clusters, &schema::u64_key(id))?

@@ -24,6 +24,10 @@ const AGREE: f64 = 0.9;
 /// Trafilatura's text under this share of readability's tokens counts as cut short.
 const SHORT: f64 = 0.5;
 
+/// Trafilatura's text with under this share of its tokens in readability's text was read
+/// from another block of the page: it is kept, not readability's.
+const APART: f64 = 0.5;
+
 /// The main text of `html` (one paragraph per line), or empty when neither extractor finds
 /// one. `dom` is `html` parsed (readability works on it and changes it: one parse less).
 pub fn main_text(html: &str, dom: dom_query::Document) -> String {
@@ -88,6 +92,20 @@ fn agree(readable: &str, strict: &str) -> String {
         }
     }
     if readable_tokens == 0 {
+        return strict.to_string();
+    }
+    // Trafilatura's text mostly outside readability's: they read different blocks, and
+    // readability's is a listing (teasers of other articles) trafilatura's rules rejected.
+    let in_readable: HashSet<u64> = {
+        let mut t = Vec::new();
+        tokens(readable, &mut t);
+        t.into_iter().collect()
+    };
+    let shared = strict_tokens
+        .iter()
+        .filter(|t| in_readable.contains(t))
+        .count();
+    if (shared as f64) < APART * strict_tokens.len() as f64 {
         return strict.to_string();
     }
     let listing = unconfirmed.values().any(|&n| n >= 3);
@@ -199,6 +217,23 @@ mod tests {
         }
         let strict = readable[0].clone();
         assert_eq!(agree(&readable.join("\n"), &strict), strict);
+    }
+
+    #[test]
+    fn a_short_article_beside_a_listing_of_teasers_keeps_the_strict_text() {
+        // Readability's best block is the site's "Deals" listing; trafilatura read the short
+        // article beside it. Cut short by the rule above, readability's text would be kept.
+        let readable: Vec<String> = (0..8)
+            .map(|i| format!("Deal alert {i}: a discount on laptops, headphones and tablets today"))
+            .collect();
+        let readable = readable.join("\n");
+        let strict = "A video shows the moment a kidnapped girl was rescued by police on Monday.";
+        assert_eq!(agree(&readable, strict), strict);
+        // Half of it in readability's text: the rule for a cut-short text still holds.
+        let both = format!("{readable}\n{strict}");
+        let strict_and_deal =
+            format!("{strict}\nDeal alert 1: a discount on laptops, headphones and tablets today");
+        assert_eq!(agree(&both, &strict_and_deal), both);
     }
 
     #[test]

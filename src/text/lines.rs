@@ -22,20 +22,26 @@ pub const MIN_KEPT_CHARS: usize = 50;
 /// The key of one line: its letters and digits, lower-cased, hashed (None under
 /// [`MIN_LINE_CHARS`]).
 pub fn line_key(line: &str) -> Option<u64> {
+    sized_line_key(line).map(|(k, _)| k)
+}
+
+/// [`line_key`] and how many letters and digits the line holds.
+fn sized_line_key(line: &str) -> Option<(u64, u32)> {
     let mut s = String::with_capacity(line.len());
-    let mut n = 0;
+    let mut n = 0u32;
     for c in line.chars().filter(|&c| is_word_char(c)) {
         n += 1;
         s.extend(c.to_lowercase());
     }
-    (n >= MIN_LINE_CHARS).then(|| crate::hash::fingerprint64(s.as_bytes()))
+    (n as usize >= MIN_LINE_CHARS).then(|| (crate::hash::fingerprint64(s.as_bytes()), n))
 }
 
-/// The distinct keys of the lines of `text` ([`line_key`]), sorted.
-pub fn line_keys(text: &str) -> Vec<u64> {
-    let mut keys: Vec<u64> = text.lines().filter_map(line_key).collect();
-    keys.sort_unstable();
-    keys.dedup();
+/// The distinct keys of the lines of `text` ([`line_key`]), sorted, each with its line's
+/// letters and digits (the first line of a key's).
+pub fn line_keys(text: &str) -> Vec<(u64, u32)> {
+    let mut keys: Vec<(u64, u32)> = text.lines().filter_map(sized_line_key).collect();
+    keys.sort_by_key(|&(k, _)| k);
+    keys.dedup_by_key(|&mut (k, _)| k);
     keys
 }
 
@@ -80,7 +86,10 @@ mod tests {
         assert_eq!(keys.len(), 1);
         let keys = line_keys("first line of the page\nsecond line of the page\n");
         assert_eq!(keys.len(), 2);
-        assert!(keys[0] < keys[1]);
+        assert!(keys[0].0 < keys[1].0);
+        let mut sizes: Vec<u32> = keys.iter().map(|&(_, n)| n).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, [18, 19]);
     }
 
     #[test]

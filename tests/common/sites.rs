@@ -18,7 +18,7 @@ pub fn page(id: &str, host: &str, furniture: &[String], body: &[String]) -> Docu
 
 /// The furniture of a site: 10 lines of one sentence, the first 4 longer than any sentence
 /// of an article (so that most sentences a page is posted under are furniture).
-fn furniture(rng: &mut Rng) -> Vec<String> {
+pub fn furniture(rng: &mut Rng) -> Vec<String> {
     (0..10)
         .map(|i| {
             if i < 4 {

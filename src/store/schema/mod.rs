@@ -101,7 +101,7 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 12: format 11 plus reordered lines (`reordered_lines`: a document of the same length as
 /// another, 80% alike in 4-grams, is verified whatever its length).
 /// 13: format 12 plus a site's furniture (`furniture`: the `furniture` family counts the
-/// lines of each host's pages, and a line seen in two of its clusters is not fingerprinted).
+/// lines of each host's pages, and a line seen in three of its clusters is not fingerprinted).
 pub const FORMAT_VERSION: u32 = 13;
 
 /// Format 12: the current layout without the settings of format 13.
