@@ -26,28 +26,41 @@ pub struct LabeledPair {
     pub kind: String,
 }
 
-/// Read `pairs.tsv` (header `id_a id_b label kind`).
-pub fn read_pairs(path: &Path) -> Result<Vec<LabeledPair>> {
+/// Each row of the TSV file `path` but its header (a first line starting with `header`) and
+/// blank lines, with its fields, to `row`, which says what is wrong with a bad one (the error
+/// then names the file and line).
+fn each_row(
+    path: &Path,
+    header: &str,
+    mut row: impl FnMut(&[&str]) -> std::result::Result<(), &'static str>,
+) -> Result<()> {
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut out = Vec::new();
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|e| Error::io(path, e))?;
-        if i == 0 && line.starts_with("id_a") || line.trim().is_empty() {
+        if i == 0 && line.starts_with(header) || line.trim().is_empty() {
             continue;
         }
-        let bad = |reason: &str| Error::BadInput {
+        let fields: Vec<&str> = line.split('\t').collect();
+        row(&fields).map_err(|reason| Error::BadInput {
             source_name: path.display().to_string(),
             line: i as u64 + 1,
             reason: reason.to_string(),
-        };
-        let f: Vec<&str> = line.split('\t').collect();
+        })?;
+    }
+    Ok(())
+}
+
+/// Read `pairs.tsv` (header `id_a id_b label kind`).
+pub fn read_pairs(path: &Path) -> Result<Vec<LabeledPair>> {
+    let mut out = Vec::new();
+    each_row(path, "id_a", |f| {
         if f.len() < 3 {
-            return Err(bad("expected id_a<TAB>id_b<TAB>label[<TAB>kind]"));
+            return Err("expected id_a<TAB>id_b<TAB>label[<TAB>kind]");
         }
         let duplicate = match f[2].trim() {
             "1" => true,
             "0" => false,
-            _ => return Err(bad("label must be 0 or 1")),
+            _ => return Err("label must be 0 or 1"),
         };
         out.push(LabeledPair {
             a: f[0].to_string(),
@@ -55,7 +68,8 @@ pub fn read_pairs(path: &Path) -> Result<Vec<LabeledPair>> {
             duplicate,
             kind: f.get(3).map_or("all", |k| k.trim()).to_string(),
         });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -121,22 +135,14 @@ pub struct ClusterPairs {
 /// Read `articles.tsv` (header `id article`): which article each document shows. Documents
 /// it does not name are left out of the cluster pairs.
 pub fn read_articles(path: &Path) -> Result<HashMap<String, String>> {
-    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut out = HashMap::new();
-    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(|e| Error::io(path, e))?;
-        if i == 0 && line.starts_with("id\t") || line.trim().is_empty() {
-            continue;
-        }
-        let Some((id, article)) = line.split_once('\t') else {
-            return Err(Error::BadInput {
-                source_name: path.display().to_string(),
-                line: i as u64 + 1,
-                reason: "expected id<TAB>article".to_string(),
-            });
+    each_row(path, "id\t", |f| {
+        let [id, article, ..] = f else {
+            return Err("expected id<TAB>article");
         };
-        out.insert(id.to_string(), article.trim().to_string());
-    }
+        out.insert((*id).to_string(), article.trim().to_string());
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -420,6 +426,28 @@ pub mod edits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_row_of_pairs_or_articles_names_its_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let pairs = dir.path().join("pairs.tsv");
+        std::fs::write(
+            &pairs,
+            "id_a\tid_b\tlabel\tkind\na\tb\t1\tk\n\na\tc\t2\tk\n",
+        )
+        .unwrap();
+        let e = read_pairs(&pairs).unwrap_err().to_string();
+        assert!(e.contains("pairs.tsv:4: label must be 0 or 1"), "{e}");
+        std::fs::write(&pairs, "a\tb\t0\n").unwrap();
+        assert_eq!(read_pairs(&pairs).unwrap()[0].kind, "all");
+        let articles = dir.path().join("articles.tsv");
+        std::fs::write(&articles, "id\tarticle\nx\tone\ny\n").unwrap();
+        let e = read_articles(&articles).unwrap_err().to_string();
+        assert!(e.contains("articles.tsv:3: expected id<TAB>article"), "{e}");
+        std::fs::write(&articles, "id\tarticle\nx\tone\ny\ttwo \n").unwrap();
+        let a = read_articles(&articles).unwrap();
+        assert_eq!((a["x"].as_str(), a["y"].as_str()), ("one", "two"));
+    }
 
     /// Every pair of documents, judged one by one, against the counts by cluster and article.
     #[test]
