@@ -55,7 +55,8 @@ pub mod report {
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprints, Meta};
 pub use options::{
-    IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SimhashFeatures, Stopwords,
+    Algo, IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SimhashFeatures,
+    Stopwords,
 };
 pub use store::{MemoryStore, RocksStore, Store};
 pub use text::normalize;

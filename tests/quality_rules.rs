@@ -467,12 +467,28 @@ fn exact_key_algorithms_persist_and_find_copies() {
     }
     let copy = Document::new("copy", d.text.clone());
     let r = db.ingest_document(&copy, OnExisting::Skip).unwrap();
-    match r {
+    let reported = match r {
         fpdb::IngestResult::Added { outcome, .. } => {
             assert_eq!(outcome.similar_id, out.similar_id);
+            outcome.matches
         }
         other => panic!("{other:?}"),
-    }
+    };
+    // Export reads the matches back from the record: each under the algorithm ingest named
+    // (punct-title, two-stage and keywords-check were exported as simhash when names were
+    // strings).
+    let exported = common::export_outcomes(&db)
+        .into_iter()
+        .find(|o| o.id == "copy")
+        .unwrap()
+        .matches;
+    let algos = |m: &[fpdb::Match]| m.iter().map(|m| (m.id.clone(), m.algo)).collect::<Vec<_>>();
+    assert!(!reported.is_empty());
+    assert_eq!(algos(&exported), algos(&reported));
+    assert!(
+        exported.iter().all(|m| m.algo != fpdb::Algo::Simhash),
+        "{exported:?}"
+    );
     db.remove("copy").unwrap();
     db.verify().unwrap();
 }

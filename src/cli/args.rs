@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use fpdb::reader::{Fields, Format, ReadOptions};
-use fpdb::{SentenceHash, Settings};
+use fpdb::{Algo, SentenceHash, Settings};
 
 #[derive(Args, Debug)]
 pub(super) struct JsonFlag {
@@ -27,36 +27,6 @@ pub(super) enum FormatArg {
     Html,
     Text,
     List,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
-pub(super) enum Algo {
-    Nshash,
-    Simhash,
-    Minhash,
-    /// I-Match (terms in the top 70% by IDF, one AP hash)
-    Imatch,
-    /// keyword fingerprint (the 10 heaviest TF-IDF terms, sorted, MD5)
-    Keywords,
-    /// keyword fingerprint, terms in weight order
-    KeywordsCon,
-    /// keyword percentage (the most frequent 2% of the terms, in multiples of 5, MD5)
-    KeywordsPct,
-    /// description key (MD5 of the meta description, else of the first 512 bytes of text)
-    Des,
-    /// punctuation context (3 parts, all shared)
-    Punct,
-    /// segment signatures (8 segments, 5 shared)
-    Segments,
-    /// keywords with the weight check (shared terms' weights must agree, see --weight-check)
-    KeywordsCheck,
-    /// keywords-con with the weight check
-    KeywordsConCheck,
-    /// punctuation context with the title (parts weigh 1, the title 1.5; 3 needed)
-    PunctTitle,
-    /// two-stage content fingerprint (3 core words of title/keywords/description, else of the
-    /// text, with each of the 4 largest paragraphs; 2 shared)
-    TwoStage,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -295,10 +265,7 @@ impl SettingsArgs {
             ..Default::default()
         };
         if let Some(a) = &self.algos {
-            let names: Vec<String> = a
-                .iter()
-                .filter_map(|x| x.to_possible_value().map(|v| v.get_name().to_string()))
-                .collect();
+            let names: Vec<&str> = a.iter().map(|x| x.name()).collect();
             settings.set_algos(&names)?;
         }
         if let Some(w) = self.weight_check {

@@ -10,6 +10,7 @@ use super::postings::ReadMany;
 use super::{Fpdb, LookupCounters, Match, MAX_MATCHES};
 use crate::error::Result;
 use crate::fingerprint::{keys, similarity, Fingerprints};
+use crate::options::Algo;
 use crate::store::schema::{self, ClusterRecord, StoredMatch};
 
 /// With tight clusters, a candidate this similar joins its cluster even when the cluster's
@@ -25,7 +26,7 @@ pub(super) struct Candidate {
     pub(super) id: String,
     pub(super) overlap: f64,
     pub(super) strong: bool,
-    pub(super) algo: &'static str,
+    pub(super) algo: Algo,
     pub(super) score: f64,
     pub(super) distance: Option<u32>,
     pub(super) root: u64,
@@ -258,7 +259,7 @@ fn sorted_intersection(a: &[u32], b: &[u32]) -> Vec<u32> {
 /// A stored document an algorithm proposes, before verification.
 struct Proposal {
     seq: u64,
-    algo: &'static str,
+    algo: Algo,
     /// The algorithm's own score (shared hashes, bands or key weight; simhash closeness).
     score: f64,
     /// The simhash distance (simhash proposals only).
@@ -268,7 +269,7 @@ struct Proposal {
 }
 
 impl Proposal {
-    fn new(seq: u64, algo: &'static str, score: f64) -> Proposal {
+    fn new(seq: u64, algo: Algo, score: f64) -> Proposal {
         Proposal {
             seq,
             algo,
@@ -420,7 +421,7 @@ impl Fpdb {
         for (_, (count, seqs)) in per_root {
             if count >= need {
                 for (seq, shared) in seqs {
-                    raw.push(Proposal::new(seq, "nshash", shared as f64 / total));
+                    raw.push(Proposal::new(seq, Algo::Nshash, shared as f64 / total));
                 }
             }
         }
@@ -433,7 +434,7 @@ impl Fpdb {
         }
         for (seq, shared) in bands {
             let score = shared as f64 / fps.bands.len() as f64;
-            raw.push(Proposal::new(seq, "minhash", score));
+            raw.push(Proposal::new(seq, Algo::Minhash, score));
         }
         // Exact-key algorithms: each key names its oldest holder; a holder sharing the
         // algorithm's weight of keys (see `KeyAlgo::need`) is a candidate, and with a weight
@@ -457,7 +458,7 @@ impl Fpdb {
                 if w >= need {
                     raw.push(Proposal {
                         bar: algo.weight_check(),
-                        ..Proposal::new(seq, algo.name(), w / have)
+                        ..Proposal::new(seq, algo.algo(), w / have)
                     });
                 }
             }
@@ -465,7 +466,7 @@ impl Fpdb {
         for (seq, d) in simhash {
             raw.push(Proposal {
                 distance: Some(d),
-                ..Proposal::new(seq, "simhash", 1.0 - f64::from(d) / 64.0)
+                ..Proposal::new(seq, Algo::Simhash, 1.0 - f64::from(d) / 64.0)
             });
         }
         Ok(raw)
@@ -582,7 +583,7 @@ impl Fpdb {
             });
             stored.push(StoredMatch {
                 seq: c.seq,
-                algo: c.algo.to_string(),
+                algo: c.algo,
                 score: c.score,
                 overlap: c.overlap,
             });

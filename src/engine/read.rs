@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::{Cluster, Document, Fpdb, Match, Outcome, Stats, StoredDocument};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
+use crate::options::Algo;
 use crate::store::schema::{self, DocRecord, StoredMatch};
 use crate::store::{Cf, Store};
 
@@ -430,15 +431,9 @@ impl Fpdb {
 pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
     Match {
         id,
-        // Every name a match is stored under is an algorithm's (`ALGO_NAMES`); a record whose
-        // name none has (none is written) reads as simhash, the one algorithm without a key.
-        algo: super::ALGO_NAMES
-            .iter()
-            .find(|n| **n == m.algo)
-            .copied()
-            .unwrap_or("simhash"),
+        algo: m.algo,
         score: m.score,
-        distance: (m.algo == "simhash").then(|| ((1.0 - m.score) * 64.0).round() as u32),
+        distance: (m.algo == Algo::Simhash).then(|| ((1.0 - m.score) * 64.0).round() as u32),
         overlap: Some(m.overlap),
     }
 }
@@ -452,16 +447,16 @@ mod tests {
         // Export and replace read matches back from records: every algorithm comes back as
         // itself (punct-title, two-stage and the checked keyword algorithms read as simhash
         // before).
-        for &name in super::super::ALGO_NAMES {
+        for algo in crate::options::Algo::ALL {
             let m = crate::store::schema::StoredMatch {
                 seq: 1,
-                algo: name.to_string(),
+                algo,
                 score: 0.5,
                 overlap: 0.75,
             };
             let read = super::stored_match("a".into(), &m);
-            assert_eq!(read.algo, name);
-            assert_eq!(read.distance.is_some(), name == "simhash");
+            assert_eq!(read.algo, algo);
+            assert_eq!(read.distance.is_some(), algo.name() == "simhash");
         }
     }
 

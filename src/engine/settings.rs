@@ -115,23 +115,18 @@ macro_rules! each_setting {
     };
 }
 
-/// Algorithm names [`Settings::set_algos`] knows (the CLI's `--algos` values).
-pub const ALGO_NAMES: &[&str] = &[
-    "nshash",
-    "simhash",
-    "minhash",
-    "imatch",
-    "keywords",
-    "keywords-con",
-    "keywords-pct",
-    "des",
-    "punct",
-    "segments",
-    "keywords-check",
-    "keywords-con-check",
-    "punct-title",
-    "two-stage",
-];
+/// Algorithm names [`Settings::set_algos`] knows (the CLI's `--algos` values): the names of
+/// [`Algo::ALL`](crate::options::Algo::ALL).
+pub const ALGO_NAMES: &[&str] = &{
+    let all = crate::options::Algo::ALL;
+    let mut names = [""; crate::options::Algo::ALL.len()];
+    let mut i = 0;
+    while i < all.len() {
+        names[i] = all[i].name();
+        i += 1;
+    }
+    names
+};
 
 impl Settings {
     /// The names [`Settings::set_named`] knows (a `_pct` setting also without `_pct`).

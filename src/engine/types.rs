@@ -72,8 +72,8 @@ pub enum OnExisting {
 pub struct Match {
     /// External id of the stored document.
     pub id: String,
-    /// `nshash` or `simhash`.
-    pub algo: &'static str,
+    /// The algorithm that linked them (serialized as its name: `nshash`, `simhash`, …).
+    pub algo: crate::options::Algo,
     /// Similarity in [0, 1]: shared sentence hashes / this document's hashes for nshash,
     /// 1 - distance / 64 for simhash.
     pub score: f64,

@@ -93,21 +93,27 @@ impl KeyAlgo {
         })
     }
 
+    /// The algorithm, as matches and records name it.
+    pub fn algo(&self) -> super::Algo {
+        use super::Algo;
+        match self {
+            KeyAlgo::Imatch { .. } => Algo::Imatch,
+            KeyAlgo::Keywords { check: None, .. } => Algo::Keywords,
+            KeyAlgo::KeywordsCon { check: None, .. } => Algo::KeywordsCon,
+            KeyAlgo::Keywords { check: Some(_), .. } => Algo::KeywordsCheck,
+            KeyAlgo::KeywordsCon { check: Some(_), .. } => Algo::KeywordsConCheck,
+            KeyAlgo::PunctTitle => Algo::PunctTitle,
+            KeyAlgo::TwoStage { .. } => Algo::TwoStage,
+            KeyAlgo::KeywordsPct { .. } => Algo::KeywordsPct,
+            KeyAlgo::Des => Algo::Des,
+            KeyAlgo::Punct => Algo::Punct,
+            KeyAlgo::Segments { .. } => Algo::Segments,
+        }
+    }
+
     /// The algorithm's name (in `--algos`, matches and `stats`).
     pub fn name(&self) -> &'static str {
-        match self {
-            KeyAlgo::Imatch { .. } => "imatch",
-            KeyAlgo::Keywords { check: None, .. } => "keywords",
-            KeyAlgo::KeywordsCon { check: None, .. } => "keywords-con",
-            KeyAlgo::Keywords { check: Some(_), .. } => "keywords-check",
-            KeyAlgo::KeywordsCon { check: Some(_), .. } => "keywords-con-check",
-            KeyAlgo::PunctTitle => "punct-title",
-            KeyAlgo::TwoStage { .. } => "two-stage",
-            KeyAlgo::KeywordsPct { .. } => "keywords-pct",
-            KeyAlgo::Des => "des",
-            KeyAlgo::Punct => "punct",
-            KeyAlgo::Segments { .. } => "segments",
-        }
+        self.algo().name()
     }
 
     /// The weight of keys (see `fingerprint::keys::weight`: 1 each, the title key of

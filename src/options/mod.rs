@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+mod algo;
 mod key_algo;
+pub use algo::Algo;
 pub use key_algo::{KeyAlgo, KeyAlgos};
 
 /// Hash function used for sentence hashes (`nshash`).

@@ -371,8 +371,8 @@ pub fn decode_members_key(key: &[u8]) -> Result<(u64, u64)> {
 pub struct StoredMatch {
     /// Seq of the matched document.
     pub seq: u64,
-    /// Algorithm name.
-    pub algo: String,
+    /// The algorithm, stored as its name.
+    pub algo: crate::options::Algo,
     /// Similarity in [0, 1].
     pub score: f64,
     /// Sentence overlap at ingest.

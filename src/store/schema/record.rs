@@ -509,7 +509,7 @@ mod tests {
                 sketch: sketch.clone(),
                 shingles: sketch,
                 similar_id: chars / 3,
-                matches: vec![StoredMatch { seq: 4, algo: "nshash".into(), score: 0.5, overlap: 1.0 }],
+                matches: vec![StoredMatch { seq: 4, algo: crate::options::Algo::Nshash, score: 0.5, overlap: 1.0 }],
                 time,
                 bands,
                 keys,

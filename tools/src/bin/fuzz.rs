@@ -140,7 +140,7 @@ fn doc_record() -> DocRecord {
         similar_id: 3,
         matches: vec![StoredMatch {
             seq: 2,
-            algo: "nshash".into(),
+            algo: fpdb::Algo::Nshash,
             score: 0.4,
             overlap: 0.9,
         }],
