@@ -4,12 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use clap::{Args, ValueEnum};
+use clap::builder::TypedValueParser as _;
+use clap::Args;
 
 use rayon::prelude::*;
 
 use fpdb::reader::Inputs;
-use fpdb::Settings;
+use fpdb::{Algo, Settings};
 
 use super::args::{InputArgs, SettingsArgs};
 use super::output::EXIT_OK;
@@ -31,7 +32,7 @@ pub(super) struct EvalArgs {
     /// two-stage alone, or
     /// default (the store settings given, else the defaults) [default: nshash, simhash,
     /// minhash, default]
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = eval_algo())]
     pub(super) algo: Vec<EvalAlgo>,
     /// Learn simhash's IDF table from the corpus itself (first pass) instead of using jieba's
     #[arg(long)]
@@ -49,23 +50,19 @@ pub(super) struct EvalArgs {
     pub(super) settings: SettingsArgs,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+/// A configuration `--algo` names: one algorithm alone, or the store settings given.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum EvalAlgo {
-    Nshash,
-    Simhash,
-    Minhash,
-    Imatch,
-    Keywords,
-    KeywordsCon,
-    KeywordsPct,
-    Des,
-    Punct,
-    Segments,
-    KeywordsCheck,
-    KeywordsConCheck,
-    PunctTitle,
-    TwoStage,
+    /// This algorithm alone.
+    Alone(Algo),
+    /// The store settings given, else the defaults.
     Default,
+}
+
+/// `--algo`'s values: the algorithms' names ([`Algo`]) and `default`.
+fn eval_algo() -> impl clap::builder::TypedValueParser<Value = EvalAlgo> {
+    clap::builder::PossibleValuesParser::new(Algo::ALL.iter().map(|a| a.name()).chain(["default"]))
+        .map(|name| Algo::by_name(&name).map_or(EvalAlgo::Default, EvalAlgo::Alone))
 }
 
 pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
@@ -91,9 +88,9 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     let fps = fpdb::eval::fingerprint_all(&docs, &base)?;
     let algos = if a.algo.is_empty() {
         vec![
-            EvalAlgo::Nshash,
-            EvalAlgo::Simhash,
-            EvalAlgo::Minhash,
+            EvalAlgo::Alone(Algo::Nshash),
+            EvalAlgo::Alone(Algo::Simhash),
+            EvalAlgo::Alone(Algo::Minhash),
             EvalAlgo::Default,
         ]
     } else {
@@ -145,15 +142,13 @@ fn learned_idf(
 /// `--weight-check` only where a checked keyword algorithm runs.
 fn configuration(algo: EvalAlgo, base: &Settings) -> (&'static str, Settings) {
     let (name, mut s) = match algo {
-        EvalAlgo::Nshash => ("nshash", only(base, true, false, false)),
-        EvalAlgo::Simhash => ("simhash", only(base, false, true, false)),
-        EvalAlgo::Minhash => ("minhash", only(base, false, false, true)),
+        EvalAlgo::Alone(Algo::Nshash) => ("nshash", only(base, true, false, false)),
+        EvalAlgo::Alone(Algo::Simhash) => ("simhash", only(base, false, true, false)),
+        EvalAlgo::Alone(Algo::Minhash) => ("minhash", only(base, false, false, true)),
         EvalAlgo::Default => ("default", base.clone()),
-        keyed => {
-            let k = keyed
-                .to_possible_value()
-                .and_then(|v| fpdb::KeyAlgo::by_name(v.get_name()))
-                .expect("every other --algo names an exact-key algorithm");
+        EvalAlgo::Alone(keyed) => {
+            let k = fpdb::KeyAlgo::by_name(keyed.name())
+                .expect("every other algorithm is an exact-key one");
             (k.name(), keys_only(base, k))
         }
     };
