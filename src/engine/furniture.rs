@@ -296,15 +296,7 @@ impl Fpdb {
         if id & OWN_PAGE != 0 {
             return Ok(Some(id));
         }
-        if self
-            .store
-            .get(Cf::Clusters, &schema::u64_key(id))?
-            .is_none()
-        {
-            return Ok(None);
-        }
-        let (root, rec) = self.find(id)?;
-        Ok((rec.size > 0).then_some(root))
+        Ok(self.current_cluster(id)?.map(|(root, _)| root))
     }
 }
 
