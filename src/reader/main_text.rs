@@ -80,10 +80,12 @@ fn agree(readable: &str, strict: &str) -> String {
     let mut line_tokens = Vec::new();
     // No token spans a line break, so the lines' tokens are the whole text's.
     let mut readable_tokens = 0usize;
+    let mut in_readable: HashSet<u64> = HashSet::new();
     for line in readable.lines() {
         line_tokens.clear();
         tokens(line, &mut line_tokens);
         readable_tokens += line_tokens.len();
+        in_readable.extend(line_tokens.iter().copied());
         let held = line_tokens.iter().filter(|t| known.contains(t)).count();
         if !line_tokens.is_empty() && held as f64 >= AGREE * line_tokens.len() as f64 {
             kept.push(line);
@@ -96,11 +98,6 @@ fn agree(readable: &str, strict: &str) -> String {
     }
     // Trafilatura's text mostly outside readability's: they read different blocks, and
     // readability's is a listing (teasers of other articles) trafilatura's rules rejected.
-    let in_readable: HashSet<u64> = {
-        let mut t = Vec::new();
-        tokens(readable, &mut t);
-        t.into_iter().collect()
-    };
     let shared = strict_tokens
         .iter()
         .filter(|t| in_readable.contains(t))
