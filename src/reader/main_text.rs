@@ -11,6 +11,7 @@
 //! trafilatura did not confirm repeat a line three times or more (a share bar between the items
 //! of a listing: then trafilatura is right). When one extractor finds nothing the other's text
 //! is used; when both find nothing the page has no main text (ARCHITECTURE.md, decisions).
+//! Lines of a figure caption (`<figcaption>`) are then left out ([`without_captions`]).
 //!
 //! Measured on the 181 real pages of `../shared/data/extraction` with the benchmark's own
 //! scorer (docs/accuracy.md, "Main text of pages").
@@ -31,9 +32,48 @@ const APART: f64 = 0.5;
 /// The main text of `html` (one paragraph per line), or empty when neither extractor finds
 /// one. `dom` is `html` parsed (readability works on it and changes it: one parse less).
 pub fn main_text(html: &str, dom: dom_query::Document) -> String {
+    let captions = captions(&dom);
     let readable = readability(dom);
     let strict = trafilatura(html);
-    agree(&readable, &strict)
+    without_captions(agree(&readable, &strict), &captions)
+}
+
+/// The page's figure captions, as [`key`]s.
+fn captions(dom: &dom_query::Document) -> Vec<String> {
+    dom.select("figcaption")
+        .iter()
+        .map(|n| key(&n.text()))
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
+/// A line's letters and digits in lower case: what decides whether it is part of a caption.
+fn key(line: &str) -> String {
+    line.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// `text` without the lines that are (part of) a figure caption, unless that leaves nothing.
+/// A caption describes a picture, and the picture a copy shows, if any, is often another one:
+/// its lines would count as the article's sentences, and a template's leftover captions beside
+/// another article as that article's.
+fn without_captions(text: String, captions: &[String]) -> String {
+    if captions.is_empty() {
+        return text;
+    }
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let k = key(l);
+            k.is_empty() || !captions.iter().any(|c| c.contains(&k))
+        })
+        .collect();
+    if kept.is_empty() {
+        return text;
+    }
+    kept.join("\n")
 }
 
 /// Readability's text: trimmed, non-empty lines.
@@ -231,6 +271,32 @@ mod tests {
         let strict_and_deal =
             format!("{strict}\nDeal alert 1: a discount on laptops, headphones and tablets today");
         assert_eq!(agree(&both, &strict_and_deal), both);
+    }
+
+    #[test]
+    fn figure_captions_are_not_the_articles_text() {
+        let html = "<html><body><article><h1>Title</h1>\
+            <figure><img src=a.jpg><figcaption>A module for a crewed Mars mission. \
+            Credit: ESA</figcaption></figure>\
+            <p>The article's first paragraph tells what happened in the city today.</p>\
+            <p>The second paragraph quotes the mayor at some length, as papers do.</p>\
+            </article></body></html>";
+        let captions = captions(&dom_query::Document::from(html));
+        assert_eq!(captions, vec!["amoduleforacrewedmarsmissioncreditesa"]);
+        let text = "A module for a crewed Mars mission.\n\
+                    The article's first paragraph tells what happened in the city today.\n\
+                    Credit: ESA";
+        assert_eq!(
+            without_captions(text.to_string(), &captions),
+            "The article's first paragraph tells what happened in the city today."
+        );
+        // Through both extractors: the caption is gone, the paragraphs stay.
+        let main = main_text(html, dom_query::Document::from(html));
+        assert!(!main.contains("Mars"), "{main}");
+        assert!(main.contains("mayor"), "{main}");
+        // A page of captions only keeps them: something must be compared.
+        let only = "A module for a crewed Mars mission.";
+        assert_eq!(without_captions(only.to_string(), &captions), only);
     }
 
     #[test]
