@@ -180,6 +180,95 @@ fn an_article_updated_under_one_url_keeps_its_lines() {
     }
 }
 
+/// A page of `host` whose extractor kept `body` only: the furniture is around its main text.
+fn page_around(id: &str, host: &str, f: &[String], body: &[String]) -> Document {
+    let mut d = page(id, host, f, body);
+    d.text = body.join("\n");
+    d.around = f.join("\n");
+    d
+}
+
+/// The lines around a page's main text count toward its site's furniture: long articles
+/// whose main text left the furniture out make it known, so the short articles whose main
+/// text takes it in (an author's box beside a short article) are apart. Counted in the main
+/// text only, the furniture would be unknown and the short articles merged.
+#[test]
+fn lines_around_the_main_text_count_toward_the_furniture() {
+    let mut rng = Rng(0xf0e4_1708_0000_001b);
+    let rounds = 8;
+    let mut merged_without = 0;
+    for r in 0..rounds {
+        let f = furniture(&mut rng);
+        let mut docs: Vec<Document> = (0..3)
+            .map(|i| {
+                let body = common::paragraphs(&mut rng, 10);
+                page_around(&format!("long{i}"), "a.example", &f, &body)
+            })
+            .collect();
+        docs.push(page(
+            "short1",
+            "a.example",
+            &f,
+            &common::paragraphs(&mut rng, 2),
+        ));
+        docs.push(page(
+            "short2",
+            "a.example",
+            &f,
+            &common::paragraphs(&mut rng, 2),
+        ));
+        let c = clusters(Settings::default(), &docs, None);
+        assert_ne!(c["short1"], c["short2"], "round {r}: {c:?}");
+        for d in &mut docs {
+            d.around.clear();
+        }
+        let w = clusters(Settings::default(), &docs, None);
+        merged_without += usize::from(w["short1"] == w["short2"]);
+    }
+    assert!(
+        merged_without >= rounds / 2,
+        "without the lines around, {merged_without} of {rounds} pairs merged"
+    );
+}
+
+/// The lines around a page's main text bring no text of its own: reposts of one article
+/// with new headlines around it each time count with their cluster, so the article's lines
+/// never become furniture and every repost joins it.
+#[test]
+fn lines_around_the_main_text_are_not_an_articles_own_text() {
+    let mut rng = Rng(0xf0e4_1708_0000_001c);
+    for round in 0..4 {
+        let f = furniture(&mut rng);
+        let body = common::paragraphs(&mut rng, 4);
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        for v in 0..6 {
+            // Other "most read" headlines on every crawl: over 100 letters new to the site.
+            let mut around = f.clone();
+            around.extend(common::paragraphs(&mut rng, 3));
+            // And a line of its own, too short to count as an article's text (under 100
+            // letters) but enough to be fingerprinted alone (over 50), as what is left of a
+            // page whose article lines were made furniture would be.
+            let mut text = body.clone();
+            text.push(loop {
+                let p = common::synthetic_doc(&mut rng, 2);
+                if (60..90).contains(&p.chars().count()) {
+                    break p;
+                }
+            });
+            let mut d = page_around(&format!("repost{v}"), "a.example", &around, &text);
+            d.url = Some(format!("https://a.example/{round}/{v}"));
+            let fps = db.furnish(&d, db.fingerprint_document(&d)).unwrap();
+            assert!(fps.left_out.is_empty(), "round {round}, repost {v}");
+            db.ingest_document(&d, OnExisting::Skip).unwrap();
+        }
+        let c: Vec<u64> = common::export_outcomes(&db)
+            .into_iter()
+            .map(|o| o.similar_id.unwrap())
+            .collect();
+        assert!(c.iter().all(|&s| s == c[0]), "round {round}: {c:?}");
+    }
+}
+
 #[test]
 fn a_batch_decides_as_one_at_a_time_ingest_does() {
     let mut rng = Rng(0xf0e4_1708_0000_0015);

@@ -114,7 +114,17 @@ impl Fpdb {
     fn host_and_lines(&self, doc: &Document) -> Option<PageKeys> {
         let url = doc.url.as_deref().filter(|_| self.opts.furniture)?;
         let host = crate::text::cites::host_key(url)?;
-        let lines = line_keys(&doc.text);
+        let mut lines = line_keys(&doc.text);
+        if !doc.around.is_empty() {
+            // Lines around the main text count, but bring no text of the page's own.
+            let mut around: Vec<(u64, u32)> = line_keys(&doc.around)
+                .into_iter()
+                .filter(|&(k, _)| lines.binary_search_by_key(&k, |&(k, _)| k).is_err())
+                .map(|(k, _)| (k, 0))
+                .collect();
+            lines.append(&mut around);
+            lines.sort_by_key(|&(k, _)| k);
+        }
         let page = OWN_PAGE | crate::hash::fingerprint64(url.as_bytes());
         (!lines.is_empty()).then_some(PageKeys { host, page, lines })
     }

@@ -33,6 +33,11 @@ pub struct Document {
     /// URLs its page links to as its source (links whose text or surroundings say so); its
     /// text's source lines ("来源：URL") are read when it is fingerprinted.
     pub cites: Vec<String>,
+    /// An HTML page's visible text around its main text (one line per block): not
+    /// fingerprinted, but its lines count toward the site's furniture as the main text's do
+    /// (`engine/furniture.rs`), so a block on every page of a site is furniture on the pages
+    /// whose main text takes it in.
+    pub around: String,
 }
 
 impl Document {

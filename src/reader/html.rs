@@ -25,11 +25,40 @@ pub struct Page {
     /// Absolute links the page gives as its source: a link whose text, or whose parent's
     /// text, says so (来源, 原文, source, via, …); at most 16.
     pub cites: Vec<String>,
+    /// The visible text's lines that are not the main text's ([`Document::around`]).
+    ///
+    /// [`Document::around`]: crate::engine::Document::around
+    pub around: String,
 }
 
 fn clean(s: &str) -> Option<String> {
     let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
     (!t.is_empty()).then_some(t)
+}
+
+/// The visible text of the body as [`visible_text`] reads it, without removing the head
+/// (readability reads the parse next).
+fn body_text(dom: &Dom) -> String {
+    let body = dom.select("body");
+    let text = if body.exists() {
+        body.select("script, style, noscript, template, svg")
+            .remove();
+        body.formatted_text()
+    } else {
+        dom.select("script, style, noscript, template, svg")
+            .remove();
+        dom.formatted_text()
+    };
+    trimmed_lines(&text)
+}
+
+/// The trimmed, non-empty lines of `text`.
+fn trimmed_lines(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Visible text of the body: scripts, styles and navigation chrome removed, block elements on
@@ -43,11 +72,7 @@ fn visible_text(dom: &Dom) -> String {
     } else {
         dom.formatted_text()
     };
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+    trimmed_lines(&text)
 }
 
 /// `<title>` (or `og:title`), `<meta name="description">` and `<meta name="keywords">`.
@@ -113,7 +138,18 @@ fn extract_visible(html: &str) -> Page {
         text: visible_text(&dom),
         published,
         cites,
+        around: String::new(),
     }
+}
+
+/// The lines of `visible` that are not lines of `main` ([`Page::around`]).
+fn around(visible: &str, main: &str) -> String {
+    let main: std::collections::HashSet<&str> = main.lines().collect();
+    visible
+        .lines()
+        .filter(|l| !main.contains(l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Extract a page.
@@ -125,13 +161,17 @@ pub fn extract(html: &str) -> Page {
     let (title, description, keywords) = head_fields(&dom);
     let published = published(&dom);
     let cites = source_links(&dom);
-    // A page with no main text (neither extractor finds one: a list of links, a form) gives
-    // its visible text: there is nothing else to compare it by.
+    // The body's visible text first: readability changes the parse it reads (what this
+    // removes, readability removes too). Its lines around the main text count toward the
+    // site's furniture; a page with no main text (neither extractor finds one: a list of
+    // links, a form) gives it as its text: there is nothing else to compare it by.
+    let visible = body_text(&dom);
     let main = super::main_text::main_text(html, dom);
-    let text = if main.is_empty() {
-        visible_text(&Dom::from(html))
+    let (text, around) = if main.is_empty() {
+        (visible, String::new())
     } else {
-        main
+        let around = around(&visible, &main);
+        (main, around)
     };
     Page {
         title,
@@ -140,6 +180,7 @@ pub fn extract(html: &str) -> Page {
         text,
         published,
         cites,
+        around,
     }
 }
 
@@ -163,6 +204,31 @@ mod tests {
             p.text
         );
         assert!(!p.text.contains("不要这个"));
+    }
+
+    #[test]
+    fn the_visible_text_around_the_main_text_is_kept_apart() {
+        let para = |i: usize| {
+            format!(
+                "<p>Paragraph {i} of the article tells the story at length, with the details \
+                 a reader wants and a quote from the people who were there that day.</p>"
+            )
+        };
+        let body: String = (0..6).map(para).collect();
+        let html = format!(
+            "<html><head><title>T</title><script>var hidden = 1;</script></head><body>\
+             <nav><a href=/>Home</a> <a href=/world>World news and analysis</a></nav>\
+             <article><h1>The headline</h1>{body}</article>\
+             <aside><p>Regan is a southeastern Connecticut native now living nearby.</p></aside>\
+             </body></html>"
+        );
+        let p = extract(&html);
+        assert!(p.text.contains("Paragraph 5 of the article"), "{}", p.text);
+        assert!(!p.text.contains("Regan"), "{}", p.text);
+        assert!(p.around.contains("Regan is a southeastern"), "{}", p.around);
+        assert!(p.around.contains("World news and analysis"), "{}", p.around);
+        assert!(!p.around.contains("Paragraph 2"), "{}", p.around);
+        assert!(!p.around.contains("hidden"), "{}", p.around);
     }
 
     #[test]

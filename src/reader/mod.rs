@@ -453,6 +453,7 @@ fn page_document(
             set_time(&mut doc, t, "the page's publication time");
         }
         doc.cites = page.cites;
+        doc.around = page.around;
     } else {
         doc.text = text.to_string();
     }
