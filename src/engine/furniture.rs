@@ -3,8 +3,10 @@
 //! left out of its pages' fingerprints, so that two articles of one site are not matched on
 //! their template and one article is matched across sites on its own text.
 //!
-//! The store counts each line of each host's pages ([`crate::text::lines::line_key`]) in the
-//! `furniture` family: the clusters it was seen in, then "furniture" once a page of a third
+//! The store counts each line of each host's pages ([`crate::text::lines::line_key`]), in
+//! their main text and around it (an HTML page's other visible lines, [`Document::around`]:
+//! the extractors leave a site's blocks out of some of its pages and take them in on others),
+//! in the `furniture` family: the clusters it was seen in, then "furniture" once a page of a third
 //! cluster of the same host holds it ([`FURNITURE_CLUSTERS`]). A page that brings text new to
 //! its host counts by itself, not by its cluster, for the lines its cluster already holds
 //! ([`NEW_TEXT_CHARS`]): a site's first articles, put in one cluster by the furniture they
