@@ -25,8 +25,9 @@ const AGREE: f64 = 0.9;
 /// Trafilatura's text under this share of readability's tokens counts as cut short.
 const SHORT: f64 = 0.5;
 
-/// Trafilatura's text with under this share of its tokens in readability's text was read
-/// from another block of the page: it is kept, not readability's.
+/// Trafilatura's text with under this share of its tokens in readability's text, and
+/// readability's with under this share of its tokens in trafilatura's, were read from two
+/// blocks of the page: trafilatura's is kept, not readability's.
 const APART: f64 = 0.5;
 
 /// The main text of `html` (one paragraph per line), or empty when neither extractor finds
@@ -137,13 +138,15 @@ fn agree(readable: &str, strict: &str) -> String {
         return strict.to_string();
     }
     // Trafilatura's text mostly outside readability's: they read different blocks, and
-    // readability's is a listing (teasers of other articles) trafilatura's rules rejected.
+    // readability's is a listing (teasers of other articles) trafilatura's rules rejected, or
+    // trafilatura fell back to the text of the article's container (as one line, with the
+    // posts listed after the article): that text, cut at readability's lines.
     let shared = strict_tokens
         .iter()
         .filter(|t| in_readable.contains(t))
         .count();
     if (shared as f64) < APART * strict_tokens.len() as f64 {
-        return strict.to_string();
+        return split_at_lines(strict, readable);
     }
     let listing = unconfirmed.values().any(|&n| n >= 3);
     if (strict_tokens.len() as f64) < SHORT * readable_tokens as f64 && !listing {
@@ -153,6 +156,41 @@ fn agree(readable: &str, strict: &str) -> String {
         return strict.to_string();
     }
     kept.join("\n")
+}
+
+/// `strict` with a line break before and after each place where it holds a whole line of
+/// `readable`: trafilatura's fallback gives the container's text as one line, and a line a
+/// site repeats (its furniture) must stand alone to be known as one.
+fn split_at_lines(strict: &str, readable: &str) -> String {
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    // A line of fewer letters and digits ("Email", "Updated") could cut inside another.
+    let long = |l: &&str| l.chars().filter(|c| c.is_alphanumeric()).count() >= 10;
+    for line in readable.lines().filter(long) {
+        let mut from = 0;
+        while let Some(at) = strict[from..].find(line) {
+            let start = from + at;
+            cuts.push((start, start + line.len()));
+            from = start + line.len();
+        }
+    }
+    if cuts.is_empty() {
+        return strict.to_string();
+    }
+    cuts.sort_unstable();
+    let mut out = String::with_capacity(strict.len() + 2 * cuts.len());
+    let mut at = 0;
+    for (start, end) in cuts {
+        if start < at {
+            continue;
+        }
+        out.push_str(strict[at..start].trim());
+        out.push('\n');
+        out.push_str(&strict[start..end]);
+        out.push('\n');
+        at = end;
+    }
+    out.push_str(strict[at..].trim());
+    lines(&out)
 }
 
 /// The tokens texts are compared by, hashed into `out`: words of letters and digits in lower
@@ -297,6 +335,27 @@ mod tests {
         // A page of captions only keeps them: something must be compared.
         let only = "A module for a crewed Mars mission.";
         assert_eq!(without_captions(only.to_string(), &captions), only);
+    }
+
+    #[test]
+    fn a_strict_text_of_one_line_is_cut_at_the_readable_lines() {
+        // Trafilatura's fallback: the article and the page around it (related posts) as one
+        // line. Most of its tokens are outside readability's text, so it is kept, but cut at
+        // readability's lines: the site's related posts stand apart from the article.
+        let readable = "Binge eating disorder is considered the most common eating disorder.\n\
+                        That means people with the disorder will likely need a treatment plan.";
+        let related: Vec<String> = (0..12)
+            .map(|i| format!("Related post {i} about portable software and its shortcuts"))
+            .collect();
+        let strict = format!(
+            "2018-08-16 {} {}",
+            readable.replace('\n', " "),
+            related.join(" ")
+        );
+        assert_eq!(
+            agree(readable, &strict),
+            format!("2018-08-16\n{readable}\n{}", related.join(" "))
+        );
     }
 
     #[test]
