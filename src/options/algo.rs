@@ -131,6 +131,17 @@ mod tests {
             assert_eq!(back, a);
         }
         assert_eq!(Algo::by_name("simhash2"), None);
+        // The exact-key algorithms are the eleven after nshash, simhash and minhash, each
+        // made from its own name.
+        for a in Algo::ALL {
+            let key = super::super::KeyAlgo::of(a);
+            assert_eq!(
+                key.is_some(),
+                !matches!(a, Algo::Nshash | Algo::Simhash | Algo::Minhash)
+            );
+            assert_eq!(key.map(|k| k.algo()), key.map(|_| a));
+            assert_eq!(super::super::KeyAlgo::by_name(a.name()), key);
+        }
         let nope = bincode::serde::encode_to_vec("nope", cfg).unwrap();
         assert!(bincode::serde::decode_from_slice::<Algo, _>(&nope, cfg).is_err());
     }

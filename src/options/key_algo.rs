@@ -77,19 +77,26 @@ impl KeyAlgo {
     /// The algorithm named `name` (as [`KeyAlgo::name`] gives it), with the literature's
     /// parameters; None for a name that is not an exact-key algorithm.
     pub fn by_name(name: &str) -> Option<KeyAlgo> {
-        Some(match name {
-            "imatch" => KeyAlgo::imatch(),
-            "keywords" => KeyAlgo::keywords(),
-            "keywords-con" => KeyAlgo::keywords_con(),
-            "keywords-pct" => KeyAlgo::keywords_pct(),
-            "des" => KeyAlgo::Des,
-            "punct" => KeyAlgo::Punct,
-            "segments" => KeyAlgo::segments(),
-            "keywords-check" => KeyAlgo::keywords_check(),
-            "keywords-con-check" => KeyAlgo::keywords_con_check(),
-            "punct-title" => KeyAlgo::PunctTitle,
-            "two-stage" => KeyAlgo::two_stage(),
-            _ => return None,
+        super::Algo::by_name(name).and_then(KeyAlgo::of)
+    }
+
+    /// `algo` with the literature's parameters; None for nshash, simhash and minhash (not
+    /// exact-key algorithms).
+    pub fn of(algo: super::Algo) -> Option<KeyAlgo> {
+        use super::Algo;
+        Some(match algo {
+            Algo::Nshash | Algo::Simhash | Algo::Minhash => return None,
+            Algo::Imatch => KeyAlgo::imatch(),
+            Algo::Keywords => KeyAlgo::keywords(),
+            Algo::KeywordsCon => KeyAlgo::keywords_con(),
+            Algo::KeywordsPct => KeyAlgo::keywords_pct(),
+            Algo::Des => KeyAlgo::Des,
+            Algo::Punct => KeyAlgo::Punct,
+            Algo::Segments => KeyAlgo::segments(),
+            Algo::KeywordsCheck => KeyAlgo::keywords_check(),
+            Algo::KeywordsConCheck => KeyAlgo::keywords_con_check(),
+            Algo::PunctTitle => KeyAlgo::PunctTitle,
+            Algo::TwoStage => KeyAlgo::two_stage(),
         })
     }
 
