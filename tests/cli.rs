@@ -595,6 +595,63 @@ fn explain_reads_compressed_pages_as_ingest_does() {
     assert!(stderr(&o).contains("--corpus"), "{}", stderr(&o));
 }
 
+/// With a store, `explain` compares two pages as the store fingerprints them: without the
+/// lines it has seen on their site's pages in three clusters.
+#[test]
+fn explain_leaves_out_the_furniture_the_store_knows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = common::Rng(0xe4b1_a1e5);
+    let f = common::sites::furniture(&mut rng);
+    let mut pages: Vec<fpdb::Document> = (0..3)
+        .map(|i| {
+            let body = common::paragraphs(&mut rng, 10);
+            common::sites::page(&format!("long{i}"), "a.example", &f, &body)
+        })
+        .collect();
+    for id in ["short1", "short2"] {
+        let body = common::paragraphs(&mut rng, 2);
+        pages.push(common::sites::page(id, "a.example", &f, &body));
+    }
+    let lines: Vec<serde_json::Value> = pages
+        .iter()
+        .map(|d| serde_json::json!({"id": d.id, "text": d.text, "url": d.url}))
+        .collect();
+    common::write_jsonl(&dir.path().join("c.jsonl"), &lines);
+    let o = run(dir.path(), &["ingest", "--db", "s.db", "-q", "c.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let explain = |db: &str| {
+        let args = [
+            "explain", "--db", db, "--corpus", "c.jsonl", "short1", "short2",
+        ];
+        let o = run(dir.path(), &[&args[..], &["--json"]].concat());
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (e, stdout(&run(dir.path(), &args)))
+    };
+    let (e, text) = explain("s.db");
+    assert_eq!(
+        e["furniture_lines_left_out"],
+        serde_json::json!([10, 10]),
+        "{e}"
+    );
+    assert!(
+        text.contains("furniture: 10 lines of A and 10 of B left out"),
+        "{text}"
+    );
+    assert!(text.contains("decision: not linked"), "{text}");
+    let shown = |e: &serde_json::Value| e["sentences_a"].as_array().unwrap().len();
+    // Without a store, the pages are read whole.
+    let (whole, text) = explain("none.db");
+    assert_eq!(whole["furniture_lines_left_out"], serde_json::json!([0, 0]));
+    assert!(!text.contains("furniture:"), "{text}");
+    assert!(
+        whole["shared_sentences"].as_array().unwrap().len()
+            > e["shared_sentences"].as_array().unwrap().len(),
+        "{whole} / {e}"
+    );
+    assert!(shown(&whole) >= shown(&e));
+}
+
 #[test]
 fn explain_shows_shared_sentences_and_distance() {
     let dir = tempfile::tempdir().unwrap();

@@ -74,18 +74,25 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     };
     // The settings of the store when there is one, else defaults with the flags applied.
     let settings = a.settings.to_settings()?;
-    let (fp, composite) = match Fpdb::builder()
+    // With a store, each page is compared as the store fingerprints it: without the lines it
+    // knows as its site's furniture.
+    let (fp, composite, ta, tb, left_out) = match Fpdb::builder()
         .read_only(true)
         .settings(settings.clone())
         .open(path)
     {
         Ok(db) => {
             let composite = composite_of(&db, &ta.id, &db.fingerprint_document(&ta))?;
-            (db.fingerprinter().clone(), composite)
+            let (ta, na) = db.without_furniture(&ta)?;
+            let (tb, nb) = db.without_furniture(&tb)?;
+            (db.fingerprinter().clone(), composite, ta, tb, (na, nb))
         }
         Err(fpdb::Error::NotFound { .. }) => (
             fpdb::fingerprint::Fingerprinter::new(settings.resolve()?, settings.simhash_idf)?,
             Vec::new(),
+            ta,
+            tb,
+            (0, 0),
         ),
         Err(e) => return Err(e.into()),
     };
@@ -96,10 +103,19 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         if !composite.is_empty() {
             v["composite_of"] = serde_json::json!(composite);
         }
+        v["furniture_lines_left_out"] = serde_json::json!([left_out.0, left_out.1]);
         outln!("{}", serde_json::to_string(&v)?);
         return Ok(EXIT_OK);
     }
     print_composite(&ta.id, &composite)?;
+    if left_out != (0, 0) {
+        outln!(
+            "furniture: {} lines of A and {} of B left out (lines the store has seen on pages of \
+             their sites in three clusters)",
+            left_out.0,
+            left_out.1
+        );
+    }
     outln!(
         "nshash: {} shared of {} / {} kept sentences -> {}",
         e.shared_sentences.len(),

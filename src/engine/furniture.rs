@@ -110,6 +110,39 @@ impl Fpdb {
         })
     }
 
+    /// `doc` as the store fingerprints it: without the lines of its page that are its site's
+    /// furniture as the store stands (what `explain` compares), and how many distinct lines
+    /// were left out. `doc` whole in stores without `furniture`, for a page without a URL host,
+    /// or when what is left would be too short ([`without_lines`]).
+    pub fn without_furniture(&self, doc: &Document) -> Result<(Document, usize)> {
+        let mut out = doc.clone();
+        let Some(lines) = self.page_lines(doc)? else {
+            return Ok((out, 0));
+        };
+        let furniture: Vec<u64> = lines
+            .lines
+            .iter()
+            .filter(|(_, s, _)| *s == Seen::Furniture)
+            .map(|&(k, _, _)| k)
+            .collect();
+        if furniture.is_empty() {
+            return Ok((out, 0));
+        }
+        match without_lines(&doc.text, &|k| furniture.binary_search(&k).is_ok()) {
+            Some(kept) => {
+                // Only the page's own text counts: its lines around the main text are never
+                // fingerprinted.
+                let in_text = line_keys(&doc.text)
+                    .iter()
+                    .filter(|(k, _)| furniture.binary_search(k).is_ok())
+                    .count();
+                out.text = kept;
+                Ok((out, in_text))
+            }
+            None => Ok((out, 0)),
+        }
+    }
+
     /// The key of `doc`'s host, its own number ([`PageLines::page`]) and the keys of its
     /// lines, when the store counts them (None in stores without `furniture`, for a document
     /// without a URL host or without a line long enough).
