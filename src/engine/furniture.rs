@@ -85,6 +85,15 @@ struct PageKeys {
 pub(super) type SeenInBatch = HashMap<(u64, u64), Seen>;
 
 impl PageLines {
+    /// The keys of its lines that are furniture, sorted.
+    fn furniture(&self) -> Vec<u64> {
+        self.lines
+            .iter()
+            .filter(|(_, s, _)| *s == Seen::Furniture)
+            .map(|&(k, _, _)| k)
+            .collect()
+    }
+
     /// What `written` (a batch's earlier documents) says of these lines, over what the store
     /// said before the batch.
     pub(super) fn update(&mut self, written: &SeenInBatch) {
@@ -119,12 +128,7 @@ impl Fpdb {
         let Some(lines) = self.page_lines(doc)? else {
             return Ok((out, 0));
         };
-        let furniture: Vec<u64> = lines
-            .lines
-            .iter()
-            .filter(|(_, s, _)| *s == Seen::Furniture)
-            .map(|&(k, _, _)| k)
-            .collect();
+        let furniture = lines.furniture();
         if furniture.is_empty() {
             return Ok((out, 0));
         }
@@ -209,12 +213,7 @@ impl Fpdb {
         fps: Fingerprints,
         lines: &PageLines,
     ) -> Fingerprints {
-        let furniture: Vec<u64> = lines
-            .lines
-            .iter()
-            .filter(|(_, s, _)| *s == Seen::Furniture)
-            .map(|&(k, _, _)| k)
-            .collect();
+        let furniture = lines.furniture();
         let kept = if furniture.is_empty() {
             None
         } else {
