@@ -1,6 +1,7 @@
 //! HTML -> title, meta description and keywords, publication time, source links, and the main
-//! text ([`super::main_text`]: readability's paragraphs that trafilatura confirms). A page
-//! where neither finds a main text gives its visible text.
+//! text ([`super::main_text`]: readability's paragraphs that trafilatura confirms), and the
+//! visible text's other lines, which count toward the site's furniture ([`Page::around`]). A
+//! page where neither finds a main text gives its visible text.
 //!
 //! A page nested too deep (or too wide and deep) for that to finish in bounded time is
 //! flattened first and gives its visible text only (`html_bound`): nesting costs the parser
