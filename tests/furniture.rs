@@ -231,42 +231,6 @@ fn lines_around_the_main_text_count_toward_the_furniture() {
     );
 }
 
-/// A page fingerprinted before its site's furniture was known holds the furniture in its
-/// main text; a later repost of it whose main text left the furniture out (around it) is
-/// compared with it without those lines, and joins it.
-#[test]
-fn a_repost_is_compared_without_the_furniture_around_it() {
-    let mut rng = Rng(0xf0e4_1708_0000_001d);
-    let rounds = 8;
-    let mut joined_without = 0;
-    for r in 0..rounds {
-        // Lines of one sentence, shorter than the article's: the first page is posted under
-        // its article's sentences (the five longest), so the repost finds it.
-        let f: Vec<String> = (0..10)
-            .map(|_| common::synthetic_doc(&mut rng, 1))
-            .collect();
-        let body: Vec<String> = (0..3)
-            .map(|_| common::synthetic_doc(&mut rng, 3).replacen('。', "，", 2))
-            .collect();
-        let mut docs = vec![page("first", "a.example", &f, &body)];
-        for i in 0..3 {
-            let long = common::paragraphs(&mut rng, 10);
-            docs.push(page_around(&format!("long{i}"), "a.example", &f, &long));
-        }
-        docs.push(page_around("repost", "a.example", &f, &body));
-        let c = clusters(Settings::default(), &docs, None);
-        assert_eq!(c["first"], c["repost"], "round {r}: {c:?}");
-        // The same repost without its lines around: compared with the first page whole.
-        docs.last_mut().unwrap().around.clear();
-        let w = clusters(Settings::default(), &docs, None);
-        joined_without += usize::from(w["first"] == w["repost"]);
-    }
-    assert!(
-        joined_without <= rounds / 2,
-        "without the lines around, {joined_without} of {rounds} reposts joined"
-    );
-}
-
 /// The lines around a page's main text bring no text of its own: reposts of one article
 /// with new headlines around it each time count with their cluster, so the article's lines
 /// never become furniture and every repost joins it.

@@ -220,52 +220,17 @@ impl Fpdb {
             without_lines(&doc.text, &|k| furniture.binary_search(&k).is_ok())
         };
         let left_out = if kept.is_some() {
-            furniture.clone()
+            furniture
         } else {
             Vec::new()
         };
-        // The page's lines around its main text that are furniture: a page of the site
-        // fingerprinted before they were known may hold them in its main text (the extractors
-        // take a site's block in beside some articles only), and is compared without them
-        // too. Not for a page read whole for what little furniture would leave of it.
-        let read_whole = kept.is_none() && !furniture.is_empty() && {
-            let is = |k: u64| furniture.binary_search(&k).is_ok();
-            doc.text.lines().any(|l| line_key(l).is_some_and(is))
-        };
-        let around: Vec<&str> = if read_whole {
-            Vec::new()
-        } else {
-            doc.around
-                .lines()
-                .filter(|l| line_key(l).is_some_and(|k| furniture.binary_search(&k).is_ok()))
-                .collect()
-        };
-        let compared_without =
-            |left_out: &[u64]| -> Vec<u32> {
-                let mut lines: Vec<&str> = Vec::new();
-                if !left_out.is_empty() {
-                    lines.extend(doc.text.lines().filter(|l| {
-                        line_key(l).is_some_and(|k| left_out.binary_search(&k).is_ok())
-                    }));
-                }
-                lines.extend(around.iter().copied());
-                if lines.is_empty() {
-                    Vec::new()
-                } else {
-                    self.fingerprinter.sentence_sketch(&lines.join("\n"))
-                }
-            };
         if left_out == fps.left_out {
-            let mut fps = fps;
-            fps.furniture = compared_without(&left_out);
             return fps;
         }
         let whole_page = || self.fingerprinter.fingerprint_with(&doc.text, doc.meta());
         let Some(kept) = kept else {
             // Read whole (`fps` left lines out).
-            let mut fps = whole_page();
-            fps.furniture = compared_without(&[]);
-            return fps;
+            return whole_page();
         };
         // What the whole page is posted under: looked up too, as a page of the site
         // fingerprinted before these lines were known to be furniture holds them.
@@ -283,7 +248,14 @@ impl Fpdb {
             chars: whole.chars,
             ..Fingerprints::default()
         }));
-        fps.furniture = compared_without(&left_out);
+        let lines_left_out: Vec<&str> = doc
+            .text
+            .lines()
+            .filter(|l| line_key(l).is_some_and(|k| left_out.binary_search(&k).is_ok()))
+            .collect();
+        fps.furniture = self
+            .fingerprinter
+            .sentence_sketch(&lines_left_out.join("\n"));
         fps.left_out = left_out;
         fps
     }
