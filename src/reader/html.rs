@@ -65,15 +65,8 @@ fn trimmed_lines(text: &str) -> String {
 /// Visible text of the body: scripts, styles and navigation chrome removed, block elements on
 /// their own lines.
 fn visible_text(dom: &Dom) -> String {
-    dom.select("script, style, noscript, template, svg, head")
-        .remove();
-    let body = dom.select("body");
-    let text = if body.exists() {
-        body.formatted_text()
-    } else {
-        dom.formatted_text()
-    };
-    trimmed_lines(&text)
+    dom.select("head").remove();
+    body_text(dom)
 }
 
 /// `<title>` (or `og:title`), `<meta name="description">` and `<meta name="keywords">`.
