@@ -182,6 +182,32 @@ pub fn extract(html: &str) -> Page {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        /// Tag soup: no panic, and no line is both main text and around it.
+        #[test]
+        fn garbage_pages_keep_the_lines_around_apart_from_the_main_text(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("<p>".to_string()),
+                    proptest::strategy::Just("</p>".to_string()),
+                    proptest::strategy::Just("<figure><figcaption>".to_string()),
+                    proptest::strategy::Just("<nav>".to_string()),
+                    proptest::strategy::Just("<script>".to_string()),
+                    proptest::strategy::Just("<body>".to_string()),
+                    "[a-z<>/!\"' =.-]{0,12}",
+                    "\\PC{0,16}",
+                ],
+                0..200,
+            ),
+        ) {
+            let p = extract(&parts.concat());
+            let main: std::collections::HashSet<&str> = p.text.lines().collect();
+            proptest::prop_assert!(p.around.lines().all(|l| !main.contains(l)));
+        }
+    }
+
     #[test]
     fn title_meta_and_main_text() {
         let html = r#"<html><head><title> 新闻标题 </title>

@@ -239,6 +239,20 @@ fn is_cjk(c: char) -> bool {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Cutting at readability's lines only adds line breaks: the text is trafilatura's,
+        /// character for character, but for whitespace.
+        #[test]
+        fn cutting_at_lines_keeps_every_character(
+            strict in "[a-c .\n]{0,60}",
+            readable in proptest::collection::vec("[a-c .]{0,14}", 0..6),
+        ) {
+            let cut = split_at_lines(&strict, &readable.join("\n"));
+            let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+            proptest::prop_assert_eq!(bare(&cut), bare(&strict));
+        }
+    }
+
     fn count(s: &str) -> usize {
         let mut v = Vec::new();
         tokens(s, &mut v);
