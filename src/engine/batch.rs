@@ -20,7 +20,7 @@ use super::postings::{bound_simhash, candidate_seqs, ReadMany};
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
-use crate::store::schema::{self, DocRecord};
+use crate::store::schema::DocRecord;
 use crate::store::{Batch, Cf, Store};
 
 /// What [`Fpdb::ingest_batch`] did: one result per document from the first on, and the error
@@ -68,9 +68,11 @@ struct InBatch {
 struct Decisions {
     /// The documents decided so far, as the store would index them.
     index: InBatch,
-    /// Postings, simhash keys and ids of the batch (sorted and written at commit).
+    /// Writes to other documents' records and the lines of the batch's pages (sorted and
+    /// written at commit with the records).
     bulk: Batch,
-    /// The records of the batch's documents, in order (encoded at commit).
+    /// The records of the batch's documents, in order (encoded, with their ids and index
+    /// entries, at commit).
     records: Vec<(u64, DocRecord)>,
     /// The batch's ingest time.
     time: u64,
@@ -445,7 +447,6 @@ impl Fpdb {
                 None,
                 Writes {
                     staged: &mut staged,
-                    bulk: &mut d.bulk,
                     time: d.time,
                 },
             )
@@ -524,7 +525,7 @@ impl Fpdb {
     /// Commit the staged changes, the counters, `records` and `bulk` as one write.
     ///
     /// On the lookup threads, which are idle until the next batch's lookups: the records are
-    /// encoded there, and the store spreads its own work for the write over them (sorting
+    /// encoded there with their ids and index entries, and the store spreads its own work for the write over them (sorting
     /// the changes, the presence filter's inserts). The writer's thread waits; done by it
     /// alone, this was over half of the sequential stage (docs/performance.md, "Many cores").
     fn commit_batch(&mut self, bulk: Batch, records: Vec<(u64, DocRecord)>) -> Result<()> {
@@ -533,13 +534,19 @@ impl Fpdb {
     }
 
     fn commit_prepared(&self, mut bulk: Batch, records: Vec<(u64, DocRecord)>) -> Result<()> {
-        let encoded: Vec<_> = records
-            .par_iter()
-            .map(|(seq, r)| (schema::u64_key(*seq), schema::encode_doc(r)))
+        let encoded: Vec<Batch> = records
+            .par_chunks(64)
+            .map(|chunk| {
+                let mut b = Batch::new();
+                for (seq, r) in chunk {
+                    self.put_record(*seq, r, &mut b);
+                }
+                b
+            })
             .collect();
         rayon::spawn(move || drop(records));
-        for (k, v) in encoded {
-            bulk.put(Cf::Docs, k, v);
+        for b in encoded {
+            bulk.append(b);
         }
         self.stage_counters()?;
         self.store.commit_with(bulk)

@@ -16,8 +16,6 @@ use crate::store::{Batch, Cf, Store};
 pub(super) struct Writes<'a> {
     /// Cluster changes and member entries (read back by later decisions).
     pub(super) staged: &'a mut Batch,
-    /// Postings, simhash keys and the id.
-    pub(super) bulk: &'a mut Batch,
     /// The document's ingest time.
     pub(super) time: u64,
 }
@@ -273,12 +271,11 @@ impl Fpdb {
             reuse,
             Writes {
                 staged: &mut batch,
-                bulk: &mut bulk,
                 time: super::now(),
             },
         )?;
         let seq = self.next_seq - 1;
-        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&record));
+        self.put_record(seq, &record, &mut bulk);
         if named.seq != seq {
             outcome.duplicate_of = Some(self.doc(named.seq)?.id);
         }
@@ -301,6 +298,24 @@ impl Fpdb {
         Ok(outcome)
     }
 
+    /// New document `seq`'s record, id and index entries (its postings and simhash table
+    /// keys, pointing at its cluster at ingest) into `bulk`: all of them follow from the
+    /// record, so a batch builds them at its commit, on all cores ([`Fpdb::place`] leaves
+    /// them out).
+    pub(super) fn put_record(&self, seq: u64, rec: &DocRecord, bulk: &mut Batch) {
+        let target = schema::u64_key(rec.similar_id);
+        for &h in rec.postings() {
+            bulk.put(Cf::Nshash, schema::nshash_key(h, seq), target);
+        }
+        if let Some(q) = rec.simhash {
+            for key in self.table_keys(q, seq) {
+                bulk.put(Cf::Simhash, key, Vec::new());
+            }
+        }
+        bulk.put(Cf::DocIds, rec.id.as_bytes(), schema::u64_key(seq));
+        bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(rec));
+    }
+
     /// Stored document `seq`'s record, marked cited, into `bulk`.
     pub(super) fn put_cited(&self, seq: u64, bulk: &mut Batch) -> Result<()> {
         let mut r = self.doc(seq)?;
@@ -310,10 +325,10 @@ impl Fpdb {
     }
 
     /// Give new document `doc` (looked up as `lk`) the next seq and its cluster: the cluster
-    /// changes and its member entry go to `staged` (read back by later decisions), its
-    /// postings, simhash keys and id to `bulk`. Returns the outcome (without `duplicate_of`
-    /// and `previous_original`), what they name and its record (for the caller to store under
-    /// its seq).
+    /// changes and its member entry go to `staged` (read back by later decisions). Returns the
+    /// outcome (without `duplicate_of` and `previous_original`), what they name and its record
+    /// (for the caller to store under its seq with its id and index entries,
+    /// [`Fpdb::put_record`]).
     pub(super) fn place(
         &mut self,
         doc: &Document,
@@ -322,7 +337,7 @@ impl Fpdb {
         reuse: Option<u64>,
         w: Writes<'_>,
     ) -> Result<(Outcome, Named, DocRecord)> {
-        let Writes { staged, bulk, time } = w;
+        let Writes { staged, time } = w;
         let seq = self.next_seq;
         self.next_seq += 1;
         self.doc_count += 1;
@@ -341,18 +356,6 @@ impl Fpdb {
             named,
         } = self.join(lk, (me, &fps), reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
-        for h in fps.postings() {
-            bulk.put(
-                Cf::Nshash,
-                schema::nshash_key(h, seq),
-                schema::u64_key(target),
-            );
-        }
-        if let Some(q) = fps.simhash {
-            for key in self.table_keys(q, seq) {
-                bulk.put(Cf::Simhash, key, Vec::new());
-            }
-        }
         staged.put(Cf::Members, schema::members_key(target, seq), Vec::new());
         let record = DocRecord {
             id: doc.id.clone(),
@@ -381,7 +384,6 @@ impl Fpdb {
                 .digests
                 .then(|| crate::hash::text_digest(&doc.text)),
         };
-        bulk.put(Cf::DocIds, doc.id.as_bytes(), schema::u64_key(seq));
         Ok((
             Outcome {
                 id: doc.id.clone(),
