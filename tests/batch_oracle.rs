@@ -95,22 +95,27 @@ fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &
         }
     }
     a.sync().unwrap();
-    let mut batched: Vec<IngestResult> = Vec::new();
+    // Random batch sizes; each batch's lookups run while the one before is decided, or
+    // not; syncs between some batches.
+    let mut batches: Vec<&[Document]> = Vec::new();
     let mut i = 0;
     while i < docs.len() {
         let n = (1 + rng.below(90) as usize).min(docs.len() - i);
-        let items = docs[i..i + n]
-            .iter()
-            .map(|d| (d, b.fingerprint_document(d)))
-            .collect();
-        let r = b.ingest_batch(items, on);
-        assert!(r.error.is_none(), "{:?}", r.error);
-        assert_eq!(r.results.len(), n);
-        batched.extend(r.results);
-        if rng.below(3) == 0 {
-            b.sync().unwrap();
-        }
+        batches.push(&docs[i..i + n]);
         i += n;
+    }
+    let (ahead, syncs): (Vec<bool>, Vec<bool>) = (0..batches.len())
+        .map(|_| (rng.below(4) != 0, rng.below(3) == 0))
+        .unzip();
+    let before = b.batches_looked_up_ahead();
+    let batched = common::ingest_ahead(b, &batches, on, &mut |i| ahead[i], &mut |db, i| {
+        if syncs[i] {
+            db.sync().unwrap();
+        }
+    });
+    if on == OnExisting::Skip && ahead.iter().rev().skip(1).any(|&a| a) {
+        // Replacing batches are ingested one document at a time: no lookups ahead.
+        assert!(b.batches_looked_up_ahead() > before);
     }
     b.sync().unwrap();
     for (k, (x, y)) in one.iter().zip(&batched).enumerate() {

@@ -12,9 +12,13 @@ use common::sites::{furniture, page, round};
 use common::Rng;
 use fpdb::{Document, Fpdb, OnExisting, Settings};
 
-/// Ingest `docs` into a fresh in-memory store, one at a time or in batches of `batch`; their
-/// clusters by id.
-fn clusters(settings: Settings, docs: &[Document], batch: Option<usize>) -> BTreeMap<String, u64> {
+/// Ingest `docs` into a fresh in-memory store, one at a time or in batches of `batch.0`
+/// (each looked up while the one before was decided when `batch.1`); their clusters by id.
+fn clusters(
+    settings: Settings,
+    docs: &[Document],
+    batch: Option<(usize, bool)>,
+) -> BTreeMap<String, u64> {
     let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
     match batch {
         None => {
@@ -22,15 +26,17 @@ fn clusters(settings: Settings, docs: &[Document], batch: Option<usize>) -> BTre
                 db.ingest_document(d, OnExisting::Skip).unwrap();
             }
         }
-        Some(n) => {
-            for chunk in docs.chunks(n) {
-                let with: Vec<_> = chunk
-                    .iter()
-                    .map(|d| (d, db.fingerprint_document(d)))
-                    .collect();
-                let out = db.ingest_batch(with, OnExisting::Skip);
-                assert!(out.error.is_none(), "{:?}", out.error);
-            }
+        Some((n, ahead)) => {
+            let batches: Vec<&[Document]> = docs.chunks(n).collect();
+            common::ingest_ahead(
+                &mut db,
+                &batches,
+                OnExisting::Skip,
+                &mut |_| ahead,
+                &mut |_, _| {},
+            );
+            let looked_ahead = if ahead { batches.len() - 1 } else { 0 };
+            assert_eq!(db.batches_looked_up_ahead(), looked_ahead as u64);
         }
     }
     common::export_outcomes(&db)
@@ -281,11 +287,13 @@ fn a_batch_decides_as_one_at_a_time_ingest_does() {
         docs.push(bare);
         let one = clusters(Settings::default(), &docs, None);
         for n in [1, 2, 5, 64] {
-            assert_eq!(
-                clusters(Settings::default(), &docs, Some(n)),
-                one,
-                "batches of {n}"
-            );
+            for ahead in [false, true] {
+                assert_eq!(
+                    clusters(Settings::default(), &docs, Some((n, ahead))),
+                    one,
+                    "batches of {n}, looked up ahead: {ahead}"
+                );
+            }
         }
     }
 }

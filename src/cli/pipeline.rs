@@ -73,9 +73,21 @@ pub(super) fn run(
         })?;
         // Batch i is made durable (its log synced) on a thread of its own while batch i + 1
         // is decided and written; its results are written once that sync returns.
+        // The chunk after the one being ingested, when it is fingerprinted already: its
+        // lookups run while this one is decided (`Fpdb::ingest_batch_ahead`).
         let mut waiting: Option<Written<'_>> = None;
-        for (chunk, fps) in rx {
-            let (results, fatal) = ingest_chunk(db, &chunk, fps, on_existing, sum, &progress.bar);
+        let mut following = rx.recv().ok();
+        let mut ahead: Option<fpdb::BatchFingerprints> = None;
+        while let Some((chunk, fps)) = following.take().or_else(|| rx.recv().ok()) {
+            following = rx.try_recv().ok();
+            let now = Chunk {
+                chunk: &chunk,
+                fps,
+                ahead: ahead.take(),
+            };
+            let (results, fatal, next) =
+                ingest_chunk(db, now, following.as_mut(), on_existing, sum, &progress.bar);
+            ahead = next;
             let t = Instant::now();
             let durable = match db.commit_unsynced() {
                 Ok(Some(syncer)) => Durable::Syncing(
@@ -101,6 +113,8 @@ pub(super) fn run(
                 break;
             }
         }
+        // The stages before stop on a closed channel (they would wait on a full one).
+        drop((following, rx));
         if let Some(w) = waiting {
             let t = Instant::now();
             w.acknowledge(db, outs, sum, progress)?;
@@ -282,28 +296,71 @@ fn progress_bar(files: &[PathBuf], show: bool) -> (indicatif::ProgressBar, bool)
     (bar, total_bytes.is_some())
 }
 
-/// Ingest one chunk in input order (one [`Fpdb::ingest_batch`]), counting into `sum`; stops at
-/// the first store error, returned with the results before it.
+/// A chunk to ingest: its records, what fingerprinting made of them, and what the call
+/// before returned for them when their lookups ran ahead.
+struct Chunk<'c> {
+    chunk: &'c [Record],
+    fps: Vec<Prepared>,
+    ahead: Option<fpdb::BatchFingerprints>,
+}
+
+/// The documents of a fingerprinted chunk to ingest, with their fingerprints (taken out of
+/// `fps`, for lookups ahead).
+fn take_fingerprints<'c>(
+    chunk: &'c [Record],
+    fps: &mut [Prepared],
+) -> (Vec<&'c fpdb::Document>, Vec<fpdb::Fingerprints>) {
+    let mut out = (
+        Vec::with_capacity(chunk.len()),
+        Vec::with_capacity(chunk.len()),
+    );
+    for (rec, fp) in chunk.iter().zip(fps) {
+        if let (Ok(doc), Prepared::Fingerprinted(_)) = (&rec.doc, &fp) {
+            let Prepared::Fingerprinted(f) = std::mem::replace(fp, Prepared::Ahead) else {
+                unreachable!("matched above");
+            };
+            out.0.push(doc);
+            out.1.push(f);
+        }
+    }
+    out
+}
+
+/// Ingest one chunk in input order (one [`Fpdb::ingest_batch_ahead`], with the lookups of
+/// the `following` chunk when it is at hand), counting into `sum`; stops at the first store
+/// error, returned with the results before it. Returns what the following chunk's lookups
+/// found.
 fn ingest_chunk(
     db: &mut Fpdb,
-    chunk: &[Record],
-    fps: Vec<Prepared>,
+    now: Chunk<'_>,
+    following: Option<&mut (Vec<Record>, Vec<Prepared>)>,
     on_existing: OnExisting,
     sum: &mut Summary,
     bar: &indicatif::ProgressBar,
-) -> (Vec<Result<IngestResult, String>>, Option<anyhow::Error>) {
+) -> (
+    Vec<Result<IngestResult, String>>,
+    Option<anyhow::Error>,
+    Option<fpdb::BatchFingerprints>,
+) {
+    let Chunk { chunk, fps, ahead } = now;
     // The documents to ingest, and the cluster at ingest of each record already stored
     // with its text (by its place in the chunk).
-    let mut docs: Vec<(&fpdb::Document, fpdb::Fingerprints)> = Vec::with_capacity(chunk.len());
+    let mut docs: Vec<&fpdb::Document> = Vec::with_capacity(chunk.len());
+    let mut own: Vec<fpdb::Fingerprints> = Vec::with_capacity(chunk.len());
     let mut stored: Vec<Option<u64>> = vec![None; chunk.len()];
     for (i, (rec, fp)) in chunk.iter().zip(fps).enumerate() {
         match (&rec.doc, fp) {
-            (Ok(doc), Prepared::Fingerprinted(fp)) => docs.push((doc, fp)),
+            (Ok(doc), Prepared::Fingerprinted(fp)) => {
+                docs.push(doc);
+                own.push(fp);
+            }
+            (Ok(doc), Prepared::Ahead) => docs.push(doc),
             (Ok(_), Prepared::Stored(similar_id)) => stored[i] = Some(similar_id),
             (Ok(_), Prepared::Unread) => unreachable!("every readable document is prepared"),
             (Err(_), _) => {}
         }
     }
+    let fps = ahead.unwrap_or_else(|| own.into());
     for rec in chunk {
         let Ok(doc) = &rec.doc else { continue };
         sum.dated += u64::from(doc.published.is_some());
@@ -314,7 +371,8 @@ fn ingest_chunk(
             }
         }
     }
-    let batch = db.ingest_batch(docs, on_existing);
+    let next = following.map(|(chunk, fps)| take_fingerprints(chunk, fps));
+    let (batch, next) = db.ingest_batch_ahead(docs, fps, on_existing, next);
     let mut done = batch.results.into_iter();
     let mut results = Vec::with_capacity(chunk.len());
     // Clusters of the chunk's stored documents, resolved once each (after the chunk's own
@@ -359,7 +417,8 @@ fn ingest_chunk(
                         }
                     }
                     Err(e) => {
-                        return (results, Some(anyhow::Error::new(e).context(rec.location())))
+                        let e = anyhow::Error::new(e).context(rec.location());
+                        return (results, Some(e), next);
                     }
                 };
                 sum.records += 1;
@@ -379,12 +438,12 @@ fn ingest_chunk(
                         .error
                         .map(anyhow::Error::new)
                         .unwrap_or_else(|| anyhow::anyhow!("document was not ingested"));
-                    return (results, Some(e.context(rec.location())));
+                    return (results, Some(e.context(rec.location())), next);
                 }
             },
         }
     }
-    (results, None)
+    (results, None, next)
 }
 
 pub(super) fn write_result(
@@ -443,7 +502,7 @@ pub(super) fn next_chunk(
         .into_iter()
         .map(|p| match p {
             Prepared::Fingerprinted(f) => Some(f),
-            Prepared::Stored(_) | Prepared::Unread => None,
+            Prepared::Stored(_) | Prepared::Unread | Prepared::Ahead => None,
         })
         .collect();
     Some((chunk, fps))
@@ -459,6 +518,8 @@ enum Prepared {
     Fingerprinted(fpdb::Fingerprints),
     /// Its id is stored with this text (its cluster at ingest): not fingerprinted again.
     Stored(u64),
+    /// Its fingerprints went to the lookups ahead of its chunk ([`take_fingerprints`]).
+    Ahead,
     /// Not readable.
     Unread,
 }

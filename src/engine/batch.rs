@@ -6,22 +6,21 @@
 //! The result is the one of [`Fpdb::ingest`] called on each document in turn (the same rules
 //! in [`Fpdb::lookup_with`] and [`Fpdb::place`]; `tests/batch_oracle.rs` compares both).
 
-use std::collections::BTreeMap;
-
 use foldhash::HashMap;
 
 use rayon::prelude::*;
 
+use super::batch_lookup::{on_pool, BatchFingerprints, Found, Looked};
 use super::furniture::{put_seen, PageLines, SeenInBatch};
 use super::ingest::Writes;
 use super::lookup::Checked;
 use super::near::NearIndex;
-use super::postings::{bound_simhash, candidate_seqs, ReadMany};
+use super::postings::bound_simhash;
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
 use crate::store::schema::DocRecord;
-use crate::store::{Batch, Cf, Store};
+use crate::store::{Batch, Store};
 
 /// What [`Fpdb::ingest_batch`] did: one result per document from the first on, and the error
 /// that stopped it (the documents before it are ingested; it and the rest are not).
@@ -33,41 +32,35 @@ pub struct BatchOutcome {
     pub error: Option<Error>,
 }
 
-/// What one document found in the store as it was before the batch.
-#[derive(Default)]
-struct Found {
-    /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
-    /// with the same id.
-    existing: Option<(u64, u64, bool)>,
-    holders: HashMap<u64, (u64, u64)>,
-    simhash: BTreeMap<u64, u32>,
-    verified: HashMap<u64, Checked>,
-}
-
-impl Found {
-    /// The stored documents to verify: the holders of its postings, its simhash neighbours
-    /// (a seq may come twice).
-    fn candidates(&self) -> impl Iterator<Item = u64> + '_ {
-        candidate_seqs(&self.holders, &self.simhash)
-    }
-}
-
-/// The documents of the batch decided so far, indexed as the store indexes them.
-struct InBatch {
+/// The documents of a batch decided so far, indexed as the store indexes them.
+pub(super) struct InBatch {
     /// Sentence hash -> (oldest holder in the batch, its cluster at ingest).
     holders: HashMap<u64, (u64, u64)>,
     /// Their simhashes.
     simhashes: NearIndex,
     /// Seq -> index of its record in the batch's records (id, cluster and sketches of the
-    /// documents decided so far are read there, not copied).
+    /// documents decided so far are read there, not copied). Empty once the batch is
+    /// committed (its records are then read from the store).
     docs: HashMap<u64, usize>,
     ids: HashMap<String, u64>,
+}
+
+/// What a batch decided, kept for the batch after it when that one was looked up before
+/// this one was committed: its postings, simhashes and ids (its records are read from the
+/// store), the standing it gave its pages' lines, and the store's write count after its
+/// commit ([`crate::store::Staged::writes`]).
+pub(super) struct LastBatch {
+    pub(super) index: InBatch,
+    pub(super) seen: SeenInBatch,
+    pub(super) after: u64,
 }
 
 /// What a batch has decided so far, and what its commit writes.
 struct Decisions {
     /// The documents decided so far, as the store would index them.
     index: InBatch,
+    /// The batch before, committed after this batch was looked up ([`LastBatch`]).
+    last: Option<InBatch>,
     /// Writes to other documents' records and the lines of the batch's pages (sorted and
     /// written at commit with the records).
     bulk: Batch,
@@ -76,24 +69,13 @@ struct Decisions {
     records: Vec<(u64, DocRecord)>,
     /// The batch's ingest time.
     time: u64,
-    /// The lines of the batch's pages whose standing they changed.
+    /// The lines of the batch's pages whose standing they changed (and those the batch
+    /// before changed, when this one was looked up before it was committed).
     seen: SeenInBatch,
 }
 
-/// A page's lines and what the store said of them, or the error reading them.
-type Lines = Result<Option<PageLines>>;
-
-/// A batch's documents with their fingerprints without their site's furniture, and their
-/// pages' lines ([`Fpdb::furnish_batch`]).
-type Furnished<'d> = (Vec<(&'d Document, Fingerprints)>, Vec<Lines>);
-
-/// `f` run on `pool`, or on the calling thread without one.
-fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
-    match pool {
-        Some(pool) => pool.install(f),
-        None => f(),
-    }
-}
+/// The next batch, for its lookups to run while this one is decided.
+pub type NextBatch<'n> = Option<(Vec<&'n Document>, Vec<Fingerprints>)>;
 
 impl Fpdb {
     /// Ingest `docs` (each with its fingerprints from [`Fpdb::fingerprint`]) in order, with the
@@ -112,16 +94,39 @@ impl Fpdb {
         docs: Vec<(&Document, Fingerprints)>,
         on_existing: OnExisting,
     ) -> BatchOutcome {
+        let (docs, fps): (Vec<&Document>, Vec<Fingerprints>) = docs.into_iter().unzip();
+        self.ingest_batch_ahead(docs, fps.into(), on_existing, None)
+            .0
+    }
+
+    /// [`Fpdb::ingest_batch`] of `docs` (with `fps`: their fingerprints, or what the call
+    /// before returned for them) while the lookups of the `next` batch run beside its
+    /// decisions, against the store as this batch found it. Returns this batch's outcome and
+    /// the next batch's fingerprints with what they found, to pass with the next batch's
+    /// documents to the next call. The results are those of [`Fpdb::ingest_batch`] on each
+    /// batch in turn: the next batch's decisions see this one's documents as they see their
+    /// own batch's earlier documents. Anything written between the two calls makes the next
+    /// call look its batch up again (as does a store other processes write: there the
+    /// lookups run under the write lease).
+    pub fn ingest_batch_ahead(
+        &mut self,
+        docs: Vec<&Document>,
+        fps: BatchFingerprints,
+        on_existing: OnExisting,
+        next: NextBatch<'_>,
+    ) -> (BatchOutcome, Option<BatchFingerprints>) {
         if !self.store.shared() {
-            return self.ingest_batch_leased(docs, on_existing);
+            return self.ingest_batch_leased(docs, fps, on_existing, next);
         }
+        let next = next.map(|(_, fps)| BatchFingerprints::from(fps));
         if let Err(e) = self.begin_write() {
-            return BatchOutcome {
+            let out = BatchOutcome {
                 results: Vec::new(),
                 error: Some(e),
             };
+            return (out, next);
         }
-        let mut out = self.ingest_batch_leased(docs, on_existing);
+        let (mut out, _) = self.ingest_batch_leased(docs, fps, on_existing, None);
         // What the lookups read ahead is not kept past the batch (a failed batch wrote
         // nothing, which would have dropped it).
         self.store.end_prefetch();
@@ -132,139 +137,94 @@ impl Fpdb {
                 out.error = Some(e);
             }
         }
-        out
+        (out, next)
     }
 
     fn ingest_batch_leased(
         &mut self,
-        docs: Vec<(&Document, Fingerprints)>,
+        docs: Vec<&Document>,
+        fps: BatchFingerprints,
         on_existing: OnExisting,
-    ) -> BatchOutcome {
+        next: NextBatch<'_>,
+    ) -> (BatchOutcome, Option<BatchFingerprints>) {
         let mut out = BatchOutcome {
             results: Vec::with_capacity(docs.len()),
             error: None,
         };
         if self.store.read_only() {
             out.error = Some(Error::ReadOnly);
-            return out;
+            return (out, next.map(|(_, fps)| fps.into()));
         }
-        let pool = self.lookup_pool.get_or_init(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(rayon::current_num_threads())
-                .thread_name(|i| format!("fpdb-lookup-{i}"))
-                .build()
-                .ok()
-        });
-        let looking = std::time::Instant::now();
-        let (docs, lines) = match self.furnish_batch(docs, pool.as_ref()) {
-            Ok(furnished) => furnished,
-            Err(e) => {
+        // Looked up while the batch before was decided, and nothing written since it was
+        // committed: decided against what that batch decided too.
+        let writes = self.store.writes();
+        let last = self.last_batch.take().filter(|l| l.after == writes);
+        let fps = match (fps.looked(docs.len(), writes), last) {
+            (Ok(looked), Some(last)) => {
+                super::LookupCounters::add(&self.reads.ahead, 1);
+                Ok((looked, Some(last)))
+            }
+            (Ok(looked), None) => Err(looked.fps),
+            (Err(Ok(fps)), _) => Err(fps),
+            (Err(Err(e)), _) => {
                 out.error = Some(e);
-                return out;
+                return (out, next.map(|(_, fps)| fps.into()));
             }
         };
-        if self.store.shared() {
-            // A remote store: what the lookups read first, in one round trip per node.
-            if let Err(e) = self.prefetch(&docs) {
-                out.error = Some(e);
-                return out;
-            }
-        }
-        let skip = on_existing == OnExisting::Skip;
-        let lookups = || -> Vec<Result<Found>> {
-            let existing: Vec<Result<Option<(u64, u64, bool)>>> = docs
-                .par_iter()
-                .map(|(doc, fps)| self.existing(doc, fps))
-                .collect();
-            // The postings and simhash tables of every document to look up, read in key
-            // order; when that fails, each document reads its own (and meets the error as a
-            // lookup of its own would, in input order).
-            let looked: Vec<&Fingerprints> = docs
-                .iter()
-                .zip(&existing)
-                .filter(|(_, e)| matches!(e, Ok(None)) || (!skip && matches!(e, Ok(Some(_)))))
-                .map(|((_, fps), _)| fps)
-                .collect();
-            let read = self.read_many(&looked).ok();
-            let found: Vec<Result<Found>> = docs
-                .par_iter()
-                .zip(existing)
-                .map(|((_, fps), existing)| self.found(fps, existing?, skip, read.as_ref()))
-                .collect();
-            // The records of candidates of several documents, each read once for the batch
-            // (a third of a batch's reads were of records another document of it read too,
-            // on the short corpus at 10^6 documents); the others, and all of them when one
-            // of these fails, each document reads itself (only the shared ones are held).
-            let records =
-                self.shared_records(found.iter().flatten().map(|f| f.candidates().collect()));
-            docs.par_iter()
-                .zip(found)
-                .map(|((_, fps), f)| self.verify_found(fps, f?, records.as_ref()))
-                .collect()
-        };
-        let found = on_pool(pool.as_ref(), lookups);
-        super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
-        let deciding = std::time::Instant::now();
-        let out = self.decide_batch(docs, (found, lines), on_existing, out);
-        super::LookupCounters::add_time(&self.reads.decide_ns, deciding);
-        out
-    }
-
-    /// A site's furniture, before the lookups (stores with `furniture`): each page's lines as
-    /// the store stood before the batch, read on all cores, and its fingerprints without
-    /// those that were furniture then. The decisions see what the batch's earlier documents
-    /// changed ([`Fpdb::decide`]).
-    fn furnish_batch<'d>(
-        &self,
-        docs: Vec<(&'d Document, Fingerprints)>,
-        pool: Option<&rayon::ThreadPool>,
-    ) -> Result<Furnished<'d>> {
-        if !self.opts.furniture {
-            let none = docs.iter().map(|_| Ok(None)).collect();
-            return Ok((docs, none));
-        }
-        if self.store.shared() {
-            let keys: Vec<[u8; 16]> = docs
-                .iter()
-                .flat_map(|(d, _)| self.page_line_keys(d))
-                .collect();
-            let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-            self.store.prefetch_keys(Cf::Furniture, &keys)?;
-        }
-        Ok(on_pool(pool, || {
-            docs.into_par_iter()
-                .map(|(doc, fps)| match self.page_lines(doc) {
-                    Ok(Some(l)) => {
-                        let fps = self.furnished(doc, fps, &l);
-                        ((doc, fps), Ok(Some(l)))
+        let (looked, last) = match fps {
+            Ok(ahead) => ahead,
+            Err(fps) => {
+                let looking = std::time::Instant::now();
+                let pool = self.lookup_pool();
+                let docs = docs.iter().copied().zip(fps).collect();
+                let looked = self.look_up(docs, on_existing, pool.as_deref());
+                super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
+                match looked {
+                    Ok(looked) => (looked, None),
+                    Err(e) => {
+                        out.error = Some(e);
+                        return (out, next.map(|(_, fps)| fps.into()));
                     }
-                    other => ((doc, fps), other),
-                })
-                .unzip()
-        }))
+                }
+            }
+        };
+        let deciding = std::time::Instant::now();
+        let r = self.decide_batch((docs, looked, last), on_existing, out, next);
+        super::LookupCounters::add_time(&self.reads.decide_ns, deciding);
+        r
     }
 
     /// The sequential stage of [`Fpdb::ingest_batch`]: each document decided in input order
-    /// from what it `found` and its page's `lines`, and the batch staged.
+    /// from what it found and its page's lines (and what `last`, the batch before, decided
+    /// when this one was looked up before it was committed), and the batch committed; the
+    /// lookups of the `next` batch on other threads meanwhile.
     fn decide_batch(
         &mut self,
-        docs: Vec<(&Document, Fingerprints)>,
-        (found, lines): (Vec<Result<Found>>, Vec<Lines>),
+        (docs, looked, last): (Vec<&Document>, Looked, Option<LastBatch>),
         on_existing: OnExisting,
         mut out: BatchOutcome,
-    ) -> BatchOutcome {
+        next: NextBatch<'_>,
+    ) -> (BatchOutcome, Option<BatchFingerprints>) {
         let skip = on_existing == OnExisting::Skip;
+        let Looked { fps, found, lines } = looked;
+        let (last, mut seen) = match last {
+            Some(l) => (Some(l.index), l.seen),
+            None => (None, SeenInBatch::default()),
+        };
         let replaces = !skip
             && (found
                 .iter()
                 .any(|f| f.as_ref().map_or(true, |f| f.existing.is_some()))
                 || {
-                    let mut ids: Vec<&str> = docs.iter().map(|(d, _)| d.id.as_str()).collect();
+                    let mut ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
                     ids.sort_unstable();
                     ids.windows(2).any(|w| w[0] == w[1])
-                });
+                }
+                || last
+                    .as_ref()
+                    .is_some_and(|l| docs.iter().any(|d| l.ids.contains_key(&d.id))));
         if replaces {
-            for (doc, fps) in docs {
+            for (doc, fps) in docs.into_iter().zip(fps) {
                 match self.ingest(doc, fps, on_existing) {
                     Ok(r) => out.results.push(r),
                     Err(e) => {
@@ -273,7 +233,10 @@ impl Fpdb {
                     }
                 }
             }
-            return out;
+            return (out, next.map(|(_, fps)| fps.into()));
+        }
+        if last.is_none() {
+            seen.clear();
         }
         let start = self.counters();
         let mut d = Decisions {
@@ -283,83 +246,104 @@ impl Fpdb {
                 docs: HashMap::default(),
                 ids: HashMap::default(),
             },
+            last,
             bulk: Batch::new(),
             records: Vec::with_capacity(docs.len()),
             time: super::now(),
-            seen: SeenInBatch::default(),
+            seen,
         };
-        for (((doc, fps), f), lines) in docs.into_iter().zip(found).zip(lines) {
-            let r = f.and_then(|f| self.decide(doc, fps, f, lines?, &mut d));
-            match r {
-                Ok(r) => out.results.push(r),
-                Err(e) => {
-                    out.error = Some(e);
-                    break;
-                }
-            }
-        }
-        // Freeing the index of the batch is work the writer need not wait for.
-        let index = d.index;
-        rayon::spawn(move || drop(index));
-        if let Err(e) = self.commit_batch(d.bulk, d.records) {
+        let looked = Looked { fps, found, lines };
+        let looked_ahead = self.decide_all(docs, looked, &mut d, &mut out, (next, on_existing));
+        let Decisions {
+            mut index,
+            bulk,
+            records,
+            seen,
+            last,
+            ..
+        } = d;
+        // Freeing what the writer no longer reads is work it need not wait for.
+        let docs_index = std::mem::take(&mut index.docs);
+        rayon::spawn(move || drop((last, docs_index)));
+        if let Err(e) = self.commit_batch(bulk, records) {
             // Nothing of the batch (nor anything staged before it) reached the store.
             self.store.discard();
             self.set_counters(start);
             out.results.clear();
             out.error = Some(e);
         }
-        out
-    }
-
-    /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
-    /// with `doc`'s id.
-    fn existing(&self, doc: &Document, fps: &Fingerprints) -> Result<Option<(u64, u64, bool)>> {
-        match self.seq_of(&doc.id)? {
-            Some(seq) => {
-                let rec = self.doc(seq)?;
-                let same = super::ingest::same_text(&rec, doc, fps);
-                Ok(Some((seq, rec.similar_id, same)))
+        let next = looked_ahead.map(|looked| match looked {
+            Ok(looked) if out.error.is_none() && !looked.found.is_empty() => {
+                let after = self.store.writes();
+                self.last_batch = Some(LastBatch { index, seen, after });
+                BatchFingerprints::ahead(looked, after)
             }
-            None => Ok(None),
-        }
+            Ok(looked) => looked.fps.into(),
+            Err(e) => BatchFingerprints::failed(e),
+        });
+        (out, next)
     }
 
-    /// What a document (`fps`, its stored namesake `existing`) finds in the store, from what
-    /// [`Fpdb::read_many`] read for the batch when given (read-only; runs on many threads at
-    /// once): its candidates, not yet verified.
-    fn found(
-        &self,
-        fps: &Fingerprints,
-        existing: Option<(u64, u64, bool)>,
-        skip: bool,
-        read: Option<&ReadMany>,
-    ) -> Result<Found> {
-        let mut f = Found {
-            existing,
-            ..Found::default()
+    /// Each document decided in input order into `d` (results into `out`, up to the first
+    /// error), while the `next` batch is looked up on the lookup threads (returned: what it
+    /// found, or its fingerprints when it was not looked up).
+    fn decide_all(
+        &mut self,
+        docs: Vec<&Document>,
+        looked: Looked,
+        d: &mut Decisions,
+        out: &mut BatchOutcome,
+        (next, on_existing): (NextBatch<'_>, OnExisting),
+    ) -> Option<Result<Looked>> {
+        let Looked { fps, found, lines } = looked;
+        // The next batch's lookups read what was committed: nothing of this batch, which
+        // is committed after they end. Not when something staged before this batch is not
+        // committed yet (they would miss it).
+        let ahead = next.filter(|_| !self.store.any_staged());
+        let view = ahead.as_ref().map(|_| self.committed_view());
+        let pool = self.lookup_pool();
+        let mut looked_ahead: Option<Result<Looked>> = None;
+        let decided = |this: &mut Self, d: &mut Decisions, out: &mut BatchOutcome| {
+            let items = docs.into_iter().zip(fps).zip(found.into_iter().zip(lines));
+            for ((doc, fps), (f, lines)) in items {
+                match f.and_then(|f| this.decide(doc, fps, f, lines?, d)) {
+                    Ok(r) => out.results.push(r),
+                    Err(e) => {
+                        out.error = Some(e);
+                        break;
+                    }
+                }
+            }
         };
-        if skip && existing.is_some() {
-            return Ok(f);
-        }
-        super::LookupCounters::add(&self.reads.lookups, 1);
-        (f.holders, f.simhash) = self.holders_and_neighbours(fps, read)?;
-        Ok(f)
-    }
-
-    /// `f` with each of its candidates checked against `fps` (records read for the whole
-    /// batch taken from `records`).
-    fn verify_found(
-        &self,
-        fps: &Fingerprints,
-        mut f: Found,
-        records: Option<&HashMap<u64, DocRecord>>,
-    ) -> Result<Found> {
-        for seq in f.candidates().collect::<Vec<_>>() {
-            if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
-                e.insert(self.check_stored_in(fps, seq, records)?);
+        match (ahead, &view, &pool) {
+            (Some((docs, fps)), Some(view), Some(pool)) => {
+                let slot = &mut looked_ahead;
+                pool.in_place_scope(|scope| {
+                    scope.spawn(move |_| {
+                        let t = std::time::Instant::now();
+                        let docs = docs.into_iter().zip(fps).collect();
+                        *slot = Some(view.look_up(docs, on_existing, None));
+                        super::LookupCounters::add_time(&view.reads.lookup_ns, t);
+                    });
+                    decided(self, d, out);
+                });
+            }
+            (ahead, _, _) => {
+                decided(self, d, out);
+                // No pool to look the next batch up on: the next call looks it up.
+                looked_ahead = ahead.map(|(_, fps)| {
+                    Ok(Looked {
+                        fps,
+                        found: Vec::new(),
+                        lines: Vec::new(),
+                    })
+                });
             }
         }
-        Ok(f)
+        if let Some(view) = view {
+            self.keep_view(view);
+        }
+        looked_ahead
     }
 
     /// The decision for one document of a batch, in input order.
@@ -393,12 +377,17 @@ impl Fpdb {
             _ => (fps, f),
         };
         // Only OnExisting::Skip reaches here with an id already stored.
-        let existing = f.existing.map(|(_, c, same)| (c, same)).or_else(|| {
+        let mut existing = f.existing.map(|(_, c, same)| (c, same)).or_else(|| {
             d.index.ids.get(&doc.id).map(|s| {
                 let rec = &d.records[d.index.docs[s]].1;
                 (rec.similar_id, super::ingest::same_text(rec, doc, &fps))
             })
         });
+        if let Some(&seq) = d.last.as_ref().and_then(|l| l.ids.get(&doc.id)) {
+            // Stored by the batch before, after this batch was looked up.
+            let rec = self.doc(seq)?;
+            existing = Some((rec.similar_id, super::ingest::same_text(&rec, doc, &fps)));
+        }
         if let Some((similar_id, same_text)) = existing {
             return Ok(IngestResult::SkippedExisting {
                 id: doc.id.clone(),
@@ -409,17 +398,23 @@ impl Fpdb {
         let mut holders = f.holders;
         for h in fps.lookup_postings() {
             if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
-                if let Some(&v) = d.index.holders.get(&h) {
+                // The oldest holder: the store's, else the batch before's, else this one's.
+                let last = d.last.as_ref().and_then(|l| l.holders.get(&h));
+                if let Some(&v) = last.or_else(|| d.index.holders.get(&h)) {
                     e.insert(v);
                 }
             }
         }
         let mut simhash = f.simhash;
         for q in fps.lookup_simhashes() {
-            d.index.simhashes.near(q, &mut |seq, d| {
+            let mut add = |seq, d| {
                 let e = simhash.entry(seq).or_insert(d);
                 *e = (*e).min(d);
-            });
+            };
+            if let Some(l) = &d.last {
+                l.simhashes.near(q, &mut add);
+            }
+            d.index.simhashes.near(q, &mut add);
             // The store's candidates were bounded alone; bounded with the batch's, they are
             // what a sequential ingest finds.
             bound_simhash(&mut simhash);
@@ -529,8 +524,8 @@ impl Fpdb {
     /// the changes, the presence filter's inserts). The writer's thread waits; done by it
     /// alone, this was over half of the sequential stage (docs/performance.md, "Many cores").
     fn commit_batch(&mut self, bulk: Batch, records: Vec<(u64, DocRecord)>) -> Result<()> {
-        let pool = self.lookup_pool.get().and_then(Option::as_ref);
-        on_pool(pool, || self.commit_prepared(bulk, records))
+        let pool = self.lookup_pool();
+        on_pool(pool.as_deref(), || self.commit_prepared(bulk, records))
     }
 
     fn commit_prepared(&self, mut bulk: Batch, records: Vec<(u64, DocRecord)>) -> Result<()> {

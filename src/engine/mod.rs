@@ -18,7 +18,8 @@
 //! | `lookup.rs` | candidates (nshash postings, simhash tables), verification |
 //! | `query.rs` | queries: one document, many on all cores |
 //! | `ingest.rs` | the decision and the write batch of one document; replace |
-//! | `batch.rs` | a batch: parallel lookups, decisions in order against the batch, one commit |
+//! | `batch_lookup.rs` | a batch's lookups on all cores; the next batch's while one is decided |
+//! | `batch.rs` | a batch: decisions in order against the batch (and the one before), one commit |
 //! | `near.rs` | the batch's simhashes, found within k bits by blocks |
 //! | `furniture.rs` | a site's furniture: each host's lines counted, left out of its pages |
 //! | `clusters.rs` | removal, member lists, splits |
@@ -27,6 +28,7 @@
 //! | `report.rs`, `heavy.rs` | the report: one pass over the store, bounded host tables |
 
 mod batch;
+mod batch_lookup;
 mod clusters;
 mod furniture;
 mod heavy;
@@ -44,7 +46,8 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 
-pub use batch::BatchOutcome;
+pub use batch::{BatchOutcome, NextBatch};
+pub use batch_lookup::BatchFingerprints;
 pub use heavy::Heavy;
 pub use postings::SIMHASH_MOST;
 pub use read::{Standing, StoredTexts};
@@ -96,9 +99,14 @@ pub struct Fpdb {
     writing: std::sync::atomic::AtomicBool,
     /// Threads of the lookups of [`Fpdb::ingest_batch`]: a pool of their own, so they never
     /// queue behind fingerprinting on rayon's global pool (None: it could not be built).
-    lookup_pool: std::sync::OnceLock<Option<rayon::ThreadPool>>,
-    /// What the lookups of this handle read ([`Fpdb::lookup_stats`]).
-    reads: LookupCounters,
+    lookup_pool: std::sync::OnceLock<Option<std::sync::Arc<rayon::ThreadPool>>>,
+    /// What the lookups of this handle (and of its view) read ([`Fpdb::lookup_stats`]).
+    reads: std::sync::Arc<LookupCounters>,
+    /// A handle on what was committed, for the lookups of a batch while the batch before it
+    /// is decided ([`Fpdb::ingest_batch_ahead`]).
+    view: Option<Box<Fpdb>>,
+    /// What the last batch decided, when the next was looked up before it was committed.
+    last_batch: Option<batch::LastBatch>,
     /// Documents read into the presence filter at open: it was saved before they were
     /// written ([`Fpdb::memory_filter_caught_up`]).
     filter_caught_up: Option<u64>,
@@ -114,6 +122,8 @@ struct LookupCounters {
     /// threads; wall time of that stage), and deciding and staging them (one thread).
     lookup_ns: AtomicU64,
     decide_ns: AtomicU64,
+    /// Batches decided with lookups that ran while the batch before was decided.
+    ahead: AtomicU64,
     lookups: AtomicU64,
     postings_found: AtomicU64,
     simhash_scanned: AtomicU64,
@@ -393,6 +403,12 @@ impl Fpdb {
             secs(&self.reads.decide_ns),
             self.applying.as_deref().map_or(0.0, secs),
         )
+    }
+
+    /// How many batches [`Fpdb::ingest_batch_ahead`] decided, since this handle was opened,
+    /// with lookups that ran while the batch before them was decided.
+    pub fn batches_looked_up_ahead(&self) -> u64 {
+        self.reads.ahead.load(Ordering::Relaxed)
     }
 
     /// What the lookups of this handle read since it was opened.

@@ -124,6 +124,8 @@ impl Fpdb {
             reads: Default::default(),
             filter_caught_up: None,
             applying: None,
+            view: None,
+            last_batch: None,
             store,
             opts,
             perms,

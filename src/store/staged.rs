@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::{Batch, Cf, Entry, Op, Store};
@@ -20,6 +20,8 @@ pub struct Staged {
     /// Whether anything is staged (set under the lock): reads of a store with nothing staged,
     /// such as the lookups of an ingest on all cores, go to the base without taking the lock.
     any: AtomicBool,
+    /// Writes staged or committed through this layer so far ([`Staged::writes`]).
+    writes: AtomicU64,
 }
 
 impl Staged {
@@ -29,7 +31,30 @@ impl Staged {
             base: std::sync::Arc::from(base),
             pending: Mutex::new(vec![BTreeMap::new(); Cf::ALL.len()]),
             any: AtomicBool::new(false),
+            writes: AtomicU64::new(0),
         }
+    }
+
+    /// A layer of its own over the same base: it reads what was committed through `self`,
+    /// never what `self` has staged.
+    pub fn over_committed(&self) -> Self {
+        Staged {
+            base: std::sync::Arc::clone(&self.base),
+            pending: Mutex::new(vec![BTreeMap::new(); Cf::ALL.len()]),
+            any: AtomicBool::new(false),
+            writes: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether anything is staged (not committed yet).
+    pub fn any_staged(&self) -> bool {
+        self.any.load(Ordering::Acquire)
+    }
+
+    /// How many writes (staged or committed) went through this layer: equal numbers at two
+    /// times mean nothing was written through it between them.
+    pub fn writes(&self) -> u64 {
+        self.writes.load(Ordering::Acquire)
     }
 
     /// The store under the staged writes: what was committed, for readers on other threads
@@ -71,6 +96,7 @@ impl Staged {
             }
         }
         b.append(extra);
+        self.writes.fetch_add(1, Ordering::AcqRel);
         let written = self.base.write(b);
         // Only now, with the base holding the changes (or the write failed): a read that
         // skips the lock must find them there.
@@ -84,6 +110,7 @@ impl Staged {
         for m in pending.iter_mut() {
             m.clear();
         }
+        self.writes.fetch_add(1, Ordering::AcqRel);
         self.any.store(false, Ordering::Release);
     }
 }
@@ -247,6 +274,7 @@ impl Store for Staged {
         let mut pending = self.pending.lock().expect("lock");
         if !batch.is_empty() {
             self.any.store(true, Ordering::Release);
+            self.writes.fetch_add(1, Ordering::AcqRel);
         }
         for op in batch.ops {
             match op {

@@ -158,3 +158,39 @@ pub fn stored_ids(dir: &Path, db: &str) -> Vec<String> {
     ids.sort();
     ids
 }
+
+/// Ingest `batches` in turn with `Fpdb::ingest_batch_ahead`: each batch's lookups run while
+/// the one before it is decided where `ahead(i)` says so for batch i + 1; after batch i,
+/// `between(db, i)` (a sync, say). Returns every result, asserting no batch failed.
+pub fn ingest_ahead(
+    db: &mut fpdb::Fpdb,
+    batches: &[&[fpdb::Document]],
+    on: fpdb::OnExisting,
+    ahead: &mut dyn FnMut(usize) -> bool,
+    between: &mut dyn FnMut(&mut fpdb::Fpdb, usize),
+) -> Vec<fpdb::IngestResult> {
+    let mut results = Vec::new();
+    let mut looked: Option<fpdb::BatchFingerprints> = None;
+    for (i, batch) in batches.iter().enumerate() {
+        let docs: Vec<&fpdb::Document> = batch.iter().collect();
+        let fps = looked.take().unwrap_or_else(|| {
+            let fps: Vec<fpdb::Fingerprints> =
+                docs.iter().map(|d| db.fingerprint_document(d)).collect();
+            fps.into()
+        });
+        let next = match batches.get(i + 1) {
+            Some(n) if ahead(i) => {
+                let fps = n.iter().map(|d| db.fingerprint_document(d)).collect();
+                Some((n.iter().collect(), fps))
+            }
+            _ => None,
+        };
+        let (out, next) = db.ingest_batch_ahead(docs, fps, on, next);
+        assert!(out.error.is_none(), "batch {i}: {:?}", out.error);
+        assert_eq!(out.results.len(), batch.len());
+        results.extend(out.results);
+        looked = next;
+        between(db, i);
+    }
+    results
+}

@@ -1,0 +1,330 @@
+//! A batch's lookups, on all cores: each page's lines and its fingerprints without its
+//! site's furniture, the stored document with each id, the postings and simhash tables of
+//! the whole batch read in key order, and every candidate verified. They read the store as
+//! the batch found it and never write, so they run for batch N + 1 on a handle of their own
+//! ([`Fpdb::committed_view`]) while batch N is decided ([`Fpdb::ingest_batch_ahead`]);
+//! batch N + 1's decisions then also see what batch N decided (`batch::LastBatch`), as they see
+//! their own batch's earlier documents.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use foldhash::HashMap;
+
+use rayon::prelude::*;
+
+use super::furniture::PageLines;
+use super::lookup::Checked;
+use super::postings::{candidate_seqs, ReadMany};
+use super::{Document, Fpdb, OnExisting};
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprints;
+use crate::store::schema::DocRecord;
+use crate::store::{Cf, Store};
+
+/// What one document found in the store as it was before the batch.
+#[derive(Default)]
+pub(super) struct Found {
+    /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
+    /// with the same id.
+    pub(super) existing: Option<(u64, u64, bool)>,
+    pub(super) holders: HashMap<u64, (u64, u64)>,
+    pub(super) simhash: BTreeMap<u64, u32>,
+    pub(super) verified: HashMap<u64, Checked>,
+}
+
+impl Found {
+    /// The stored documents to verify: the holders of its postings, its simhash neighbours
+    /// (a seq may come twice).
+    fn candidates(&self) -> impl Iterator<Item = u64> + '_ {
+        candidate_seqs(&self.holders, &self.simhash)
+    }
+}
+
+/// A page's lines and what the store said of them, or the error reading them.
+pub(super) type Lines = Result<Option<PageLines>>;
+
+/// A batch's documents with their fingerprints without their site's furniture, and their
+/// pages' lines ([`Fpdb::furnish_batch`]).
+type Furnished<'d> = (Vec<(&'d Document, Fingerprints)>, Vec<Lines>);
+
+/// A batch looked up: its fingerprints (without its site's furniture), what each document
+/// found, its pages' lines.
+pub(super) struct Looked {
+    pub(super) fps: Vec<Fingerprints>,
+    pub(super) found: Vec<Result<Found>>,
+    pub(super) lines: Vec<Lines>,
+}
+
+/// A batch's fingerprints for [`Fpdb::ingest_batch_ahead`]: as fingerprinted, or looked up
+/// while the batch before it was decided (what that call returned).
+pub struct BatchFingerprints {
+    fps: Vec<Fingerprints>,
+    ahead: Option<Ahead>,
+}
+
+/// What a batch's lookups ahead found, with the store's write count they are valid at; or
+/// the error that stopped them.
+enum Ahead {
+    Found {
+        found: Vec<Result<Found>>,
+        lines: Vec<Lines>,
+        after: u64,
+    },
+    Failed(Error),
+}
+
+impl From<Vec<Fingerprints>> for BatchFingerprints {
+    fn from(fps: Vec<Fingerprints>) -> Self {
+        BatchFingerprints { fps, ahead: None }
+    }
+}
+
+impl BatchFingerprints {
+    pub(super) fn ahead(looked: Looked, after: u64) -> Self {
+        BatchFingerprints {
+            fps: looked.fps,
+            ahead: Some(Ahead::Found {
+                found: looked.found,
+                lines: looked.lines,
+                after,
+            }),
+        }
+    }
+
+    pub(super) fn failed(e: Error) -> Self {
+        BatchFingerprints {
+            fps: Vec::new(),
+            ahead: Some(Ahead::Failed(e)),
+        }
+    }
+
+    /// What its lookups ahead found, when they were made for `n` documents and nothing was
+    /// written since (the store's write count is still `writes`); else its fingerprints, to
+    /// be looked up now (or the error that stopped the lookups ahead).
+    pub(super) fn looked(
+        self,
+        n: usize,
+        writes: u64,
+    ) -> std::result::Result<Looked, Result<Vec<Fingerprints>>> {
+        match self.ahead {
+            Some(Ahead::Failed(e)) => Err(Err(e)),
+            Some(Ahead::Found {
+                found,
+                lines,
+                after,
+            }) if after == writes && self.fps.len() == n => Ok(Looked {
+                fps: self.fps,
+                found,
+                lines,
+            }),
+            _ => Err(Ok(self.fps)),
+        }
+    }
+
+    /// How many documents' fingerprints it holds.
+    pub fn len(&self) -> usize {
+        self.fps.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.fps.is_empty()
+    }
+}
+
+/// `f` run on `pool`, or on the calling thread without one.
+pub(super) fn on_pool<R: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    f: impl FnOnce() -> R + Send,
+) -> R {
+    match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
+impl Fpdb {
+    /// The threads of the batches' lookups: a pool of their own, so they never queue
+    /// behind fingerprinting on rayon's global pool (None: it could not be built).
+    pub(super) fn lookup_pool(&self) -> Option<Arc<rayon::ThreadPool>> {
+        self.lookup_pool
+            .get_or_init(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(rayon::current_num_threads())
+                    .thread_name(|i| format!("fpdb-lookup-{i}"))
+                    .build()
+                    .ok()
+                    .map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// A handle that reads what was committed through this one and never writes, for the
+    /// lookups of the next batch while this one decides (kept between batches).
+    pub(super) fn committed_view(&mut self) -> Box<Fpdb> {
+        if let Some(v) = self.view.take() {
+            return v;
+        }
+        Box::new(Fpdb {
+            store: self.store.over_committed(),
+            opts: self.opts.clone(),
+            fingerprinter: self.fingerprinter.clone(),
+            perms: self.perms.clone(),
+            next_seq: self.next_seq,
+            next_cluster: self.next_cluster,
+            doc_count: self.doc_count,
+            cluster_count: self.cluster_count,
+            legacy: self.legacy,
+            path: None,
+            writing: std::sync::atomic::AtomicBool::new(false),
+            lookup_pool: std::sync::OnceLock::new(),
+            reads: Arc::clone(&self.reads),
+            filter_caught_up: None,
+            applying: None,
+            view: None,
+            last_batch: None,
+        })
+    }
+
+    /// Keep `view` ([`Fpdb::committed_view`]) for the next batch.
+    pub(super) fn keep_view(&mut self, view: Box<Fpdb>) {
+        self.view = Some(view);
+    }
+
+    /// The lookups of a batch against the store as it stands (read-only; on `pool`, or on
+    /// the pool the caller runs on): each document's furnished fingerprints, what it found,
+    /// verified, and its page's lines.
+    pub(super) fn look_up(
+        &self,
+        docs: Vec<(&Document, Fingerprints)>,
+        on_existing: OnExisting,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<Looked> {
+        let (docs, lines) = self.furnish_batch(docs, pool)?;
+        if self.store.shared() {
+            // A remote store: what the lookups read first, in one round trip per node.
+            self.prefetch(&docs)?;
+        }
+        let skip = on_existing == OnExisting::Skip;
+        let lookups = || -> Vec<Result<Found>> {
+            let existing: Vec<Result<Option<(u64, u64, bool)>>> = docs
+                .par_iter()
+                .map(|(doc, fps)| self.existing(doc, fps))
+                .collect();
+            // The postings and simhash tables of every document to look up, read in key
+            // order; when that fails, each document reads its own (and meets the error as a
+            // lookup of its own would, in input order).
+            let looked: Vec<&Fingerprints> = docs
+                .iter()
+                .zip(&existing)
+                .filter(|(_, e)| matches!(e, Ok(None)) || (!skip && matches!(e, Ok(Some(_)))))
+                .map(|((_, fps), _)| fps)
+                .collect();
+            let read = self.read_many(&looked).ok();
+            let found: Vec<Result<Found>> = docs
+                .par_iter()
+                .zip(existing)
+                .map(|((_, fps), existing)| self.found(fps, existing?, skip, read.as_ref()))
+                .collect();
+            // The records of candidates of several documents, each read once for the batch
+            // (a third of a batch's reads were of records another document of it read too,
+            // on the short corpus at 10^6 documents); the others, and all of them when one
+            // of these fails, each document reads itself (only the shared ones are held).
+            let records =
+                self.shared_records(found.iter().flatten().map(|f| f.candidates().collect()));
+            docs.par_iter()
+                .zip(found)
+                .map(|((_, fps), f)| self.verify_found(fps, f?, records.as_ref()))
+                .collect()
+        };
+        let found = on_pool(pool, lookups);
+        let fps = docs.into_iter().map(|(_, fps)| fps).collect();
+        Ok(Looked { fps, found, lines })
+    }
+
+    /// A site's furniture, before the lookups (stores with `furniture`): each page's lines as
+    /// the store stood before the batch, read on all cores, and its fingerprints without
+    /// those that were furniture then. The decisions see what the batch's earlier documents
+    /// changed ([`Fpdb::decide`]).
+    fn furnish_batch<'d>(
+        &self,
+        docs: Vec<(&'d Document, Fingerprints)>,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<Furnished<'d>> {
+        if !self.opts.furniture {
+            let none = docs.iter().map(|_| Ok(None)).collect();
+            return Ok((docs, none));
+        }
+        if self.store.shared() {
+            let keys: Vec<[u8; 16]> = docs
+                .iter()
+                .flat_map(|(d, _)| self.page_line_keys(d))
+                .collect();
+            let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+            self.store.prefetch_keys(Cf::Furniture, &keys)?;
+        }
+        Ok(on_pool(pool, || {
+            docs.into_par_iter()
+                .map(|(doc, fps)| match self.page_lines(doc) {
+                    Ok(Some(l)) => {
+                        let fps = self.furnished(doc, fps, &l);
+                        ((doc, fps), Ok(Some(l)))
+                    }
+                    other => ((doc, fps), other),
+                })
+                .unzip()
+        }))
+    }
+
+    /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
+    /// with `doc`'s id.
+    fn existing(&self, doc: &Document, fps: &Fingerprints) -> Result<Option<(u64, u64, bool)>> {
+        match self.seq_of(&doc.id)? {
+            Some(seq) => {
+                let rec = self.doc(seq)?;
+                let same = super::ingest::same_text(&rec, doc, fps);
+                Ok(Some((seq, rec.similar_id, same)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// What a document (`fps`, its stored namesake `existing`) finds in the store, from what
+    /// [`Fpdb::read_many`] read for the batch when given (read-only; runs on many threads at
+    /// once): its candidates, not yet verified.
+    pub(super) fn found(
+        &self,
+        fps: &Fingerprints,
+        existing: Option<(u64, u64, bool)>,
+        skip: bool,
+        read: Option<&ReadMany>,
+    ) -> Result<Found> {
+        let mut f = Found {
+            existing,
+            ..Found::default()
+        };
+        if skip && existing.is_some() {
+            return Ok(f);
+        }
+        super::LookupCounters::add(&self.reads.lookups, 1);
+        (f.holders, f.simhash) = self.holders_and_neighbours(fps, read)?;
+        Ok(f)
+    }
+
+    /// `f` with each of its candidates checked against `fps` (records read for the whole
+    /// batch taken from `records`).
+    pub(super) fn verify_found(
+        &self,
+        fps: &Fingerprints,
+        mut f: Found,
+        records: Option<&HashMap<u64, DocRecord>>,
+    ) -> Result<Found> {
+        for seq in f.candidates().collect::<Vec<_>>() {
+            if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
+                e.insert(self.check_stored_in(fps, seq, records)?);
+            }
+        }
+        Ok(f)
+    }
+}
