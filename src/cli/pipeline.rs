@@ -127,10 +127,10 @@ pub(super) fn run(
     sum.stages = Stages {
         read: secs(&read_ns),
         fingerprint: secs(&fp_ns),
-        look_up: batch_after.0 - batch_before.0,
-        decide: batch_after.1 - batch_before.1,
-        apply: batch_after.2 - batch_before.2,
-        commit: commit.as_secs_f64(),
+        look_up: batch_after.look_up - batch_before.look_up,
+        decide: batch_after.decide - batch_before.decide,
+        apply: batch_after.apply - batch_before.apply,
+        commit: commit.as_secs_f64() + batch_after.commit - batch_before.commit,
     };
     ran
 }

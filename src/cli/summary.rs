@@ -300,7 +300,8 @@ pub(super) struct Stages {
     /// Applying the batches to the store: RocksDB's log and memtables, on a thread of their
     /// own (0 where the store has none: one core, Redis).
     pub(super) apply: f64,
-    /// Handing each batch to the store and waiting for its sync, and writing the outputs.
+    /// Preparing each batch's commit and handing it to the store (waiting for the batch
+    /// before to be applied), waiting for its sync, and writing the outputs.
     pub(super) commit: f64,
 }
 

@@ -188,10 +188,7 @@ impl Fpdb {
                 }
             }
         };
-        let deciding = std::time::Instant::now();
-        let r = self.decide_batch((docs, looked, last), on_existing, out, next);
-        super::LookupCounters::add_time(&self.reads.decide_ns, deciding);
-        r
+        self.decide_batch((docs, looked, last), on_existing, out, next)
     }
 
     /// The sequential stage of [`Fpdb::ingest_batch`]: each document decided in input order
@@ -224,6 +221,7 @@ impl Fpdb {
                     .as_ref()
                     .is_some_and(|l| docs.iter().any(|d| l.ids.contains_key(&d.id))));
         if replaces {
+            let deciding = std::time::Instant::now();
             for (doc, fps) in docs.into_iter().zip(fps) {
                 match self.ingest(doc, fps, on_existing) {
                     Ok(r) => out.results.push(r),
@@ -233,6 +231,7 @@ impl Fpdb {
                     }
                 }
             }
+            super::LookupCounters::add_time(&self.reads.decide_ns, deciding);
             return (out, next.map(|(_, fps)| fps.into()));
         }
         if last.is_none() {
@@ -265,7 +264,10 @@ impl Fpdb {
         // Freeing what the writer no longer reads is work it need not wait for.
         let docs_index = std::mem::take(&mut index.docs);
         rayon::spawn(move || drop((last, docs_index)));
-        if let Err(e) = self.commit_batch(bulk, records) {
+        let committing = std::time::Instant::now();
+        let committed = self.commit_batch(bulk, records);
+        super::LookupCounters::add_time(&self.reads.commit_ns, committing);
+        if let Err(e) = committed {
             // Nothing of the batch (nor anything staged before it) reached the store.
             self.store.discard();
             self.set_counters(start);
@@ -298,12 +300,15 @@ impl Fpdb {
         let Looked { fps, found, lines } = looked;
         // The next batch's lookups read what was committed: nothing of this batch, which
         // is committed after they end. Not when something staged before this batch is not
-        // committed yet (they would miss it).
-        let ahead = next.filter(|_| !self.store.any_staged());
-        let view = ahead.as_ref().map(|_| self.committed_view());
+        // committed yet (they would miss it), nor on one thread: there they would only take
+        // turns with the decisions on one core, each evicting the other's data from its caches.
         let pool = self.lookup_pool();
+        let threads = pool.as_ref().map_or(1, |p| p.current_num_threads());
+        let ahead = next.filter(|_| !self.store.any_staged() && threads > 1);
+        let view = ahead.as_ref().map(|_| self.committed_view());
         let mut looked_ahead: Option<Result<Looked>> = None;
         let decided = |this: &mut Self, d: &mut Decisions, out: &mut BatchOutcome| {
+            let deciding = std::time::Instant::now();
             let items = docs.into_iter().zip(fps).zip(found.into_iter().zip(lines));
             for ((doc, fps), (f, lines)) in items {
                 match f.and_then(|f| this.decide(doc, fps, f, lines?, d)) {
@@ -314,6 +319,7 @@ impl Fpdb {
                     }
                 }
             }
+            super::LookupCounters::add_time(&this.reads.decide_ns, deciding);
         };
         match (ahead, &view, &pool) {
             (Some((docs, fps)), Some(view), Some(pool)) => {
@@ -330,7 +336,7 @@ impl Fpdb {
             }
             (ahead, _, _) => {
                 decided(self, d, out);
-                // No pool to look the next batch up on: the next call looks it up.
+                // Not looked up ahead: the next call looks it up.
                 looked_ahead = ahead.map(|(_, fps)| {
                     Ok(Looked {
                         fps,

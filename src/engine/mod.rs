@@ -115,6 +115,21 @@ pub struct Fpdb {
     applying: Option<std::sync::Arc<AtomicU64>>,
 }
 
+/// Where the batches' time went, in seconds of wall time ([`Fpdb::batch_seconds`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BatchSeconds {
+    /// Looking documents up: reads and verification, on all the lookup threads at once
+    /// (beside the decisions of the batch before, when looked up ahead).
+    pub look_up: f64,
+    /// Deciding the documents in input order and staging them: the sequential stage.
+    pub decide: f64,
+    /// Preparing each batch's commit (records encoded, changes sorted, on the lookup
+    /// threads) and handing it to the store, waiting for the batch before to be applied.
+    pub commit: f64,
+    /// The store's own thread applying the writes (0 without one).
+    pub apply: f64,
+}
+
 /// [`LookupStats`] as counted: on every lookup thread, relaxed (totals only).
 #[derive(Debug, Default)]
 struct LookupCounters {
@@ -122,6 +137,7 @@ struct LookupCounters {
     /// threads; wall time of that stage), and deciding and staging them (one thread).
     lookup_ns: AtomicU64,
     decide_ns: AtomicU64,
+    commit_ns: AtomicU64,
     /// Batches decided with lookups that ran while the batch before was decided.
     ahead: AtomicU64,
     lookups: AtomicU64,
@@ -392,17 +408,16 @@ impl Fpdb {
         self.path.as_deref()
     }
 
-    /// The wall time [`Fpdb::ingest_batch`] has spent, since this handle was opened, looking
-    /// documents up (reads and verification, on all its lookup threads at once), deciding
-    /// and staging them (the sequential stage), and the time the store's own thread has spent
-    /// applying the writes (0 without one), in seconds.
-    pub fn batch_seconds(&self) -> (f64, f64, f64) {
+    /// The wall time [`Fpdb::ingest_batch`] has spent, since this handle was opened, in each
+    /// of its stages.
+    pub fn batch_seconds(&self) -> BatchSeconds {
         let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
-        (
-            secs(&self.reads.lookup_ns),
-            secs(&self.reads.decide_ns),
-            self.applying.as_deref().map_or(0.0, secs),
-        )
+        BatchSeconds {
+            look_up: secs(&self.reads.lookup_ns),
+            decide: secs(&self.reads.decide_ns),
+            commit: secs(&self.reads.commit_ns),
+            apply: self.applying.as_deref().map_or(0.0, secs),
+        }
     }
 
     /// How many batches [`Fpdb::ingest_batch_ahead`] decided, since this handle was opened,

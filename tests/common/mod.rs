@@ -159,6 +159,16 @@ pub fn stored_ids(dir: &Path, db: &str) -> Vec<String> {
     ids
 }
 
+/// Whether batches are looked up ahead here: only where the lookup threads are more than
+/// one (rayon's default: one per core).
+pub fn looks_ahead() -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let set = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    set.filter(|&n| n > 0).unwrap_or(cores) > 1
+}
+
 /// Ingest `batches` in turn with `Fpdb::ingest_batch_ahead`: each batch's lookups run while
 /// the one before it is decided where `ahead(i)` says so for batch i + 1; after batch i,
 /// `between(db, i)` (a sync, say). Returns every result, asserting no batch failed.
