@@ -339,6 +339,52 @@ fn a_first_run_that_stores_nothing_leaves_no_store() {
     assert_eq!(std::fs::read(dir.path().join("afile")).unwrap(), b"x");
 }
 
+/// Batches looked up while the batch before them is decided store what one thread stores
+/// (which never looks ahead): small batches, copies and merges across them, reused ids.
+#[test]
+fn lookups_ahead_store_what_one_thread_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut lines, _) = shuffled_corpus(11, 60);
+    let n = lines.len();
+    for i in (0..n).step_by(7) {
+        let mut again = lines[i].clone();
+        again["id"] = json!(format!("again-{i}"));
+        lines.push(again);
+    }
+    let reused = lines[3].clone();
+    lines.push(reused);
+    write_jsonl(&dir.path().join("in.jsonl"), &lines);
+    let mut exports = Vec::new();
+    for threads in ["1", "4"] {
+        let db = format!("s{threads}");
+        let o = run(
+            dir.path(),
+            &[
+                "--db",
+                &db,
+                "ingest",
+                "in.jsonl",
+                "--batch-size",
+                "3",
+                "--threads",
+                threads,
+                "--json",
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let sum: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let ahead = sum["batches_looked_up_ahead"].as_u64().unwrap();
+        let batches = (lines.len() as u64).div_ceil(3);
+        assert!(ahead < batches, "{ahead} of {batches}");
+        if threads == "1" {
+            assert_eq!(ahead, 0);
+        }
+        exports.push(stdout(&run(dir.path(), &["--db", &db, "export"])));
+    }
+    assert!(exports[0].lines().count() > 60);
+    assert_eq!(exports[0], exports[1]);
+}
+
 /// One vocabulary: a duplicate is a member that is not its cluster's original. The summary of
 /// a run, its result lines, `export`, `stats`, `clusters` and `dedup` count the same, on a
 /// corpus whose originals arrive late and whose clusters merge.

@@ -50,6 +50,7 @@ pub(super) fn run(
     let (read_busy, fp_busy) = (&read_ns, &fp_ns);
     let mut commit = std::time::Duration::ZERO;
     let batch_before = db.batch_seconds();
+    let ahead_before = db.batches_looked_up_ahead();
     let ran = std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader.spawn_scoped(scope, move || loop {
@@ -123,6 +124,7 @@ pub(super) fn run(
         Ok(())
     });
     let batch_after = db.batch_seconds();
+    sum.batches_looked_up_ahead = db.batches_looked_up_ahead() - ahead_before;
     let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
     sum.stages = Stages {
         read: secs(&read_ns),

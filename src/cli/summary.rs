@@ -51,6 +51,9 @@ pub(super) struct Summary {
     pub(super) lookups: fpdb::LookupStats,
     /// Where the time went: each stage's busy time, in seconds.
     pub(super) stages: Stages,
+    /// Batches whose lookups ran while the batch before them was decided (the next batch
+    /// is looked up ahead when it is fingerprinted in time, on more than one thread).
+    pub(super) batches_looked_up_ahead: u64,
     /// `fpdb dedup`: the records written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) dedup: Option<super::dedup::Counts>,

@@ -304,7 +304,8 @@ impl Fpdb {
         // turns with the decisions on one core, each evicting the other's data from its caches.
         let pool = self.lookup_pool();
         let threads = pool.as_ref().map_or(1, |p| p.current_num_threads());
-        let ahead = next.filter(|_| !self.store.any_staged() && threads > 1);
+        let look = !self.store.any_staged() && threads > 1;
+        let (ahead, not_looked) = if look { (next, None) } else { (None, next) };
         let view = ahead.as_ref().map(|_| self.committed_view());
         let mut looked_ahead: Option<Result<Looked>> = None;
         let decided = |this: &mut Self, d: &mut Decisions, out: &mut BatchOutcome| {
@@ -337,7 +338,7 @@ impl Fpdb {
             (ahead, _, _) => {
                 decided(self, d, out);
                 // Not looked up ahead: the next call looks it up.
-                looked_ahead = ahead.map(|(_, fps)| {
+                looked_ahead = ahead.or(not_looked).map(|(_, fps)| {
                     Ok(Looked {
                         fps,
                         found: Vec::new(),

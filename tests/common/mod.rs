@@ -191,12 +191,15 @@ pub fn ingest_ahead(
         let next = match batches.get(i + 1) {
             Some(n) if ahead(i) => {
                 let fps = n.iter().map(|d| db.fingerprint_document(d)).collect();
-                Some((n.iter().collect(), fps))
+                Some((n.iter().collect::<Vec<_>>(), fps))
             }
             _ => None,
         };
+        let given = next.as_ref().map(|(docs, _)| docs.len());
         let (out, next) = db.ingest_batch_ahead(docs, fps, on, next);
         assert!(out.error.is_none(), "batch {i}: {:?}", out.error);
+        // The next batch's fingerprints come back, looked up or not.
+        assert_eq!(next.as_ref().map(fpdb::BatchFingerprints::len), given);
         assert_eq!(out.results.len(), batch.len());
         results.extend(out.results);
         looked = next;
