@@ -624,11 +624,14 @@ fn explain_leaves_out_the_furniture_the_store_knows() {
             "explain", "--db", db, "--corpus", "c.jsonl", "short1", "short2",
         ];
         let o = run(dir.path(), &[&args[..], &["--json"]].concat());
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
         let e: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        (e, stdout(&run(dir.path(), &args)))
+        let t = run(dir.path(), &args);
+        // Both forms exit alike: 0 linked, 1 not linked.
+        assert_eq!(code(&o), code(&t), "{}", stderr(&o));
+        (e, stdout(&t), code(&o))
     };
-    let (e, text) = explain("s.db");
+    let (e, text, exit) = explain("s.db");
+    assert_eq!(exit, 1, "{text}");
     assert_eq!(
         e["furniture_lines_left_out"],
         serde_json::json!([10, 10]),
@@ -641,7 +644,7 @@ fn explain_leaves_out_the_furniture_the_store_knows() {
     assert!(text.contains("decision: not linked"), "{text}");
     let shown = |e: &serde_json::Value| e["sentences_a"].as_array().unwrap().len();
     // Without a store, the pages are read whole.
-    let (whole, text) = explain("none.db");
+    let (whole, text, _) = explain("none.db");
     assert_eq!(whole["furniture_lines_left_out"], serde_json::json!([0, 0]));
     assert!(!text.contains("furniture:"), "{text}");
     assert!(

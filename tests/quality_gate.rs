@@ -202,6 +202,8 @@ fn explain_names_a_template_instance_and_a_copy() {
         std::fs::write(dir.path().join("a.txt"), &texts[f[0]]).unwrap();
         std::fs::write(dir.path().join("b.txt"), &texts[f[1]]).unwrap();
         let o = common::run(dir.path(), &["explain", "--json", "a.txt", "b.txt"]);
+        // The JSON form exits as the text form does: 1 for a pair that is not linked.
+        assert_eq!(common::code(&o), if sibling { 1 } else { 0 }, "{line}");
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["figures"]["template_instance"], sibling, "{line}: {v}");
         assert_eq!(v["verified"], !sibling, "{line}");

@@ -105,7 +105,12 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         }
         v["furniture_lines_left_out"] = serde_json::json!([left_out.0, left_out.1]);
         outln!("{}", serde_json::to_string(&v)?);
-        return Ok(EXIT_OK);
+        // The same exit code as the text form: 1 when the pair is not linked.
+        return Ok(if e.comparison.linked() {
+            EXIT_OK
+        } else {
+            EXIT_NO
+        });
     }
     print_composite(&ta.id, &composite)?;
     if left_out != (0, 0) {

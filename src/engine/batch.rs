@@ -1,7 +1,9 @@
 //! Ingest of a batch of documents: every lookup against the store as it was before the batch
-//! runs on all cores (nothing writes while they run); then the decisions run in input order,
-//! each against those findings plus an in-memory index of the documents of the batch decided
-//! before it; the batch is committed as one write, its keys sorted.
+//! runs on all cores (`batch_lookup.rs`; for the next batch, while this one is decided); then
+//! the decisions run in input order, each against those findings plus an in-memory index of
+//! the documents of the batch decided before it (and of the batch before, when this one was
+//! looked up before that one was committed); the batch is committed as one write, its keys
+//! sorted.
 //!
 //! The result is the one of [`Fpdb::ingest`] called on each document in turn (the same rules
 //! in [`Fpdb::lookup_with`] and [`Fpdb::place`]; `tests/batch_oracle.rs` compares both).
