@@ -286,6 +286,23 @@ fn redis_store_scans_hashed_ids_in_order_and_is_shared_between_clients() {
     assert!(e.unwrap_err().to_string().contains("read-only"));
 }
 
+/// Ingest `input` into `db`; the writer says how long it held the write lease: never longer
+/// than the run, and only on a `shared` store.
+fn ingest_saying_the_lease(db: &str, input: &Path, shared: bool) {
+    let out = ok(&[
+        "--db",
+        db,
+        "--quiet",
+        "ingest",
+        "--json",
+        input.to_str().unwrap(),
+    ]);
+    let sum: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let lease = sum["lease_seconds"].as_f64().unwrap();
+    assert!(lease <= sum["seconds"].as_f64().unwrap(), "{sum}");
+    assert_eq!(lease > 0.0, shared, "{sum}");
+}
+
 #[test]
 fn every_command_on_redis_answers_as_on_rocksdb() {
     let Some(c) = cluster() else { return };
@@ -297,7 +314,7 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
     let rocks = rocks.to_str().unwrap();
     for db in [u.as_str(), rocks] {
         for input in [common::sample(), corpus.clone()] {
-            ok(&["--db", db, "--quiet", "ingest", input.to_str().unwrap()]);
+            ingest_saying_the_lease(db, &input, db == u);
         }
     }
     for args in [

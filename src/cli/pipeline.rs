@@ -51,6 +51,7 @@ pub(super) fn run(
     let mut commit = std::time::Duration::ZERO;
     let batch_before = db.batch_seconds();
     let ahead_before = db.batches_looked_up_ahead();
+    let lease_before = db.lease_seconds();
     let ran = std::thread::scope(|scope| -> anyhow::Result<()> {
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader.spawn_scoped(scope, move || loop {
@@ -125,6 +126,7 @@ pub(super) fn run(
     });
     let batch_after = db.batch_seconds();
     sum.batches_looked_up_ahead = db.batches_looked_up_ahead() - ahead_before;
+    sum.lease_seconds = db.lease_seconds() - lease_before;
     let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
     sum.stages = Stages {
         read: secs(&read_ns),

@@ -54,6 +54,8 @@ pub(super) struct Summary {
     /// Batches whose lookups ran while the batch before them was decided (the next batch
     /// is looked up ahead when it is fingerprinted in time, on more than one thread).
     pub(super) batches_looked_up_ahead: u64,
+    /// Seconds this run held a shared store's write lease (Redis; 0 otherwise).
+    pub(super) lease_seconds: f64,
     /// `fpdb dedup`: the records written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) dedup: Option<super::dedup::Counts>,

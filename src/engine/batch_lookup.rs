@@ -178,6 +178,7 @@ impl Fpdb {
             legacy: self.legacy,
             path: None,
             writing: std::sync::atomic::AtomicBool::new(false),
+            lease: super::Lease::default(),
             lookup_pool: std::sync::OnceLock::new(),
             reads: Arc::clone(&self.reads),
             filter_caught_up: None,

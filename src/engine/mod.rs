@@ -97,6 +97,8 @@ pub struct Fpdb {
     /// A shared store's write lease is held (taken by the first write, given back by the
     /// next sync).
     writing: std::sync::atomic::AtomicBool,
+    /// How long this handle has held a shared store's write lease ([`Fpdb::lease_seconds`]).
+    lease: Lease,
     /// Threads of the lookups of [`Fpdb::ingest_batch`]: a pool of their own, so they never
     /// queue behind fingerprinting on rayon's global pool (None: it could not be built).
     lookup_pool: std::sync::OnceLock<Option<std::sync::Arc<rayon::ThreadPool>>>,
@@ -113,6 +115,14 @@ pub struct Fpdb {
     /// Nanoseconds the store's own thread has spent applying batches, where it has one
     /// ([`crate::store::WriteBehind`]).
     applying: Option<std::sync::Arc<AtomicU64>>,
+}
+
+/// The time a handle held a shared store's write lease: since when it holds it, and the
+/// nanoseconds of the leases given back.
+#[derive(Debug, Default)]
+struct Lease {
+    since: std::sync::Mutex<Option<std::time::Instant>>,
+    held_ns: AtomicU64,
 }
 
 /// Where the batches' time went, in seconds of wall time ([`Fpdb::batch_seconds`]).
@@ -381,6 +391,11 @@ impl Fpdb {
         }
         self.store.acquire_writer()?;
         *self.writing.get_mut() = true;
+        *self
+            .lease
+            .since
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
         match read_counters(&self.store) {
             Ok(c) => {
                 self.set_counters(c);
@@ -400,7 +415,23 @@ impl Fpdb {
             return r;
         }
         let released = self.store.release_writer();
+        let since = self
+            .lease
+            .since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(t) = since {
+            LookupCounters::add_time(&self.lease.held_ns, t);
+        }
         r.and(released)
+    }
+
+    /// Seconds this handle has held a shared store's write lease since it was opened (0 for
+    /// a store of one process): the lookups, decisions and writes of its batches, which the
+    /// other writers wait for.
+    pub fn lease_seconds(&self) -> f64 {
+        self.lease.held_ns.load(Ordering::Relaxed) as f64 / 1e9
     }
 
     /// Where the store lives (None for memory).

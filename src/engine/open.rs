@@ -119,6 +119,7 @@ impl Fpdb {
             doc_count,
             cluster_count,
             writing: Default::default(),
+            lease: super::Lease::default(),
             legacy,
             lookup_pool: std::sync::OnceLock::new(),
             reads: Default::default(),
