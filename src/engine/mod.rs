@@ -24,12 +24,14 @@
 //! | `furniture.rs` | a site's furniture: each host's lines counted, left out of its pages |
 //! | `clusters.rs` | removal, member lists, splits |
 //! | `read.rs` | stored documents, stats, export, clusters |
+//! | `counters.rs` | what a handle counts: lookup reads, stage times, the write lease |
 //! | `verify.rs` | the consistency check |
 //! | `report.rs`, `heavy.rs` | the report: one pass over the store, bounded host tables |
 
 mod batch;
 mod batch_lookup;
 mod clusters;
+mod counters;
 mod furniture;
 mod heavy;
 mod ingest;
@@ -48,6 +50,8 @@ use std::path::{Path, PathBuf};
 
 pub use batch::{BatchOutcome, NextBatch};
 pub use batch_lookup::BatchFingerprints;
+pub use counters::{BatchSeconds, LookupStats};
+use counters::{Lease, LookupCounters};
 pub use heavy::Heavy;
 pub use postings::SIMHASH_MOST;
 pub use read::{Standing, StoredTexts};
@@ -115,94 +119,6 @@ pub struct Fpdb {
     /// Nanoseconds the store's own thread has spent applying batches, where it has one
     /// ([`crate::store::WriteBehind`]).
     applying: Option<std::sync::Arc<AtomicU64>>,
-}
-
-/// The time a handle held a shared store's write lease: since when it holds it, and the
-/// nanoseconds of the leases given back.
-#[derive(Debug, Default)]
-struct Lease {
-    since: std::sync::Mutex<Option<std::time::Instant>>,
-    held_ns: AtomicU64,
-}
-
-/// Where the batches' time went, in seconds of wall time ([`Fpdb::batch_seconds`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct BatchSeconds {
-    /// Looking documents up: reads and verification, on all the lookup threads at once
-    /// (beside the decisions of the batch before, when looked up ahead).
-    pub look_up: f64,
-    /// Deciding the documents in input order and staging them: the sequential stage.
-    pub decide: f64,
-    /// Preparing each batch's commit (records encoded, changes sorted, on the lookup
-    /// threads) and handing it to the store, waiting for the batch before to be applied.
-    pub commit: f64,
-    /// The store's own thread applying the writes (0 without one).
-    pub apply: f64,
-}
-
-/// [`LookupStats`] as counted: on every lookup thread, relaxed (totals only).
-#[derive(Debug, Default)]
-struct LookupCounters {
-    /// Nanoseconds [`Fpdb::ingest_batch`] spent looking its documents up (on its lookup
-    /// threads; wall time of that stage), and deciding and staging them (one thread).
-    lookup_ns: AtomicU64,
-    decide_ns: AtomicU64,
-    commit_ns: AtomicU64,
-    /// Batches decided with lookups that ran while the batch before was decided.
-    ahead: AtomicU64,
-    lookups: AtomicU64,
-    postings_found: AtomicU64,
-    simhash_scanned: AtomicU64,
-    simhash_candidates: AtomicU64,
-    records_read: AtomicU64,
-    verified: AtomicU64,
-}
-
-/// What the lookups of an [`Fpdb`] handle read since it was opened: the work that makes a
-/// lookup cost more as a store grows. Per looked-up document, postings found and records read
-/// stay small on text whose copies are few; simhash entries scanned grow with the store where
-/// the corpus crowds the simhash space (many unrelated documents within k bits: each is a
-/// record read to be rejected).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct LookupStats {
-    /// Documents looked up (ingested or queried against the store).
-    pub lookups: u64,
-    /// Their sentence hashes, band keys and exact keys found held by a stored document.
-    pub postings_found: u64,
-    /// Simhash table entries read in the permuted-prefix ranges of their fingerprints.
-    pub simhash_scanned: u64,
-    /// Stored documents found within the simhash distance k (candidates).
-    pub simhash_candidates: u64,
-    /// Document records read to verify candidates (and clusters' first documents).
-    pub records_read: u64,
-    /// Candidates that verified (stored ones and ones earlier in the same batch).
-    pub verified: u64,
-}
-
-impl LookupStats {
-    /// Each counter with its name (the field's, as serialized).
-    pub fn counts(&self) -> [(&'static str, u64); 6] {
-        [
-            ("lookups", self.lookups),
-            ("postings_found", self.postings_found),
-            ("simhash_scanned", self.simhash_scanned),
-            ("simhash_candidates", self.simhash_candidates),
-            ("records_read", self.records_read),
-            ("verified", self.verified),
-        ]
-    }
-}
-
-impl LookupCounters {
-    fn add(c: &AtomicU64, n: usize) {
-        c.fetch_add(n as u64, Ordering::Relaxed);
-    }
-
-    /// Add the time since `start` to `c`, in nanoseconds.
-    fn add_time(c: &AtomicU64, start: std::time::Instant) {
-        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        c.fetch_add(ns, Ordering::Relaxed);
-    }
 }
 
 pub use crate::clock::now;
