@@ -76,6 +76,12 @@ struct Decisions {
     seen: SeenInBatch,
 }
 
+/// The next batch once this one is decided: looked up meanwhile, or not (its fingerprints).
+enum NextLooked {
+    Found(Result<Looked>),
+    Not(Vec<Fingerprints>),
+}
+
 /// The next batch, for its lookups to run while this one is decided.
 pub type NextBatch<'n> = Option<(Vec<&'n Document>, Vec<Fingerprints>)>;
 
@@ -276,14 +282,15 @@ impl Fpdb {
             out.results.clear();
             out.error = Some(e);
         }
-        let next = looked_ahead.map(|looked| match looked {
-            Ok(looked) if out.error.is_none() && !looked.found.is_empty() => {
+        let next = looked_ahead.map(|next| match next {
+            NextLooked::Found(Ok(looked)) if out.error.is_none() => {
                 let after = self.store.writes();
                 self.last_batch = Some(LastBatch { index, seen, after });
                 BatchFingerprints::ahead(looked, after)
             }
-            Ok(looked) => looked.fps.into(),
-            Err(e) => BatchFingerprints::failed(e),
+            NextLooked::Found(Ok(looked)) => looked.fps.into(),
+            NextLooked::Found(Err(e)) => BatchFingerprints::failed(e),
+            NextLooked::Not(fps) => fps.into(),
         });
         (out, next)
     }
@@ -298,18 +305,8 @@ impl Fpdb {
         d: &mut Decisions,
         out: &mut BatchOutcome,
         (next, on_existing): (NextBatch<'_>, OnExisting),
-    ) -> Option<Result<Looked>> {
+    ) -> Option<NextLooked> {
         let Looked { fps, found, lines } = looked;
-        // The next batch's lookups read what was committed: nothing of this batch, which
-        // is committed after they end. Not when something staged before this batch is not
-        // committed yet (they would miss it), nor on one thread: there they would only take
-        // turns with the decisions on one core, each evicting the other's data from its caches.
-        let pool = self.lookup_pool();
-        let threads = pool.as_ref().map_or(1, |p| p.current_num_threads());
-        let look = !self.store.any_staged() && threads > 1;
-        let (ahead, not_looked) = if look { (next, None) } else { (None, next) };
-        let view = ahead.as_ref().map(|_| self.committed_view());
-        let mut looked_ahead: Option<Result<Looked>> = None;
         let decided = |this: &mut Self, d: &mut Decisions, out: &mut BatchOutcome| {
             let deciding = std::time::Instant::now();
             let items = docs.into_iter().zip(fps).zip(found.into_iter().zip(lines));
@@ -324,35 +321,33 @@ impl Fpdb {
             }
             super::LookupCounters::add_time(&this.reads.decide_ns, deciding);
         };
-        match (ahead, &view, &pool) {
-            (Some((docs, fps)), Some(view), Some(pool)) => {
-                let slot = &mut looked_ahead;
-                pool.in_place_scope(|scope| {
-                    scope.spawn(move |_| {
-                        let t = std::time::Instant::now();
-                        let docs = docs.into_iter().zip(fps).collect();
-                        *slot = Some(view.look_up(docs, on_existing, None));
-                        super::LookupCounters::add_time(&view.reads.lookup_ns, t);
-                    });
-                    decided(self, d, out);
-                });
-            }
-            (ahead, _, _) => {
+        // The next batch's lookups read what was committed: nothing of this batch, which
+        // is committed after they end. Not when something staged before this batch is not
+        // committed yet (they would miss it), nor on one thread: there they would only take
+        // turns with the decisions on one core, each evicting the other's data from its caches.
+        let pool = self.lookup_pool().filter(|p| p.current_num_threads() > 1);
+        let ((docs, fps), pool) = match (next, pool) {
+            (Some(next), Some(pool)) if !self.store.any_staged() => (next, pool),
+            (next, _) => {
                 decided(self, d, out);
-                // Not looked up ahead: the next call looks it up.
-                looked_ahead = ahead.or(not_looked).map(|(_, fps)| {
-                    Ok(Looked {
-                        fps,
-                        found: Vec::new(),
-                        lines: Vec::new(),
-                    })
-                });
+                return next.map(|(_, fps)| NextLooked::Not(fps));
             }
-        }
-        if let Some(view) = view {
-            self.keep_view(view);
-        }
-        looked_ahead
+        };
+        let view = self.committed_view();
+        let mut looked_ahead = None;
+        let slot = &mut looked_ahead;
+        let reader = &view;
+        pool.in_place_scope(|scope| {
+            scope.spawn(move |_| {
+                let t = std::time::Instant::now();
+                let docs = docs.into_iter().zip(fps).collect();
+                *slot = Some(reader.look_up(docs, on_existing, None));
+                super::LookupCounters::add_time(&reader.reads.lookup_ns, t);
+            });
+            decided(self, d, out);
+        });
+        self.keep_view(view);
+        looked_ahead.map(NextLooked::Found)
     }
 
     /// The decision for one document of a batch, in input order.
