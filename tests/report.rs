@@ -199,3 +199,60 @@ fn report_writes_a_page_outside_the_store_and_refuses_one_inside() {
     assert_eq!(code(&o), 2);
     assert!(!dir.join("n.html").exists());
 }
+
+/// `GET /v1/report` while the server takes writes all along is of one state of the store: its
+/// cluster size classes and its days add up to its documents and clusters (the report is made
+/// in chunks of 4,096 records, and writes come between them).
+#[test]
+fn a_report_made_during_writes_adds_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut rng = Rng(7);
+    let lines: Vec<serde_json::Value> = (0..12_000)
+        .map(|i| serde_json::json!({"id": format!("d{i}"), "text": synthetic_doc(&mut rng, 3)}))
+        .collect();
+    write_jsonl(&dir.join("in.jsonl"), &lines);
+    let o = run(dir, &["--db", "s.db", "ingest", "-q", "in.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let server = std::sync::Arc::new(common::server::Server::start(dir, "s.db", &[]));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (server, stop) = (server.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut rng = Rng(11);
+            let mut batches = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let docs: Vec<serde_json::Value> = (0..50)
+                    .map(|i| serde_json::json!({"id": format!("w{batches}-{i}"), "text": synthetic_doc(&mut rng, 3)}))
+                    .collect();
+                let (status, v) =
+                    server.post("/v1/documents", &serde_json::json!({ "documents": docs }));
+                assert_eq!(status, 200, "{v}");
+                batches += 1;
+            }
+            batches
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (status, report) = server.get("/v1/report");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let batches = writer.join().unwrap();
+    assert_eq!(status, 200, "{report}");
+    assert!(batches > 2, "the writes went on: {batches} batches");
+    let sum = |list: &str, field: &str| -> u64 {
+        report[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c[field].as_u64().unwrap())
+            .sum()
+    };
+    let documents = report["documents"].as_u64().unwrap();
+    assert!(documents >= 12_000, "{documents}");
+    assert_eq!(sum("cluster_sizes", "documents"), documents);
+    assert_eq!(
+        sum("cluster_sizes", "clusters"),
+        report["clusters"].as_u64().unwrap()
+    );
+    assert_eq!(sum("days", "documents"), documents);
+}

@@ -373,6 +373,13 @@ impl Fpdb {
         self.reads.ahead.load(Ordering::Relaxed)
     }
 
+    /// How many writes went through this handle since it was opened: equal numbers at two
+    /// times mean that what it reads did not change between them (a reader that takes the
+    /// store's lock in steps checks this to know that its steps saw one state).
+    pub fn writes(&self) -> u64 {
+        self.store.writes()
+    }
+
     /// What the lookups of this handle read since it was opened.
     pub fn lookup_stats(&self) -> LookupStats {
         let r = &self.reads;

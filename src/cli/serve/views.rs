@@ -11,6 +11,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
 
+use fpdb::report::{Report, ReportOptions, ReportScan};
 use fpdb::Outcome;
 
 use super::error::{found_or_404, Answer, ApiError};
@@ -66,9 +67,11 @@ pub(super) fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Se
 /// How long a report is served again before the store is read for a new one.
 const REPORT_FRESH: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// `GET /v1/report`: what `fpdb report --json` prints. Made a chunk of records at a time, the
-/// store's lock taken for each chunk only (writes go on between them); one report at a time,
-/// served again for 30 s.
+/// `GET /v1/report`: what `fpdb report --json` prints, of one state of the store. Made a
+/// chunk of records at a time, the store's lock taken for each chunk only, so that writes go
+/// on between them; when a write came between two chunks the chunks saw two states, and the
+/// report is made again under one lock (writes wait for it). One report at a time, served
+/// again for 30 s.
 pub(super) async fn report(State(s): State<Db>) -> Answer {
     let mut cached = s.report.lock().await;
     if let Some((at, r)) = &*cached {
@@ -76,26 +79,40 @@ pub(super) async fn report(State(s): State<Db>) -> Answer {
             return Ok(Json(&**r).into_response());
         }
     }
-    let mut scan = fpdb::report::ReportScan::new(fpdb::report::ReportOptions::default());
+    let r = match report_in_steps(&s).await? {
+        Some(r) => r,
+        None => read_db(s.clone(), |db| db.report(ReportOptions::default())).await?,
+    };
+    let r = Arc::new(r);
+    *cached = Some((Instant::now(), r.clone()));
+    Ok(Json(&*r).into_response())
+}
+
+/// The report made a chunk at a time, or None when the store was written between two chunks.
+async fn report_in_steps(s: &Db) -> Result<Option<Report>, ApiError> {
+    let mut scan = ReportScan::new(ReportOptions::default());
+    let mut writes = None;
     loop {
         let db = s.clone();
-        let (more, back) = on_cpu(move || {
+        let (more, back, now) = on_cpu(move || {
             let store = db
                 .db
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let more = scan.step(&store);
-            (more, scan)
+            (more, scan, store.writes())
         })
         .await?;
         scan = back;
+        if *writes.get_or_insert(now) != now {
+            return Ok(None);
+        }
         if !more.map_err(ApiError::store)? {
             break;
         }
     }
-    let r = Arc::new(read_db(s.clone(), move |db| scan.finish(db)).await?);
-    *cached = Some((Instant::now(), r.clone()));
-    Ok(Json(&*r).into_response())
+    let r = read_db(s.clone(), move |db| Ok((db.writes(), scan.finish(db)?))).await?;
+    Ok((Some(r.0) == writes).then_some(r.1))
 }
 
 /// `GET /v1/clusters/{similar_id}/members?limit=N`: the cluster with its first N members (100
