@@ -85,14 +85,17 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             let composite = composite_of(&db, &ta.id, &db.fingerprint_document(&ta))?;
             let (ta, na) = db.without_furniture(&ta)?;
             let (tb, nb) = db.without_furniture(&tb)?;
-            (db.fingerprinter().clone(), composite, ta, tb, (na, nb))
+            // B as ingest compares it with a stored A of another site: without the lines
+            // its site showed before that A lacks.
+            let (tb, nt) = db.without_template_of(&tb, &ta)?;
+            (db.fingerprinter().clone(), composite, ta, tb, (na, nb, nt))
         }
         Err(fpdb::Error::NotFound { .. }) => (
             fpdb::fingerprint::Fingerprinter::new(settings.resolve()?, settings.simhash_idf)?,
             Vec::new(),
             ta,
             tb,
-            (0, 0),
+            (0, 0, 0),
         ),
         Err(e) => return Err(e.into()),
     };
@@ -104,6 +107,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             v["composite_of"] = serde_json::json!(composite);
         }
         v["furniture_lines_left_out"] = serde_json::json!([left_out.0, left_out.1]);
+        v["template_lines_left_out"] = serde_json::json!(left_out.2);
         outln!("{}", serde_json::to_string(&v)?);
         // The same exit code as the text form: 1 when the pair is not linked.
         return Ok(if e.comparison.linked() {
@@ -113,12 +117,19 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         });
     }
     print_composite(&ta.id, &composite)?;
-    if left_out != (0, 0) {
+    if (left_out.0, left_out.1) != (0, 0) {
         outln!(
             "furniture: {} lines of A and {} of B left out (lines the store has seen on pages of \
              their sites in three clusters)",
             left_out.0,
             left_out.1
+        );
+    }
+    if left_out.2 > 0 {
+        outln!(
+            "template: {} lines of B left out (lines B's site showed on an earlier page, not in \
+             A: B is compared as its ingest after A would compare it)",
+            left_out.2
         );
     }
     outln!(

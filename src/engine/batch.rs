@@ -367,10 +367,10 @@ impl Fpdb {
         // what its lookups were done with, fingerprinted and looked up again.
         let (fps, f) = match &mut lines {
             Some(l) if !d.seen.is_empty() => {
-                let was = fps.left_out.clone();
+                let was = (fps.left_out.clone(), fps.host_seen.clone());
                 l.update(&d.seen);
                 let fps = self.furnished(doc, fps, l);
-                if fps.left_out == was {
+                if fps.left_out == was.0 && fps.host_seen == was.1 {
                     (fps, f)
                 } else {
                     let f = self.found(&fps, f.existing, true, None)?;

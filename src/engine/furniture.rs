@@ -94,6 +94,15 @@ impl PageLines {
             .collect()
     }
 
+    /// The keys of its lines its host showed before and that are not furniture, sorted.
+    fn seen_before(&self) -> Vec<u64> {
+        self.lines
+            .iter()
+            .filter(|(_, s, _)| matches!(s, Seen::In(c) if !c.is_empty()))
+            .map(|&(k, _, _)| k)
+            .collect()
+    }
+
     /// What `written` (a batch's earlier documents) says of these lines, over what the store
     /// said before the batch.
     pub(super) fn update(&mut self, written: &SeenInBatch) {
@@ -145,6 +154,44 @@ impl Fpdb {
             }
             None => Ok((out, 0)),
         }
+    }
+
+    /// Page `b` as the store compares it, when it is ingested, with a stored page `a` of
+    /// another host (what `explain` compares): without the lines its host showed on an earlier
+    /// page and that are not furniture yet, where `a` does not hold them, unless that leaves
+    /// out more than half of its sentences; and how many lines were left out. Ingest does the same
+    /// by sentence ([`Fingerprints::host_seen`]). `b` whole for two pages of one host, a page
+    /// without a URL host, or in stores without `furniture`.
+    pub fn without_template_of(&self, b: &Document, a: &Document) -> Result<(Document, usize)> {
+        let mut out = b.clone();
+        let host = |d: &Document| d.url.as_deref().and_then(crate::text::cites::host_key);
+        if host(a).is_none() || host(a) == host(b) {
+            return Ok((out, 0));
+        }
+        let Some(lines) = self.page_lines(b)? else {
+            return Ok((out, 0));
+        };
+        let seen = lines.seen_before();
+        let in_a: Vec<u64> = line_keys(&a.text).into_iter().map(|(k, _)| k).collect();
+        let all: Vec<&str> = b.text.lines().collect();
+        let kept: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|l| {
+                line_key(l).is_none_or(|k| seen.binary_search(&k).is_err() || in_a.contains(&k))
+            })
+            .collect();
+        let left_out = all.len() - kept.len();
+        if left_out == 0 {
+            return Ok((out, 0));
+        }
+        let kept = kept.join("\n");
+        let sentences = |t: &str| self.fingerprinter.sentence_sketch(t).len();
+        if 2 * sentences(&kept) < sentences(&b.text) {
+            return Ok((out, 0));
+        }
+        out.text = kept;
+        Ok((out, left_out))
     }
 
     /// The key of `doc`'s host, its own number ([`PageLines::page`]) and the keys of its
@@ -206,8 +253,31 @@ impl Fpdb {
     }
 
     /// The fingerprints of `doc` without the lines `lines` says are furniture, from `fps`
-    /// (fingerprinted again only when they left out other lines: [`Fingerprints::left_out`]).
+    /// (fingerprinted again only when they left out other lines: [`Fingerprints::left_out`]),
+    /// with the sentences of the lines its host showed before ([`Fingerprints::host_seen`]).
     pub(super) fn furnished(
+        &self,
+        doc: &Document,
+        fps: Fingerprints,
+        lines: &PageLines,
+    ) -> Fingerprints {
+        let mut fps = self.without_furniture_lines(doc, fps, lines);
+        let seen = lines.seen_before();
+        let host = doc.url.as_deref().and_then(crate::text::cites::host_key);
+        fps.host_seen = host.filter(|_| !seen.is_empty()).map(|host| {
+            let shown: Vec<&str> = doc
+                .text
+                .lines()
+                .filter(|l| line_key(l).is_some_and(|k| seen.binary_search(&k).is_ok()))
+                .collect();
+            let mut sketch = self.fingerprinter.sentence_sketch(&shown.join("\n"));
+            sketch.sort_unstable();
+            (host, sketch)
+        });
+        fps
+    }
+
+    fn without_furniture_lines(
         &self,
         doc: &Document,
         fps: Fingerprints,
@@ -367,6 +437,54 @@ pub(super) fn without_furniture<'a>(
     }
     let own = |i: &usize| fps.furniture.binary_search(&sketches.sketch[*i]).is_err();
     let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
+    kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
+    kept.1 = if sketches.order.len() == sketches.sketch.len() {
+        at.iter().map(|&i| sketches.order[i]).collect()
+    } else {
+        sketches.order.to_vec()
+    };
+    let kept: &'a (Vec<u32>, Vec<u8>) = kept;
+    Sketches {
+        sketch: &kept.0,
+        order: &kept.1,
+        ..sketches
+    }
+}
+
+/// Whether a page of `url` is of another host than page `fps`, which holds lines its host
+/// showed before ([`Fingerprints::host_seen`]).
+pub(super) fn of_another_host(fps: &Fingerprints, url: Option<&str>) -> bool {
+    match (&fps.host_seen, url) {
+        (Some((mine, _)), Some(url)) => {
+            crate::text::cites::host_key(url).is_some_and(|h| h != *mine)
+        }
+        _ => false,
+    }
+}
+
+/// Page `fps`'s sketches as a page of another host, holding `other` (its sentence sketch;
+/// None: a page of the same host, which compares them whole), compares them: without the sentences of the lines its host showed before
+/// ([`Fingerprints::host_seen`]: its site's template, not yet seen in enough clusters to be
+/// its furniture) that `other` lacks, unless that leaves out more than half of them. A line
+/// of its site's template can only make a copy on another site look less like it; the
+/// sentences the two share count whatever the host showed. `kept` holds what is kept.
+pub(super) fn without_host_seen<'a>(
+    fps: &'a Fingerprints,
+    other: Option<&[u32]>,
+    kept: &'a mut (Vec<u32>, Vec<u8>),
+) -> Sketches<'a> {
+    let sketches = fps.sketches();
+    let (Some((_, seen)), Some(other)) = (&fps.host_seen, other) else {
+        return sketches;
+    };
+    let own = |i: &usize| {
+        let h = sketches.sketch[*i];
+        seen.binary_search(&h).is_err() || other.contains(&h)
+    };
+    let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
+    if at.len() == sketches.sketch.len() || 2 * at.len() < sketches.sketch.len() {
+        return sketches;
+    }
     kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
     kept.1 = if sketches.order.len() == sketches.sketch.len() {
         at.iter().map(|&i| sketches.order[i]).collect()

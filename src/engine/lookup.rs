@@ -78,16 +78,20 @@ impl Checked {
         similar_id: u64,
         sketches: crate::fingerprint::Sketches<'_>,
         weights: &[f32],
+        other_host: bool,
     ) -> Checked {
         let mut kept = (Vec::new(), Vec::new());
         let sketches = super::furniture::without_furniture(fps, sketches, &mut kept);
+        let mut own = (Vec::new(), Vec::new());
+        let other = other_host.then_some(sketches.sketch);
+        let doc = super::furniture::without_host_seen(fps, other, &mut own);
         let (overlap, sentences, resemblance) =
-            crate::fingerprint::similarity_parts(opts, fps.sketches(), sketches);
+            crate::fingerprint::similarity_parts(opts, doc, sketches);
         // The shape is read only for a verified link (no other can join).
         let verified = overlap >= opts.verify_threshold();
         let shape = (opts.link_shape && verified)
             .then(|| {
-                let (a, b) = (fps.sketches(), sketches);
+                let (a, b) = (doc, sketches);
                 similarity::shape(a.sketch, a.order, b.sketch, b.order)
             })
             .flatten();
@@ -119,6 +123,7 @@ impl Checked {
             rec.similar_id,
             super::record_sketches(rec),
             &rec.key_weights,
+            super::furniture::of_another_host(fps, rec.url.as_deref()),
         );
         if opts.originals {
             // A citation counts between two sites only: a copier's own pages (a re-crawl of

@@ -55,6 +55,7 @@ impl Fpdb {
             furniture: Vec::new(),
             whole: None,
             left_out: Vec::new(),
+            host_seen: None,
         }
     }
 

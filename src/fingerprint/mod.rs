@@ -74,6 +74,12 @@ pub struct Fingerprints {
     /// ([`crate::text::lines::line_key`], sorted; empty: read whole; never serialized).
     #[serde(skip)]
     pub left_out: Vec<u64>,
+    /// The page's host ([`text::cites::host_key`]) and the sentence sketch of its lines that
+    /// the host showed on an earlier page and that are not its furniture yet (stores with
+    /// `furniture`; sorted; never serialized): compared with a page of another host, those
+    /// the other page lacks are not counted (`engine/lookup.rs`, `Checked::of`).
+    #[serde(skip)]
+    pub host_seen: Option<(u64, Vec<u32>)>,
 }
 
 /// What a document carries besides its text, for the algorithms that read it (`des`,
@@ -497,6 +503,7 @@ impl Fingerprinter {
             furniture: Vec::new(),
             whole: None,
             left_out: Vec::new(),
+            host_seen: None,
         }
     }
 
