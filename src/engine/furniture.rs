@@ -159,9 +159,9 @@ impl Fpdb {
     /// Page `b` as the store compares it, when it is ingested, with a stored page `a` of
     /// another host (what `explain` compares): without the lines its host showed on an earlier
     /// page and that are not furniture yet, where `a` does not hold them, unless that leaves
-    /// out more than half of its sentences; and how many lines were left out. Ingest does the same
-    /// by sentence ([`Fingerprints::host_seen`]). `b` whole for two pages of one host, a page
-    /// without a URL host, or in stores without `furniture`.
+    /// out more than half of its sentences; and how many lines were left out. Ingest does the
+    /// same by sentence ([`Fingerprints::host_seen`]). `b` whole for two pages of one host, a
+    /// page without a URL host, or in stores without `furniture`.
     pub fn without_template_of(&self, b: &Document, a: &Document) -> Result<(Document, usize)> {
         let mut out = b.clone();
         let host = |d: &Document| d.url.as_deref().and_then(crate::text::cites::host_key);
@@ -437,18 +437,7 @@ pub(super) fn without_furniture<'a>(
     }
     let own = |i: &usize| fps.furniture.binary_search(&sketches.sketch[*i]).is_err();
     let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
-    kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
-    kept.1 = if sketches.order.len() == sketches.sketch.len() {
-        at.iter().map(|&i| sketches.order[i]).collect()
-    } else {
-        sketches.order.to_vec()
-    };
-    let kept: &'a (Vec<u32>, Vec<u8>) = kept;
-    Sketches {
-        sketch: &kept.0,
-        order: &kept.1,
-        ..sketches
-    }
+    only(sketches, &at, kept)
 }
 
 /// Whether a page of `url` is of another host than page `fps`, which holds lines its host
@@ -462,12 +451,13 @@ pub(super) fn of_another_host(fps: &Fingerprints, url: Option<&str>) -> bool {
     }
 }
 
-/// Page `fps`'s sketches as a page of another host, holding `other` (its sentence sketch;
-/// None: a page of the same host, which compares them whole), compares them: without the sentences of the lines its host showed before
-/// ([`Fingerprints::host_seen`]: its site's template, not yet seen in enough clusters to be
-/// its furniture) that `other` lacks, unless that leaves out more than half of them. A line
-/// of its site's template can only make a copy on another site look less like it; the
-/// sentences the two share count whatever the host showed. `kept` holds what is kept.
+/// Page `fps`'s sketches as a page of another host, whose sentence sketch is `other`,
+/// compares them (None: a page of the same host, which compares them whole): without the
+/// sentences of the lines its host showed before ([`Fingerprints::host_seen`]: its site's
+/// template, not yet seen in enough clusters to be its furniture) that `other` lacks, unless
+/// that leaves out more than half of them. A line of its site's template can only make a
+/// copy on another site look less like it; the sentences the two share count whatever the
+/// host showed. `kept` holds what is kept.
 pub(super) fn without_host_seen<'a>(
     fps: &'a Fingerprints,
     other: Option<&[u32]>,
@@ -482,7 +472,20 @@ pub(super) fn without_host_seen<'a>(
         seen.binary_search(&h).is_err() || other.contains(&h)
     };
     let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
-    if at.len() == sketches.sketch.len() || 2 * at.len() < sketches.sketch.len() {
+    if 2 * at.len() < sketches.sketch.len() {
+        return sketches;
+    }
+    only(sketches, &at, kept)
+}
+
+/// `sketches` with only the sentences at `at` (and their places, where kept); `sketches`
+/// themselves when that is all of them. `kept` holds what is kept.
+fn only<'a>(
+    sketches: Sketches<'a>,
+    at: &[usize],
+    kept: &'a mut (Vec<u32>, Vec<u8>),
+) -> Sketches<'a> {
+    if at.len() == sketches.sketch.len() {
         return sketches;
     }
     kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
