@@ -413,6 +413,19 @@ fn a_removed_page_no_longer_counts_for_its_sites_lines() {
     }
 }
 
+/// A short article (two paragraphs of two sentences) bare on site A, and two pages of site
+/// B under three lines of its template: another article, then the article.
+fn template_pages(rng: &mut Rng) -> (Document, Document, Document) {
+    let template = furniture(rng)[..3].to_vec();
+    let article: Vec<String> = (0..2).map(|_| common::synthetic_doc(rng, 2)).collect();
+    let mut bare = Document::new("a-copy", article.join("\n"));
+    bare.url = Some("https://a.example/copy".into());
+    let other = common::paragraphs(rng, 3);
+    let first = page("b-first", "b.example", &template, &other);
+    let copy = page("b-copy", "b.example", &template, &article);
+    (bare, first, copy)
+}
+
 /// A page's lines that its host showed before on a page of another article (its template,
 /// seen in one cluster: not yet furniture) are not counted against a copy of its article on
 /// another site that lacks them. A short article (two paragraphs, four sentences) under three
@@ -424,17 +437,7 @@ fn a_removed_page_no_longer_counts_for_its_sites_lines() {
 fn a_template_seen_before_does_not_hide_a_copy_on_another_site() {
     let mut rng = Rng(0xf0e4_1708_0000_0016);
     for r in 0..12 {
-        let template = furniture(&mut rng)[..3].to_vec();
-        let article: Vec<String> = (0..2).map(|_| common::synthetic_doc(&mut rng, 2)).collect();
-        let mut bare = Document::new("a-copy", article.join("\n"));
-        bare.url = Some("https://a.example/copy".into());
-        let first = page(
-            "b-first",
-            "b.example",
-            &template,
-            &common::paragraphs(&mut rng, 3),
-        );
-        let copy = page("b-copy", "b.example", &template, &article);
+        let (bare, first, copy) = template_pages(&mut rng);
         let docs = [bare.clone(), first.clone(), copy.clone()];
         let c = clusters(Settings::default(), &docs, None);
         assert_eq!(c["a-copy"], c["b-copy"], "round {r}: {c:?}");
@@ -460,21 +463,12 @@ fn a_template_seen_before_does_not_hide_a_copy_on_another_site() {
 #[test]
 fn explain_leaves_out_the_template_as_ingest_does() {
     let mut rng = Rng(0xf0e4_1708_0000_0017);
-    let template = furniture(&mut rng)[..3].to_vec();
-    let article: Vec<String> = (0..2).map(|_| common::synthetic_doc(&mut rng, 2)).collect();
-    let first = page(
-        "b-first",
-        "b.example",
-        &template,
-        &common::paragraphs(&mut rng, 3),
-    );
-    let copy = page("b-copy", "b.example", &template, &article);
+    let (bare, first, copy) = template_pages(&mut rng);
     let line = |d: &Document| serde_json::json!({"id": d.id, "url": d.url, "text": d.text});
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     common::write_jsonl(&dir.join("site.jsonl"), &[line(&first)]);
-    let bare = serde_json::json!({"id": "a-copy", "url": "https://a.example/copy", "text": article.join("\n")});
-    common::write_jsonl(&dir.join("pair.jsonl"), &[bare, line(&copy)]);
+    common::write_jsonl(&dir.join("pair.jsonl"), &[line(&bare), line(&copy)]);
     let o = common::run(dir, &["--db", "s.db", "ingest", "-q", "site.jsonl"]);
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     let explain = |a: &str, b: &str| {
