@@ -61,7 +61,35 @@ pub fn with_article(page: &Page, paragraphs: &[String], extra: &str) -> String {
             ps[i].remove();
         }
     }
+    for i in written_otherwise(&ps, &body, &at) {
+        ps[i].remove();
+    }
     dom.html().to_string()
+}
+
+/// A text's letters and digits in lower case.
+fn key(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The `<p>`s of the article `body` (normalized) that [`article_paragraphs`] does not find
+/// because the body people marked writes them with other spaces or quotation marks than the
+/// page (`“ Wild Rose ”` for `“Wild Rose”`): 40 characters or more whose letters and digits are
+/// in the body's. Left beside a new article they would be the old one's, not the site's
+/// furniture. Not a place for the new article: the first paragraph found as written is (a
+/// teaser of the article above its container can match this way).
+fn written_otherwise(ps: &[dom_query::Selection<'_>], body: &str, at: &[usize]) -> Vec<usize> {
+    let body = key(body);
+    (0..ps.len())
+        .filter(|i| !at.contains(i))
+        .filter(|&i| {
+            let t = ps[i].text();
+            norm(&t).chars().count() >= 40 && body.contains(&key(&t))
+        })
+        .collect()
 }
 
 /// What is left of the page's article besides its `<p>`s (headings, list items, tables,
