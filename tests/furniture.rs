@@ -2,7 +2,8 @@
 //! clusters is left out of that host's pages. Two short articles in one template are then told
 //! apart, one short article is found on two sites, a page fingerprinted before its site's
 //! furniture was known is still found by its repost, a batch decides as one-at-a-time ingest
-//! does, and without the rule (or without a URL) pages are read whole.
+//! does, and without the rule (or without a URL) pages are read whole. A page's template lines
+//! seen before do not hide a copy on another site, in ingest, `explain` and removals.
 
 mod common;
 
@@ -493,4 +494,54 @@ fn explain_leaves_out_the_template_as_ingest_does() {
     let o = explain("b-copy", "a-copy");
     assert_eq!(common::code(&o), 1, "{}", common::stdout(&o));
     assert!(!common::stdout(&o).contains("template:"));
+}
+
+/// Removals under the template rule: a copy on a third site linked to the bare page; removing
+/// that third copy keeps the pair the rule linked; removing the bare page leaves the other two
+/// as a fresh ingest of them does (the third copy's lines were never seen, so nothing joins
+/// it to the page with the template). `verify` agrees after each.
+#[test]
+fn removals_keep_what_the_template_rule_linked_as_a_fresh_ingest_would() {
+    let mut rng = Rng(0xf0e4_1708_0000_0018);
+    for r in 0..6 {
+        let (bare, first, copy) = template_pages(&mut rng);
+        let mut third = bare.clone();
+        third.id = "c-copy".into();
+        third.url = Some("https://c.example/copy".into());
+        let docs = [bare, first, copy, third];
+        let open = || {
+            let mut db = Fpdb::builder().open_in_memory().unwrap();
+            for d in &docs {
+                db.ingest_document(d, OnExisting::Skip).unwrap();
+            }
+            db
+        };
+        let cluster_of = |db: &Fpdb| -> BTreeMap<String, u64> {
+            common::export_outcomes(db)
+                .into_iter()
+                .map(|o| (o.id, o.similar_id.unwrap()))
+                .collect()
+        };
+        let all = cluster_of(&open());
+        assert!(
+            all["a-copy"] == all["b-copy"] && all["a-copy"] == all["c-copy"],
+            "round {r}: {all:?}"
+        );
+        let mut db = open();
+        assert!(db.remove("c-copy").unwrap());
+        db.verify().unwrap();
+        let c = cluster_of(&db);
+        assert_eq!(c["a-copy"], c["b-copy"], "round {r}: {c:?}");
+        let mut db = open();
+        assert!(db.remove("a-copy").unwrap());
+        db.verify().unwrap();
+        let c = cluster_of(&db);
+        let fresh = clusters(Settings::default(), &docs[1..], None);
+        assert_eq!(
+            c["b-copy"] == c["c-copy"],
+            fresh["b-copy"] == fresh["c-copy"],
+            "round {r}: {c:?} {fresh:?}"
+        );
+        assert_ne!(c["b-first"], c["b-copy"], "round {r}: {c:?}");
+    }
 }
