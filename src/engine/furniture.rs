@@ -263,16 +263,15 @@ impl Fpdb {
     ) -> Fingerprints {
         let mut fps = self.without_furniture_lines(doc, fps, lines);
         let seen = lines.seen_before();
-        let host = doc.url.as_deref().and_then(crate::text::cites::host_key);
-        fps.host_seen = host.filter(|_| !seen.is_empty()).map(|host| {
+        // Sentence sketches are sorted (`fingerprint/nshash.rs` `sketch_of`).
+        fps.host_seen = (!seen.is_empty()).then(|| {
             let shown: Vec<&str> = doc
                 .text
                 .lines()
                 .filter(|l| line_key(l).is_some_and(|k| seen.binary_search(&k).is_ok()))
                 .collect();
-            let mut sketch = self.fingerprinter.sentence_sketch(&shown.join("\n"));
-            sketch.sort_unstable();
-            (host, sketch)
+            let sketch = self.fingerprinter.sentence_sketch(&shown.join("\n"));
+            (lines.host, sketch)
         });
         fps
     }
@@ -469,7 +468,7 @@ pub(super) fn without_host_seen<'a>(
     };
     let own = |i: &usize| {
         let h = sketches.sketch[*i];
-        seen.binary_search(&h).is_err() || other.contains(&h)
+        seen.binary_search(&h).is_err() || other.binary_search(&h).is_ok()
     };
     let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
     if 2 * at.len() < sketches.sketch.len() {
