@@ -23,8 +23,9 @@ import re
 import subprocess
 import sys
 
-# The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 13).
+# The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 14).
 RULES = [
+    "--page-teasers false",
     "--furniture false",
     "--reordered-lines false",
     "--teasers false",

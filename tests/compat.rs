@@ -201,14 +201,14 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 13; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 14; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
 /// document records, without the sentences' order), format 7 (no template figures:
 /// version 4 document records, without figures), format 8 (no originals), format 9 (no
-/// digests), format 10 (no teasers), format 11 (no reordered lines) and format 12 (no
-/// furniture).
+/// digests), format 10 (no teasers), format 11 (no reordered lines), format 12 (no
+/// furniture) and format 13 (no teasers on pages).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -217,9 +217,9 @@ fn stays(
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     use fpdb::store::schema::{
         format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES10_FORMAT_VERSION,
-        RULES11_FORMAT_VERSION, RULES12_FORMAT_VERSION, RULES4_FORMAT_VERSION,
-        RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION, RULES7_FORMAT_VERSION, RULES8_FORMAT_VERSION,
-        RULES9_FORMAT_VERSION,
+        RULES11_FORMAT_VERSION, RULES12_FORMAT_VERSION, RULES13_FORMAT_VERSION,
+        RULES4_FORMAT_VERSION, RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION, RULES7_FORMAT_VERSION,
+        RULES8_FORMAT_VERSION, RULES9_FORMAT_VERSION,
     };
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
@@ -241,6 +241,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         teasers: Some(false),
         reordered_lines: Some(false),
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -264,6 +265,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         teasers: Some(false),
         reordered_lines: Some(false),
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -306,6 +308,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             teasers: Some(false),
             reordered_lines: Some(false),
             furniture: Some(false),
+            page_teasers: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -320,6 +323,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         teasers: Some(false),
         reordered_lines: Some(false),
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     stays(
@@ -341,6 +345,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         teasers: Some(false),
         reordered_lines: Some(false),
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     stays(
@@ -357,6 +362,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         teasers: Some(false),
         reordered_lines: Some(false),
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     stays(
@@ -369,7 +375,21 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         },
     );
     let settings = fpdb::Settings {
+        page_teasers: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("thirteen"),
+        settings,
+        &docs,
+        RULES13_FORMAT_VERSION,
+        |db| {
+            assert!(db.options().furniture && !db.options().page_teasers);
+        },
+    );
+    let settings = fpdb::Settings {
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     stays(
@@ -384,6 +404,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let settings = fpdb::Settings {
         reordered_lines: Some(false),
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     stays(
@@ -399,6 +420,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         teasers: Some(false),
         reordered_lines: Some(false),
         furniture: Some(false),
+        page_teasers: Some(false),
         ..Default::default()
     };
     stays(
@@ -412,7 +434,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     );
     let mut db = fpdb::Fpdb::open(&new).unwrap();
     assert!(db.options().originals && db.options().digests && db.options().teasers);
-    assert!(db.options().reordered_lines && db.options().furniture);
+    assert!(db.options().reordered_lines && db.options().furniture && db.options().page_teasers);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
@@ -442,7 +464,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 13"), "{expected}");
+            assert!(expected.contains("format 14"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

@@ -1,7 +1,8 @@
 //! Teasers (`teasers`, format 11): a page showing the first part of an article, with the same
 //! site furniture around it, joins the article's cluster; a short article of its own in the
 //! same template, the article's end (a window) and a quotation from its middle do not,
-//! and without the rule the teaser is missed.
+//! and without the rule the teaser is missed. Teasers on pages (`page_teasers`, format 14):
+//! the teaser may hold a few lines of its own.
 
 mod common;
 
@@ -72,6 +73,55 @@ fn a_teaser_joins_its_article_and_nothing_else_of_the_page_does() {
     assert!(
         missed_without >= rounds / 2,
         "without the rule {missed_without} of {rounds} teasers were missed"
+    );
+}
+
+/// Teasers on pages (`page_teasers`, format 14): a teaser page with a video box before the part
+/// of the article it shows and a "continue reading" sentence after it, of an article page with
+/// a standfirst, joins the article; a short article of its own in the template, and a
+/// quotation from the article's middle with two lines of its own, do not; with the strict rule
+/// the teaser is missed.
+#[test]
+fn a_teaser_with_lines_of_its_own_joins_its_article_under_page_teasers() {
+    let mut rng = Rng(0x7ea5_e125_0000_0014);
+    let (rounds, mut missed_strict) = (12, 0);
+    for round in 0..rounds {
+        let furniture: Vec<String> = (0..3).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        // Paragraphs of two sentences: the teaser's half shares just under 60% with the page.
+        let n = 16 + rng.index(7);
+        let body: Vec<String> = (0..n).map(|_| common::synthetic_doc(&mut rng, 2)).collect();
+        let standfirst = vec![common::synthetic_doc(&mut rng, 1)];
+        let article = page("article", &furniture, &[standfirst, body.clone()].concat());
+        let own = |rng: &mut Rng| vec![common::synthetic_doc(rng, 1)];
+        let (video, more) = (own(&mut rng), own(&mut rng));
+        let shown = [video, body[..n / 2].to_vec(), more].concat();
+        let teaser = page("teaser", &furniture, &shown);
+        let other = page("other", &furniture, &common::paragraphs(&mut rng, 2));
+        let quote = Document::new(
+            "quote",
+            [own(&mut rng), body[3..3 + n / 2].to_vec(), own(&mut rng)]
+                .concat()
+                .join("\n"),
+        );
+        let docs = [&article, &teaser, &other, &quote];
+        let c = clusters(Settings::default(), &docs);
+        assert_eq!(c["article"], c["teaser"], "round {round}: {c:?}");
+        for id in ["other", "quote"] {
+            assert_ne!(c["article"], c[id], "round {round}: {id} {c:?}");
+        }
+        let strict = clusters(
+            Settings {
+                page_teasers: Some(false),
+                ..Default::default()
+            },
+            &docs,
+        );
+        missed_strict += usize::from(strict["article"] != strict["teaser"]);
+    }
+    // The rule is what finds them: the strict one misses a teaser with lines of its own.
+    assert!(
+        missed_strict >= rounds * 3 / 4,
+        "the strict rule missed {missed_strict} of {rounds} teasers"
     );
 }
 

@@ -153,6 +153,12 @@ pub(super) struct SettingsArgs {
     /// store stays readable by fpdb binaries of format 12) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) furniture: Option<bool>,
+    /// Teasers on pages: a teaser may hold sentences of its own page (up to one in eight of
+    /// those it shares with its article: a video box, a pull-quote, a "read more" line), and
+    /// its article up to two sentences before them (a standfirst) (off: the store stays
+    /// readable by fpdb binaries of format 13) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) page_teasers: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -233,6 +239,7 @@ impl SettingsArgs {
             teasers: self.teasers,
             reordered_lines: self.reordered_lines,
             furniture: self.furniture,
+            page_teasers: self.page_teasers,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

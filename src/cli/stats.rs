@@ -101,7 +101,7 @@ fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
         o.simhash_idf
     );
     outln!(
-        "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={} teasers={} reordered_lines={} furniture={}",
+        "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={} teasers={} reordered_lines={} furniture={} page_teasers={}",
         o.t2s,
         o.tw_phrases,
         o.reflow,
@@ -115,7 +115,8 @@ fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
         o.digests,
         o.teasers,
         o.reordered_lines,
-        o.furniture
+        o.furniture,
+        o.page_teasers
     );
     Ok(())
 }

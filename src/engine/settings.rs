@@ -74,6 +74,8 @@ pub struct Settings {
     pub reordered_lines: Option<bool>,
     /// A line seen on pages of one host in two clusters is not fingerprinted.
     pub furniture: Option<bool>,
+    /// A teaser may hold a few lines of its own page, and its article a standfirst.
+    pub page_teasers: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -111,6 +113,7 @@ macro_rules! each_setting {
         $m!(teasers, "teasers");
         $m!(reordered_lines, "reordered_lines");
         $m!(furniture, "furniture");
+        $m!(page_teasers, "page_teasers");
         $m!(key_algos, "key_algos");
     };
 }

@@ -187,7 +187,7 @@ fn teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64, overlap: f64
     opts.teasers
         && s < opts.verify_threshold()
         && overlap * similarity::TEASER_PARTS as f64 >= 1.0 - SLACK
-        && similarity::teaser(a.sketch, a.order, b.sketch, b.order)
+        && similarity::teaser(a.sketch, a.order, b.sketch, b.order, opts.page_teasers)
 }
 
 /// Whether two documents are verified only as a teaser and its article: what

@@ -231,22 +231,42 @@ pub const TEASER_MIN_SHARED: usize = 3;
 /// A teaser holds at least one in this many of its article's sentences (a third).
 pub const TEASER_PARTS: usize = 3;
 
+/// A teaser on a page (`page_teasers`) may hold sentences of its own, up to one in this many
+/// of those it shares with its article: its page's video box, a pull-quote, a "read more"
+/// line. A different article of the same site, and either of two overlapping windows, has at
+/// least two in seven of its own (docs/accuracy.md, "Teasers on pages").
+pub const TEASER_OWN_PARTS: usize = 8;
+
+/// Under `page_teasers`, the article may have up to this many sentences of its own before
+/// the first one the teaser shows: a standfirst or a subtitle the teaser page leaves out.
+pub const TEASER_HEAD_MOST: usize = 2;
+
 /// Whether one of two documents is a teaser of the other: every sentence of the smaller is
 /// in the larger, they share at least [`TEASER_MIN_SHARED`] and at least one in
 /// [`TEASER_PARTS`] of the larger's, and the larger has no sentence of its own before the first shared one
 /// (the teaser shows its article's beginning, with the same page around it or none). A
 /// page showing the first half of an article and a "read more" link is one; a quotation, a
 /// digest of several articles or one of two overlapping windows is not (the margins of each
-/// labeled set: docs/accuracy.md, "Teasers"). False when either lacks an order.
-pub fn teaser(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> bool {
+/// labeled set: docs/accuracy.md, "Teasers"). With `page` (stores with `page_teasers`), the
+/// smaller may hold sentences of its own, one in [`TEASER_OWN_PARTS`] of those shared, and the
+/// larger up to [`TEASER_HEAD_MOST`] before the first shared one. False when either lacks an
+/// order.
+pub fn teaser(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8], page: bool) -> bool {
     let c = counts(a, b);
     let (small, large) = (c.a.min(c.b), c.a.max(c.b));
-    if c.shared < TEASER_MIN_SHARED || c.shared < small || c.shared * TEASER_PARTS < large {
+    let own = small - c.shared;
+    let (own_most, head_most) = if page {
+        (c.shared / TEASER_OWN_PARTS, TEASER_HEAD_MOST)
+    } else {
+        (0, 0)
+    };
+    if c.shared < TEASER_MIN_SHARED || own > own_most || c.shared * TEASER_PARTS < large {
         return false;
     }
+    // The larger's beginning; for two of one size (never under the verification threshold
+    // in a lookup), both beginnings, so that the order of the two does not matter.
     shape(a, a_order, b, b_order).is_some_and(|s| {
-        let larger = if c.a >= c.b { s.a } else { s.b };
-        larger.head == 0
+        (c.a < c.b || s.a.head <= head_most) && (c.b < c.a || s.b.head <= head_most)
     })
 }
 
@@ -311,13 +331,18 @@ mod tests {
 
     /// Whether two texts given as sentence ids in text order are a teaser and its article.
     fn teaser_of(a: &[u64], b: &[u64]) -> bool {
+        teaser_on(a, b, false)
+    }
+
+    /// [`teaser_of`], with `page` as in stores with `page_teasers`.
+    fn teaser_on(a: &[u64], b: &[u64], page: bool) -> bool {
         let h = |v: &[u64]| -> Vec<u64> {
             v.iter()
                 .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
                 .collect()
         };
         let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
-        teaser(&sa, &oa, &sb, &ob)
+        teaser(&sa, &oa, &sb, &ob, page)
     }
 
     proptest::proptest! {
@@ -327,6 +352,7 @@ mod tests {
         fn teaser_is_its_definition(
             a in proptest::collection::vec(0u64..24, 0..16),
             b in proptest::collection::vec(0u64..24, 0..16),
+            page: bool,
         ) {
             let dedup = |v: &[u64]| {
                 let mut seen = std::collections::BTreeSet::new();
@@ -335,12 +361,19 @@ mod tests {
             let (a, b) = (dedup(&a), dedup(&b));
             let shared = a.iter().filter(|x| b.contains(x)).count();
             let (small, large) = if a.len() >= b.len() { (&b, &a) } else { (&a, &b) };
+            // Sentences of its own the smaller may have, and the larger before the first
+            // shared one.
+            let (own, head) = if page { (shared / 8, 2) } else { (0, 0) };
+            let begins = |l: &[u64], s: &[u64]| {
+                l.iter().position(|x| s.contains(x)).is_some_and(|p| p <= head)
+            };
             let want = shared >= 3
-                && shared == small.len()
+                && small.len() - shared <= own
                 && 3 * shared >= large.len()
-                && large.first().is_some_and(|x| small.contains(x));
-            proptest::prop_assert_eq!(teaser_of(&a, &b), want, "{:?} {:?}", a, b);
-            proptest::prop_assert_eq!(teaser_of(&b, &a), want);
+                && begins(large, small)
+                && (a.len() != b.len() || begins(small, large));
+            proptest::prop_assert_eq!(teaser_on(&a, &b, page), want, "{:?} {:?}", a, b);
+            proptest::prop_assert_eq!(teaser_on(&b, &a, page), want);
         }
     }
 
@@ -363,6 +396,42 @@ mod tests {
         assert!(!teaser_of(&article[3..8], &article));
         // Sentences of its own before the shared ones count as its own.
         assert!(!teaser_of(&[60, 1, 2, 3, 4, 5], &article));
+    }
+
+    #[test]
+    fn a_teaser_on_a_page_may_hold_a_few_lines_of_its_own() {
+        let article: Vec<u64> = (1..=24).collect();
+        let first = &article[..10];
+        // A "read more" line after the first ten sentences, a video box before them.
+        let read_more = [first, &[500][..]].concat();
+        let boxed = [&[400][..], first].concat();
+        for t in [&read_more, &boxed] {
+            assert!(teaser_on(t, &article, true) && teaser_on(&article, t, true));
+            assert!(!teaser_on(t, &article, false));
+        }
+        // One line of its own in eight shared, not two.
+        assert!(!teaser_on(
+            &[first, &[500, 501][..]].concat(),
+            &article,
+            true
+        ));
+        assert!(teaser_on(
+            &[&article[..16], &[500, 501][..]].concat(),
+            &article,
+            true
+        ));
+        // The article's standfirst (two sentences) before what the teaser shows, not three.
+        assert!(teaser_on(&article[2..12], &article, true));
+        assert!(!teaser_on(&article[2..12], &article, false));
+        assert!(!teaser_on(&article[3..13], &article, true));
+        // A different article of the site, sharing the site's lines: two in seven of its own.
+        let site = [900, 901, 902, 903, 904, 905, 906];
+        let other = [&site[..], &[800, 801][..]].concat();
+        assert!(!teaser_on(
+            &other,
+            &[&site[..], &article[..10]].concat(),
+            true
+        ));
     }
 
     #[test]

@@ -319,6 +319,16 @@ pub struct Options {
     /// line counts). Pages without a URL are read whole.
     #[serde(default)]
     pub furniture: bool,
+    /// Teasers on pages ([`Options::teasers`] with the lines of a page around them): the
+    /// teaser may hold sentences of its own, up to one in
+    /// [`crate::fingerprint::similarity::TEASER_OWN_PARTS`] of those it shares (its page's
+    /// video box, a pull-quote, a "read more" line), and its article up to
+    /// [`crate::fingerprint::similarity::TEASER_HEAD_MOST`] sentences before the shared ones
+    /// (a standfirst the teaser leaves out) ([`crate::fingerprint::similarity::teaser`];
+    /// stores made before this setting: off, and a teaser holds only its article's
+    /// sentences, from the first on).
+    #[serde(default)]
+    pub page_teasers: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -357,6 +367,7 @@ impl Default for Options {
             teasers: true,
             reordered_lines: true,
             furniture: true,
+            page_teasers: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -102,7 +102,12 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// another, 80% alike in 4-grams, is verified whatever its length).
 /// 13: format 12 plus a site's furniture (`furniture`: the `furniture` family counts the
 /// lines of each host's pages, and a line seen in three of its clusters is not fingerprinted).
-pub const FORMAT_VERSION: u32 = 13;
+/// 14: format 13 plus teasers on pages (`page_teasers`: a teaser may hold a few sentences of
+/// its own page, and its article a standfirst before them).
+pub const FORMAT_VERSION: u32 = 14;
+
+/// Format 13: the current layout without the settings of format 14.
+pub const RULES13_FORMAT_VERSION: u32 = 13;
 
 /// Format 12: the current layout without the settings of format 13.
 pub const RULES12_FORMAT_VERSION: u32 = 12;
@@ -151,7 +156,7 @@ pub const PLAIN_FORMAT_VERSION: u32 = 3;
 /// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
 /// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`],
 /// [`RULES9_FORMAT_VERSION`], [`RULES10_FORMAT_VERSION`], [`RULES11_FORMAT_VERSION`],
-/// [`RULES12_FORMAT_VERSION`] or
+/// [`RULES12_FORMAT_VERSION`], [`RULES13_FORMAT_VERSION`] or
 /// [`FORMAT_VERSION`]), so that
 /// older binaries keep opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
@@ -171,8 +176,10 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.furniture {
+    format_value_of(if opts.page_teasers {
         FORMAT_VERSION
+    } else if opts.furniture {
+        RULES13_FORMAT_VERSION
     } else if opts.reordered_lines {
         RULES12_FORMAT_VERSION
     } else if opts.teasers {

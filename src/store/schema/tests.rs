@@ -14,6 +14,10 @@ fn simhash_range_covers_exactly_the_prefix() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one case per format, newest first: a table read top to bottom"
+)]
 fn stores_without_the_format_4_settings_stay_format_3() {
     use crate::options::Options;
     let legacy: Options = serde_json::from_str(
@@ -36,10 +40,20 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.teasers);
     assert!(!legacy.reordered_lines);
     assert!(!legacy.furniture);
-    // The format 12 defaults (no furniture).
+    assert!(!legacy.page_teasers);
+    // The format 13 defaults (no teasers on pages).
+    let rules13 = Options {
+        page_teasers: false,
+        ..Options::default()
+    };
+    assert_eq!(
+        format_for(&rules13),
+        format_value_of(RULES13_FORMAT_VERSION)
+    );
+    // The format 12 defaults (no furniture either).
     let rules12 = Options {
         furniture: false,
-        ..Options::default()
+        ..rules13
     };
     assert_eq!(
         format_for(&rules12),

@@ -3,8 +3,9 @@
 //! parity of the first id before any `#`, as `figure_margins` splits) and kind: how many the
 //! rule verifies, and how near the others come to it (the fewest sentences of its own the
 //! smaller document has among pairs that share at least three sentences and a third of the
-//! larger's; the highest share of the larger's sentences among pairs where the smaller has
-//! none of its own).
+//! larger's, and the least of them per sentence shared, which `page_teasers` bounds; the
+//! highest share of the larger's sentences among pairs where the smaller has none of its
+//! own). The rule is the defaults' (with `page_teasers`).
 //!
 //! ```text
 //! cargo run --release -p fpdb-tools --bin teaser_margins -- target/accuracy/pages ../shared/data/dev/zh_laws
@@ -16,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use fpdb::fingerprint::similarity::{self, TEASER_MIN_SHARED, TEASER_PARTS};
+use fpdb::fingerprint::similarity::{self, TEASER_MIN_SHARED, TEASER_OWN_PARTS, TEASER_PARTS};
 use fpdb::fingerprint::{Fingerprinter, Fingerprints};
 use fpdb_tools::crc32;
 
@@ -30,6 +31,9 @@ struct Row {
     teasers: usize,
     /// The fewest own sentences of the smaller, among pairs sharing enough.
     fewest_own: Option<usize>,
+    /// The least own sentences of the smaller per sentence shared, among pairs sharing
+    /// enough (what `page_teasers` bounds by [`TEASER_OWN_PARTS`]).
+    least_own_per_shared: Option<f64>,
     /// The highest share of the larger's sentences, among pairs whose smaller has none of its own.
     highest_share: Option<f64>,
 }
@@ -62,8 +66,8 @@ fn main() {
     };
     let fp = Fingerprinter::new(with.clone(), None).expect("default settings");
     let verify = f64::from(with.verify_overlap_pct) / 100.0;
-    println!("| set | half | kind | label | pairs | not verified without the rule | teasers | fewest own sentences, sharing enough | highest share, none of its own |");
-    println!("|---|---|---|---|---:|---:|---:|---:|---:|");
+    println!("| set | half | kind | label | pairs | not verified without the rule | teasers | fewest own sentences, sharing enough | least own per shared (bound 1/{TEASER_OWN_PARTS}) | highest share, none of its own |");
+    println!("|---|---|---|---|---:|---:|---:|---:|---:|---:|");
     for set in &sets {
         let dir = Path::new(set);
         let docs = corpus(dir, &fp);
@@ -94,6 +98,8 @@ fn main() {
             let share = c.shared as f64 / large.max(1) as f64;
             if c.shared >= TEASER_MIN_SHARED && c.shared * TEASER_PARTS >= large {
                 r.fewest_own = Some(r.fewest_own.map_or(own, |x| x.min(own)));
+                let per = own as f64 / c.shared as f64;
+                r.least_own_per_shared = Some(r.least_own_per_shared.map_or(per, |x| x.min(per)));
             }
             if own == 0 && c.shared >= TEASER_MIN_SHARED {
                 r.highest_share = Some(r.highest_share.map_or(share, |x| x.max(share)));
@@ -104,11 +110,14 @@ fn main() {
             .map_or(set.clone(), |n| n.to_string_lossy().into());
         for ((half, kind, label), r) in rows {
             let own = r.fewest_own.map_or("–".to_string(), |x| x.to_string());
+            let per = r
+                .least_own_per_shared
+                .map_or("–".to_string(), |x| format!("{x:.3}"));
             let share = r
                 .highest_share
                 .map_or("–".to_string(), |x| format!("{x:.3}"));
             println!(
-                "| {name} | {half} | {kind} | {label} | {} | {} | {} | {own} | {share} |",
+                "| {name} | {half} | {kind} | {label} | {} | {} | {} | {own} | {per} | {share} |",
                 r.pairs, r.under, r.teasers
             );
         }
