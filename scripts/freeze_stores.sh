@@ -14,17 +14,17 @@ head -n 20 data/sample.jsonl > "$input"
 # The settings of each format: the current defaults with the newer rules switched off.
 flags() {
   case $1 in
-    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    8) echo "--originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    9) echo "--digests false --teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    10) echo "--teasers false --reordered-lines false --furniture false --page-teasers false" ;;
-    11) echo "--reordered-lines false --furniture false --page-teasers false" ;;
-    12) echo "--furniture false --page-teasers false" ;;
-    13) echo "--page-teasers false" ;;
+    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    8) echo "--originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    9) echo "--digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    10) echo "--teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    11) echo "--reordered-lines false --furniture false --page-teasers false --site-templates false" ;;
+    12) echo "--furniture false --page-teasers false --site-templates false" ;;
+    13) echo "--page-teasers false --site-templates false" ;;
     14) echo "" ;;
     *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
   esac

@@ -25,6 +25,7 @@ import sys
 
 # The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 14).
 RULES = [
+    "--site-templates false",
     "--page-teasers false",
     "--furniture false",
     "--reordered-lines false",

@@ -208,7 +208,7 @@ fn stays(
 /// document records, without the sentences' order), format 7 (no template figures:
 /// version 4 document records, without figures), format 8 (no originals), format 9 (no
 /// digests), format 10 (no teasers), format 11 (no reordered lines), format 12 (no
-/// furniture) and format 13 (no teasers on pages).
+/// furniture) and format 13 (no teasers on pages, no sites' templates).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -242,6 +242,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         reordered_lines: Some(false),
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -266,6 +267,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         reordered_lines: Some(false),
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -309,6 +311,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             reordered_lines: Some(false),
             furniture: Some(false),
             page_teasers: Some(false),
+            site_templates: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -324,6 +327,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         reordered_lines: Some(false),
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -346,6 +350,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         reordered_lines: Some(false),
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -363,6 +368,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         reordered_lines: Some(false),
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -376,6 +382,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     );
     let settings = fpdb::Settings {
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -385,11 +392,13 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         RULES13_FORMAT_VERSION,
         |db| {
             assert!(db.options().furniture && !db.options().page_teasers);
+            assert!(!db.options().site_templates);
         },
     );
     let settings = fpdb::Settings {
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -405,6 +414,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         reordered_lines: Some(false),
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -421,6 +431,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         reordered_lines: Some(false),
         furniture: Some(false),
         page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -435,6 +446,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let mut db = fpdb::Fpdb::open(&new).unwrap();
     assert!(db.options().originals && db.options().digests && db.options().teasers);
     assert!(db.options().reordered_lines && db.options().furniture && db.options().page_teasers);
+    assert!(db.options().site_templates);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());

@@ -53,6 +53,16 @@ fn clusters(
 fn without_rule() -> Settings {
     Settings {
         furniture: Some(false),
+        ..only_furniture()
+    }
+}
+
+/// The defaults without the rules that find a copy on a page beside other lines whatever the
+/// furniture (teasers on pages, sites' templates): what the furniture alone decides.
+fn only_furniture() -> Settings {
+    Settings {
+        page_teasers: Some(false),
+        site_templates: Some(false),
         ..Default::default()
     }
 }
@@ -97,12 +107,15 @@ fn a_line_of_two_clusters_is_not_yet_furniture() {
     let rounds = 8;
     for _ in 0..rounds {
         let docs = round(&mut rng, 2);
-        let c = clusters(Settings::default(), &docs, None);
+        merged += usize::from({
+            let c = clusters(Settings::default(), &docs, None);
+            c["a-short1"] == c["a-short2"]
+        });
+        let c = clusters(only_furniture(), &docs, None);
         let w = clusters(without_rule(), &docs, None);
         // The early short article and the two long ones are three clusters of site A: its
         // furniture is known from the short articles on. Site B's two long articles are not
         // enough: the copy there is compared with B's furniture.
-        merged += usize::from(c["a-short1"] == c["a-short2"]);
         assert_eq!(
             c["a-short1"] == c["b-short1"],
             w["a-short1"] == w["b-short1"],
@@ -415,16 +428,22 @@ fn a_removed_page_no_longer_counts_for_its_sites_lines() {
 }
 
 /// A short article (two paragraphs of two sentences) bare on site A, and two pages of site
-/// B under three lines of its template: another article, then the article.
+/// B under three lines of its template ([`under`]): another article, then the article.
 fn template_pages(rng: &mut Rng) -> (Document, Document, Document) {
     let template = furniture(rng)[..3].to_vec();
     let article: Vec<String> = (0..2).map(|_| common::synthetic_doc(rng, 2)).collect();
     let mut bare = Document::new("a-copy", article.join("\n"));
     bare.url = Some("https://a.example/copy".into());
     let other = common::paragraphs(rng, 3);
-    let first = page("b-first", "b.example", &template, &other);
-    let copy = page("b-copy", "b.example", &template, &article);
+    let first = under("b-first", "b.example", &template, &other);
+    let copy = under("b-copy", "b.example", &template, &article);
     (bare, first, copy)
+}
+
+/// A page of `host` under the lines of its `template` (all before its body: the article is
+/// not the page's beginning, so a bare copy of it is no teaser of the page).
+fn under(id: &str, host: &str, template: &[String], body: &[String]) -> Document {
+    page(id, host, &template[..1], &[&template[1..], body].concat())
 }
 
 /// A page's lines that its host showed before on a page of another article (its template,
@@ -451,6 +470,41 @@ fn a_template_seen_before_does_not_hide_a_copy_on_another_site() {
         let w = clusters(without_rule(), &docs, None);
         assert_ne!(w["a-copy"], w["b-copy"], "round {r}: {w:?}");
         let new_template = clusters(Settings::default(), &[bare, copy, first], None);
+        assert_ne!(
+            new_template["a-copy"], new_template["b-copy"],
+            "round {r}: {new_template:?}"
+        );
+    }
+}
+
+/// Sites' templates (`site_templates`, format 14): a stored page keeps the sentences of the
+/// lines its host showed before it (its template, not yet furniture), and a page of another
+/// host ingested after it is compared with it without those it lacks. The short article under
+/// three lines of its site's template is stored first; its bare copy on another site comes
+/// after and joins it; not with the setting off, nor when the template was new to its host
+/// when the page was stored; the template's page of another article joins neither. A batch
+/// decides as one-at-a-time ingest does.
+#[test]
+fn a_stored_page_is_compared_without_its_site_template() {
+    let mut rng = Rng(0xf0e4_1708_0000_0018);
+    for r in 0..12 {
+        let (bare, first, copy) = template_pages(&mut rng);
+        let docs = [first.clone(), copy.clone(), bare.clone()];
+        let c = clusters(Settings::default(), &docs, None);
+        assert_eq!(c["a-copy"], c["b-copy"], "round {r}: {c:?}");
+        assert_ne!(c["b-first"], c["b-copy"], "round {r}: {c:?}");
+        for n in [1, 2, 3] {
+            for ahead in [false, true] {
+                assert_eq!(clusters(Settings::default(), &docs, Some((n, ahead))), c);
+            }
+        }
+        let off = Settings {
+            site_templates: Some(false),
+            ..Default::default()
+        };
+        let w = clusters(off, &docs, None);
+        assert_ne!(w["a-copy"], w["b-copy"], "round {r}: {w:?}");
+        let new_template = clusters(Settings::default(), &[copy, first, bare], None);
         assert_ne!(
             new_template["a-copy"], new_template["b-copy"],
             "round {r}: {new_template:?}"
@@ -499,10 +553,18 @@ fn explain_leaves_out_the_template_as_ingest_does() {
 /// Removals under the template rule: a copy on a third site linked to the bare page; removing
 /// that third copy keeps the pair the rule linked; removing the bare page leaves the other two
 /// as a fresh ingest of them does (the third copy's lines were never seen, so nothing joins
-/// it to the page with the template). `verify` agrees after each.
+/// it to the page with the template). `verify` agrees after each. Without sites' templates:
+/// with them, the third copy is linked to the templated page by its template, at a similarity
+/// whose shingles do not make it strong, and a removal that takes a cluster's first document
+/// keeps only strong links among the others (ARCHITECTURE.md, "A stored page keeps its site's
+/// template").
 #[test]
 fn removals_keep_what_the_template_rule_linked_as_a_fresh_ingest_would() {
     let mut rng = Rng(0xf0e4_1708_0000_0018);
+    let settings = || Settings {
+        site_templates: Some(false),
+        ..Default::default()
+    };
     for r in 0..6 {
         let (bare, first, copy) = template_pages(&mut rng);
         let mut third = bare.clone();
@@ -510,7 +572,10 @@ fn removals_keep_what_the_template_rule_linked_as_a_fresh_ingest_would() {
         third.url = Some("https://c.example/copy".into());
         let docs = [bare, first, copy, third];
         let open = || {
-            let mut db = Fpdb::builder().open_in_memory().unwrap();
+            let mut db = Fpdb::builder()
+                .settings(settings())
+                .open_in_memory()
+                .unwrap();
             for d in &docs {
                 db.ingest_document(d, OnExisting::Skip).unwrap();
             }
@@ -536,7 +601,7 @@ fn removals_keep_what_the_template_rule_linked_as_a_fresh_ingest_would() {
         assert!(db.remove("a-copy").unwrap());
         db.verify().unwrap();
         let c = cluster_of(&db);
-        let fresh = clusters(Settings::default(), &docs[1..], None);
+        let fresh = clusters(settings(), &docs[1..], None);
         assert_eq!(
             c["b-copy"] == c["c-copy"],
             fresh["b-copy"] == fresh["c-copy"],

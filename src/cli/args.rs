@@ -159,6 +159,11 @@ pub(super) struct SettingsArgs {
     /// readable by fpdb binaries of format 13) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
     pub(super) page_teasers: Option<bool>,
+    /// A stored page keeps its site's template (the lines its host showed on an earlier page),
+    /// and a page of another host is compared with it without those lines' sentences that the
+    /// page lacks (off: the store stays readable by fpdb binaries of format 13) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    pub(super) site_templates: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
     pub(super) simhash_features: Option<FeaturesArg>,
@@ -240,6 +245,7 @@ impl SettingsArgs {
             reordered_lines: self.reordered_lines,
             furniture: self.furniture,
             page_teasers: self.page_teasers,
+            site_templates: self.site_templates,
             t2s: self.t2s,
             tw_phrases: self.tw_phrases,
             nshash_n: self.nshash_n,

@@ -439,15 +439,70 @@ pub(super) fn without_furniture<'a>(
     only(sketches, &at, kept)
 }
 
-/// Whether a page of `url` is of another host than page `fps`, which holds lines its host
-/// showed before ([`Fingerprints::host_seen`]).
-pub(super) fn of_another_host(fps: &Fingerprints, url: Option<&str>) -> bool {
-    match (&fps.host_seen, url) {
-        (Some((mine, _)), Some(url)) => {
-            crate::text::cites::host_key(url).is_some_and(|h| h != *mine)
-        }
-        _ => false,
+/// Room for the sentences [`as_compared`] keeps of a page and of a candidate.
+#[derive(Default)]
+pub(super) struct Kept {
+    furniture: (Vec<u32>, Vec<u8>),
+    template: (Vec<u32>, Vec<u8>),
+    own: (Vec<u32>, Vec<u8>),
+}
+
+/// Page `fps` and a candidate's `sketches` (the stored page of `url`, whose site's template is
+/// `template`: [`crate::store::schema::DocRecord::template`]) as they are compared: the
+/// candidate without the page's furniture ([`without_furniture`]); for pages of two hosts,
+/// the candidate without its template's sentences the page lacks (stores with
+/// `site_templates`) and the page without the sentences its host showed before that the
+/// candidate lacks ([`without_host_seen`]).
+pub(super) fn as_compared<'a>(
+    opts: &crate::options::Options,
+    fps: &'a Fingerprints,
+    sketches: Sketches<'a>,
+    (url, template): (Option<&str>, &'a [u32]),
+    kept: &'a mut Kept,
+) -> (Sketches<'a>, Sketches<'a>) {
+    let Kept {
+        furniture,
+        template: theirs,
+        own,
+    } = kept;
+    let sketches = without_furniture(fps, sketches, furniture);
+    let host = |u: &str| crate::text::cites::host_key(u);
+    let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
+    let other_host = matches!((mine, url.and_then(host)), (Some(a), Some(b)) if a != b);
+    if !other_host {
+        return (fps.sketches(), sketches);
     }
+    let sketches = if opts.site_templates {
+        without_template(sketches, template, &fps.sketch, theirs)
+    } else {
+        sketches
+    };
+    (without_host_seen(fps, Some(sketches.sketch), own), sketches)
+}
+
+/// A stored page's `sketches` as a page of another host, whose sentence sketch is `other`,
+/// compares them: without the sentences of its site's `template` (the lines its host showed
+/// before it, not yet furniture then) that `other` lacks, unless that leaves out more than
+/// half of them. As [`without_host_seen`] does for the page being compared, from what the
+/// stored page's record keeps. `kept` holds what is kept.
+fn without_template<'a>(
+    sketches: Sketches<'a>,
+    template: &[u32],
+    other: &[u32],
+    kept: &'a mut (Vec<u32>, Vec<u8>),
+) -> Sketches<'a> {
+    if template.is_empty() {
+        return sketches;
+    }
+    let own = |i: &usize| {
+        let h = sketches.sketch[*i];
+        template.binary_search(&h).is_err() || other.binary_search(&h).is_ok()
+    };
+    let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
+    if 2 * at.len() < sketches.sketch.len() {
+        return sketches;
+    }
+    only(sketches, &at, kept)
 }
 
 /// Page `fps`'s sketches as a page of another host, whose sentence sketch is `other`,

@@ -383,6 +383,10 @@ impl Fpdb {
                 .opts
                 .digests
                 .then(|| crate::hash::text_digest(&doc.text)),
+            template: match fps.host_seen {
+                Some((_, seen)) if self.opts.site_templates => seen,
+                _ => Vec::new(),
+            },
         };
         Ok((
             Outcome {

@@ -69,8 +69,8 @@ pub(super) struct Standing {
 }
 
 impl Checked {
-    /// A candidate (`id`, cluster `similar_id` at ingest, `sketches`, keyword `weights`)
-    /// checked against `fps`.
+    /// A candidate (`id`, cluster `similar_id` at ingest, `sketches`, keyword `weights`, the
+    /// page it was: its `url` and `template`) checked against `fps`.
     pub(super) fn new(
         opts: &crate::options::Options,
         fps: &Fingerprints,
@@ -78,13 +78,11 @@ impl Checked {
         similar_id: u64,
         sketches: crate::fingerprint::Sketches<'_>,
         weights: &[f32],
-        other_host: bool,
+        (url, template): (Option<&str>, &[u32]),
     ) -> Checked {
-        let mut kept = (Vec::new(), Vec::new());
-        let sketches = super::furniture::without_furniture(fps, sketches, &mut kept);
-        let mut own = (Vec::new(), Vec::new());
-        let other = other_host.then_some(sketches.sketch);
-        let doc = super::furniture::without_host_seen(fps, other, &mut own);
+        let mut bufs = super::furniture::Kept::default();
+        let (doc, sketches) =
+            super::furniture::as_compared(opts, fps, sketches, (url, template), &mut bufs);
         let (overlap, sentences, resemblance) =
             crate::fingerprint::similarity_parts(opts, doc, sketches);
         // The shape is read only for a verified link (no other can join).
@@ -123,7 +121,7 @@ impl Checked {
             rec.similar_id,
             super::record_sketches(rec),
             &rec.key_weights,
-            super::furniture::of_another_host(fps, rec.url.as_deref()),
+            (rec.url.as_deref(), &rec.template),
         );
         if opts.originals {
             // A citation counts between two sites only: a copier's own pages (a re-crawl of

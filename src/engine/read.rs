@@ -55,7 +55,14 @@ impl Fpdb {
             furniture: Vec::new(),
             whole: None,
             left_out: Vec::new(),
-            host_seen: None,
+            // The sentences its host showed before it, as its ingest had them (stores with
+            // `site_templates` keep them).
+            host_seen: rec
+                .url
+                .as_deref()
+                .and_then(crate::text::cites::host_key)
+                .filter(|_| !rec.template.is_empty())
+                .map(|h| (h, rec.template.clone())),
         }
     }
 

@@ -76,6 +76,8 @@ pub struct Settings {
     pub furniture: Option<bool>,
     /// A teaser may hold a few lines of its own page, and its article a standfirst.
     pub page_teasers: Option<bool>,
+    /// A stored page keeps its site's template, left out against a page of another host.
+    pub site_templates: Option<bool>,
     /// Exact-key algorithms.
     pub key_algos: Option<crate::options::KeyAlgos>,
     /// The weight check's bar, in thousandths, of the keyword algorithms that have one
@@ -114,6 +116,7 @@ macro_rules! each_setting {
         $m!(reordered_lines, "reordered_lines");
         $m!(furniture, "furniture");
         $m!(page_teasers, "page_teasers");
+        $m!(site_templates, "site_templates");
         $m!(key_algos, "key_algos");
     };
 }

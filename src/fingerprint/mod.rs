@@ -58,7 +58,8 @@ pub struct Fingerprints {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cites: Vec<u64>,
     /// The host of the document's URL ([`text::cites::host`]), hashed: a citation between two
-    /// pages of one host does not count (stores with `originals`; never serialized).
+    /// pages of one host does not count, and a stored page's template counts only against a
+    /// page of another host (stores with `originals` or `site_templates`; never serialized).
     #[serde(skip)]
     pub host_key: Option<u64>,
     /// The sentence sketch of the lines left out of the page as its site's furniture
@@ -77,7 +78,8 @@ pub struct Fingerprints {
     /// The page's host ([`text::cites::host_key`]) and the sentence sketch of its lines that
     /// the host showed on an earlier page and that are not its furniture yet (stores with
     /// `furniture`; sorted; never serialized): compared with a page of another host, those
-    /// the other page lacks are not counted (`engine/lookup.rs`, `Checked::of`).
+    /// the other page lacks are not counted (`engine/furniture.rs`, `as_compared`); stores
+    /// with `site_templates` keep them in the page's record (its `template`).
     #[serde(skip)]
     pub host_seen: Option<(u64, Vec<u32>)>,
 }
@@ -466,7 +468,7 @@ impl Fingerprinter {
         };
         let host_key = meta
             .url
-            .filter(|_| opts.originals)
+            .filter(|_| opts.originals || opts.site_templates)
             .and_then(text::cites::host_key);
         let (url_key, cites) = if opts.originals {
             let mut cites: Vec<u64> = meta

@@ -329,6 +329,13 @@ pub struct Options {
     /// sentences, from the first on).
     #[serde(default)]
     pub page_teasers: bool,
+    /// A stored page keeps its site's template: the sentences of its lines that its host
+    /// showed on an earlier page and that were not furniture yet (record version 8), and
+    /// compared with a page of another host it leaves out those the page lacks, unless that
+    /// leaves out more than half of its sentences (stores made before this setting: off, and a
+    /// stored page is compared whole). Needs `furniture`.
+    #[serde(default)]
+    pub site_templates: bool,
     /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
     /// signatures): keys indexed like sentence hashes (none by default; stores made before
     /// this setting: none).
@@ -368,6 +375,7 @@ impl Default for Options {
             reordered_lines: true,
             furniture: true,
             page_teasers: true,
+            site_templates: true,
             tight_clusters: true,
             key_algos: KeyAlgos::default(),
         };

@@ -346,6 +346,7 @@ mod tests {
             cites: Vec::new(),
             cited: false,
             digest: None,
+            template: Vec::new(),
         };
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));

@@ -103,7 +103,9 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 13: format 12 plus a site's furniture (`furniture`: the `furniture` family counts the
 /// lines of each host's pages, and a line seen in three of its clusters is not fingerprinted).
 /// 14: format 13 plus teasers on pages (`page_teasers`: a teaser may hold a few sentences of
-/// its own page, and its article a standfirst before them).
+/// its own page, and its article a standfirst before them) and sites' templates
+/// (`site_templates`: version 8 document records keep the sentences of their site's
+/// template, left out against a page of another host).
 pub const FORMAT_VERSION: u32 = 14;
 
 /// Format 13: the current layout without the settings of format 14.
@@ -176,7 +178,7 @@ pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
                     | KeyAlgo::TwoStage { .. }
             )
         });
-    format_value_of(if opts.page_teasers {
+    format_value_of(if opts.page_teasers || opts.site_templates {
         FORMAT_VERSION
     } else if opts.furniture {
         RULES13_FORMAT_VERSION
@@ -437,8 +439,12 @@ pub struct DocRecord {
     /// member comes first when a cluster's original is chosen.
     pub cited: bool,
     /// The digest of its text as given ([`crate::hash::text_digest`]; stores with `digests`:
-    /// record version 7 only).
+    /// record version 7 and 8).
     pub digest: Option<u64>,
+    /// The sentences of its site's template: those of its lines its host showed on an earlier
+    /// page and that were not furniture yet, when it was ingested (a subset of `sketch`, sorted;
+    /// stores with `site_templates`: record version 8 only).
+    pub template: Vec<u32>,
 }
 
 impl DocRecord {

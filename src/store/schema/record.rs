@@ -28,10 +28,12 @@ enum DocVersion {
     Published,
     /// + the digest of the text as given (`digests`).
     Digest,
+    /// + the sentences of its site's template (`site_templates`).
+    Template,
 }
 
 impl DocVersion {
-    const ALL: [DocVersion; 7] = [
+    const ALL: [DocVersion; 8] = [
         DocVersion::Base,
         DocVersion::Keys,
         DocVersion::Weights,
@@ -39,6 +41,7 @@ impl DocVersion {
         DocVersion::Figures,
         DocVersion::Published,
         DocVersion::Digest,
+        DocVersion::Template,
     ];
 
     fn byte(self) -> u8 {
@@ -50,6 +53,7 @@ impl DocVersion {
             DocVersion::Figures => 5,
             DocVersion::Published => 6,
             DocVersion::Digest => 7,
+            DocVersion::Template => 8,
         }
     }
 
@@ -59,7 +63,9 @@ impl DocVersion {
 
     /// The oldest version that holds `r`.
     fn of(r: &DocRecord) -> DocVersion {
-        if r.digest.is_some() {
+        if !r.template.is_empty() {
+            DocVersion::Template
+        } else if r.digest.is_some() {
             DocVersion::Digest
         } else if r.published.is_some() || !r.cites.is_empty() || r.cited {
             DocVersion::Published
@@ -86,6 +92,7 @@ impl DocVersion {
             DocVersion::Figures => 18,
             DocVersion::Published => 21,
             DocVersion::Digest => 22,
+            DocVersion::Template => 23,
         }
     }
 }
@@ -150,6 +157,9 @@ impl Serialize for Versioned<'_> {
         if v >= DocVersion::Digest {
             t.serialize_element(&r.digest)?;
         }
+        if v >= DocVersion::Template {
+            t.serialize_element(&r.template)?;
+        }
         t.end()
     }
 }
@@ -158,7 +168,7 @@ impl Serialize for Versioned<'_> {
 /// exact-algorithm keys, keyword weights, sentence order and figures as version 1; without
 /// weights, order and figures as version 2; without order and figures as version 3; without
 /// figures as version 4; without a publication time as version 5; without a digest as
-/// version 6; else version 7.
+/// version 6; without a template as version 7; else version 8.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let v = DocVersion::of(r);
     let mut out = Vec::with_capacity(128 + 4 * (r.sketch.len() + r.shingles.len()));
@@ -205,6 +215,7 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
         cites: Vec::new(),
         cited: false,
         digest: None,
+        template: Vec::new(),
     };
     if version >= DocVersion::Keys {
         r.bands = field(&mut rest, key)?;
@@ -226,6 +237,9 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
     }
     if version >= DocVersion::Digest {
         r.digest = field(&mut rest, key)?;
+    }
+    if version >= DocVersion::Template {
+        r.template = field(&mut rest, key)?;
     }
     Ok(r)
 }
@@ -342,6 +356,7 @@ mod tests {
             cites: Vec::new(),
             cited: false,
             digest: None,
+            template: Vec::new(),
         }
     }
 
@@ -495,6 +510,7 @@ mod tests {
             cites in some(proptest::num::u64::ANY),
             cited in proptest::bool::ANY,
             digest in proptest::option::of(proptest::num::u64::ANY),
+            template in some(proptest::num::u32::ANY),
             time in proptest::num::u64::ANY,
         ) {
             let r = DocRecord {
@@ -520,9 +536,12 @@ mod tests {
                 cites,
                 cited,
                 digest,
+                template,
             };
             let enc = encode_doc(&r);
-            if r.digest.is_some() {
+            if !r.template.is_empty() {
+                proptest::prop_assert_eq!(enc[0], 8);
+            } else if r.digest.is_some() {
                 proptest::prop_assert_eq!(enc[0], 7);
             } else if r.published.is_none() && r.cites.is_empty() && !r.cited {
                 proptest::prop_assert_eq!(&enc, &trimmed_encoding(&r));

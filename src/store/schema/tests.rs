@@ -41,11 +41,25 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.reordered_lines);
     assert!(!legacy.furniture);
     assert!(!legacy.page_teasers);
-    // The format 13 defaults (no teasers on pages).
+    assert!(!legacy.site_templates);
+    // The format 13 defaults (no teasers on pages, no sites' templates); either makes 14.
     let rules13 = Options {
         page_teasers: false,
+        site_templates: false,
         ..Options::default()
     };
+    for one in [
+        Options {
+            page_teasers: true,
+            ..rules13.clone()
+        },
+        Options {
+            site_templates: true,
+            ..rules13.clone()
+        },
+    ] {
+        assert_eq!(format_for(&one), format_value());
+    }
     assert_eq!(
         format_for(&rules13),
         format_value_of(RULES13_FORMAT_VERSION)

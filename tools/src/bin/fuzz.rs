@@ -154,6 +154,7 @@ fn doc_record() -> DocRecord {
         cites: vec![3, 4],
         cited: true,
         digest: Some(0x5eed),
+        template: vec![2, 5, 7],
     }
 }
 
