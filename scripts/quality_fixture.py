@@ -21,6 +21,7 @@ import os
 import random
 import re
 import subprocess
+import urllib.parse
 import sys
 
 # The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 14).
@@ -40,6 +41,11 @@ RULES = [
     "--minhash-bands 0",
     "--verify-resemblance 90",
 ]
+
+
+# Rules that decide a pair by what the store learned from its hosts' other pages: the pages of
+# the hosts of a pair such a rule decides are kept whole (in the corpus's order).
+HOST_RULES = ("--site-templates false",)
 
 
 def evaluate(fpdb, corpus, pairs, flags="", articles=None):
@@ -113,6 +119,8 @@ def choose(fpdb, name, src):
             take += rest[: n - len(take)]
         keep += take
     judged = wrong(evaluate(fpdb, corpus, pairs_path))
+    hosts = set()
+    host = {i: urllib.parse.urlparse(json.loads(l).get("url") or "").netloc for i, l in docs.items()}
     for rule in RULES:
         flipped = wrong(evaluate(fpdb, corpus, pairs_path, rule)) - judged
         per_kind = {}
@@ -120,9 +128,11 @@ def choose(fpdb, name, src):
             if (r[0], r[1]) in flipped and r not in keep and per_kind.get(r[3], 0) < 2:
                 per_kind[r[3]] = per_kind.get(r[3], 0) + 1
                 keep.append(r)
+                if rule in HOST_RULES:
+                    hosts |= {host[i] for i in r[:2] if host[i]}
     groups = {group(i) for r in keep for i in r[:2]}
     # In the corpus's own order: which document comes first decides clusters.
-    return head, keep, [line for i, line in docs.items() if group(i) in groups]
+    return head, keep, [line for i, line in docs.items() if group(i) in groups or host[i] in hosts]
 
 
 def main():
