@@ -107,7 +107,8 @@ pub fn parse_time_for(s: &str, chinese: bool) -> Option<i64> {
 /// EST`, `Nov 20, 2019 13:42`, `20 November 2019`, and JavaScript's `Tue Nov 19 2019
 /// 05:44:06 GMT+0000 (Coordinated Universal Time)`, `Nov. 19, 2019, 7:47 p.m. ET`. A trailing
 /// zone is a US zone name (`EST`, `EDT`, `CST`, `CDT`, `MST`, `MDT`, `PST`, `PDT`, and `ET`,
-/// `CT`, `MT`, `PT` by the season of the date), `GMT`, `UTC`, or `GMT±hhmm`; none is UTC.
+/// `CT`, `MT`, `PT` by the season of the date), `GMT`, `UTC`, or `GMT±hhmm`; none is UTC. A
+/// leading weekday that is not the date's is read past.
 fn english(s: &str) -> Option<i64> {
     if !s.bytes().any(|b| b.is_ascii_alphabetic()) {
         return None;
@@ -145,14 +146,22 @@ fn english(s: &str) -> Option<i64> {
         .replace(['.', ','], " ");
     let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
     let upper = rest.replace(" am", " AM").replace(" pm", " PM");
-    for f in ENGLISH_TIMES {
-        if let Ok(t) = NaiveDateTime::parse_from_str(&upper, f) {
-            return Some(t.and_utc().timestamp() - offset(t.date()));
+    // A weekday that is not the date's (a template's day left beside a date moved on) is
+    // read past: the date says the day.
+    let past_weekday = upper
+        .split_once(' ')
+        .filter(|(w, _)| w.parse::<chrono::Weekday>().is_ok())
+        .map(|(_, date)| date.to_string());
+    for text in std::iter::once(upper.as_str()).chain(past_weekday.as_deref()) {
+        for f in ENGLISH_TIMES {
+            if let Ok(t) = NaiveDateTime::parse_from_str(text, f) {
+                return Some(t.and_utc().timestamp() - offset(t.date()));
+            }
         }
-    }
-    for f in ENGLISH_DATES {
-        if let Ok(d) = NaiveDate::parse_from_str(&upper, f) {
-            return Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() - offset(d));
+        for f in ENGLISH_DATES {
+            if let Ok(d) = NaiveDate::parse_from_str(text, f) {
+                return Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() - offset(d));
+            }
         }
     }
     None
@@ -421,6 +430,9 @@ mod tests {
             parse_time("March 9, 2019 12:00 PT"),
             parse_time("2019-03-09T20:00:00Z")
         );
+        // A weekday that is not the date's (November 20, 2019 was a Wednesday) is read past.
+        assert_eq!(parse_time("Fri Nov 20 2019 00:47:00 GMT+0000"), Some(t));
+        assert_eq!(parse_time("Friday, November 20, 2019"), Some(t - 47 * 60));
         assert_eq!(parse_time("Smarch 20, 2019"), None);
         assert_eq!(parse_time("November 20, 2019 00:47 XYZ"), None);
     }
