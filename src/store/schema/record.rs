@@ -455,10 +455,11 @@ mod tests {
     /// then the empty fields a version lacks trimmed from its end (each one length byte 0).
     fn trimmed_encoding(r: &DocRecord) -> Vec<u8> {
         let mut out = encode(r);
-        // `published`, `cites`, `cited` and `digest` (None, empty, false, None: one byte 0
-        // each), the fields added after this encoding was replaced.
+        // `published`, `cites`, `cited`, `digest` and `template` (None, empty, false, None,
+        // empty: one byte 0 each), the fields added after this encoding was replaced.
         assert!(r.published.is_none() && r.cites.is_empty() && !r.cited && r.digest.is_none());
-        out.truncate(out.len() - 4);
+        assert!(r.template.is_empty());
+        out.truncate(out.len() - 5);
         if !r.figures.is_empty() {
             out[0] = DOC_RECORD_FIGURES;
             return out;
