@@ -130,7 +130,14 @@ pub struct ClusterPairs {
     pub precision: f64,
     /// `same / possible`.
     pub recall: f64,
+    /// For each two different articles that share a cluster, one document of each (the
+    /// first of each by id), by cluster and article; at most [`MERGED_LISTED`]. What
+    /// `fpdb explain --corpus … A B` is asked about.
+    pub merged: Vec<[String; 2]>,
 }
+
+/// The most pairs of merged articles [`ClusterPairs::merged`] lists.
+pub const MERGED_LISTED: usize = 1000;
 
 /// Read `articles.tsv` (header `id article`): which article each document shows. Documents
 /// it does not name are left out of the cluster pairs.
@@ -151,6 +158,8 @@ pub fn cluster_pairs(sid: &HashMap<&str, u64>, articles: &HashMap<String, String
     let pairs = |n: u64| n * n.saturating_sub(1) / 2;
     let mut by_cluster: HashMap<u64, HashMap<&str, u64>> = HashMap::new();
     let mut by_article: HashMap<&str, u64> = HashMap::new();
+    // (cluster, article) -> the first document showing it, by id.
+    let mut first: std::collections::BTreeMap<(u64, &str), &str> = Default::default();
     for (id, s) in sid {
         if let Some(a) = articles.get(*id) {
             *by_cluster
@@ -159,6 +168,10 @@ pub fn cluster_pairs(sid: &HashMap<&str, u64>, articles: &HashMap<String, String
                 .entry(a.as_str())
                 .or_default() += 1;
             *by_article.entry(a.as_str()).or_default() += 1;
+            let f = first.entry((*s, a.as_str())).or_insert(id);
+            if *id < *f {
+                *f = id;
+            }
         }
     }
     let mut c = ClusterPairs {
@@ -170,6 +183,15 @@ pub fn cluster_pairs(sid: &HashMap<&str, u64>, articles: &HashMap<String, String
         let same: u64 = shown.values().map(|&n| pairs(n)).sum();
         c.same += same;
         c.different += all - same;
+    }
+    let shown: Vec<(&(u64, &str), &&str)> = first.iter().collect();
+    for (i, ((cluster, _), a)) in shown.iter().enumerate() {
+        for ((other, _), b) in &shown[i + 1..] {
+            if other != cluster || c.merged.len() == MERGED_LISTED {
+                break;
+            }
+            c.merged.push([(**a).to_string(), (**b).to_string()]);
+        }
     }
     let div = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     c.precision = div(c.same, c.same + c.different);
@@ -483,6 +505,34 @@ mod tests {
                 }
             }
             let c = cluster_pairs(&sid, &articles);
+            // The merged articles listed: each two different articles of one cluster once, by
+            // the first page of each.
+            let mut want = std::collections::BTreeSet::new();
+            for (i, a) in ids.iter().enumerate() {
+                for b in &ids[i + 1..] {
+                    if let (Some(x), Some(y)) = (articles.get(a), articles.get(b)) {
+                        if sid[a.as_str()] == sid[b.as_str()] && x != y {
+                            want.insert((sid[a.as_str()], x.min(y).clone(), x.max(y).clone()));
+                        }
+                    }
+                }
+            }
+            let got: std::collections::BTreeSet<_> = c
+                .merged
+                .iter()
+                .map(|[a, b]| {
+                    let (x, y) = (&articles[a], &articles[b]);
+                    assert_eq!(sid[a.as_str()], sid[b.as_str()]);
+                    for (id, art) in [(a, x), (b, y)] {
+                        let firsts = ids.iter().filter(|i| {
+                            articles.get(*i) == Some(art) && sid[i.as_str()] == sid[a.as_str()]
+                        });
+                        assert_eq!(firsts.min(), Some(id), "the first page of its article");
+                    }
+                    (sid[a.as_str()], x.min(y).clone(), x.max(y).clone())
+                })
+                .collect();
+            assert_eq!((got.len(), &got), (c.merged.len(), &want));
             assert_eq!(
                 (c.same, c.different, c.possible),
                 (same, different, possible)

@@ -189,6 +189,16 @@ fn print_report(r: &fpdb::eval::Report, errors: usize) -> anyhow::Result<()> {
             c.possible,
             c.recall
         );
+        if errors > 0 && !c.merged.is_empty() {
+            outln!(
+                "  different articles in one cluster ({} of {} pairs of articles, one page of each):",
+                c.merged.len().min(errors),
+                c.merged.len()
+            );
+            for [a, b] in c.merged.iter().take(errors) {
+                outln!("    merged\t{a}\t{b}");
+            }
+        }
     }
     outln!(
         "  {:<22} {:>5} {:>6} {:>10} {:>9}",
