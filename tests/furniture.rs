@@ -431,6 +431,16 @@ fn a_removed_page_no_longer_counts_for_its_sites_lines() {
     }
 }
 
+/// Batches of 1, 2 and 3 of `docs`, looked up ahead or not, decide as one-at-a-time ingest
+/// did (`c`: its clusters, with the defaults).
+fn batches_agree(docs: &[Document], c: &BTreeMap<String, u64>) {
+    for n in [1, 2, 3] {
+        for ahead in [false, true] {
+            assert_eq!(clusters(Settings::default(), docs, Some((n, ahead))), *c);
+        }
+    }
+}
+
 /// A short article (two paragraphs of two sentences) bare on site A, and two pages of site
 /// B under three lines of its template ([`under`]): another article, then the article.
 fn template_pages(rng: &mut Rng) -> (Document, Document, Document) {
@@ -466,11 +476,7 @@ fn a_template_seen_before_does_not_hide_a_copy_on_another_site() {
         let c = clusters(Settings::default(), &docs, None);
         assert_eq!(c["a-copy"], c["b-copy"], "round {r}: {c:?}");
         assert_ne!(c["b-first"], c["b-copy"], "round {r}: {c:?}");
-        for n in [1, 2, 3] {
-            for ahead in [false, true] {
-                assert_eq!(clusters(Settings::default(), &docs, Some((n, ahead))), c);
-            }
-        }
+        batches_agree(&docs, &c);
         let w = clusters(without_rule(), &docs, None);
         assert_ne!(w["a-copy"], w["b-copy"], "round {r}: {w:?}");
         let new_template = clusters(Settings::default(), &[bare, copy, first], None);
@@ -497,11 +503,7 @@ fn a_stored_page_is_compared_without_its_site_template() {
         let c = clusters(Settings::default(), &docs, None);
         assert_eq!(c["a-copy"], c["b-copy"], "round {r}: {c:?}");
         assert_ne!(c["b-first"], c["b-copy"], "round {r}: {c:?}");
-        for n in [1, 2, 3] {
-            for ahead in [false, true] {
-                assert_eq!(clusters(Settings::default(), &docs, Some((n, ahead))), c);
-            }
-        }
+        batches_agree(&docs, &c);
         let off = Settings {
             site_templates: Some(false),
             ..Default::default()

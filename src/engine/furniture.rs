@@ -480,11 +480,11 @@ pub(super) fn as_compared<'a>(
     (without_host_seen(fps, Some(sketches.sketch), own), sketches)
 }
 
-/// A stored page's `sketches` as a page of another host, whose sentence sketch is `other`,
-/// compares them: without the sentences of its site's `template` (the lines its host showed
-/// before it, not yet furniture then) that `other` lacks, unless that leaves out more than
-/// half of them. As [`without_host_seen`] does for the page being compared, from what the
-/// stored page's record keeps. `kept` holds what is kept.
+/// A page's `sketches` as a page of another host, whose sentence sketch is `other`, compares
+/// them: without the sentences of its site's `template` (the lines its host showed before it,
+/// not yet furniture then) that `other` lacks, unless that leaves out more than half of them.
+/// For a stored page, from what its record keeps; for the page being compared, from its
+/// [`Fingerprints::host_seen`] ([`without_host_seen`]). `kept` holds what is kept.
 fn without_template<'a>(
     sketches: Sketches<'a>,
     template: &[u32],
@@ -517,19 +517,10 @@ pub(super) fn without_host_seen<'a>(
     other: Option<&[u32]>,
     kept: &'a mut (Vec<u32>, Vec<u8>),
 ) -> Sketches<'a> {
-    let sketches = fps.sketches();
-    let (Some((_, seen)), Some(other)) = (&fps.host_seen, other) else {
-        return sketches;
-    };
-    let own = |i: &usize| {
-        let h = sketches.sketch[*i];
-        seen.binary_search(&h).is_err() || other.binary_search(&h).is_ok()
-    };
-    let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
-    if 2 * at.len() < sketches.sketch.len() {
-        return sketches;
+    match (&fps.host_seen, other) {
+        (Some((_, seen)), Some(other)) => without_template(fps.sketches(), seen, other, kept),
+        _ => fps.sketches(),
     }
-    only(sketches, &at, kept)
 }
 
 /// `sketches` with only the sentences at `at` (and their places, where kept); `sketches`
