@@ -556,6 +556,47 @@ fn explain_leaves_out_the_template_as_ingest_does() {
     assert!(!common::stdout(&o).contains("template:"));
 }
 
+/// `explain` with a store compares a stored page A (`site_templates`) as a later page B of
+/// another host would be compared with it at ingest: without A's lines of the template its
+/// record keeps that B lacks, and says how many; with the setting off, A is compared whole.
+#[test]
+fn explain_leaves_out_a_stored_pages_template() {
+    let mut rng = Rng(0xf0e4_1708_0000_001a);
+    let (bare, first, copy) = template_pages(&mut rng);
+    let line = |d: &Document| serde_json::json!({"id": d.id, "url": d.url, "text": d.text});
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    common::write_jsonl(&dir.join("site.jsonl"), &[line(&first), line(&copy)]);
+    common::write_jsonl(&dir.join("pair.jsonl"), &[line(&copy), line(&bare)]);
+    for (db, off, linked) in [("on.db", false, true), ("off.db", true, false)] {
+        let mut args = vec!["--db", db, "ingest", "-q", "site.jsonl"];
+        if off {
+            args.extend(["--site-templates", "false"]);
+        }
+        let o = common::run(dir, &args);
+        assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+        let o = common::run(
+            dir,
+            &[
+                "--db",
+                db,
+                "explain",
+                "--corpus",
+                "pair.jsonl",
+                "b-copy",
+                "a-copy",
+            ],
+        );
+        let out = common::stdout(&o);
+        assert_eq!(common::code(&o), if linked { 0 } else { 1 }, "{db}: {out}");
+        assert_eq!(
+            out.contains("template: 3 lines of A left out"),
+            linked,
+            "{db}: {out}"
+        );
+    }
+}
+
 /// Removals under the template rule: a copy on a third site linked to the bare page; removing
 /// that third copy keeps the pair the rule linked; removing the bare page leaves the other two
 /// as a fresh ingest of them does (the third copy's lines were never seen, so nothing joins

@@ -86,16 +86,25 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             let (ta, na) = db.without_furniture(&ta)?;
             let (tb, nb) = db.without_furniture(&tb)?;
             // B as ingest compares it with a stored A of another site: without the lines
-            // its site showed before that A lacks.
+            // its site showed before that A lacks, and A without those of the template its
+            // record keeps that B lacks.
+            let (ta_kept, ns) = db.without_stored_template(&ta, &tb)?;
             let (tb, nt) = db.without_template_of(&tb, &ta)?;
-            (db.fingerprinter().clone(), composite, ta, tb, (na, nb, nt))
+            let ta = ta_kept;
+            (
+                db.fingerprinter().clone(),
+                composite,
+                ta,
+                tb,
+                (na, nb, nt, ns),
+            )
         }
         Err(fpdb::Error::NotFound { .. }) => (
             fpdb::fingerprint::Fingerprinter::new(settings.resolve()?, settings.simhash_idf)?,
             Vec::new(),
             ta,
             tb,
-            (0, 0, 0),
+            (0, 0, 0, 0),
         ),
         Err(e) => return Err(e.into()),
     };
@@ -108,6 +117,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         }
         v["furniture_lines_left_out"] = serde_json::json!([left_out.0, left_out.1]);
         v["template_lines_left_out"] = serde_json::json!(left_out.2);
+        v["stored_template_lines_left_out"] = serde_json::json!(left_out.3);
         outln!("{}", serde_json::to_string(&v)?);
         // The same exit code as the text form: 1 when the pair is not linked.
         return Ok(if e.comparison.linked() {
@@ -130,6 +140,13 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             "template: {} lines of B left out (lines B's site showed on an earlier page, not in \
              A: B is compared as its ingest after A would compare it)",
             left_out.2
+        );
+    }
+    if left_out.3 > 0 {
+        outln!(
+            "template: {} lines of A left out (its stored record's template: lines A's site had \
+             shown before A, not in B)",
+            left_out.3
         );
     }
     outln!(

@@ -194,6 +194,52 @@ impl Fpdb {
         Ok((out, left_out))
     }
 
+    /// Stored page `a` as a page `b` of another host, ingested after it, is compared with it
+    /// (what `explain` compares; stores with `site_templates`): without its lines whose
+    /// sentences are all of the template its record keeps
+    /// ([`crate::store::schema::DocRecord::template`]) and none in `b`, unless that leaves out
+    /// more than half of its sentences; and how many lines were left out. Ingest does the same
+    /// by sentence. `a` whole when it is not stored (by its id), has no template, or the two
+    /// pages are of one host.
+    pub fn without_stored_template(&self, a: &Document, b: &Document) -> Result<(Document, usize)> {
+        let mut out = a.clone();
+        let host = |d: &Document| d.url.as_deref().and_then(crate::text::cites::host_key);
+        if !self.opts.site_templates || host(a).is_none() || host(a) == host(b) {
+            return Ok((out, 0));
+        }
+        let Some(seq) = self.seq_of(&a.id)? else {
+            return Ok((out, 0));
+        };
+        let template = self.doc(seq)?.template;
+        if template.is_empty() {
+            return Ok((out, 0));
+        }
+        let theirs = self.fingerprinter.sentence_sketch(&b.text);
+        let sketch = |t: &str| self.fingerprinter.sentence_sketch(t);
+        let all: Vec<&str> = a.text.lines().collect();
+        let kept: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|l| {
+                let s = sketch(l);
+                s.is_empty()
+                    || s.iter().any(|h| {
+                        template.binary_search(h).is_err() || theirs.binary_search(h).is_ok()
+                    })
+            })
+            .collect();
+        let left_out = all.len() - kept.len();
+        if left_out == 0 {
+            return Ok((out, 0));
+        }
+        let kept = kept.join("\n");
+        if 2 * sketch(&kept).len() < sketch(&a.text).len() {
+            return Ok((out, 0));
+        }
+        out.text = kept;
+        Ok((out, left_out))
+    }
+
     /// The key of `doc`'s host, its own number ([`PageLines::page`]) and the keys of its
     /// lines, when the store counts them (None in stores without `furniture`, for a document
     /// without a URL host or without a line long enough).
