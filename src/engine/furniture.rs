@@ -512,9 +512,12 @@ pub(super) fn as_compared<'a>(
         own,
     } = kept;
     let sketches = without_furniture(fps, sketches, furniture);
-    let host = |u: &str| crate::text::cites::host_key(u);
     let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
-    let other_host = matches!((mine, url.and_then(host)), (Some(a), Some(b)) if a != b);
+    // The candidate's URL is read only for a page with a host.
+    let other_host = mine.is_some_and(|a| {
+        url.and_then(crate::text::cites::host_key)
+            .is_some_and(|b| a != b)
+    });
     if !other_host {
         return (fps.sketches(), sketches);
     }
