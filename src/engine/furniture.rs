@@ -163,7 +163,7 @@ impl Fpdb {
     /// same by sentence ([`Fingerprints::host_seen`]). `b` whole for two pages of one host, a
     /// page without a URL host, or in stores without `furniture`.
     pub fn without_template_of(&self, b: &Document, a: &Document) -> Result<(Document, usize)> {
-        let mut out = b.clone();
+        let out = b.clone();
         let host = |d: &Document| d.url.as_deref().and_then(crate::text::cites::host_key);
         if host(a).is_none() || host(a) == host(b) {
             return Ok((out, 0));
@@ -173,25 +173,27 @@ impl Fpdb {
         };
         let seen = lines.seen_before();
         let in_a: Vec<u64> = line_keys(&a.text).into_iter().map(|(k, _)| k).collect();
-        let all: Vec<&str> = b.text.lines().collect();
-        let kept: Vec<&str> = all
-            .iter()
-            .copied()
-            .filter(|l| {
-                line_key(l).is_none_or(|k| seen.binary_search(&k).is_err() || in_a.contains(&k))
-            })
-            .collect();
+        Ok(self.with_lines_kept(out, |l| {
+            line_key(l).is_none_or(|k| seen.binary_search(&k).is_err() || in_a.contains(&k))
+        }))
+    }
+
+    /// `doc` with only its lines that `keep`, and how many it left out; `doc` whole (0) when
+    /// that is none, or more than half of its sentences (the bound of both template rules).
+    fn with_lines_kept(&self, mut doc: Document, keep: impl Fn(&str) -> bool) -> (Document, usize) {
+        let all: Vec<&str> = doc.text.lines().collect();
+        let kept: Vec<&str> = all.iter().copied().filter(|l| keep(l)).collect();
         let left_out = all.len() - kept.len();
         if left_out == 0 {
-            return Ok((out, 0));
+            return (doc, 0);
         }
         let kept = kept.join("\n");
         let sentences = |t: &str| self.fingerprinter.sentence_sketch(t).len();
-        if 2 * sentences(&kept) < sentences(&b.text) {
-            return Ok((out, 0));
+        if 2 * sentences(&kept) < sentences(&doc.text) {
+            return (doc, 0);
         }
-        out.text = kept;
-        Ok((out, left_out))
+        doc.text = kept;
+        (doc, left_out)
     }
 
     /// Stored page `a` as a page `b` of another host, ingested after it, is compared with it
@@ -202,7 +204,7 @@ impl Fpdb {
     /// by sentence. `a` whole when it is not stored (by its id), has no template, or the two
     /// pages are of one host.
     pub fn without_stored_template(&self, a: &Document, b: &Document) -> Result<(Document, usize)> {
-        let mut out = a.clone();
+        let out = a.clone();
         let host = |d: &Document| d.url.as_deref().and_then(crate::text::cites::host_key);
         if !self.opts.site_templates || host(a).is_none() || host(a) == host(b) {
             return Ok((out, 0));
@@ -215,29 +217,12 @@ impl Fpdb {
             return Ok((out, 0));
         }
         let theirs = self.fingerprinter.sentence_sketch(&b.text);
-        let sketch = |t: &str| self.fingerprinter.sentence_sketch(t);
-        let all: Vec<&str> = a.text.lines().collect();
-        let kept: Vec<&str> = all
-            .iter()
-            .copied()
-            .filter(|l| {
-                let s = sketch(l);
-                s.is_empty()
-                    || s.iter().any(|h| {
-                        template.binary_search(h).is_err() || theirs.binary_search(h).is_ok()
-                    })
-            })
-            .collect();
-        let left_out = all.len() - kept.len();
-        if left_out == 0 {
-            return Ok((out, 0));
-        }
-        let kept = kept.join("\n");
-        if 2 * sketch(&kept).len() < sketch(&a.text).len() {
-            return Ok((out, 0));
-        }
-        out.text = kept;
-        Ok((out, left_out))
+        Ok(self.with_lines_kept(out, |l| {
+            let s = self.fingerprinter.sentence_sketch(l);
+            s.is_empty()
+                || s.iter()
+                    .any(|h| template.binary_search(h).is_err() || theirs.binary_search(h).is_ok())
+        }))
     }
 
     /// The key of `doc`'s host, its own number ([`PageLines::page`]) and the keys of its
