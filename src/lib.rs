@@ -56,8 +56,8 @@ pub mod report {
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprints, Meta};
 pub use options::{
-    Algo, IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SimhashFeatures,
-    Stopwords,
+    Algo, FormatVersion, IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SetBy,
+    SettingRow, SimhashFeatures, Stopwords, SETTING_TABLE,
 };
 pub use store::{MemoryStore, RocksStore, Store};
 pub use text::normalize;

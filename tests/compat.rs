@@ -9,7 +9,7 @@
 //!   by `scripts/freeze_stores.sh`.
 //!
 //! The format-2 ones hold the first 30 sample documents. When the format changes on purpose,
-//! bump FORMAT_VERSION and run `scripts/freeze_stores.sh` (it adds the new format's store and
+//! bump `FormatVersion::CURRENT` and run `scripts/freeze_stores.sh` (it adds the new format's store and
 //! leaves the frozen ones as they are); the test below fails until it is there.
 
 mod common;
@@ -187,7 +187,7 @@ fn stays(
     path: &std::path::Path,
     settings: fpdb::Settings,
     docs: &[fpdb::Document],
-    format: u32,
+    format: fpdb::FormatVersion,
     check: impl Fn(&fpdb::Fpdb),
 ) {
     use fpdb::store::schema::format_value_of;
@@ -215,12 +215,7 @@ fn stays(
     reason = "one case per format, in order: a table read top to bottom"
 )]
 fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
-    use fpdb::store::schema::{
-        format_value, format_value_of, PLAIN_FORMAT_VERSION, RULES10_FORMAT_VERSION,
-        RULES11_FORMAT_VERSION, RULES12_FORMAT_VERSION, RULES13_FORMAT_VERSION,
-        RULES4_FORMAT_VERSION, RULES5_FORMAT_VERSION, RULES6_FORMAT_VERSION, RULES7_FORMAT_VERSION,
-        RULES8_FORMAT_VERSION, RULES9_FORMAT_VERSION,
-    };
+    use fpdb::store::schema::{format_value, format_value_of, FormatVersion};
     let d = tempfile::tempdir().unwrap();
     let docs = common::sample_docs();
     let new = d.path().join("new");
@@ -246,7 +241,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
-    assert_eq!(format_of(&old), format_value_of(PLAIN_FORMAT_VERSION));
+    assert_eq!(format_of(&old), format_value_of(FormatVersion::PLAIN));
     // Reopened with no settings: its own rules, still format 3.
     let mut db = fpdb::Fpdb::open(&old).unwrap();
     assert_eq!(db.options().minhash_bands, 0);
@@ -254,7 +249,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     db.ingest_document(&docs[20], fpdb::OnExisting::Skip)
         .unwrap();
     drop(db);
-    assert_eq!(format_of(&old), format_value_of(PLAIN_FORMAT_VERSION));
+    assert_eq!(format_of(&old), format_value_of(FormatVersion::PLAIN));
     let four = d.path().join("four");
     let rules4 = fpdb::Settings {
         strong_resemblance_pct: Some(0),
@@ -271,18 +266,18 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
-    assert_eq!(format_of(&four), format_value_of(RULES4_FORMAT_VERSION));
+    assert_eq!(format_of(&four), format_value_of(FormatVersion(4)));
     let db = fpdb::Fpdb::open(&four).unwrap();
     assert_eq!(db.options().strong_resemblance_pct, 0);
     assert!(db.options().tight_clusters);
     drop(db);
-    assert_eq!(format_of(&four), format_value_of(RULES4_FORMAT_VERSION));
+    assert_eq!(format_of(&four), format_value_of(FormatVersion(4)));
     type Check<'a> = Box<dyn Fn(&fpdb::Fpdb) + 'a>;
-    let later: [(&str, Option<bool>, u32, Check); 2] = [
+    let later: [(&str, Option<bool>, FormatVersion, Check); 2] = [
         (
             "five",
             Some(false),
-            RULES5_FORMAT_VERSION,
+            FormatVersion(5),
             Box::new(|db| {
                 assert!(!db.options().tw_phrases);
                 assert_eq!(db.options().strong_resemblance_pct, 78);
@@ -291,7 +286,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         (
             "six",
             None,
-            RULES6_FORMAT_VERSION,
+            FormatVersion(6),
             Box::new(|db| {
                 assert!(db.options().tw_phrases);
                 // No sentence order kept (version 3 records, as format 6 binaries write).
@@ -334,7 +329,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &d.path().join("seven"),
         settings,
         &docs,
-        RULES7_FORMAT_VERSION,
+        FormatVersion(7),
         |db| {
             assert!(db.options().link_shape && !db.options().template_figures);
             // No figures kept (version 4 records, as format 7 binaries write).
@@ -357,7 +352,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &d.path().join("eight"),
         settings,
         &docs,
-        RULES8_FORMAT_VERSION,
+        FormatVersion(8),
         |db| {
             assert!(db.options().template_figures && !db.options().originals);
         },
@@ -375,7 +370,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &d.path().join("nine"),
         settings,
         &docs,
-        RULES9_FORMAT_VERSION,
+        FormatVersion(9),
         |db| {
             assert!(db.options().originals && !db.options().digests);
         },
@@ -389,7 +384,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &d.path().join("thirteen"),
         settings,
         &docs,
-        RULES13_FORMAT_VERSION,
+        FormatVersion(13),
         |db| {
             assert!(db.options().furniture && !db.options().page_teasers);
             assert!(!db.options().site_templates);
@@ -405,7 +400,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &d.path().join("twelve"),
         settings,
         &docs,
-        RULES12_FORMAT_VERSION,
+        FormatVersion(12),
         |db| {
             assert!(db.options().reordered_lines && !db.options().furniture);
         },
@@ -421,7 +416,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &d.path().join("eleven"),
         settings,
         &docs,
-        RULES11_FORMAT_VERSION,
+        FormatVersion(11),
         |db| {
             assert!(db.options().teasers && !db.options().reordered_lines);
         },
@@ -438,7 +433,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &d.path().join("ten"),
         settings,
         &docs,
-        RULES10_FORMAT_VERSION,
+        FormatVersion(10),
         |db| {
             assert!(db.options().digests && !db.options().teasers);
         },
@@ -469,7 +464,11 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     {
         let s = fpdb::RocksStore::open(&p, false).unwrap();
         let mut b = fpdb::store::Batch::new();
-        b.put(fpdb::store::Cf::Meta, meta::FORMAT, format_value_of(99));
+        b.put(
+            fpdb::store::Cf::Meta,
+            meta::FORMAT,
+            format_value_of(fpdb::FormatVersion(99)),
+        );
         s.write(b).unwrap();
         s.sync().unwrap();
     }
@@ -494,7 +493,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
             common::stderr(&o)
         );
     }
-    assert_eq!(format_of(&p), format_value_of(99));
+    assert_eq!(format_of(&p), format_value_of(fpdb::FormatVersion(99)));
 }
 
 /// Every format from the oldest this version opens to the current has a frozen store: each
@@ -502,11 +501,11 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
 /// (`check_fixture`); written to by this version, it keeps its format and verifies.
 #[test]
 fn a_frozen_store_of_every_format_opens_verifies_and_exports_the_same() {
-    use fpdb::store::schema::{format_value_of, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
+    use fpdb::store::schema::{format_value_of, FormatVersion};
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let docs = common::sample_docs();
-    for v in OLDEST_FORMAT_VERSION..=FORMAT_VERSION {
+    for v in (FormatVersion::PLAIN.0..=FormatVersion::CURRENT.0).map(FormatVersion) {
         let name = format!("store-v{v}");
         assert!(
             root.join(&name).is_dir(),

@@ -1,23 +1,38 @@
-//! A store setting is written in several places that must agree: `Options` (what a store
-//! keeps), `Settings` and its names (`each_setting!` in `engine/settings.rs`, which the Python
-//! package sets by), the command line's flags, `fpdb stats` and the reference's list of
-//! settings. A field added to `Options` and forgotten in one of them fails here, with the place
-//! named (ARCHITECTURE.md, "Adding a setting").
+//! A store setting is defined by one row of the table of settings (`options/table.rs`), from
+//! which `Options`, `Settings` and its names (which the Python package sets by) and the copy of
+//! the command line's flags into `Settings` are generated. What is written by hand beside it
+//! must agree with it: the flags' help and their defaults, `fpdb stats` and the reference's
+//! list of settings. A row forgotten in one of them fails here, with the place named
+//! (ARCHITECTURE.md, "Adding a setting").
 
 mod common;
 
-/// The command-line flag that sets `Options` field `name`: its name without `_pct`, `_` as
-/// `-`, but for the few set another way.
-fn flag(name: &str) -> String {
-    match name {
-        // Which algorithms run: `--algos`.
-        "nshash" | "simhash" | "key_algos" => "--algos".into(),
-        "simhash_idf" => "--idf".into(),
-        n => format!(
+/// The command-line flag that sets the table's row `r`: for a row with a flag of its own, its
+/// name without `_pct`, `_` as `-`.
+fn flag(r: &fpdb::SettingRow) -> String {
+    use fpdb::SetBy;
+    match (r.set, r.name) {
+        (SetBy::Algos, _) => "--algos".into(),
+        (SetBy::Hand, "simhash_idf") => "--idf".into(),
+        (SetBy::Flag, n) => format!(
             "--{}",
             n.strip_suffix("_pct").unwrap_or(n).replace('_', "-")
         ),
+        other => panic!("a row set another way: {other:?} (add its flag here)"),
     }
+}
+
+/// The default `fpdb ingest --help` gives for `flag`: the `[default: …]` of the first
+/// paragraph of its entry.
+fn help_default<'a>(help: &'a str, flag: &str) -> Option<&'a str> {
+    let mut lines = help
+        .lines()
+        .skip_while(|l| l.trim_start().split([' ', '=', '[']).next() != Some(flag));
+    lines.next()?;
+    let paragraph: Vec<&str> = lines.take_while(|l| !l.trim().is_empty()).collect();
+    let text = paragraph.last()?;
+    let start = text.rfind("[default: ")? + "[default: ".len();
+    Some(&text[start..start + text[start..].find(']')?])
 }
 
 /// What `fpdb stats` prints field `name` as (`key=` on its line of the store's settings).
@@ -41,8 +56,15 @@ fn stats_key(name: &str) -> String {
 #[test]
 fn every_setting_has_its_name_flag_stats_line_and_reference_entry() {
     let opts = serde_json::to_value(fpdb::Options::default()).unwrap();
-    let fields: Vec<&String> = opts.as_object().unwrap().keys().collect();
-    assert!(fields.len() >= 30, "{fields:?}");
+    let rows = fpdb::SETTING_TABLE;
+    assert!(rows.len() >= 30, "{rows:?}");
+    let mut names_of_rows: Vec<&str> = rows.iter().map(|r| r.name).collect();
+    names_of_rows.sort_unstable();
+    assert_eq!(
+        opts.as_object().unwrap().keys().collect::<Vec<_>>(),
+        names_of_rows,
+        "Options' fields are the table's rows"
+    );
     let names = fpdb::Settings::names();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -67,19 +89,34 @@ fn every_setting_has_its_name_flag_stats_line_and_reference_entry() {
             .find(") are fixed")
             .expect("the list ends");
     let listed = &reference[start..end];
-    for f in fields {
+    for r in rows {
+        let f = r.name;
         // The IDF table is set by hand (`Settings::simhash_idf` holds a table read from a
         // file, not a value a name could carry).
-        assert!(
-            names.contains(&f.as_str()) || f == "simhash_idf",
-            "`{f}` is an Options field but not a setting name (each_setting! in engine/settings.rs)"
+        assert_eq!(
+            names.contains(&f),
+            r.set != fpdb::SetBy::Hand,
+            "`{f}`: set by name unless set by hand"
         );
-        let flag = flag(f);
+        let flag = flag(r);
         assert!(
             help.lines()
                 .any(|l| l.trim_start().split([' ', '=', '[']).next() == Some(flag.as_str())),
             "`{f}`: no `{flag}` in `fpdb ingest --help` (cli/args.rs SettingsArgs)"
         );
+        if r.set == fpdb::SetBy::Flag && f != "simhash_blocks" {
+            // The default the help gives is the one a new store gets (`simhash_blocks` is
+            // chosen from `expected_docs`, as its help says).
+            let default = match &opts[f] {
+                serde_json::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            assert_eq!(
+                help_default(&help, &flag),
+                Some(default.as_str()),
+                "`{f}`: the help of `{flag}` gives another default than the table's"
+            );
+        }
         assert!(
             listed.contains(&format!("`{flag}")),
             "`{f}`: `{flag}` is not in docs/reference.md's list of settings"

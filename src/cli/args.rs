@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use fpdb::reader::{Fields, Format, ReadOptions};
-use fpdb::{Algo, SentenceHash, Settings};
+use fpdb::{Algo, Segmenter, SentenceHash, Settings, SimhashFeatures, Stopwords};
 
 #[derive(Args, Debug)]
 pub(super) struct JsonFlag {
@@ -27,32 +27,6 @@ pub(super) enum FormatArg {
     Html,
     Text,
     List,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub(super) enum FeaturesArg {
-    Words,
-    Chars,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub(super) enum StopwordsArg {
-    Jieba,
-    Iso,
-    None,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub(super) enum SegmenterArg {
-    Jieba,
-    Fmm,
-    Bmm,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub(super) enum HashArg {
-    Md5,
-    Farmhash,
 }
 
 /// Fingerprint settings: used when the store is created; on an existing store they must equal
@@ -82,7 +56,7 @@ pub(super) struct SettingsArgs {
     pub(super) nshash_n: Option<usize>,
     /// nshash: sentence hash [default: farmhash]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
-    pub(super) nshash_hash: Option<HashArg>,
+    pub(super) nshash_hash: Option<SentenceHash>,
     /// nshash: minimum letters/digits for a sentence to count [default: 10]
     #[arg(long, help_heading = "Store settings (fixed at creation)")]
     pub(super) min_sentence_chars: Option<usize>,
@@ -92,13 +66,21 @@ pub(super) struct SettingsArgs {
     /// Accept a candidate only when its similarity reaches this %: shared sentences over the
     /// larger document's, or character-shingle resemblance for short documents and (from 90%)
     /// re-wrapped ones (0 = off) [default: 60]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
-    pub(super) verify_overlap: Option<u32>,
+    #[arg(
+        long = "verify-overlap",
+        value_name = "VERIFY_OVERLAP",
+        help_heading = "Store settings (fixed at creation)"
+    )]
+    pub(super) verify_overlap_pct: Option<u32>,
     /// With --reflow: a candidate of more than three sentences is also accepted when its
     /// character 4-gram resemblance reaches this % and the larger document has at most 1,200
     /// characters (halfway to 90% up to 4,000, 90% beyond) [default: 60]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
-    pub(super) verify_resemblance: Option<u32>,
+    #[arg(
+        long = "verify-resemblance",
+        value_name = "VERIFY_RESEMBLANCE",
+        help_heading = "Store settings (fixed at creation)"
+    )]
+    pub(super) verify_resemblance_pct: Option<u32>,
     /// Join a cluster only when the document also verifies against the cluster's first
     /// document (no chaining through a third document); false = single linkage [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
@@ -108,11 +90,11 @@ pub(super) struct SettingsArgs {
     /// sharing whole ones) joins its cluster even when the first document does not verify
     /// (0 = off) [default: 78]
     #[arg(
-        long,
+        long = "strong-resemblance",
         value_name = "PCT",
         help_heading = "Store settings (fixed at creation)"
     )]
-    pub(super) strong_resemblance: Option<u32>,
+    pub(super) strong_resemblance_pct: Option<u32>,
     /// With --tight-clusters: a verified candidate whose shared sentences sit as a copy's do
     /// (different inside the shared run, and not one's own sentences before it and the
     /// other's after it, as two overlapping windows of a longer text) joins its cluster even
@@ -166,7 +148,7 @@ pub(super) struct SettingsArgs {
     pub(super) site_templates: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
-    pub(super) simhash_features: Option<FeaturesArg>,
+    pub(super) simhash_features: Option<SimhashFeatures>,
     /// Robust to re-wrapped lines: line breaks inside Chinese text are ignored, and every
     /// document gets a character-shingle sketch that can verify a candidate (>= 90%
     /// resemblance) whose sentences moved [default: true]
@@ -175,11 +157,11 @@ pub(super) struct SettingsArgs {
     /// simhash: stop words dropped from the terms: jieba's list (31 English words), Stopwords
     /// ISO Chinese + English, or none [default: jieba]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
-    pub(super) simhash_stopwords: Option<StopwordsArg>,
+    pub(super) simhash_stopwords: Option<Stopwords>,
     /// Word segmentation of simhash words and keyword keys: jieba's most probable route,
     /// or forward / backward maximum matching over jieba's dictionary [default: jieba]
     #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
-    pub(super) segmenter: Option<SegmenterArg>,
+    pub(super) segmenter: Option<Segmenter>,
     /// simhash: IDF table (`word idf` lines, e.g. from `fpdb idf`), copied into the store
     /// [default: jieba's built-in table]
     #[arg(
@@ -213,6 +195,29 @@ pub(super) struct SettingsArgs {
     pub(super) expected_docs: Option<u64>,
 }
 
+/// Code for a row of the table of settings that has a flag of its own.
+macro_rules! if_flag {
+    (flag, $($code:tt)*) => {
+        $($code)*
+    };
+    ($by:ident, $($code:tt)*) => {};
+}
+
+macro_rules! copy_flags {
+    ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr,
+        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? ; )*) => {
+        impl SettingsArgs {
+            /// Every flag of a setting into `settings` (a row of the table of settings with a
+            /// flag and no field here does not compile).
+            fn copy_flags(&self, settings: &mut Settings) {
+                $( if_flag!($by, settings.$name = self.$name.clone();); )*
+            }
+        }
+    };
+}
+
+fpdb::for_each_setting!(copy_flags);
+
 impl SettingsArgs {
     pub(super) fn to_settings(&self) -> anyhow::Result<Settings> {
         let simhash_idf = match &self.idf {
@@ -232,51 +237,10 @@ impl SettingsArgs {
             }
         }
         let mut settings = Settings {
-            minhash_bands: self.minhash_bands,
-            minhash_rows: self.minhash_rows,
-            verify_resemblance_pct: self.verify_resemblance,
-            tight_clusters: self.tight_clusters,
-            strong_resemblance_pct: self.strong_resemblance,
-            link_shape: self.link_shape,
-            template_figures: self.template_figures,
-            originals: self.originals,
-            digests: self.digests,
-            teasers: self.teasers,
-            reordered_lines: self.reordered_lines,
-            furniture: self.furniture,
-            page_teasers: self.page_teasers,
-            site_templates: self.site_templates,
-            t2s: self.t2s,
-            tw_phrases: self.tw_phrases,
-            nshash_n: self.nshash_n,
-            nshash_hash: self.nshash_hash.map(|h| match h {
-                HashArg::Md5 => SentenceHash::Md5,
-                HashArg::Farmhash => SentenceHash::Farmhash,
-            }),
-            min_sentence_chars: self.min_sentence_chars,
-            nshash_min_shared: self.nshash_min_shared,
-            verify_overlap_pct: self.verify_overlap,
-            simhash_features: self.simhash_features.map(|f| match f {
-                FeaturesArg::Words => fpdb::SimhashFeatures::Words,
-                FeaturesArg::Chars => fpdb::SimhashFeatures::Chars,
-            }),
-            simhash_stopwords: self.simhash_stopwords.map(|s| match s {
-                StopwordsArg::Jieba => fpdb::Stopwords::Jieba,
-                StopwordsArg::Iso => fpdb::Stopwords::Iso,
-                StopwordsArg::None => fpdb::Stopwords::None,
-            }),
-            segmenter: self.segmenter.map(|s| match s {
-                SegmenterArg::Jieba => fpdb::Segmenter::Jieba,
-                SegmenterArg::Fmm => fpdb::Segmenter::Fmm,
-                SegmenterArg::Bmm => fpdb::Segmenter::Bmm,
-            }),
             simhash_idf,
-            reflow: self.reflow,
-            simhash_k: self.simhash_k,
-            simhash_blocks: self.simhash_blocks,
-            expected_docs: self.expected_docs,
             ..Default::default()
         };
+        self.copy_flags(&mut settings);
         if let Some(a) = &self.algos {
             let names: Vec<&str> = a.iter().map(|x| x.name()).collect();
             settings.set_algos(&names)?;

@@ -97,7 +97,7 @@ pub(super) enum MemoryFilters {
 /// all of them when this run creates a directory store there (true is returned), else those
 /// refused whatever the store (an existing store checks the rest against its own).
 pub(super) fn check_settings(path: &Path, settings: &fpdb::Settings) -> anyhow::Result<bool> {
-    let fresh = !fpdb::store::redis::RedisUrl::is_redis(&path.to_string_lossy())
+    let fresh = !fpdb::store::Location::parse(path).is_redis()
         && std::fs::read_dir(path).map_or(true, |mut d| d.next().is_none());
     if fresh {
         settings.resolve_new()?;

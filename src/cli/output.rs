@@ -58,7 +58,7 @@ fn resolved(path: &Path) -> PathBuf {
 /// by name or, for a file that exists, by identity: a hard link elsewhere to one of the
 /// store's files is that file.
 pub(super) fn inside_store(path: &Path, store: &Path) -> bool {
-    if fpdb::store::redis::RedisUrl::is_redis(&store.to_string_lossy()) {
+    if fpdb::store::Location::parse(store).is_redis() {
         return false;
     }
     if resolved(path).starts_with(resolved(store)) {

@@ -73,13 +73,13 @@ pub(super) fn report(path: &PathBuf, a: &ReportArgs, quiet: bool) -> anyhow::Res
 /// namespace (a page is shared; the path of a home directory or a URL's nodes are not its
 /// business).
 fn store_name(path: &std::path::Path) -> String {
-    let shown = path.to_string_lossy();
-    if fpdb::store::redis::RedisUrl::is_redis(&shown) {
-        return fpdb::store::redis::RedisUrl::parse(&shown).map_or_else(
+    if let fpdb::store::Location::Redis(url) = fpdb::store::Location::parse(path) {
+        return fpdb::store::redis::RedisUrl::parse(&url).map_or_else(
             |_| "a Redis store".into(),
             |u| format!("redis:/{}", u.namespace),
         );
     }
+    let shown = path.to_string_lossy();
     std::fs::canonicalize(path)
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))

@@ -17,10 +17,7 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
         outln!("documents    {}", s.documents);
         outln!("clusters     {}", s.clusters);
         outln!("duplicates   {}", s.duplicates);
-        if path
-            .to_str()
-            .is_some_and(fpdb::store::redis::RedisUrl::is_redis)
-        {
+        if fpdb::store::Location::parse(path).is_redis() {
             // Redis counts memory per server, not per namespace.
             outln!("memory       on the Redis Cluster (INFO memory on its masters)");
         } else {

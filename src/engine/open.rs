@@ -73,10 +73,8 @@ impl Fpdb {
             Some(f) => {
                 // One rule: the legacy format (upgraded), or any from the oldest to the current.
                 let version = schema::format_version(&f);
-                let legacy = version == Some(schema::LEGACY_FORMAT_VERSION);
-                let current = version.is_some_and(|v| {
-                    (schema::OLDEST_FORMAT_VERSION..=schema::FORMAT_VERSION).contains(&v)
-                });
+                let legacy = version == Some(schema::FormatVersion::LEGACY);
+                let current = version.is_some_and(schema::FormatVersion::opens_as_is);
                 if !legacy && !current {
                     return Err(Error::IncompatibleFormat {
                         found: schema::describe_format(&f),
@@ -105,7 +103,7 @@ impl Fpdb {
             .map_err(|e| schema::corrupt(Cf::Meta, meta::IDF_TABLE, e.to_string()))?;
         let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
         let legacy = store.get(Cf::Meta, meta::FORMAT)?
-            == Some(schema::format_value_of(schema::LEGACY_FORMAT_VERSION));
+            == Some(schema::format_value_of(schema::FormatVersion::LEGACY));
         let super::Counters {
             next_seq,
             next_cluster,

@@ -2,124 +2,111 @@
 //! an [`Fpdb`] with them.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use super::Fpdb;
 use crate::error::{Error, Result};
-use crate::options::{IdfSource, Options, SentenceHash};
-#[cfg(feature = "redis")]
-use crate::store::RedisStore;
-use crate::store::{MemoryStore, RocksStore, Store};
-use crate::text::IdfTable;
+use crate::options::{IdfSource, Options};
+use crate::store::{Location, MemoryStore, OpenConfig, PresenceStart, Store};
 
-/// Explicitly requested settings; anything left `None` takes the store's value (or the default
-/// at creation). An explicit value that differs from the store's is an error.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Settings {
-    /// Enable nshash.
-    pub nshash: Option<bool>,
-    /// Enable simhash.
-    pub simhash: Option<bool>,
-    /// Traditional -> simplified conversion.
-    pub t2s: Option<bool>,
-    /// Taiwan-vocabulary fold.
-    pub tw_phrases: Option<bool>,
-    /// nshash n.
-    pub nshash_n: Option<usize>,
-    /// nshash hash function.
-    pub nshash_hash: Option<SentenceHash>,
-    /// Minimum sentence length.
-    pub min_sentence_chars: Option<usize>,
-    /// Shared sentences required for an nshash match.
-    pub nshash_min_shared: Option<usize>,
-    /// Sentence overlap (percent) required to accept a candidate.
-    pub verify_overlap_pct: Option<u32>,
-    /// simhash features.
-    pub simhash_features: Option<crate::options::SimhashFeatures>,
-    /// Robustness to re-wrapped lines.
-    pub reflow: Option<bool>,
-    /// simhash stop words.
-    pub simhash_stopwords: Option<crate::options::Stopwords>,
-    /// Word segmentation of the word-based algorithms.
-    pub segmenter: Option<crate::options::Segmenter>,
-    /// simhash IDF table learned from a corpus (None: the store's, or jieba's at creation).
-    pub simhash_idf: Option<Arc<IdfTable>>,
-    /// simhash k.
-    pub simhash_k: Option<u32>,
-    /// simhash blocks.
-    pub simhash_blocks: Option<u32>,
-    /// Expected number of documents.
-    pub expected_docs: Option<u64>,
-    /// MinHash LSH bands (0 = off).
-    pub minhash_bands: Option<u32>,
-    /// MinHash LSH rows per band.
-    pub minhash_rows: Option<u32>,
-    /// Resemblance (percent) that verifies a longer candidate on its shingles alone.
-    pub verify_resemblance_pct: Option<u32>,
-    /// Join a cluster only when its first document verifies too.
-    pub tight_clusters: Option<bool>,
-    /// 4-gram resemblance (percent) of a strong link under tight clusters (0 = off).
-    pub strong_resemblance_pct: Option<u32>,
-    /// Under tight clusters, a copy-shaped link joins through any member.
-    pub link_shape: Option<bool>,
-    /// Pairs whose figures differ are template instances, not near-duplicates.
-    pub template_figures: Option<bool>,
-    /// Clusters name their original: the earliest member by publication time.
-    pub originals: Option<bool>,
-    /// Records keep a digest of their text (a re-run knows stored documents by it).
-    pub digests: Option<bool>,
-    /// A teaser of an article is verified against it.
-    pub teasers: Option<bool>,
-    /// The same characters in another order are verified on their resemblance.
-    pub reordered_lines: Option<bool>,
-    /// A line seen on pages of one host in two clusters is not fingerprinted.
-    pub furniture: Option<bool>,
-    /// A teaser may hold a few lines of its own page, and its article a standfirst.
-    pub page_teasers: Option<bool>,
-    /// A stored page keeps its site's template, left out against a page of another host.
-    pub site_templates: Option<bool>,
-    /// Exact-key algorithms.
-    pub key_algos: Option<crate::options::KeyAlgos>,
-    /// The weight check's bar, in thousandths, of the keyword algorithms that have one
-    /// (`keywords-check`, `keywords-con-check`; see [`Settings::set_weight_check`]).
-    pub weight_check: Option<u32>,
-}
+/// The override of the row set by hand (`simhash_idf`): a table learned from a corpus, copied
+/// into the store at creation.
+type LearnedIdf = std::sync::Arc<crate::text::IdfTable>;
 
-macro_rules! each_setting {
-    ($m:ident) => {
-        $m!(nshash, "nshash");
-        $m!(simhash, "simhash");
-        $m!(t2s, "t2s");
-        $m!(tw_phrases, "tw_phrases");
-        $m!(nshash_n, "nshash_n");
-        $m!(nshash_hash, "nshash_hash");
-        $m!(min_sentence_chars, "min_sentence_chars");
-        $m!(nshash_min_shared, "nshash_min_shared");
-        $m!(verify_overlap_pct, "verify_overlap_pct");
-        $m!(simhash_features, "simhash_features");
-        $m!(simhash_stopwords, "simhash_stopwords");
-        $m!(segmenter, "segmenter");
-        $m!(reflow, "reflow");
-        $m!(simhash_k, "simhash_k");
-        $m!(simhash_blocks, "simhash_blocks");
-        $m!(expected_docs, "expected_docs");
-        $m!(minhash_bands, "minhash_bands");
-        $m!(minhash_rows, "minhash_rows");
-        $m!(verify_resemblance_pct, "verify_resemblance_pct");
-        $m!(tight_clusters, "tight_clusters");
-        $m!(strong_resemblance_pct, "strong_resemblance_pct");
-        $m!(link_shape, "link_shape");
-        $m!(template_figures, "template_figures");
-        $m!(originals, "originals");
-        $m!(digests, "digests");
-        $m!(teasers, "teasers");
-        $m!(reordered_lines, "reordered_lines");
-        $m!(furniture, "furniture");
-        $m!(page_teasers, "page_teasers");
-        $m!(site_templates, "site_templates");
-        $m!(key_algos, "key_algos");
+/// Code for a row that is set by its name (`flag` and `algos` rows), nothing for one set by
+/// hand.
+macro_rules! by_name {
+    (hand, $($code:tt)*) => {};
+    ($by:ident, $($code:tt)*) => {
+        $($code)*
     };
 }
+
+/// A row's override type: its `Options` type, or the one it is set by hand with.
+macro_rules! override_type {
+    ($ty:ty) => {
+        $ty
+    };
+    ($ty:ty, $own:ty) => {
+        $own
+    };
+}
+
+macro_rules! define_settings {
+    ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr,
+        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? ; )*) => {
+        /// Explicitly requested settings; anything left `None` takes the store's value (or the
+        /// default at creation). An explicit value that differs from the store's is an error.
+        /// One field per row of the table of settings (`options/table.rs`), and the weight
+        /// check.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct Settings {
+            $(
+                #[doc = concat!("[`Options::", stringify!($name), "`], when asked for.")]
+                pub $name: Option<override_type!($ty $(, $own)?)>,
+            )*
+            /// The weight check's bar, in thousandths, of the keyword algorithms that have one
+            /// (`keywords-check`, `keywords-con-check`; see [`Settings::set_weight_check`]).
+            pub weight_check: Option<u32>,
+        }
+
+        impl Settings {
+            /// The names [`Settings::set_named`] knows (a `_pct` setting also without `_pct`):
+            /// the table's rows not set by hand.
+            pub fn names() -> Vec<&'static str> {
+                crate::options::SETTING_TABLE
+                    .iter()
+                    .filter(|r| r.set != crate::options::SetBy::Hand)
+                    .map(|r| r.name)
+                    .collect()
+            }
+
+            /// Set the setting called `name` (a field of [`Settings`], or a `_pct` field
+            /// without its `_pct`, as the command line's flags name them) from a JSON value of
+            /// its type. `Ok(false)` when no setting has that name; an error when the value is
+            /// not of its type. Front ends that take settings by name (the Python package) set
+            /// them all through this, so a new setting reaches them without code of theirs.
+            pub fn set_named(&mut self, name: &str, value: serde_json::Value) -> Result<bool> {
+                $( by_name!($by,
+                    let n = stringify!($name);
+                    if name == n || n.strip_suffix("_pct") == Some(name) {
+                        self.$name = Some(serde_json::from_value(value).map_err(|e| {
+                            Error::InvalidOption(format!("setting `{name}`: {e}"))
+                        })?);
+                        return Ok(true);
+                    }
+                ); )*
+                Ok(false)
+            }
+
+            /// The explicit values of the settings set by name, over `o`.
+            fn override_named(&self, o: &mut Options) {
+                $( by_name!($by,
+                    if let Some(v) = &self.$name {
+                        o.$name = v.clone();
+                    }
+                ); )*
+            }
+
+            /// The first setting set by name whose explicit value differs from `stored`'s.
+            fn differs_named(&self, stored: &Options) -> Result<()> {
+                $( by_name!($by,
+                    if let Some(v) = &self.$name {
+                        if *v != stored.$name {
+                            return Err(Error::OptionsMismatch {
+                                setting: stringify!($name),
+                                stored: format!("{}", stored.$name),
+                                requested: format!("{v}"),
+                            });
+                        }
+                    }
+                ); )*
+                Ok(())
+            }
+        }
+    };
+}
+
+crate::for_each_setting!(define_settings);
 
 /// Algorithm names [`Settings::set_algos`] knows (the CLI's `--algos` values): the names of
 /// [`Algo::ALL`](crate::options::Algo::ALL).
@@ -135,39 +122,6 @@ pub const ALGO_NAMES: &[&str] = &{
 };
 
 impl Settings {
-    /// The names [`Settings::set_named`] knows (a `_pct` setting also without `_pct`).
-    pub fn names() -> Vec<&'static str> {
-        let mut v = Vec::new();
-        macro_rules! name {
-            ($f:ident, $n:expr) => {
-                v.push($n);
-            };
-        }
-        each_setting!(name);
-        v
-    }
-
-    /// Set the setting called `name` (a field of [`Settings`], or a `_pct` field without its
-    /// `_pct`, as the command line's flags name them) from a JSON value of its type. `Ok(false)`
-    /// when no setting has that name; an error when the value is not of its type. Front ends
-    /// that take settings by name (the Python package) set them all through this, so a new
-    /// setting reaches them without code of theirs.
-    pub fn set_named(&mut self, name: &str, value: serde_json::Value) -> Result<bool> {
-        macro_rules! named {
-            ($f:ident, $n:expr) => {
-                if name == $n || ($n.ends_with("_pct") && $n.strip_suffix("_pct") == Some(name)) {
-                    self.$f = Some(
-                        serde_json::from_value(value)
-                            .map_err(|e| Error::InvalidOption(format!("setting `{name}`: {e}")))?,
-                    );
-                    return Ok(true);
-                }
-            };
-        }
-        each_setting!(named);
-        Ok(false)
-    }
-
     /// Use exactly the algorithms named (see [`ALGO_NAMES`]): nshash, simhash and minhash on
     /// or off (minhash off = 0 bands; on keeps `minhash_bands` as set), the exact-key
     /// algorithms with the literature's parameters.
@@ -245,14 +199,7 @@ impl Settings {
             simhash_blocks: 0,
             ..Options::default()
         };
-        macro_rules! set {
-            ($f:ident, $n:expr) => {
-                if let Some(v) = self.$f.clone() {
-                    o.$f = v;
-                }
-            };
-        }
-        each_setting!(set);
+        self.override_named(&mut o);
         if let Some(w) = self.weight_check {
             for k in o.key_algos.0.iter_mut() {
                 if let crate::options::KeyAlgo::Keywords { check: Some(c), .. }
@@ -274,20 +221,7 @@ impl Settings {
 
     /// Refuse a store whose saved options differ from an explicit setting.
     pub fn check(&self, stored: &Options) -> Result<()> {
-        macro_rules! cmp {
-            ($f:ident, $n:expr) => {
-                if let Some(v) = &self.$f {
-                    if *v != stored.$f {
-                        return Err(Error::OptionsMismatch {
-                            setting: $n,
-                            stored: format!("{}", stored.$f),
-                            requested: format!("{v}"),
-                        });
-                    }
-                }
-            };
-        }
-        each_setting!(cmp);
+        self.differs_named(stored)?;
         if let Some(w) = self.weight_check {
             let stored_checks = Self::weight_checks(&stored.key_algos);
             if stored_checks.iter().any(|&c| c != w) || stored_checks.is_empty() {
@@ -315,16 +249,12 @@ impl Settings {
     }
 }
 
-/// Opens an [`Fpdb`].
+/// Opens an [`Fpdb`]: the store settings to create it with (or insist on), and how its
+/// storage is opened ([`crate::store::OpenConfig`], assembled by [`crate::store::open`]).
 #[derive(Debug, Clone, Default)]
 pub struct Builder {
     settings: Settings,
-    create: bool,
-    read_only: bool,
-    cache_bytes: Option<usize>,
-    presence_filters: bool,
-    empty_filters: bool,
-    saved_filters: Option<bool>,
+    config: OpenConfig,
 }
 
 impl Builder {
@@ -345,31 +275,43 @@ impl Builder {
     }
     /// Create the store when it does not exist.
     pub fn create(mut self, yes: bool) -> Self {
-        self.create = yes;
+        self.config.create = yes;
         self
     }
     /// Open read-only (no lock; writes refused).
     pub fn read_only(mut self, yes: bool) -> Self {
-        self.read_only = yes;
+        self.config.read_only = yes;
         self
     }
     /// Block cache of the RocksDB store (default: [`crate::store::rocks::BLOCK_CACHE_BYTES`],
     /// 128 MiB); not a store setting.
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
-        self.cache_bytes = Some(bytes);
+        self.config.cache_bytes = bytes;
         self
     }
     /// Keep in memory a filter of every key prefix of the prefix-scanned column families
     /// ([`crate::store::Presence`]): lookups of absent hashes skip the store. Costs a scan of
-    /// those families at open and ~10 bits per key; for long-running processes.
+    /// those families at open (unless a saved filter fits) and ~10 bits per key; for
+    /// long-running processes.
     pub fn presence_filters(mut self, yes: bool) -> Self {
-        self.presence_filters = yes;
+        let otherwise = &mut self.config.filters.otherwise;
+        if yes {
+            *otherwise = Some(PresenceStart::Scan);
+        } else if *otherwise == Some(PresenceStart::Scan) {
+            *otherwise = None;
+        }
         self
     }
     /// The store is known to hold no document (created by this open): when no filter was
-    /// saved, start empty filters of its hash prefixes (nothing to scan) instead of none.
+    /// saved, a writer starts empty filters of its hash prefixes (nothing to scan) instead of
+    /// none.
     pub fn empty_filters(mut self, yes: bool) -> Self {
-        self.empty_filters = yes;
+        let otherwise = &mut self.config.filters.otherwise;
+        if yes && *otherwise != Some(PresenceStart::Scan) {
+            *otherwise = Some(PresenceStart::Empty);
+        } else if !yes && *otherwise == Some(PresenceStart::Empty) {
+            *otherwise = None;
+        }
         self
     }
     /// Use the presence filter saved with the store when it fits the store: saved at its
@@ -378,88 +320,17 @@ impl Builder {
     /// key). `false` keeps no filter at all (memory bounded by the cache
     /// and memtables), unless [`Builder::presence_filters`] asks for one.
     pub fn saved_filters(mut self, yes: bool) -> Self {
-        self.saved_filters = Some(yes);
+        self.config.filters.saved = Some(yes);
         self
     }
     /// Open the RocksDB store at `path`, or the Redis Cluster store `path` names when it is
     /// a `redis://host:port[,…]/NAMESPACE` address ([`crate::store::RedisStore`]).
     pub fn open(self, path: impl AsRef<Path>) -> Result<Fpdb> {
         let path = path.as_ref();
-        if let Some(url) = path.to_str().filter(|s| crate::store::is_redis_url(s)) {
-            #[cfg(not(feature = "redis"))]
-            return Err(Error::InvalidOption(format!(
-                "{url}: this build of fpdb has no Redis store (cargo feature `redis`)"
-            )));
-            #[cfg(feature = "redis")]
-            {
-                if self.presence_filters {
-                    return Err(Error::Storage(
-                        "memory filters cannot be used with a Redis store (other writers' keys \
-                         would be missing from them)"
-                            .into(),
-                    ));
-                }
-                let store = RedisStore::open(url, self.read_only)?;
-                return Fpdb::init(Box::new(store), &self.settings, Some(path.to_path_buf()));
-            }
-        }
-        let cache = self
-            .cache_bytes
-            .unwrap_or(crate::store::rocks::BLOCK_CACHE_BYTES);
-        let mut applying = None;
-        let store: Box<dyn Store> = if self.read_only {
-            Box::new(RocksStore::open_read_only_with_cache(path, cache)?)
-        } else {
-            if self.create {
-                if path.metadata().is_ok_and(|m| !m.is_dir()) {
-                    return Err(Error::NotAStore {
-                        path: path.to_path_buf(),
-                    });
-                }
-                std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
-            }
-            let rocks = Box::new(RocksStore::open_with_cache(path, self.create, cache)?);
-            // The writer's batches reach RocksDB on a thread of their own while the next is
-            // looked up and decided (reads see them meanwhile): `store::WriteBehind`. Only
-            // with a second core to run it: on one core the hand-over costs more than it saves
-            // (docs/performance.md, "Store settings").
-            if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) >= 2 {
-                let behind = crate::store::WriteBehind::new(rocks)?;
-                applying = Some(behind.busy_clock());
-                Box::new(behind)
-            } else {
-                rocks
-            }
-        };
-        // A writer uses the presence filter saved with the store when it fits the store (a
-        // cheap read, plus the documents written since the save); otherwise it scans for one
-        // when asked, starts one on a store known to be empty, or goes without. A reader loads a saved one only
-        // when asked (a single `query` does not).
-        use crate::store::{Presence, PresenceStart};
-        let saved = self.saved_filters.unwrap_or(!self.read_only);
-        let fallback = if self.presence_filters {
-            Some(PresenceStart::Scan)
-        } else if self.empty_filters && !self.read_only {
-            Some(PresenceStart::Empty)
-        } else {
-            None
-        };
-        let store = if saved || self.presence_filters {
-            Presence::load_saved(store, path)?
-        } else {
-            // Not loaded, but a file that cannot serve this store goes (it must never be
-            // taken for one of a later state).
-            crate::store::remove_unusable_presence(store.as_ref(), path)?;
-            Err(store)
-        };
-        let (store, fit): (Box<dyn Store>, _) = match (store, fallback) {
-            (Ok((p, fit)), _) => (Box::new(p), Some(fit)),
-            (Err(base), None) => (base, None),
-            (Err(base), Some(start)) => (Box::new(Presence::start(base, Some(path), start)?), None),
-        };
-        let mut db = Fpdb::init(store, &self.settings, Some(path.to_path_buf()))?;
-        db.applying = applying;
-        if let Some(crate::store::PresenceFit::Behind { from, .. }) = fit {
+        let opened = crate::store::open(&Location::parse(path), &self.config)?;
+        let mut db = Fpdb::init(opened.store, &self.settings, Some(path.to_path_buf()))?;
+        db.applying = opened.applying;
+        if let Some(crate::store::PresenceFit::Behind { from, .. }) = opened.fit {
             // Saved before the last writes (a run that did not end cleanly, or kept no
             // filter): the documents written since are read into it before any lookup.
             db.filter_caught_up = Some(db.catch_up_filter(from)?);
@@ -479,6 +350,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::SentenceHash;
     use serde_json::json;
 
     /// Every setting is reachable by its name (with its type), a `_pct` one also without

@@ -242,6 +242,27 @@ pub const WEIGHT_CHECK: u32 = 100;
 pub struct KeyAlgos(pub Vec<KeyAlgo>);
 
 impl KeyAlgos {
+    /// The oldest store format that holds these algorithms: 3 without any, 5 with the weight
+    /// checks, punct-title or two-stage (format 4 binaries do not know them), else 4.
+    pub fn since(&self) -> super::FormatVersion {
+        let format5 = self.0.iter().any(|a| {
+            matches!(
+                a,
+                KeyAlgo::Keywords { check: Some(_), .. }
+                    | KeyAlgo::KeywordsCon { check: Some(_), .. }
+                    | KeyAlgo::PunctTitle
+                    | KeyAlgo::TwoStage { .. }
+            )
+        });
+        super::FormatVersion(if format5 {
+            5
+        } else if self.0.is_empty() {
+            3
+        } else {
+            4
+        })
+    }
+
     /// Each algorithm's parameters in range; the weight checks on one number of terms; no
     /// algorithm twice.
     pub(super) fn validate(&self) -> Result<()> {

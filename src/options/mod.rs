@@ -7,12 +7,15 @@ use crate::error::{Error, Result};
 
 mod algo;
 mod key_algo;
+#[macro_use]
+mod table;
 pub use algo::Algo;
 pub use key_algo::{KeyAlgo, KeyAlgos};
 
 /// Hash function used for sentence hashes (`nshash`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum SentenceHash {
     /// First 8 bytes of MD5 (the original nshash scheme).
     Md5,
@@ -45,6 +48,7 @@ impl std::str::FromStr for SentenceHash {
 /// Features simhash is computed over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum SimhashFeatures {
     /// jieba-rs words with TF-IDF weights (stop words dropped).
     #[default]
@@ -65,6 +69,7 @@ impl std::fmt::Display for SimhashFeatures {
 /// Stop words dropped from simhash's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Stopwords {
     /// jieba-rs's keyword extractor list (31 English function words; Chinese function words
     /// are mostly one character and dropped by the two-character minimum anyway).
@@ -74,12 +79,6 @@ pub enum Stopwords {
     Iso,
     /// None (only one-character words are dropped).
     None,
-}
-
-impl Stopwords {
-    fn jieba() -> Self {
-        Stopwords::Jieba
-    }
 }
 
 impl std::fmt::Display for Stopwords {
@@ -95,6 +94,7 @@ impl std::fmt::Display for Stopwords {
 /// How word-based algorithms (simhash words, keyword and I-Match keys) cut text into words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Segmenter {
     /// jieba's most probable route over its dictionary (HMM off).
     #[default]
@@ -185,200 +185,168 @@ pub const REORDERED_CHARS_PER_MILLE: u64 = 5;
 /// that applies the rules and the store layer that writes the format marker.
 pub const NORMALIZE_VERSION: u32 = 1;
 
-/// The settings a store is created with. All of them change fingerprints or the index layout,
-/// so all of them are saved and checked on reopen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Options {
-    /// Use the `nshash` sentence-hash fingerprint.
-    pub nshash: bool,
-    /// Use the 64-bit `simhash` fingerprint.
-    pub simhash: bool,
-    /// Convert traditional Chinese to simplified before fingerprinting (default on; stores made
-    /// before it was the default keep theirs, and stores made before the setting: off).
-    #[serde(default)]
-    pub t2s: bool,
-    /// Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件, 程式 /
-    /// 程序: [`crate::text::fold_tw`]), so a copy converted with OpenCC `s2twp` matches its
-    /// original (default on; stores made before this setting: off).
-    #[serde(default)]
-    pub tw_phrases: bool,
-    /// Number of longest sentences hashed per document (default 5).
-    pub nshash_n: usize,
-    /// Hash used for sentences (default farmhash).
-    pub nshash_hash: SentenceHash,
-    /// A sentence counts only when it has at least this many letters/digits (default 10).
-    /// Shorter ones ("谢谢。", "Click here.") are shared by unrelated documents.
-    pub min_sentence_chars: usize,
-    /// How many of a document's sentence hashes must be shared with one cluster before nshash
-    /// calls it a match (capped by how many hashes the document has; default 1: candidates are verified).
-    pub nshash_min_shared: usize,
-    /// A candidate from either algorithm is accepted only when its similarity to the document
-    /// ([`crate::fingerprint::similarity::similarity`]: shared sentences over the larger one's, or
-    /// shingle resemblance where that decides) reaches this percentage (0 = no verification;
-    /// default 60).
-    pub verify_overlap_pct: u32,
-    /// simhash: the features hashed (default words).
-    #[serde(default)]
-    pub simhash_features: SimhashFeatures,
-    /// Robust to re-wrapped lines (default on; stores made before this setting: off): line
-    /// breaks between two Chinese characters are removed before sentences and terms are cut,
-    /// and every document (not only short ones) gets a character-shingle sketch, so a
-    /// candidate whose shingles resemble the document's by at least 90% is accepted even when
-    /// line breaks moved its sentences.
-    #[serde(default)]
-    pub reflow: bool,
-    /// simhash: stop words dropped from the terms (stores made before this setting: jieba).
-    #[serde(default = "Stopwords::jieba")]
-    pub simhash_stopwords: Stopwords,
-    /// simhash: IDF table (stores made before this setting: jieba).
-    #[serde(default)]
-    pub simhash_idf: IdfSource,
-    /// Word segmentation of the word-based algorithms (stores made before this setting:
-    /// jieba).
-    #[serde(default)]
-    pub segmenter: Segmenter,
-    /// simhash: near-duplicate when the Hamming distance is <= this (inclusive; default 3).
-    pub simhash_k: u32,
-    /// simhash: number of bit blocks of the permuted-prefix index (derived from `expected_docs`
-    /// when 0 at creation).
-    pub simhash_blocks: u32,
-    /// The number of documents the store is sized for (chooses `simhash_blocks`).
-    pub expected_docs: u64,
-    /// MinHash LSH over character 4-grams ([`crate::fingerprint::minhash::bands`]): band keys
-    /// per document, each indexed like a sentence hash (0 = off; stores made before this
-    /// setting: off). A candidate found through a band is verified like any other.
-    #[serde(default)]
-    pub minhash_bands: u32,
-    /// MinHash LSH: minima hashed into one band key.
-    #[serde(default)]
-    pub minhash_rows: u32,
-    /// With `reflow`: the 4-gram resemblance at which a candidate of more than three
-    /// sentences is accepted on its shingles alone, in percent, when the larger of the two
-    /// documents has up to [`SHORT_CHARS`] characters (stores made before this setting: 90;
-    /// see [`Options::resemblance_floor`]). Short articles lose a larger share of their
-    /// 4-grams to a new title and an inserted ad than long texts lose to a revision.
-    #[serde(default = "Options::legacy_resemblance")]
-    pub verify_resemblance_pct: u32,
-    /// A document joins a cluster (and clusters merge through it) only when it also verifies
-    /// against the cluster's first document, so clusters do not chain through third documents
-    /// (stores made before this setting: off, single linkage).
-    #[serde(default)]
-    pub tight_clusters: bool,
-    /// With tight clusters: a candidate whose character 4-gram resemblance reaches this % and
-    /// exceeds its sentence overlap by at least [`STRONG_GAP`] joins its cluster even when the
-    /// cluster's first document does not verify: edits inside sentences (characters changed,
-    /// lines re-wrapped) leave the 4-grams of a copy and break its sentences, while a window
-    /// overlapping a third document shares whole sentences (0 = off; stores made before this
-    /// setting: off).
-    #[serde(default)]
-    pub strong_resemblance_pct: u32,
-    /// With tight clusters: a verified candidate whose shared sentences sit as a copy's do
-    /// (different inside the shared run, and not one document's own sentences before it and
-    /// the other's after it, as two overlapping windows of a longer text:
-    /// [`crate::fingerprint::similarity::Shape::copy`]) joins its cluster even when the cluster's
-    /// first document does not verify. Records keep where each sentence sits (stores made
-    /// before this setting: off).
-    #[serde(default)]
-    pub link_shape: bool,
-    /// Two documents whose figures differ are two reports filled into one template, not
-    /// near-duplicates, whatever their wording shares ([`crate::fingerprint::figures`]):
-    /// records keep a sketch of their figures (stores made before this setting: off).
-    #[serde(default)]
-    pub template_figures: bool,
-    /// Each cluster names its original: its earliest member by publication time (the time its
-    /// input gives, else its ingest time), ingest order breaking ties, whatever order the
-    /// members arrived in; `duplicate_of` names it. Records keep their publication time and
-    /// clusters their original (stores made before this setting: off, and `duplicate_of`
-    /// names the first document ingested).
-    #[serde(default)]
-    pub originals: bool,
-    /// Records keep a 64-bit digest of the text as it was given ([`crate::hash::text_digest`]),
-    /// so that a re-run sending a stored id with the same text is known as "already stored"
-    /// without fingerprinting it again (stores made before this setting: off; their re-runs
-    /// compare fingerprints instead). Not a fingerprint setting: nothing is matched on it.
-    #[serde(default)]
-    pub digests: bool,
-    /// A teaser is a near-duplicate of its article: a candidate whose sentences are all in the
-    /// document it is compared with, from that document's first sentence on, and make at least
-    /// a third of it (three or more) is verified though the sentence overlap is under
-    /// `verify_overlap_pct` ([`crate::fingerprint::similarity::teaser`]; stores made before
-    /// this setting: off).
-    #[serde(default)]
-    pub teasers: bool,
-    /// Reordered lines: a document of the same length as another (within
-    /// [`REORDERED_CHARS_PER_MILLE`]), whose 4-grams resemble its at
-    /// [`REORDERED_RESEMBLANCE`] or more, is verified on that resemblance whatever its length:
-    /// a text hard-wrapped at a fixed width whose lines were put in another order has every
-    /// sentence cut at a seam but keeps its characters (stores made before this setting: off,
-    /// and a document over [`LONG_CHARS`] characters needs [`LONG_RESEMBLANCE`]).
-    #[serde(default)]
-    pub reordered_lines: bool,
-    /// A site's furniture is left out of its pages: a line of a page's text (one block of an
-    /// HTML page) that the store has seen on pages of the same host in two clusters is not
-    /// fingerprinted ([`crate::text::lines`]; stores made before this setting: off, and every
-    /// line counts). Pages without a URL are read whole.
-    #[serde(default)]
-    pub furniture: bool,
-    /// Teasers on pages ([`Options::teasers`] with the lines of a page around them): the
-    /// teaser may hold sentences of its own, up to one in
-    /// [`crate::fingerprint::similarity::TEASER_OWN_PARTS`] of those it shares (its page's
-    /// video box, a pull-quote, a "read more" line), and its article up to
-    /// [`crate::fingerprint::similarity::TEASER_HEAD_MOST`] sentences before the shared ones
-    /// (a standfirst the teaser leaves out) ([`crate::fingerprint::similarity::teaser`];
-    /// stores made before this setting: off, and a teaser holds only its article's
-    /// sentences, from the first on).
-    #[serde(default)]
-    pub page_teasers: bool,
-    /// A stored page keeps its site's template: the sentences of its lines that its host
-    /// showed on an earlier page and that were not furniture yet (record version 8), and
-    /// compared with a page of another host it leaves out those the page lacks, unless that
-    /// leaves out more than half of its sentences (stores made before this setting: off, and a
-    /// stored page is compared whole). Needs `furniture`.
-    #[serde(default)]
-    pub site_templates: bool,
-    /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
-    /// signatures): keys indexed like sentence hashes (none by default; stores made before
-    /// this setting: none).
-    #[serde(default)]
-    pub key_algos: KeyAlgos,
+/// A store format's number: which key layout and rules a store holds. The store's `meta`
+/// marker carries it (`store::schema`); the formats and what each added are listed there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FormatVersion(pub u32);
+
+impl FormatVersion {
+    /// The last format whose `nshash` keys are bare hashes (opened read-only, upgraded on a
+    /// writable open).
+    pub const LEGACY: Self = Self(2);
+    /// The current layout with none of the settings of the table that older stores lack; the
+    /// oldest format this version opens and writes as it is.
+    pub const PLAIN: Self = Self(3);
+    /// The newest format: the greatest `since` of the table of settings (a test keeps them
+    /// equal).
+    pub const CURRENT: Self = Self(14);
+
+    /// Whether this version opens and writes a store of this format as it is: every format
+    /// from [`FormatVersion::PLAIN`] to [`FormatVersion::CURRENT`] is the current layout with
+    /// fewer settings. Older ones ([`FormatVersion::LEGACY`]) are upgraded on a writable open;
+    /// newer ones are refused.
+    pub fn opens_as_is(self) -> bool {
+        (Self::PLAIN..=Self::CURRENT).contains(&self)
+    }
 }
+
+impl std::fmt::Display for FormatVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What the table says of one setting ([`SETTING_TABLE`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettingRow {
+    /// Its name: the field of [`Options`] and of `Settings`.
+    pub name: &'static str,
+    /// The oldest store format that can hold a value other than `older`.
+    pub since: FormatVersion,
+    /// The value a store made before the setting implies, as written in the table (`None`:
+    /// every store has it).
+    pub older: Option<&'static str>,
+    /// How a front end sets it.
+    pub set: SetBy,
+}
+
+/// How a front end sets a setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetBy {
+    /// A flag of its own name (without `_pct`, `_` as `-`), and by its name.
+    Flag,
+    /// Through the list of algorithms (`--algos`), and by its name.
+    Algos,
+    /// By a value of its own type, not by name (the IDF table, read from a file).
+    Hand,
+}
+
+macro_rules! set_by {
+    (flag) => {
+        SetBy::Flag
+    };
+    (algos) => {
+        SetBy::Algos
+    };
+    (hand) => {
+        SetBy::Hand
+    };
+}
+
+/// The value a stored `Options` without the field implies (`none`: it is an error).
+macro_rules! older_value {
+    (none, $name:ident) => {
+        Err(concat!("missing field `", stringify!($name), "`").to_string())
+    };
+    (($older:expr), $name:ident) => {
+        Ok::<_, String>($older)
+    };
+}
+
+/// Whether a value other than the one older stores imply needs the row's format.
+macro_rules! older_differs {
+    (none, $value:expr) => {
+        false
+    };
+    (($older:expr), $value:expr) => {
+        $value != $older
+    };
+}
+
+macro_rules! older_shown {
+    (none) => {
+        None
+    };
+    (($older:expr)) => {
+        Some(stringify!($older))
+    };
+}
+
+macro_rules! define_options {
+    ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr,
+        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? ; )*) => {
+        /// The settings a store is created with. All of them change fingerprints or the index
+        /// layout, so all of them are saved and checked on reopen. Defined by the table of
+        /// settings (`options/table.rs`).
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(try_from = "StoredOptions")]
+        pub struct Options {
+            $( $(#[doc = $doc])* pub $name: $ty, )*
+        }
+
+        /// [`Options`] as a store's `meta` holds them: a setting newer than the store is
+        /// absent, and reads as the value the table says older stores imply.
+        #[derive(Deserialize)]
+        struct StoredOptions {
+            $( #[serde(default)] $name: Option<$ty>, )*
+        }
+
+        impl TryFrom<StoredOptions> for Options {
+            type Error = String;
+            fn try_from(s: StoredOptions) -> std::result::Result<Self, String> {
+                Ok(Options {
+                    $( $name: match s.$name {
+                        Some(v) => v,
+                        None => older_value!($older, $name)?,
+                    }, )*
+                })
+            }
+        }
+
+        impl Options {
+            /// The table's defaults (before the derived `simhash_blocks`).
+            fn table_default() -> Self {
+                Options { $( $name: $default, )* }
+            }
+
+            /// The oldest format of the table's rules that holds these settings: the
+            /// greatest `since` of a setting whose value is not the one older stores imply.
+            pub fn rules_format(&self) -> FormatVersion {
+                let mut format = FormatVersion::PLAIN;
+                $( if older_differs!($older, self.$name) {
+                    format = format.max(FormatVersion($since));
+                } )*
+                format.max(self.key_algos.since())
+            }
+        }
+
+        /// Every store setting, in the order of [`Options`]' fields.
+        pub const SETTING_TABLE: &[SettingRow] = &[
+            $( SettingRow {
+                name: stringify!($name),
+                since: FormatVersion($since),
+                older: older_shown!($older),
+                set: set_by!($by),
+            }, )*
+        ];
+    };
+}
+
+for_each_setting!(define_options);
 
 impl Default for Options {
     fn default() -> Self {
-        let mut o = Options {
-            nshash: true,
-            simhash: true,
-            t2s: true,
-            tw_phrases: true,
-            nshash_n: 5,
-            nshash_hash: SentenceHash::Farmhash,
-            min_sentence_chars: 10,
-            nshash_min_shared: 1,
-            verify_overlap_pct: 60,
-            simhash_features: SimhashFeatures::Words,
-            reflow: true,
-            simhash_stopwords: Stopwords::Jieba,
-            segmenter: Segmenter::Jieba,
-            simhash_idf: IdfSource::Jieba,
-            simhash_k: 3,
-            simhash_blocks: 0,
-            expected_docs: 10_000_000,
-            minhash_bands: 8,
-            minhash_rows: 4,
-            verify_resemblance_pct: 60,
-            strong_resemblance_pct: 78,
-            link_shape: true,
-            template_figures: true,
-            originals: true,
-            digests: true,
-            teasers: true,
-            reordered_lines: true,
-            furniture: true,
-            page_teasers: true,
-            site_templates: true,
-            tight_clusters: true,
-            key_algos: KeyAlgos::default(),
-        };
+        let mut o = Options::table_default();
         o.simhash_blocks = crate::index::choose_blocks(o.simhash_k, o.expected_docs);
         o
     }
@@ -387,10 +355,6 @@ impl Default for Options {
 impl Options {
     /// The resemblance floor of stores made before the setting.
     pub const LEGACY_RESEMBLANCE: u32 = 90;
-
-    fn legacy_resemblance() -> u32 {
-        Self::LEGACY_RESEMBLANCE
-    }
 
     /// The resemblance that accepts a candidate on its shingles alone, for a pair whose
     /// larger document has `chars` characters: [`Options::verify_resemblance_pct`] up to

@@ -5,6 +5,7 @@
 
 mod behind;
 mod memory;
+mod open;
 mod presence;
 #[cfg(feature = "redis")]
 pub mod redis;
@@ -16,6 +17,7 @@ mod staged;
 
 pub use behind::WriteBehind;
 pub use memory::MemoryStore;
+pub use open::{open, Filters, Location, OpenConfig, Opened};
 pub use presence::{
     remove_unusable as remove_unusable_presence, saved as saved_presence, Fit as PresenceFit,
     Presence, Start as PresenceStart, FILE_NAME as PRESENCE_FILE,
@@ -32,12 +34,6 @@ use crate::error::Result;
 
 /// One staged change of a column family: a key and its new value (`None`: deleted).
 pub type Entry = (Vec<u8>, Option<Vec<u8>>);
-
-/// Whether a store path is a Redis Cluster address (`redis://…`; the store itself needs the
-/// `redis` cargo feature).
-pub fn is_redis_url(s: &str) -> bool {
-    s.starts_with("redis://")
-}
 
 /// The [`Store`] methods a wrapper store passes to its `base` unchanged, one per name:
 /// `forward! { read_only, shared, ... }` inside its `impl Store`. What a wrapper does itself

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::bloom::MAX_FAMILY_BYTES;
 use super::bloom::{Bloom, Layers};
 use crate::error::{Error, Result};
-use crate::store::rocks::prefix_len;
 use crate::store::schema::{self, meta};
 use crate::store::{Cf, Store};
 
@@ -178,9 +177,9 @@ pub(super) fn load(
     }
     let mut filters: Vec<Option<Layers>> = Cf::ALL.iter().map(|_| None).collect();
     let u64_at = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-    for _ in Cf::ALL.iter().filter(|&&cf| prefix_len(cf).is_some()) {
+    for _ in Cf::ALL.iter().filter(|&&cf| cf.scan_prefix().is_some()) {
         let i = r.take(1)?[0] as usize;
-        if i >= Cf::ALL.len() || prefix_len(Cf::ALL[i]).is_none() || filters[i].is_some() {
+        if i >= Cf::ALL.len() || Cf::ALL[i].scan_prefix().is_none() || filters[i].is_some() {
             return None;
         }
         let count = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;

@@ -36,7 +36,6 @@ use bloom::{Bloom, Layers, FIRST_LAYER_KEYS, MAX_FAMILY_BYTES};
 use file::{load, State};
 pub use file::{remove_unusable, saved, Fit, FILE_NAME};
 
-use super::rocks::{prefix_len, within_prefix};
 use super::{Batch, Cf, Op, Store};
 use crate::error::{Error, Result};
 
@@ -45,6 +44,7 @@ use crate::error::{Error, Result};
 const PARALLEL_INSERTS: usize = 4096;
 
 /// How a new [`Presence`] filter starts (a saved one is loaded by [`Presence::load_saved`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
     /// Every key of the base store read once.
     Scan,
@@ -80,7 +80,7 @@ impl Presence {
                     .iter()
                     .map(|&cf| {
                         let base = &base;
-                        prefix_len(cf).map(|n| {
+                        cf.scan_prefix().map(|n| {
                             scope.spawn(move || -> Result<Layers> {
                                 let keys = base.estimate_keys(cf).unwrap_or(0);
                                 // Sized for the keys and half as many more, within the
@@ -111,7 +111,8 @@ impl Presence {
             Start::Empty => Cf::ALL
                 .iter()
                 .map(|&cf| {
-                    prefix_len(cf).map(|_| Layers::new(Bloom::with_capacity(FIRST_LAYER_KEYS)))
+                    cf.scan_prefix()
+                        .map(|_| Layers::new(Bloom::with_capacity(FIRST_LAYER_KEYS)))
                 })
                 .collect(),
         };
@@ -160,8 +161,8 @@ impl Presence {
     /// Whether `[start, end)` may hold a key: false only when the range lies within one prefix
     /// that was never written.
     fn may_hold(&self, cf: Cf, start: &[u8], end: &[u8]) -> bool {
-        match (self.filters.get(cf.index()), prefix_len(cf)) {
-            (Some(Some(layers)), Some(n)) if within_prefix(cf, start, end) => {
+        match (self.filters.get(cf.index()), cf.scan_prefix()) {
+            (Some(Some(layers)), Some(n)) if cf.within_prefix(start, end) => {
                 layers.may_contain(&start[..n])
             }
             _ => true,
@@ -170,7 +171,7 @@ impl Presence {
 
     /// Put the prefix of `key` (of family `cf`) into its filter, if the family has one.
     fn insert(&self, cf: Cf, key: &[u8]) {
-        if let (Some(Some(layers)), Some(n)) = (self.filters.get(cf.index()), prefix_len(cf)) {
+        if let (Some(Some(layers)), Some(n)) = (self.filters.get(cf.index()), cf.scan_prefix()) {
             layers.insert(&key[..n.min(key.len())]);
         }
     }
@@ -246,7 +247,7 @@ impl Store for Presence {
         // Into the filter first: a reader that sees the key in the base store finds its prefix.
         let insert = |ops: &[Op]| {
             for (i, filter) in self.filters.iter().enumerate() {
-                let (Some(layers), Some(n)) = (filter, prefix_len(Cf::ALL[i])) else {
+                let (Some(layers), Some(n)) = (filter, Cf::ALL[i].scan_prefix()) else {
                     continue;
                 };
                 layers.insert_all(ops.iter().filter_map(|op| match op {

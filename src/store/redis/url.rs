@@ -22,11 +22,6 @@ pub struct RedisUrl {
 }
 
 impl RedisUrl {
-    /// Whether `s` names a Redis store rather than a directory.
-    pub fn is_redis(s: &str) -> bool {
-        crate::store::is_redis_url(s)
-    }
-
     /// Parse `redis://host:port[,host:port…]/NAMESPACE[?wait=N&lease=SECS&retry=SECS]`.
     pub fn parse(s: &str) -> Result<RedisUrl> {
         let bad = |why: &str| {

@@ -13,7 +13,6 @@ mod tuning;
 
 pub use tuning::BLOCK_CACHE_BYTES;
 use tuning::{block_cache, cf_options, no_fallocate, MEMTABLE_BUDGET};
-pub(crate) use tuning::{prefix_len, within_prefix};
 
 use super::{Batch, Cf, Entry, Op, Store};
 use crate::error::{Error, Result};
@@ -308,7 +307,7 @@ impl Store for RocksStore {
             return Ok(());
         }
         let mut ro = ReadOptions::default();
-        if within_prefix(cf, start, end) {
+        if cf.within_prefix(start, end) {
             ro.set_prefix_same_as_start(true);
         } else {
             ro.set_total_order_seek(true);
@@ -349,7 +348,7 @@ impl Store for RocksStore {
             return Ok(());
         }
         let mut ro = ReadOptions::default();
-        if ranges.iter().all(|(s, e)| within_prefix(cf, s, e)) {
+        if ranges.iter().all(|(s, e)| cf.within_prefix(s, e)) {
             ro.set_prefix_same_as_start(true);
         } else {
             ro.set_total_order_seek(true);

@@ -49,26 +49,11 @@ pub(super) const LOOKUP_BLOCK_BYTES: usize = 1 << 10;
 /// writer that memory up front.
 pub(super) const MEMTABLE_BLOOM_RATIO: f64 = 0.02;
 
-/// Bytes of a `simhash` key covered by the prefix extractor (table byte + 24 bits).
-pub(super) const SIMHASH_PREFIX: usize = 4;
-
-/// Bytes of an `nshash` key covered by the prefix extractor (the sentence hash).
-pub(super) const NSHASH_PREFIX: usize = 8;
-
-/// The prefix extractor length of a column family scanned by prefix.
-pub(crate) fn prefix_len(cf: Cf) -> Option<usize> {
-    match cf {
-        Cf::Simhash => Some(SIMHASH_PREFIX),
-        Cf::Nshash => Some(NSHASH_PREFIX),
-        _ => None,
-    }
-}
-
 pub(super) fn cf_options(cf: Cf, cache: &Cache, read_only: bool) -> Options {
     let mut o = Options::default();
     o.set_compression_type(DBCompressionType::Lz4);
     let mut t = BlockBasedOptions::default();
-    match prefix_len(cf) {
+    match cf.scan_prefix() {
         Some(n) => {
             // Keys are scanned by prefix range (simhash: table + 24 bits; nshash: the sentence
             // hash): bloom filters on the prefix let a lookup skip every file and memtable
@@ -129,10 +114,4 @@ pub(super) fn no_fallocate(opts: &Options) {
     // SAFETY: `opts` is a live options object owned by the caller for the whole call; the
     // setter only stores a flag in it.
     unsafe { librocksdb_sys::rocksdb_options_set_allow_fallocate(opts.as_raw_ptr(), 0) };
-}
-
-/// Whether every key of `[s, e)` shares one extractor prefix of `cf` (so prefix bloom
-/// filters may skip files).
-pub(crate) fn within_prefix(cf: Cf, s: &[u8], e: &[u8]) -> bool {
-    prefix_len(cf).is_some_and(|n| s.len() >= n && e.len() >= n && s[..n] == e[..n])
 }

@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::options::FormatVersion;
 
 mod record;
 pub use record::{decode_cluster, decode_doc, encode_cluster, encode_doc};
@@ -73,11 +74,40 @@ impl Cf {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// The bytes of a key its lookups scan by (the key layout's prefix: an `nshash` key's
+    /// sentence hash, a `simhash` key's table byte and 24 bits of its permuted fingerprint),
+    /// for the families read by prefix: a store's prefix blooms and the presence filter are
+    /// keyed by it.
+    pub fn scan_prefix(self) -> Option<usize> {
+        match self {
+            Cf::Simhash => Some(SIMHASH_SCAN_PREFIX),
+            Cf::Nshash => Some(NSHASH_SCAN_PREFIX),
+            _ => None,
+        }
+    }
+
+    /// Whether every key of `[s, e)` shares one scan prefix of this family (so prefix bloom
+    /// filters may skip files).
+    pub fn within_prefix(self, s: &[u8], e: &[u8]) -> bool {
+        self.scan_prefix()
+            .is_some_and(|n| s.len() >= n && e.len() >= n && s[..n] == e[..n])
+    }
 }
+
+/// Bytes of a `simhash` key its lookups scan by (table byte + 24 bits).
+const SIMHASH_SCAN_PREFIX: usize = 4;
+
+/// Bytes of an `nshash` key its lookups scan by (the sentence hash).
+const NSHASH_SCAN_PREFIX: usize = 8;
 
 /// Magic bytes + format version stored under `meta/format`.
 pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
-/// On-disk format version. Bump on any change to keys, values or fingerprint rules.
+/// The format marker of the current layout and normalization (`FORMAT_MAGIC`, the format's
+/// number, [`crate::options::NORMALIZE_VERSION`]). The formats, each the one before it plus
+/// what it names (bump [`FormatVersion::CURRENT`] on any change to keys, values or
+/// fingerprint rules):
+///
 /// 3: `nshash` holds one posting per (sentence hash, holder) and `members` lists each
 /// cluster's documents, so a replaced document's entries can be removed and clusters split.
 /// 4: format 3 plus the settings older binaries do not know: MinHash band keys (postings in
@@ -106,108 +136,37 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// its own page, and its article a standfirst before them) and sites' templates
 /// (`site_templates`: version 8 document records keep the sentences of their site's
 /// template, left out against a page of another host).
-pub const FORMAT_VERSION: u32 = 14;
+pub fn format_value() -> Vec<u8> {
+    format_value_of(FormatVersion::CURRENT)
+}
 
-/// Format 13: the current layout without the settings of format 14.
-pub const RULES13_FORMAT_VERSION: u32 = 13;
-
-/// Format 12: the current layout without the settings of format 13.
-pub const RULES12_FORMAT_VERSION: u32 = 12;
-
-/// Format 11: the current layout without the settings of format 12.
-pub const RULES11_FORMAT_VERSION: u32 = 11;
-
-/// Format 10: the current layout without the settings of format 11.
-pub const RULES10_FORMAT_VERSION: u32 = 10;
-
-/// Format 9: the current layout without the settings of format 10.
-pub const RULES9_FORMAT_VERSION: u32 = 9;
-
-/// Format 8: the current layout without the settings of format 9.
-pub const RULES8_FORMAT_VERSION: u32 = 8;
-
-/// Format 7: the current layout without the settings of format 8.
-pub const RULES7_FORMAT_VERSION: u32 = 7;
-
-/// The oldest format this version opens and writes as it is (every format from it to
-/// [`FORMAT_VERSION`] is the current layout with fewer settings). Older ones
-/// ([`LEGACY_FORMAT_VERSION`]) are upgraded on a writable open; newer ones are refused.
-pub const OLDEST_FORMAT_VERSION: u32 = PLAIN_FORMAT_VERSION;
+/// The format marker of `version` (current normalization).
+pub fn format_value_of(version: FormatVersion) -> Vec<u8> {
+    let mut v = FORMAT_MAGIC.to_vec();
+    v.extend_from_slice(&version.0.to_be_bytes());
+    v.extend_from_slice(&crate::options::NORMALIZE_VERSION.to_be_bytes());
+    v
+}
 
 /// The format version of a marker this binary's normalization wrote (None for anything else:
 /// another normalization, or not a marker).
-pub fn format_version(marker: &[u8]) -> Option<u32> {
+pub fn format_version(marker: &[u8]) -> Option<FormatVersion> {
     let current = format_value();
     (marker.len() == current.len() && marker[..4] == current[..4] && marker[8..] == current[8..])
-        .then(|| u32::from_be_bytes(marker[4..8].try_into().expect("4 bytes")))
+        .then(|| {
+            FormatVersion(u32::from_be_bytes(
+                marker[4..8].try_into().expect("4 bytes"),
+            ))
+        })
 }
 
-/// Format 6: the current layout without the settings of format 7.
-pub const RULES6_FORMAT_VERSION: u32 = 6;
-
-/// Format 5: the current layout without the settings of format 6.
-pub const RULES5_FORMAT_VERSION: u32 = 5;
-
-/// Format 4: the current layout without the settings of format 5.
-pub const RULES4_FORMAT_VERSION: u32 = 4;
-
-/// Format 3: the current layout without the settings of format 4.
-pub const PLAIN_FORMAT_VERSION: u32 = 3;
-
-/// The format a store with `opts` is marked with: the oldest that holds its settings
-/// ([`PLAIN_FORMAT_VERSION`], [`RULES4_FORMAT_VERSION`], [`RULES5_FORMAT_VERSION`],
-/// [`RULES6_FORMAT_VERSION`], [`RULES7_FORMAT_VERSION`], [`RULES8_FORMAT_VERSION`],
-/// [`RULES9_FORMAT_VERSION`], [`RULES10_FORMAT_VERSION`], [`RULES11_FORMAT_VERSION`],
-/// [`RULES12_FORMAT_VERSION`], [`RULES13_FORMAT_VERSION`] or
-/// [`FORMAT_VERSION`]), so that
-/// older binaries keep opening the stores whose rules they know, and refuse the others.
+/// The format a store with `opts` is marked with: the oldest that holds its settings, the
+/// greatest `since` of the table of settings among those whose value is not the one older
+/// stores imply ([`crate::options::Options::rules_format`]), so that older binaries keep
+/// opening the stores whose rules they know, and refuse the others.
 pub fn format_for(opts: &crate::options::Options) -> Vec<u8> {
-    use crate::options::KeyAlgo;
-    let plain = opts.minhash_bands == 0
-        && opts.key_algos.0.is_empty()
-        && !opts.tight_clusters
-        && opts.strong_resemblance_pct == 0
-        && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
-    let format5 = opts.strong_resemblance_pct > 0
-        || opts.key_algos.0.iter().any(|a| {
-            matches!(
-                a,
-                KeyAlgo::Keywords { check: Some(_), .. }
-                    | KeyAlgo::KeywordsCon { check: Some(_), .. }
-                    | KeyAlgo::PunctTitle
-                    | KeyAlgo::TwoStage { .. }
-            )
-        });
-    format_value_of(if opts.page_teasers || opts.site_templates {
-        FORMAT_VERSION
-    } else if opts.furniture {
-        RULES13_FORMAT_VERSION
-    } else if opts.reordered_lines {
-        RULES12_FORMAT_VERSION
-    } else if opts.teasers {
-        RULES11_FORMAT_VERSION
-    } else if opts.digests {
-        RULES10_FORMAT_VERSION
-    } else if opts.originals {
-        RULES9_FORMAT_VERSION
-    } else if opts.template_figures {
-        RULES8_FORMAT_VERSION
-    } else if opts.link_shape {
-        RULES7_FORMAT_VERSION
-    } else if opts.tw_phrases {
-        RULES6_FORMAT_VERSION
-    } else if plain {
-        PLAIN_FORMAT_VERSION
-    } else if format5 {
-        RULES5_FORMAT_VERSION
-    } else {
-        RULES4_FORMAT_VERSION
-    })
+    format_value_of(opts.rules_format())
 }
-
-/// The last format whose `nshash` keys are bare hashes (opened read-only, upgraded on a
-/// writable open).
-pub const LEGACY_FORMAT_VERSION: u32 = 2;
 
 /// `meta` keys.
 pub mod meta {
@@ -224,21 +183,6 @@ pub mod meta {
     /// Retention in seconds (u64 BE): every ingest first expires older documents. Absent: keep
     /// everything.
     pub const RETENTION: &[u8] = b"retention";
-}
-
-/// Encoded format marker.
-pub fn format_value() -> Vec<u8> {
-    let mut v = FORMAT_MAGIC.to_vec();
-    v.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
-    v.extend_from_slice(&crate::options::NORMALIZE_VERSION.to_be_bytes());
-    v
-}
-
-/// The format marker of `version` (current normalization).
-pub fn format_value_of(version: u32) -> Vec<u8> {
-    let mut v = format_value();
-    v[4..8].copy_from_slice(&version.to_be_bytes());
-    v
 }
 
 /// Describe a stored format marker for error messages.

@@ -33,7 +33,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.tw_phrases);
     assert!(!legacy.link_shape);
     assert!(!legacy.template_figures);
-    assert_eq!(format_for(&legacy), format_value_of(PLAIN_FORMAT_VERSION));
+    assert_eq!(format_for(&legacy), format_value_of(FormatVersion::PLAIN));
     assert_eq!(format_for(&Options::default()), format_value());
     assert!(!legacy.originals);
     assert!(!legacy.digests);
@@ -60,78 +60,66 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     ] {
         assert_eq!(format_for(&one), format_value());
     }
-    assert_eq!(
-        format_for(&rules13),
-        format_value_of(RULES13_FORMAT_VERSION)
-    );
+    assert_eq!(format_for(&rules13), format_value_of(FormatVersion(13)));
     // The format 12 defaults (no furniture either).
     let rules12 = Options {
         furniture: false,
         ..rules13
     };
-    assert_eq!(
-        format_for(&rules12),
-        format_value_of(RULES12_FORMAT_VERSION)
-    );
+    assert_eq!(format_for(&rules12), format_value_of(FormatVersion(12)));
     // The format 11 defaults (no reordered lines either).
     let rules11 = Options {
         reordered_lines: false,
         ..rules12
     };
-    assert_eq!(
-        format_for(&rules11),
-        format_value_of(RULES11_FORMAT_VERSION)
-    );
+    assert_eq!(format_for(&rules11), format_value_of(FormatVersion(11)));
     // The format 10 defaults (no teasers either).
     let rules10 = Options {
         teasers: false,
         ..rules11
     };
-    assert_eq!(
-        format_for(&rules10),
-        format_value_of(RULES10_FORMAT_VERSION)
-    );
+    assert_eq!(format_for(&rules10), format_value_of(FormatVersion(10)));
     // The format 9 defaults (no digests either).
     let rules9 = Options {
         digests: false,
         ..rules10
     };
-    assert_eq!(format_for(&rules9), format_value_of(RULES9_FORMAT_VERSION));
+    assert_eq!(format_for(&rules9), format_value_of(FormatVersion(9)));
     // The format 8 defaults (no originals either).
     let rules8 = Options {
         originals: false,
         ..rules9
     };
-    assert_eq!(format_for(&rules8), format_value_of(RULES8_FORMAT_VERSION));
+    assert_eq!(format_for(&rules8), format_value_of(FormatVersion(8)));
     // The format 7 defaults (no template figures either).
     let rules7 = Options {
         template_figures: false,
         ..rules8
     };
-    assert_eq!(format_for(&rules7), format_value_of(RULES7_FORMAT_VERSION));
+    assert_eq!(format_for(&rules7), format_value_of(FormatVersion(7)));
     // The format 6 defaults (no link shape either).
     let rules6 = Options {
         link_shape: false,
         ..rules7
     };
-    assert_eq!(format_for(&rules6), format_value_of(RULES6_FORMAT_VERSION));
+    assert_eq!(format_for(&rules6), format_value_of(FormatVersion(6)));
     // The format 5 defaults (no Taiwan-vocabulary fold either).
     let rules5 = Options {
         tw_phrases: false,
         ..rules6
     };
-    assert_eq!(format_for(&rules5), format_value_of(RULES5_FORMAT_VERSION));
+    assert_eq!(format_for(&rules5), format_value_of(FormatVersion(5)));
     let keyed = Options {
         key_algos: crate::options::KeyAlgos(vec![crate::options::KeyAlgo::imatch()]),
         ..legacy.clone()
     };
-    assert_eq!(format_for(&keyed), format_value_of(RULES4_FORMAT_VERSION));
+    assert_eq!(format_for(&keyed), format_value_of(FormatVersion(4)));
     // The format 4 defaults (tight clusters without the strong link by resemblance).
     let rules4 = Options {
         strong_resemblance_pct: 0,
         ..rules5.clone()
     };
-    assert_eq!(format_for(&rules4), format_value_of(RULES4_FORMAT_VERSION));
+    assert_eq!(format_for(&rules4), format_value_of(FormatVersion(4)));
     // The settings of format 5.
     for algo in [
         crate::options::KeyAlgo::keywords_check(),
@@ -142,12 +130,12 @@ fn stores_without_the_format_4_settings_stay_format_3() {
             key_algos: crate::options::KeyAlgos(vec![algo]),
             ..legacy.clone()
         };
-        assert_eq!(format_for(&o), format_value_of(RULES5_FORMAT_VERSION));
+        assert_eq!(format_for(&o), format_value_of(FormatVersion(5)));
         let o = Options {
             tw_phrases: true,
             ..o
         };
-        assert_eq!(format_for(&o), format_value_of(RULES6_FORMAT_VERSION));
+        assert_eq!(format_for(&o), format_value_of(FormatVersion(6)));
     }
 }
 
@@ -184,6 +172,105 @@ fn furniture_values_decode_and_garbage_is_refused() {
         match decode_furniture(&key, &bad) {
             Err(crate::Error::Corruption { cf, .. }) => assert_eq!(cf, "furniture"),
             other => panic!("{} bytes: {other:?}", bad.len()),
+        }
+    }
+}
+
+/// The format rule as it was written before the table of settings: one branch per format,
+/// newest first. The table's rule (`Options::rules_format`) must mark every store as it did.
+fn ladder(opts: &crate::options::Options) -> FormatVersion {
+    let plain = opts.minhash_bands == 0
+        && opts.key_algos.0.is_empty()
+        && !opts.tight_clusters
+        && opts.strong_resemblance_pct == 0
+        && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
+    let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
+    FormatVersion(if opts.page_teasers || opts.site_templates {
+        14
+    } else if opts.furniture {
+        13
+    } else if opts.reordered_lines {
+        12
+    } else if opts.teasers {
+        11
+    } else if opts.digests {
+        10
+    } else if opts.originals {
+        9
+    } else if opts.template_figures {
+        8
+    } else if opts.link_shape {
+        7
+    } else if opts.tw_phrases {
+        6
+    } else if plain {
+        3
+    } else if format5 {
+        5
+    } else {
+        4
+    })
+}
+
+proptest::proptest! {
+    /// Any mix of the rules' settings is marked with the format the ladder gives it.
+    #[test]
+    fn the_tables_format_rule_is_the_ladder(
+        flags in proptest::collection::vec(proptest::bool::ANY, 12),
+        strong in proptest::sample::select(vec![0u32, 78]),
+        resemblance in proptest::sample::select(vec![60u32, 90]),
+        bands in proptest::sample::select(vec![0u32, 8]),
+        keys in 0usize..4,
+    ) {
+        use crate::options::{KeyAlgo, KeyAlgos, Options};
+        let key_algos = match keys {
+            0 => KeyAlgos::default(),
+            1 => KeyAlgos(vec![KeyAlgo::imatch()]),
+            2 => KeyAlgos(vec![KeyAlgo::PunctTitle]),
+            _ => KeyAlgos(vec![KeyAlgo::keywords_check()]),
+        };
+        let o = Options {
+            tw_phrases: flags[0],
+            link_shape: flags[1],
+            template_figures: flags[2],
+            originals: flags[3],
+            digests: flags[4],
+            teasers: flags[5],
+            reordered_lines: flags[6],
+            furniture: flags[7],
+            page_teasers: flags[8],
+            site_templates: flags[9],
+            tight_clusters: flags[10],
+            t2s: flags[11],
+            reflow: flags[11],
+            strong_resemblance_pct: strong,
+            verify_resemblance_pct: resemblance,
+            minhash_bands: bands,
+            key_algos,
+            ..Options::default()
+        };
+        proptest::prop_assert_eq!(o.rules_format(), ladder(&o));
+        proptest::prop_assert_eq!(format_for(&o), format_value_of(ladder(&o)));
+    }
+}
+
+/// The newest format is the newest row of the table of settings, and every row's `since` is
+/// a format this binary writes.
+#[test]
+fn the_newest_format_is_the_tables() {
+    let rows = crate::options::SETTING_TABLE;
+    assert_eq!(
+        rows.iter().map(|r| r.since).max(),
+        Some(FormatVersion::CURRENT)
+    );
+    for r in rows {
+        assert!(
+            (FormatVersion::PLAIN..=FormatVersion::CURRENT).contains(&r.since),
+            "{r:?}"
+        );
+        // A setting every store has needs no format of its own.
+        if r.older.is_none() {
+            assert_eq!(r.since, FormatVersion::PLAIN, "{r:?}");
         }
     }
 }

@@ -1,0 +1,174 @@
+//! The one table of store settings. Each row names a setting of [`Options`](super::Options),
+//! its type and default for new stores, the value a store made before the setting implies
+//! (`older`; `none`: every store has it), the oldest store format that can hold a value other
+//! than that one (`since`), and how a front end sets it (`set`: `flag`, a flag of its own
+//! name, without `_pct`; `algos`, through the list of algorithms; `hand`, by a value of its
+//! own type, named here and defined where `Settings` is: the engine's `LearnedIdf`, a table
+//! of the text layer, which this layer does not see). The doc comments are `Options`' field
+//! documentation.
+//!
+//! Generated from it: `Options` (its fields, defaults, and the reading of a stored
+//! `Options` that lacks a newer setting), the format rule (`Options::rules_format`),
+//! [`SETTING_TABLE`](super::SETTING_TABLE), `Settings`' overrides with their names (which the
+//! Python package sets by), and the command line's copy of its flags into `Settings` (a
+//! missing flag does not compile). `fpdb stats`' lines, the flags' help defaults and the
+//! reference's list are checked against it by `tests/settings_places.rs`.
+
+/// Calls `$m! { rows }` with the table's rows (see the module's documentation for their
+/// form). Exported for the command line's flags; not an interface of the library.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_setting {
+    ($m:ident) => {
+        $m! {
+            /// Use the `nshash` sentence-hash fingerprint.
+            nshash: bool = true, older none, since 3, set algos;
+            /// Use the 64-bit `simhash` fingerprint.
+            simhash: bool = true, older none, since 3, set algos;
+            /// Convert traditional Chinese to simplified before fingerprinting (default on;
+            /// stores made before it was the default keep theirs, and stores made before the
+            /// setting: off).
+            t2s: bool = true, older (false), since 3, set flag;
+            /// Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件,
+            /// 程式 / 程序: [`crate::text::fold_tw`]), so a copy converted with OpenCC `s2twp`
+            /// matches its original (default on; stores made before this setting: off).
+            tw_phrases: bool = true, older (false), since 6, set flag;
+            /// Number of longest sentences hashed per document (default 5).
+            nshash_n: usize = 5, older none, since 3, set flag;
+            /// Hash used for sentences (default farmhash).
+            nshash_hash: $crate::SentenceHash = SentenceHash::Farmhash, older none, since 3,
+                set flag;
+            /// A sentence counts only when it has at least this many letters/digits (default
+            /// 10). Shorter ones ("谢谢。", "Click here.") are shared by unrelated documents.
+            min_sentence_chars: usize = 10, older none, since 3, set flag;
+            /// How many of a document's sentence hashes must be shared with one cluster before
+            /// nshash calls it a match (capped by how many hashes the document has; default 1:
+            /// candidates are verified).
+            nshash_min_shared: usize = 1, older none, since 3, set flag;
+            /// A candidate from either algorithm is accepted only when its similarity to the
+            /// document ([`crate::fingerprint::similarity::similarity`]: shared sentences over
+            /// the larger one's, or shingle resemblance where that decides) reaches this
+            /// percentage (0 = no verification; default 60).
+            verify_overlap_pct: u32 = 60, older none, since 3, set flag;
+            /// simhash: the features hashed (default words).
+            simhash_features: $crate::SimhashFeatures = SimhashFeatures::Words,
+                older (SimhashFeatures::Words), since 3, set flag;
+            /// Robust to re-wrapped lines (default on; stores made before this setting: off):
+            /// line breaks between two Chinese characters are removed before sentences and
+            /// terms are cut, and every document (not only short ones) gets a character-shingle
+            /// sketch, so a candidate whose shingles resemble the document's by at least 90% is
+            /// accepted even when line breaks moved its sentences.
+            reflow: bool = true, older (false), since 3, set flag;
+            /// simhash: stop words dropped from the terms (stores made before this setting:
+            /// jieba).
+            simhash_stopwords: $crate::Stopwords = Stopwords::Jieba, older (Stopwords::Jieba),
+                since 3, set flag;
+            /// simhash: IDF table (stores made before this setting: jieba).
+            simhash_idf: $crate::IdfSource = IdfSource::Jieba, older (IdfSource::Jieba), since 3,
+                set hand (LearnedIdf);
+            /// Word segmentation of the word-based algorithms (stores made before this setting:
+            /// jieba).
+            segmenter: $crate::Segmenter = Segmenter::Jieba, older (Segmenter::Jieba), since 3,
+                set flag;
+            /// simhash: near-duplicate when the Hamming distance is <= this (inclusive;
+            /// default 3).
+            simhash_k: u32 = 3, older none, since 3, set flag;
+            /// simhash: number of bit blocks of the permuted-prefix index (derived from
+            /// `expected_docs` when 0 at creation).
+            simhash_blocks: u32 = 0, older none, since 3, set flag;
+            /// The number of documents the store is sized for (chooses `simhash_blocks`).
+            expected_docs: u64 = 10_000_000, older none, since 3, set flag;
+            /// MinHash LSH over character 4-grams ([`crate::fingerprint::minhash::bands`]): band
+            /// keys per document, each indexed like a sentence hash (0 = off; stores made
+            /// before this setting: off). A candidate found through a band is verified like
+            /// any other.
+            minhash_bands: u32 = 8, older (0), since 4, set flag;
+            /// MinHash LSH: minima hashed into one band key.
+            minhash_rows: u32 = 4, older (0), since 4, set flag;
+            /// With `reflow`: the 4-gram resemblance at which a candidate of more than three
+            /// sentences is accepted on its shingles alone, in percent, when the larger of the
+            /// two documents has up to [`SHORT_CHARS`] characters (stores made before this
+            /// setting: 90; see [`Options::resemblance_floor`]). Short articles lose a larger
+            /// share of their 4-grams to a new title and an inserted ad than long texts lose
+            /// to a revision.
+            verify_resemblance_pct: u32 = 60, older (Options::LEGACY_RESEMBLANCE), since 4,
+                set flag;
+            /// A document joins a cluster (and clusters merge through it) only when it also
+            /// verifies against the cluster's first document, so clusters do not chain through
+            /// third documents (stores made before this setting: off, single linkage).
+            tight_clusters: bool = true, older (false), since 4, set flag;
+            /// With tight clusters: a candidate whose character 4-gram resemblance reaches
+            /// this % and exceeds its sentence overlap by at least [`STRONG_GAP`] joins its
+            /// cluster even when the cluster's first document does not verify: edits inside
+            /// sentences (characters changed, lines re-wrapped) leave the 4-grams of a copy and
+            /// break its sentences, while a window overlapping a third document shares whole
+            /// sentences (0 = off; stores made before this setting: off).
+            strong_resemblance_pct: u32 = 78, older (0), since 5, set flag;
+            /// With tight clusters: a verified candidate whose shared sentences sit as a copy's
+            /// do (different inside the shared run, and not one document's own sentences
+            /// before it and the other's after it, as two overlapping windows of a longer text:
+            /// [`crate::fingerprint::similarity::Shape::copy`]) joins its cluster even when the
+            /// cluster's first document does not verify. Records keep where each sentence sits
+            /// (stores made before this setting: off).
+            link_shape: bool = true, older (false), since 7, set flag;
+            /// Two documents whose figures differ are two reports filled into one template, not
+            /// near-duplicates, whatever their wording shares
+            /// ([`crate::fingerprint::figures`]): records keep a sketch of their figures
+            /// (stores made before this setting: off).
+            template_figures: bool = true, older (false), since 8, set flag;
+            /// Each cluster names its original: its earliest member by publication time (the
+            /// time its input gives, else its ingest time), ingest order breaking ties,
+            /// whatever order the members arrived in; `duplicate_of` names it. Records keep
+            /// their publication time and clusters their original (stores made before this
+            /// setting: off, and `duplicate_of` names the first document ingested).
+            originals: bool = true, older (false), since 9, set flag;
+            /// Records keep a 64-bit digest of the text as it was given
+            /// ([`crate::hash::text_digest`]), so that a re-run sending a stored id with the
+            /// same text is known as "already stored" without fingerprinting it again (stores
+            /// made before this setting: off; their re-runs compare fingerprints instead). Not
+            /// a fingerprint setting: nothing is matched on it.
+            digests: bool = true, older (false), since 10, set flag;
+            /// A teaser is a near-duplicate of its article: a candidate whose sentences are all
+            /// in the document it is compared with, from that document's first sentence on, and
+            /// make at least a third of it (three or more) is verified though the sentence
+            /// overlap is under `verify_overlap_pct`
+            /// ([`crate::fingerprint::similarity::teaser`]; stores made before this setting:
+            /// off).
+            teasers: bool = true, older (false), since 11, set flag;
+            /// Reordered lines: a document of the same length as another (within
+            /// [`REORDERED_CHARS_PER_MILLE`]), whose 4-grams resemble its at
+            /// [`REORDERED_RESEMBLANCE`] or more, is verified on that resemblance whatever its
+            /// length: a text hard-wrapped at a fixed width whose lines were put in another
+            /// order has every sentence cut at a seam but keeps its characters (stores made
+            /// before this setting: off, and a document over [`LONG_CHARS`] characters needs
+            /// [`LONG_RESEMBLANCE`]).
+            reordered_lines: bool = true, older (false), since 12, set flag;
+            /// A site's furniture is left out of its pages: a line of a page's text (one block
+            /// of an HTML page) that the store has seen on pages of the same host in two
+            /// clusters is not fingerprinted ([`crate::text::lines`]; stores made before this
+            /// setting: off, and every line counts). Pages without a URL are read whole.
+            furniture: bool = true, older (false), since 13, set flag;
+            /// Teasers on pages ([`Options::teasers`] with the lines of a page around them):
+            /// the teaser may hold sentences of its own, up to one in
+            /// [`crate::fingerprint::similarity::TEASER_OWN_PARTS`] of those it shares (its
+            /// page's video box, a pull-quote, a "read more" line), and its article up to
+            /// [`crate::fingerprint::similarity::TEASER_HEAD_MOST`] sentences before the shared
+            /// ones (a standfirst the teaser leaves out)
+            /// ([`crate::fingerprint::similarity::teaser`]; stores made before this setting:
+            /// off, and a teaser holds only its article's sentences, from the first on).
+            page_teasers: bool = true, older (false), since 14, set flag;
+            /// A stored page keeps its site's template: the sentences of its lines that its
+            /// host showed on an earlier page and that were not furniture yet (record version
+            /// 8), and compared with a page of another host it leaves out those the page lacks,
+            /// unless that leaves out more than half of its sentences (stores made before this
+            /// setting: off, and a stored page is compared whole). Needs `furniture`.
+            site_templates: bool = true, older (false), since 14, set flag;
+            /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
+            /// signatures): keys indexed like sentence hashes (none by default; stores made
+            /// before this setting: none). Some of them need format 5
+            /// ([`KeyAlgos::since`]).
+            key_algos: $crate::KeyAlgos = KeyAlgos::default(), older (KeyAlgos::default()), since 4,
+                set algos;
+        }
+    };
+}
