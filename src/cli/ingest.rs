@@ -93,6 +93,29 @@ pub(super) enum MemoryFilters {
     Off,
 }
 
+impl MemoryFilters {
+    /// The presence filter a writer starts from: the saved one when it fits (`auto`, `build`),
+    /// else an empty one on a store this run creates (`auto`) or a scan (`build`); none with
+    /// `off`.
+    fn filters(self, fresh: bool) -> fpdb::store::Filters {
+        use fpdb::store::{Filters, PresenceStart};
+        match self {
+            MemoryFilters::Off => Filters {
+                saved: Some(false),
+                otherwise: None,
+            },
+            MemoryFilters::Auto => Filters {
+                saved: Some(true),
+                otherwise: fresh.then_some(PresenceStart::Empty),
+            },
+            MemoryFilters::Build => Filters {
+                saved: Some(true),
+                otherwise: Some(PresenceStart::Scan),
+            },
+        }
+    }
+}
+
 /// Refuse, before any store is created or opened, the settings a store at `path` would refuse:
 /// all of them when this run creates a directory store there (true is returned), else those
 /// refused whatever the store (an existing store checks the rest against its own).
@@ -428,9 +451,7 @@ fn open_for_ingest(
     let db = Fpdb::builder()
         .settings(settings)
         .create(true)
-        .empty_filters(fresh && a.memory_filters != MemoryFilters::Off)
-        .presence_filters(a.memory_filters == MemoryFilters::Build)
-        .saved_filters(a.memory_filters != MemoryFilters::Off)
+        .filters(a.memory_filters.filters(fresh))
         .cache_bytes((a.cache_mib as usize) << 20)
         .open(path)?;
     if had_filter

@@ -247,8 +247,17 @@ impl Fpdb {
                 dir.display()
             )));
         }
-        std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
-        let target = crate::store::RocksStore::open(dir, true)?;
+        let config = crate::store::OpenConfig {
+            create: true,
+            // A copy keeps no filter: the next writer of it builds or starts one.
+            filters: crate::store::Filters {
+                saved: Some(false),
+                otherwise: None,
+            },
+            ..crate::store::OpenConfig::default()
+        };
+        let target =
+            crate::store::open(&crate::store::Location::Dir(dir.to_path_buf()), &config)?.store;
         for cf in Cf::ALL {
             let mut b = Batch::new();
             let mut err = None;

@@ -314,6 +314,12 @@ impl Builder {
         }
         self
     }
+    /// What the presence filter starts from, all at once ([`crate::store::Filters`]; the three
+    /// setters around this one set its parts).
+    pub fn filters(mut self, filters: crate::store::Filters) -> Self {
+        self.config.filters = filters;
+        self
+    }
     /// Use the presence filter saved with the store when it fits the store: saved at its
     /// present state, or at an earlier one (then brought up to date at open) (default: yes for
     /// a writer, no for a reader: a single lookup does not repay reading ~10 bits per stored
