@@ -36,8 +36,8 @@ pub struct BatchOutcome {
 
 /// The documents of a batch decided so far, indexed as the store indexes them.
 pub(super) struct InBatch {
-    /// Sentence hash -> (oldest holder in the batch, its cluster at ingest).
-    holders: HashMap<u64, (u64, u64)>,
+    /// Sentence hash -> its oldest holder in the batch.
+    holders: super::postings::Holders,
     /// Their simhashes.
     simhashes: NearIndex,
     /// Seq -> index of its record in the batch's records (id, cluster and sketches of the
@@ -507,7 +507,10 @@ impl Fpdb {
         let seq = self.next_seq - 1;
         let target = outcome.similar_id.expect("a placed document has a cluster");
         for h in postings {
-            d.index.holders.entry(h).or_insert((seq, target));
+            d.index.holders.entry(h).or_insert(super::postings::Holder {
+                seq,
+                cluster: target,
+            });
         }
         if let Some(q) = simhash {
             d.index.simhashes.insert(seq, q);

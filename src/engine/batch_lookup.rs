@@ -28,7 +28,7 @@ pub(super) struct Found {
     /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
     /// with the same id.
     pub(super) existing: Option<(u64, u64, bool)>,
-    pub(super) holders: HashMap<u64, (u64, u64)>,
+    pub(super) holders: super::postings::Holders,
     pub(super) simhash: BTreeMap<u64, u32>,
     pub(super) verified: HashMap<u64, Checked>,
 }

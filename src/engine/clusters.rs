@@ -336,7 +336,10 @@ impl Fpdb {
                 }
             }
             for &h in recs[i].postings() {
-                holders.entry(h).or_insert((members[i], root));
+                holders.entry(h).or_insert(super::postings::Holder {
+                    seq: members[i],
+                    cluster: root,
+                });
             }
             if let Some(q) = recs[i].simhash {
                 let seqs = simhashes.entry(q).or_default();

@@ -363,7 +363,7 @@ impl Fpdb {
     pub(super) fn lookup_with(
         &self,
         fps: &Fingerprints,
-        holders: &HashMap<u64, (u64, u64)>,
+        holders: &super::postings::Holders,
         mut simhash: BTreeMap<u64, u32>,
         verify: &mut dyn FnMut(u64) -> Result<Checked>,
     ) -> Result<Lookup> {
@@ -403,7 +403,7 @@ impl Fpdb {
     fn proposals(
         &self,
         fps: &Fingerprints,
-        holders: &HashMap<u64, (u64, u64)>,
+        holders: &super::postings::Holders,
         simhash: BTreeMap<u64, u32>,
         roots: &mut Roots<'_>,
     ) -> Result<Vec<Proposal>> {
@@ -412,7 +412,7 @@ impl Fpdb {
         // cluster.
         let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
         for h in &fps.nshash {
-            if let Some(&(seq, cluster)) = holders.get(h) {
+            if let Some(&super::postings::Holder { seq, cluster }) = holders.get(h) {
                 let (root, _) = roots.find(cluster)?;
                 let e = per_root.entry(root).or_default();
                 e.0 += 1;
@@ -431,7 +431,7 @@ impl Fpdb {
         // minhash: each band key names its oldest holder; one shared band makes a candidate.
         let mut bands: BTreeMap<u64, usize> = BTreeMap::new();
         for h in &fps.bands {
-            if let Some(&(seq, _)) = holders.get(h) {
+            if let Some(&super::postings::Holder { seq, .. }) = holders.get(h) {
                 *bands.entry(seq).or_default() += 1;
             }
         }
@@ -453,7 +453,7 @@ impl Fpdb {
             let need = algo.need(have);
             let mut shared: BTreeMap<u64, f64> = BTreeMap::new();
             for &h in &mine {
-                if let Some(&(seq, _)) = holders.get(&h) {
+                if let Some(&super::postings::Holder { seq, .. }) = holders.get(&h) {
                     *shared.entry(seq).or_default() += keys::weight(h);
                 }
             }

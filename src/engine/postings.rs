@@ -44,20 +44,36 @@ pub(super) fn bound_simhash(found: &mut BTreeMap<u64, u32>) {
     *found = by_distance.into_iter().map(|(d, seq)| (seq, d)).collect();
 }
 
+/// The oldest document holding a posting (sentence hash, band or exact key), and the cluster
+/// it was in at its ingest (a root is found from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Holder {
+    /// The document's seq.
+    pub(super) seq: u64,
+    /// Its cluster when it was ingested.
+    pub(super) cluster: u64,
+}
+
+/// Posting -> its oldest holder.
+pub(super) type Holders = HashMap<u64, Holder>;
+
 /// The stored documents a lookup verifies: the holders of its postings (`holders`) and its
 /// simhash neighbours (`simhash`); a seq may come twice.
 pub(super) fn candidate_seqs<'a>(
-    holders: &'a HashMap<u64, (u64, u64)>,
+    holders: &'a Holders,
     simhash: &'a BTreeMap<u64, u32>,
 ) -> impl Iterator<Item = u64> + 'a {
-    holders.values().map(|v| v.0).chain(simhash.keys().copied())
+    holders
+        .values()
+        .map(|v| v.seq)
+        .chain(simhash.keys().copied())
 }
 
 /// What the lookups of many documents read ([`Fpdb::read_many`]).
 #[derive(Default)]
 pub(super) struct ReadMany {
-    /// Posting (sentence hash, band or exact key) -> its oldest holder (seq, cluster).
-    holders: HashMap<u64, (u64, u64)>,
+    /// Posting (sentence hash, band or exact key) -> its oldest holder.
+    holders: Holders,
     /// Simhash range (by its start key) -> its entries (permuted fingerprint, seq).
     tables: HashMap<[u8; 17], Vec<(u64, u64)>>,
 }
@@ -209,19 +225,20 @@ impl Fpdb {
         Ok(out)
     }
 
-    /// The oldest stored holder of sentence hash `h`: (seq, cluster at its ingest).
-    pub(super) fn nshash_holder(&self, h: u64) -> Result<Option<(u64, u64)>> {
+    /// The oldest stored holder of sentence hash `h`.
+    pub(super) fn nshash_holder(&self, h: u64) -> Result<Option<Holder>> {
         let (start, end) = schema::nshash_range(h);
         let mut found = None;
         self.store.scan(Cf::Nshash, &start, &end, &mut |k, v| {
-            found = Some(schema::decode_nshash(k, v).map(|(_, seq, c)| (seq, c)));
+            found =
+                Some(schema::decode_nshash(k, v).map(|(_, seq, cluster)| Holder { seq, cluster }));
             false
         })?;
         found.transpose()
     }
 
     /// [`Fpdb::nshash_holder`] of every hash, through one iterator.
-    pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<HashMap<u64, (u64, u64)>> {
+    pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<Holders> {
         let found = self.holders_of(nshash_bounds(hashes.iter().copied()))?;
         LookupCounters::add(&self.reads.postings_found, found.len());
         Ok(found)
@@ -229,14 +246,14 @@ impl Fpdb {
 
     /// The oldest holder of each posting range of `bounds` (sorted, distinct), through one
     /// iterator; not counted.
-    fn holders_of(&self, bounds: Vec<([u8; 8], [u8; 17])>) -> Result<HashMap<u64, (u64, u64)>> {
+    fn holders_of(&self, bounds: Vec<([u8; 8], [u8; 17])>) -> Result<Holders> {
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         let mut found = HashMap::with_capacity_and_hasher(bounds.len(), Default::default());
         let mut err = None;
         self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
             match schema::decode_nshash(k, v) {
-                Ok((h, seq, c)) => {
-                    found.entry(h).or_insert((seq, c));
+                Ok((h, seq, cluster)) => {
+                    found.entry(h).or_insert(Holder { seq, cluster });
                 }
                 Err(e) => err = Some(e),
             }
@@ -296,11 +313,7 @@ impl Fpdb {
     }
 
     /// [`Fpdb::nshash_holders`] of `fps`'s postings from what [`Fpdb::read_many`] read.
-    pub(super) fn holders_in(
-        &self,
-        fps: &Fingerprints,
-        read: &ReadMany,
-    ) -> HashMap<u64, (u64, u64)> {
+    pub(super) fn holders_in(&self, fps: &Fingerprints, read: &ReadMany) -> Holders {
         let mut found = HashMap::default();
         for h in fps.lookup_postings() {
             if let Some(&v) = read.holders.get(&h) {
@@ -334,12 +347,11 @@ impl Fpdb {
 
     /// The oldest holder of each posting of `fps` and its simhash neighbours (seq ->
     /// distance): from what [`Fpdb::read_many`] read when given, else from the store.
-    #[allow(clippy::type_complexity)]
     pub(super) fn holders_and_neighbours(
         &self,
         fps: &Fingerprints,
         read: Option<&ReadMany>,
-    ) -> Result<(HashMap<u64, (u64, u64)>, BTreeMap<u64, u32>)> {
+    ) -> Result<(Holders, BTreeMap<u64, u32>)> {
         let holders = match read {
             Some(read) => self.holders_in(fps, read),
             None => self.nshash_holders(&fps.lookup_postings().collect::<Vec<_>>())?,
