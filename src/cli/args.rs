@@ -29,6 +29,9 @@ pub(super) enum FormatArg {
     List,
 }
 
+/// The help heading of the store settings' flags.
+const STORE_SETTINGS: &str = "Store settings (fixed at creation)";
+
 /// Fingerprint settings: used when the store is created; on an existing store they must equal
 /// the store's (an error names both values otherwise).
 #[derive(Args, Debug, Default)]
@@ -40,158 +43,146 @@ pub(super) struct SettingsArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        help_heading = "Store settings (fixed at creation)"
+        help_heading = STORE_SETTINGS
     )]
     pub(super) algos: Option<Vec<Algo>>,
     /// Convert traditional Chinese to simplified before fingerprinting (OpenCC t2s; only texts
     /// holding a traditional character are converted) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     t2s: Option<bool>,
     /// Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件, 程式 /
     /// 程序; OpenCC's phrase tables), so a copy converted with s2twp matches [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     tw_phrases: Option<bool>,
     /// nshash: number of longest sentences hashed per document [default: 5]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) nshash_n: Option<usize>,
     /// nshash: sentence hash [default: farmhash]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) nshash_hash: Option<SentenceHash>,
     /// nshash: minimum letters/digits for a sentence to count [default: 10]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) min_sentence_chars: Option<usize>,
     /// nshash: shared sentences needed for a candidate (capped by the document's count) [default: 1]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) nshash_min_shared: Option<usize>,
     /// Accept a candidate only when its similarity reaches this %: shared sentences over the
     /// larger document's, or character-shingle resemblance for short documents and (from 90%)
     /// re-wrapped ones (0 = off) [default: 60]
-    #[arg(
-        long = "verify-overlap",
-        value_name = "VERIFY_OVERLAP",
-        help_heading = "Store settings (fixed at creation)"
-    )]
+    #[arg(long = "verify-overlap", value_name = "PCT", help_heading = STORE_SETTINGS)]
     pub(super) verify_overlap_pct: Option<u32>,
     /// With --reflow: a candidate of more than three sentences is also accepted when its
     /// character 4-gram resemblance reaches this % and the larger document has at most 1,200
     /// characters (halfway to 90% up to 4,000, 90% beyond) [default: 60]
-    #[arg(
-        long = "verify-resemblance",
-        value_name = "VERIFY_RESEMBLANCE",
-        help_heading = "Store settings (fixed at creation)"
-    )]
+    #[arg(long = "verify-resemblance", value_name = "PCT", help_heading = STORE_SETTINGS)]
     pub(super) verify_resemblance_pct: Option<u32>,
     /// Join a cluster only when the document also verifies against the cluster's first
     /// document (no chaining through a third document); false = single linkage [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) tight_clusters: Option<bool>,
     /// With --tight-clusters: a candidate whose character 4-gram resemblance reaches this %
     /// and exceeds its sentence overlap by 10 points (edits inside sentences, not a window
     /// sharing whole ones) joins its cluster even when the first document does not verify
     /// (0 = off) [default: 78]
-    #[arg(
-        long = "strong-resemblance",
-        value_name = "PCT",
-        help_heading = "Store settings (fixed at creation)"
-    )]
+    #[arg(long = "strong-resemblance", value_name = "PCT", help_heading = STORE_SETTINGS)]
     pub(super) strong_resemblance_pct: Option<u32>,
     /// With --tight-clusters: a verified candidate whose shared sentences sit as a copy's do
     /// (different inside the shared run, and not one's own sentences before it and the
     /// other's after it, as two overlapping windows of a longer text) joins its cluster even
     /// when the first document does not verify; records keep where each sentence sits
     /// [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) link_shape: Option<bool>,
     /// Two documents whose figures differ are two reports filled into one template, not
     /// near-duplicates: at least 3 figures, fewer than two thirds shared, and at least one
     /// differing figure per 400 characters of the shorter text; records keep a sketch of
     /// their figures [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) template_figures: Option<bool>,
     /// Each cluster names its original: its earliest member by publication time (a time
     /// field, WARC-Date, the page's published time; else its ingest time), whatever order the
     /// members arrived in; `duplicate_of` names it [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) originals: Option<bool>,
     /// Records keep a 64-bit digest of their text as given, so that a re-run knows the
     /// documents already stored with the same text without fingerprinting them again (off:
     /// the store stays readable by fpdb binaries of format 9) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) digests: Option<bool>,
     /// A teaser is a near-duplicate of its article: a document all of whose sentences (three
     /// or more) begin another and make a third of it is verified against it, though it holds
     /// only part of it (off: the store stays readable by fpdb binaries of format 10)
     /// [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) teasers: Option<bool>,
     /// Reordered lines: a document of the same length as another whose 4-grams are 80% alike
     /// is verified on them whatever its length (a text hard-wrapped at a fixed
     /// width, its lines put in another order) (off: the store stays readable by fpdb binaries
     /// of format 11) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) reordered_lines: Option<bool>,
     /// A site's furniture is left out: a line of a page (one block of an HTML page) the store
     /// has seen on pages of the same host in two clusters is not fingerprinted (off: the
     /// store stays readable by fpdb binaries of format 12) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) furniture: Option<bool>,
     /// Teasers on pages: a teaser may hold sentences of its own page (up to one in eight of
     /// those it shares with its article: a video box, a pull-quote, a "read more" line), and
     /// its article up to two sentences before them (a standfirst) (off: the store stays
     /// readable by fpdb binaries of format 13) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) page_teasers: Option<bool>,
     /// A stored page keeps its site's template (the lines its host showed on an earlier page),
     /// and a page of another host is compared with it without those lines' sentences that the
     /// page lacks (off: the store stays readable by fpdb binaries of format 13) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) site_templates: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
-    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
     pub(super) simhash_features: Option<SimhashFeatures>,
     /// Robust to re-wrapped lines: line breaks inside Chinese text are ignored, and every
     /// document gets a character-shingle sketch that can verify a candidate (>= 90%
     /// resemblance) whose sentences moved [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) reflow: Option<bool>,
     /// simhash: stop words dropped from the terms: jieba's list (31 English words), Stopwords
     /// ISO Chinese + English, or none [default: jieba]
-    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
     pub(super) simhash_stopwords: Option<Stopwords>,
     /// Word segmentation of simhash words and keyword keys: jieba's most probable route,
     /// or forward / backward maximum matching over jieba's dictionary [default: jieba]
-    #[arg(long, value_enum, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
     pub(super) segmenter: Option<Segmenter>,
     /// simhash: IDF table (`word idf` lines, e.g. from `fpdb idf`), copied into the store
     /// [default: jieba's built-in table]
     #[arg(
         long,
         value_name = "FILE",
-        help_heading = "Store settings (fixed at creation)"
+        help_heading = STORE_SETTINGS
     )]
     pub(super) idf: Option<PathBuf>,
     /// simhash: maximum Hamming distance, inclusive [default: 3]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) simhash_k: Option<u32>,
     /// simhash: blocks of the permuted index (default: chosen from --expected-docs)
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) simhash_blocks: Option<u32>,
     /// minhash: LSH bands, each a key in the store (0 = no minhash) [default: 8]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) minhash_bands: Option<u32>,
     /// minhash: rows (minima) per band [default: 4]
-    #[arg(long, help_heading = "Store settings (fixed at creation)")]
+    #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) minhash_rows: Option<u32>,
     /// keywords-check, keywords-con-check: a shared key makes a candidate only when the kept
     /// terms' weights agree: Σ(wᵢ−wⱼ)² / (Σwᵢ² + Σwⱼ²) < A [default: 0.1]
     #[arg(
         long,
         value_name = "A",
-        help_heading = "Store settings (fixed at creation)"
+        help_heading = STORE_SETTINGS
     )]
     pub(super) weight_check: Option<f64>,
     /// Number of documents the store is sized for [default: 10000000]
-    #[arg(long, help_heading = "Store settings (fixed at creation)", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, help_heading = STORE_SETTINGS, value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) expected_docs: Option<u64>,
 }
 
