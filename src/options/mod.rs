@@ -330,6 +330,18 @@ macro_rules! define_options {
             }
         }
 
+        /// Each row's name and the value, as JSON, that a stored `Options` without it reads
+        /// as (`None`: it must be there).
+        #[cfg(test)]
+        fn older_values() -> Vec<(&'static str, Option<serde_json::Value>)> {
+            vec![ $( (
+                stringify!($name),
+                older_value!($older, $name)
+                    .ok()
+                    .map(|v: $ty| serde_json::to_value(v).unwrap()),
+            ), )* ]
+        }
+
         /// Every store setting, in the order of [`Options`]' fields.
         pub const SETTING_TABLE: &[SettingRow] = &[
             $( SettingRow {
@@ -473,6 +485,33 @@ mod tests {
         for chars in [10, 2_000, 100_000] {
             assert_eq!(legacy.resemblance_floor(chars), 0.9);
         }
+    }
+
+    /// A stored `Options` without a setting reads it as the table's `older` value, and one
+    /// without a setting every store has is refused; every other field reads as written.
+    #[test]
+    fn a_stored_options_without_a_setting_reads_the_older_value() {
+        let full = serde_json::to_value(Options::default()).unwrap();
+        for (name, older) in older_values() {
+            let mut stored = full.clone();
+            stored.as_object_mut().unwrap().remove(name);
+            let read = serde_json::from_value::<Options>(stored);
+            match older {
+                None => {
+                    let e = read.expect_err(name).to_string();
+                    assert!(e.contains(name), "{name}: {e}");
+                }
+                Some(v) => {
+                    let mut want = full.clone();
+                    want[name] = v;
+                    assert_eq!(serde_json::to_value(read.unwrap()).unwrap(), want, "{name}");
+                }
+            }
+        }
+        assert_eq!(
+            serde_json::from_value::<Options>(full.clone()).unwrap(),
+            Options::default()
+        );
     }
 
     #[test]
