@@ -363,16 +363,15 @@ fn a_page_of_furniture_alone_is_read_whole_and_hosts_count_apart() {
 fn query_leaves_out_the_furniture_as_ingest_does() {
     let mut rng = Rng(0xf0e4_1708_0000_0017);
     let docs = round(&mut rng, 3);
-    let json = |d: &Document| serde_json::json!({"id": d.id, "url": d.url, "text": d.text});
     let asked = ["a-short2", "b-short1", "early-repost"];
     let (stored, queries): (Vec<&Document>, Vec<&Document>) =
         docs.iter().partition(|d| !asked.contains(&d.id.as_str()));
     let dir = tempfile::tempdir().unwrap();
-    let stored: Vec<_> = stored.into_iter().map(json).collect();
+    let stored: Vec<_> = stored.into_iter().map(page_json).collect();
     common::write_jsonl(&dir.path().join("in.jsonl"), &stored);
     let o = common::run(dir.path(), &["ingest", "--quiet", "in.jsonl"]);
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
-    let queries: Vec<_> = queries.into_iter().map(json).collect();
+    let queries: Vec<_> = queries.into_iter().map(page_json).collect();
     common::write_jsonl(&dir.path().join("q.jsonl"), &queries);
     let o = common::run(dir.path(), &["query", "--quiet", "--batch", "q.jsonl"]);
     let answers: BTreeMap<String, serde_json::Value> = common::json_lines(&common::stdout(&o))
@@ -454,6 +453,25 @@ fn template_pages(rng: &mut Rng) -> (Document, Document, Document) {
     (bare, first, copy)
 }
 
+/// A page as a JSONL input line: its id, URL and text.
+fn page_json(d: &Document) -> serde_json::Value {
+    serde_json::json!({"id": d.id, "url": d.url, "text": d.text})
+}
+
+/// `template_pages` of `seed`, and a scratch directory holding `site.jsonl` and `pair.jsonl`
+/// written by `files` from them (`(bare, first, copy)`), for the `explain` tests.
+fn explain_scene(
+    seed: u64,
+    files: impl Fn(&Document, &Document, &Document) -> [Vec<serde_json::Value>; 2],
+) -> tempfile::TempDir {
+    let (bare, first, copy) = template_pages(&mut Rng(seed));
+    let tmp = tempfile::tempdir().unwrap();
+    let [site, pair] = files(&bare, &first, &copy);
+    common::write_jsonl(&tmp.path().join("site.jsonl"), &site);
+    common::write_jsonl(&tmp.path().join("pair.jsonl"), &pair);
+    tmp
+}
+
 /// A page of `host` under the lines of its `template` (all before its body: the article is
 /// not the page's beginning, so a bare copy of it is no teaser of the page).
 fn under(id: &str, host: &str, template: &[String], body: &[String]) -> Document {
@@ -529,13 +547,13 @@ fn a_stored_page_is_compared_without_its_site_template() {
 /// with its template is A, compared whole.
 #[test]
 fn explain_leaves_out_the_template_as_ingest_does() {
-    let mut rng = Rng(0xf0e4_1708_0000_0017);
-    let (bare, first, copy) = template_pages(&mut rng);
-    let line = |d: &Document| serde_json::json!({"id": d.id, "url": d.url, "text": d.text});
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = explain_scene(0xf0e4_1708_0000_0017, |bare, first, copy| {
+        [
+            vec![page_json(first)],
+            vec![page_json(bare), page_json(copy)],
+        ]
+    });
     let dir = tmp.path();
-    common::write_jsonl(&dir.join("site.jsonl"), &[line(&first)]);
-    common::write_jsonl(&dir.join("pair.jsonl"), &[line(&bare), line(&copy)]);
     let o = common::run(dir, &["--db", "s.db", "ingest", "-q", "site.jsonl"]);
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     let explain = |a: &str, b: &str| {
@@ -567,13 +585,13 @@ fn explain_leaves_out_the_template_as_ingest_does() {
 /// record keeps that B lacks, and says how many; with the setting off, A is compared whole.
 #[test]
 fn explain_leaves_out_a_stored_pages_template() {
-    let mut rng = Rng(0xf0e4_1708_0000_001a);
-    let (bare, first, copy) = template_pages(&mut rng);
-    let line = |d: &Document| serde_json::json!({"id": d.id, "url": d.url, "text": d.text});
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = explain_scene(0xf0e4_1708_0000_001a, |bare, first, copy| {
+        [
+            vec![page_json(first), page_json(copy)],
+            vec![page_json(copy), page_json(bare)],
+        ]
+    });
     let dir = tmp.path();
-    common::write_jsonl(&dir.join("site.jsonl"), &[line(&first), line(&copy)]);
-    common::write_jsonl(&dir.join("pair.jsonl"), &[line(&copy), line(&bare)]);
     for (db, off, linked) in [("on.db", false, true), ("off.db", true, false)] {
         let mut args = vec!["--db", db, "ingest", "-q", "site.jsonl"];
         if off {
