@@ -164,8 +164,7 @@ impl Fpdb {
     /// page without a URL host, or in stores without `furniture`.
     pub fn without_template_of(&self, b: &Document, a: &Document) -> Result<(Document, usize)> {
         let out = b.clone();
-        let host = |d: &Document| d.url.as_deref().and_then(crate::text::cites::host_key);
-        if host(a).is_none() || host(a) == host(b) {
+        if page_host(a).is_none() || page_host(a) == page_host(b) {
             return Ok((out, 0));
         }
         let Some(lines) = self.page_lines(b)? else {
@@ -205,8 +204,7 @@ impl Fpdb {
     /// pages are of one host.
     pub fn without_stored_template(&self, a: &Document, b: &Document) -> Result<(Document, usize)> {
         let out = a.clone();
-        let host = |d: &Document| d.url.as_deref().and_then(crate::text::cites::host_key);
-        if !self.opts.site_templates || host(a).is_none() || host(a) == host(b) {
+        if !self.opts.site_templates || page_host(a).is_none() || page_host(a) == page_host(b) {
             return Ok((out, 0));
         }
         let Some(seq) = self.seq_of(&a.id)? else {
@@ -468,6 +466,11 @@ pub(super) fn without_furniture<'a>(
     let own = |i: &usize| fps.furniture.binary_search(&sketches.sketch[*i]).is_err();
     let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
     only(sketches, &at, kept)
+}
+
+/// The key of a page's URL host ([`crate::text::cites::host_key`]), if it has one.
+fn page_host(d: &Document) -> Option<u64> {
+    d.url.as_deref().and_then(crate::text::cites::host_key)
 }
 
 /// Room for the sentences [`as_compared`] keeps of a page and of a candidate.

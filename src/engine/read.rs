@@ -38,6 +38,7 @@ impl Fpdb {
     /// The fingerprints stored in `rec` (what its ingest computed).
     pub(super) fn fingerprints_of(&self, rec: &DocRecord) -> Fingerprints {
         let url = rec.url.as_deref().filter(|_| self.opts.originals);
+        let host = rec.url.as_deref().and_then(crate::text::cites::host_key);
         Fingerprints {
             nshash: rec.nshash.clone(),
             simhash: rec.simhash,
@@ -50,17 +51,14 @@ impl Fpdb {
             key_weights: rec.key_weights.clone(),
             figures: rec.figures.clone(),
             url_key: url.map(crate::text::cites::url_key),
-            host_key: url.and_then(crate::text::cites::host_key),
+            host_key: host.filter(|_| self.opts.originals),
             cites: rec.cites.clone(),
             furniture: Vec::new(),
             whole: None,
             left_out: Vec::new(),
             // The sentences its host showed before it, as its ingest had them (stores with
             // `site_templates` keep them).
-            host_seen: rec
-                .url
-                .as_deref()
-                .and_then(crate::text::cites::host_key)
+            host_seen: host
                 .filter(|_| !rec.template.is_empty())
                 .map(|h| (h, rec.template.clone())),
         }
