@@ -259,6 +259,7 @@ pub fn evaluate(
     let (use_ns, use_sim) = (db.options().nshash, db.options().simhash);
     let use_minhash = db.options().minhash_bands > 0;
     let mut sid: HashMap<&str, u64> = HashMap::new();
+    let mut chunk = Vec::with_capacity(crate::BATCH_DOCS);
     for (d, fp) in docs.iter().zip(fps) {
         let mut fp = fp.clone();
         if !use_ns {
@@ -274,8 +275,12 @@ pub fn evaluate(
         let algos = &db.options().key_algos.0;
         fp.keys
             .retain(|&k| algos.iter().any(|a| crate::fingerprint::keys::owns(a, k)));
-        db.ingest(d, fp, OnExisting::Skip)?;
+        chunk.push((d, fp));
+        if chunk.len() == crate::BATCH_DOCS {
+            ingest_chunk(&mut db, std::mem::take(&mut chunk))?;
+        }
     }
+    ingest_chunk(&mut db, chunk)?;
     let mut export = HashMap::new();
     db.export(&mut |o| {
         export.insert(o.id, o.similar_id.unwrap_or(0));
@@ -442,6 +447,17 @@ pub mod edits {
             assert_eq!(join_lines(zh), "第一条为了规范管理。\n\n第二条本办法");
             assert_eq!(rewrap(zh, 4), "第一条为\n了规范管\n理。\n\n第二条本\n办法");
         }
+    }
+}
+
+/// Ingest one chunk of the corpus as `fpdb ingest` does, as one batch.
+fn ingest_chunk(db: &mut Fpdb, chunk: Vec<(&Document, Fingerprints)>) -> Result<()> {
+    if chunk.is_empty() {
+        return Ok(());
+    }
+    match db.ingest_batch(chunk, OnExisting::Skip).error {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 

@@ -201,14 +201,15 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 14; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 15; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
 /// document records, without the sentences' order), format 7 (no template figures:
 /// version 4 document records, without figures), format 8 (no originals), format 9 (no
 /// digests), format 10 (no teasers), format 11 (no reordered lines), format 12 (no
-/// furniture) and format 13 (no teasers on pages, no sites' templates).
+/// furniture), format 13 (no teasers on pages, no sites' templates) and format 14 (no
+/// furniture learned from a batch's pages together).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -238,6 +239,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -263,6 +265,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -307,6 +310,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             furniture: Some(false),
             page_teasers: Some(false),
             site_templates: Some(false),
+            batch_furniture: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -323,6 +327,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     stays(
@@ -346,6 +351,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     stays(
@@ -364,6 +370,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     stays(
@@ -376,8 +383,22 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         },
     );
     let settings = fpdb::Settings {
+        batch_furniture: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("fourteen"),
+        settings,
+        &docs,
+        FormatVersion(14),
+        |db| {
+            assert!(db.options().site_templates && !db.options().batch_furniture);
+        },
+    );
+    let settings = fpdb::Settings {
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     stays(
@@ -394,6 +415,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     stays(
@@ -410,6 +432,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     stays(
@@ -427,6 +450,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         furniture: Some(false),
         page_teasers: Some(false),
         site_templates: Some(false),
+        batch_furniture: Some(false),
         ..Default::default()
     };
     stays(
@@ -441,7 +465,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let mut db = fpdb::Fpdb::open(&new).unwrap();
     assert!(db.options().originals && db.options().digests && db.options().teasers);
     assert!(db.options().reordered_lines && db.options().furniture && db.options().page_teasers);
-    assert!(db.options().site_templates);
+    assert!(db.options().site_templates && db.options().batch_furniture);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
@@ -475,7 +499,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 14"), "{expected}");
+            assert!(expected.contains("format 15"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

@@ -2,7 +2,8 @@
 //! clusters is left out of that host's pages. Two short articles in one template are then told
 //! apart, one short article is found on two sites, a page fingerprinted before its site's
 //! furniture was known is still found by its repost, a batch decides as one-at-a-time ingest
-//! does, and without the rule (or without a URL) pages are read whole. A page's template lines
+//! does but for the furniture its pages show together (`batch_furniture`), and without the
+//! rule (or without a URL) pages are read whole. A page's template lines
 //! seen before do not hide a copy on another site, in ingest, `explain` and removals, and
 //! a stored page's template does not either (`site_templates`).
 //!
@@ -52,6 +53,15 @@ fn clusters(
         .into_iter()
         .map(|o| (o.id, o.similar_id.unwrap()))
         .collect()
+}
+
+/// The defaults but a site's furniture learned from a batch's pages together
+/// (`batch_furniture`): a batch then decides as one-at-a-time ingest does.
+fn one_at_a_time() -> Settings {
+    Settings {
+        batch_furniture: Some(false),
+        ..Default::default()
+    }
 }
 
 fn without_rule() -> Settings {
@@ -173,6 +183,90 @@ fn a_site_whose_first_articles_merge_on_its_furniture_still_learns_it() {
         first_merged >= rounds / 2,
         "the first two articles merged in {first_merged} of {rounds} rounds"
     );
+}
+
+/// The pages of one batch learn their sites' furniture together (`batch_furniture`): a new
+/// site's first short articles, in one batch, are apart from the first, whatever their order
+/// in it; one of them is found on another site whose pages are in the batch too; reposts join
+/// their articles; and the store keeps the furniture for the pages after the batch. Without
+/// the rule (or one page at a time) the site's first two articles merge on their furniture
+/// in most rounds.
+#[test]
+fn a_batchs_pages_learn_their_sites_furniture_together() {
+    let mut rng = Rng(0xf0e4_1708_0000_0020);
+    let rounds = 8;
+    let mut first_merged_without = 0;
+    for r in 0..rounds {
+        let (fa, fb) = (furniture(&mut rng), furniture(&mut rng));
+        // Each over `NEW_TEXT_CHARS` (100) letters: a short article of its own.
+        let mut body = || loop {
+            let b = common::paragraphs(&mut rng, 2);
+            if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
+                break b;
+            }
+        };
+        let bodies: Vec<Vec<String>> = (0..4).map(|_| body()).collect();
+        let mut docs: Vec<Document> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| page(&format!("s{i}"), "a.example", &fa, b))
+            .collect();
+        docs.push(page("s1-repost", "a.example", &fa, &bodies[1]));
+        docs.push(page("b-copy", "b.example", &fb, &bodies[0]));
+        for i in 0..3 {
+            docs.push(page(&format!("b{i}"), "b.example", &fb, &body()));
+        }
+        let later = page("s-later", "a.example", &fa, &body());
+        let mut partitions = Vec::new();
+        for turn in 0..3 {
+            let mut order = docs.clone();
+            match turn {
+                0 => {}
+                1 => order.reverse(),
+                _ => order.rotate_left(4),
+            }
+            let mut db = Fpdb::builder().open_in_memory().unwrap();
+            common::ingest_ahead(
+                &mut db,
+                &[&order[..]],
+                OnExisting::Skip,
+                &mut |_| false,
+                &mut |_, _| {},
+            );
+            let c: BTreeMap<String, u64> = common::export_outcomes(&db)
+                .into_iter()
+                .map(|o| (o.id, o.similar_id.unwrap()))
+                .collect();
+            for i in 1..4 {
+                for j in 0..i {
+                    assert_ne!(c[&format!("s{i}")], c[&format!("s{j}")], "round {r}: {c:?}");
+                }
+            }
+            assert_eq!(c["s1"], c["s1-repost"], "round {r}: {c:?}");
+            assert_eq!(c["s0"], c["b-copy"], "round {r}: {c:?}");
+            // The ten lines of site A's furniture are stored as such.
+            assert_eq!(db.without_furniture(&later).unwrap().1, 10, "round {r}");
+            partitions.push(partition(&c));
+        }
+        assert!(partitions.iter().all(|p| *p == partitions[0]), "round {r}");
+        let w = clusters(one_at_a_time(), &docs, Some((docs.len(), false)));
+        first_merged_without += usize::from(w["s0"] == w["s1"]);
+    }
+    assert!(
+        first_merged_without >= rounds / 2,
+        "without the rule the first two articles merged in {first_merged_without} of {rounds} rounds"
+    );
+}
+
+/// Clusters as sets of ids (whatever their ids, which follow the order of ingest).
+fn partition(c: &BTreeMap<String, u64>) -> Vec<Vec<String>> {
+    let mut by: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for (id, s) in c {
+        by.entry(*s).or_default().push(id.clone());
+    }
+    let mut p: Vec<Vec<String>> = by.into_values().collect();
+    p.sort();
+    p
 }
 
 /// An article crawled again and again under one URL, a paragraph added each time (a live
@@ -307,11 +401,11 @@ fn a_batch_decides_as_one_at_a_time_ingest_does() {
         bare.id = "bare".into();
         bare.url = None;
         docs.push(bare);
-        let one = clusters(Settings::default(), &docs, None);
+        let one = clusters(one_at_a_time(), &docs, None);
         for n in [1, 2, 5, 64] {
             for ahead in [false, true] {
                 assert_eq!(
-                    clusters(Settings::default(), &docs, Some((n, ahead))),
+                    clusters(one_at_a_time(), &docs, Some((n, ahead))),
                     one,
                     "batches of {n}, looked up ahead: {ahead}"
                 );
@@ -431,11 +525,12 @@ fn a_removed_page_no_longer_counts_for_its_sites_lines() {
 }
 
 /// Batches of 1, 2 and 3 of `docs`, looked up ahead or not, decide as one-at-a-time ingest
-/// did (`c`: its clusters, with the defaults).
+/// did (`c`: its clusters, with the defaults), without the furniture a batch's pages show
+/// together.
 fn batches_agree(docs: &[Document], c: &BTreeMap<String, u64>) {
     for n in [1, 2, 3] {
         for ahead in [false, true] {
-            assert_eq!(clusters(Settings::default(), docs, Some((n, ahead))), *c);
+            assert_eq!(clusters(one_at_a_time(), docs, Some((n, ahead))), *c);
         }
     }
 }

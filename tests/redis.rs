@@ -407,9 +407,9 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
     ok(&["--db", &u, "verify"]);
 }
 
-/// A single Redis server without cluster mode (a common first try) is named as the problem.
 /// A site's furniture on Redis: the `furniture` family, read ahead for a batch, gives the
-/// decisions and the export RocksDB gives, in one batch and in batches of 2.
+/// decisions and the export RocksDB gives at the same batch size, in one batch (where the
+/// batch's pages learn their sites' furniture together) and in batches of 2.
 #[test]
 fn a_sites_furniture_on_redis_decides_as_on_rocksdb() {
     let Some(c) = cluster() else { return };
@@ -422,17 +422,25 @@ fn a_sites_furniture_on_redis_decides_as_on_rocksdb() {
     let corpus = dir.path().join("pages.jsonl");
     write_lines(&corpus, &lines);
     let corpus = corpus.to_str().unwrap();
-    let rocks = dir.path().join("r.db");
-    let rocks = rocks.to_str().unwrap();
-    ok(&["--db", rocks, "--quiet", "ingest", corpus]);
-    let want = ok(&["--db", rocks, "export"]);
-    // The rule is at work in this corpus: the short articles of one site are apart.
-    assert_eq!(
-        partition(rocks).iter().filter(|g| g.len() > 1).count(),
-        2,
-        "{want}"
-    );
     for batch in ["1024", "2"] {
+        let rocks = dir.path().join(format!("r{batch}.db"));
+        let rocks = rocks.to_str().unwrap();
+        ok(&[
+            "--db",
+            rocks,
+            "--quiet",
+            "ingest",
+            "--batch-size",
+            batch,
+            corpus,
+        ]);
+        let want = ok(&["--db", rocks, "export"]);
+        // The rule is at work in this corpus: the short articles of one site are apart.
+        assert_eq!(
+            partition(rocks).iter().filter(|g| g.len() > 1).count(),
+            2,
+            "{want}"
+        );
         let u = url(c, "furniture", "");
         ok(&[
             "--db",
@@ -447,6 +455,7 @@ fn a_sites_furniture_on_redis_decides_as_on_rocksdb() {
     }
 }
 
+/// A single Redis server without cluster mode (a common first try) is named as the problem.
 #[test]
 fn a_server_without_cluster_mode_is_refused_saying_so() {
     if cluster().is_none() {

@@ -122,7 +122,7 @@ pub(super) struct SettingsArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) reordered_lines: Option<bool>,
     /// A site's furniture is left out: a line of a page (one block of an HTML page) the store
-    /// has seen on pages of the same host in two clusters is not fingerprinted (off: the
+    /// has seen on pages of the same host in three clusters is not fingerprinted (off: the
     /// store stays readable by fpdb binaries of format 12) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) furniture: Option<bool>,
@@ -137,6 +137,12 @@ pub(super) struct SettingsArgs {
     /// page lacks (off: the store stays readable by fpdb binaries of format 13) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) site_templates: Option<bool>,
+    /// A site's furniture as one ingest batch shows it: a line that three pages of one host in
+    /// a batch (--batch-size) show, each with text of its own, is furniture for every page of
+    /// the batch, whatever their order (off: the store stays readable by fpdb binaries of
+    /// format 14) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
+    pub(super) batch_furniture: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
     pub(super) simhash_features: Option<SimhashFeatures>,

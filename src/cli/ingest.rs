@@ -47,8 +47,9 @@ pub(super) struct IngestArgs {
     /// Stop after N input records
     #[arg(long)]
     pub(super) limit: Option<usize>,
-    /// Documents fingerprinted in parallel and then written and synced together
-    #[arg(long, default_value_t = 1024)]
+    /// Documents fingerprinted in parallel and then written and synced together; the pages of
+    /// one batch learn their sites' furniture together (--batch-furniture)
+    #[arg(long, default_value_t = fpdb::BATCH_DOCS)]
     pub(super) batch_size: usize,
     /// Worker threads for fingerprinting (default: all cores)
     #[arg(long)]

@@ -266,8 +266,20 @@ impl Fpdb {
             self.store.prefetch_keys(Cf::Furniture, &keys)?;
         }
         Ok(on_pool(pool, || {
+            let mut lines: Vec<Lines> = docs
+                .par_iter()
+                .map(|(doc, _)| self.page_lines(doc))
+                .collect();
+            if self.opts.batch_furniture {
+                let mut pages: Vec<&mut PageLines> = lines
+                    .iter_mut()
+                    .filter_map(|l| l.as_mut().ok()?.as_mut())
+                    .collect();
+                super::furniture::batch_furniture(&mut pages);
+            }
             docs.into_par_iter()
-                .map(|(doc, fps)| match self.page_lines(doc) {
+                .zip(lines)
+                .map(|((doc, fps), l)| match l {
                     Ok(Some(l)) => {
                         let fps = self.furnished(doc, fps, &l);
                         ((doc, fps), Ok(Some(l)))

@@ -22,7 +22,7 @@ use foldhash::HashMap;
 
 use super::{Document, Fpdb};
 use crate::error::Result;
-use crate::fingerprint::{Fingerprints, Sketches};
+use crate::fingerprint::Fingerprints;
 use crate::store::schema;
 use crate::store::{Batch, Cf, Store};
 use crate::text::lines::{line_key, line_keys, without_lines};
@@ -49,6 +49,10 @@ pub(super) enum Seen {
     In(Vec<u64>),
     /// Seen in [`FURNITURE_CLUSTERS`] clusters of the host: furniture.
     Furniture,
+    /// Not furniture in the store, but shown by [`FURNITURE_CLUSTERS`] pages of the host in the
+    /// page's own batch, each with text of its own ([`batch_furniture`]): furniture for every
+    /// page of the batch, and stored as furniture with the first of them decided.
+    Batch,
 }
 
 impl Seen {
@@ -56,7 +60,7 @@ impl Seen {
         match self {
             Seen::New => None,
             Seen::In(c) => Some(c.iter().flat_map(|c| c.to_be_bytes()).collect()),
-            Seen::Furniture => Some(Vec::new()),
+            Seen::Furniture | Seen::Batch => Some(Vec::new()),
         }
     }
 }
@@ -89,7 +93,7 @@ impl PageLines {
     fn furniture(&self) -> Vec<u64> {
         self.lines
             .iter()
-            .filter(|(_, s, _)| *s == Seen::Furniture)
+            .filter(|(_, s, _)| matches!(s, Seen::Furniture | Seen::Batch))
             .map(|&(k, _, _)| k)
             .collect()
     }
@@ -396,6 +400,7 @@ impl Fpdb {
         for (k, seen, _) in &lines.lines {
             let now = match seen {
                 Seen::Furniture => continue,
+                Seen::Batch => Seen::Furniture,
                 Seen::New => Seen::In(vec![target]),
                 Seen::In(cs) => {
                     // The clusters it was seen in as they are now: merged ones count once,
@@ -442,6 +447,50 @@ impl Fpdb {
     }
 }
 
+/// Mark as [`Seen::Batch`] the lines of `pages` (one batch's) that [`FURNITURE_CLUSTERS`]
+/// pages of one host among them show, each with [`NEW_TEXT_CHARS`] of text that no other page
+/// of its host in the batch shows: a site's furniture as its pages in the batch show it,
+/// whatever their order and whatever the store has seen. A repost or a teaser of an article
+/// brings no text of its own beside the article, so one article's pages count once at most,
+/// like the pages of one cluster; pages of different articles each bring their own.
+pub(super) fn batch_furniture(pages: &mut [&mut PageLines]) {
+    let mut shown: HashMap<(u64, u64), u32> = HashMap::default();
+    for p in pages.iter() {
+        for (k, _, _) in &p.lines {
+            *shown.entry((p.host, *k)).or_default() += 1;
+        }
+    }
+    let mut by_own: HashMap<(u64, u64), usize> = HashMap::default();
+    for p in pages.iter() {
+        let own: u32 = p
+            .lines
+            .iter()
+            .filter(|(k, _, _)| shown[&(p.host, *k)] == 1)
+            .map(|&(_, _, n)| n)
+            .sum();
+        if own >= NEW_TEXT_CHARS {
+            for (k, _, _) in &p.lines {
+                *by_own.entry((p.host, *k)).or_default() += 1;
+            }
+        }
+    }
+    if !by_own.values().any(|&n| n >= FURNITURE_CLUSTERS) {
+        return;
+    }
+    for p in pages.iter_mut() {
+        let host = p.host;
+        for (k, s, _) in &mut p.lines {
+            if *s != Seen::Furniture
+                && by_own
+                    .get(&(host, *k))
+                    .is_some_and(|&n| n >= FURNITURE_CLUSTERS)
+            {
+                *s = Seen::Batch;
+            }
+        }
+    }
+}
+
 /// Put `changes` ([`Fpdb::seen_lines`]) into `batch`.
 pub(super) fn put_seen(changes: &[((u64, u64), Seen)], batch: &mut Batch) {
     for ((host, k), seen) in changes {
@@ -452,134 +501,7 @@ pub(super) fn put_seen(changes: &[((u64, u64), Seen)], batch: &mut Batch) {
     }
 }
 
-/// A candidate's `sketches` as page `fps` compares them: without the sentences of the lines
-/// `fps` left out as its site's furniture (a page of the site fingerprinted before they were
-/// known holds them); `sketches` themselves for a page read whole. `kept` holds what is kept.
-pub(super) fn without_furniture<'a>(
-    fps: &Fingerprints,
-    sketches: Sketches<'a>,
-    kept: &'a mut (Vec<u32>, Vec<u8>),
-) -> Sketches<'a> {
-    if fps.furniture.is_empty() {
-        return sketches;
-    }
-    let own = |i: &usize| fps.furniture.binary_search(&sketches.sketch[*i]).is_err();
-    let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
-    only(sketches, &at, kept)
-}
-
 /// The key of a page's URL host ([`crate::text::cites::host_key`]), if it has one.
 fn page_host(d: &Document) -> Option<u64> {
     d.url.as_deref().and_then(crate::text::cites::host_key)
-}
-
-/// Room for the sentences [`as_compared`] keeps of a page and of a candidate.
-#[derive(Default)]
-pub(super) struct Kept {
-    furniture: (Vec<u32>, Vec<u8>),
-    template: (Vec<u32>, Vec<u8>),
-    own: (Vec<u32>, Vec<u8>),
-}
-
-/// Page `fps` and a candidate's `sketches` (the stored page of `url`, whose site's template is
-/// `template`: [`crate::store::schema::DocRecord::template`]) as they are compared: the
-/// candidate without the page's furniture ([`without_furniture`]); for pages of two hosts,
-/// the candidate without its template's sentences the page lacks (stores with
-/// `site_templates`) and the page without the sentences its host showed before that the
-/// candidate lacks ([`without_host_seen`]).
-pub(super) fn as_compared<'a>(
-    opts: &crate::options::Options,
-    fps: &'a Fingerprints,
-    sketches: Sketches<'a>,
-    (url, template): (Option<&str>, &'a [u32]),
-    kept: &'a mut Kept,
-) -> (Sketches<'a>, Sketches<'a>) {
-    let Kept {
-        furniture,
-        template: theirs,
-        own,
-    } = kept;
-    let sketches = without_furniture(fps, sketches, furniture);
-    let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
-    // The candidate's URL is read only for a page with a host.
-    let other_host = mine.is_some_and(|a| {
-        url.and_then(crate::text::cites::host_key)
-            .is_some_and(|b| a != b)
-    });
-    if !other_host {
-        return (fps.sketches(), sketches);
-    }
-    let sketches = if opts.site_templates {
-        without_template(sketches, template, &fps.sketch, theirs)
-    } else {
-        sketches
-    };
-    (without_host_seen(fps, Some(sketches.sketch), own), sketches)
-}
-
-/// A page's `sketches` as a page of another host, whose sentence sketch is `other`, compares
-/// them: without the sentences of its site's `template` (the lines its host showed before it,
-/// not yet furniture then) that `other` lacks, unless that leaves out more than half of them.
-/// For a stored page, from what its record keeps; for the page being compared, from its
-/// [`Fingerprints::host_seen`] ([`without_host_seen`]). `kept` holds what is kept.
-fn without_template<'a>(
-    sketches: Sketches<'a>,
-    template: &[u32],
-    other: &[u32],
-    kept: &'a mut (Vec<u32>, Vec<u8>),
-) -> Sketches<'a> {
-    if template.is_empty() {
-        return sketches;
-    }
-    let own = |i: &usize| {
-        let h = sketches.sketch[*i];
-        template.binary_search(&h).is_err() || other.binary_search(&h).is_ok()
-    };
-    let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
-    if 2 * at.len() < sketches.sketch.len() {
-        return sketches;
-    }
-    only(sketches, &at, kept)
-}
-
-/// Page `fps`'s sketches as a page of another host, whose sentence sketch is `other`,
-/// compares them (None: a page of the same host, which compares them whole): without the
-/// sentences of the lines its host showed before ([`Fingerprints::host_seen`]: its site's
-/// template, not yet seen in enough clusters to be its furniture) that `other` lacks, unless
-/// that leaves out more than half of them. A line of its site's template can only make a
-/// copy on another site look less like it; the sentences the two share count whatever the
-/// host showed. `kept` holds what is kept.
-pub(super) fn without_host_seen<'a>(
-    fps: &'a Fingerprints,
-    other: Option<&[u32]>,
-    kept: &'a mut (Vec<u32>, Vec<u8>),
-) -> Sketches<'a> {
-    match (&fps.host_seen, other) {
-        (Some((_, seen)), Some(other)) => without_template(fps.sketches(), seen, other, kept),
-        _ => fps.sketches(),
-    }
-}
-
-/// `sketches` with only the sentences at `at` (and their places, where kept); `sketches`
-/// themselves when that is all of them. `kept` holds what is kept.
-fn only<'a>(
-    sketches: Sketches<'a>,
-    at: &[usize],
-    kept: &'a mut (Vec<u32>, Vec<u8>),
-) -> Sketches<'a> {
-    if at.len() == sketches.sketch.len() {
-        return sketches;
-    }
-    kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
-    kept.1 = if sketches.order.len() == sketches.sketch.len() {
-        at.iter().map(|&i| sketches.order[i]).collect()
-    } else {
-        sketches.order.to_vec()
-    };
-    let kept: &'a (Vec<u32>, Vec<u8>) = kept;
-    Sketches {
-        sketch: &kept.0,
-        order: &kept.1,
-        ..sketches
-    }
 }

@@ -80,9 +80,9 @@ impl Checked {
         weights: &[f32],
         (url, template): (Option<&str>, &[u32]),
     ) -> Checked {
-        let mut bufs = super::furniture::Kept::default();
+        let mut bufs = super::compared::Kept::default();
         let (doc, sketches) =
-            super::furniture::as_compared(opts, fps, sketches, (url, template), &mut bufs);
+            super::compared::as_compared(opts, fps, sketches, (url, template), &mut bufs);
         let (overlap, sentences, resemblance) =
             crate::fingerprint::similarity_parts(opts, doc, sketches);
         // The shape is read only for a verified link (no other can join).

@@ -31,6 +31,7 @@
 mod batch;
 mod batch_lookup;
 mod clusters;
+mod compared;
 mod counters;
 mod furniture;
 mod heavy;
@@ -76,6 +77,11 @@ use crate::store::{Batch, Cf, Staged, Store};
 
 /// Staged keys above which [`Fpdb::ingest`] commits to the store without waiting for a sync.
 pub const AUTO_COMMIT_KEYS: usize = 1 << 20;
+
+/// Documents per batch of `fpdb ingest` (its `--batch-size`) and of `fpdb eval`. A batch's
+/// pages learn their site's furniture from each other ([`crate::Options::batch_furniture`]);
+/// every other rule decides a batch as one document at a time.
+pub const BATCH_DOCS: usize = 1024;
 
 /// Most matches reported (and stored) per document.
 pub const MAX_MATCHES: usize = 20;

@@ -78,7 +78,7 @@ pub struct Fingerprints {
     /// The page's host ([`text::cites::host_key`]) and the sentence sketch of its lines that
     /// the host showed on an earlier page and that are not its furniture yet (stores with
     /// `furniture`; sorted; never serialized): compared with a page of another host, those
-    /// the other page lacks are not counted (`engine/furniture.rs`, `as_compared`); stores
+    /// the other page lacks are not counted (`engine/compared.rs`, `as_compared`); stores
     /// with `site_templates` keep them in the page's record (its `template`).
     #[serde(skip)]
     pub host_seen: Option<(u64, Vec<u32>)>,

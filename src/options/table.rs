@@ -163,6 +163,13 @@ macro_rules! for_each_setting {
             /// unless that leaves out more than half of its sentences (stores made before this
             /// setting: off, and a stored page is compared whole). Needs `furniture`.
             site_templates: bool = true, older (false), since 14, set flag;
+            /// A site's furniture as one ingest batch shows it: a line that three pages of one
+            /// host in the batch show, each with 100 letters and digits of lines that no other
+            /// page of its host in the batch shows, is furniture for every page of the batch
+            /// (and stored as furniture), whatever their order within it and whatever the store
+            /// has seen (stores made before this setting: off, and a site's furniture is known
+            /// only as the pages before a page made it so). Needs `furniture`.
+            batch_furniture: bool = true, older (false), since 15, set flag;
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

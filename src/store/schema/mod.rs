@@ -136,6 +136,9 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// its own page, and its article a standfirst before them) and sites' templates
 /// (`site_templates`: version 8 document records keep the sentences of their site's
 /// template, left out against a page of another host).
+/// 15: format 14 plus a site's furniture as one ingest batch shows it (`batch_furniture`: a
+/// line three pages of one host in a batch show, each with text of its own, is furniture for
+/// every page of the batch).
 pub fn format_value() -> Vec<u8> {
     format_value_of(FormatVersion::CURRENT)
 }

@@ -42,11 +42,18 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.furniture);
     assert!(!legacy.page_teasers);
     assert!(!legacy.site_templates);
+    assert!(!legacy.batch_furniture);
+    // The format 14 defaults (no furniture learned from a batch's pages together).
+    let rules14 = Options {
+        batch_furniture: false,
+        ..Options::default()
+    };
+    assert_eq!(format_for(&rules14), format_value_of(FormatVersion(14)));
     // The format 13 defaults (no teasers on pages, no sites' templates); either makes 14.
     let rules13 = Options {
         page_teasers: false,
         site_templates: false,
-        ..Options::default()
+        ..rules14
     };
     for one in [
         Options {
@@ -58,7 +65,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
             ..rules13.clone()
         },
     ] {
-        assert_eq!(format_for(&one), format_value());
+        assert_eq!(format_for(&one), format_value_of(FormatVersion(14)));
     }
     assert_eq!(format_for(&rules13), format_value_of(FormatVersion(13)));
     // The format 12 defaults (no furniture either).
@@ -185,7 +192,9 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.page_teasers || opts.site_templates {
+    FormatVersion(if opts.batch_furniture {
+        15
+    } else if opts.page_teasers || opts.site_templates {
         14
     } else if opts.furniture {
         13
@@ -216,7 +225,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 12),
+        flags in proptest::collection::vec(proptest::bool::ANY, 13),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -240,6 +249,7 @@ proptest::proptest! {
             furniture: flags[7],
             page_teasers: flags[8],
             site_templates: flags[9],
+            batch_furniture: flags[12],
             tight_clusters: flags[10],
             t2s: flags[11],
             reflow: flags[11],
