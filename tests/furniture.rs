@@ -258,6 +258,44 @@ fn a_batchs_pages_learn_their_sites_furniture_together() {
     );
 }
 
+/// With `batch_furniture`, a batch looked up while the one before it was decided (against
+/// the store without that one) decides as one looked up after: the lines the batch before
+/// counted in a cluster are still the batch's furniture. Batches of three: two pages of site
+/// B and the first article of site A, then three short articles of site A, whose lines the
+/// first batch counted in one cluster and the second marks as furniture.
+#[test]
+fn a_batchs_furniture_is_the_same_looked_up_ahead_or_not() {
+    let mut rng = Rng(0xf0e4_1708_0000_0021);
+    let mut apart = 0;
+    let rounds = 6;
+    for r in 0..rounds {
+        let (fa, fb) = (furniture(&mut rng), furniture(&mut rng));
+        let mut body = || loop {
+            let b = common::paragraphs(&mut rng, 2);
+            if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
+                break b;
+            }
+        };
+        let docs = vec![
+            page("b0", "b.example", &fb, &body()),
+            page("b1", "b.example", &fb, &body()),
+            page("a0", "a.example", &fa, &body()),
+            page("a1", "a.example", &fa, &body()),
+            page("a2", "a.example", &fa, &body()),
+            page("a3", "a.example", &fa, &body()),
+        ];
+        let after = clusters(Settings::default(), &docs, Some((3, false)));
+        assert_eq!(
+            clusters(Settings::default(), &docs, Some((3, true))),
+            after,
+            "round {r}"
+        );
+        apart += usize::from((1..4).all(|i| after[&format!("a{i}")] != after["a0"]));
+    }
+    // The second batch's articles are apart from the first's, which holds the furniture.
+    assert_eq!(apart, rounds);
+}
+
 /// Clusters as sets of ids (whatever their ids, which follow the order of ingest).
 fn partition(c: &BTreeMap<String, u64>) -> Vec<Vec<String>> {
     let mut by: BTreeMap<u64, Vec<String>> = BTreeMap::new();

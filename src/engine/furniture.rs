@@ -108,12 +108,18 @@ impl PageLines {
     }
 
     /// What `written` (a batch's earlier documents) says of these lines, over what the store
-    /// said before the batch.
+    /// said before the batch. A line that is furniture, or furniture of the batch
+    /// ([`Seen::Batch`]), stays so: what the batch before wrote of it (when this batch was
+    /// looked up before that one was committed) is what the store would have said, and the
+    /// batch marks it whatever the store says.
     pub(super) fn update(&mut self, written: &SeenInBatch) {
         if written.is_empty() {
             return;
         }
         for (k, s, _) in &mut self.lines {
+            if matches!(s, Seen::Furniture | Seen::Batch) {
+                continue;
+            }
             if let Some(w) = written.get(&(self.host, *k)) {
                 s.clone_from(w);
             }
