@@ -242,13 +242,12 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
         .collect())
 }
 
-/// Ingest `docs` (with precomputed full fingerprints) into a fresh in-memory store configured
-/// by `settings`, then score `pairs`, and every pair of a cluster where `articles` (id →
-/// article shown) is not empty.
+/// Ingest `docs` (with precomputed full fingerprints `fps`) in batches of `batch` documents
+/// into a fresh in-memory store configured by `settings`, as `fpdb ingest` does, then score
+/// `pairs`, and every pair of a cluster where `articles` (id → article shown) is not empty.
 pub fn evaluate(
     name: &str,
-    docs: &[Document],
-    fps: &[Fingerprints],
+    (docs, fps, batch): (&[Document], &[Fingerprints], usize),
     pairs: &[LabeledPair],
     articles: &HashMap<String, String>,
     settings: &Settings,
@@ -259,7 +258,8 @@ pub fn evaluate(
     let (use_ns, use_sim) = (db.options().nshash, db.options().simhash);
     let use_minhash = db.options().minhash_bands > 0;
     let mut sid: HashMap<&str, u64> = HashMap::new();
-    let mut chunk = Vec::with_capacity(crate::BATCH_DOCS);
+    let batch = batch.max(1);
+    let mut chunk = Vec::with_capacity(batch);
     for (d, fp) in docs.iter().zip(fps) {
         let mut fp = fp.clone();
         if !use_ns {
@@ -276,7 +276,7 @@ pub fn evaluate(
         fp.keys
             .retain(|&k| algos.iter().any(|a| crate::fingerprint::keys::owns(a, k)));
         chunk.push((d, fp));
-        if chunk.len() == crate::BATCH_DOCS {
+        if chunk.len() == batch {
             ingest_chunk(&mut db, std::mem::take(&mut chunk))?;
         }
     }

@@ -296,6 +296,48 @@ fn a_batchs_furniture_is_the_same_looked_up_ahead_or_not() {
     assert_eq!(apart, rounds);
 }
 
+/// `fpdb eval` ingests in batches as `ingest` does (`--batch-size`, 1,024 by default): a
+/// new site's first short articles are told apart in one batch; in batches of one document
+/// it judges as with the rule off, and the first two merge in some rounds.
+#[test]
+fn eval_judges_in_batches_as_ingest_does() {
+    let mut rng = Rng(0xf0e4_1708_0000_0022);
+    let dir = tempfile::tempdir().unwrap();
+    let mut missed_one_at_a_time = 0;
+    for r in 0..4 {
+        let fa = furniture(&mut rng);
+        let docs: Vec<Document> = (0..4)
+            .map(|i| loop {
+                let b = common::paragraphs(&mut rng, 2);
+                if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
+                    break page(&format!("s{i}"), "a.example", &fa, &b);
+                }
+            })
+            .collect();
+        let corpus: Vec<String> = docs.iter().map(|d| page_json(d).to_string()).collect();
+        std::fs::write(dir.path().join("c.jsonl"), corpus.join("\n") + "\n").unwrap();
+        std::fs::write(
+            dir.path().join("p.tsv"),
+            "id_a\tid_b\tlabel\tkind\ns0\ts1\t0\tother\ns1\ts2\t0\tother\ns2\ts3\t0\tother\n",
+        )
+        .unwrap();
+        let fp = |extra: &[&str]| -> u64 {
+            let base = [
+                "eval", "--corpus", "c.jsonl", "--pairs", "p.tsv", "--algo", "default", "--json",
+            ];
+            let o = common::run(dir.path(), &[&base[..], extra].concat());
+            assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+            let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+            v[0]["fp"].as_u64().unwrap()
+        };
+        assert_eq!(fp(&[]), 0, "round {r}");
+        let one = fp(&["--batch-size", "1"]);
+        assert_eq!(one, fp(&["--batch-furniture", "false"]), "round {r}");
+        missed_one_at_a_time += one;
+    }
+    assert!(missed_one_at_a_time > 0);
+}
+
 /// Clusters as sets of ids (whatever their ids, which follow the order of ingest).
 fn partition(c: &BTreeMap<String, u64>) -> Vec<Vec<String>> {
     let mut by: BTreeMap<u64, Vec<String>> = BTreeMap::new();

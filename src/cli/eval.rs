@@ -44,6 +44,10 @@ pub(super) struct EvalArgs {
     /// Machine-readable JSON on stdout
     #[arg(long)]
     pub(super) json: bool,
+    /// Documents per batch, as `ingest --batch-size` (the pages of one batch learn their
+    /// sites' furniture together: --batch-furniture)
+    #[arg(long, default_value_t = fpdb::BATCH_DOCS, value_parser = clap::value_parser!(u64).range(1..).map(|n| usize::try_from(n).unwrap_or(usize::MAX)))]
+    pub(super) batch_size: usize,
     #[command(flatten)]
     pub(super) input: InputArgs,
     #[command(flatten)]
@@ -100,7 +104,11 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     for algo in algos {
         let (name, s) = configuration(algo, &base);
         reports.push(fpdb::eval::evaluate(
-            name, &docs, &fps, &pairs, &articles, &s,
+            name,
+            (&docs, &fps, a.batch_size),
+            &pairs,
+            &articles,
+            &s,
         )?);
     }
     if a.json {
