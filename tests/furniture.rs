@@ -151,15 +151,7 @@ fn a_site_whose_first_articles_merge_on_its_furniture_still_learns_it() {
     let mut first_merged = 0;
     for r in 0..rounds {
         let f = furniture(&mut rng);
-        // Each over `NEW_TEXT_CHARS` (100) letters: a short article, not an edit.
-        let bodies: Vec<Vec<String>> = (0..6)
-            .map(|_| loop {
-                let b = common::paragraphs(&mut rng, 2);
-                if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
-                    break b;
-                }
-            })
-            .collect();
+        let bodies: Vec<Vec<String>> = (0..6).map(|_| short_article(&mut rng)).collect();
         let mut docs: Vec<Document> = bodies
             .iter()
             .enumerate()
@@ -198,13 +190,7 @@ fn a_batchs_pages_learn_their_sites_furniture_together() {
     let mut first_merged_without = 0;
     for r in 0..rounds {
         let (fa, fb) = (furniture(&mut rng), furniture(&mut rng));
-        // Each over `NEW_TEXT_CHARS` (100) letters: a short article of its own.
-        let mut body = || loop {
-            let b = common::paragraphs(&mut rng, 2);
-            if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
-                break b;
-            }
-        };
+        let mut body = || short_article(&mut rng);
         let bodies: Vec<Vec<String>> = (0..4).map(|_| body()).collect();
         let mut docs: Vec<Document> = bodies
             .iter()
@@ -270,12 +256,7 @@ fn a_batchs_furniture_is_the_same_looked_up_ahead_or_not() {
     let rounds = 6;
     for r in 0..rounds {
         let (fa, fb) = (furniture(&mut rng), furniture(&mut rng));
-        let mut body = || loop {
-            let b = common::paragraphs(&mut rng, 2);
-            if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
-                break b;
-            }
-        };
+        let mut body = || short_article(&mut rng);
         let docs = vec![
             page("b0", "b.example", &fb, &body()),
             page("b1", "b.example", &fb, &body()),
@@ -307,12 +288,7 @@ fn eval_judges_in_batches_as_ingest_does() {
     for r in 0..4 {
         let fa = furniture(&mut rng);
         let docs: Vec<Document> = (0..4)
-            .map(|i| loop {
-                let b = common::paragraphs(&mut rng, 2);
-                if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
-                    break page(&format!("s{i}"), "a.example", &fa, &b);
-                }
-            })
+            .map(|i| page(&format!("s{i}"), "a.example", &fa, &short_article(&mut rng)))
             .collect();
         let corpus: Vec<String> = docs.iter().map(|d| page_json(d).to_string()).collect();
         std::fs::write(dir.path().join("c.jsonl"), corpus.join("\n") + "\n").unwrap();
@@ -336,6 +312,17 @@ fn eval_judges_in_batches_as_ingest_does() {
         missed_one_at_a_time += one;
     }
     assert!(missed_one_at_a_time > 0);
+}
+
+/// A short article of two paragraphs, over `NEW_TEXT_CHARS` (100) letters: an article of
+/// its own, not an edit.
+fn short_article(rng: &mut Rng) -> Vec<String> {
+    loop {
+        let b = common::paragraphs(rng, 2);
+        if b.iter().map(|p| p.chars().count()).sum::<usize>() >= 120 {
+            return b;
+        }
+    }
 }
 
 /// Clusters as sets of ids (whatever their ids, which follow the order of ingest).
