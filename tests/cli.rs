@@ -548,6 +548,20 @@ fn eval_on_the_sample_pairs_finds_the_labeled_duplicates() {
     let out = stdout(&eval(&["--algo", "simhash", "--errors", "2"]));
     assert!(out.contains("wrongly judged (2 of "), "{out}");
     assert_eq!(out.matches("    missed ").count(), 2, "{out}");
+    // A batch size of none, or not a number, is refused before anything is read.
+    for bad in ["--batch-size=0", "--batch-size=-3", "--batch-size=many"] {
+        let o = eval(&[bad]);
+        assert_eq!(code(&o), 2, "{bad}");
+        assert!(stderr(&o).contains("--batch-size"), "{bad}: {}", stderr(&o));
+    }
+    // Batches of one document judge the sample as batches of 1,024 do (its documents have no
+    // URLs: only a batch's pages learn from each other).
+    let json = |extra: &[&str]| {
+        stdout(&eval(
+            &[&["--json", "--algo", "default"][..], extra].concat(),
+        ))
+    };
+    assert_eq!(json(&["--batch-size", "1"]), json(&[]));
 }
 
 /// `explain` reads a file as `ingest` does: a gzipped page gives its main text, and the same
