@@ -314,6 +314,38 @@ fn eval_judges_in_batches_as_ingest_does() {
     assert!(missed_one_at_a_time > 0);
 }
 
+/// A handle with `set_batch_furniture(false)` (`fpdb serve`'s) decides a batch of pages as
+/// one at a time does, in a store with `batch_furniture`.
+#[test]
+fn a_handle_can_decide_its_batches_one_at_a_time() {
+    let mut rng = Rng(0xf0e4_1708_0000_0023);
+    let mut differ = 0;
+    for r in 0..6 {
+        let fa = furniture(&mut rng);
+        let docs: Vec<Document> = (0..4)
+            .map(|i| page(&format!("s{i}"), "a.example", &fa, &short_article(&mut rng)))
+            .collect();
+        let one = clusters(Settings::default(), &docs, None);
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        db.set_batch_furniture(false);
+        common::ingest_ahead(
+            &mut db,
+            &[&docs[..]],
+            OnExisting::Skip,
+            &mut |_| false,
+            &mut |_, _| {},
+        );
+        let c: BTreeMap<String, u64> = common::export_outcomes(&db)
+            .into_iter()
+            .map(|o| (o.id, o.similar_id.unwrap()))
+            .collect();
+        assert_eq!(c, one, "round {r}");
+        differ += usize::from(clusters(Settings::default(), &docs, Some((4, false))) != one);
+    }
+    // The case is one the batch's furniture decides otherwise.
+    assert!(differ > 0);
+}
+
 /// A short article of two paragraphs, over `NEW_TEXT_CHARS` (100) letters: an article of
 /// its own, not an edit.
 fn short_article(rng: &mut Rng) -> Vec<String> {

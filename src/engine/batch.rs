@@ -86,6 +86,15 @@ enum NextLooked {
 pub type NextBatch<'n> = Option<(Vec<&'n Document>, Vec<Fingerprints>)>;
 
 impl Fpdb {
+    /// Whether this handle's batches learn their pages' sites' furniture together (on by
+    /// default, in stores with [`crate::Options::batch_furniture`]). Off, each batch decides
+    /// as one document at a time would: for a caller whose batches are not the user's (`fpdb
+    /// serve` cuts its writes into batches by the time each holds the store, so with it on
+    /// the decisions would follow the timing).
+    pub fn set_batch_furniture(&mut self, on: bool) {
+        self.batch_pages = on;
+    }
+
     /// Ingest `docs` (each with its fingerprints from [`Fpdb::fingerprint`]) in order, with the
     /// result of calling [`Fpdb::ingest`] on each in turn, and commit them (not synced: call
     /// [`Fpdb::sync`] to make them durable).

@@ -185,6 +185,7 @@ impl Fpdb {
             applying: None,
             view: None,
             last_batch: None,
+            batch_pages: self.batch_pages,
         })
     }
 
@@ -270,7 +271,7 @@ impl Fpdb {
                 .par_iter()
                 .map(|(doc, _)| self.page_lines(doc))
                 .collect();
-            if self.opts.batch_furniture {
+            if self.opts.batch_furniture && self.batch_pages {
                 let mut pages: Vec<&mut PageLines> = lines
                     .iter_mut()
                     .filter_map(|l| l.as_mut().ok()?.as_mut())

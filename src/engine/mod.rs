@@ -119,6 +119,9 @@ pub struct Fpdb {
     view: Option<Box<Fpdb>>,
     /// What the last batch decided, when the next was looked up before it was committed.
     last_batch: Option<batch::LastBatch>,
+    /// Whether a batch's pages learn their sites' furniture together, where the store has
+    /// `batch_furniture` ([`Fpdb::set_batch_furniture`]).
+    batch_pages: bool,
     /// Documents read into the presence filter at open: it was saved before they were
     /// written ([`Fpdb::memory_filter_caught_up`]).
     filter_caught_up: Option<u64>,

@@ -125,6 +125,7 @@ impl Fpdb {
             applying: None,
             view: None,
             last_batch: None,
+            batch_pages: true,
             store,
             opts,
             perms,

@@ -139,12 +139,15 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(listen))
         .with_context(|| format!("cannot listen on {listen}"))?;
-    let db = Fpdb::builder()
+    let mut db = Fpdb::builder()
         .settings(settings)
         .create(true)
         .cache_bytes((a.cache_mib as usize) << 20)
         .presence_filters(a.memory_filters)
         .open(path)?;
+    // The writer cuts what clients send into batches by the time each holds the store: its
+    // pages are decided as one at a time, whatever the timing.
+    db.set_batch_furniture(false);
     if let (Some(n @ 1..), false) = (db.memory_filter_caught_up(), quiet) {
         eprintln!(
             "fpdb: presence filter brought up to date: {n} document(s) written since it was saved read into it"
