@@ -49,10 +49,27 @@ fn clusters(
             assert_eq!(db.batches_looked_up_ahead(), looked_ahead as u64);
         }
     }
-    common::export_outcomes(&db)
+    by_id(&db)
+}
+
+/// Each stored document's cluster, by id.
+fn by_id(db: &Fpdb) -> BTreeMap<String, u64> {
+    common::export_outcomes(db)
         .into_iter()
         .map(|o| (o.id, o.similar_id.unwrap()))
         .collect()
+}
+
+/// `docs` ingested into `db` as one batch, not looked up ahead; their clusters by id.
+fn one_batch(db: &mut Fpdb, docs: &[Document]) -> BTreeMap<String, u64> {
+    common::ingest_ahead(
+        db,
+        &[docs],
+        OnExisting::Skip,
+        &mut |_| false,
+        &mut |_, _| {},
+    );
+    by_id(db)
 }
 
 /// The defaults but a site's furniture learned from a batch's pages together
@@ -212,17 +229,7 @@ fn a_batchs_pages_learn_their_sites_furniture_together() {
                 _ => order.rotate_left(4),
             }
             let mut db = Fpdb::builder().open_in_memory().unwrap();
-            common::ingest_ahead(
-                &mut db,
-                &[&order[..]],
-                OnExisting::Skip,
-                &mut |_| false,
-                &mut |_, _| {},
-            );
-            let c: BTreeMap<String, u64> = common::export_outcomes(&db)
-                .into_iter()
-                .map(|o| (o.id, o.similar_id.unwrap()))
-                .collect();
+            let c = one_batch(&mut db, &order);
             for i in 1..4 {
                 for j in 0..i {
                     assert_ne!(c[&format!("s{i}")], c[&format!("s{j}")], "round {r}: {c:?}");
@@ -328,18 +335,7 @@ fn a_handle_can_decide_its_batches_one_at_a_time() {
         let one = clusters(Settings::default(), &docs, None);
         let mut db = Fpdb::builder().open_in_memory().unwrap();
         db.set_batch_furniture(false);
-        common::ingest_ahead(
-            &mut db,
-            &[&docs[..]],
-            OnExisting::Skip,
-            &mut |_| false,
-            &mut |_, _| {},
-        );
-        let c: BTreeMap<String, u64> = common::export_outcomes(&db)
-            .into_iter()
-            .map(|o| (o.id, o.similar_id.unwrap()))
-            .collect();
-        assert_eq!(c, one, "round {r}");
+        assert_eq!(one_batch(&mut db, &docs), one, "round {r}");
         differ += usize::from(clusters(Settings::default(), &docs, Some((4, false))) != one);
     }
     // The case is one the batch's furniture decides otherwise.
