@@ -204,12 +204,13 @@ if [ -f "$bench/ground-truth.json" ]; then
   "$fpdb" eval --corpus "$work/pages/corpus.jsonl" --pairs "$work/pages/pairs.tsv" --json 2>/dev/null > "$work/pages.json"
   per_kind "$work/pages.json"
   # A site's furniture is learned as its pages arrive: the set in its own order and shuffled
-  # (seeds 1 to 5), with the rule and without it (`--furniture false`).
+  # (seeds 1 to 5), with the rule and without it (`--furniture false`); every pair of pages in
+  # one cluster judged by the article each shows (`--articles`).
   echo
-  echo "### Pages in other orders: the defaults and \`--furniture false\` (P / R / F1)"
+  echo "### Pages in other orders: the defaults and \`--furniture false\` (P / R / F1; pairs of pages in one cluster that show different articles; pairs of one article in one cluster, of all)"
   echo
-  echo "| order | defaults | --furniture false |"
-  echo "|---|---|---|"
+  echo "| order | defaults | different | found | --furniture false | different | found |"
+  echo "|---|---|---:|---:|---|---:|---:|"
   for seed in 0 1 2 3 4 5; do
     corpus="$work/pages/corpus.jsonl"
     if [ "$seed" != 0 ]; then
@@ -222,8 +223,8 @@ open(sys.argv[3], "w", encoding="utf-8").writelines(lines)' "$work/pages/corpus.
     cells=()
     for flags in "" "--furniture false"; do
       # shellcheck disable=SC2086
-      "$fpdb" eval --corpus "$corpus" --pairs "$work/pages/pairs.tsv" --json --algo default $flags 2>/dev/null > "$work/pages-order.json"
-      cells+=("$(prf "$work/pages-order.json")")
+      "$fpdb" eval --corpus "$corpus" --pairs "$work/pages/pairs.tsv" --articles "$work/pages/articles.tsv" --json --algo default $flags 2>/dev/null > "$work/pages-order.json"
+      cells+=("$(prf "$work/pages-order.json") | $(clusters_cells "$work/pages-order.json" | cut -d'|' -f2- | sed 's/^ //')")
     done
     label="shuffled, seed $seed"
     [ "$seed" = 0 ] && label="as generated"

@@ -1,8 +1,10 @@
 //! A labeled dev set of crawled pages, made from real pages: the articles of the extraction
 //! benchmark (`../shared/data/extraction`) moved between the real templates of its sites.
 //!
-//! `page_set BENCH_DIR OUT_DIR [SEED]` writes `OUT_DIR/corpus.jsonl` (`{"id", "url", "html"}`)
-//! and `OUT_DIR/pairs.tsv` (`id_a id_b label kind`), the format of `../shared/data/dev`.
+//! `page_set BENCH_DIR OUT_DIR [SEED]` writes `OUT_DIR/corpus.jsonl` (`{"id", "url", "html"}`),
+//! `OUT_DIR/pairs.tsv` (`id_a id_b label kind`), the format of `../shared/data/dev`, and
+//! `OUT_DIR/articles.tsv` (`id article`: which article each page shows, whole or cut short,
+//! for `fpdb eval --articles`, which judges every pair of pages in one cluster).
 //!
 //! A page's article is found by its people-marked body (`ground-truth.json`): its `<p>`
 //! elements whose text is part of that body. Another article is put in its place by replacing
@@ -45,13 +47,15 @@ fn main() {
     let mut rng = Rng(seed.max(1));
     let mut corpus: Vec<serde_json::Value> = Vec::new();
     let mut pairs = String::from("id_a\tid_b\tlabel\tkind\n");
-    let add = |id: String, url: &str, html: String, corpus: &mut Vec<serde_json::Value>| {
+    let mut shown = String::from("id\tarticle\n");
+    let mut add = |id: String, url: &str, html: String, article: &str, corpus: &mut Vec<_>| {
         corpus.push(serde_json::json!({"id": id, "url": url, "html": html}));
+        let _ = writeln!(shown, "{id}\t{article}");
         id
     };
     let n = pages.len();
     for (i, p) in pages.iter().enumerate() {
-        let orig = add(p.key.clone(), &p.url, p.html.clone(), &mut corpus);
+        let orig = add(p.key.clone(), &p.url, p.html.clone(), &p.key, &mut corpus);
         let other = |rng: &mut Rng| (i + 1 + rng.below(n - 1)) % n;
         match i % 3 {
             0 => {
@@ -61,6 +65,7 @@ fn main() {
                     format!("{}-other", p.key),
                     &format!("{}?other", p.url),
                     with_article(p, &q.body, ""),
+                    &q.key,
                     &mut corpus,
                 );
                 let _ = writeln!(pairs, "{orig}\t{id}\t0\tother_article_same_site");
@@ -70,6 +75,7 @@ fn main() {
                     format!("{}-at-{}", p.key, &u.key[..8]),
                     &format!("https://{}/copy/{}", host(&u.url), &p.key[..8]),
                     with_article(u, &p.body, ""),
+                    &p.key,
                     &mut corpus,
                 );
                 let _ = writeln!(pairs, "{orig}\t{id}\t1\tsame_article_other_site");
@@ -82,12 +88,14 @@ fn main() {
                     format!("{}-short-a", p.key),
                     &format!("{}?a", p.url),
                     with_article(p, &short(&q.body, want), ""),
+                    &q.key,
                     &mut corpus,
                 );
                 let b = add(
                     format!("{}-short-b", p.key),
                     &format!("{}?b", p.url),
                     with_article(p, &short(&r.body, want), ""),
+                    &r.key,
                     &mut corpus,
                 );
                 if q.key != r.key {
@@ -98,6 +106,7 @@ fn main() {
                     format!("{}-short-at-{}", p.key, &u.key[..8]),
                     &format!("https://{}/copy/{}", host(&u.url), &q.key[..8]),
                     with_article(u, &short(&q.body, want), ""),
+                    &q.key,
                     &mut corpus,
                 );
                 if host(&u.url) != host(&p.url) {
@@ -120,6 +129,7 @@ fn main() {
                     format!("{}-later", p.key),
                     &format!("{}?later", p.url),
                     later(&with_article(&repost, &body, "")),
+                    &p.key,
                     &mut corpus,
                 );
                 let _ = writeln!(pairs, "{orig}\t{id}\t1\trepost_other_day");
@@ -132,6 +142,7 @@ fn main() {
                         &p.body[..half],
                         &format!("<p><a href=\"{}\">Read more</a></p>", p.url),
                     ),
+                    &p.key,
                     &mut corpus,
                 );
                 let _ = writeln!(pairs, "{orig}\t{id}\t1\tteaser");
@@ -146,5 +157,6 @@ fn main() {
     }
     std::fs::write(format!("{out}/corpus.jsonl"), lines).expect("corpus.jsonl");
     std::fs::write(format!("{out}/pairs.tsv"), pairs).expect("pairs.tsv");
+    std::fs::write(format!("{out}/articles.tsv"), shown).expect("articles.tsv");
     eprintln!("{} documents", corpus.len());
 }
