@@ -24,11 +24,12 @@ import subprocess
 import urllib.parse
 import sys
 
-# The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 15).
+# The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 16).
 # Not `--site-templates false`: each set is one ingest batch, whose pages learn their sites'
 # furniture together (`--batch-furniture`), and switching it off changes no pair of the pages
 # and sites sets; tests/furniture.rs checks it on pages ingested one at a time.
 RULES = [
+    "--same-site-templates false",
     "--batch-furniture false",
     "--page-teasers false",
     "--furniture false",
@@ -48,7 +49,7 @@ RULES = [
 
 # Rules that decide a pair by what the store learned from its hosts' other pages: the pages of
 # the hosts of a pair such a rule decides are kept whole (in the corpus's order).
-HOST_RULES = ("--batch-furniture false",)
+HOST_RULES = ("--same-site-templates false", "--batch-furniture false")
 
 
 def evaluate(fpdb, corpus, pairs, flags="", articles=None):

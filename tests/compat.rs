@@ -201,15 +201,16 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 15; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 16; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
 /// document records, without the sentences' order), format 7 (no template figures:
 /// version 4 document records, without figures), format 8 (no originals), format 9 (no
 /// digests), format 10 (no teasers), format 11 (no reordered lines), format 12 (no
-/// furniture), format 13 (no teasers on pages, no sites' templates) and format 14 (no
-/// furniture learned from a batch's pages together).
+/// furniture), format 13 (no teasers on pages, no sites' templates), format 14 (no
+/// furniture learned from a batch's pages together) and format 15 (pages of one host
+/// compared whole).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -240,6 +241,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -266,6 +268,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -311,6 +314,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             page_teasers: Some(false),
             site_templates: Some(false),
             batch_furniture: Some(false),
+            same_site_templates: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -328,6 +332,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -352,6 +357,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -371,6 +377,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -383,7 +390,21 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         },
     );
     let settings = fpdb::Settings {
+        same_site_templates: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("fifteen"),
+        settings,
+        &docs,
+        FormatVersion(15),
+        |db| {
+            assert!(db.options().batch_furniture && !db.options().same_site_templates);
+        },
+    );
+    let settings = fpdb::Settings {
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -399,6 +420,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -416,6 +438,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -433,6 +456,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -451,6 +475,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         page_teasers: Some(false),
         site_templates: Some(false),
         batch_furniture: Some(false),
+        same_site_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -466,6 +491,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     assert!(db.options().originals && db.options().digests && db.options().teasers);
     assert!(db.options().reordered_lines && db.options().furniture && db.options().page_teasers);
     assert!(db.options().site_templates && db.options().batch_furniture);
+    assert!(db.options().same_site_templates);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
@@ -499,7 +525,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 15"), "{expected}");
+            assert!(expected.contains("format 16"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

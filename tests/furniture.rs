@@ -4,8 +4,9 @@
 //! furniture was known is still found by its repost, a batch decides as one-at-a-time ingest
 //! does but for the furniture its pages show together (`batch_furniture`), and without the
 //! rule (or without a URL) pages are read whole. A page's template lines
-//! seen before do not hide a copy on another site, in ingest, `explain` and removals, and
-//! a stored page's template does not either (`site_templates`).
+//! seen before do not hide a copy on another site, in ingest, `explain` and removals, nor on
+//! its own site (`same_site_templates`), and a stored page's template does not either
+//! (`site_templates`).
 //!
 //! Over 600 lines: one scenario per rule of a site's furniture and template, each on pages
 //! built for it.
@@ -633,10 +634,15 @@ fn batches_agree(docs: &[Document], c: &BTreeMap<String, u64>) {
 /// A short article (two paragraphs of two sentences) bare on site A, and two pages of site
 /// B under three lines of its template ([`under`]): another article, then the article.
 fn template_pages(rng: &mut Rng) -> (Document, Document, Document) {
+    template_pages_at(rng, "a.example")
+}
+
+/// [`template_pages`] with the bare copy on `host`.
+fn template_pages_at(rng: &mut Rng, host: &str) -> (Document, Document, Document) {
     let template = furniture(rng)[..3].to_vec();
     let article: Vec<String> = (0..2).map(|_| common::synthetic_doc(rng, 2)).collect();
     let mut bare = Document::new("a-copy", article.join("\n"));
-    bare.url = Some("https://a.example/copy".into());
+    bare.url = Some(format!("https://{host}/copy"));
     let other = common::paragraphs(rng, 3);
     let first = under("b-first", "b.example", &template, &other);
     let copy = under("b-copy", "b.example", &template, &article);
@@ -648,13 +654,15 @@ fn page_json(d: &Document) -> serde_json::Value {
     serde_json::json!({"id": d.id, "url": d.url, "text": d.text})
 }
 
-/// `template_pages` of `seed`, and a scratch directory holding `site.jsonl` and `pair.jsonl`
-/// written by `files` from them (`(bare, first, copy)`), for the `explain` tests.
+/// `template_pages_at` of `seed` (the bare copy on `host`), and a scratch directory holding
+/// `site.jsonl` and `pair.jsonl` written by `files` from them (`(bare, first, copy)`), for the
+/// `explain` tests.
 fn explain_scene(
     seed: u64,
+    host: &str,
     files: impl Fn(&Document, &Document, &Document) -> [Vec<serde_json::Value>; 2],
 ) -> tempfile::TempDir {
-    let (bare, first, copy) = template_pages(&mut Rng(seed));
+    let (bare, first, copy) = template_pages_at(&mut Rng(seed), host);
     let tmp = tempfile::tempdir().unwrap();
     let [site, pair] = files(&bare, &first, &copy);
     common::write_jsonl(&tmp.path().join("site.jsonl"), &site);
@@ -681,6 +689,21 @@ fn a_template_seen_before_does_not_hide_a_copy_on_another_site() {
     copy_found_through_the_template(0xf0e4_1708_0000_0016, [0, 1, 2], [0, 2, 1], without_rule);
 }
 
+/// Sites' templates within a site (`same_site_templates`, format 16): the same as
+/// [`a_template_seen_before_does_not_hide_a_copy_on_another_site`] with the bare page on the
+/// templated page's own host (a teaser or a repost that took in a block of its site the
+/// article's page showed around its main text): found with the rule, missed with it off, and
+/// missed when the template was new to its host.
+#[test]
+fn a_template_seen_before_does_not_hide_a_copy_on_its_own_site() {
+    let off = || Settings {
+        same_site_templates: Some(false),
+        ..Default::default()
+    };
+    let pages = |rng: &mut Rng| template_pages_at(rng, "b.example");
+    copy_found_through(pages, 0xf0e4_1708_0000_001b, [0, 1, 2], [0, 2, 1], off);
+}
+
 /// Rounds of [`template_pages`] (`[bare, first, copy]`): ingested in the order `known`, the
 /// bare copy on another site and the templated page join, and the template's page of another
 /// article joins neither; batches decide as one at a time does; the copy is missed with the
@@ -691,9 +714,20 @@ fn copy_found_through_the_template(
     unknown: [usize; 3],
     off: fn() -> Settings,
 ) {
+    copy_found_through(template_pages, seed, known, unknown, off);
+}
+
+/// [`copy_found_through_the_template`] on the rounds `pages` makes.
+fn copy_found_through(
+    pages: impl Fn(&mut Rng) -> (Document, Document, Document),
+    seed: u64,
+    known: [usize; 3],
+    unknown: [usize; 3],
+    off: fn() -> Settings,
+) {
     let mut rng = Rng(seed);
     for r in 0..12 {
-        let (bare, first, copy) = template_pages(&mut rng);
+        let (bare, first, copy) = pages(&mut rng);
         let pages = [bare, first, copy];
         let docs = known.map(|i| pages[i].clone());
         let c = clusters(Settings::default(), &docs, None);
@@ -737,7 +771,7 @@ fn a_stored_page_is_compared_without_its_site_template() {
 /// with its template is A, compared whole.
 #[test]
 fn explain_leaves_out_the_template_as_ingest_does() {
-    let tmp = explain_scene(0xf0e4_1708_0000_0017, |bare, first, copy| {
+    let tmp = explain_scene(0xf0e4_1708_0000_0017, "a.example", |bare, first, copy| {
         [
             vec![page_json(first)],
             vec![page_json(bare), page_json(copy)],
@@ -770,12 +804,53 @@ fn explain_leaves_out_the_template_as_ingest_does() {
     assert!(!common::stdout(&o).contains("template:"));
 }
 
+/// The same within a site (`same_site_templates`): with the bare page on the templated page's
+/// own host, `explain` leaves out B's template lines that A lacks and links them; in a store
+/// with the setting off it compares B whole, as that store's ingest does.
+#[test]
+fn explain_leaves_out_the_template_within_a_site_as_ingest_does() {
+    let tmp = explain_scene(0xf0e4_1708_0000_001c, "b.example", |bare, first, copy| {
+        [
+            vec![page_json(first)],
+            vec![page_json(bare), page_json(copy)],
+        ]
+    });
+    let dir = tmp.path();
+    for (db, on) in [("on.db", true), ("off.db", false)] {
+        let mut args = vec!["--db", db, "ingest", "-q", "site.jsonl"];
+        if !on {
+            args.extend(["--same-site-templates", "false"]);
+        }
+        let o = common::run(dir, &args);
+        assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+        let o = common::run(
+            dir,
+            &[
+                "--db",
+                db,
+                "explain",
+                "--corpus",
+                "pair.jsonl",
+                "a-copy",
+                "b-copy",
+            ],
+        );
+        let out = common::stdout(&o);
+        assert_eq!(common::code(&o), if on { 0 } else { 1 }, "{db}: {out}");
+        assert_eq!(
+            out.contains("template: 3 lines of B left out"),
+            on,
+            "{db}: {out}"
+        );
+    }
+}
+
 /// `explain` with a store compares a stored page A (`site_templates`) as a later page B of
 /// another host would be compared with it at ingest: without A's lines of the template its
 /// record keeps that B lacks, and says how many; with the setting off, A is compared whole.
 #[test]
 fn explain_leaves_out_a_stored_pages_template() {
-    let tmp = explain_scene(0xf0e4_1708_0000_001a, |bare, first, copy| {
+    let tmp = explain_scene(0xf0e4_1708_0000_001a, "a.example", |bare, first, copy| {
         [
             vec![page_json(first), page_json(copy)],
             vec![page_json(copy), page_json(bare)],

@@ -143,6 +143,12 @@ pub(super) struct SettingsArgs {
     /// format 14) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) batch_furniture: Option<bool>,
+    /// A page compared with another page of its own site leaves out its lines that the site
+    /// showed on an earlier page (its template) and the other page lacks, as against a page of
+    /// another site (off: the store stays readable by fpdb binaries of format 15) [default:
+    /// true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
+    pub(super) same_site_templates: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
     pub(super) simhash_features: Option<SimhashFeatures>,

@@ -34,7 +34,8 @@ pub(super) struct Kept {
 /// candidate without the page's furniture ([`without_furniture`]); for pages of two hosts,
 /// the candidate without its template's sentences the page lacks (stores with
 /// `site_templates`) and the page without the sentences its host showed before that the
-/// candidate lacks ([`without_host_seen`]).
+/// candidate lacks ([`without_host_seen`]); for two pages of one host, the page without those
+/// (stores with `same_site_templates`).
 pub(super) fn as_compared<'a>(
     opts: &crate::options::Options,
     fps: &'a Fingerprints,
@@ -48,21 +49,26 @@ pub(super) fn as_compared<'a>(
         own,
     } = kept;
     let sketches = without_furniture(fps, sketches, furniture);
-    let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
-    // The candidate's URL is read only for a page with a host.
-    let other_host = mine.is_some_and(|a| {
-        url.and_then(crate::text::cites::host_key)
-            .is_some_and(|b| a != b)
-    });
-    if !other_host {
+    let Some(mine) = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key) else {
         return (fps.sketches(), sketches);
-    }
-    let sketches = if opts.site_templates {
-        without_template(sketches, template, &fps.sketch, theirs)
-    } else {
-        sketches
     };
-    (without_host_seen(fps, Some(sketches.sketch), own), sketches)
+    // The candidate's URL is read only for a page with a host.
+    match url.and_then(crate::text::cites::host_key) {
+        Some(host) if host != mine => {
+            let sketches = if opts.site_templates {
+                without_template(sketches, template, &fps.sketch, theirs)
+            } else {
+                sketches
+            };
+            (without_host_seen(fps, Some(sketches.sketch), own), sketches)
+        }
+        // A stored page of the same host keeps its sentences: its template lines the page
+        // lacks are left out of neither (measured: no pair more on the pages set).
+        Some(_) if opts.same_site_templates => {
+            (without_host_seen(fps, Some(sketches.sketch), own), sketches)
+        }
+        _ => (fps.sketches(), sketches),
+    }
 }
 
 /// A page's `sketches` as a page of another host, whose sentence sketch is `other`, compares

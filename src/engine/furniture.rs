@@ -167,14 +167,16 @@ impl Fpdb {
     }
 
     /// Page `b` as the store compares it, when it is ingested, with a stored page `a` of
-    /// another host (what `explain` compares): without the lines its host showed on an earlier
-    /// page and that are not furniture yet, where `a` does not hold them, unless that leaves
-    /// out more than half of its sentences; and how many lines were left out. Ingest does the
-    /// same by sentence ([`Fingerprints::host_seen`]). `b` whole for two pages of one host, a
+    /// another host, or of its own in stores with `same_site_templates` (what `explain`
+    /// compares): without the lines its host showed on an earlier page and that are not
+    /// furniture yet, where `a` does not hold them, unless that leaves out more than half of
+    /// its sentences; and how many lines were left out. Ingest does the same by sentence
+    /// ([`Fingerprints::host_seen`]). `b` whole for two pages of one host in other stores, a
     /// page without a URL host, or in stores without `furniture`.
     pub fn without_template_of(&self, b: &Document, a: &Document) -> Result<(Document, usize)> {
         let out = b.clone();
-        if page_host(a).is_none() || page_host(a) == page_host(b) {
+        let one_host = page_host(a) == page_host(b);
+        if page_host(a).is_none() || (one_host && !self.opts.same_site_templates) {
             return Ok((out, 0));
         }
         let Some(lines) = self.page_lines(b)? else {

@@ -170,6 +170,15 @@ macro_rules! for_each_setting {
             /// has seen (stores made before this setting: off, and a site's furniture is known
             /// only as the pages before a page made it so). Needs `furniture`.
             batch_furniture: bool = true, older (false), since 15, set flag;
+            /// A page compared with another page of its own host leaves out, as against a page
+            /// of another host, the sentences of its lines that the host showed on an earlier
+            /// page (its site's template, not furniture yet) and the other page lacks, unless
+            /// that leaves out more than half of its sentences: a site's block that the
+            /// extractor took in beside a teaser or a short repost, and left around the
+            /// article on the article's own page, is not the teaser's own text (stores made
+            /// before this setting: off, and two pages of one host are compared whole). Needs
+            /// `furniture`.
+            same_site_templates: bool = true, older (false), since 16, set flag;
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

@@ -139,6 +139,9 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 15: format 14 plus a site's furniture as one ingest batch shows it (`batch_furniture`: a
 /// line three pages of one host in a batch show, each with text of its own, is furniture for
 /// every page of the batch).
+/// 16: format 15 plus sites' templates within a site (`same_site_templates`: a page compared
+/// with a page of its own host leaves out the lines its host showed before that the other
+/// lacks).
 pub fn format_value() -> Vec<u8> {
     format_value_of(FormatVersion::CURRENT)
 }

@@ -43,10 +43,17 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.page_teasers);
     assert!(!legacy.site_templates);
     assert!(!legacy.batch_furniture);
+    assert!(!legacy.same_site_templates);
+    // The format 15 defaults (pages of one host compared whole).
+    let rules15 = Options {
+        same_site_templates: false,
+        ..Options::default()
+    };
+    assert_eq!(format_for(&rules15), format_value_of(FormatVersion(15)));
     // The format 14 defaults (no furniture learned from a batch's pages together).
     let rules14 = Options {
         batch_furniture: false,
-        ..Options::default()
+        ..rules15
     };
     assert_eq!(format_for(&rules14), format_value_of(FormatVersion(14)));
     // The format 13 defaults (no teasers on pages, no sites' templates); either makes 14.
@@ -192,7 +199,9 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.batch_furniture {
+    FormatVersion(if opts.same_site_templates {
+        16
+    } else if opts.batch_furniture {
         15
     } else if opts.page_teasers || opts.site_templates {
         14
@@ -225,7 +234,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 13),
+        flags in proptest::collection::vec(proptest::bool::ANY, 14),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -250,6 +259,7 @@ proptest::proptest! {
             page_teasers: flags[8],
             site_templates: flags[9],
             batch_furniture: flags[12],
+            same_site_templates: flags[13],
             tight_clusters: flags[10],
             t2s: flags[11],
             reflow: flags[11],
