@@ -815,34 +815,12 @@ fn explain_leaves_out_the_template_within_a_site_as_ingest_does() {
             vec![page_json(bare), page_json(copy)],
         ]
     });
-    let dir = tmp.path();
-    for (db, on) in [("on.db", true), ("off.db", false)] {
-        let mut args = vec!["--db", db, "ingest", "-q", "site.jsonl"];
-        if !on {
-            args.extend(["--same-site-templates", "false"]);
-        }
-        let o = common::run(dir, &args);
-        assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
-        let o = common::run(
-            dir,
-            &[
-                "--db",
-                db,
-                "explain",
-                "--corpus",
-                "pair.jsonl",
-                "a-copy",
-                "b-copy",
-            ],
-        );
-        let out = common::stdout(&o);
-        assert_eq!(common::code(&o), if on { 0 } else { 1 }, "{db}: {out}");
-        assert_eq!(
-            out.contains("template: 3 lines of B left out"),
-            on,
-            "{db}: {out}"
-        );
-    }
+    explain_with_the_setting_on_and_off(
+        tmp.path(),
+        "--same-site-templates",
+        ["a-copy", "b-copy"],
+        "template: 3 lines of B left out",
+    );
 }
 
 /// `explain` with a store compares a stored page A (`site_templates`) as a later page B of
@@ -856,33 +834,37 @@ fn explain_leaves_out_a_stored_pages_template() {
             vec![page_json(copy), page_json(bare)],
         ]
     });
-    let dir = tmp.path();
-    for (db, off, linked) in [("on.db", false, true), ("off.db", true, false)] {
+    explain_with_the_setting_on_and_off(
+        tmp.path(),
+        "--site-templates",
+        ["b-copy", "a-copy"],
+        "template: 3 lines of A left out",
+    );
+}
+
+/// `site.jsonl` of `dir` ingested into a store with the setting `flag` on (the default) and
+/// one with it off; `explain` of `pair` (ids in `pair.jsonl`) links them and says `left_out`
+/// with it on, and neither with it off.
+fn explain_with_the_setting_on_and_off(
+    dir: &std::path::Path,
+    flag: &str,
+    [a, b]: [&str; 2],
+    left_out: &str,
+) {
+    for (db, on) in [("on.db", true), ("off.db", false)] {
         let mut args = vec!["--db", db, "ingest", "-q", "site.jsonl"];
-        if off {
-            args.extend(["--site-templates", "false"]);
+        if !on {
+            args.extend([flag, "false"]);
         }
         let o = common::run(dir, &args);
         assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
         let o = common::run(
             dir,
-            &[
-                "--db",
-                db,
-                "explain",
-                "--corpus",
-                "pair.jsonl",
-                "b-copy",
-                "a-copy",
-            ],
+            &["--db", db, "explain", "--corpus", "pair.jsonl", a, b],
         );
         let out = common::stdout(&o);
-        assert_eq!(common::code(&o), if linked { 0 } else { 1 }, "{db}: {out}");
-        assert_eq!(
-            out.contains("template: 3 lines of A left out"),
-            linked,
-            "{db}: {out}"
-        );
+        assert_eq!(common::code(&o), if on { 0 } else { 1 }, "{db}: {out}");
+        assert_eq!(out.contains(left_out), on, "{db}: {out}");
     }
 }
 
