@@ -188,14 +188,18 @@ impl Fpdb {
     /// Read every block of every table file and check its checksum (RocksDB's
     /// `VerifyChecksum`): damage in blocks no lookup or scan reads yet is found too.
     pub fn verify_checksums(&self) -> Result<()> {
-        self.store.verify_checksums()
+        self.store
+            .maintenance()
+            .map_or(Ok(()), crate::store::Maintenance::verify_checksums)
     }
 
     /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
     /// RocksDB also does this in the background over time).
     pub fn compact(&self) -> Result<()> {
         self.sync()?;
-        self.store.compact()
+        self.store
+            .maintenance()
+            .map_or(Ok(()), crate::store::Maintenance::compact)
     }
 
     /// Save the in-memory presence filters of the store's hash prefixes next to it, so the next
@@ -243,7 +247,13 @@ impl Fpdb {
             return r.and(self.store.release_writer());
         }
         if !self.store.read_only() {
-            return self.store.checkpoint(dir);
+            return match self.store.maintenance() {
+                Some(m) => m.checkpoint(dir),
+                None => Err(crate::error::Error::Storage(format!(
+                    "{}: this store cannot be copied",
+                    dir.display()
+                ))),
+            };
         }
         self.copy_into(dir)
     }

@@ -86,8 +86,15 @@ impl Fpdb {
             documents: self.doc_count,
             clusters: self.cluster_count,
             duplicates: self.doc_count.saturating_sub(self.cluster_count),
-            disk_bytes: self.store.disk_size(),
-            column_family_bytes: self.store.cf_sizes().into_iter().collect(),
+            disk_bytes: self
+                .store
+                .maintenance()
+                .map_or(0, crate::store::Maintenance::disk_size),
+            column_family_bytes: self
+                .store
+                .maintenance()
+                .map(|m| m.cf_sizes().into_iter().collect())
+                .unwrap_or_default(),
             simhash_tables: self.perms.len(),
             options: self.opts.clone(),
             presence_filter: self.path.as_deref().and_then(|dir| {

@@ -21,7 +21,7 @@ use std::time::Instant;
 use arc_swap::ArcSwapOption;
 
 use super::staged::{scan_over, scan_ranges_over, Entries};
-use super::{Batch, Cf, Entry, Op, Store, Syncer};
+use super::{Batch, Cf, Entry, Maintenance, Op, Store, Syncer};
 use crate::error::{Error, Result};
 
 /// One batch's changes per column family (indexed by [`Cf::index`]), each sorted by key, a
@@ -304,35 +304,52 @@ impl Store for WriteBehind {
         self.base.release_writer()
     }
 
-    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
-        self.settle()?;
-        self.base.checkpoint(dir)
-    }
-
-    fn compact(&self) -> Result<()> {
-        self.settle()?;
-        self.base.compact()
-    }
-
-    fn verify_checksums(&self) -> Result<()> {
-        let _ = self.settle();
-        self.base.verify_checksums()
-    }
-
-    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
-        let _ = self.settle();
-        self.base.cf_sizes()
-    }
-
-    fn disk_size(&self) -> u64 {
-        let _ = self.settle();
-        self.base.disk_size()
+    /// Its own, when the base has one: the base's, after the write being applied.
+    fn maintenance(&self) -> Option<&dyn Maintenance> {
+        self.base.maintenance().map(|_| self as &dyn Maintenance)
     }
 
     // Passed to the base store as they are.
     crate::store::forward! {
         estimate_keys, filter_bytes, note_present, read_only, shared, prefetch, prefetch_keys,
         end_prefetch, acquire_writer,
+    }
+}
+
+/// The base store's [`Maintenance`], once the write being applied is in it.
+impl Maintenance for WriteBehind {
+    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
+        self.settle()?;
+        self.base_maintenance().checkpoint(dir)
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.settle()?;
+        self.base_maintenance().compact()
+    }
+
+    fn verify_checksums(&self) -> Result<()> {
+        let _ = self.settle();
+        self.base_maintenance().verify_checksums()
+    }
+
+    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
+        let _ = self.settle();
+        self.base_maintenance().cf_sizes()
+    }
+
+    fn disk_size(&self) -> u64 {
+        let _ = self.settle();
+        self.base_maintenance().disk_size()
+    }
+}
+
+impl WriteBehind {
+    /// The base store's [`Maintenance`] (offered only when the base has one).
+    fn base_maintenance(&self) -> &dyn Maintenance {
+        self.base
+            .maintenance()
+            .expect("WriteBehind offers maintenance only over a base that has it")
     }
 }
 

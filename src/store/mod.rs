@@ -90,25 +90,11 @@ macro_rules! forward {
     (@ acquire_writer) => {
         fn acquire_writer(&self) -> $crate::error::Result<()> { self.base.acquire_writer() }
     };
+    (@ maintenance) => {
+        fn maintenance(&self) -> Option<&dyn $crate::store::Maintenance> { self.base.maintenance() }
+    };
     (@ release_writer) => {
         fn release_writer(&self) -> $crate::error::Result<()> { self.base.release_writer() }
-    };
-    (@ checkpoint) => {
-        fn checkpoint(&self, dir: &std::path::Path) -> $crate::error::Result<()> {
-            self.base.checkpoint(dir)
-        }
-    };
-    (@ compact) => {
-        fn compact(&self) -> $crate::error::Result<()> { self.base.compact() }
-    };
-    (@ verify_checksums) => {
-        fn verify_checksums(&self) -> $crate::error::Result<()> { self.base.verify_checksums() }
-    };
-    (@ cf_sizes) => {
-        fn cf_sizes(&self) -> Vec<(&'static str, u64)> { self.base.cf_sizes() }
-    };
-    (@ disk_size) => {
-        fn disk_size(&self) -> u64 { self.base.disk_size() }
     };
 }
 pub(crate) use forward;
@@ -220,6 +206,29 @@ impl Batch {
 
 /// See [`Store::syncer`].
 pub type Syncer = std::sync::Arc<dyn Fn() -> Result<()> + Send + Sync>;
+
+/// What a store of files can do besides reading and writing (RocksDB's): copy itself,
+/// reorganize its files, check their checksums and say their sizes. A store offers it through
+/// [`Store::maintenance`]; a wrapper in front of it offers its own, which first hands the
+/// base what it holds (a write still being applied, a staged batch).
+pub trait Maintenance {
+    /// Write a consistent copy of the store into the new directory `dir` (hard links where
+    /// the file system allows), openable as a store of its own.
+    fn checkpoint(&self, dir: &std::path::Path) -> Result<()>;
+
+    /// Reorganize on-disk data for reads (after a bulk load).
+    fn compact(&self) -> Result<()>;
+
+    /// Read every block of every table file and check its checksum (index, filter and meta
+    /// blocks included, not only the data a scan reads).
+    fn verify_checksums(&self) -> Result<()>;
+
+    /// Bytes of table files per column family.
+    fn cf_sizes(&self) -> Vec<(&'static str, u64)>;
+
+    /// Approximate bytes on disk.
+    fn disk_size(&self) -> u64;
+}
 
 /// Ordered key/value storage with column families.
 pub trait Store: Send + Sync {
@@ -357,34 +366,11 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
-    /// Write a consistent copy of the store into the new directory `dir` (hard links where
-    /// the file system allows), openable as a store of its own.
-    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
-        Err(crate::error::Error::Storage(format!(
-            "{}: this store cannot be copied",
-            dir.display()
-        )))
-    }
-
-    /// Reorganize on-disk data for reads (after a bulk load). No-op where meaningless.
-    fn compact(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Read every block of every table file and check its checksum (index, filter and meta
-    /// blocks included, not only the data a scan reads). No-op where there are no files.
-    fn verify_checksums(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Bytes of table files per column family (empty for memory).
-    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
-        Vec::new()
-    }
-
-    /// Approximate bytes on disk (0 for memory).
-    fn disk_size(&self) -> u64 {
-        0
+    /// What the store can do with its files ([`Maintenance`]: a copy, compaction, checksums,
+    /// sizes), when it has files. `None` by default: a store without files is copied key by
+    /// key, has nothing to compact or verify, and takes no bytes on disk.
+    fn maintenance(&self) -> Option<&dyn Maintenance> {
+        None
     }
 }
 

@@ -8,7 +8,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::{Batch, Cf, Entry, Op, Store};
+use super::{Batch, Cf, Entry, Maintenance, Op, Store};
 use crate::error::Result;
 
 type Pending = Vec<BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
@@ -301,20 +301,78 @@ impl Store for Staged {
         self.base.flush()
     }
 
-    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
-        self.commit()?;
-        self.base.checkpoint(dir)
-    }
-
-    fn compact(&self) -> Result<()> {
-        self.commit()?;
-        self.base.compact()
+    /// Its own, when the base has one: a copy and a compaction cover what is staged too.
+    fn maintenance(&self) -> Option<&dyn Maintenance> {
+        self.base.maintenance().map(|_| self as &dyn Maintenance)
     }
 
     // Passed to the base store as they are.
     crate::store::forward! {
         settle, syncer, last_sequence, save_filter, filter_bytes, note_present, read_only, shared,
-        prefetch, prefetch_keys, end_prefetch, acquire_writer, release_writer, verify_checksums,
-        cf_sizes, disk_size,
+        prefetch, prefetch_keys, end_prefetch, acquire_writer, release_writer,
+    }
+}
+
+/// The base store's [`Maintenance`]; a copy and a compaction commit what is staged first.
+impl Maintenance for Staged {
+    fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
+        self.commit()?;
+        self.base_maintenance().checkpoint(dir)
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.commit()?;
+        self.base_maintenance().compact()
+    }
+
+    fn verify_checksums(&self) -> Result<()> {
+        self.base_maintenance().verify_checksums()
+    }
+
+    fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
+        self.base_maintenance().cf_sizes()
+    }
+
+    fn disk_size(&self) -> u64 {
+        self.base_maintenance().disk_size()
+    }
+}
+
+impl Staged {
+    /// The base store's [`Maintenance`] (offered only when the base has one).
+    fn base_maintenance(&self) -> &dyn Maintenance {
+        self.base
+            .maintenance()
+            .expect("Staged offers maintenance only over a base that has it")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{MemoryStore, RocksStore};
+
+    /// A store without files offers no maintenance, staged or not; a staged store over
+    /// RocksDB offers its own, whose copy holds what was staged and not yet committed.
+    #[test]
+    fn a_copy_through_the_staged_store_holds_what_is_staged() {
+        assert!(MemoryStore::new().maintenance().is_none());
+        assert!(Staged::new(Box::new(MemoryStore::new()))
+            .maintenance()
+            .is_none());
+        let tmp = tempfile::tempdir().unwrap();
+        let base = RocksStore::open(&tmp.path().join("store"), true).unwrap();
+        let staged = Staged::new(Box::new(base));
+        let mut batch = Batch::new();
+        batch.put(Cf::Meta, b"staged".to_vec(), b"yes".to_vec());
+        staged.write(batch).unwrap();
+        let m = staged.maintenance().expect("a staged store over RocksDB");
+        m.checkpoint(&tmp.path().join("copy")).unwrap();
+        let copy = RocksStore::open_read_only(&tmp.path().join("copy")).unwrap();
+        assert_eq!(
+            copy.get(Cf::Meta, b"staged").unwrap(),
+            Some(b"yes".to_vec())
+        );
+        assert!(m.disk_size() > 0);
     }
 }

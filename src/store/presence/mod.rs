@@ -287,8 +287,7 @@ impl Store for Presence {
     // Passed to the base store as they are.
     crate::store::forward! {
         settle, syncer, flush, last_sequence, read_only, shared, prefetch, prefetch_keys, end_prefetch,
-        acquire_writer, release_writer, checkpoint, compact, verify_checksums, cf_sizes,
-        disk_size,
+        acquire_writer, release_writer, maintenance,
     }
 }
 

@@ -518,10 +518,6 @@ impl Store for RedisStore {
         })?;
         Ok(())
     }
-
-    fn disk_size(&self) -> u64 {
-        0
-    }
 }
 
 impl Drop for RedisStore {

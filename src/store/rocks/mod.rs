@@ -14,7 +14,7 @@ mod tuning;
 pub use tuning::BLOCK_CACHE_BYTES;
 use tuning::{block_cache, cf_options, no_fallocate, MEMTABLE_BUDGET};
 
-use super::{Batch, Cf, Entry, Op, Store};
+use super::{Batch, Cf, Entry, Maintenance, Op, Store};
 use crate::error::{Error, Result};
 
 /// A RocksDB-backed store.
@@ -459,6 +459,12 @@ impl Store for RocksStore {
             .flatten()
     }
 
+    fn maintenance(&self) -> Option<&dyn Maintenance> {
+        Some(self)
+    }
+}
+
+impl Maintenance for RocksStore {
     fn checkpoint(&self, dir: &Path) -> Result<()> {
         if dir.exists() {
             return Err(Error::Storage(format!(
