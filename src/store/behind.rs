@@ -345,11 +345,8 @@ impl Maintenance for WriteBehind {
 }
 
 impl WriteBehind {
-    /// The base store's [`Maintenance`] (offered only when the base has one).
     fn base_maintenance(&self) -> &dyn Maintenance {
-        self.base
-            .maintenance()
-            .expect("WriteBehind offers maintenance only over a base that has it")
+        super::base_maintenance(&*self.base)
     }
 }
 

@@ -230,6 +230,13 @@ pub trait Maintenance {
     fn disk_size(&self) -> u64;
 }
 
+/// The [`Maintenance`] of a wrapper's `base`: a wrapper offers its own only over a base
+/// that has one, so it is there whenever the wrapper's is called.
+fn base_maintenance(base: &dyn Store) -> &dyn Maintenance {
+    base.maintenance()
+        .expect("a wrapper offers maintenance only over a base that has it")
+}
+
 /// Ordered key/value storage with column families.
 pub trait Store: Send + Sync {
     /// The value of `key`, if any.

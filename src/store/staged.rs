@@ -339,11 +339,8 @@ impl Maintenance for Staged {
 }
 
 impl Staged {
-    /// The base store's [`Maintenance`] (offered only when the base has one).
     fn base_maintenance(&self) -> &dyn Maintenance {
-        self.base
-            .maintenance()
-            .expect("Staged offers maintenance only over a base that has it")
+        super::base_maintenance(&*self.base)
     }
 }
 
