@@ -59,5 +59,5 @@ pub use options::{
     Algo, FormatVersion, IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SetBy,
     SettingRow, SimhashFeatures, Stopwords, SETTING_TABLE,
 };
-pub use store::{Maintenance, MemoryStore, RocksStore, Store};
+pub use store::{Lease, Maintenance, MemoryStore, RocksStore, Store};
 pub use text::normalize;

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::{code, fpdb, json_lines, stderr, stdout, synthetic_doc, Rng};
-use fpdb::store::{Batch, Cf, RedisStore, Store};
+use fpdb::store::{Batch, Cf, Lease, RedisStore, Store};
 
 struct Cluster {
     nodes: String,

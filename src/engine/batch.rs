@@ -103,7 +103,7 @@ impl Fpdb {
     /// documents (or holds one id twice) with [`OnExisting::Replace`] is ingested one
     /// document at a time.
     ///
-    /// On a store other processes write too ([`crate::store::Store::shared`]) the batch is
+    /// On a store other processes write too ([`crate::store::Store::lease`]) the batch is
     /// looked up, decided and committed under the store's write lease and synced before it is
     /// given back, so the batches of all writers are decided one after another.
     pub fn ingest_batch(
@@ -132,7 +132,7 @@ impl Fpdb {
         on_existing: OnExisting,
         next: NextBatch<'_>,
     ) -> (BatchOutcome, Option<BatchFingerprints>) {
-        if !self.store.shared() {
+        if self.store.lease().is_none() {
             return self.ingest_batch_leased(docs, fps, on_existing, next);
         }
         let next = next.map(|(_, fps)| BatchFingerprints::from(fps));

@@ -241,10 +241,10 @@ impl Fpdb {
     /// lease (writable open), so no writer changes it meanwhile.
     pub fn backup(&self, dir: &Path) -> Result<()> {
         self.sync()?;
-        if self.store.shared() && !self.store.read_only() {
-            self.store.acquire_writer()?;
+        if let Some(lease) = self.store.lease().filter(|_| !self.store.read_only()) {
+            lease.acquire_writer()?;
             let r = self.copy_into(dir);
-            return r.and(self.store.release_writer());
+            return r.and(lease.release_writer());
         }
         if !self.store.read_only() {
             return match self.store.maintenance() {
@@ -318,7 +318,7 @@ impl Fpdb {
     /// once it returns `Ok`. `None` when only [`Fpdb::sync`] can (a store other processes
     /// write too: there the sync also ends the write lease); call that instead.
     pub fn commit_unsynced(&self) -> Result<Option<crate::store::Syncer>> {
-        if self.store.shared() {
+        if self.store.lease().is_some() {
             return Ok(None);
         }
         self.stage_counters()?;
@@ -326,14 +326,17 @@ impl Fpdb {
         Ok(self.store.syncer())
     }
 
-    /// Before a write: on a store other processes write too ([`Store::shared`]), wait for
+    /// Before a write: on a store other processes write too ([`Store::lease`]), wait for
     /// its write lease and reload the counters they may have moved. Held until the next
     /// [`Fpdb::sync`], so that everything between is decided against one view.
     pub(super) fn begin_write(&mut self) -> Result<()> {
-        if !self.store.shared() || self.store.read_only() || *self.writing.get_mut() {
+        let Some(lease) = self.store.lease() else {
+            return Ok(());
+        };
+        if self.store.read_only() || *self.writing.get_mut() {
             return Ok(());
         }
-        self.store.acquire_writer()?;
+        lease.acquire_writer()?;
         *self.writing.get_mut() = true;
         *self
             .lease
@@ -349,6 +352,13 @@ impl Fpdb {
         }
     }
 
+    /// Give a shared store's write lease back (nothing for a store without one).
+    fn release_lease(&self) -> Result<()> {
+        self.store
+            .lease()
+            .map_or(Ok(()), crate::store::Lease::release_writer)
+    }
+
     /// After a sync (or a failed write): give a shared store's lease back; returns `r` (or
     /// the release's error).
     pub(super) fn end_write(&self, r: Result<()>) -> Result<()> {
@@ -358,7 +368,7 @@ impl Fpdb {
         {
             return r;
         }
-        let released = self.store.release_writer();
+        let released = self.release_lease();
         let since = self
             .lease
             .since

@@ -45,14 +45,14 @@ impl Fpdb {
     ) -> Result<Fpdb> {
         let store = Staged::new(store);
         // A store other processes write: create it (or find it created) under the lease.
-        let shared = store.shared() && !store.read_only();
-        if shared {
-            store.acquire_writer()?;
+        let shared = store.lease().is_some() && !store.read_only();
+        if let Some(lease) = store.lease().filter(|_| shared) {
+            lease.acquire_writer()?;
         }
         let opened = Self::init_leased(store, settings, path);
         if shared {
             let released = match &opened {
-                Ok(db) => db.store.release_writer(),
+                Ok(db) => db.release_lease(),
                 Err(_) => Ok(()),
             };
             released?;

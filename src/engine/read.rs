@@ -302,7 +302,7 @@ impl Fpdb {
     /// Whether other processes write the store too (a Redis Cluster namespace): documents
     /// stored since a seq are then not only this handle's.
     pub fn is_shared(&self) -> bool {
-        self.store.shared()
+        self.store.lease().is_some()
     }
 
     /// The seq the next stored document gets: documents stored from now on have seqs from

@@ -21,7 +21,7 @@ use std::time::Instant;
 use arc_swap::ArcSwapOption;
 
 use super::staged::{scan_over, scan_ranges_over, Entries};
-use super::{Batch, Cf, Entry, Maintenance, Op, Store, Syncer};
+use super::{Batch, Cf, Entry, Lease, Maintenance, Op, Store, Syncer};
 use crate::error::{Error, Result};
 
 /// One batch's changes per column family (indexed by [`Cf::index`]), each sorted by key, a
@@ -299,9 +299,10 @@ impl Store for WriteBehind {
         self.base.save_filter()
     }
 
-    fn release_writer(&self) -> Result<()> {
-        self.settle()?;
-        self.base.release_writer()
+    /// Its own, when the base has one: the base's, letting other writers in only once the
+    /// write being applied is in it.
+    fn lease(&self) -> Option<&dyn Lease> {
+        self.base.lease().map(|_| self as &dyn Lease)
     }
 
     /// Its own, when the base has one: the base's, after the write being applied.
@@ -311,8 +312,20 @@ impl Store for WriteBehind {
 
     // Passed to the base store as they are.
     crate::store::forward! {
-        estimate_keys, filter_bytes, note_present, read_only, shared, prefetch, prefetch_keys,
-        end_prefetch, acquire_writer,
+        estimate_keys, filter_bytes, note_present, read_only, prefetch, prefetch_keys,
+        end_prefetch,
+    }
+}
+
+/// The base store's [`Lease`], given back once the write being applied is in the base.
+impl Lease for WriteBehind {
+    fn acquire_writer(&self) -> Result<()> {
+        super::base_lease(&*self.base).acquire_writer()
+    }
+
+    fn release_writer(&self) -> Result<()> {
+        self.settle()?;
+        super::base_lease(&*self.base).release_writer()
     }
 }
 

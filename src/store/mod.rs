@@ -67,9 +67,6 @@ macro_rules! forward {
     (@ read_only) => {
         fn read_only(&self) -> bool { self.base.read_only() }
     };
-    (@ shared) => {
-        fn shared(&self) -> bool { self.base.shared() }
-    };
     (@ prefetch) => {
         fn prefetch(
             &self,
@@ -87,14 +84,11 @@ macro_rules! forward {
     (@ end_prefetch) => {
         fn end_prefetch(&self) { self.base.end_prefetch() }
     };
-    (@ acquire_writer) => {
-        fn acquire_writer(&self) -> $crate::error::Result<()> { self.base.acquire_writer() }
+    (@ lease) => {
+        fn lease(&self) -> Option<&dyn $crate::store::Lease> { self.base.lease() }
     };
     (@ maintenance) => {
         fn maintenance(&self) -> Option<&dyn $crate::store::Maintenance> { self.base.maintenance() }
-    };
-    (@ release_writer) => {
-        fn release_writer(&self) -> $crate::error::Result<()> { self.base.release_writer() }
     };
 }
 pub(crate) use forward;
@@ -207,6 +201,19 @@ impl Batch {
 /// See [`Store::syncer`].
 pub type Syncer = std::sync::Arc<dyn Fn() -> Result<()> + Send + Sync>;
 
+/// The write lease of a store that other processes write at the same time (Redis): the
+/// engine writes only between [`Lease::acquire_writer`] and [`Lease::release_writer`], and
+/// reloads what it keeps in memory after acquiring. A store offers it through
+/// [`Store::lease`]; a wrapper in front of one offers its own, which hands the base what it
+/// holds before letting other writers in.
+pub trait Lease {
+    /// Wait until this process may write.
+    fn acquire_writer(&self) -> Result<()>;
+
+    /// Let other writers in (after a sync).
+    fn release_writer(&self) -> Result<()>;
+}
+
 /// What a store of files can do besides reading and writing (RocksDB's): copy itself,
 /// reorganize its files, check their checksums and say their sizes. A store offers it through
 /// [`Store::maintenance`]; a wrapper in front of it offers its own, which first hands the
@@ -235,6 +242,12 @@ pub trait Maintenance {
 fn base_maintenance(base: &dyn Store) -> &dyn Maintenance {
     base.maintenance()
         .expect("a wrapper offers maintenance only over a base that has it")
+}
+
+/// The [`Lease`] of a wrapper's `base`, as [`base_maintenance`].
+fn base_lease(base: &dyn Store) -> &dyn Lease {
+    base.lease()
+        .expect("a wrapper offers a lease only over a base that has one")
 }
 
 /// Ordered key/value storage with column families.
@@ -355,22 +368,10 @@ pub trait Store: Send + Sync {
     /// Whether writes are refused.
     fn read_only(&self) -> bool;
 
-    /// Whether other processes may write this store at the same time (a Redis store): the
-    /// engine then writes only between [`Store::acquire_writer`] and
-    /// [`Store::release_writer`], and reloads what it keeps in memory after acquiring.
-    fn shared(&self) -> bool {
-        false
-    }
-
-    /// Wait until this process may write (a shared store's write lease). No-op by default
-    /// (one writer per store, enforced at open).
-    fn acquire_writer(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Let other writers in (after a sync).
-    fn release_writer(&self) -> Result<()> {
-        Ok(())
+    /// The write lease of a store other processes write at the same time ([`Lease`]: a Redis
+    /// store). `None` by default: one writer per store, enforced at open.
+    fn lease(&self) -> Option<&dyn Lease> {
+        None
     }
 
     /// What the store can do with its files ([`Maintenance`]: a copy, compaction, checksums,

@@ -308,8 +308,8 @@ impl Store for Staged {
 
     // Passed to the base store as they are.
     crate::store::forward! {
-        settle, syncer, last_sequence, save_filter, filter_bytes, note_present, read_only, shared,
-        prefetch, prefetch_keys, end_prefetch, acquire_writer, release_writer,
+        settle, syncer, last_sequence, save_filter, filter_bytes, note_present, read_only, lease,
+        prefetch, prefetch_keys, end_prefetch,
     }
 }
 
@@ -349,14 +349,14 @@ mod tests {
     use super::*;
     use crate::store::{MemoryStore, RocksStore};
 
-    /// A store without files offers no maintenance, staged or not; a staged store over
-    /// RocksDB offers its own, whose copy holds what was staged and not yet committed.
+    /// A store without files offers no maintenance, staged or not (nor a lease: one writer);
+    /// a staged store over RocksDB offers its own, whose copy holds what was staged and not
+    /// yet committed.
     #[test]
     fn a_copy_through_the_staged_store_holds_what_is_staged() {
         assert!(MemoryStore::new().maintenance().is_none());
-        assert!(Staged::new(Box::new(MemoryStore::new()))
-            .maintenance()
-            .is_none());
+        let memory = Staged::new(Box::new(MemoryStore::new()));
+        assert!(memory.maintenance().is_none() && memory.lease().is_none());
         let tmp = tempfile::tempdir().unwrap();
         let base = RocksStore::open(&tmp.path().join("store"), true).unwrap();
         let staged = Staged::new(Box::new(base));

@@ -286,8 +286,8 @@ impl Store for Presence {
 
     // Passed to the base store as they are.
     crate::store::forward! {
-        settle, syncer, flush, last_sequence, read_only, shared, prefetch, prefetch_keys, end_prefetch,
-        acquire_writer, release_writer, maintenance,
+        settle, syncer, flush, last_sequence, read_only, lease, prefetch, prefetch_keys, end_prefetch,
+        maintenance,
     }
 }
 

@@ -53,7 +53,7 @@ use read::{bucket_of, has_values, hex, lex, ordered, single_bucket, visit_all};
 pub use url::RedisUrl;
 use write::{journal_of, ACQUIRE_LUA, RELEASE_LUA};
 
-use super::{Batch, Cf, Store};
+use super::{Batch, Cf, Lease, Store};
 use crate::error::{Error, Result};
 
 /// Keys (with values) read per round trip of a scan.
@@ -461,10 +461,12 @@ impl Store for RedisStore {
         self.read_only
     }
 
-    fn shared(&self) -> bool {
-        true
+    fn lease(&self) -> Option<&dyn Lease> {
+        Some(self)
     }
+}
 
+impl Lease for RedisStore {
     fn acquire_writer(&self) -> Result<()> {
         if self.read_only || self.leased.load(Ordering::SeqCst) {
             return Ok(());
