@@ -132,7 +132,7 @@ impl Fpdb {
         on_existing: OnExisting,
         next: NextBatch<'_>,
     ) -> (BatchOutcome, Option<BatchFingerprints>) {
-        if self.store.lease().is_none() {
+        if !self.is_shared() {
             return self.ingest_batch_leased(docs, fps, on_existing, next);
         }
         let next = next.map(|(_, fps)| BatchFingerprints::from(fps));

@@ -204,7 +204,7 @@ impl Fpdb {
         pool: Option<&rayon::ThreadPool>,
     ) -> Result<Looked> {
         let (docs, lines) = self.furnish_batch(docs, pool)?;
-        if self.store.lease().is_some() {
+        if self.is_shared() {
             // A remote store: what the lookups read first, in one round trip per node.
             self.prefetch(&docs)?;
         }
@@ -258,7 +258,7 @@ impl Fpdb {
             let none = docs.iter().map(|_| Ok(None)).collect();
             return Ok((docs, none));
         }
-        if self.store.lease().is_some() {
+        if self.is_shared() {
             let keys: Vec<[u8; 16]> = docs
                 .iter()
                 .flat_map(|(d, _)| self.page_line_keys(d))

@@ -318,7 +318,7 @@ impl Fpdb {
     /// once it returns `Ok`. `None` when only [`Fpdb::sync`] can (a store other processes
     /// write too: there the sync also ends the write lease); call that instead.
     pub fn commit_unsynced(&self) -> Result<Option<crate::store::Syncer>> {
-        if self.store.lease().is_some() {
+        if self.is_shared() {
             return Ok(None);
         }
         self.stage_counters()?;

@@ -82,17 +82,13 @@ impl Fpdb {
 
     /// Store-wide numbers.
     pub fn stats(&self) -> Stats {
+        let files = self.store.maintenance();
         Stats {
             documents: self.doc_count,
             clusters: self.cluster_count,
             duplicates: self.doc_count.saturating_sub(self.cluster_count),
-            disk_bytes: self
-                .store
-                .maintenance()
-                .map_or(0, crate::store::Maintenance::disk_size),
-            column_family_bytes: self
-                .store
-                .maintenance()
+            disk_bytes: files.map_or(0, crate::store::Maintenance::disk_size),
+            column_family_bytes: files
                 .map(|m| m.cf_sizes().into_iter().collect())
                 .unwrap_or_default(),
             simhash_tables: self.perms.len(),

@@ -104,7 +104,7 @@ impl Fpdb {
     pub fn verify(&self) -> Result<Verified> {
         let mut seen = Seen::default();
         self.for_each_doc_chunk(&mut |recs| {
-            if self.store.lease().is_some() {
+            if self.is_shared() {
                 self.prefetch_checks(&recs)?;
             }
             for (seq, r) in recs {

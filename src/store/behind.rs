@@ -333,33 +333,27 @@ impl Lease for WriteBehind {
 impl Maintenance for WriteBehind {
     fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
         self.settle()?;
-        self.base_maintenance().checkpoint(dir)
+        super::base_maintenance(&*self.base).checkpoint(dir)
     }
 
     fn compact(&self) -> Result<()> {
         self.settle()?;
-        self.base_maintenance().compact()
+        super::base_maintenance(&*self.base).compact()
     }
 
     fn verify_checksums(&self) -> Result<()> {
         let _ = self.settle();
-        self.base_maintenance().verify_checksums()
+        super::base_maintenance(&*self.base).verify_checksums()
     }
 
     fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
         let _ = self.settle();
-        self.base_maintenance().cf_sizes()
+        super::base_maintenance(&*self.base).cf_sizes()
     }
 
     fn disk_size(&self) -> u64 {
         let _ = self.settle();
-        self.base_maintenance().disk_size()
-    }
-}
-
-impl WriteBehind {
-    fn base_maintenance(&self) -> &dyn Maintenance {
-        super::base_maintenance(&*self.base)
+        super::base_maintenance(&*self.base).disk_size()
     }
 }
 

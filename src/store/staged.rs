@@ -317,30 +317,24 @@ impl Store for Staged {
 impl Maintenance for Staged {
     fn checkpoint(&self, dir: &std::path::Path) -> Result<()> {
         self.commit()?;
-        self.base_maintenance().checkpoint(dir)
+        super::base_maintenance(&*self.base).checkpoint(dir)
     }
 
     fn compact(&self) -> Result<()> {
         self.commit()?;
-        self.base_maintenance().compact()
+        super::base_maintenance(&*self.base).compact()
     }
 
     fn verify_checksums(&self) -> Result<()> {
-        self.base_maintenance().verify_checksums()
+        super::base_maintenance(&*self.base).verify_checksums()
     }
 
     fn cf_sizes(&self) -> Vec<(&'static str, u64)> {
-        self.base_maintenance().cf_sizes()
+        super::base_maintenance(&*self.base).cf_sizes()
     }
 
     fn disk_size(&self) -> u64 {
-        self.base_maintenance().disk_size()
-    }
-}
-
-impl Staged {
-    fn base_maintenance(&self) -> &dyn Maintenance {
-        super::base_maintenance(&*self.base)
+        super::base_maintenance(&*self.base).disk_size()
     }
 }
 
