@@ -1,6 +1,6 @@
 //! One conformance suite for every `Store`: the engine relies on exactly these semantics.
 
-use fpdb::store::{Batch, Cf, MemoryStore, RocksStore, Store};
+use fpdb::store::{Batch, Cf, MemoryStore, ReadAhead, RocksStore, Store};
 
 mod common;
 use common::conformance::{collect, conformance};
@@ -151,4 +151,103 @@ fn presence_filter_store_conforms_and_finds_every_prefix() {
     }
     assert_eq!(found(2), 0);
     assert_eq!(collect(&s, Cf::Nshash, b"", &[0xff; 17]).len(), 4);
+}
+
+/// A store a round trip away, as the engine sees it: a memory store whose [`ReadAhead`]
+/// records what it was told to read ahead and when it was told to drop it.
+#[derive(Default)]
+struct ReadsAhead {
+    base: MemoryStore,
+    told: std::sync::Mutex<Vec<(Cf, Vec<u8>)>>,
+    ended: std::sync::atomic::AtomicUsize,
+}
+
+impl ReadAhead for ReadsAhead {
+    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> fpdb::Result<()> {
+        let mut told = self.told.lock().unwrap();
+        told.extend(ranges.iter().map(|(s, _)| (cf, s.to_vec())));
+        Ok(())
+    }
+    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> fpdb::Result<()> {
+        let mut told = self.told.lock().unwrap();
+        told.extend(keys.iter().map(|k| (cf, k.to_vec())));
+        Ok(())
+    }
+    fn end_prefetch(&self) {
+        self.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Shares its state with the test through an `Arc`, as the engine owns the store.
+struct Shared(std::sync::Arc<ReadsAhead>);
+
+impl Store for Shared {
+    fn get(&self, cf: Cf, key: &[u8]) -> fpdb::Result<Option<Vec<u8>>> {
+        self.0.base.get(cf, key)
+    }
+    fn scan(
+        &self,
+        cf: Cf,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> fpdb::Result<()> {
+        self.0.base.scan(cf, start, end, visit)
+    }
+    fn write(&self, batch: Batch) -> fpdb::Result<()> {
+        self.0.base.write(batch)
+    }
+    fn sync(&self) -> fpdb::Result<()> {
+        self.0.base.sync()
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn read_ahead(&self) -> Option<&dyn ReadAhead> {
+        Some(&*self.0)
+    }
+}
+
+#[test]
+fn a_store_that_reads_ahead_is_told_each_batchs_reads_through_the_wrappers() {
+    // The wrappers pass the capability on; a store without it offers none.
+    let remote = std::sync::Arc::new(ReadsAhead::default());
+    let staged = fpdb::store::Staged::new(Box::new(Shared(remote.clone())));
+    assert!(staged.read_ahead().is_some());
+    assert!(fpdb::store::Staged::new(Box::new(MemoryStore::new()))
+        .read_ahead()
+        .is_none());
+    assert!(MemoryStore::new().read_ahead().is_none());
+
+    // A batch's ingest tells it the batch's ids and lookups first, and drops them after.
+    let mut db = fpdb::Fpdb::builder()
+        .open_store(Box::new(Shared(remote.clone())))
+        .unwrap();
+    let docs: Vec<fpdb::Document> = ["first-doc", "second-doc"]
+        .iter()
+        .map(|id| {
+            fpdb::Document::new(
+                *id,
+                format!(
+                    "{id} 这是一篇用来测试预读的文章，内容足够长，可以算出指纹。第二句话也在这里。"
+                ),
+            )
+        })
+        .collect();
+    let batch: Vec<_> = docs
+        .iter()
+        .map(|d| (d, db.fingerprint_document(d)))
+        .collect();
+    let ended_before = remote.ended.load(std::sync::atomic::Ordering::SeqCst);
+    let out = db.ingest_batch(batch, fpdb::OnExisting::Skip);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let told = remote.told.lock().unwrap().clone();
+    for id in ["first-doc", "second-doc"] {
+        assert!(
+            told.contains(&(Cf::DocIds, id.as_bytes().to_vec())),
+            "{id} was not read ahead: {told:?}"
+        );
+    }
+    assert!(told.iter().any(|(cf, _)| *cf == Cf::Nshash));
+    assert!(remote.ended.load(std::sync::atomic::Ordering::SeqCst) > ended_before);
 }

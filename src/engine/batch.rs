@@ -133,7 +133,12 @@ impl Fpdb {
         next: NextBatch<'_>,
     ) -> (BatchOutcome, Option<BatchFingerprints>) {
         if !self.is_shared() {
-            return self.ingest_batch_leased(docs, fps, on_existing, next);
+            let done = self.ingest_batch_leased(docs, fps, on_existing, next);
+            // What was read ahead is not kept past the batch (see below).
+            if let Some(ahead) = self.store.read_ahead() {
+                ahead.end_prefetch();
+            }
+            return done;
         }
         let next = next.map(|(_, fps)| BatchFingerprints::from(fps));
         if let Err(e) = self.begin_write() {
@@ -146,7 +151,9 @@ impl Fpdb {
         let (mut out, _) = self.ingest_batch_leased(docs, fps, on_existing, None);
         // What the lookups read ahead is not kept past the batch (a failed batch wrote
         // nothing, which would have dropped it).
-        self.store.end_prefetch();
+        if let Some(ahead) = self.store.read_ahead() {
+            ahead.end_prefetch();
+        }
         if let Err(e) = self.sync() {
             if out.error.is_none() {
                 // Committed but not acknowledged as durable: report none of it as written.

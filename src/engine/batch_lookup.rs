@@ -204,9 +204,9 @@ impl Fpdb {
         pool: Option<&rayon::ThreadPool>,
     ) -> Result<Looked> {
         let (docs, lines) = self.furnish_batch(docs, pool)?;
-        if self.is_shared() {
+        if let Some(ahead) = self.store.read_ahead() {
             // A remote store: what the lookups read first, in one round trip per node.
-            self.prefetch(&docs)?;
+            self.prefetch(ahead, &docs)?;
         }
         let skip = on_existing == OnExisting::Skip;
         let lookups = || -> Vec<Result<Found>> {
@@ -258,13 +258,13 @@ impl Fpdb {
             let none = docs.iter().map(|_| Ok(None)).collect();
             return Ok((docs, none));
         }
-        if self.is_shared() {
+        if let Some(ahead) = self.store.read_ahead() {
             let keys: Vec<[u8; 16]> = docs
                 .iter()
                 .flat_map(|(d, _)| self.page_line_keys(d))
                 .collect();
             let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-            self.store.prefetch_keys(Cf::Furniture, &keys)?;
+            ahead.prefetch_keys(Cf::Furniture, &keys)?;
         }
         Ok(on_pool(pool, || {
             let mut lines: Vec<Lines> = docs

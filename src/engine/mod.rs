@@ -206,13 +206,17 @@ impl Fpdb {
     /// writer (or `query --batch`) loads them instead of reading the store for absent hashes.
     /// Also done, best effort, when the store is closed. An error loses nothing stored.
     pub fn save_memory_filter(&self) -> Result<()> {
-        self.store.save_filter()
+        self.store
+            .presence_filter()
+            .map_or(Ok(()), crate::store::PresenceFilter::save)
     }
 
     /// Memory taken by the in-memory presence filters of the store's hash prefixes, when it
     /// has them ([`crate::store::Presence`]).
     pub fn memory_filter_bytes(&self) -> Option<u64> {
-        self.store.filter_bytes()
+        self.store
+            .presence_filter()
+            .map(crate::store::PresenceFilter::bytes)
     }
 
     /// Documents read into the presence filter when the store was opened: the filter had

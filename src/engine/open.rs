@@ -142,6 +142,9 @@ impl Fpdb {
     /// Their postings and simhash table keys are derived from the records, as
     /// [`Fpdb::add`] wrote them. Returns the documents read.
     pub(super) fn catch_up_filter(&self, from: u64) -> Result<u64> {
+        let Some(filter) = self.store.presence_filter() else {
+            return Ok(0);
+        };
         let mut n = 0u64;
         let mut err = None;
         self.store
@@ -155,15 +158,14 @@ impl Fpdb {
                         }
                     };
                 for &h in rec.postings() {
-                    self.store
-                        .note_present(Cf::Nshash, &schema::nshash_key(h, seq));
+                    filter.note_present(Cf::Nshash, &schema::nshash_key(h, seq));
                 }
                 for key in rec
                     .simhash
                     .into_iter()
                     .flat_map(|q| self.table_keys(q, seq))
                 {
-                    self.store.note_present(Cf::Simhash, &key);
+                    filter.note_present(Cf::Simhash, &key);
                 }
                 n += 1;
                 true

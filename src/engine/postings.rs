@@ -11,7 +11,7 @@ use super::{Fpdb, LookupCounters};
 use crate::error::Result;
 use crate::fingerprint::{simhash::hamming, Fingerprints};
 use crate::store::schema;
-use crate::store::{Cf, Store};
+use crate::store::{Cf, ReadAhead, Store};
 
 /// The posting ranges of `hashes`, each once, in key order.
 fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> {
@@ -197,21 +197,25 @@ impl Fpdb {
             .collect()
     }
 
-    /// Tell a remote store ([`Store::prefetch`]) everything the lookups of `docs` will read
-    /// first: their ids, their posting lists, their simhash ranges.
-    pub(super) fn prefetch(&self, docs: &[(&super::Document, Fingerprints)]) -> Result<()> {
+    /// Tell a remote store ([`ReadAhead`]) everything the lookups of `docs` will read first:
+    /// their ids, their posting lists, their simhash ranges.
+    pub(super) fn prefetch(
+        &self,
+        ahead: &dyn ReadAhead,
+        docs: &[(&super::Document, Fingerprints)],
+    ) -> Result<()> {
         let ids: Vec<&[u8]> = docs.iter().map(|(d, _)| d.id.as_bytes()).collect();
-        self.store.prefetch_keys(Cf::DocIds, &ids)?;
+        ahead.prefetch_keys(Cf::DocIds, &ids)?;
         let bounds = nshash_bounds(docs.iter().flat_map(|(_, f)| f.lookup_postings()));
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
-        self.store.prefetch(Cf::Nshash, &ranges)?;
+        ahead.prefetch(Cf::Nshash, &ranges)?;
         let bounds: Vec<_> = docs
             .iter()
             .flat_map(|(_, f)| f.lookup_simhashes())
             .flat_map(|q| self.simhash_bounds(q))
             .collect();
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e, _)| (&s[..], &e[..])).collect();
-        self.store.prefetch(Cf::Simhash, &ranges)
+        ahead.prefetch(Cf::Simhash, &ranges)
     }
 
     /// Every stored document whose simhash is within k of `q`, as (external id, distance),

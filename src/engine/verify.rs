@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::{Fpdb, Verified};
 use crate::error::{Error, Result};
 use crate::store::schema::{self, DocRecord, Original};
-use crate::store::{Cf, Store};
+use crate::store::{Cf, ReadAhead, Store};
 use crate::text::cites::{host_key, url_key};
 
 /// What the pass over the document records saw.
@@ -104,8 +104,9 @@ impl Fpdb {
     pub fn verify(&self) -> Result<Verified> {
         let mut seen = Seen::default();
         self.for_each_doc_chunk(&mut |recs| {
-            if self.is_shared() {
-                self.prefetch_checks(&recs)?;
+            let ahead = self.store.read_ahead();
+            if let Some(ahead) = ahead {
+                self.prefetch_checks(ahead, &recs)?;
             }
             for (seq, r) in recs {
                 let root = self.check_document(seq, &r)?;
@@ -124,7 +125,9 @@ impl Fpdb {
                     .and_modify(|o| *o = (*o).min(me))
                     .or_insert(me);
             }
-            self.store.end_prefetch();
+            if let Some(ahead) = ahead {
+                ahead.end_prefetch();
+            }
             Ok(())
         })?;
         self.check_index_totals(&seen)?;
@@ -135,28 +138,28 @@ impl Fpdb {
 
     /// A remote store: read ahead, in a few pipelines, the keys that
     /// [`Fpdb::check_document`] reads for `recs` (one round trip each otherwise).
-    fn prefetch_checks(&self, recs: &[(u64, DocRecord)]) -> Result<()> {
+    fn prefetch_checks(&self, ahead: &dyn ReadAhead, recs: &[(u64, DocRecord)]) -> Result<()> {
         let ids: Vec<&[u8]> = recs.iter().map(|(_, r)| r.id.as_bytes()).collect();
-        self.store.prefetch_keys(Cf::DocIds, &ids)?;
+        ahead.prefetch_keys(Cf::DocIds, &ids)?;
         let clusters: Vec<[u8; 8]> = recs
             .iter()
             .map(|(_, r)| schema::u64_key(r.similar_id))
             .collect();
         let keys: Vec<&[u8]> = clusters.iter().map(|k| &k[..]).collect();
-        self.store.prefetch_keys(Cf::Clusters, &keys)?;
+        ahead.prefetch_keys(Cf::Clusters, &keys)?;
         if !self.legacy {
             let postings: Vec<[u8; 16]> = recs
                 .iter()
                 .flat_map(|(seq, r)| r.postings().map(move |&h| schema::nshash_key(h, *seq)))
                 .collect();
             let keys: Vec<&[u8]> = postings.iter().map(|k| &k[..]).collect();
-            self.store.prefetch_keys(Cf::Nshash, &keys)?;
+            ahead.prefetch_keys(Cf::Nshash, &keys)?;
             let mut members = Vec::with_capacity(recs.len());
             for (seq, r) in recs {
                 members.push(schema::members_key(self.find(r.similar_id)?.0, *seq));
             }
             let keys: Vec<&[u8]> = members.iter().map(|k| &k[..]).collect();
-            self.store.prefetch_keys(Cf::Members, &keys)?;
+            ahead.prefetch_keys(Cf::Members, &keys)?;
         }
         let simhash: Vec<[u8; 17]> = recs
             .iter()
@@ -164,7 +167,7 @@ impl Fpdb {
             .flat_map(|(seq, q)| self.table_keys(q, seq))
             .collect();
         let keys: Vec<&[u8]> = simhash.iter().map(|k| &k[..]).collect();
-        self.store.prefetch_keys(Cf::Simhash, &keys)
+        ahead.prefetch_keys(Cf::Simhash, &keys)
     }
 
     /// One document's entries in every index; returns its root cluster.

@@ -294,11 +294,6 @@ impl Store for WriteBehind {
         self.base.last_sequence()
     }
 
-    fn save_filter(&self) -> Result<()> {
-        self.settle()?;
-        self.base.save_filter()
-    }
-
     /// Its own, when the base has one: the base's, letting other writers in only once the
     /// write being applied is in it.
     fn lease(&self) -> Option<&dyn Lease> {
@@ -312,8 +307,7 @@ impl Store for WriteBehind {
 
     // Passed to the base store as they are.
     crate::store::forward! {
-        estimate_keys, filter_bytes, note_present, read_only, prefetch, prefetch_keys,
-        end_prefetch,
+        estimate_keys, read_only, read_ahead, presence_filter,
     }
 }
 

@@ -36,7 +36,7 @@ use crate::error::Result;
 pub type Entry = (Vec<u8>, Option<Vec<u8>>);
 
 /// The [`Store`] methods a wrapper store passes to its `base` unchanged, one per name:
-/// `forward! { read_only, shared, ... }` inside its `impl Store`. What a wrapper does itself
+/// `forward! { read_only, lease, ... }` inside its `impl Store`. What a wrapper does itself
 /// (its reads, writes, settling before a flush) it writes out.
 macro_rules! forward {
     ($($method:ident),* $(,)?) => { $( $crate::store::forward!(@ $method); )* };
@@ -55,40 +55,22 @@ macro_rules! forward {
     (@ estimate_keys) => {
         fn estimate_keys(&self, cf: $crate::store::Cf) -> Option<u64> { self.base.estimate_keys(cf) }
     };
-    (@ save_filter) => {
-        fn save_filter(&self) -> $crate::error::Result<()> { self.base.save_filter() }
-    };
-    (@ filter_bytes) => {
-        fn filter_bytes(&self) -> Option<u64> { self.base.filter_bytes() }
-    };
-    (@ note_present) => {
-        fn note_present(&self, cf: $crate::store::Cf, key: &[u8]) { self.base.note_present(cf, key) }
-    };
     (@ read_only) => {
         fn read_only(&self) -> bool { self.base.read_only() }
-    };
-    (@ prefetch) => {
-        fn prefetch(
-            &self,
-            cf: $crate::store::Cf,
-            ranges: &[(&[u8], &[u8])],
-        ) -> $crate::error::Result<()> {
-            self.base.prefetch(cf, ranges)
-        }
-    };
-    (@ prefetch_keys) => {
-        fn prefetch_keys(&self, cf: $crate::store::Cf, keys: &[&[u8]]) -> $crate::error::Result<()> {
-            self.base.prefetch_keys(cf, keys)
-        }
-    };
-    (@ end_prefetch) => {
-        fn end_prefetch(&self) { self.base.end_prefetch() }
     };
     (@ lease) => {
         fn lease(&self) -> Option<&dyn $crate::store::Lease> { self.base.lease() }
     };
     (@ maintenance) => {
         fn maintenance(&self) -> Option<&dyn $crate::store::Maintenance> { self.base.maintenance() }
+    };
+    (@ read_ahead) => {
+        fn read_ahead(&self) -> Option<&dyn $crate::store::ReadAhead> { self.base.read_ahead() }
+    };
+    (@ presence_filter) => {
+        fn presence_filter(&self) -> Option<&dyn $crate::store::PresenceFilter> {
+            self.base.presence_filter()
+        }
     };
 }
 pub(crate) use forward;
@@ -250,6 +232,36 @@ fn base_lease(base: &dyn Store) -> &dyn Lease {
         .expect("a wrapper offers a lease only over a base that has one")
 }
 
+/// Reading ahead, for a store a round trip away (Redis): told before many lookups (a batch's)
+/// what they will read, it reads it in a few pipelines and answers those reads from memory
+/// until its next write. A store offers it through [`Store::read_ahead`]; a store on this
+/// machine has none, and the engine then builds no list of keys for it.
+pub trait ReadAhead {
+    /// The ranges of `cf` about to be scanned.
+    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()>;
+
+    /// [`ReadAhead::prefetch`] for point reads of `keys`.
+    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()>;
+
+    /// Drop what was read ahead (a batch done, a read-only pass moving on to its next chunk).
+    fn end_prefetch(&self);
+}
+
+/// The in-memory presence filter in front of a store ([`Presence`]), offered through
+/// [`Store::presence_filter`].
+pub trait PresenceFilter {
+    /// Save the filter next to the store, for the next writer. A failure loses nothing
+    /// stored: the next open goes without the filter (or builds one).
+    fn save(&self) -> Result<()>;
+
+    /// Memory the filter takes.
+    fn bytes(&self) -> u64;
+
+    /// `key` of `cf` is in the store but may be missing from the filter (loaded as saved
+    /// before the documents written since: their keys are put back into it this way).
+    fn note_present(&self, cf: Cf, key: &[u8]);
+}
+
 /// Ordered key/value storage with column families.
 pub trait Store: Send + Sync {
     /// The value of `key`, if any.
@@ -277,21 +289,6 @@ pub trait Store: Send + Sync {
         }
         Ok(())
     }
-
-    /// A hint before many lookups (a batch's): the ranges of `cf` about to be scanned. A
-    /// remote store reads them ahead in one round trip and answers those scans from memory
-    /// until its next write; others ignore it.
-    fn prefetch(&self, _cf: Cf, _ranges: &[(&[u8], &[u8])]) -> Result<()> {
-        Ok(())
-    }
-
-    /// [`Store::prefetch`] for point reads of `keys`.
-    fn prefetch_keys(&self, _cf: Cf, _keys: &[&[u8]]) -> Result<()> {
-        Ok(())
-    }
-
-    /// Drop what was read ahead (a read-only pass moving on to its next chunk).
-    fn end_prefetch(&self) {}
 
     /// Apply every change of `batch` atomically. Visible to later reads at once; durable after
     /// the next [`Store::sync`].
@@ -348,23 +345,6 @@ pub trait Store: Send + Sync {
         None
     }
 
-    /// Save the in-memory presence filters next to the store, for the next writer ([`Presence`];
-    /// nothing for a store without them). A failure loses nothing stored: the next open goes
-    /// without the filter (or builds one).
-    fn save_filter(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Memory taken by in-memory presence filters ([`Presence`]), when the store has them.
-    fn filter_bytes(&self) -> Option<u64> {
-        None
-    }
-
-    /// `key` of `cf` is in the store but may be missing from an in-memory presence filter in
-    /// front of it ([`Presence`] loaded behind the store: the keys of the documents written
-    /// since it was saved are put back into it this way). Nothing for a store without one.
-    fn note_present(&self, _cf: Cf, _key: &[u8]) {}
-
     /// Whether writes are refused.
     fn read_only(&self) -> bool;
 
@@ -378,6 +358,18 @@ pub trait Store: Send + Sync {
     /// sizes), when it has files. `None` by default: a store without files is copied key by
     /// key, has nothing to compact or verify, and takes no bytes on disk.
     fn maintenance(&self) -> Option<&dyn Maintenance> {
+        None
+    }
+
+    /// Reading ahead ([`ReadAhead`]: a remote store). `None` by default: a read costs no round
+    /// trip.
+    fn read_ahead(&self) -> Option<&dyn ReadAhead> {
+        None
+    }
+
+    /// The in-memory presence filter in front of the store ([`PresenceFilter`]), when it has
+    /// one.
+    fn presence_filter(&self) -> Option<&dyn PresenceFilter> {
         None
     }
 }

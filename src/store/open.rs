@@ -215,12 +215,12 @@ mod tests {
             ..OpenConfig::default()
         };
         let opened = open(&loc, &config).unwrap();
-        assert!(opened.store.filter_bytes().is_some());
+        assert!(opened.store.presence_filter().is_some());
         drop(opened);
         config.create = false;
         config.filters.otherwise = None;
         config.filters.saved = Some(false);
         let opened = open(&loc, &config).unwrap();
-        assert!(opened.store.filter_bytes().is_none());
+        assert!(opened.store.presence_filter().is_none());
     }
 }

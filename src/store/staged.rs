@@ -308,8 +308,7 @@ impl Store for Staged {
 
     // Passed to the base store as they are.
     crate::store::forward! {
-        settle, syncer, last_sequence, save_filter, filter_bytes, note_present, read_only, lease,
-        prefetch, prefetch_keys, end_prefetch,
+        settle, syncer, last_sequence, read_only, lease, read_ahead, presence_filter,
     }
 }
 

@@ -15,12 +15,12 @@
 //! empty store stays selective however many documents the store takes.
 //!
 //! Saved with the store (`fpdb-presence` in a RocksDB store's directory) by
-//! [`Store::save_filter`] and when dropped, tagged with the store's state: its RocksDB
+//! [`PresenceFilter::save`] and when dropped, tagged with the store's state: its RocksDB
 //! identity, last write sequence number and next document seq. An open uses it as it is when
 //! nothing was written since the save ([`Fit::Current`]); when this same store was written
 //! since (a run that was killed, or kept no filter), it holds every key of the saved state and
 //! the opener reads the documents written since (seqs only grow: those from the saved next
-//! seq on) into it ([`Fit::Behind`], [`Store::note_present`]). A file of another store, of a
+//! seq on) into it ([`Fit::Behind`], [`PresenceFilter::note_present`]). A file of another store, of a
 //! later state (a store directory put back from an older copy) or damaged is never used, and
 //! is removed by the next writer.
 
@@ -36,7 +36,7 @@ use bloom::{Bloom, Layers, FIRST_LAYER_KEYS, MAX_FAMILY_BYTES};
 use file::{load, State};
 pub use file::{remove_unusable, saved, Fit, FILE_NAME};
 
-use super::{Batch, Cf, Op, Store};
+use super::{Batch, Cf, Op, PresenceFilter, Store};
 use crate::error::{Error, Result};
 
 /// Changes of a write inserted into the filter by one thread (a batch of an ingest holds
@@ -126,7 +126,7 @@ impl Presence {
 
     /// Wrap `base` (the store in `dir`) with the filter saved in `dir` when it fits the
     /// store's present state, with how it fits ([`Fit::Behind`]: the caller must read the
-    /// documents written since into it, [`Store::note_present`], before any lookup);
+    /// documents written since into it, [`PresenceFilter::note_present`], before any lookup);
     /// `Err(base)` back otherwise. An unusable saved file is removed when `base` is writable.
     #[allow(clippy::type_complexity)]
     pub fn load_saved(
@@ -179,7 +179,7 @@ impl Presence {
     /// Save the filter next to the store, tagged with its present state (when it has a place
     /// and holds writes the saved file lacks). Written to a temporary file and renamed, so a
     /// crash leaves the old file or the new one, whole.
-    fn save(&self) -> Result<()> {
+    pub fn save(&self) -> Result<()> {
         let Some(dir) = &self.dir else { return Ok(()) };
         if self.base.read_only() || !self.dirty.load(Ordering::Relaxed) {
             return Ok(());
@@ -267,27 +267,32 @@ impl Store for Presence {
         self.base.write(batch)
     }
 
-    fn note_present(&self, cf: Cf, key: &[u8]) {
-        self.dirty.store(true, Ordering::Relaxed);
-        self.insert(cf, key);
-    }
-
     fn sync(&self) -> Result<()> {
         self.base.sync()
     }
 
-    fn save_filter(&self) -> Result<()> {
-        self.save()
-    }
-
-    fn filter_bytes(&self) -> Option<u64> {
-        Some(self.bytes())
+    fn presence_filter(&self) -> Option<&dyn PresenceFilter> {
+        Some(self)
     }
 
     // Passed to the base store as they are.
     crate::store::forward! {
-        settle, syncer, flush, last_sequence, read_only, lease, prefetch, prefetch_keys, end_prefetch,
-        maintenance,
+        settle, syncer, flush, last_sequence, read_only, lease, maintenance, read_ahead,
+    }
+}
+
+impl PresenceFilter for Presence {
+    fn save(&self) -> Result<()> {
+        Presence::save(self)
+    }
+
+    fn bytes(&self) -> u64 {
+        Presence::bytes(self)
+    }
+
+    fn note_present(&self, cf: Cf, key: &[u8]) {
+        self.dirty.store(true, Ordering::Relaxed);
+        self.insert(cf, key);
     }
 }
 
@@ -371,7 +376,7 @@ mod tests {
             let p = Presence::start(base, Some(path), Start::Empty).unwrap();
             write(&p, 0..5000);
             p.flush().unwrap();
-            p.save_filter().unwrap();
+            p.save().unwrap();
         }
         assert!(path.join(FILE_NAME).exists());
         // Reopened unchanged: the saved filter, with every key written before.
@@ -497,7 +502,7 @@ mod tests {
         let p = Presence::start(base, Some(path), Start::Empty).unwrap();
         write(&p, 0..100);
         p.flush().unwrap();
-        assert!(p.save_filter().is_err());
+        assert!(p.save().is_err());
         drop(p);
         assert!(!path.join(FILE_NAME).exists());
         assert!(blocked.is_dir(), "left as it was");
@@ -523,7 +528,7 @@ mod tests {
             let p = Presence::start(base, Some(path), Start::Empty).unwrap();
             write(&p, 0..100);
             p.flush().unwrap();
-            p.save_filter().unwrap();
+            p.save().unwrap();
         }
         // The same filter with a version 2 header.
         let file = path.join(FILE_NAME);
@@ -568,7 +573,7 @@ mod tests {
             let p = Presence::start(base, Some(path), Start::Empty).unwrap();
             write(&p, 0..100);
             p.flush().unwrap();
-            p.save_filter().unwrap();
+            p.save().unwrap();
         }
         let file = path.join(FILE_NAME);
         let mut bytes = std::fs::read(&file).unwrap();
@@ -581,7 +586,7 @@ mod tests {
             let base = Box::new(RocksStore::open(path, false).unwrap());
             let p = Presence::start(base, Some(path), Start::Scan).unwrap();
             p.flush().unwrap();
-            p.save_filter().unwrap();
+            p.save().unwrap();
         }
         let bytes = std::fs::read(&file).unwrap();
         std::fs::write(&file, &bytes[..bytes.len() - 100]).unwrap();

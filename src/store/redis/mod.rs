@@ -53,7 +53,7 @@ use read::{bucket_of, has_values, hex, lex, ordered, single_bucket, visit_all};
 pub use url::RedisUrl;
 use write::{journal_of, ACQUIRE_LUA, RELEASE_LUA};
 
-use super::{Batch, Cf, Lease, Store};
+use super::{Batch, Cf, Lease, ReadAhead, Store};
 use crate::error::{Error, Result};
 
 /// Keys (with values) read per round trip of a scan.
@@ -77,7 +77,7 @@ pub struct RedisStore {
     leased: AtomicBool,
     /// Writes since the last sync (for `WAIT`).
     unsynced: AtomicU64,
-    /// Answers read ahead for a batch's lookups ([`Store::prefetch`]); dropped at every write
+    /// Answers read ahead for a batch's lookups ([`ReadAhead`](crate::store::ReadAhead)); dropped at every write
     /// and whenever the lease is taken (others may have written).
     cache: Mutex<Prefetched>,
 }
@@ -356,72 +356,6 @@ impl Store for RedisStore {
         Ok(())
     }
 
-    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
-        let wanted: Vec<(&[u8], &[u8], Vec<u8>)> = ranges
-            .iter()
-            .filter(|(s, e)| s < e)
-            .filter_map(|&(s, e)| single_bucket(cf, s, e).map(|b| (s, e, b)))
-            .collect();
-        for chunk in wanted.chunks(PIPE) {
-            let mut p: ClusterPipeline = cluster_pipe();
-            for (s, e, b) in chunk {
-                p.add_command(self.page_cmd(cf, b, &lex(true, s), e));
-            }
-            let piped: Vec<&[u8]> = chunk.iter().map(|(_, _, b)| b.as_slice()).collect();
-            let pages = self.pipelined_pages(cf, &piped, &p)?;
-            let mut c = self.cache.lock().expect("cache");
-            for ((s, e, _), (keys, values)) in chunk.iter().zip(pages) {
-                if keys.len() >= PAGE {
-                    continue; // not complete: scanned when asked
-                }
-                let entries = keys
-                    .into_iter()
-                    .enumerate()
-                    .filter_map(|(i, k)| match values.get(i) {
-                        Some(Some(v)) => Some((k, v.clone())),
-                        Some(None) => None,
-                        None => Some((k, Vec::new())),
-                    })
-                    .collect();
-                c.ranges
-                    .insert((cf.index(), s.to_vec(), e.to_vec()), entries);
-            }
-        }
-        Ok(())
-    }
-
-    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
-        for chunk in keys.chunks(PIPE) {
-            let mut p: ClusterPipeline = cluster_pipe();
-            for k in chunk {
-                let b = bucket_of(cf, k);
-                if has_values(cf) {
-                    p.cmd("HGET").arg(self.hkey(cf, &b)).arg(*k);
-                } else {
-                    p.cmd("ZSCORE").arg(self.zkey(cf, &b)).arg(*k);
-                }
-            }
-            let replies: Vec<redis::Value> = self.run("get", |c| p.query(c))?;
-            let mut c = self.cache.lock().expect("cache");
-            for (k, v) in chunk.iter().zip(replies) {
-                let v = match v {
-                    redis::Value::Nil => None,
-                    v if has_values(cf) => Some(
-                        redis::from_redis_value::<Vec<u8>>(v)
-                            .map_err(|e| storage(&self.url, "get", e.into()))?,
-                    ),
-                    _ => Some(Vec::new()),
-                };
-                c.keys.insert((cf.index(), k.to_vec()), v);
-            }
-        }
-        Ok(())
-    }
-
-    fn end_prefetch(&self) {
-        self.forget_prefetched();
-    }
-
     fn write(&self, batch: Batch) -> Result<()> {
         if self.read_only {
             return Err(Error::Storage(format!(
@@ -462,6 +396,10 @@ impl Store for RedisStore {
     }
 
     fn lease(&self) -> Option<&dyn Lease> {
+        Some(self)
+    }
+
+    fn read_ahead(&self) -> Option<&dyn ReadAhead> {
         Some(self)
     }
 }

@@ -4,9 +4,9 @@
 
 use redis::cluster::{cluster_pipe, ClusterPipeline};
 
-use super::{Entries, RedisStore, PAGE, SCAN_BUCKETS};
+use super::{storage, Entries, RedisStore, PAGE, PIPE, SCAN_BUCKETS};
 use crate::error::{Error, Result};
-use crate::store::Cf;
+use crate::store::{Cf, ReadAhead};
 
 /// How a family is cut into buckets.
 pub(super) fn bucket_of(cf: Cf, key: &[u8]) -> Vec<u8> {
@@ -277,6 +277,76 @@ impl RedisStore {
             }
         }
         Ok(true)
+    }
+}
+
+/// A batch's lookups read ahead in one pipeline per node; the answers serve those reads until
+/// the next write or the lease is let go.
+impl ReadAhead for RedisStore {
+    fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
+        let wanted: Vec<(&[u8], &[u8], Vec<u8>)> = ranges
+            .iter()
+            .filter(|(s, e)| s < e)
+            .filter_map(|&(s, e)| single_bucket(cf, s, e).map(|b| (s, e, b)))
+            .collect();
+        for chunk in wanted.chunks(PIPE) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for (s, e, b) in chunk {
+                p.add_command(self.page_cmd(cf, b, &lex(true, s), e));
+            }
+            let piped: Vec<&[u8]> = chunk.iter().map(|(_, _, b)| b.as_slice()).collect();
+            let pages = self.pipelined_pages(cf, &piped, &p)?;
+            let mut c = self.cache.lock().expect("cache");
+            for ((s, e, _), (keys, values)) in chunk.iter().zip(pages) {
+                if keys.len() >= PAGE {
+                    continue; // not complete: scanned when asked
+                }
+                let entries = keys
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(i, k)| match values.get(i) {
+                        Some(Some(v)) => Some((k, v.clone())),
+                        Some(None) => None,
+                        None => Some((k, Vec::new())),
+                    })
+                    .collect();
+                c.ranges
+                    .insert((cf.index(), s.to_vec(), e.to_vec()), entries);
+            }
+        }
+        Ok(())
+    }
+
+    fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
+        for chunk in keys.chunks(PIPE) {
+            let mut p: ClusterPipeline = cluster_pipe();
+            for k in chunk {
+                let b = bucket_of(cf, k);
+                if has_values(cf) {
+                    p.cmd("HGET").arg(self.hkey(cf, &b)).arg(*k);
+                } else {
+                    p.cmd("ZSCORE").arg(self.zkey(cf, &b)).arg(*k);
+                }
+            }
+            let replies: Vec<redis::Value> = self.run("get", |c| p.query(c))?;
+            let mut c = self.cache.lock().expect("cache");
+            for (k, v) in chunk.iter().zip(replies) {
+                let v = match v {
+                    redis::Value::Nil => None,
+                    v if has_values(cf) => Some(
+                        redis::from_redis_value::<Vec<u8>>(v)
+                            .map_err(|e| storage(&self.url, "get", e.into()))?,
+                    ),
+                    _ => Some(Vec::new()),
+                };
+                c.keys.insert((cf.index(), k.to_vec()), v);
+            }
+        }
+        Ok(())
+    }
+
+    fn end_prefetch(&self) {
+        self.forget_prefetched();
     }
 }
 
