@@ -266,7 +266,7 @@ fn removing_a_bridge_splits_the_cluster() {
 /// places do not match its sketch each fail it.
 #[test]
 fn verify_fails_on_damaged_clusters() {
-    use fpdb::store::schema::{self, ClusterRecord};
+    use fpdb::store::schema::{self, ClusterId, ClusterRecord, Seq};
     use fpdb::store::{Batch, Cf};
     use fpdb::{RocksStore, Store};
     let text = common::synthetic_doc(&mut Rng(3), 6);
@@ -305,7 +305,7 @@ fn verify_fails_on_damaged_clusters() {
         ),
         (
             "member",
-            Box::new(|b, _| b.delete(Cf::Members, schema::members_key(1, 2))),
+            Box::new(|b, _| b.delete(Cf::Members, schema::members_key(ClusterId(1), Seq(2)))),
         ),
         (
             "cluster_count",
@@ -313,7 +313,13 @@ fn verify_fails_on_damaged_clusters() {
         ),
         (
             "postings",
-            Box::new(|b, _| b.put(Cf::Nshash, schema::nshash_key(7, 1), schema::u64_key(1))),
+            Box::new(|b, _| {
+                b.put(
+                    Cf::Nshash,
+                    schema::nshash_key(7, Seq(1)),
+                    schema::u64_key(1),
+                );
+            }),
         ),
         (
             "sentence places",

@@ -6,8 +6,26 @@ use std::collections::{BTreeMap, HashMap};
 use super::lookup::Checked;
 use super::Fpdb;
 use crate::error::{Error, Result};
-use crate::store::schema::{self, meta, ClusterRecord, DocRecord};
+use crate::store::schema::{self, meta, ClusterId, ClusterRecord, DocRecord, Seq};
 use crate::store::{Batch, Cf, Store};
+
+/// What a root cluster's members add up to, counted from the documents (`verify`, the
+/// format 2 upgrade): how many, and the first one's seq (the documents are read in seq
+/// order, so the first counted is the oldest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Tally {
+    /// Members counted.
+    pub(super) size: u64,
+    /// The oldest member.
+    pub(super) first: Seq,
+}
+
+impl Tally {
+    /// Nothing counted yet, the first member to count being `first`.
+    pub(super) fn from(first: Seq) -> Tally {
+        Tally { size: 0, first }
+    }
+}
 
 impl Fpdb {
     /// Remove the document with external id `id`: its record and every index entry; its
@@ -105,14 +123,14 @@ impl Fpdb {
         b.delete(Cf::Docs, schema::u64_key(seq));
         b.delete(Cf::DocIds, rec.id.as_bytes());
         for &h in rec.postings() {
-            b.delete(Cf::Nshash, schema::nshash_key(h, seq));
+            b.delete(Cf::Nshash, schema::nshash_key(h, Seq(seq)));
         }
         if let Some(q) = rec.simhash {
             for key in self.table_keys(q, seq) {
                 b.delete(Cf::Simhash, key);
             }
         }
-        b.delete(Cf::Members, schema::members_key(root, seq));
+        b.delete(Cf::Members, schema::members_key(ClusterId(root), Seq(seq)));
         let members: Vec<u64> = self
             .members(root)?
             .into_iter()
@@ -143,7 +161,7 @@ impl Fpdb {
 
     /// Seqs of the first `limit` members of root cluster `root`, ascending.
     pub(super) fn members_first(&self, root: u64, limit: usize) -> Result<Vec<u64>> {
-        let (start, end) = schema::members_range(root);
+        let (start, end) = schema::members_range(ClusterId(root));
         let mut out = Vec::new();
         let mut err = None;
         if limit == 0 {
@@ -151,7 +169,7 @@ impl Fpdb {
         }
         self.store.scan(Cf::Members, &start, &end, &mut |k, _| {
             match schema::decode_members_key(k) {
-                Ok((_, seq)) => out.push(seq),
+                Ok((_, seq)) => out.push(seq.0),
                 Err(e) => err = Some(e),
             }
             err.is_none() && out.len() < limit
@@ -262,10 +280,18 @@ impl Fpdb {
                 let mut r = recs[i].clone();
                 r.similar_id = id;
                 for &h in r.postings() {
-                    b.put(Cf::Nshash, schema::nshash_key(h, seq), schema::u64_key(id));
+                    b.put(
+                        Cf::Nshash,
+                        schema::nshash_key(h, Seq(seq)),
+                        schema::u64_key(id),
+                    );
                 }
-                b.delete(Cf::Members, schema::members_key(root, seq));
-                b.put(Cf::Members, schema::members_key(id, seq), Vec::new());
+                b.delete(Cf::Members, schema::members_key(ClusterId(root), Seq(seq)));
+                b.put(
+                    Cf::Members,
+                    schema::members_key(ClusterId(id), Seq(seq)),
+                    Vec::new(),
+                );
                 b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&r));
             }
         }

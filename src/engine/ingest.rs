@@ -9,7 +9,7 @@ use super::read::stored_match;
 use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
-use crate::store::schema::{self, ClusterRecord, DocRecord, Original};
+use crate::store::schema::{self, ClusterId, ClusterRecord, DocRecord, Original, Seq};
 use crate::store::{Batch, Cf, Store};
 
 /// Where a placed document's writes go ([`Fpdb::place`]).
@@ -226,8 +226,12 @@ impl Fpdb {
                 schema::encode_cluster(&moved),
             );
             for m in self.members(id)? {
-                batch.delete(Cf::Members, schema::members_key(id, m));
-                batch.put(Cf::Members, schema::members_key(target, m), Vec::new());
+                batch.delete(Cf::Members, schema::members_key(ClusterId(id), Seq(m)));
+                batch.put(
+                    Cf::Members,
+                    schema::members_key(ClusterId(target), Seq(m)),
+                    Vec::new(),
+                );
             }
             merged.push(id);
             self.cluster_count -= 1;
@@ -305,7 +309,7 @@ impl Fpdb {
     pub(super) fn put_record(&self, seq: u64, rec: &DocRecord, bulk: &mut Batch) {
         let target = schema::u64_key(rec.similar_id);
         for &h in rec.postings() {
-            bulk.put(Cf::Nshash, schema::nshash_key(h, seq), target);
+            bulk.put(Cf::Nshash, schema::nshash_key(h, Seq(seq)), target);
         }
         if let Some(q) = rec.simhash {
             for key in self.table_keys(q, seq) {
@@ -356,7 +360,11 @@ impl Fpdb {
             named,
         } = self.join(lk, (me, &fps), reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
-        staged.put(Cf::Members, schema::members_key(target, seq), Vec::new());
+        staged.put(
+            Cf::Members,
+            schema::members_key(ClusterId(target), Seq(seq)),
+            Vec::new(),
+        );
         let record = DocRecord {
             id: doc.id.clone(),
             url: doc.url.clone(),

@@ -72,7 +72,7 @@ use crate::error::Result;
 use crate::fingerprint::{Fingerprinter, Fingerprints};
 use crate::index::Permutations;
 use crate::options::Options;
-use crate::store::schema::{self, meta, ClusterRecord, DocRecord};
+use crate::store::schema::{self, meta, ClusterRecord, DocRecord, Seq};
 use crate::store::{Batch, Cf, Staged, Store};
 
 /// Staged keys above which [`Fpdb::ingest`] commits to the store without waiting for a sync.
@@ -494,7 +494,7 @@ impl Fpdb {
     /// in table order.
     pub(super) fn table_keys(&self, q: u64, seq: u64) -> impl Iterator<Item = [u8; 17]> + '_ {
         (0..self.perms.len())
-            .map(move |t| schema::simhash_key(t as u8, self.perms.permute(t, q), seq))
+            .map(move |t| schema::simhash_key(t as u8, self.perms.permute(t, q), Seq(seq)))
     }
 
     /// The counters as they stand (to put back with [`Fpdb::set_counters`] when a change

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::clusters::Tally;
 use super::{Fpdb, Settings, CLUSTER_COUNT, DOC_COUNT};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use crate::index::Permutations;
 use crate::options::{IdfSource, Options};
-use crate::store::schema::{self, meta};
+use crate::store::schema::{self, meta, ClusterId, Seq};
 use crate::store::{Batch, Cf, Staged, Store};
 use crate::text::IdfTable;
 
@@ -158,7 +159,7 @@ impl Fpdb {
                         }
                     };
                 for &h in rec.postings() {
-                    filter.note_present(Cf::Nshash, &schema::nshash_key(h, seq));
+                    filter.note_present(Cf::Nshash, &schema::nshash_key(h, Seq(seq)));
                 }
                 for key in rec
                     .simhash
@@ -183,7 +184,7 @@ impl Fpdb {
     /// (the format marker is written last).
     pub(super) fn upgrade(&mut self) -> Result<()> {
         const CHUNK: usize = 1 << 16;
-        let mut counted: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        let mut counted: BTreeMap<u64, Tally> = BTreeMap::new();
         let mut b = Batch::new();
         let flush = |b: &mut Batch, store: &Staged| -> Result<()> {
             store.write(std::mem::take(b))?;
@@ -194,12 +195,16 @@ impl Fpdb {
             for &h in &r.nshash {
                 b.put(
                     Cf::Nshash,
-                    schema::nshash_key(h, seq),
+                    schema::nshash_key(h, Seq(seq)),
                     schema::u64_key(r.similar_id),
                 );
             }
-            b.put(Cf::Members, schema::members_key(root, seq), Vec::new());
-            counted.entry(root).or_insert((0, seq)).0 += 1;
+            b.put(
+                Cf::Members,
+                schema::members_key(ClusterId(root), Seq(seq)),
+                Vec::new(),
+            );
+            counted.entry(root).or_insert(Tally::from(Seq(seq))).size += 1;
             if b.len() >= CHUNK {
                 flush(&mut b, &self.store)?;
             }
@@ -244,9 +249,10 @@ impl Fpdb {
             true
         })?;
         for (id, mut rec) in roots {
-            let (size, first) = counted.get(&id).copied().unwrap_or((0, rec.first_seq));
+            let counted = counted.get(&id).copied();
+            let Tally { size, first } = counted.unwrap_or(Tally::from(Seq(rec.first_seq)));
             rec.size = size;
-            rec.first_seq = first;
+            rec.first_seq = first.0;
             b.put(
                 Cf::Clusters,
                 schema::u64_key(id),

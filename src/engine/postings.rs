@@ -10,7 +10,7 @@ use foldhash::HashMap;
 use super::{Fpdb, LookupCounters};
 use crate::error::Result;
 use crate::fingerprint::{simhash::hamming, Fingerprints};
-use crate::store::schema;
+use crate::store::schema::{self, Seq};
 use crate::store::{Cf, ReadAhead, Store};
 
 /// The posting ranges of `hashes`, each once, in key order.
@@ -54,6 +54,15 @@ pub(super) struct Holder {
     pub(super) cluster: u64,
 }
 
+impl From<schema::Posting> for Holder {
+    fn from(p: schema::Posting) -> Holder {
+        Holder {
+            seq: p.seq.0,
+            cluster: p.cluster.0,
+        }
+    }
+}
+
 /// Posting -> its oldest holder.
 pub(super) type Holders = HashMap<u64, Holder>;
 
@@ -75,7 +84,7 @@ pub(super) struct ReadMany {
     /// Posting (sentence hash, band or exact key) -> its oldest holder.
     holders: Holders,
     /// Simhash range (by its start key) -> its entries (permuted fingerprint, seq).
-    tables: HashMap<[u8; 17], Vec<(u64, u64)>>,
+    tables: HashMap<[u8; 17], Vec<(u64, Seq)>>,
 }
 
 impl Fpdb {
@@ -161,7 +170,7 @@ impl Fpdb {
                     v.2 += 1;
                     scanned += 1;
                     if v.1 {
-                        visit(i, p, seq);
+                        visit(i, p, seq.0);
                     }
                     return true;
                 }
@@ -172,7 +181,7 @@ impl Fpdb {
                 // Many more of this value: seek past it (the rest of this range is scanned
                 // again from there).
                 if let Some(next) = p.checked_add(1) {
-                    again.push((i, schema::simhash_key(t, next, 0)));
+                    again.push((i, schema::simhash_key(t, next, Seq(0))));
                 }
                 value = None;
                 false
@@ -234,8 +243,7 @@ impl Fpdb {
         let (start, end) = schema::nshash_range(h);
         let mut found = None;
         self.store.scan(Cf::Nshash, &start, &end, &mut |k, v| {
-            found =
-                Some(schema::decode_nshash(k, v).map(|(_, seq, cluster)| Holder { seq, cluster }));
+            found = Some(schema::decode_nshash(k, v).map(Holder::from));
             false
         })?;
         found.transpose()
@@ -256,8 +264,8 @@ impl Fpdb {
         let mut err = None;
         self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
             match schema::decode_nshash(k, v) {
-                Ok((h, seq, cluster)) => {
-                    found.entry(h).or_insert(Holder { seq, cluster });
+                Ok(p) => {
+                    found.entry(p.hash).or_insert(Holder::from(p));
                 }
                 Err(e) => err = Some(e),
             }
@@ -310,9 +318,11 @@ impl Fpdb {
 
     /// The entries (permuted fingerprint, seq) of each simhash range of `ranges` (sorted,
     /// distinct), at most [`SIMHASH_MOST`] of each value ([`Fpdb::scan_simhash`]).
-    fn simhash_entries(&self, ranges: &[([u8; 17], [u8; 18])]) -> Result<Vec<Vec<(u64, u64)>>> {
+    fn simhash_entries(&self, ranges: &[([u8; 17], [u8; 18])]) -> Result<Vec<Vec<(u64, Seq)>>> {
         let mut out = vec![Vec::new(); ranges.len()];
-        self.scan_simhash(ranges, &|_, _| true, &mut |i, p, seq| out[i].push((p, seq)))?;
+        self.scan_simhash(ranges, &|_, _| true, &mut |i, p, seq| {
+            out[i].push((p, Seq(seq)));
+        })?;
         Ok(out)
     }
 
@@ -335,7 +345,7 @@ impl Fpdb {
         let mut found = BTreeMap::new();
         let mut scanned = 0;
         for (start, _, p) in self.simhash_bounds(q) {
-            for &(e, seq) in read.tables.get(&start)? {
+            for &(e, Seq(seq)) in read.tables.get(&start)? {
                 scanned += 1;
                 let d = hamming(e, p);
                 if d <= k {

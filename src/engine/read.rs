@@ -7,7 +7,7 @@ use super::{Cluster, Document, Fpdb, Match, Outcome, Stats, StoredDocument};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::options::Algo;
-use crate::store::schema::{self, DocRecord, StoredMatch};
+use crate::store::schema::{self, ClusterId, DocRecord, Seq, StoredMatch};
 use crate::store::{Cf, Store};
 
 impl Fpdb {
@@ -115,7 +115,8 @@ impl Fpdb {
         // Caches of cluster roots and of recent ids; cleared when full, so memory stays bounded
         // however many documents the store holds (a miss costs one point lookup).
         const CACHE_MAX: usize = 1 << 20;
-        let mut roots: HashMap<u64, (u64, u64)> = HashMap::new();
+        // A similar_id -> its root and the seq the cluster is named by.
+        let mut roots: HashMap<u64, (ClusterId, Seq)> = HashMap::new();
         let mut ids: HashMap<u64, String> = HashMap::new();
         let mut records = Vec::new();
         let mut err = None;
@@ -146,12 +147,13 @@ impl Fpdb {
                     roots.clear();
                 }
                 ids.insert(seq, rec.id.clone());
-                let (root, first_seq) = match roots.get(&rec.similar_id) {
+                let (ClusterId(root), Seq(first_seq)) = match roots.get(&rec.similar_id) {
                     Some(r) => *r,
                     None => {
                         let (root, crec) = self.find(rec.similar_id)?;
-                        roots.insert(rec.similar_id, (root, crec.named()));
-                        (root, crec.named())
+                        let named = (ClusterId(root), Seq(crec.named()));
+                        roots.insert(rec.similar_id, named);
+                        named
                     }
                 };
                 let first = if first_seq == seq {

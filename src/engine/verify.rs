@@ -2,9 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::clusters::Tally;
 use super::{Fpdb, Verified};
 use crate::error::{Error, Result};
-use crate::store::schema::{self, DocRecord, Original};
+use crate::store::schema::{self, ClusterId, DocRecord, Original, Seq};
 use crate::store::{Cf, ReadAhead, Store};
 use crate::text::cites::{host_key, url_key};
 
@@ -16,8 +17,8 @@ struct Seen {
     with_simhash: u64,
     /// Distinct sentence hashes over all documents (= postings expected).
     postings: u64,
-    /// root -> (members, oldest member)
-    members: BTreeMap<u64, (u64, u64)>,
+    /// root -> its members counted
+    members: BTreeMap<u64, Tally>,
     /// root -> its earliest member by (publication time, seq): its original.
     earliest: BTreeMap<u64, Original>,
     /// Members marked cited: (root, URL key, host key, seq, id).
@@ -115,7 +116,10 @@ impl Fpdb {
                 seen.seqs.insert(seq);
                 seen.with_simhash += u64::from(r.simhash.is_some());
                 seen.postings += r.postings().collect::<BTreeSet<_>>().len() as u64;
-                seen.members.entry(root).or_insert((0, seq)).0 += 1;
+                seen.members
+                    .entry(root)
+                    .or_insert(Tally::from(Seq(seq)))
+                    .size += 1;
                 if self.opts.originals {
                     seen.note_citations(root, seq, &r);
                 }
@@ -150,13 +154,16 @@ impl Fpdb {
         if !self.legacy {
             let postings: Vec<[u8; 16]> = recs
                 .iter()
-                .flat_map(|(seq, r)| r.postings().map(move |&h| schema::nshash_key(h, *seq)))
+                .flat_map(|(seq, r)| r.postings().map(move |&h| schema::nshash_key(h, Seq(*seq))))
                 .collect();
             let keys: Vec<&[u8]> = postings.iter().map(|k| &k[..]).collect();
             ahead.prefetch_keys(Cf::Nshash, &keys)?;
             let mut members = Vec::with_capacity(recs.len());
             for (seq, r) in recs {
-                members.push(schema::members_key(self.find(r.similar_id)?.0, *seq));
+                members.push(schema::members_key(
+                    ClusterId(self.find(r.similar_id)?.0),
+                    Seq(*seq),
+                ));
             }
             let keys: Vec<&[u8]> = members.iter().map(|k| &k[..]).collect();
             ahead.prefetch_keys(Cf::Members, &keys)?;
@@ -205,9 +212,9 @@ impl Fpdb {
                 self.nshash_holder(h)?.ok_or_else(unindexed)?;
                 continue;
             }
-            let key = schema::nshash_key(h, seq);
+            let key = schema::nshash_key(h, Seq(seq));
             let val = self.store.get(Cf::Nshash, &key)?.ok_or_else(unindexed)?;
-            let (_, _, c) = schema::decode_nshash(&key, &val)?;
+            let c = schema::decode_nshash(&key, &val)?.cluster.0;
             if self.find(c)?.0 != root {
                 return Err(bad(format!(
                     "sentence hash {h:016x} of {} names cluster {c}, outside its cluster {root}",
@@ -222,7 +229,7 @@ impl Fpdb {
                 }
             }
         }
-        let member = schema::members_key(root, seq);
+        let member = schema::members_key(ClusterId(root), Seq(seq));
         if !self.legacy && self.store.get(Cf::Members, &member)?.is_none() {
             return Err(bad(format!(
                 "document {} is not listed as a member of its cluster {root}",
@@ -249,7 +256,7 @@ impl Fpdb {
         }
         let mut orphan = None;
         let keys = self.count_keys(Cf::Simhash, &mut |k, _| {
-            if let Ok((_, _, s)) = schema::decode_simhash_key(k) {
+            if let Ok((_, _, Seq(s))) = schema::decode_simhash_key(k) {
                 if !seen.seqs.contains(&s) {
                     orphan = Some(s);
                 }
@@ -293,12 +300,12 @@ impl Fpdb {
         Ok(())
     }
 
-    /// Every root's size and first document agree with its members (root -> (count, oldest)),
+    /// Every root's size and first document agree with its members (`members`),
     /// and, with `originals`, its original is its earliest member (`earliest`); empty roots
     /// count nowhere; the cluster counter is the number of roots with members.
     fn check_clusters(
         &self,
-        members: &BTreeMap<u64, (u64, u64)>,
+        members: &BTreeMap<u64, Tally>,
         earliest: &BTreeMap<u64, Original>,
     ) -> Result<()> {
         let mut roots_with_members = 0u64;
@@ -315,7 +322,8 @@ impl Fpdb {
                     return false;
                 }
             };
-            let (size, first) = members.get(&id).copied().unwrap_or((0, 0));
+            let Tally { size, first } = members.get(&id).copied().unwrap_or(Tally::from(Seq(0)));
+            let first = first.0;
             if rec.size != size || (size > 0 && rec.first_seq != first) {
                 err = Some(bad(format!(
                     "cluster {id} records {} documents and first document seq {}, its members are {size} from seq {first}",

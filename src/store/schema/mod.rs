@@ -19,7 +19,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 pub use crate::options::FormatVersion;
 
+mod keys;
 mod record;
+pub use keys::{
+    decode_furniture, decode_members_key, decode_nshash, decode_simhash_key, decode_u64,
+    furniture_key, members_key, members_range, nshash_key, nshash_range, simhash_key,
+    simhash_range, u64_key, ClusterId, Posting, Seq,
+};
 pub use record::{decode_cluster, decode_doc, encode_cluster, encode_doc};
 
 /// Column families.
@@ -200,129 +206,6 @@ pub fn describe_format(v: &[u8]) -> String {
     } else {
         format!("unknown marker {}", hex(v))
     }
-}
-
-/// u64 as 8 big-endian bytes (so byte order = numeric order).
-pub fn u64_key(v: u64) -> [u8; 8] {
-    v.to_be_bytes()
-}
-
-/// Decode 8 big-endian bytes.
-pub fn decode_u64(cf: Cf, key: &[u8], v: &[u8]) -> Result<u64> {
-    v.try_into()
-        .map(u64::from_be_bytes)
-        .map_err(|_| corrupt(cf, key, format!("expected 8 bytes, found {}", v.len())))
-}
-
-/// A `simhash` key.
-pub fn simhash_key(table: u8, permuted: u64, seq: u64) -> [u8; 17] {
-    let mut k = [0u8; 17];
-    k[0] = table;
-    k[1..9].copy_from_slice(&permuted.to_be_bytes());
-    k[9..].copy_from_slice(&seq.to_be_bytes());
-    k
-}
-
-/// Decode a `simhash` key into (table, permuted fp, seq).
-pub fn decode_simhash_key(k: &[u8]) -> Result<(u8, u64, u64)> {
-    if k.len() != 17 {
-        return Err(corrupt(Cf::Simhash, k, "expected a 17-byte key".into()));
-    }
-    Ok((
-        k[0],
-        u64::from_be_bytes(k[1..9].try_into().unwrap()),
-        u64::from_be_bytes(k[9..].try_into().unwrap()),
-    ))
-}
-
-/// `[start, end)` covering every key of `table` with permuted value in `lo..=hi`.
-pub fn simhash_range(table: u8, lo: u64, hi: u64) -> ([u8; 17], [u8; 18]) {
-    let start = simhash_key(table, lo, 0);
-    let mut end = [0u8; 18];
-    end[..17].copy_from_slice(&simhash_key(table, hi, u64::MAX));
-    // One byte past the largest 17-byte key with this prefix: exclusive end.
-    end[17] = 0;
-    (start, end)
-}
-
-/// An `nshash` posting key: sentence hash, then the seq of a document holding it. Postings
-/// of one hash are adjacent and ordered by seq, so the first is its oldest holder.
-pub fn nshash_key(hash: u64, seq: u64) -> [u8; 16] {
-    let mut k = [0u8; 16];
-    k[..8].copy_from_slice(&hash.to_be_bytes());
-    k[8..].copy_from_slice(&seq.to_be_bytes());
-    k
-}
-
-/// `[start, end)` covering every posting of `hash` (and a format 2 entry keyed by it alone).
-/// Both bounds start with the hash, so a prefix bloom filter on 8 bytes applies.
-pub fn nshash_range(hash: u64) -> ([u8; 8], [u8; 17]) {
-    let mut end = [0xffu8; 17];
-    end[..8].copy_from_slice(&hash.to_be_bytes());
-    (hash.to_be_bytes(), end)
-}
-
-/// Decode an `nshash` entry into (hash, holder seq, cluster): a posting, or a format 2 entry
-/// (bare hash -> cluster + first holder).
-pub fn decode_nshash(key: &[u8], v: &[u8]) -> Result<(u64, u64, u64)> {
-    let u = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap());
-    match (key.len(), v.len()) {
-        (16, 8) => Ok((u(&key[..8]), u(&key[8..]), u(v))),
-        (8, 16) => Ok((u(key), u(&v[8..]), u(&v[..8]))),
-        _ => Err(corrupt(
-            Cf::Nshash,
-            key,
-            format!(
-                "unexpected {}-byte key with {}-byte value",
-                key.len(),
-                v.len()
-            ),
-        )),
-    }
-}
-
-/// A `members` key: root cluster id, then a member's seq.
-pub fn members_key(root: u64, seq: u64) -> [u8; 16] {
-    nshash_key(root, seq)
-}
-
-/// A `furniture` key: the host's key, then the line's ([`crate::text::lines::line_key`]).
-pub fn furniture_key(host: u64, line: u64) -> [u8; 16] {
-    nshash_key(host, line)
-}
-
-/// What a `furniture` value says of a line of a host: the clusters it was seen in (their ids
-/// then), or none when it is furniture.
-pub fn decode_furniture(key: &[u8], v: &[u8]) -> Result<Vec<u64>> {
-    if !v.len().is_multiple_of(8) || v.len() > 64 {
-        return Err(corrupt(
-            Cf::Furniture,
-            key,
-            format!(
-                "expected up to 8 cluster ids of 8 bytes, got {} bytes",
-                v.len()
-            ),
-        ));
-    }
-    Ok(v.chunks_exact(8)
-        .map(|c| u64::from_be_bytes(c.try_into().expect("8 bytes")))
-        .collect())
-}
-
-/// `[start, end)` covering every member of `root`.
-pub fn members_range(root: u64) -> ([u8; 8], [u8; 17]) {
-    nshash_range(root)
-}
-
-/// Decode a `members` key into (root, seq).
-pub fn decode_members_key(key: &[u8]) -> Result<(u64, u64)> {
-    if key.len() != 16 {
-        return Err(corrupt(Cf::Members, key, "expected a 16-byte key".into()));
-    }
-    Ok((
-        u64::from_be_bytes(key[..8].try_into().unwrap()),
-        u64::from_be_bytes(key[8..].try_into().unwrap()),
-    ))
 }
 
 /// A match recorded with a document: which stored document, by which algorithm, how close.

@@ -5,12 +5,12 @@ use super::*;
 #[test]
 fn simhash_range_covers_exactly_the_prefix() {
     let (s, e) = simhash_range(2, 0x10, 0x1f);
-    let inside = simhash_key(2, 0x1f, u64::MAX);
-    let outside = simhash_key(2, 0x20, 0);
+    let inside = simhash_key(2, 0x1f, Seq(u64::MAX));
+    let outside = simhash_key(2, 0x20, Seq(0));
     assert!(s.as_slice() <= inside.as_slice() && inside.as_slice() < e.as_slice());
     assert!(outside.as_slice() >= e.as_slice());
     let (_, e) = simhash_range(2, 0, u64::MAX);
-    assert!(simhash_key(3, 0, 0).as_slice() >= e.as_slice());
+    assert!(simhash_key(3, 0, Seq(0)).as_slice() >= e.as_slice());
 }
 
 #[test]

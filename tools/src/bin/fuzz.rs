@@ -198,7 +198,7 @@ fn decoders(rng: &mut Rng) {
     });
     mutate(&mut c, rng);
     let _ = schema::decode_cluster(b"k", &c);
-    let mut k = schema::nshash_key(rng.next(), rng.next()).to_vec();
+    let mut k = schema::nshash_key(rng.next(), schema::Seq(rng.next())).to_vec();
     let mut v = schema::u64_key(rng.next()).to_vec();
     mutate(&mut k, rng);
     mutate(&mut v, rng);
