@@ -261,10 +261,12 @@ impl RocksStore {
             .map(|(_, k, v)| k.len() + v.map_or(8, |v| v.len() + 12))
             .sum();
         let mut wb = WriteBatch::with_capacity_bytes(bytes + 16);
+        // The handles once per write, not by name per key (a map search each).
+        let handles = Cf::ALL.map(|cf| self.handle(cf));
         for (cf, k, v) in ops {
             match v {
-                Some(v) => wb.put_cf(self.handle(cf), k, v),
-                None => wb.delete_cf(self.handle(cf), k),
+                Some(v) => wb.put_cf(handles[cf.index()], k, v),
+                None => wb.delete_cf(handles[cf.index()], k),
             }
         }
         let mut wo = WriteOptions::default();
