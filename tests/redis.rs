@@ -184,6 +184,55 @@ fn redis_store_conforms() {
     common::conformance::conformance(&s);
 }
 
+/// A writer whose connection broke (a failover) writes what no `WAIT` acknowledged yet again,
+/// through its new connection, before a `WAIT` there counts: a change that a master died
+/// with is back before the write is acknowledged. Without a broken connection nothing is
+/// written twice.
+#[test]
+fn unacknowledged_writes_go_again_through_a_new_connection() {
+    let Some(c) = cluster() else { return };
+    let u = url(c, "again", "?wait=1");
+    let batch = |value: &[u8]| {
+        let mut b = Batch::new();
+        for i in 0..200u64 {
+            b.put(Cf::Docs, i.to_be_bytes().to_vec(), value.to_vec());
+        }
+        b
+    };
+    let gone = || {
+        let mut b = Batch::new();
+        for i in 0..200u64 {
+            b.delete(Cf::Docs, i.to_be_bytes().to_vec());
+        }
+        b
+    };
+    let writer = RedisStore::open(&u, false).unwrap();
+    let other = RedisStore::open(&u, false).unwrap();
+    let reader = RedisStore::open(&u, true).unwrap();
+    let at = |i: u64| reader.get(Cf::Docs, &i.to_be_bytes()).unwrap();
+
+    // Written, then lost (as with a master that died before its replica had them), then
+    // the connection broken: the sync writes them again.
+    writer.write(batch(b"kept")).unwrap();
+    other.write(gone()).unwrap();
+    assert_eq!(at(7), None);
+    writer.lose_writer_connection();
+    writer.sync().unwrap();
+    for i in [0u64, 7, 199] {
+        assert_eq!(at(i).as_deref(), Some(&b"kept"[..]), "doc {i}");
+    }
+
+    // Acknowledged: never written again, whatever happens to the connection after.
+    other.write(gone()).unwrap();
+    writer.lose_writer_connection();
+    writer.write(batch(b"newer")).unwrap();
+    writer.sync().unwrap();
+    other.write(gone()).unwrap();
+    writer.lose_writer_connection();
+    writer.sync().unwrap();
+    assert_eq!(at(7), None, "an acknowledged write was written again");
+}
+
 /// A writer that died after writing a batch's journal but before applying it: the next
 /// writer to take the lease applies the batch whole (and only then writes its own).
 #[test]

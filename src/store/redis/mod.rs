@@ -77,6 +77,12 @@ pub struct RedisStore {
     leased: AtomicBool,
     /// Writes since the last sync (for `WAIT`).
     unsynced: AtomicU64,
+    /// The connection every write goes through, so that a `WAIT` on it covers them all
+    /// (`WAIT` counts the replicas that hold the writes of the connection it is sent on).
+    writer: Mutex<Option<ClusterConnection>>,
+    /// What `WAIT` has not acknowledged yet, to write again through a new connection
+    /// ([`RedisStore::wait_replicas`]).
+    unacked: Mutex<Unacked>,
     /// Answers read ahead for a batch's lookups ([`ReadAhead`](crate::store::ReadAhead)); dropped at every write
     /// and whenever the lease is taken (others may have written).
     cache: Mutex<Prefetched>,
@@ -84,6 +90,19 @@ pub struct RedisStore {
 
 /// The entries of a range, in key order.
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// The writes no `WAIT` has acknowledged yet (kept only when the address asks for replicas).
+#[derive(Default)]
+struct Unacked {
+    /// The changes, in the order they were written.
+    ops: Vec<crate::store::Op>,
+    /// What the journal key should hold now: the journal of the batch being written, or
+    /// nothing once it is applied.
+    journal: Option<Vec<u8>>,
+    /// The writer's connection was replaced since they were written: a `WAIT` on the new
+    /// one would not cover them.
+    replaced: bool,
+}
 
 /// Complete answers of whole ranges and single keys, read ahead in one pipeline.
 #[derive(Default)]
@@ -124,7 +143,10 @@ fn transient(e: &redis::RedisError) -> bool {
                 | redis::ErrorKind::Server(redis::ServerErrorKind::Moved)
                 | redis::ErrorKind::Server(redis::ServerErrorKind::Ask)
                 | redis::ErrorKind::Server(redis::ServerErrorKind::MasterDown)
+                | redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly)
         )
+        // A blocked command (`WAIT`) on a master that became a replica in a failover.
+        || e.code() == Some("UNBLOCKED")
 }
 
 impl RedisStore {
@@ -156,6 +178,8 @@ impl RedisStore {
             token,
             leased: AtomicBool::new(false),
             unsynced: AtomicU64::new(0),
+            writer: Mutex::new(None),
+            unacked: Mutex::new(Unacked::default()),
             cache: Mutex::new(Prefetched::default()),
         };
         // Connect now, so that a wrong address fails here with a clear message; a server
@@ -227,6 +251,42 @@ impl RedisStore {
                     }
                     return Err(storage(&self.url, what, e));
                 }
+            }
+        }
+    }
+
+    /// [`RedisStore::run`] on the writer's own connection (`f` must be idempotent). A
+    /// transient error replaces the connection (what went through the old one is then
+    /// written again before a `WAIT` counts on it: [`RedisStore::wait_replicas`]); with
+    /// `retry` false it is returned, not retried.
+    fn run_write<T>(
+        &self,
+        what: &str,
+        retry: bool,
+        mut f: impl FnMut(&mut ClusterConnection) -> redis::RedisResult<T>,
+    ) -> Result<T> {
+        let deadline = Instant::now() + self.url.retry;
+        let mut wait = Duration::from_millis(50);
+        let mut writer = self.writer.lock().expect("writer");
+        loop {
+            let c = match writer.as_mut() {
+                Some(c) => c,
+                None => writer.insert(self.connect()?),
+            };
+            match f(c) {
+                Ok(v) => return Ok(v),
+                Err(e) if transient(&e) => {
+                    // Its view of the cluster may be stale, and a `WAIT` on a new one does
+                    // not cover what this one wrote.
+                    *writer = None;
+                    self.unacked.lock().expect("unacked").replaced = true;
+                    if !retry || Instant::now() >= deadline {
+                        return Err(storage(&self.url, what, e));
+                    }
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => return Err(storage(&self.url, what, e)),
             }
         }
     }
@@ -370,16 +430,13 @@ impl Store for RedisStore {
         if self.leased.load(Ordering::SeqCst) {
             self.renew()?;
         }
-        let journal = self.ns_key("journal");
-        let blob = journal_of(batch.ops());
-        self.run("write the journal", |c| {
-            redis::cmd("SET").arg(&journal).arg(&blob).query::<()>(c)
-        })?;
+        // The journal first, on its replicas, then the changes, then the journal cleared: a
+        // writer dying in between leaves the journal, which the next writer replays.
+        self.set_journal(Some(journal_of(batch.ops())))?;
         self.wait_replicas()?;
+        self.note_unacked(batch.ops());
         self.apply(batch.ops())?;
-        self.run("clear the journal", |c| {
-            redis::cmd("DEL").arg(&journal).query::<()>(c)
-        })?;
+        self.set_journal(None)?;
         self.unsynced.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

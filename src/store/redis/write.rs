@@ -157,27 +157,95 @@ impl RedisStore {
             for c in chunk {
                 p.add_command(c.clone()).ignore();
             }
-            self.run("write", |c| p.query::<()>(c))?;
+            self.run_write("write", true, |c| p.query::<()>(c))?;
         }
         Ok(())
+    }
+
+    /// Set the journal key to `blob`, or delete it (`None`), through the writer's connection.
+    pub(super) fn set_journal(&self, blob: Option<Vec<u8>>) -> Result<()> {
+        let journal = self.ns_key("journal");
+        match &blob {
+            Some(b) => self.run_write("write the journal", true, |c| {
+                redis::cmd("SET").arg(&journal).arg(b).query::<()>(c)
+            })?,
+            None => self.run_write("clear the journal", true, |c| {
+                redis::cmd("DEL").arg(&journal).query::<()>(c)
+            })?,
+        }
+        if self.url.wait > 0 {
+            self.unacked.lock().expect("unacked").journal = blob;
+        }
+        Ok(())
+    }
+
+    /// Keep `ops` until a `WAIT` acknowledges them (only when the address asks for replicas).
+    pub(super) fn note_unacked(&self, ops: &[Op]) {
+        if self.url.wait > 0 {
+            let mut u = self.unacked.lock().expect("unacked");
+            u.ops.extend_from_slice(ops);
+        }
     }
 
     /// Wait until `wait` replicas of every master have every write so far (a master that
     /// has lost its replicas, after a failover, holds writes up until one is back or the
     /// retry time is over).
+    ///
+    /// `WAIT` counts the replicas holding the writes of the connection it is sent on. When
+    /// the writer's connection was replaced (a failover broke it, or a `WAIT` was unblocked
+    /// because its master became a replica), what the old one wrote since the last
+    /// acknowledged `WAIT` may be lost with a master that died before passing it on, and a
+    /// `WAIT` on the new one would acknowledge it anyway. So those writes go through the new
+    /// connection again first: the journal key set to what it should hold, then every change
+    /// since (the same changes: the lease is this writer's, so nothing else wrote them in
+    /// between, and writing one twice leaves what writing it once did).
     pub(super) fn wait_replicas(&self) -> Result<()> {
         if self.url.wait == 0 {
             return Ok(());
         }
         let deadline = Instant::now() + self.url.retry;
+        let mut pause = std::time::Duration::from_millis(50);
         loop {
+            let again = {
+                let mut u = self.unacked.lock().expect("unacked");
+                std::mem::take(&mut u.replaced).then(|| (u.journal.clone(), u.ops.clone()))
+            };
+            if let Some((journal, ops)) = again {
+                self.write_again(journal, &ops)?;
+            }
             // Short WAITs (under the response timeout), repeated.
-            let n: i64 = self.run("wait for replicas", |c| {
-                redis::cmd("WAIT").arg(self.url.wait).arg(1000).query(c)
-            })?;
+            let waited = self.run_write("wait for replicas", false, |c| {
+                redis::cmd("WAIT")
+                    .arg(self.url.wait)
+                    .arg(1000)
+                    .query::<i64>(c)
+            });
+            let n = match waited {
+                Ok(n) => n,
+                Err(e) => {
+                    // A `WAIT` changes nothing, and its errors in a failover are many (a
+                    // broken connection, a master turned replica, a stale map of the cluster
+                    // sending it to a replica, which refuses it): whatever the error, a new
+                    // connection (a fresh map), the writes again through it, and wait, until
+                    // the retry time is over.
+                    self.lose_writer_connection();
+                    if Instant::now() >= deadline {
+                        return Err(e);
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_secs(1));
+                    continue;
+                }
+            };
+            let mut u = self.unacked.lock().expect("unacked");
+            if u.replaced {
+                continue; // replaced after the writes again: once more
+            }
             if n >= i64::from(self.url.wait) {
+                u.ops.clear();
                 return Ok(());
             }
+            drop(u);
             if Instant::now() >= deadline {
                 return Err(Error::Storage(format!(
                     "redis store {}: only {n} of {} replicas acknowledged the write in {} s",
@@ -189,15 +257,26 @@ impl RedisStore {
         }
     }
 
+    /// What [`RedisStore::wait_replicas`] writes again through a new connection.
+    fn write_again(&self, journal: Option<Vec<u8>>, ops: &[Op]) -> Result<()> {
+        self.set_journal(journal)?;
+        self.apply(ops)
+    }
+
+    /// Drop the writer's connection, as a failover does: the next wait writes what it had not
+    /// acknowledged again through a new one. Public for tests of that; not part of the
+    /// store's interface.
+    #[doc(hidden)]
+    pub fn lose_writer_connection(&self) {
+        *self.writer.lock().expect("writer") = None;
+        self.unacked.lock().expect("unacked").replaced = true;
+    }
+
     /// Write `batch`'s journal and stop there, as a writer killed between the journal and
     /// applying it would (for tests of the replay; not part of the store's interface).
     #[doc(hidden)]
     pub fn write_journal_only(&self, batch: &Batch) -> Result<()> {
-        let journal = self.ns_key("journal");
-        let blob = journal_of(batch.ops());
-        self.run("write the journal", |c| {
-            redis::cmd("SET").arg(&journal).arg(&blob).query::<()>(c)
-        })
+        self.set_journal(Some(journal_of(batch.ops())))
     }
 
     /// Replay a batch a writer left half applied (it died between journal and delete).
@@ -213,10 +292,9 @@ impl RedisStore {
                     self.url.namespace
                 ))
             })?;
+            self.note_unacked(&ops);
             self.apply(&ops)?;
-            self.run("clear the journal", |c| {
-                redis::cmd("DEL").arg(&journal).query::<()>(c)
-            })?;
+            self.set_journal(None)?;
         }
         Ok(())
     }
