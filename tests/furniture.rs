@@ -804,6 +804,45 @@ fn explain_leaves_out_the_template_as_ingest_does() {
     assert!(!common::stdout(&o).contains("template:"));
 }
 
+/// `explain` of two stored pages (no texts) compares their stored fingerprints whole, which
+/// ingest did not (it left out each page's furniture and template lines), and says so, in
+/// text and JSON; two stored documents without URLs get no such line.
+#[test]
+fn explain_of_two_stored_pages_says_they_are_compared_whole() {
+    let tmp = explain_scene(0xf0e4_1708_0000_001d, "a.example", |bare, first, copy| {
+        [
+            vec![page_json(first), page_json(bare), page_json(copy)],
+            vec![
+                serde_json::json!({"id": "plain-1", "text": bare.text.clone()}),
+                serde_json::json!({"id": "plain-2", "text": copy.text.clone()}),
+            ],
+        ]
+    });
+    let dir = tmp.path();
+    for file in ["site.jsonl", "pair.jsonl"] {
+        let o = common::run(dir, &["--db", "s.db", "ingest", "-q", file]);
+        assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    }
+    let explain = |args: &[&str]| {
+        let o = common::run(dir, &[&["--db", "s.db", "explain"][..], args].concat());
+        assert!(common::code(&o) <= 1, "{}", common::stderr(&o));
+        common::stdout(&o)
+    };
+    let pages = explain(&["a-copy", "b-copy"]);
+    assert!(
+        pages.contains("pages: compared whole, as stored"),
+        "{pages}"
+    );
+    let json = explain(&["--json", "a-copy", "b-copy"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["compared_whole_pages"], true, "{json}");
+    let plain = explain(&["plain-1", "plain-2"]);
+    assert!(!plain.contains("pages:"), "{plain}");
+    let json = explain(&["--json", "plain-1", "plain-2"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert!(v.get("compared_whole_pages").is_none(), "{json}");
+}
+
 /// The same within a site (`same_site_templates`): with the bare page on the templated page's
 /// own host, `explain` leaves out B's template lines that A lacks and links them; in a store
 /// with the setting off it compares B whole, as that store's ingest does.

@@ -317,6 +317,10 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
     let c = fpdb::explain::compare(&da.fingerprints, &db_.fingerprints, db.options());
     let same = da.similar_id == db_.similar_id;
     let composite = composite_of(db, &da.id, &da.fingerprints)?;
+    // Ingest compared a page without the lines it left out as its site's furniture and its
+    // site's template lines; a page's record keeps neither the first nor what was furniture
+    // then, so two stored pages are compared here whole and may differ from ingest.
+    let whole_pages = db.options().furniture && (da.url.is_some() || db_.url.is_some());
     if a.json {
         #[derive(serde::Serialize)]
         struct Doc<'a> {
@@ -332,6 +336,8 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
             same_cluster: bool,
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             composite_of: &'a [String],
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            compared_whole_pages: bool,
             #[serde(flatten)]
             comparison: &'a fpdb::explain::Comparison,
         }
@@ -348,6 +354,7 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
             b: doc(&db_),
             same_cluster: same,
             composite_of: &composite,
+            compared_whole_pages: whole_pages,
             comparison: &c,
         };
         outln!("{}", serde_json::to_string(&out)?);
@@ -366,6 +373,13 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
             );
         }
         outln!("same cluster: {}", if same { "yes" } else { "no" });
+        if whole_pages {
+            outln!(
+                "pages: compared whole, as stored; ingest compared them without their site's \
+                 furniture and template lines (give the pages' files, or ids with --corpus, to \
+                 compare them as ingest did)"
+            );
+        }
         print_composite(&da.id, &composite)?;
         outln!(
             "nshash: {} of {} / {} kept sentence hashes shared -> {}",
