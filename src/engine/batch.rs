@@ -116,6 +116,14 @@ impl Fpdb {
             .0
     }
 
+    /// Drop what a store that reads ahead ([`crate::store::ReadAhead`]) read for a batch: it
+    /// is not kept past the batch (a failed batch wrote nothing, which would have dropped it).
+    fn end_read_ahead(&self) {
+        if let Some(ahead) = self.store.read_ahead() {
+            ahead.end_prefetch();
+        }
+    }
+
     /// [`Fpdb::ingest_batch`] of `docs` (with `fps`: their fingerprints, or what the call
     /// before returned for them) while the lookups of the `next` batch run beside its
     /// decisions, against the store as this batch found it. Returns this batch's outcome and
@@ -134,10 +142,7 @@ impl Fpdb {
     ) -> (BatchOutcome, Option<BatchFingerprints>) {
         if !self.is_shared() {
             let done = self.ingest_batch_leased(docs, fps, on_existing, next);
-            // What was read ahead is not kept past the batch (see below).
-            if let Some(ahead) = self.store.read_ahead() {
-                ahead.end_prefetch();
-            }
+            self.end_read_ahead();
             return done;
         }
         let next = next.map(|(_, fps)| BatchFingerprints::from(fps));
@@ -149,11 +154,7 @@ impl Fpdb {
             return (out, next);
         }
         let (mut out, _) = self.ingest_batch_leased(docs, fps, on_existing, None);
-        // What the lookups read ahead is not kept past the batch (a failed batch wrote
-        // nothing, which would have dropped it).
-        if let Some(ahead) = self.store.read_ahead() {
-            ahead.end_prefetch();
-        }
+        self.end_read_ahead();
         if let Err(e) = self.sync() {
             if out.error.is_none() {
                 // Committed but not acknowledged as durable: report none of it as written.

@@ -22,7 +22,7 @@ pub(super) struct Tally {
 
 impl Tally {
     /// Nothing counted yet, the first member to count being `first`.
-    pub(super) fn from(first: Seq) -> Tally {
+    pub(super) fn starting_at(first: Seq) -> Tally {
         Tally { size: 0, first }
     }
 }

@@ -204,7 +204,10 @@ impl Fpdb {
                 schema::members_key(ClusterId(root), Seq(seq)),
                 Vec::new(),
             );
-            counted.entry(root).or_insert(Tally::from(Seq(seq))).size += 1;
+            counted
+                .entry(root)
+                .or_insert(Tally::starting_at(Seq(seq)))
+                .size += 1;
             if b.len() >= CHUNK {
                 flush(&mut b, &self.store)?;
             }
@@ -250,7 +253,7 @@ impl Fpdb {
         })?;
         for (id, mut rec) in roots {
             let counted = counted.get(&id).copied();
-            let Tally { size, first } = counted.unwrap_or(Tally::from(Seq(rec.first_seq)));
+            let Tally { size, first } = counted.unwrap_or(Tally::starting_at(Seq(rec.first_seq)));
             rec.size = size;
             rec.first_seq = first.0;
             b.put(

@@ -118,7 +118,7 @@ impl Fpdb {
                 seen.postings += r.postings().collect::<BTreeSet<_>>().len() as u64;
                 seen.members
                     .entry(root)
-                    .or_insert(Tally::from(Seq(seq)))
+                    .or_insert(Tally::starting_at(Seq(seq)))
                     .size += 1;
                 if self.opts.originals {
                     seen.note_citations(root, seq, &r);
@@ -322,7 +322,7 @@ impl Fpdb {
                     return false;
                 }
             };
-            let Tally { size, first } = members.get(&id).copied().unwrap_or(Tally::from(Seq(0)));
+            let Tally { size, first } = members.get(&id).copied().unwrap_or(Tally::starting_at(Seq(0)));
             let first = first.0;
             if rec.size != size || (size > 0 && rec.first_seq != first) {
                 err = Some(bad(format!(
