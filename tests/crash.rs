@@ -85,28 +85,7 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
         // Reopen: consistent, and nothing acknowledged is lost.
         let v = run(dir.path(), &["--db", "db", "verify"]);
         assert_eq!(code(&v), 0, "round {round}: {}", stderr(&v));
-        let db = fpdb::Fpdb::builder()
-            .read_only(true)
-            .open(dir.path().join("db"))
-            .unwrap();
-        let mut stored = HashSet::new();
-        db.export(&mut |o| {
-            stored.insert(o.id);
-            Ok(())
-        })
-        .unwrap();
-        let text = std::fs::read_to_string(dir.path().join(&out)).unwrap_or_default();
-        // Only complete lines were acknowledged.
-        let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
-        for line in json_lines(complete) {
-            if line["status"] == "added" {
-                let id = line["id"].as_str().unwrap();
-                assert!(
-                    stored.contains(id),
-                    "round {round}: acknowledged {id} is missing"
-                );
-            }
-        }
+        every_acknowledged_is_stored(&dir.path().join("db"), &dir.path().join(&out), round);
     }
     assert!(
         killed_mid_run >= 3,
@@ -130,6 +109,30 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
     })
     .unwrap();
     assert!(dups >= DOCS / 5 * 9 / 10, "{dups} duplicates");
+}
+
+/// Every document a killed run acknowledged (an "added" line of its `--output`, written only
+/// after a sync) is in the store at `db`.
+fn every_acknowledged_is_stored(db: &std::path::Path, output: &std::path::Path, round: usize) {
+    let db = fpdb::Fpdb::builder().read_only(true).open(db).unwrap();
+    let mut stored = HashSet::new();
+    db.export(&mut |o| {
+        stored.insert(o.id);
+        Ok(())
+    })
+    .unwrap();
+    let text = std::fs::read_to_string(output).unwrap_or_default();
+    // Only complete lines were acknowledged.
+    let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+    for line in json_lines(complete) {
+        if line["status"] == "added" {
+            let id = line["id"].as_str().unwrap();
+            assert!(
+                stored.contains(id),
+                "round {round}: acknowledged {id} is missing"
+            );
+        }
+    }
 }
 
 /// Clusters as sets of ids, in a canonical order (cluster ids may differ between stores).
@@ -212,4 +215,100 @@ fn killed_runs_with_a_saved_presence_filter_change_no_cluster() {
         .unwrap();
     assert!(matches!(code(&o), 0 | 3), "{}", stderr(&o));
     assert_eq!(clusters(&d.join("db")), clusters(&d.join("ref")));
+}
+
+/// Batches written in parts (`FPDB_APPLY_PARTS`, the default from eight cores), killed at
+/// random moments: a kill between a batch's first write and its last leaves its journal, which
+/// a reader (`verify`) reads through and the next writer finishes. The finished store has the
+/// clusters of one uninterrupted ingest, and an uninterrupted ingest in parts exports exactly
+/// what one in single writes does.
+#[test]
+fn killed_ingests_that_write_in_parts_leave_a_store_the_next_open_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_input(&d.join("all.jsonl"));
+    let text = std::fs::read_to_string(d.join("all.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().take(DOCS / 4).collect();
+    std::fs::write(d.join("in.jsonl"), lines.join("\n") + "\n").unwrap();
+    // Batches of 512 documents hold ~12,000 index changes, enough to go in parts.
+    let args = [
+        "ingest",
+        "in.jsonl",
+        "--algos",
+        ALGOS,
+        "--quiet",
+        "--batch-size",
+        "512",
+    ];
+    let complete = |db: &str, parts: &str| {
+        let o = common::fpdb()
+            .current_dir(d)
+            .args(args)
+            .args(["--db", db])
+            .env("FPDB_APPLY_PARTS", parts)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let o = run(d, &["--db", db, "export"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        o.stdout
+    };
+    let whole = complete("whole", "1");
+    assert!(
+        complete("parts", "4") == whole,
+        "an ingest in parts exported otherwise than one in single writes"
+    );
+
+    let mut rng = common::Rng(0x9a27);
+    let (mut killed, mut journals) = (0, 0);
+    // Until a kill has left a batch in parts (about one in three does), 20 runs at most.
+    for round in 0..20 {
+        if round >= 5 && journals > 0 {
+            break;
+        }
+        let out = format!("out{round}.jsonl");
+        let mut child = common::fpdb()
+            .current_dir(d)
+            .args(args)
+            .args(["--db", "db", "--output", &out])
+            .env("FPDB_APPLY_PARTS", "4")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let deadline = Duration::from_millis(150 + rng.below(600));
+        while start.elapsed() < deadline && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            killed += 1;
+        }
+        child.wait().unwrap();
+        let left = fpdb::RocksStore::open_read_only(&d.join("db"))
+            .unwrap()
+            .pending_parts()
+            .unwrap();
+        journals += usize::from(left.is_some());
+        let v = run(d, &["--db", "db", "verify"]);
+        assert_eq!(code(&v), 0, "round {round}: {}", stderr(&v));
+        every_acknowledged_is_stored(&d.join("db"), &d.join(&out), round);
+    }
+    eprintln!("{killed} runs killed, {journals} left a batch in parts");
+    assert!(killed >= 5, "only {killed} runs were killed mid-way");
+    assert!(journals > 0, "no kill of {killed} left a batch in parts");
+    let o = common::fpdb()
+        .current_dir(d)
+        .args(args)
+        .args(["--db", "db"])
+        .output()
+        .unwrap();
+    assert!(matches!(code(&o), 0 | 3), "{}", stderr(&o));
+    assert!(fpdb::RocksStore::open_read_only(&d.join("db"))
+        .unwrap()
+        .pending_parts()
+        .unwrap()
+        .is_none());
+    assert_eq!(code(&run(d, &["--db", "db", "verify"])), 0);
+    assert_eq!(clusters(&d.join("db")), clusters(&d.join("whole")));
 }

@@ -169,7 +169,7 @@ fn overlay_of(mut batch: Batch) -> Overlay {
 }
 
 /// The entries of `entries` (sorted) in `[start, end)`.
-fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [Entry] {
+pub(super) fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [Entry] {
     if start >= end {
         return &[];
     }

@@ -97,10 +97,12 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
     };
     let mut applying = None;
     let store: Box<dyn Store> = if config.read_only {
-        Box::new(RocksStore::open_read_only_with_cache(
-            path,
-            config.cache_bytes,
-        )?)
+        let rocks = RocksStore::open_read_only_with_cache(path, config.cache_bytes)?;
+        // A writer killed while it wrote a batch in parts: read through its journal.
+        match rocks.pending_parts()? {
+            Some(pending) => Box::new(super::rocks::Journaled::new(Box::new(rocks), pending)),
+            None => Box::new(rocks),
+        }
     } else {
         if config.create {
             if path.metadata().is_ok_and(|m| !m.is_dir()) {
@@ -110,7 +112,7 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
             }
             std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
         }
-        let rocks = Box::new(RocksStore::open_with_cache(
+        let mut rocks = Box::new(RocksStore::open_with_cache(
             path,
             config.create,
             config.cache_bytes,
@@ -119,7 +121,9 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
         // looked up and decided (reads see them meanwhile): `store::WriteBehind`. Only
         // with a second core to run it: on one core the hand-over costs more than it saves
         // (docs/performance.md, "Store settings").
-        if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) >= 2 {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        if cores >= 2 {
+            rocks.set_write_parts(write_parts(cores)?);
             let behind = super::WriteBehind::new(rocks)?;
             applying = Some(behind.busy_clock());
             Box::new(behind)
@@ -155,6 +159,29 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
         applying,
         fit,
     })
+}
+
+/// How many parts the write-behind store's batches are written in at once
+/// ([`RocksStore::set_write_parts`]): four with cores to spare (eight or more), else one write.
+/// The parts cost about an eighth more CPU than one write (docs/performance.md, "Many
+/// cores"), which a machine with few cores spends on fingerprinting instead.
+/// `FPDB_APPLY_PARTS=N` sets it.
+fn write_parts(cores: usize) -> Result<usize> {
+    match std::env::var("FPDB_APPLY_PARTS") {
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| {
+                Error::InvalidOption(format!(
+                    "FPDB_APPLY_PARTS={v}: not a number of parts (1 or more; 1 writes each batch \
+                 as one write)"
+                ))
+            }),
+        Err(_) if cores >= 8 => Ok(4),
+        Err(_) => Ok(1),
+    }
 }
 
 /// A Redis Cluster store: no presence filter (other writers' keys would be missing from it).

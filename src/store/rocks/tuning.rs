@@ -30,6 +30,12 @@ pub(super) fn block_cache(bytes: usize) -> Cache {
 /// writer's thread, which bounds an ingest (figures: docs/performance.md, "Store settings").
 pub(super) const MEMTABLE_BYTES: usize = 8 << 20;
 
+/// Memtable size of `meta`: its few keys need none, but a batch written in parts puts its
+/// journal there (~0.7 MiB for 1,024 documents, removed by the batch's last write), and in a
+/// memtable of [`MEMTABLE_BYTES`] a dozen dead journals raised an ingest's peak memory by up
+/// to 30 MiB (`parts.rs`; docs/performance.md, "Many cores").
+pub(super) const META_MEMTABLE_BYTES: usize = 2 << 20;
+
 /// Target size of level 1 (RocksDB's default: 256 MiB; its files a quarter of it), matched to
 /// [`MEMTABLE_BYTES`] as RocksDB's tuning guide asks (four flushed memtables): with 256 MiB an
 /// L0 -> L1 compaction of small flushes rewrote up to 256 MiB of L1 each time, which made
@@ -88,7 +94,11 @@ pub(super) fn cf_options(cf: Cf, cache: &Cache, read_only: bool) -> Options {
         o.set_write_buffer_size(1 << 20);
         o.set_arena_block_size(64 << 10);
     } else {
-        o.set_write_buffer_size(MEMTABLE_BYTES);
+        o.set_write_buffer_size(if cf == Cf::Meta {
+            META_MEMTABLE_BYTES
+        } else {
+            MEMTABLE_BYTES
+        });
         o.set_max_bytes_for_level_base(LEVEL1_BYTES);
         o.set_target_file_size_base(LEVEL1_BYTES / 4);
     }
