@@ -312,3 +312,29 @@ fn killed_ingests_that_write_in_parts_leave_a_store_the_next_open_finishes() {
     assert_eq!(code(&run(d, &["--db", "db", "verify"])), 0);
     assert_eq!(clusters(&d.join("db")), clusters(&d.join("whole")));
 }
+
+#[test]
+fn a_number_of_parts_that_is_not_one_or_more_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let line =
+        serde_json::json!({"id": "a", "text": common::synthetic_doc(&mut common::Rng(1), 3)});
+    std::fs::write(dir.path().join("in.jsonl"), format!("{line}\n")).unwrap();
+    for bad in ["0", "four", "-1", ""] {
+        let o = common::fpdb()
+            .current_dir(dir.path())
+            .args(["ingest", "in.jsonl", "--db", "db", "-q"])
+            .env("FPDB_APPLY_PARTS", bad)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 2, "{bad:?}: {}", stderr(&o));
+        let want = format!("FPDB_APPLY_PARTS={bad}: not a number of parts");
+        assert!(stderr(&o).contains(&want), "{bad:?}: {}", stderr(&o));
+    }
+    let o = common::fpdb()
+        .current_dir(dir.path())
+        .args(["ingest", "in.jsonl", "--db", "db", "-q"])
+        .env("FPDB_APPLY_PARTS", "2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}

@@ -122,8 +122,9 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
         // with a second core to run it: on one core the hand-over costs more than it saves
         // (docs/performance.md, "Store settings").
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let parts = write_parts(cores)?;
         if cores >= 2 {
-            rocks.set_write_parts(write_parts(cores)?);
+            rocks.set_write_parts(parts);
             let behind = super::WriteBehind::new(rocks)?;
             applying = Some(behind.busy_clock());
             Box::new(behind)
