@@ -6,6 +6,9 @@
 # between binaries or core counts) and the `--json` stage busy times of every run.
 #   usage: scripts/scale_ab.sh BEFORE AFTER [WORKDIR]   (corpora: ../shared/bench/gen_corpus.py,
 #   or GEN=path/to/gen_corpus.py; results also appended to $OUT/results.txt when OUT is set)
+#   BEFORE_ENV / AFTER_ENV: VAR=VALUE settings for each binary's ingests, e.g. one binary
+#   against itself with batches as one write:
+#   BEFORE_ENV=FPDB_APPLY_PARTS=1 scripts/scale_ab.sh target/release/fpdb target/release/fpdb
 set -u
 B=$(realpath "$1"); A=$(realpath "$2"); W=${3:-$(mktemp -d)}; mkdir -p "$W"
 GEN=${GEN:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench/gen_corpus.py}
@@ -18,9 +21,10 @@ wait
 echo "corpora in $(( $(date +%s) - t0 )) s"
 run() {
   local name=$1 bin=$2 c=$3; shift 3
+  local envs=${BEFORE_ENV:-}; [ "$name" = after ] && envs=${AFTER_ENV:-}
   rm -rf "$W/db"
   local s=$(date +%s.%N)
-  taskset -c 0-$((c-1)) "$bin" --db "$W/db" ingest --threads "$c" "$@" --quiet --json > "$W/out.json" 2>"$W/err.txt"
+  env $envs taskset -c 0-$((c-1)) "$bin" --db "$W/db" ingest --threads "$c" "$@" --quiet --json > "$W/out.json" 2>"$W/err.txt"
   local e=$(date +%s.%N)
   local md5=$("$bin" --db "$W/db" export 2>/dev/null | md5sum | cut -c1-8)
   local st=$(python3 -c "
