@@ -68,19 +68,7 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let start = Instant::now();
-        let deadline = Duration::from_millis(150 + rng.below(900));
-        while start.elapsed() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            killed_mid_run += 1;
-        }
-        child.wait().unwrap();
+        killed_mid_run += usize::from(kill_within(&mut child, 150 + rng.below(900)));
 
         // Reopen: consistent, and nothing acknowledged is lost.
         let v = run(dir.path(), &["--db", "db", "verify"]);
@@ -109,6 +97,21 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
     })
     .unwrap();
     assert!(dups >= DOCS / 5 * 9 / 10, "{dups} duplicates");
+}
+
+/// Kill `child` with SIGKILL after `ms` milliseconds unless it ended before; whether it was
+/// killed. It has ended either way when this returns.
+fn kill_within(child: &mut std::process::Child, ms: u64) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(ms) && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let killed = child.try_wait().unwrap().is_none();
+    if killed {
+        child.kill().unwrap();
+    }
+    child.wait().unwrap();
+    killed
 }
 
 /// Every document a killed run acknowledged (an "added" line of its `--output`, written only
@@ -195,16 +198,7 @@ fn killed_runs_with_a_saved_presence_filter_change_no_cluster() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let start = Instant::now();
-        let deadline = Duration::from_millis(200 + rng.below(500));
-        while start.elapsed() < deadline && child.try_wait().unwrap().is_none() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            killed += 1;
-        }
-        child.wait().unwrap();
+        killed += usize::from(kill_within(&mut child, 200 + rng.below(500)));
         assert_eq!(code(&run(d, &["--db", "db", "verify"])), 0);
     }
     assert!(killed >= 1, "no run was killed mid-way");
@@ -275,16 +269,7 @@ fn killed_ingests_that_write_in_parts_leave_a_store_the_next_open_finishes() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let start = Instant::now();
-        let deadline = Duration::from_millis(150 + rng.below(600));
-        while start.elapsed() < deadline && child.try_wait().unwrap().is_none() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            killed += 1;
-        }
-        child.wait().unwrap();
+        killed += usize::from(kill_within(&mut child, 150 + rng.below(600)));
         let left = fpdb::RocksStore::open_read_only(&d.join("db"))
             .unwrap()
             .pending_parts()

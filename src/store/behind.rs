@@ -168,8 +168,52 @@ fn overlay_of(mut batch: Batch) -> Overlay {
     per_cf
 }
 
+/// [`Store::get`] of `base` under `overlay` (a batch's changes per column family, each sorted
+/// by key, a key once: they hide the base's).
+pub(super) fn get_under(
+    base: &dyn Store,
+    overlay: &[Entries],
+    cf: Cf,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    let entries = &overlay[cf.index()];
+    match entries.binary_search_by(|e| e.0.as_slice().cmp(key)) {
+        Ok(i) => Ok(entries[i].1.clone()),
+        Err(_) => base.get(cf, key),
+    }
+}
+
+/// [`Store::scan`] of `base` under `overlay` ([`get_under`]).
+pub(super) fn scan_under(
+    base: &dyn Store,
+    overlay: &[Entries],
+    cf: Cf,
+    start: &[u8],
+    end: &[u8],
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    let staged = range(&overlay[cf.index()], start, end);
+    scan_over(base, cf, start, end, staged, visit)
+}
+
+/// [`Store::scan_ranges`] of `base` under `overlay` ([`get_under`]).
+pub(super) fn scan_ranges_under(
+    base: &dyn Store,
+    overlay: &[Entries],
+    cf: Cf,
+    ranges: &[(&[u8], &[u8])],
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    let entries = &overlay[cf.index()];
+    if entries.is_empty() {
+        return base.scan_ranges(cf, ranges, visit);
+    }
+    let staged: Vec<&[Entry]> = ranges.iter().map(|(s, e)| range(entries, s, e)).collect();
+    scan_ranges_over(base, cf, ranges, &staged, visit)
+}
+
 /// The entries of `entries` (sorted) in `[start, end)`.
-pub(super) fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [Entry] {
+fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [Entry] {
     if start >= end {
         return &[];
     }
@@ -180,13 +224,10 @@ pub(super) fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [
 
 impl Store for WriteBehind {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        if let Some(o) = &*self.overlay() {
-            let entries = &o[cf.index()];
-            if let Ok(i) = entries.binary_search_by(|e| e.0.as_slice().cmp(key)) {
-                return Ok(entries[i].1.clone());
-            }
+        match &*self.overlay() {
+            Some(o) => get_under(self.base.as_ref(), o, cf, key),
+            None => self.base.get(cf, key),
         }
-        self.base.get(cf, key)
     }
 
     fn scan(
@@ -197,14 +238,7 @@ impl Store for WriteBehind {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         match &*self.overlay() {
-            Some(o) => scan_over(
-                self.base.as_ref(),
-                cf,
-                start,
-                end,
-                range(&o[cf.index()], start, end),
-                visit,
-            ),
+            Some(o) => scan_under(self.base.as_ref(), o, cf, start, end, visit),
             None => self.base.scan(cf, start, end, visit),
         }
     }
@@ -215,15 +249,10 @@ impl Store for WriteBehind {
         ranges: &[(&[u8], &[u8])],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let overlay = self.overlay();
-        let Some(o) = overlay.as_ref().filter(|o| !o[cf.index()].is_empty()) else {
-            return self.base.scan_ranges(cf, ranges, visit);
-        };
-        let staged: Vec<&[Entry]> = ranges
-            .iter()
-            .map(|(s, e)| range(&o[cf.index()], s, e))
-            .collect();
-        scan_ranges_over(self.base.as_ref(), cf, ranges, &staged, visit)
+        match &*self.overlay() {
+            Some(o) => scan_ranges_under(self.base.as_ref(), o, cf, ranges, visit),
+            None => self.base.scan_ranges(cf, ranges, visit),
+        }
     }
 
     fn write(&self, batch: Batch) -> Result<()> {

@@ -19,6 +19,7 @@
 
 use super::RocksStore;
 use crate::error::{Error, Result};
+use crate::store::behind::{get_under, scan_ranges_under, scan_under};
 use crate::store::{Batch, Cf, Entry, Store};
 
 /// The `meta` key of an unfinished batch's journal.
@@ -252,11 +253,7 @@ impl Journaled {
 
 impl Store for Journaled {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let entries = &self.pending[cf.index()];
-        if let Ok(i) = entries.binary_search_by(|e| e.0.as_slice().cmp(key)) {
-            return Ok(entries[i].1.clone());
-        }
-        self.base.get(cf, key)
+        get_under(self.base.as_ref(), &self.pending, cf, key)
     }
 
     fn scan(
@@ -266,8 +263,7 @@ impl Store for Journaled {
         end: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let staged = crate::store::behind::range(&self.pending[cf.index()], start, end);
-        crate::store::staged::scan_over(self.base.as_ref(), cf, start, end, staged, visit)
+        scan_under(self.base.as_ref(), &self.pending, cf, start, end, visit)
     }
 
     fn scan_ranges(
@@ -276,11 +272,7 @@ impl Store for Journaled {
         ranges: &[(&[u8], &[u8])],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let staged: Vec<&[Entry]> = ranges
-            .iter()
-            .map(|(s, e)| crate::store::behind::range(&self.pending[cf.index()], s, e))
-            .collect();
-        crate::store::staged::scan_ranges_over(self.base.as_ref(), cf, ranges, &staged, visit)
+        scan_ranges_under(self.base.as_ref(), &self.pending, cf, ranges, visit)
     }
 
     fn write(&self, batch: Batch) -> Result<()> {
