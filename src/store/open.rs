@@ -164,8 +164,8 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
 
 /// How many parts the write-behind store's batches are written in at once
 /// ([`RocksStore::set_write_parts`]): four with cores to spare (eight or more), else one write.
-/// The parts cost about an eighth more CPU than one write (docs/performance.md, "Many
-/// cores"), which a machine with few cores spends on fingerprinting instead.
+/// The parts cost ~8% more CPU than one write (docs/performance.md, "Many cores"), which a
+/// machine with few cores spends on fingerprinting instead.
 /// `FPDB_APPLY_PARTS=N` sets it.
 fn write_parts(cores: usize) -> Result<usize> {
     match std::env::var("FPDB_APPLY_PARTS") {

@@ -1,6 +1,7 @@
 //! RocksDB [`Store`]: one column family per [`Cf`], LZ4 compression, WAL on. Writes are
-//! atomic `WriteBatch`es; [`Store::sync`] fsyncs the WAL, so every batch written before it
-//! survives power loss, and after any crash the store reopens at a batch boundary.
+//! atomic: one `WriteBatch`, or a large batch in parts behind a journal (`parts.rs`).
+//! [`Store::sync`] fsyncs the WAL, so every batch written before it survives power loss, and
+//! after any crash the store reopens at a batch boundary.
 
 use std::path::{Path, PathBuf};
 
@@ -274,14 +275,6 @@ impl RocksStore {
         &self,
         ops: impl Iterator<Item = (Cf, &'a [u8], Option<&'a [u8]>)> + Clone,
     ) -> Result<()> {
-        self.apply(self.batch_of(ops)?)
-    }
-
-    /// `ops` as a RocksDB write batch.
-    fn batch_of<'a>(
-        &self,
-        ops: impl Iterator<Item = (Cf, &'a [u8], Option<&'a [u8]>)> + Clone,
-    ) -> Result<WriteBatch> {
         if self.read_only {
             return Err(Error::ReadOnly);
         }
@@ -298,11 +291,6 @@ impl RocksStore {
                 None => wb.delete_cf(handles[cf.index()], k),
             }
         }
-        Ok(wb)
-    }
-
-    /// Write `wb` (not synced).
-    fn apply(&self, wb: WriteBatch) -> Result<()> {
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
         // Each write's keys are sorted: when RocksDB inserts several writes at once (a batch
