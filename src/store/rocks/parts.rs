@@ -109,16 +109,20 @@ fn part_entries(per_cf: &[Vec<Entry>]) -> impl Iterator<Item = (Cf, &[u8], Optio
         })
 }
 
-/// The changes that go in parts cut into `parts` runs of about equal length, each a list of
-/// (family, sorted changes).
-fn split(per_cf: &[Vec<Entry>], parts: usize) -> Vec<Vec<(Cf, &[Entry])>> {
-    let total: usize = Cf::ALL
+/// How many of the changes of `per_cf` go in parts.
+fn parted_len(per_cf: &[Vec<Entry>]) -> usize {
+    Cf::ALL
         .iter()
         .zip(per_cf)
         .filter(|(cf, _)| in_parts(**cf))
         .map(|(_, e)| e.len())
-        .sum();
-    let per = total.div_ceil(parts.max(1)).max(1);
+        .sum()
+}
+
+/// The changes that go in parts cut into `parts` runs of about equal length, each a list of
+/// (family, sorted changes).
+fn split(per_cf: &[Vec<Entry>], parts: usize) -> Vec<Vec<(Cf, &[Entry])>> {
+    let per = parted_len(per_cf).div_ceil(parts.max(1)).max(1);
     let mut out = vec![Vec::new()];
     let mut room = per;
     for (&cf, mut entries) in Cf::ALL.iter().zip(per_cf.iter().map(Vec::as_slice)) {
@@ -157,8 +161,7 @@ impl RocksStore {
     /// Write `per_cf` (sorted per family, a key once) in `parts` parts at once, as the module
     /// documentation says; as one write when too few of its changes would go in parts.
     pub(super) fn write_in_parts(&self, per_cf: &[Vec<Entry>], parts: usize) -> Result<()> {
-        let n = part_entries(per_cf).count();
-        if parts < 2 || n < MIN_PART_ENTRIES {
+        if parts < 2 || parted_len(per_cf) < MIN_PART_ENTRIES {
             return self.write_ops(ops_of(
                 Cf::ALL.into_iter().zip(per_cf.iter().map(Vec::as_slice)),
             ));
