@@ -287,6 +287,72 @@ fn the_next_writer_replays_a_dead_writers_journal() {
     );
 }
 
+/// What a writer reads before it takes the lease, while another commits batches (puts,
+/// changes, deletes of what it read), is brought up to date when it takes the lease: its
+/// answers then equal a fresh reader's. When more batches were committed than the store
+/// keeps logs of, it reads again, with the same answers; when none was, it says so.
+#[test]
+fn reads_before_the_lease_brought_up_to_date_equal_reads_under_it() {
+    let Some(c) = cluster() else { return };
+    let key = |i: u64| [&[0xab, 0x10][..], &i.to_be_bytes()].concat();
+    let (lo, hi) = (vec![0xab, 0x10], vec![0xab, 0x11]);
+    let ids: Vec<Vec<u8>> = (0..60u64).map(|i| i.to_be_bytes().to_vec()).collect();
+    let scan = |s: &dyn Store| {
+        let mut v = Vec::new();
+        s.scan(Cf::Nshash, &lo, &hi, &mut |k, val| {
+            v.push((k.to_vec(), val.to_vec()));
+            true
+        })
+        .unwrap();
+        v
+    };
+    for batches in [0u64, 3, 40] {
+        let u = url(c, "since", "");
+        let writer = RedisStore::open(&u, false).unwrap();
+        let mut b = Batch::new();
+        for i in 0..50u64 {
+            b.put(Cf::Nshash, key(i), vec![i as u8]);
+            b.put(Cf::Docs, i.to_be_bytes().to_vec(), b"first".to_vec());
+        }
+        writer.acquire_writer().unwrap();
+        writer.write(b).unwrap();
+        writer.release_writer().unwrap();
+        let reader = RedisStore::open(&u, false).unwrap();
+        let ahead = reader.read_ahead().unwrap();
+        assert!(ahead.read_before_lease().unwrap());
+        ahead.prefetch(Cf::Nshash, &[(&lo, &hi)]).unwrap();
+        let id_keys: Vec<&[u8]> = ids.iter().map(Vec::as_slice).collect();
+        ahead.prefetch_keys(Cf::Docs, &id_keys).unwrap();
+        assert_eq!(scan(&reader).len(), 50);
+        writer.acquire_writer().unwrap();
+        for n in 0..batches {
+            let mut b = Batch::new();
+            b.put(Cf::Nshash, key(50 + n), vec![1]);
+            b.put(Cf::Nshash, key(n + 10), vec![2]);
+            b.delete(Cf::Nshash, key(n));
+            b.put(
+                Cf::Docs,
+                n.to_be_bytes().to_vec(),
+                format!("batch {n}").into_bytes(),
+            );
+            b.delete(Cf::Docs, (n + 20).to_be_bytes().to_vec());
+            writer.write(b).unwrap();
+        }
+        writer.release_writer().unwrap();
+        reader.acquire_writer().unwrap();
+        assert_eq!(ahead.unchanged(), batches == 0, "{batches} batches");
+        let fresh = RedisStore::open(&u, true).unwrap();
+        assert_eq!(scan(&reader), scan(&fresh), "{batches} batches");
+        for id in &ids {
+            assert_eq!(
+                reader.get(Cf::Docs, id).unwrap(),
+                fresh.get(Cf::Docs, id).unwrap()
+            );
+        }
+        reader.release_writer().unwrap();
+    }
+}
+
 #[test]
 fn redis_store_scans_hashed_ids_in_order_and_is_shared_between_clients() {
     let Some(c) = cluster() else { return };
@@ -628,6 +694,39 @@ fn concurrent_writers_find_the_planted_groups() {
     let v: serde_json::Value = serde_json::from_str(&ok(&["--db", &u, "stats", "--json"])).unwrap();
     assert_eq!(v["documents"], (groups * copies) as u64);
     assert_eq!(v["clusters"], groups as u64);
+}
+
+/// Four writers at once look their batches up before they take the lease, each while
+/// another writes, and bring what they read up to date under it: the store equals one
+/// sequential ingest of the same documents in the order the writers stored them (lease
+/// order), export for export.
+#[test]
+fn concurrent_writers_equal_a_sequential_ingest_in_lease_order() {
+    let Some(c) = cluster() else { return };
+    let lines = planted_corpus(120, 4, 23);
+    let dir = tempfile::tempdir().unwrap();
+    let u = url(c, "order", "");
+    ingest_at_once(&u, &lines, dir.path(), &["--batch-size", "8"]);
+    let shared = ok(&["--db", &u, "export"]);
+    let by_id: BTreeMap<String, &String> = lines
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap().to_string(), l)
+        })
+        .collect();
+    let in_order: Vec<String> = json_lines(&shared)
+        .iter()
+        .map(|v| by_id[v["id"].as_str().unwrap()].clone())
+        .collect();
+    assert_eq!(in_order.len(), lines.len());
+    let sequential = dir.path().join("seq.jsonl");
+    write_lines(&sequential, &in_order);
+    let rocks = dir.path().join("r.db");
+    let r = rocks.to_str().unwrap();
+    ok(&["--db", r, "--quiet", "ingest", sequential.to_str().unwrap()]);
+    assert_eq!(shared, ok(&["--db", r, "export"]));
+    ok(&["--db", &u, "verify"]);
 }
 
 #[test]

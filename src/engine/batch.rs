@@ -12,7 +12,7 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
-use super::batch_lookup::{on_pool, BatchFingerprints, Found, Looked};
+use super::batch_lookup::{on_pool, BatchFingerprints, BeforeLease, Found, Looked};
 use super::furniture::{put_seen, PageLines, SeenInBatch};
 use super::ingest::Writes;
 use super::lookup::Checked;
@@ -146,14 +146,38 @@ impl Fpdb {
             return done;
         }
         let next = next.map(|(_, fps)| BatchFingerprints::from(fps));
-        if let Err(e) = self.begin_write() {
-            let out = BatchOutcome {
-                results: Vec::new(),
-                error: Some(e),
-            };
-            return (out, next);
-        }
-        let (mut out, _) = self.ingest_batch_leased(docs, fps, on_existing, None);
+        let before = self
+            .look_up_before_lease(&docs, fps, on_existing)
+            .and_then(|before| self.begin_write().map(|()| before));
+        let before = match before {
+            Ok(before) => before,
+            Err(e) => {
+                self.end_read_ahead();
+                let out = BatchOutcome {
+                    results: Vec::new(),
+                    error: Some(e),
+                };
+                return (out, next);
+            }
+        };
+        let unchanged = self
+            .store
+            .read_ahead()
+            .is_some_and(crate::store::ReadAhead::unchanged);
+        let (mut out, _) = match before {
+            BeforeLease::Looked(looked, reads) if unchanged => {
+                self.reads.add_lookups(&reads);
+                let out = BatchOutcome {
+                    results: Vec::with_capacity(docs.len()),
+                    error: None,
+                };
+                self.decide_batch((docs, looked, None), on_existing, out, None)
+            }
+            BeforeLease::Looked(looked, _) => {
+                self.ingest_batch_leased(docs, looked.fps.into(), on_existing, None)
+            }
+            BeforeLease::Not(fps) => self.ingest_batch_leased(docs, fps, on_existing, None),
+        };
         self.end_read_ahead();
         if let Err(e) = self.sync() {
             if out.error.is_none() {

@@ -92,6 +92,14 @@ impl BatchFingerprints {
         }
     }
 
+    /// Its fingerprints, when nothing was looked up for them yet (else itself).
+    fn into_plain(self) -> std::result::Result<Vec<Fingerprints>, Self> {
+        match self.ahead {
+            None => Ok(self.fps),
+            Some(_) => Err(self),
+        }
+    }
+
     pub(super) fn failed(e: Error) -> Self {
         BatchFingerprints {
             fps: Vec::new(),
@@ -133,6 +141,14 @@ impl BatchFingerprints {
     }
 }
 
+/// What [`Fpdb::look_up_before_lease`] did.
+pub(super) enum BeforeLease {
+    /// Nothing: the batch's fingerprints as given.
+    Not(BatchFingerprints),
+    /// What the lookups found before the lease, and what they counted.
+    Looked(Looked, Arc<super::LookupCounters>),
+}
+
 /// `f` run on `pool`, or on the calling thread without one.
 pub(super) fn on_pool<R: Send>(
     pool: Option<&rayon::ThreadPool>,
@@ -166,6 +182,12 @@ impl Fpdb {
         if let Some(v) = self.view.take() {
             return v;
         }
+        self.view_counting(Arc::clone(&self.reads))
+    }
+
+    /// A read-only handle on what was committed through this one, counting its lookups
+    /// into `reads`.
+    pub(super) fn view_counting(&self, reads: Arc<super::LookupCounters>) -> Box<Fpdb> {
         Box::new(Fpdb {
             store: self.store.over_committed(),
             opts: self.opts.clone(),
@@ -180,13 +202,50 @@ impl Fpdb {
             writing: std::sync::atomic::AtomicBool::new(false),
             lease: super::Lease::default(),
             lookup_pool: std::sync::OnceLock::new(),
-            reads: Arc::clone(&self.reads),
+            reads,
             filter_caught_up: None,
             applying: None,
             view: None,
             last_batch: None,
             batch_pages: self.batch_pages,
         })
+    }
+
+    /// On a shared store that reads before its lease
+    /// ([`ReadAhead::read_before_lease`](crate::store::ReadAhead::read_before_lease)): the
+    /// batch looked up now, before the lease, so that its reads are made while other writers
+    /// hold it. Taking the lease brings what they read up to date, and the lookups under
+    /// it are answered from memory; where nothing was committed meanwhile
+    /// ([`ReadAhead::unchanged`](crate::store::ReadAhead::unchanged)) what they found holds
+    /// as found, with what they counted.
+    pub(super) fn look_up_before_lease(
+        &self,
+        docs: &[&Document],
+        fps: BatchFingerprints,
+        on_existing: OnExisting,
+    ) -> Result<BeforeLease> {
+        let fps = match fps.into_plain() {
+            Ok(fps) => fps,
+            Err(fps) => return Ok(BeforeLease::Not(fps)),
+        };
+        let reading = self
+            .store
+            .read_ahead()
+            .filter(|_| !self.store.read_only())
+            .map(crate::store::ReadAhead::read_before_lease);
+        match reading {
+            Some(Ok(true)) => {}
+            Some(Err(e)) => return Err(e),
+            _ => return Ok(BeforeLease::Not(fps.into())),
+        }
+        let reads = Arc::new(super::LookupCounters::default());
+        let view = self.view_counting(Arc::clone(&reads));
+        let pool = self.lookup_pool();
+        let looking = std::time::Instant::now();
+        let docs = docs.iter().copied().zip(fps).collect();
+        let looked = view.look_up(docs, on_existing, pool.as_deref());
+        super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
+        Ok(BeforeLease::Looked(looked?, reads))
     }
 
     /// Keep `view` ([`Fpdb::committed_view`]) for the next batch.

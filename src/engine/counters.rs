@@ -88,6 +88,20 @@ impl LookupCounters {
         c.fetch_add(n as u64, Ordering::Relaxed);
     }
 
+    /// Add what `other` counted of its lookups (not its times) to these counters.
+    pub(super) fn add_lookups(&self, other: &LookupCounters) {
+        for (to, from) in [
+            (&self.lookups, &other.lookups),
+            (&self.postings_found, &other.postings_found),
+            (&self.simhash_scanned, &other.simhash_scanned),
+            (&self.simhash_candidates, &other.simhash_candidates),
+            (&self.records_read, &other.records_read),
+            (&self.verified, &other.verified),
+        ] {
+            to.fetch_add(from.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
+
     /// Add the time since `start` to `c`, in nanoseconds.
     pub(super) fn add_time(c: &AtomicU64, start: std::time::Instant) {
         let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);

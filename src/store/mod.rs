@@ -245,6 +245,21 @@ pub trait ReadAhead {
 
     /// Drop what was read ahead (a batch done, a read-only pass moving on to its next chunk).
     fn end_prefetch(&self);
+
+    /// Before a shared store's write lease ([`Store::lease`]) is taken: keep every answer
+    /// read from now on, and when the lease is taken bring them up to date with what other
+    /// writers committed meanwhile, so that the reads under the lease are answered from
+    /// memory as if made then. Returns whether it does (false by default: a store that
+    /// does not would drop them, and reading before the lease would be wasted).
+    fn read_before_lease(&self) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Under the lease taken after [`ReadAhead::read_before_lease`]: whether nothing was
+    /// committed in between, so what lookups found before the lease holds as found.
+    fn unchanged(&self) -> bool {
+        false
+    }
 }
 
 /// The in-memory presence filter in front of a store ([`Presence`]), offered through

@@ -17,14 +17,16 @@
 //!
 //! Keys: `{NS:F:HEX}z` (sorted set), `{NS:F:HEX}h` (hash), `{NS:F}b` (registry), where F is
 //! the family's index and HEX the bucket; `{NS}lease`, `{NS}queue`, `{NS}seen`,
-//! `{NS}journal` belong to the writers.
+//! `{NS}commit`, `{NS}applied` and `{NS}log:N` belong to the writers (`{NS}journal` is an
+//! older fpdb's journal, replayed when found).
 //!
 //! **Atomic batches.** A batch spans slots, which Redis Cluster cannot change atomically, so
-//! it is first written whole to the journal key, then applied (one pipeline), then the
-//! journal is deleted. A writer that dies between the two leaves the journal; the next holder
-//! of the write lease replays it first (every op is idempotent), so a batch is applied
-//! entirely or not at all as far as any writer can tell. Readers without the lease (queries)
-//! can see a batch half applied while it is being applied.
+//! it is first written whole, numbered, as a log (`{NS}log:N`, `{NS}commit` = N), then
+//! applied (pipelines), then marked applied (`{NS}applied` = N). A writer that dies in
+//! between leaves `commit` > `applied`; the next holder of the write lease replays that log
+//! first (every op is idempotent), so a batch is applied entirely or not at all as far as
+//! any writer can tell. Readers without the lease (queries) can see a batch half applied
+//! while it is being applied. The last [`KEEP_LOGS`] logs stay, for the next point.
 //!
 //! **Many writers.** Writes happen under a lease (`SET {NS}lease TOKEN NX PX`), granted in
 //! arrival order (`{NS}queue`); the engine reloads its counters after taking it, so batches
@@ -32,7 +34,11 @@
 //! the result equals a sequential ingest of the batches in lease order. A writer checks and
 //! extends its lease before each write; one that stalled longer than the lease (60 s by
 //! default) is refused with an error instead of writing over its successor, except in the
-//! window between that check and its write.
+//! window between that check and its write. A writer looks its next batch up before it asks
+//! for the lease, while others hold it ([`ReadAhead::read_before_lease`]); while it waits and
+//! once it holds the lease, it brings what it read up to date with the logs of the batches
+//! committed since ([`since`]), so the lookups under the lease are answered from memory as
+//! if read then.
 //!
 //! **Durability.** Acknowledged = on the masters' disks when they run with
 //! `appendfsync always` (`scripts/redis-cluster.sh` does); `?wait=N` also waits (`WAIT`) for N
@@ -46,10 +52,12 @@ use std::time::{Duration, Instant};
 use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection, ClusterPipeline};
 
 mod read;
+mod since;
 mod url;
 mod write;
 
 use read::{bucket_of, has_values, hex, lex, ordered, single_bucket, visit_all};
+use since::{Since, KEEP_LOGS};
 pub use url::RedisUrl;
 use write::{journal_of, ACQUIRE_LUA, RELEASE_LUA};
 
@@ -75,6 +83,9 @@ pub struct RedisStore {
     /// This process's lease token (unique per open).
     token: String,
     leased: AtomicBool,
+    /// The number of the last batch committed (logged), as this writer knows it under the
+    /// lease.
+    commit: AtomicU64,
     /// Writes since the last sync (for `WAIT`).
     unsynced: AtomicU64,
     /// The connection every write goes through, so that a `WAIT` on it covers them all
@@ -83,8 +94,9 @@ pub struct RedisStore {
     /// What `WAIT` has not acknowledged yet, to write again through a new connection
     /// ([`RedisStore::wait_replicas`]).
     unacked: Mutex<Unacked>,
-    /// Answers read ahead for a batch's lookups ([`ReadAhead`](crate::store::ReadAhead)); dropped at every write
-    /// and whenever the lease is taken (others may have written).
+    /// Answers read ahead for a batch's lookups ([`ReadAhead`](crate::store::ReadAhead));
+    /// dropped at every write and when the lease is given back, and brought up to date
+    /// with what others wrote meanwhile when it is taken ([`since`]).
     cache: Mutex<Prefetched>,
 }
 
@@ -96,9 +108,11 @@ type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 struct Unacked {
     /// The changes, in the order they were written.
     ops: Vec<crate::store::Op>,
-    /// What the journal key should hold now: the journal of the batch being written, or
-    /// nothing once it is applied.
-    journal: Option<Vec<u8>>,
+    /// The log of the batch being written (its number and journal), since the last
+    /// acknowledged `WAIT`.
+    log: Option<(u64, Vec<u8>)>,
+    /// The batch marked applied since then.
+    applied: Option<u64>,
     /// The writer's connection was replaced since they were written: a `WAIT` on the new
     /// one would not cover them.
     replaced: bool,
@@ -109,6 +123,11 @@ struct Unacked {
 struct Prefetched {
     ranges: std::collections::HashMap<(usize, Vec<u8>, Vec<u8>), Entries>,
     keys: std::collections::HashMap<(usize, Vec<u8>), Option<Vec<u8>>>,
+    /// Set while reading before the lease: where the store stood then. Every answer read
+    /// is kept meanwhile ([`RedisStore::read_since_now`]).
+    since: Option<Since>,
+    /// Nothing was committed between the reads before the lease and taking it.
+    unchanged: bool,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -177,6 +196,7 @@ impl RedisStore {
             read_only,
             token,
             leased: AtomicBool::new(false),
+            commit: AtomicU64::new(0),
             unsynced: AtomicU64::new(0),
             writer: Mutex::new(None),
             unacked: Mutex::new(Unacked::default()),
@@ -317,15 +337,20 @@ impl Store for RedisStore {
             }
         }
         let bucket = bucket_of(cf, key);
-        if has_values(cf) {
+        let v = if has_values(cf) {
             let h = self.hkey(cf, &bucket);
-            self.run("get", |c| redis::cmd("HGET").arg(&h).arg(key).query(c))
+            self.run("get", |c| redis::cmd("HGET").arg(&h).arg(key).query(c))?
         } else {
             let z = self.zkey(cf, &bucket);
             let score: Option<f64> =
                 self.run("get", |c| redis::cmd("ZSCORE").arg(&z).arg(key).query(c))?;
-            Ok(score.map(|_| Vec::new()))
+            score.map(|_| Vec::new())
+        };
+        let mut c = self.cache.lock().expect("cache");
+        if c.since.is_some() && cf != Cf::Meta {
+            c.keys.insert((cf.index(), key.to_vec()), v.clone());
         }
+        Ok(v)
     }
 
     fn scan(
@@ -430,13 +455,20 @@ impl Store for RedisStore {
         if self.leased.load(Ordering::SeqCst) {
             self.renew()?;
         }
-        // The journal first, on its replicas, then the changes, then the journal cleared: a
-        // writer dying in between leaves the journal, which the next writer replays.
-        self.set_journal(Some(journal_of(batch.ops())))?;
+        // The journal first, numbered, on its replicas, then the changes, then the batch
+        // marked applied: a writer dying in between leaves a batch committed and not
+        // applied, which the next writer replays. The log stays for the next
+        // [`KEEP_LOGS`] batches, for writers that read before this one committed.
+        let n = if self.leased.load(Ordering::SeqCst) {
+            self.commit.load(Ordering::SeqCst)
+        } else {
+            self.commit_and_applied()?.0
+        } + 1;
+        self.set_log(n, &journal_of(batch.ops()))?;
         self.wait_replicas()?;
         self.note_unacked(batch.ops());
         self.apply(batch.ops())?;
-        self.set_journal(None)?;
+        self.set_applied(n)?;
         self.unsynced.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -485,12 +517,13 @@ impl Lease for RedisStore {
             if got == 1 {
                 break;
             }
+            self.catch_up_waiting();
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(8));
         }
         self.leased.store(true, Ordering::SeqCst);
-        self.forget_prefetched();
-        if let Err(e) = self.replay_journal() {
+        // What was read before the lease, brought up to date (or dropped).
+        if let Err(e) = self.replay_journal().and_then(|older| self.catch_up(older)) {
             let _ = self.release_writer();
             return Err(e);
         }

@@ -233,6 +233,8 @@ impl RedisStore {
         let mut c = self.cache.lock().expect("cache");
         c.ranges.clear();
         c.keys.clear();
+        c.since = None;
+        c.unchanged = false;
     }
 
     /// A prefetched range's entries, if `[start, end)` was read ahead.
@@ -284,9 +286,13 @@ impl RedisStore {
 /// the next write or the lease is let go.
 impl ReadAhead for RedisStore {
     fn prefetch(&self, cf: Cf, ranges: &[(&[u8], &[u8])]) -> Result<()> {
+        let known = |s: &[u8], e: &[u8]| {
+            let c = self.cache.lock().expect("cache");
+            c.ranges.contains_key(&(cf.index(), s.to_vec(), e.to_vec()))
+        };
         let wanted: Vec<(&[u8], &[u8], Vec<u8>)> = ranges
             .iter()
-            .filter(|(s, e)| s < e)
+            .filter(|(s, e)| s < e && !known(s, e))
             .filter_map(|&(s, e)| single_bucket(cf, s, e).map(|b| (s, e, b)))
             .collect();
         for chunk in wanted.chunks(PIPE) {
@@ -318,6 +324,13 @@ impl ReadAhead for RedisStore {
     }
 
     fn prefetch_keys(&self, cf: Cf, keys: &[&[u8]]) -> Result<()> {
+        let keys: Vec<&[u8]> = {
+            let c = self.cache.lock().expect("cache");
+            keys.iter()
+                .copied()
+                .filter(|k| !c.keys.contains_key(&(cf.index(), k.to_vec())))
+                .collect()
+        };
         for chunk in keys.chunks(PIPE) {
             let mut p: ClusterPipeline = cluster_pipe();
             for k in chunk {
@@ -347,6 +360,18 @@ impl ReadAhead for RedisStore {
 
     fn end_prefetch(&self) {
         self.forget_prefetched();
+    }
+
+    fn read_before_lease(&self) -> Result<bool> {
+        if self.read_only || self.leased.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(false);
+        }
+        self.read_since_now()?;
+        Ok(true)
+    }
+
+    fn unchanged(&self) -> bool {
+        self.cache.lock().expect("cache").unchanged
     }
 }
 

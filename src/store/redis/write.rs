@@ -8,7 +8,7 @@ use std::time::Instant;
 use redis::cluster::{cluster_pipe, ClusterPipeline};
 
 use super::read::{bucket_of, has_values};
-use super::{RedisStore, ARGS, PIPE};
+use super::{RedisStore, ARGS, KEEP_LOGS, PIPE};
 use crate::error::{Error, Result};
 use crate::store::{Batch, Cf, Op};
 
@@ -79,79 +79,10 @@ impl RedisStore {
         Ok(())
     }
 
-    /// Apply `ops` (idempotent: replaying them gives the same state).
+    /// Apply `ops` (idempotent: replaying them gives the same state), in pipelines of
+    /// [`PIPE`] commands through the writer's connection (which a `WAIT` covers).
     pub(super) fn apply(&self, ops: &[Op]) -> Result<()> {
-        // The last change to a key wins; grouped by (family, bucket).
-        type Changes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
-        let mut by_bucket: BTreeMap<(usize, Vec<u8>), Changes> = BTreeMap::new();
-        for op in ops {
-            let (cf, key, value) = match op {
-                Op::Put(cf, k, v) => (*cf, k, Some(v.clone())),
-                Op::Delete(cf, k) => (*cf, k, None),
-            };
-            by_bucket
-                .entry((cf.index(), bucket_of(cf, key)))
-                .or_default()
-                .insert(key.clone(), value);
-        }
-        let mut cmds: Vec<redis::Cmd> = Vec::new();
-        let mut registry: BTreeMap<usize, Vec<Vec<u8>>> = BTreeMap::new();
-        for ((cfi, bucket), changes) in &by_bucket {
-            let cf = Cf::ALL[*cfi];
-            let (z, h) = (self.zkey(cf, bucket), self.hkey(cf, bucket));
-            let puts: Vec<(&Vec<u8>, &Vec<u8>)> = changes
-                .iter()
-                .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
-                .collect();
-            let dels: Vec<&Vec<u8>> = changes
-                .iter()
-                .filter(|(_, v)| v.is_none())
-                .map(|(k, _)| k)
-                .collect();
-            if !puts.is_empty() {
-                registry.entry(*cfi).or_default().push(bucket.clone());
-            }
-            for chunk in puts.chunks(ARGS) {
-                let mut zadd = redis::cmd("ZADD");
-                zadd.arg(&z);
-                for (k, _) in chunk {
-                    zadd.arg(0).arg(k.as_slice());
-                }
-                cmds.push(zadd);
-                if has_values(cf) {
-                    let mut hset = redis::cmd("HSET");
-                    hset.arg(&h);
-                    for (k, v) in chunk {
-                        hset.arg(k.as_slice()).arg(v.as_slice());
-                    }
-                    cmds.push(hset);
-                }
-            }
-            for chunk in dels.chunks(ARGS) {
-                let mut zrem = redis::cmd("ZREM");
-                zrem.arg(&z);
-                let mut hdel = redis::cmd("HDEL");
-                hdel.arg(&h);
-                for k in chunk {
-                    zrem.arg(k.as_slice());
-                    hdel.arg(k.as_slice());
-                }
-                cmds.push(zrem);
-                if has_values(cf) {
-                    cmds.push(hdel);
-                }
-            }
-        }
-        for (cfi, buckets) in registry {
-            for chunk in buckets.chunks(ARGS) {
-                let mut zadd = redis::cmd("ZADD");
-                zadd.arg(self.registry(Cf::ALL[cfi]));
-                for b in chunk {
-                    zadd.arg(0).arg(b.as_slice());
-                }
-                cmds.push(zadd);
-            }
-        }
+        let cmds = self.commands(ops);
         for chunk in cmds.chunks(PIPE) {
             let mut p: ClusterPipeline = cluster_pipe();
             for c in chunk {
@@ -162,21 +93,125 @@ impl RedisStore {
         Ok(())
     }
 
-    /// Set the journal key to `blob`, or delete it (`None`), through the writer's connection.
-    pub(super) fn set_journal(&self, blob: Option<Vec<u8>>) -> Result<()> {
-        let journal = self.ns_key("journal");
-        match &blob {
-            Some(b) => self.run_write("write the journal", true, |c| {
-                redis::cmd("SET").arg(&journal).arg(b).query::<()>(c)
-            })?,
-            None => self.run_write("clear the journal", true, |c| {
-                redis::cmd("DEL").arg(&journal).query::<()>(c)
-            })?,
+    /// The commands that apply `ops`: per bucket, the last change to each key (ZADD and
+    /// HSET of the keys set, ZREM and HDEL of those removed); then the buckets written
+    /// added to their family's registry.
+    fn commands(&self, ops: &[Op]) -> Vec<redis::Cmd> {
+        type Changes<'a> = BTreeMap<&'a [u8], Option<&'a [u8]>>;
+        let mut by_bucket: BTreeMap<(usize, Vec<u8>), Changes> = BTreeMap::new();
+        for op in ops {
+            let (cf, key, value) = match op {
+                Op::Put(cf, k, v) => (*cf, k, Some(v.as_slice())),
+                Op::Delete(cf, k) => (*cf, k, None),
+            };
+            by_bucket
+                .entry((cf.index(), bucket_of(cf, key)))
+                .or_default()
+                .insert(key.as_slice(), value);
         }
+        let mut cmds: Vec<redis::Cmd> = Vec::new();
+        let mut registry: BTreeMap<usize, Vec<&[u8]>> = BTreeMap::new();
+        for ((cfi, bucket), changes) in &by_bucket {
+            let cf = Cf::ALL[*cfi];
+            let (z, h) = (self.zkey(cf, bucket), self.hkey(cf, bucket));
+            let puts: Vec<(&[u8], &[u8])> = changes
+                .iter()
+                .filter_map(|(k, v)| v.map(|v| (*k, v)))
+                .collect();
+            let dels: Vec<&[u8]> = changes
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| *k)
+                .collect();
+            if !puts.is_empty() {
+                registry.entry(*cfi).or_default().push(bucket);
+            }
+            for chunk in puts.chunks(ARGS) {
+                let mut zadd = redis::cmd("ZADD");
+                zadd.arg(&z);
+                for (k, _) in chunk {
+                    zadd.arg(0).arg(*k);
+                }
+                cmds.push(zadd);
+                if has_values(cf) {
+                    let mut hset = redis::cmd("HSET");
+                    hset.arg(&h);
+                    for (k, v) in chunk {
+                        hset.arg(*k).arg(*v);
+                    }
+                    cmds.push(hset);
+                }
+            }
+            for chunk in dels.chunks(ARGS) {
+                let mut zrem = redis::cmd("ZREM");
+                zrem.arg(&z);
+                for k in chunk {
+                    zrem.arg(*k);
+                }
+                cmds.push(zrem);
+                if has_values(cf) {
+                    let mut hdel = redis::cmd("HDEL");
+                    hdel.arg(&h);
+                    for k in chunk {
+                        hdel.arg(*k);
+                    }
+                    cmds.push(hdel);
+                }
+            }
+        }
+        for (cfi, buckets) in registry {
+            for chunk in buckets.chunks(ARGS) {
+                let mut zadd = redis::cmd("ZADD");
+                zadd.arg(self.registry(Cf::ALL[cfi]));
+                for b in chunk {
+                    zadd.arg(0).arg(*b);
+                }
+                cmds.push(zadd);
+            }
+        }
+        cmds
+    }
+
+    /// Log batch `n` (its journal `blob`) and make it the last committed, through the
+    /// writer's connection: `log:n`, then `commit` = n, in one pipeline (one slot); the log
+    /// [`KEEP_LOGS`] batches older goes. A writer that dies before `applied` = n leaves
+    /// `commit` > `applied`, which the next holder of the lease replays from `log:n`.
+    pub(super) fn set_log(&self, n: u64, blob: &[u8]) -> Result<()> {
+        let (log, commit) = (self.log_key(n), self.ns_key("commit"));
+        let old = n.checked_sub(KEEP_LOGS).map(|o| self.log_key(o));
+        self.run_write("write the journal", true, |c| {
+            let mut p: ClusterPipeline = cluster_pipe();
+            p.cmd("SET").arg(&log).arg(blob).ignore();
+            p.cmd("SET").arg(&commit).arg(n).ignore();
+            if let Some(old) = &old {
+                p.cmd("DEL").arg(old).ignore();
+            }
+            p.query::<()>(c)
+        })?;
+        self.commit.store(n, Ordering::SeqCst);
         if self.url.wait > 0 {
-            self.unacked.lock().expect("unacked").journal = blob;
+            let mut u = self.unacked.lock().expect("unacked");
+            u.log = Some((n, blob.to_vec()));
+            u.applied = None;
         }
         Ok(())
+    }
+
+    /// Mark batch `n` applied (`applied` = n), through the writer's connection.
+    pub(super) fn set_applied(&self, n: u64) -> Result<()> {
+        let applied = self.ns_key("applied");
+        self.run_write("clear the journal", true, |c| {
+            redis::cmd("SET").arg(&applied).arg(n).query::<()>(c)
+        })?;
+        if self.url.wait > 0 {
+            self.unacked.lock().expect("unacked").applied = Some(n);
+        }
+        Ok(())
+    }
+
+    /// The key of batch `n`'s log.
+    pub(super) fn log_key(&self, n: u64) -> String {
+        self.ns_key(&format!("log:{n}"))
     }
 
     /// Keep `ops` until a `WAIT` acknowledges them (only when the address asks for replicas).
@@ -208,10 +243,10 @@ impl RedisStore {
         loop {
             let again = {
                 let mut u = self.unacked.lock().expect("unacked");
-                std::mem::take(&mut u.replaced).then(|| (u.journal.clone(), u.ops.clone()))
+                std::mem::take(&mut u.replaced).then(|| (u.log.clone(), u.applied, u.ops.clone()))
             };
-            if let Some((journal, ops)) = again {
-                self.write_again(journal, &ops)?;
+            if let Some((log, applied, ops)) = again {
+                self.write_again(log, applied, &ops)?;
             }
             // Short WAITs (under the response timeout), repeated.
             let waited = self.run_write("wait for replicas", false, |c| {
@@ -243,6 +278,8 @@ impl RedisStore {
             }
             if n >= i64::from(self.url.wait) {
                 u.ops.clear();
+                u.log = None;
+                u.applied = None;
                 return Ok(());
             }
             drop(u);
@@ -257,10 +294,22 @@ impl RedisStore {
         }
     }
 
-    /// What [`RedisStore::wait_replicas`] writes again through a new connection.
-    fn write_again(&self, journal: Option<Vec<u8>>, ops: &[Op]) -> Result<()> {
-        self.set_journal(journal)?;
-        self.apply(ops)
+    /// What [`RedisStore::wait_replicas`] writes again through a new connection: the log of
+    /// the batch being written and `commit`, its changes, and `applied` once they were.
+    fn write_again(
+        &self,
+        log: Option<(u64, Vec<u8>)>,
+        applied: Option<u64>,
+        ops: &[Op],
+    ) -> Result<()> {
+        if let Some((n, blob)) = &log {
+            self.set_log(*n, blob)?;
+        }
+        self.apply(ops)?;
+        match applied {
+            Some(n) => self.set_applied(n),
+            None => Ok(()),
+        }
     }
 
     /// Drop the writer's connection, as a failover does: the next wait writes what it had not
@@ -272,31 +321,61 @@ impl RedisStore {
         self.unacked.lock().expect("unacked").replaced = true;
     }
 
-    /// Write `batch`'s journal and stop there, as a writer killed between the journal and
-    /// applying it would (for tests of the replay; not part of the store's interface).
+    /// Log `batch` as the next committed batch and stop there, as a writer killed between
+    /// the log and applying it would (for tests of the replay; not part of the store's
+    /// interface).
     #[doc(hidden)]
     pub fn write_journal_only(&self, batch: &Batch) -> Result<()> {
-        self.set_journal(Some(journal_of(batch.ops())))
+        let (commit, _) = self.commit_and_applied()?;
+        self.set_log(commit + 1, &journal_of(batch.ops()))
     }
 
-    /// Replay a batch a writer left half applied (it died between journal and delete).
-    pub(super) fn replay_journal(&self) -> Result<()> {
+    /// The last committed batch's number and the last applied one's (0: none).
+    pub(super) fn commit_and_applied(&self) -> Result<(u64, u64)> {
+        let keys = [self.ns_key("commit"), self.ns_key("applied")];
+        let (c, a): (Option<u64>, Option<u64>) = self.run("read the journal", |c| {
+            redis::cmd("MGET").arg(&keys[..]).query(c)
+        })?;
+        Ok((c.unwrap_or(0), a.unwrap_or(0)))
+    }
+
+    /// Replay a batch a writer left half applied (it died between its log and `applied`),
+    /// and the journal key an older fpdb leaves the same way. Returns whether that older
+    /// journal was replayed (what was read ahead may miss it: [`RedisStore::catch_up`]).
+    pub(super) fn replay_journal(&self) -> Result<bool> {
+        let damaged = || {
+            Error::Storage(format!(
+                "redis store {}: the journal of an unfinished write is damaged",
+                self.url.namespace
+            ))
+        };
         let journal = self.ns_key("journal");
-        let blob: Option<Vec<u8>> = self.run("read the journal", |c| {
+        let older: Option<Vec<u8>> = self.run("read the journal", |c| {
             redis::cmd("GET").arg(&journal).query(c)
         })?;
-        if let Some(blob) = blob {
-            let ops = ops_of_journal(&blob).ok_or_else(|| {
-                Error::Storage(format!(
-                    "redis store {}: the journal of an unfinished write is damaged",
-                    self.url.namespace
-                ))
-            })?;
+        if let Some(blob) = &older {
+            let ops = ops_of_journal(blob).ok_or_else(damaged)?;
             self.note_unacked(&ops);
             self.apply(&ops)?;
-            self.set_journal(None)?;
+            self.run_write("clear the journal", true, |c| {
+                redis::cmd("DEL").arg(&journal).query::<()>(c)
+            })?;
         }
-        Ok(())
+        let (commit, applied) = self.commit_and_applied()?;
+        self.commit.store(commit, Ordering::SeqCst);
+        if commit > applied {
+            let log = self.log_key(commit);
+            let blob: Option<Vec<u8>> =
+                self.run("read the journal", |c| redis::cmd("GET").arg(&log).query(c))?;
+            let ops = blob
+                .as_deref()
+                .and_then(ops_of_journal)
+                .ok_or_else(damaged)?;
+            self.note_unacked(&ops);
+            self.apply(&ops)?;
+            self.set_applied(commit)?;
+        }
+        Ok(older.is_some())
     }
 }
 
