@@ -353,6 +353,96 @@ fn reads_before_the_lease_brought_up_to_date_equal_reads_under_it() {
     }
 }
 
+/// A batch is applied after its writer gives the lease back, in the order batches were
+/// logged. Until then the next writer reads it under the lease as if applied; a writer that
+/// read while two batches were logged and neither applied brings its reads up to date with
+/// both; and the batches reach the cluster in order.
+#[test]
+fn batches_applied_after_the_lease_are_read_as_applied_and_applied_in_order() {
+    let Some(c) = cluster() else { return };
+    let u = url(c, "after", "");
+    let (k, x) = (b"k".to_vec(), b"x".to_vec());
+    let a = RedisStore::open(&u, false).unwrap();
+    a.acquire_writer().unwrap();
+    let mut b1 = Batch::new();
+    b1.put(Cf::Docs, k.clone(), b"1".to_vec());
+    b1.put(Cf::Docs, x.clone(), b"a".to_vec());
+    a.write(b1).unwrap();
+    a.release_lease_only().unwrap();
+    let fresh = RedisStore::open(&u, true).unwrap();
+    assert_eq!(
+        fresh.get(Cf::Docs, &k).unwrap(),
+        None,
+        "applied before its turn"
+    );
+    let b = RedisStore::open(&u, false).unwrap();
+    b.acquire_writer().unwrap();
+    assert_eq!(b.get(Cf::Docs, &k).unwrap().as_deref(), Some(&b"1"[..]));
+    let mut b2 = Batch::new();
+    b2.put(Cf::Docs, k.clone(), b"2".to_vec());
+    b2.delete(Cf::Docs, x.clone());
+    b.write(b2).unwrap();
+    assert_eq!(b.get(Cf::Docs, &x).unwrap(), None);
+    b.release_lease_only().unwrap();
+    // Reads now: neither batch is applied.
+    let r = RedisStore::open(&u, false).unwrap();
+    let ahead = r.read_ahead().unwrap();
+    assert!(ahead.read_before_lease().unwrap());
+    ahead.prefetch_keys(Cf::Docs, &[&k, &x]).unwrap();
+    // The second batch waits for the first to be applied.
+    let second = std::thread::spawn(move || b.apply_left());
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        fresh.get(Cf::Docs, &k).unwrap(),
+        None,
+        "applied out of order"
+    );
+    a.apply_left().unwrap();
+    second.join().unwrap().unwrap();
+    assert_eq!(fresh.get(Cf::Docs, &k).unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(fresh.get(Cf::Docs, &x).unwrap(), None);
+    r.acquire_writer().unwrap();
+    assert_eq!(r.get(Cf::Docs, &k).unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(r.get(Cf::Docs, &x).unwrap(), None);
+    r.release_writer().unwrap();
+}
+
+/// A writer that dies after logging its batch, before applying it: its claim expires, and
+/// the next writer applies the batch from its log before its own; meanwhile it reads it.
+#[test]
+fn a_batch_whose_writer_died_before_applying_it_is_applied_by_the_next() {
+    let Some(c) = cluster() else { return };
+    let u = url(c, "dead", "?lease=1");
+    let dead = RedisStore::open(&u, false).unwrap();
+    dead.acquire_writer().unwrap();
+    let mut b1 = Batch::new();
+    for i in 0..100u64 {
+        b1.put(Cf::Docs, i.to_be_bytes().to_vec(), b"dead".to_vec());
+    }
+    dead.write(b1).unwrap();
+    dead.release_lease_only().unwrap();
+    std::mem::forget(dead);
+    let next = RedisStore::open(&u, false).unwrap();
+    next.acquire_writer().unwrap();
+    assert_eq!(
+        next.get(Cf::Docs, &7u64.to_be_bytes()).unwrap().as_deref(),
+        Some(&b"dead"[..])
+    );
+    let mut b2 = Batch::new();
+    b2.put(Cf::Docs, 7u64.to_be_bytes().to_vec(), b"next".to_vec());
+    next.write(b2).unwrap();
+    let t = Instant::now();
+    next.release_writer().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(30));
+    let fresh = RedisStore::open(&u, true).unwrap();
+    for (i, want) in [(0u64, "dead"), (7, "next"), (99, "dead")] {
+        assert_eq!(
+            fresh.get(Cf::Docs, &i.to_be_bytes()).unwrap().as_deref(),
+            Some(want.as_bytes())
+        );
+    }
+}
+
 #[test]
 fn redis_store_scans_hashed_ids_in_order_and_is_shared_between_clients() {
     let Some(c) = cluster() else { return };

@@ -243,9 +243,26 @@ impl Fpdb {
         let pool = self.lookup_pool();
         let looking = std::time::Instant::now();
         let docs = docs.iter().copied().zip(fps).collect();
-        let looked = view.look_up(docs, on_existing, pool.as_deref());
+        let looked = view.look_up(docs, on_existing, pool.as_deref())?;
+        // What the decisions read of each cluster a document matched: its chain of clusters
+        // and the document it names (kept as read, brought up to date under the lease).
+        let similar: Vec<u64> = looked
+            .found
+            .iter()
+            .flatten()
+            .flat_map(|f| f.verified.values().map(|c| c.similar_id))
+            .collect::<std::collections::BTreeSet<u64>>()
+            .into_iter()
+            .collect();
+        on_pool(pool.as_deref(), || {
+            similar.par_iter().for_each(|&id| {
+                if let Ok((_, c)) = view.find(id) {
+                    let _ = view.doc(c.named());
+                }
+            });
+        });
         super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
-        Ok(BeforeLease::Looked(looked?, reads))
+        Ok(BeforeLease::Looked(looked, reads))
     }
 
     /// Keep `view` ([`Fpdb::committed_view`]) for the next batch.

@@ -342,11 +342,13 @@ impl Fpdb {
         }
         lease.acquire_writer()?;
         *self.writing.get_mut() = true;
+        // Since the lease was got: a store may bring itself up to date before it returns.
+        let got = lease.acquired_at().unwrap_or_else(std::time::Instant::now);
         *self
             .lease
             .since
             .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(got);
         match read_counters(&self.store) {
             Ok(c) => {
                 self.set_counters(c);
@@ -380,7 +382,15 @@ impl Fpdb {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
         if let Some(t) = since {
-            LookupCounters::add_time(&self.lease.held_ns, t);
+            // Until the lease was given back: a store may finish its writes after that.
+            let end = self
+                .store
+                .lease()
+                .and_then(crate::store::Lease::released_at)
+                .filter(|end| *end >= t)
+                .unwrap_or_else(std::time::Instant::now);
+            let ns = u64::try_from((end - t).as_nanos()).unwrap_or(u64::MAX);
+            self.lease.held_ns.fetch_add(ns, Ordering::Relaxed);
         }
         r.and(released)
     }

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 
 /// One batch's changes per column family (indexed by [`Cf::index`]), each sorted by key, a
 /// key once (the batch's last change to it; `None`: deleted).
-type Overlay = Vec<Entries>;
+pub(super) type Overlay = Vec<Entries>;
 
 #[derive(Default)]
 struct State {
@@ -150,7 +150,7 @@ impl WriteBehind {
 }
 
 /// `batch` as an [`Overlay`]: per column family, sorted, the last change to a key kept.
-fn overlay_of(mut batch: Batch) -> Overlay {
+pub(super) fn overlay_of(mut batch: Batch) -> Overlay {
     // Sorted once, by column family and key, changes to one key in their order; the base
     // store then takes the inserts in key order, which its memtable takes fastest.
     batch.sort();
@@ -345,6 +345,14 @@ impl Store for WriteBehind {
 impl Lease for WriteBehind {
     fn acquire_writer(&self) -> Result<()> {
         super::base_lease(&*self.base).acquire_writer()
+    }
+
+    fn acquired_at(&self) -> Option<std::time::Instant> {
+        super::base_lease(&*self.base).acquired_at()
+    }
+
+    fn released_at(&self) -> Option<std::time::Instant> {
+        super::base_lease(&*self.base).released_at()
     }
 
     fn release_writer(&self) -> Result<()> {

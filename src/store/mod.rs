@@ -194,6 +194,20 @@ pub trait Lease {
 
     /// Let other writers in (after a sync).
     fn release_writer(&self) -> Result<()>;
+
+    /// When [`Lease::acquire_writer`] last got the lease (None: never, or a store that
+    /// does nothing after it). A store may bring itself up to date after that moment and
+    /// before the call returns (Redis applies what others logged to what it read ahead).
+    fn acquired_at(&self) -> Option<std::time::Instant> {
+        None
+    }
+
+    /// When [`Lease::release_writer`] last let other writers in (None: never, or a store
+    /// that does nothing after it). A store may finish its writes after that moment and
+    /// before the call returns (Redis applies the batches logged under the lease).
+    fn released_at(&self) -> Option<std::time::Instant> {
+        None
+    }
 }
 
 /// What a store of files can do besides reading and writing (RocksDB's): copy itself,

@@ -49,14 +49,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection, ClusterPipeline};
+use redis::cluster::{ClusterClient, ClusterConnection};
 
+mod apply;
 mod read;
 mod since;
 mod url;
 mod write;
 
-use read::{bucket_of, has_values, hex, lex, ordered, single_bucket, visit_all};
+use read::hex;
 use since::{Since, KEEP_LOGS};
 pub use url::RedisUrl;
 use write::{journal_of, ACQUIRE_LUA, RELEASE_LUA};
@@ -98,7 +99,19 @@ pub struct RedisStore {
     /// dropped at every write and when the lease is given back, and brought up to date
     /// with what others wrote meanwhile when it is taken ([`since`]).
     cache: Mutex<Prefetched>,
+    /// Batches logged under the lease, to apply once it is given back ([`apply`]).
+    pending: Mutex<Vec<(u64, std::sync::Arc<Vec<crate::store::Op>>)>>,
+    /// Under the lease: the changes of the batches logged and not yet applied (theirs
+    /// in order), and them as an overlay over the cluster's answers.
+    overlay: Mutex<Overlaid>,
+    /// When the lease was last taken and given back.
+    acquired: Mutex<Option<Instant>>,
+    released: Mutex<Option<Instant>>,
 }
+
+/// The batches logged and not yet applied, oldest first, whose changes lie over the
+/// cluster's answers under the lease.
+type Overlaid = Vec<std::sync::Arc<apply::Layer>>;
 
 /// The entries of a range, in key order.
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
@@ -128,6 +141,8 @@ struct Prefetched {
     since: Option<Since>,
     /// Nothing was committed between the reads before the lease and taking it.
     unchanged: bool,
+    /// The logs read to bring them up to date (by batch number), decoded.
+    logs: std::collections::BTreeMap<u64, std::sync::Arc<apply::Layer>>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -201,6 +216,10 @@ impl RedisStore {
             writer: Mutex::new(None),
             unacked: Mutex::new(Unacked::default()),
             cache: Mutex::new(Prefetched::default()),
+            pending: Mutex::new(Vec::new()),
+            overlay: Mutex::new(Vec::new()),
+            acquired: Mutex::new(None),
+            released: Mutex::new(None),
         };
         // Connect now, so that a wrong address fails here with a clear message; a server
         // without cluster mode connects but serves no slots.
@@ -330,27 +349,7 @@ impl RedisStore {
 
 impl Store for RedisStore {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        {
-            let c = self.cache.lock().expect("cache");
-            if let Some(v) = c.keys.get(&(cf.index(), key.to_vec())) {
-                return Ok(v.clone());
-            }
-        }
-        let bucket = bucket_of(cf, key);
-        let v = if has_values(cf) {
-            let h = self.hkey(cf, &bucket);
-            self.run("get", |c| redis::cmd("HGET").arg(&h).arg(key).query(c))?
-        } else {
-            let z = self.zkey(cf, &bucket);
-            let score: Option<f64> =
-                self.run("get", |c| redis::cmd("ZSCORE").arg(&z).arg(key).query(c))?;
-            score.map(|_| Vec::new())
-        };
-        let mut c = self.cache.lock().expect("cache");
-        if c.since.is_some() && cf != Cf::Meta {
-            c.keys.insert((cf.index(), key.to_vec()), v.clone());
-        }
-        Ok(v)
+        self.get_over(cf, key)
     }
 
     fn scan(
@@ -360,85 +359,16 @@ impl Store for RedisStore {
         end: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if start >= end {
-            return Ok(());
-        }
-        if let Some(entries) = self.prefetched(cf, start, end) {
-            visit_all(&entries, visit);
-            return Ok(());
-        }
-        if let Some(b) = single_bucket(cf, start, end) {
-            self.scan_bucket(cf, &b, start, end, visit)?;
-            return Ok(());
-        }
-        let buckets = self.buckets(cf, start, end)?;
-        if ordered(cf) {
-            self.scan_buckets(cf, &buckets, start, end, visit)?;
-            return Ok(());
-        }
-        // Hash buckets: gather, then visit in key order.
-        let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        self.scan_buckets(cf, &buckets, start, end, &mut |k, v| {
-            all.push((k.to_vec(), v.to_vec()));
-            true
-        })?;
-        all.sort_unstable();
-        visit_all(&all, visit);
-        Ok(())
+        self.scan_over(cf, start, end, visit)
     }
 
-    /// The first page of every single-bucket range in one pipelined round trip (one per
-    /// node); the rest as [`Store::scan`] would.
     fn scan_ranges(
         &self,
         cf: Cf,
         ranges: &[(&[u8], &[u8])],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let cached: Vec<Option<Entries>> = ranges
-            .iter()
-            .map(|(s, e)| self.prefetched(cf, s, e))
-            .collect();
-        let buckets: Vec<Option<Vec<u8>>> = ranges
-            .iter()
-            .zip(&cached)
-            .map(|((s, e), hit)| {
-                (s < e && hit.is_none())
-                    .then(|| single_bucket(cf, s, e))
-                    .flatten()
-            })
-            .collect();
-        let mut p: ClusterPipeline = cluster_pipe();
-        for ((start, end), b) in ranges.iter().zip(&buckets) {
-            if let Some(b) = b {
-                p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
-            }
-        }
-        let piped: Vec<&[u8]> = buckets
-            .iter()
-            .flatten()
-            .map(std::vec::Vec::as_slice)
-            .collect();
-        let mut pages = self.pipelined_pages(cf, &piped, &p)?.into_iter();
-        for (((start, end), b), hit) in ranges.iter().zip(&buckets).zip(cached) {
-            if let Some(entries) = hit {
-                visit_all(&entries, visit);
-                continue;
-            }
-            match b {
-                Some(b) => {
-                    let page = pages.next().ok_or_else(|| {
-                        Error::Storage("redis: a pipelined scan lost a reply".into())
-                    })?;
-                    let mut stopped = false;
-                    if let Some(next) = Self::visit_page(&page, visit, &mut stopped) {
-                        self.scan_bucket_from(cf, b, next, end, visit)?;
-                    }
-                }
-                None => self.scan(cf, start, end, visit)?,
-            }
-        }
-        Ok(())
+        self.scan_ranges_over(cf, ranges, visit)
     }
 
     fn write(&self, batch: Batch) -> Result<()> {
@@ -455,20 +385,27 @@ impl Store for RedisStore {
         if self.leased.load(Ordering::SeqCst) {
             self.renew()?;
         }
-        // The journal first, numbered, on its replicas, then the changes, then the batch
-        // marked applied: a writer dying in between leaves a batch committed and not
-        // applied, which the next writer replays. The log stays for the next
-        // [`KEEP_LOGS`] batches, for writers that read before this one committed.
+        // The journal first, numbered and claimed, then (on its replicas) the changes, then
+        // the batch marked applied: a writer dying in between leaves a batch committed and
+        // not applied, which the next writer applies once the claim expires. The log stays
+        // for the next [`KEEP_LOGS`] batches, for writers that read before it was
+        // committed. Without replicas to wait for, the changes are applied after the lease
+        // is given back ([`apply`]); until then they lie over the cluster's answers here.
         let n = if self.leased.load(Ordering::SeqCst) {
             self.commit.load(Ordering::SeqCst)
         } else {
             self.commit_and_applied()?.0
         } + 1;
-        self.set_log(n, &journal_of(batch.ops()))?;
+        self.set_log(n, &journal_of(batch.ops()), true)?;
+        if self.url.wait == 0 && self.leased.load(Ordering::SeqCst) {
+            let ops = std::sync::Arc::new(batch.ops);
+            self.lay_over([std::sync::Arc::new(apply::Layer::new(ops.clone()))]);
+            self.pending.lock().expect("pending").push((n, ops));
+            return Ok(());
+        }
         self.wait_replicas()?;
         self.note_unacked(batch.ops());
-        self.apply(batch.ops())?;
-        self.set_applied(n)?;
+        self.apply_own(n, batch.ops())?;
         self.unsynced.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -504,6 +441,9 @@ impl Lease for RedisStore {
             self.ns_key("seen"),
         ];
         let mut pause = Duration::from_millis(1);
+        // What was read ahead brought up to date so far, so that little is left under the
+        // lease.
+        self.catch_up_waiting();
         loop {
             let got: i64 = self.run("take the write lease", |c| {
                 redis::cmd("EVAL")
@@ -522,8 +462,17 @@ impl Lease for RedisStore {
             pause = (pause * 2).min(Duration::from_millis(8));
         }
         self.leased.store(true, Ordering::SeqCst);
-        // What was read before the lease, brought up to date (or dropped).
-        if let Err(e) = self.replay_journal().and_then(|older| self.catch_up(older)) {
+        *self.acquired.lock().expect("acquired") = Some(Instant::now());
+        // What was read before the lease brought up to date (or dropped), and the batches
+        // not yet applied laid over the cluster's answers.
+        let settled = self.replay_older_journal().and_then(|older| {
+            let (commit, applied) = self.commit_and_applied()?;
+            self.commit.store(commit, Ordering::SeqCst);
+            self.catch_up(older)?;
+            let logs = std::mem::take(&mut self.cache.lock().expect("cache").logs);
+            self.settle_logged(commit, applied, &logs)
+        });
+        if let Err(e) = settled {
             let _ = self.release_writer();
             return Err(e);
         }
@@ -534,19 +483,32 @@ impl Lease for RedisStore {
         // Others may write from now on: nothing read ahead stays (also after a batch that
         // failed before writing, which would not have cleared it).
         self.forget_prefetched();
+        self.clear_overlay();
         if !self.leased.swap(false, Ordering::SeqCst) {
-            return Ok(());
+            return self.apply_logged();
         }
         let lease = self.ns_key("lease");
-        self.run("give up the write lease", |c| {
+        let released = self.run("give up the write lease", |c| {
             redis::cmd("EVAL")
                 .arg(RELEASE_LUA)
                 .arg(1)
                 .arg(&lease)
                 .arg(&self.token)
                 .query::<i64>(c)
-        })?;
-        Ok(())
+        });
+        *self.released.lock().expect("released") = Some(Instant::now());
+        // The batches logged under the lease, applied now (in their turn): if this fails,
+        // their claims expire and the next writer applies them from their logs.
+        let applied = self.apply_logged();
+        released.map(|_| ()).and(applied)
+    }
+
+    fn acquired_at(&self) -> Option<Instant> {
+        *self.acquired.lock().expect("acquired")
+    }
+
+    fn released_at(&self) -> Option<Instant> {
+        *self.released.lock().expect("released")
     }
 }
 

@@ -282,6 +282,121 @@ impl RedisStore {
     }
 }
 
+/// Reads as the cluster answers them (with what was read ahead), under no overlay.
+impl RedisStore {
+    pub(super) fn get_applied(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        {
+            let c = self.cache.lock().expect("cache");
+            if let Some(v) = c.keys.get(&(cf.index(), key.to_vec())) {
+                return Ok(v.clone());
+            }
+        }
+        let bucket = bucket_of(cf, key);
+        let v = if has_values(cf) {
+            let h = self.hkey(cf, &bucket);
+            self.run("get", |c| redis::cmd("HGET").arg(&h).arg(key).query(c))?
+        } else {
+            let z = self.zkey(cf, &bucket);
+            let score: Option<f64> =
+                self.run("get", |c| redis::cmd("ZSCORE").arg(&z).arg(key).query(c))?;
+            score.map(|_| Vec::new())
+        };
+        let mut c = self.cache.lock().expect("cache");
+        if c.since.is_some() && cf != Cf::Meta {
+            c.keys.insert((cf.index(), key.to_vec()), v.clone());
+        }
+        Ok(v)
+    }
+
+    pub(super) fn scan_applied(
+        &self,
+        cf: Cf,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        if let Some(entries) = self.prefetched(cf, start, end) {
+            visit_all(&entries, visit);
+            return Ok(());
+        }
+        if let Some(b) = single_bucket(cf, start, end) {
+            self.scan_bucket(cf, &b, start, end, visit)?;
+            return Ok(());
+        }
+        let buckets = self.buckets(cf, start, end)?;
+        if ordered(cf) {
+            self.scan_buckets(cf, &buckets, start, end, visit)?;
+            return Ok(());
+        }
+        // Hash buckets: gather, then visit in key order.
+        let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        self.scan_buckets(cf, &buckets, start, end, &mut |k, v| {
+            all.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        all.sort_unstable();
+        visit_all(&all, visit);
+        Ok(())
+    }
+
+    /// The first page of every single-bucket range in one pipelined round trip (one per
+    /// node); the rest as [`Store::scan`] would.
+    pub(super) fn scan_ranges_applied(
+        &self,
+        cf: Cf,
+        ranges: &[(&[u8], &[u8])],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let cached: Vec<Option<Entries>> = ranges
+            .iter()
+            .map(|(s, e)| self.prefetched(cf, s, e))
+            .collect();
+        let buckets: Vec<Option<Vec<u8>>> = ranges
+            .iter()
+            .zip(&cached)
+            .map(|((s, e), hit)| {
+                (s < e && hit.is_none())
+                    .then(|| single_bucket(cf, s, e))
+                    .flatten()
+            })
+            .collect();
+        let mut p: ClusterPipeline = cluster_pipe();
+        for ((start, end), b) in ranges.iter().zip(&buckets) {
+            if let Some(b) = b {
+                p.add_command(self.page_cmd(cf, b, &lex(true, start), end));
+            }
+        }
+        let piped: Vec<&[u8]> = buckets
+            .iter()
+            .flatten()
+            .map(std::vec::Vec::as_slice)
+            .collect();
+        let mut pages = self.pipelined_pages(cf, &piped, &p)?.into_iter();
+        for (((start, end), b), hit) in ranges.iter().zip(&buckets).zip(cached) {
+            if let Some(entries) = hit {
+                visit_all(&entries, visit);
+                continue;
+            }
+            match b {
+                Some(b) => {
+                    let page = pages.next().ok_or_else(|| {
+                        Error::Storage("redis: a pipelined scan lost a reply".into())
+                    })?;
+                    let mut stopped = false;
+                    if let Some(next) = Self::visit_page(&page, visit, &mut stopped) {
+                        self.scan_bucket_from(cf, b, next, end, visit)?;
+                    }
+                }
+                None => self.scan_applied(cf, start, end, visit)?,
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A batch's lookups read ahead in one pipeline per node; the answers serve those reads until
 /// the next write or the lease is let go.
 impl ReadAhead for RedisStore {

@@ -3,10 +3,10 @@
 //! reading it again under the lease.
 //!
 //! Every batch is logged under a number before it is applied (`{NS}log:N`, `{NS}commit` = N,
-//! then `{NS}applied` = N once applied; the last [`KEEP_LOGS`] logs stay). A writer notes
-//! `commit` and `applied` before it reads; each key it then reads holds its value at some
-//! moment after that. Under the lease it applies the logs of every batch from the first one
-//! not applied when it began reading, in order, to what it read: a key a later batch changed
+//! then `{NS}applied` = N once applied, in order; the last [`KEEP_LOGS`] logs stay). A writer notes
+//! `applied` before it reads; each key it then reads holds its value at some
+//! moment after that. Under the lease it applies the logs of every batch after it,
+//! in order, to what it read: a key a later batch changed
 //! takes that batch's last change, and a key none changed still holds what it was read as.
 //! So what it read then equals what a read under the lease would return. Where a log it
 //! needs is gone (more than [`KEEP_LOGS`] batches were committed meanwhile), it drops what
@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use super::read::{bucket_of, has_values};
-use super::write::ops_of_journal;
 use super::{Prefetched, RedisStore};
 use crate::error::Result;
 use crate::store::{Cf, Op};
@@ -32,24 +31,12 @@ type Bounds = (Vec<u8>, Vec<u8>);
 /// Where the answers kept stand: the batches applied to them.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Since {
-    /// Every batch up to this one is in them (read after it was applied, or applied since)…
+    /// Every batch up to this one is in them: read after it was applied to the cluster, or
+    /// applied to them since. The batches after it (committed, maybe being applied while
+    /// they were read) are applied to them from their logs.
     applied: u64,
-    /// …except this one when it was committed but not yet applied when they began to be
-    /// read (so it is applied to them again).
-    pending: bool,
     /// Some batch's log was applied to them since they began to be read.
     moved: bool,
-}
-
-impl Since {
-    /// The first batch whose log they need.
-    fn first(self) -> u64 {
-        if self.pending {
-            self.applied.max(1)
-        } else {
-            self.applied + 1
-        }
-    }
 }
 
 impl Prefetched {
@@ -57,7 +44,7 @@ impl Prefetched {
     /// in order): a put sets a key read (and adds it to each complete range read that
     /// holds it), a delete removes it. Keys nobody read stay unknown (read when asked),
     /// except the batches' records, kept as written.
-    pub(super) fn apply(&mut self, logs: &[Vec<Op>]) {
+    pub(super) fn apply(&mut self, logs: &[&[Op]]) {
         let mut ranges_of: HashMap<(usize, Vec<u8>), Vec<Bounds>> = HashMap::new();
         for (cf, start, end) in self.ranges.keys() {
             ranges_of
@@ -69,7 +56,7 @@ impl Prefetched {
             .iter()
             .map(|cf| ranges_of.keys().any(|(c, _)| *c == cf.index()))
             .collect();
-        for op in logs.iter().flatten() {
+        for op in logs.iter().copied().flatten() {
             let (cf, key, value) = match op {
                 Op::Put(cf, k, v) => (*cf, k, Some(v)),
                 Op::Delete(cf, k) => (*cf, k, None),
@@ -118,11 +105,10 @@ impl RedisStore {
     /// is taken ([`RedisStore::catch_up`]).
     pub(super) fn read_since_now(&self) -> Result<()> {
         self.forget_prefetched();
-        let (commit, applied) = self.commit_and_applied()?;
+        let (_, applied) = self.commit_and_applied()?;
         let mut c = self.cache.lock().expect("cache");
         c.since = Some(Since {
-            applied: commit,
-            pending: applied < commit,
+            applied,
             moved: false,
         });
         Ok(())
@@ -144,6 +130,15 @@ impl RedisStore {
             .is_err()
         {
             self.forget_prefetched();
+        }
+        // The newest batches may still be being applied when the lease comes: sorted now,
+        // they lie over the reads under it at no cost there.
+        let newest: Vec<_> = {
+            let c = self.cache.lock().expect("cache");
+            c.logs.values().rev().take(2).cloned().collect()
+        };
+        for layer in newest {
+            layer.sorted();
         }
     }
 
@@ -177,27 +172,24 @@ impl RedisStore {
             self.forget_prefetched();
             return Ok(());
         }
-        let first = since.first();
+        let first = since.applied + 1;
         if first > now {
             return Ok(());
         }
-        let keys: Vec<String> = (first..=now).map(|n| self.log_key(n)).collect();
-        let blobs: Vec<Option<Vec<u8>>> = self.run("read the journals", |c| {
-            redis::cmd("MGET").arg(&keys[..]).query(c)
-        })?;
-        let logs: Option<Vec<Vec<Op>>> = blobs
-            .iter()
-            .map(|b| b.as_deref().and_then(ops_of_journal))
-            .collect();
-        let Some(logs) = logs else {
+        let numbers: Vec<u64> = (first..=now).collect();
+        let Ok(logs) = self.read_logs(&numbers) else {
             self.forget_prefetched();
             return Ok(());
         };
         let mut c = self.cache.lock().expect("cache");
-        c.apply(&logs);
+        let ops: Vec<&[Op]> = logs.values().map(|l| l.as_slice()).collect();
+        c.apply(&ops);
+        c.logs.extend(
+            logs.iter()
+                .map(|(n, l)| (*n, std::sync::Arc::new(super::apply::Layer::new(l.clone())))),
+        );
         c.since = Some(Since {
             applied: now,
-            pending: false,
             moved: true,
         });
         Ok(())
@@ -305,7 +297,7 @@ mod tests {
             let mut cached = read(&m, &ranges, &keys);
             since[read_at..].iter().for_each(|o| step(&mut m, o));
             let (first, rest) = since.split_at(since.len() / 2);
-            cached.apply(&[first.to_vec(), rest.to_vec()]);
+            cached.apply(&[first, rest]);
             let fresh = read(&m, &ranges, &keys);
             prop_assert_eq!(&cached.ranges, &fresh.ranges);
             for (k, v) in &cached.keys {

@@ -173,15 +173,25 @@ impl RedisStore {
     }
 
     /// Log batch `n` (its journal `blob`) and make it the last committed, through the
-    /// writer's connection: `log:n`, then `commit` = n, in one pipeline (one slot); the log
-    /// [`KEEP_LOGS`] batches older goes. A writer that dies before `applied` = n leaves
-    /// `commit` > `applied`, which the next holder of the lease replays from `log:n`.
-    pub(super) fn set_log(&self, n: u64, blob: &[u8]) -> Result<()> {
+    /// writer's connection: `log:n`, this writer as its owner (`owned`; expiring after the
+    /// lease's time), then `commit` = n, in one pipeline (one slot); the log [`KEEP_LOGS`]
+    /// batches older goes. A writer that dies before `applied` = n leaves `commit` >
+    /// `applied` and its claim expires; the next writer then applies the batch from its log.
+    pub(super) fn set_log(&self, n: u64, blob: &[u8], owned: bool) -> Result<()> {
         let (log, commit) = (self.log_key(n), self.ns_key("commit"));
+        let owner = self.owner_key(n);
         let old = n.checked_sub(KEEP_LOGS).map(|o| self.log_key(o));
         self.run_write("write the journal", true, |c| {
             let mut p: ClusterPipeline = cluster_pipe();
             p.cmd("SET").arg(&log).arg(blob).ignore();
+            if owned {
+                p.cmd("SET")
+                    .arg(&owner)
+                    .arg(&self.token)
+                    .arg("PX")
+                    .arg(self.url.lease_ms)
+                    .ignore();
+            }
             p.cmd("SET").arg(&commit).arg(n).ignore();
             if let Some(old) = &old {
                 p.cmd("DEL").arg(old).ignore();
@@ -197,11 +207,17 @@ impl RedisStore {
         Ok(())
     }
 
-    /// Mark batch `n` applied (`applied` = n), through the writer's connection.
+    /// Mark batch `n` applied (`applied` = n, never lowered), through the writer's
+    /// connection.
     pub(super) fn set_applied(&self, n: u64) -> Result<()> {
         let applied = self.ns_key("applied");
         self.run_write("clear the journal", true, |c| {
-            redis::cmd("SET").arg(&applied).arg(n).query::<()>(c)
+            redis::cmd("EVAL")
+                .arg(super::apply::APPLIED_LUA)
+                .arg(1)
+                .arg(&applied)
+                .arg(n)
+                .query::<()>(c)
         })?;
         if self.url.wait > 0 {
             self.unacked.lock().expect("unacked").applied = Some(n);
@@ -303,7 +319,7 @@ impl RedisStore {
         ops: &[Op],
     ) -> Result<()> {
         if let Some((n, blob)) = &log {
-            self.set_log(*n, blob)?;
+            self.set_log(*n, blob, true)?;
         }
         self.apply(ops)?;
         match applied {
@@ -327,7 +343,7 @@ impl RedisStore {
     #[doc(hidden)]
     pub fn write_journal_only(&self, batch: &Batch) -> Result<()> {
         let (commit, _) = self.commit_and_applied()?;
-        self.set_log(commit + 1, &journal_of(batch.ops()))
+        self.set_log(commit + 1, &journal_of(batch.ops()), false)
     }
 
     /// The last committed batch's number and the last applied one's (0: none).
@@ -339,43 +355,24 @@ impl RedisStore {
         Ok((c.unwrap_or(0), a.unwrap_or(0)))
     }
 
-    /// Replay a batch a writer left half applied (it died between its log and `applied`),
-    /// and the journal key an older fpdb leaves the same way. Returns whether that older
-    /// journal was replayed (what was read ahead may miss it: [`RedisStore::catch_up`]).
-    pub(super) fn replay_journal(&self) -> Result<bool> {
-        let damaged = || {
-            Error::Storage(format!(
-                "redis store {}: the journal of an unfinished write is damaged",
-                self.url.namespace
-            ))
-        };
+    /// Replay the journal key an older fpdb leaves when it dies between its journal and
+    /// its changes. Returns whether there was one (what was read ahead may miss it:
+    /// [`RedisStore::catch_up`]).
+    pub(super) fn replay_older_journal(&self) -> Result<bool> {
         let journal = self.ns_key("journal");
         let older: Option<Vec<u8>> = self.run("read the journal", |c| {
             redis::cmd("GET").arg(&journal).query(c)
         })?;
-        if let Some(blob) = &older {
-            let ops = ops_of_journal(blob).ok_or_else(damaged)?;
-            self.note_unacked(&ops);
-            self.apply(&ops)?;
-            self.run_write("clear the journal", true, |c| {
-                redis::cmd("DEL").arg(&journal).query::<()>(c)
-            })?;
-        }
-        let (commit, applied) = self.commit_and_applied()?;
-        self.commit.store(commit, Ordering::SeqCst);
-        if commit > applied {
-            let log = self.log_key(commit);
-            let blob: Option<Vec<u8>> =
-                self.run("read the journal", |c| redis::cmd("GET").arg(&log).query(c))?;
-            let ops = blob
-                .as_deref()
-                .and_then(ops_of_journal)
-                .ok_or_else(damaged)?;
-            self.note_unacked(&ops);
-            self.apply(&ops)?;
-            self.set_applied(commit)?;
-        }
-        Ok(older.is_some())
+        let Some(blob) = older else {
+            return Ok(false);
+        };
+        let ops = ops_of_journal(&blob).ok_or_else(|| self.damaged())?;
+        self.note_unacked(&ops);
+        self.apply(&ops)?;
+        self.run_write("clear the journal", true, |c| {
+            redis::cmd("DEL").arg(&journal).query::<()>(c)
+        })?;
+        Ok(true)
     }
 }
 
