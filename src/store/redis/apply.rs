@@ -42,13 +42,6 @@ end
 return 0
 ";
 
-/// `applied` raised to N (never lowered): KEYS applied; ARGV n.
-pub(super) const APPLIED_LUA: &str = r"
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
-if cur < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
-return 1
-";
-
 /// The store's reads as the cluster answers them, without the batches not yet applied (the
 /// base that [`RedisStore::overlay`] lies over).
 pub(super) struct Applied<'a>(pub(super) &'a RedisStore);
@@ -281,13 +274,6 @@ impl RedisStore {
             .collect()
     }
 
-    pub(super) fn damaged(&self) -> Error {
-        Error::Storage(format!(
-            "redis store {}: the journal of an unfinished write is damaged or gone",
-            self.url.namespace
-        ))
-    }
-
     /// Batch `n` applied from its log by this writer if its owner is gone (it died), once
     /// the batches before it are. Returns whether it was.
     fn take_over(&self, n: u64) -> Result<bool> {
@@ -407,10 +393,5 @@ impl RedisStore {
     #[doc(hidden)]
     pub fn apply_left(&self) -> Result<()> {
         self.apply_logged()
-    }
-
-    /// The key of batch `n`'s owner.
-    pub(super) fn owner_key(&self, n: u64) -> String {
-        self.ns_key(&format!("owner:{n}"))
     }
 }

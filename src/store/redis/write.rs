@@ -48,6 +48,13 @@ end
 return 0
 ";
 
+/// `applied` raised to N (never lowered): KEYS applied; ARGV n.
+pub(super) const APPLIED_LUA: &str = r"
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if cur < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+";
+
 /// Give the lease up if still ours: KEYS lease; ARGV token.
 pub(super) const RELEASE_LUA: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -213,7 +220,7 @@ impl RedisStore {
         let applied = self.ns_key("applied");
         self.run_write("clear the journal", true, |c| {
             redis::cmd("EVAL")
-                .arg(super::apply::APPLIED_LUA)
+                .arg(APPLIED_LUA)
                 .arg(1)
                 .arg(&applied)
                 .arg(n)
@@ -223,6 +230,19 @@ impl RedisStore {
             self.unacked.lock().expect("unacked").applied = Some(n);
         }
         Ok(())
+    }
+
+    /// The key of batch `n`'s owner.
+    pub(super) fn owner_key(&self, n: u64) -> String {
+        self.ns_key(&format!("owner:{n}"))
+    }
+
+    /// The error of a log that is gone or does not decode.
+    pub(super) fn damaged(&self) -> Error {
+        Error::Storage(format!(
+            "redis store {}: the journal of an unfinished write is damaged or gone",
+            self.url.namespace
+        ))
     }
 
     /// The key of batch `n`'s log.
