@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::write::ops_of_journal;
+use super::write::{ops_of_journal, RENEW_LUA};
 use super::RedisStore;
 use crate::error::{Error, Result};
 use crate::store::behind::{overlay_of, Overlay};
@@ -31,15 +31,6 @@ const CLAIM_LUA: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
-";
-
-/// Extend the claim on a batch if still ours: KEYS owner; ARGV token, ms.
-const KEEP_LUA: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
 ";
 
 /// The store's reads as the cluster answers them, without the batches not yet applied (the
@@ -278,15 +269,7 @@ impl RedisStore {
     /// the batches before it are. Returns whether it was.
     fn take_over(&self, n: u64) -> Result<bool> {
         let owner = self.owner_key(n);
-        let got: i64 = self.run("claim a batch", |c| {
-            redis::cmd("EVAL")
-                .arg(CLAIM_LUA)
-                .arg(1)
-                .arg(&owner)
-                .arg(&self.token)
-                .arg(self.url.lease_ms)
-                .query(c)
-        })?;
+        let got = self.eval_token("claim a batch", CLAIM_LUA, &owner)?;
         if got != 1 {
             return Ok(false);
         }
@@ -334,16 +317,7 @@ impl RedisStore {
     /// Extend this writer's claim on batch `n`; an error if it lost it (it stalled longer
     /// than the lease's time and another writer applied the batch).
     fn keep_claim(&self, n: u64) -> Result<()> {
-        let owner = self.owner_key(n);
-        let ok: i64 = self.run("keep a batch's claim", |c| {
-            redis::cmd("EVAL")
-                .arg(KEEP_LUA)
-                .arg(1)
-                .arg(&owner)
-                .arg(&self.token)
-                .arg(self.url.lease_ms)
-                .query(c)
-        })?;
+        let ok = self.eval_token("keep a batch's claim", RENEW_LUA, &self.owner_key(n))?;
         if ok != 1 {
             return Err(Error::Storage(format!(
                 "redis store {}: this writer stalled longer than {} s after committing a batch, \

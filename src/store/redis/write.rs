@@ -39,7 +39,7 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 return 1
 ";
 
-/// Extend the lease if still ours: KEYS lease; ARGV token, lease ms.
+/// Extend the lease (or a batch's claim) if still ours: KEYS lease; ARGV token, lease ms.
 pub(super) const RENEW_LUA: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -64,16 +64,7 @@ return 0
 impl RedisStore {
     /// The lease key holder's check: still ours (extended), else an error.
     pub(super) fn renew(&self) -> Result<()> {
-        let lease = self.ns_key("lease");
-        let ok: i64 = self.run("renew the write lease", |c| {
-            redis::cmd("EVAL")
-                .arg(RENEW_LUA)
-                .arg(1)
-                .arg(&lease)
-                .arg(&self.token)
-                .arg(self.url.lease_ms)
-                .query(c)
-        })?;
+        let ok = self.eval_token("renew the write lease", RENEW_LUA, &self.ns_key("lease"))?;
         if ok != 1 {
             self.leased.store(false, Ordering::SeqCst);
             return Err(Error::Storage(format!(
@@ -84,6 +75,20 @@ impl RedisStore {
             )));
         }
         Ok(())
+    }
+
+    /// Run `lua` on `key` with this writer's token and the lease's time in ms (the lease's
+    /// and the batches' claims' scripts).
+    pub(super) fn eval_token(&self, what: &str, lua: &str, key: &str) -> Result<i64> {
+        self.run(what, |c| {
+            redis::cmd("EVAL")
+                .arg(lua)
+                .arg(1)
+                .arg(key)
+                .arg(&self.token)
+                .arg(self.url.lease_ms)
+                .query(c)
+        })
     }
 
     /// Apply `ops` (idempotent: replaying them gives the same state), in pipelines of
