@@ -443,6 +443,36 @@ fn a_batch_whose_writer_died_before_applying_it_is_applied_by_the_next() {
     }
 }
 
+/// A writer that logs many batches under one lease (more than the logs kept) and dies
+/// before applying the last: every batch still reaches the cluster, the earlier ones applied
+/// under its lease, the last ones by the next writer from their logs.
+#[test]
+fn many_batches_under_one_lease_survive_their_writer() {
+    let Some(c) = cluster() else { return };
+    let u = url(c, "many", "?lease=1");
+    let dead = RedisStore::open(&u, false).unwrap();
+    dead.acquire_writer().unwrap();
+    for n in 0..40u64 {
+        let mut b = Batch::new();
+        b.put(Cf::Docs, n.to_be_bytes().to_vec(), format!("batch {n}").into_bytes());
+        dead.write(b).unwrap();
+    }
+    dead.release_lease_only().unwrap();
+    std::mem::forget(dead);
+    let next = RedisStore::open(&u, false).unwrap();
+    next.acquire_writer().unwrap();
+    let mut b = Batch::new();
+    b.put(Cf::Docs, 99u64.to_be_bytes().to_vec(), b"next".to_vec());
+    next.write(b).unwrap();
+    next.release_writer().unwrap();
+    let fresh = RedisStore::open(&u, true).unwrap();
+    for n in [0u64, 8, 31, 32, 39] {
+        let v = fresh.get(Cf::Docs, &n.to_be_bytes()).unwrap();
+        assert_eq!(v, Some(format!("batch {n}").into_bytes()), "batch {n}");
+    }
+    assert!(fresh.get(Cf::Docs, &99u64.to_be_bytes()).unwrap().is_some());
+}
+
 #[test]
 fn redis_store_scans_hashed_ids_in_order_and_is_shared_between_clients() {
     let Some(c) = cluster() else { return };

@@ -329,8 +329,9 @@ impl RedisStore {
         Ok(())
     }
 
-    /// After the lease is given back: apply this writer's batches logged under it, each in
-    /// its turn.
+    /// Apply this writer's batches logged under the lease, each in its turn: after the
+    /// lease is given back, or under it once [`KEEP_LOGS`](super::KEEP_LOGS) / 4 wait (then
+    /// every batch logged is applied, and nothing lies over the cluster's answers).
     pub(super) fn apply_logged(&self) -> Result<()> {
         let pending = std::mem::take(&mut *self.pending.lock().expect("pending"));
         for (n, ops) in pending {

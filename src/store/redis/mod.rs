@@ -391,6 +391,12 @@ impl Store for RedisStore {
         // for the next [`KEEP_LOGS`] batches, for writers that read before it was
         // committed. Without replicas to wait for, the changes are applied after the lease
         // is given back ([`apply`]); until then they lie over the cluster's answers here.
+        if self.pending.lock().expect("pending").len() as u64 >= KEEP_LOGS / 4 {
+            // Many writes under one lease: the earlier ones applied now, so that no log is
+            // dropped (32 batches on) before its batch is applied.
+            self.apply_logged()?;
+            self.clear_overlay();
+        }
         let n = if self.leased.load(Ordering::SeqCst) {
             self.commit.load(Ordering::SeqCst)
         } else {
