@@ -454,7 +454,11 @@ fn many_batches_under_one_lease_survive_their_writer() {
     dead.acquire_writer().unwrap();
     for n in 0..40u64 {
         let mut b = Batch::new();
-        b.put(Cf::Docs, n.to_be_bytes().to_vec(), format!("batch {n}").into_bytes());
+        b.put(
+            Cf::Docs,
+            n.to_be_bytes().to_vec(),
+            format!("batch {n}").into_bytes(),
+        );
         dead.write(b).unwrap();
     }
     dead.release_lease_only().unwrap();
