@@ -477,6 +477,68 @@ fn many_batches_under_one_lease_survive_their_writer() {
     assert!(fresh.get(Cf::Docs, &99u64.to_be_bytes()).unwrap().is_some());
 }
 
+/// `SET key value` on the cluster of `c`, through `redis-cli -c` (garbage no fpdb writes).
+fn redis_set(c: &Cluster, key: &str, value: &str) {
+    let port = c
+        .nodes
+        .split(',')
+        .next()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap();
+    let o = Command::new("redis-cli")
+        .args(["-c", "-p", port, "SET", key, value])
+        .output()
+        .expect("redis-cli");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Garbage in a batch's log. Not applied yet, it stops the next writer with a message naming
+/// the namespace, each time, and nothing of it is written; already applied, it only makes a
+/// writer that read before it read again (its answers are a fresh reader's).
+#[test]
+fn a_damaged_log_is_refused_by_name_or_read_past() {
+    let Some(c) = cluster() else { return };
+    let u = url(c, "garbage", "");
+    let ns = u.rsplit('/').next().unwrap();
+    let dead = RedisStore::open(&u, false).unwrap();
+    let mut b = Batch::new();
+    b.put(Cf::Docs, b"k".to_vec(), b"v".to_vec());
+    dead.write_journal_only(&b).unwrap();
+    redis_set(c, &format!("{{{ns}}}log:1"), "not a journal");
+    let next = RedisStore::open(&u, false).unwrap();
+    for _ in 0..2 {
+        let e = next.acquire_writer().unwrap_err().to_string();
+        assert!(e.contains(ns) && e.contains("damaged"), "{e}");
+    }
+    assert_eq!(
+        RedisStore::open(&u, true)
+            .unwrap()
+            .get(Cf::Docs, b"k")
+            .unwrap(),
+        None
+    );
+
+    let u = url(c, "garbage-read", "");
+    let ns = u.rsplit('/').next().unwrap();
+    let writer = RedisStore::open(&u, false).unwrap();
+    let reader = RedisStore::open(&u, false).unwrap();
+    let ahead = reader.read_ahead().unwrap();
+    assert!(ahead.read_before_lease().unwrap());
+    ahead.prefetch_keys(Cf::Docs, &[b"k"]).unwrap();
+    writer.acquire_writer().unwrap();
+    writer.write(b).unwrap();
+    writer.release_writer().unwrap();
+    redis_set(c, &format!("{{{ns}}}log:1"), "not a journal");
+    reader.acquire_writer().unwrap();
+    assert_eq!(
+        reader.get(Cf::Docs, b"k").unwrap().as_deref(),
+        Some(&b"v"[..])
+    );
+    reader.release_writer().unwrap();
+}
+
 #[test]
 fn redis_store_scans_hashed_ids_in_order_and_is_shared_between_clients() {
     let Some(c) = cluster() else { return };
