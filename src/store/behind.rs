@@ -214,7 +214,7 @@ pub(super) fn scan_ranges_under(
 }
 
 /// The entries of `entries` (sorted) in `[start, end)`.
-fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [Entry] {
+pub(super) fn range<'a>(entries: &'a [Entry], start: &[u8], end: &[u8]) -> &'a [Entry] {
     if start >= end {
         return &[];
     }

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use super::write::{ops_of_journal, RENEW_LUA};
 use super::RedisStore;
 use crate::error::{Error, Result};
-use crate::store::behind::{overlay_of, Overlay};
+use crate::store::behind::{overlay_of, range, Overlay};
 use crate::store::staged::{scan_over, scan_ranges_over};
 use crate::store::{Batch, Cf, Entry, Op, Store};
 
@@ -109,12 +109,7 @@ type Layers = Vec<Arc<Layer>>;
 fn merged(layers: &Layers, cf: Cf, start: &[u8], end: &[u8]) -> Vec<Entry> {
     let slices: Vec<&[Entry]> = layers
         .iter()
-        .map(|l| {
-            let e = &l.sorted()[cf.index()];
-            let lo = e.partition_point(|x| x.0.as_slice() < start);
-            let hi = e.partition_point(|x| x.0.as_slice() < end);
-            &e[lo..hi]
-        })
+        .map(|l| range(&l.sorted()[cf.index()], start, end))
         .filter(|s| !s.is_empty())
         .collect();
     match slices.as_slice() {
@@ -162,7 +157,7 @@ impl RedisStore {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         match self.layers() {
-            Some(layers) if start < end => {
+            Some(layers) => {
                 let staged = merged(&layers, cf, start, end);
                 scan_over(&Applied(self), cf, start, end, &staged, visit)
             }
@@ -181,13 +176,7 @@ impl RedisStore {
         };
         let staged: Vec<Vec<Entry>> = ranges
             .iter()
-            .map(|(s, e)| {
-                if s < e {
-                    merged(&layers, cf, s, e)
-                } else {
-                    Vec::new()
-                }
-            })
+            .map(|(s, e)| merged(&layers, cf, s, e))
             .collect();
         let staged: Vec<&[Entry]> = staged.iter().map(Vec::as_slice).collect();
         scan_ranges_over(&Applied(self), cf, ranges, &staged, visit)
