@@ -213,9 +213,12 @@ pub struct PairError {
 }
 
 /// Fingerprint every document once with the options `settings` resolve to (every algorithm
-/// on: minhash with the bands asked for, else the default ones), in parallel.
+/// on: minhash with the bands asked for, else the default ones), in parallel. The simhash
+/// floor is the one a store of `settings` has ([`simhash_floor`]): a configuration without
+/// MinHash keeps a simhash for every document with a term.
 pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fingerprints>> {
     let opts = Settings {
+        simhash_min_terms: Some(simhash_floor(settings)?.unwrap_or(1)),
         nshash: Some(true),
         simhash: Some(true),
         minhash_bands: settings.minhash_bands.filter(|&b| b > 0),
@@ -240,6 +243,14 @@ pub fn fingerprint_all(docs: &[Document], settings: &Settings) -> Result<Vec<Fin
         .par_iter()
         .map(|d| fp.fingerprint_with(&d.text, d.meta()))
         .collect())
+}
+
+/// The fewest terms a document needs for a simhash in a store of `settings`
+/// (`simhash_min_terms` as the store reads it); `None` when the store has no simhash (any
+/// fingerprints serve it).
+pub fn simhash_floor(settings: &Settings) -> Result<Option<u32>> {
+    let o = settings.resolve()?;
+    Ok(o.simhash.then_some(o.simhash_min_terms))
 }
 
 /// Ingest `docs` (with precomputed full fingerprints `fps`) in batches of `batch` documents

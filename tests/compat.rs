@@ -4,9 +4,12 @@
 //! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
 //! - `tests/fixtures/store-v2-reflow`: format 2 with the defaults since: `reflow`, `t2s`.
 //!
-//! - `tests/fixtures/store-v3` … `store-v8`: one store of every format this version writes
+//! - `tests/fixtures/store-v3` … `store-v17`: one store of every format this version writes
 //!   (the first 20 sample documents, each with the settings whose oldest format it is), made
 //!   by `scripts/freeze_stores.sh`.
+//!
+//! Over 600 lines: one case per store format (17 of them), each with the settings that keep a
+//! store at that format, read top to bottom.
 //!
 //! The format-2 ones hold the first 30 sample documents. When the format changes on purpose,
 //! bump `FormatVersion::CURRENT` and run `scripts/freeze_stores.sh` (it adds the new format's store and
@@ -201,7 +204,7 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 16; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 17; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
@@ -209,8 +212,8 @@ fn stays(
 /// version 4 document records, without figures), format 8 (no originals), format 9 (no
 /// digests), format 10 (no teasers), format 11 (no reordered lines), format 12 (no
 /// furniture), format 13 (no teasers on pages, no sites' templates), format 14 (no
-/// furniture learned from a batch's pages together) and format 15 (pages of one host
-/// compared whole).
+/// furniture learned from a batch's pages together), format 15 (pages of one host
+/// compared whole) and format 16 (a simhash for every document with a term).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -242,6 +245,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -269,6 +273,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -315,6 +320,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             site_templates: Some(false),
             batch_furniture: Some(false),
             same_site_templates: Some(false),
+            simhash_min_terms: Some(1),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -333,6 +339,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -358,6 +365,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -378,6 +386,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -390,7 +399,22 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         },
     );
     let settings = fpdb::Settings {
+        simhash_min_terms: Some(1),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("sixteen"),
+        settings,
+        &docs,
+        FormatVersion(16),
+        |db| {
+            assert!(db.options().same_site_templates);
+            assert_eq!(db.options().simhash_min_terms, 1);
+        },
+    );
+    let settings = fpdb::Settings {
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -405,6 +429,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let settings = fpdb::Settings {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -421,6 +446,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -439,6 +465,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -457,6 +484,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -476,6 +504,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_templates: Some(false),
         batch_furniture: Some(false),
         same_site_templates: Some(false),
+        simhash_min_terms: Some(1),
         ..Default::default()
     };
     stays(
@@ -492,6 +521,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     assert!(db.options().reordered_lines && db.options().furniture && db.options().page_teasers);
     assert!(db.options().site_templates && db.options().batch_furniture);
     assert!(db.options().same_site_templates);
+    assert_eq!(db.options().simhash_min_terms, 8);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
@@ -525,7 +555,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 16"), "{expected}");
+            assert!(expected.contains("format 17"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

@@ -43,6 +43,7 @@ fn stats_key(name: &str) -> String {
         "nshash_hash" => " hash=".into(),
         "nshash_min_shared" => " min_shared=".into(),
         "simhash_k" => " k=".into(),
+        "simhash_min_terms" => " min_terms=".into(),
         "simhash_blocks" => " blocks=".into(),
         "minhash_bands" => " bands=".into(),
         "minhash_rows" => " rows=".into(),

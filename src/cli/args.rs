@@ -176,6 +176,10 @@ pub(super) struct SettingsArgs {
     /// simhash: maximum Hamming distance, inclusive [default: 3]
     #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) simhash_k: Option<u32>,
+    /// simhash: a document of fewer terms has no simhash (found by MinHash instead; without
+    /// minhash this reads as 1) [default: 8]
+    #[arg(long, help_heading = STORE_SETTINGS)]
+    pub(super) simhash_min_terms: Option<u32>,
     /// simhash: blocks of the permuted index (default: chosen from --expected-docs)
     #[arg(long, help_heading = STORE_SETTINGS)]
     pub(super) simhash_blocks: Option<u32>,

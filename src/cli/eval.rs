@@ -89,7 +89,9 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     if a.learn_idf {
         base.simhash_idf = Some(std::sync::Arc::new(learned_idf(&base, &docs, a.json)?));
     }
-    let fps = fpdb::eval::fingerprint_all(&docs, &base)?;
+    // The documents fingerprinted once per simhash floor the configurations' stores have
+    // (the defaults: 8; simhash alone: 1).
+    let mut fingerprinted: Vec<(u32, Vec<fpdb::Fingerprints>)> = Vec::new();
     let algos = if a.algo.is_empty() {
         vec![
             EvalAlgo::Alone(Algo::Nshash),
@@ -103,9 +105,21 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
     let mut reports = Vec::new();
     for algo in algos {
         let (name, s) = configuration(algo, &base);
+        let floor = fpdb::eval::simhash_floor(&s)?;
+        let at = match fingerprinted
+            .iter()
+            .position(|(f, _)| floor.is_none_or(|floor| *f == floor))
+        {
+            Some(i) => i,
+            None => {
+                let fps = fpdb::eval::fingerprint_all(&docs, &s)?;
+                fingerprinted.push((floor.unwrap_or(1), fps));
+                fingerprinted.len() - 1
+            }
+        };
         reports.push(fpdb::eval::evaluate(
             name,
-            (&docs, &fps, a.batch_size),
+            (&docs, &fingerprinted[at].1, a.batch_size),
             &pairs,
             &articles,
             &s,

@@ -254,6 +254,10 @@ pub(super) fn print_comparison(
             opts.simhash_k,
             if c.simhash_match { "match" } else { "no match" }
         ),
+        None if opts.simhash && opts.simhash_min_terms > 1 => outln!(
+            "simhash: not computed for a text of fewer than {} terms (MinHash finds its copies)",
+            opts.simhash_min_terms
+        ),
         None => outln!("simhash: not computed (off, or no terms)"),
     }
     for (name, shared, hit) in &c.key_matches {

@@ -74,8 +74,9 @@ fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
         o.nshash_min_shared
     );
     outln!(
-        "simhash      k={} blocks={} tables={} expected_docs={}",
+        "simhash      k={} min_terms={} blocks={} tables={} expected_docs={}",
         o.simhash_k,
+        o.simhash_min_terms,
         o.simhash_blocks,
         s.simhash_tables,
         o.expected_docs

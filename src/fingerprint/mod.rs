@@ -457,9 +457,15 @@ impl Fingerprinter {
         }
         let simhash = match (opts.simhash, words) {
             (false, _) => None,
-            (true, true) if needs_terms => simhash::simhash(&text::weigh(&stats)),
-            (true, true) => simhash::simhash(&text::weigh(&unordered)),
-            (true, false) => simhash::simhash(&self.simhash_features(text)),
+            (true, true) if needs_terms => {
+                simhash::simhash_of_at_least(&text::weigh(&stats), opts.simhash_min_terms)
+            }
+            (true, true) => {
+                simhash::simhash_of_at_least(&text::weigh(&unordered), opts.simhash_min_terms)
+            }
+            (true, false) => {
+                simhash::simhash_of_at_least(&self.simhash_features(text), opts.simhash_min_terms)
+            }
         };
         let figures = if opts.template_figures {
             figures::figures(text)

@@ -35,6 +35,16 @@ pub fn simhash<S: AsRef<str>>(terms: &[(S, f64)]) -> Option<u64> {
     Some(fp)
 }
 
+/// [`simhash`] of a document with at least `min_terms` terms; `None` for fewer (a store's
+/// `simhash_min_terms`: a simhash of a few terms is not a near-duplicate fingerprint, as
+/// one changed term moves it by ~10 of its 64 bits).
+pub fn simhash_of_at_least<S: AsRef<str>>(terms: &[(S, f64)], min_terms: u32) -> Option<u64> {
+    if terms.len() < min_terms as usize {
+        return None;
+    }
+    simhash(terms)
+}
+
 /// Number of differing bits.
 #[inline]
 pub fn hamming(a: u64, b: u64) -> u32 {

@@ -199,7 +199,7 @@ impl FormatVersion {
     pub const PLAIN: Self = Self(3);
     /// The newest format: the greatest `since` of the table of settings (a test keeps them
     /// equal).
-    pub const CURRENT: Self = Self(16);
+    pub const CURRENT: Self = Self(17);
 
     /// Whether this version opens and writes a store of this format as it is: every format
     /// from [`FormatVersion::PLAIN`] to [`FormatVersion::CURRENT`] is the current layout with
@@ -436,6 +436,12 @@ impl Options {
                 "verify resemblance = {}% (0..=100)",
                 self.verify_resemblance_pct
             )));
+        }
+        // Few-term simhashes are left out where MinHash finds what they would (see the
+        // setting); without MinHash bands, or without simhash, the setting reads as 1 (as 0
+        // does: every document with a term has a simhash).
+        if self.minhash_bands == 0 || !self.simhash || self.simhash_min_terms == 0 {
+            self.simhash_min_terms = 1;
         }
         if self.simhash_k > 16 {
             return Err(Error::InvalidOption(format!(

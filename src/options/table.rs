@@ -73,6 +73,14 @@ macro_rules! for_each_setting {
             /// simhash: near-duplicate when the Hamming distance is <= this (inclusive;
             /// default 3).
             simhash_k: u32 = 3, older none, since 3, set flag;
+            /// simhash: a document of fewer terms than this has no simhash (default 8; 1: every
+            /// document with a term has one, as in stores made before this setting). A few
+            /// terms make a simhash that one changed term moves by ~10 bits, far past `k`: it
+            /// finds only texts of the same few words, and at a large store mostly unrelated
+            /// ones, which each cost a record read to reject. MinHash finds those short copies
+            /// on their 4-grams: a store without MinHash bands keeps every simhash (the setting
+            /// reads as 1 there).
+            simhash_min_terms: u32 = 8, older (1), since 17, set flag;
             /// simhash: number of bit blocks of the permuted-prefix index (derived from
             /// `expected_docs` when 0 at creation).
             simhash_blocks: u32 = 0, older none, since 3, set flag;

@@ -148,6 +148,8 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 16: format 15 plus sites' templates within a site (`same_site_templates`: a page compared
 /// with a page of its own host leaves out the lines its host showed before that the other
 /// lacks).
+/// 17: format 16 plus a floor of terms for simhash (`simhash_min_terms`: a document of fewer
+/// terms has no simhash, in stores with MinHash).
 pub fn format_value() -> Vec<u8> {
     format_value_of(FormatVersion::CURRENT)
 }

@@ -44,10 +44,17 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.site_templates);
     assert!(!legacy.batch_furniture);
     assert!(!legacy.same_site_templates);
+    assert_eq!(legacy.simhash_min_terms, 1);
+    // The format 16 defaults (a simhash for every document with a term).
+    let rules16 = Options {
+        simhash_min_terms: 1,
+        ..Options::default()
+    };
+    assert_eq!(format_for(&rules16), format_value_of(FormatVersion(16)));
     // The format 15 defaults (pages of one host compared whole).
     let rules15 = Options {
         same_site_templates: false,
-        ..Options::default()
+        ..rules16
     };
     assert_eq!(format_for(&rules15), format_value_of(FormatVersion(15)));
     // The format 14 defaults (no furniture learned from a batch's pages together).
@@ -199,7 +206,9 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.same_site_templates {
+    FormatVersion(if opts.simhash_min_terms != 1 {
+        17
+    } else if opts.same_site_templates {
         16
     } else if opts.batch_furniture {
         15
@@ -239,6 +248,7 @@ proptest::proptest! {
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
         keys in 0usize..4,
+        min_terms in proptest::sample::select(vec![1u32, 8]),
     ) {
         use crate::options::{KeyAlgo, KeyAlgos, Options};
         let key_algos = match keys {
@@ -260,6 +270,7 @@ proptest::proptest! {
             site_templates: flags[9],
             batch_furniture: flags[12],
             same_site_templates: flags[13],
+            simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],
             reflow: flags[11],
