@@ -21,12 +21,16 @@
 //! older fpdb's journal, replayed when found).
 //!
 //! **Atomic batches.** A batch spans slots, which Redis Cluster cannot change atomically, so
-//! it is first written whole, numbered, as a log (`{NS}log:N`, `{NS}commit` = N), then
-//! applied (pipelines), then marked applied (`{NS}applied` = N). A writer that dies in
-//! between leaves `commit` > `applied`; the next holder of the write lease replays that log
-//! first (every op is idempotent), so a batch is applied entirely or not at all as far as
-//! any writer can tell. Readers without the lease (queries) can see a batch half applied
-//! while it is being applied. The last [`KEEP_LOGS`] logs stay, for the next point.
+//! it is first written whole under the lease, numbered, as a log (`{NS}log:N`, `{NS}commit`
+//! = N, the writer's expiring claim `{NS}owner:N`). The writer applies it (pipelines) after
+//! giving the lease back, in log order, marks it applied (`{NS}applied` = N) and drops its
+//! claim ([`apply`]); until then the next writers read it through its log, laid over the
+//! cluster's answers. A writer that dies in between leaves `commit` > `applied` and a claim
+//! that expires: the first writer to find it expired claims the batch and applies it from its
+//! log (every op is idempotent), so a batch is applied entirely or not at all as far as any
+//! writer can tell. With `?wait=N` a batch is applied under the lease. Readers without the
+//! lease (queries) can see a batch half applied while it is being applied. The last
+//! [`KEEP_LOGS`] logs stay, for the next point.
 //!
 //! **Many writers.** Writes happen under a lease (`SET {NS}lease TOKEN NX PX`), granted in
 //! arrival order (`{NS}queue`); the engine reloads its counters after taking it, so batches
@@ -42,7 +46,7 @@
 //!
 //! **Durability.** Acknowledged = on the masters' disks when they run with
 //! `appendfsync always` (`scripts/redis-cluster.sh` does); `?wait=N` also waits (`WAIT`) for N
-//! replicas of every master before the journal is applied and at each sync, so a failover
+//! replicas of every master before the log is applied and at each sync, so a failover
 //! loses nothing acknowledged. Commands are retried for `?retry=SECS` (30) through failovers.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
