@@ -589,6 +589,8 @@ fn bad_new_settings_are_refused_with_their_name() {
         (&["--algos", "punct-title,two-stage,two-stage"][..], "twice"),
         (&["--cache-mib", "4"][..], "4"),
         (&["--cache-mib", "lots"][..], "lots"),
+        (&["--simhash-min-terms", "few"][..], "few"),
+        (&["--simhash-min-terms", "-1"][..], "-1"),
     ] {
         let mut all = vec!["ingest", "in.jsonl", "--db", "s"];
         all.extend_from_slice(args);

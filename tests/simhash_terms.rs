@@ -2,6 +2,8 @@
 //! of a few terms finds only texts of the same few words, mostly unrelated ones, which each
 //! cost a record read to reject; MinHash finds the short copies instead.
 
+mod common;
+
 use fpdb::{Document, Fpdb, IngestResult, OnExisting, Outcome, Settings};
 
 /// Two short texts with one term each, the same one (`香蕉`: the other words are one
@@ -134,4 +136,40 @@ fn short_copies_are_still_found_under_the_floor() {
         let by_simhash = b.matches.iter().any(|m| m.algo == "simhash");
         assert_eq!(by_simhash, min_terms == 1, "{min_terms}: {b:?}");
     }
+}
+
+/// The floor is the store's: reopened with another one, the ingest is refused with both
+/// values named, and the store keeps its documents.
+#[test]
+fn another_floor_for_a_stored_store_is_refused_naming_both() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("in.jsonl"),
+        format!("{{\"id\":\"a\",\"text\":\"{SAME_WORD_A}\"}}\n"),
+    )
+    .unwrap();
+    let o = common::run(d.path(), &["--db", "s", "-q", "ingest", "in.jsonl"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let o = common::run(
+        d.path(),
+        &[
+            "--db",
+            "s",
+            "ingest",
+            "in.jsonl",
+            "--simhash-min-terms",
+            "1",
+        ],
+    );
+    let err = common::stderr(&o);
+    assert_eq!(common::code(&o), 2, "{err}");
+    assert!(
+        err.contains("simhash_min_terms = 8") && err.contains("simhash_min_terms = 1"),
+        "{err}"
+    );
+    let stats = common::stdout(&common::run(d.path(), &["--db", "s", "stats"]));
+    assert!(
+        stats.contains("min_terms=8") && stats.contains("documents    1"),
+        "{stats}"
+    );
 }
