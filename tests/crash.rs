@@ -211,7 +211,7 @@ fn killed_runs_with_a_saved_presence_filter_change_no_cluster() {
     assert_eq!(clusters(&d.join("db")), clusters(&d.join("ref")));
 }
 
-/// Batches written in parts (`FPDB_APPLY_PARTS`, the default from eight cores), killed at
+/// Batches written in parts (`FPDB_APPLY_PARTS`, on request), killed at
 /// random moments: a kill between a batch's first write and its last leaves its journal, which
 /// a reader (`verify`) reads through and the next writer finishes. The finished store has the
 /// clusters of one uninterrupted ingest, and an uninterrupted ingest in parts exports exactly

@@ -122,7 +122,7 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
         // with a second core to run it: on one core the hand-over costs more than it saves
         // (docs/performance.md, "Store settings").
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let parts = write_parts(cores)?;
+        let parts = write_parts()?;
         if cores >= 2 {
             rocks.set_write_parts(parts);
             let behind = super::WriteBehind::new(rocks)?;
@@ -163,11 +163,11 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
 }
 
 /// How many parts the write-behind store's batches are written in at once
-/// ([`RocksStore::set_write_parts`]): four with cores to spare (eight or more), else one write.
-/// The parts cost ~8% more CPU than one write (docs/performance.md, "Many cores"), which a
-/// machine with few cores spends on fingerprinting instead.
-/// `FPDB_APPLY_PARTS=N` sets it.
-fn write_parts(cores: usize) -> Result<usize> {
+/// ([`RocksStore::set_write_parts`]): one write, unless `FPDB_APPLY_PARTS=N` asks for parts.
+/// On 16 cores the parts made a zh100k ingest no faster (4.82–5.22 s against 4.31–5.01 s)
+/// and one of 700,025 documents ~45% slower (25.3–25.9 s against 17.3–17.8 s), and on
+/// 2 cores they cost ~8% more CPU (docs/performance.md, "Many cores").
+fn write_parts() -> Result<usize> {
     match std::env::var("FPDB_APPLY_PARTS") {
         Ok(v) => v
             .trim()
@@ -180,7 +180,6 @@ fn write_parts(cores: usize) -> Result<usize> {
                  as one write)"
                 ))
             }),
-        Err(_) if cores >= 8 => Ok(4),
         Err(_) => Ok(1),
     }
 }
