@@ -13,6 +13,11 @@ use crate::fingerprint::{simhash::hamming, Fingerprints};
 use crate::store::schema::{self, Seq};
 use crate::store::{Cf, ReadAhead, Store};
 
+/// Table `t`'s byte in its simhash keys.
+fn table_byte(t: usize) -> u8 {
+    u8::try_from(t).expect("fewer than 256 simhash tables")
+}
+
 /// The posting ranges of `hashes`, each once, in key order.
 fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> {
     let mut sorted: Vec<u64> = hashes.collect();
@@ -83,8 +88,12 @@ pub(super) fn candidate_seqs<'a>(
 pub(super) struct ReadMany {
     /// Posting (sentence hash, band or exact key) -> its oldest holder.
     holders: Holders,
-    /// Simhash range (by its start key) -> its entries (permuted fingerprint, seq).
-    tables: HashMap<[u8; 17], Vec<(u64, Seq)>>,
+    /// The first permuted value of each simhash range read, sorted by table and value,
+    /// distinct: table `t`'s are `firsts[starts[t]..starts[t + 1]]`.
+    firsts: Vec<u64>,
+    starts: Vec<usize>,
+    /// The entries (permuted fingerprint, seq) of each range, at its index in `firsts`.
+    tables: Vec<Vec<(u64, Seq)>>,
 }
 
 impl Fpdb {
@@ -281,12 +290,22 @@ impl Fpdb {
     /// tables, read in key order on all cores of the current pool: each share of the sorted
     /// ranges through one iterator, so consecutive seeks land in the table files and index
     /// partitions the previous one opened (a lookup per document opened an iterator, and
-    /// every seek a file of its own). Not counted: [`Fpdb::holders_in`] and
-    /// [`Fpdb::simhash_in`] count what each document's own lookup would have.
+    /// every seek a file of its own). The ranges are gathered, sorted and deduplicated on
+    /// the pool's threads too, and the tables' entries kept by position, not in a hash map:
+    /// on one thread those steps were about a third of a batch's lookups (zh50k), which many
+    /// cores did not shorten. Not counted: [`Fpdb::holders_in`] and [`Fpdb::simhash_in`]
+    /// count what each document's own lookup would have.
     pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
         use rayon::prelude::*;
         let shares = rayon::current_num_threads().max(1) * 2;
-        let bounds = nshash_bounds(fps.iter().flat_map(|f| f.lookup_postings()));
+        let mut hashes: Vec<u64> = fps
+            .par_iter()
+            .flat_map_iter(|f| f.lookup_postings())
+            .collect();
+        hashes.par_sort_unstable();
+        hashes.dedup();
+        let bounds: Vec<([u8; 8], [u8; 17])> =
+            hashes.into_par_iter().map(schema::nshash_range).collect();
         let size = bounds.len().div_ceil(shares).max(1);
         let mut holders = HashMap::default();
         for part in bounds
@@ -296,24 +315,46 @@ impl Fpdb {
         {
             holders.extend(part?);
         }
-        let mut ranges: Vec<([u8; 17], [u8; 18])> = fps
-            .iter()
-            .flat_map(|f| f.lookup_simhashes())
-            .flat_map(|q| self.simhash_bounds(q).into_iter().map(|(s, e, _)| (s, e)))
+        // Each range as (table, first and last permuted value): integers sort as their keys
+        // do (table byte, then the value big-endian), and the last value follows from the
+        // first (the table's prefix), so the distinct ranges are the distinct triples.
+        let perms = &self.perms;
+        let mut triples: Vec<(u8, u64, u64)> = fps
+            .par_iter()
+            .flat_map_iter(|f| {
+                f.lookup_simhashes().flat_map(move |q| {
+                    (0..perms.len()).map(move |t| {
+                        let (lo, hi) = perms.range(t, q);
+                        (table_byte(t), lo, hi)
+                    })
+                })
+            })
             .collect();
-        ranges.sort_unstable();
-        ranges.dedup();
+        triples.par_sort_unstable();
+        triples.dedup();
+        let ranges: Vec<([u8; 17], [u8; 18])> = triples
+            .par_iter()
+            .map(|&(t, lo, hi)| schema::simhash_range(t, lo, hi))
+            .collect();
         let size = ranges.len().div_ceil(shares).max(1);
-        let mut tables = HashMap::with_capacity_and_hasher(ranges.len(), Default::default());
-        for part in ranges
+        let mut tables = Vec::with_capacity(ranges.len());
+        let parts = ranges
             .par_chunks(size)
-            .map(|c| self.simhash_entries(c).map(|e| (c, e)))
-            .collect::<Vec<_>>()
-        {
-            let (c, entries) = part?;
-            tables.extend(c.iter().map(|r| r.0).zip(entries));
+            .map(|c| self.simhash_entries(c))
+            .collect::<Vec<_>>();
+        for part in parts {
+            tables.extend(part?);
         }
-        Ok(ReadMany { holders, tables })
+        let starts = (0..=perms.len())
+            .map(|t| triples.partition_point(|r| usize::from(r.0) < t))
+            .collect();
+        let firsts = triples.into_iter().map(|(_, lo, _)| lo).collect();
+        Ok(ReadMany {
+            holders,
+            firsts,
+            starts,
+            tables,
+        })
     }
 
     /// The entries (permuted fingerprint, seq) of each simhash range of `ranges` (sorted,
@@ -344,8 +385,12 @@ impl Fpdb {
         let k = self.opts.simhash_k;
         let mut found = BTreeMap::new();
         let mut scanned = 0;
-        for (start, _, p) in self.simhash_bounds(q) {
-            for &(e, Seq(seq)) in read.tables.get(&start)? {
+        for t in 0..self.perms.len() {
+            let (lo, _) = self.perms.range(t, q);
+            let p = self.perms.permute(t, q);
+            let (from, to) = (*read.starts.get(t)?, *read.starts.get(t + 1)?);
+            let i = from + read.firsts[from..to].binary_search(&lo).ok()?;
+            for &(e, Seq(seq)) in &read.tables[i] {
                 scanned += 1;
                 let d = hamming(e, p);
                 if d <= k {

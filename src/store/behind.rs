@@ -22,7 +22,7 @@ use std::time::Instant;
 use arc_swap::ArcSwapOption;
 
 use super::staged::{scan_over, scan_ranges_over, Entries};
-use super::{Batch, Cf, Entry, Lease, Maintenance, Op, Store, Syncer};
+use super::{Batch, Cf, Entry, Lease, Maintenance, Store, Syncer};
 use crate::error::{Error, Result};
 
 /// One batch's changes per column family (indexed by [`Cf::index`]), each sorted by key, a
@@ -150,23 +150,10 @@ impl WriteBehind {
 }
 
 /// `batch` as an [`Overlay`]: per column family, sorted, the last change to a key kept.
-pub(super) fn overlay_of(mut batch: Batch) -> Overlay {
-    // Sorted once, by column family and key, changes to one key in their order; the base
-    // store then takes the inserts in key order, which its memtable takes fastest.
-    batch.sort();
-    let mut per_cf: Overlay = vec![Vec::new(); Cf::ALL.len()];
-    for op in batch.ops {
-        let (cf, e) = match op {
-            Op::Put(cf, k, v) => (cf, (k, Some(v))),
-            Op::Delete(cf, k) => (cf, (k, None)),
-        };
-        let entries = &mut per_cf[cf.index()];
-        match entries.last_mut() {
-            Some(last) if last.0 == e.0 => *last = e,
-            _ => entries.push(e),
-        }
-    }
-    per_cf
+pub(super) fn overlay_of(batch: Batch) -> Overlay {
+    // Sorted by key in each family: the base store then takes the inserts in key order,
+    // which its memtable takes fastest.
+    batch.into_sorted()
 }
 
 /// [`Store::get`] of `base` under `overlay` (a batch's changes per column family, each sorted

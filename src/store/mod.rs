@@ -3,6 +3,7 @@
 //! [`RocksStore`] is the durable implementation, [`MemoryStore`] the in-memory one; both pass
 //! the same conformance suite (`tests/store_conformance.rs`).
 
+/// t
 mod behind;
 mod memory;
 mod open;
@@ -93,7 +94,8 @@ impl Op {
     }
 }
 
-/// Batches of at least this many changes are sorted on several threads ([`Batch::sort`]).
+/// Batches of at least this many changes are sorted on several threads
+/// ([`Batch::into_sorted`]).
 const PARALLEL_SORT: usize = 8192;
 
 /// Changes applied atomically: after a crash, either all of them are visible or none is.
@@ -123,48 +125,28 @@ impl Batch {
     pub fn truncate(&mut self, len: usize) {
         self.ops.truncate(len);
     }
-    /// Order the changes by column family and key; changes to one key keep their order.
-    /// Run on all threads of the rayon pool the caller runs on, if any, for a large batch.
-    pub fn sort(&mut self) {
-        // Sorted by a copy of each key's first 23 bytes held as integers (every key of the
-        // prefix-scanned families fits), the keys themselves compared only where those are
-        // equal: the ops are not touched while sorting.
-        let head = |(i, op): (usize, &Op)| {
-            let (cf, k) = op.cf_key();
-            let mut head = [0u8; 16];
-            head[0] = u8::try_from(cf).expect("fewer than 256 column families");
-            let n = k.len().min(15);
-            head[1..=n].copy_from_slice(&k[..n]);
-            let mut tail = [0u8; 8];
-            let rest = k.get(15..).unwrap_or_default();
-            let m = rest.len().min(8);
-            tail[..m].copy_from_slice(&rest[..m]);
-            (u128::from_be_bytes(head), u64::from_be_bytes(tail), i)
-        };
-        let ops = &self.ops;
-        // A shorter key pads with zeros: equal integers, then the keys decide (a key that is
-        // a prefix of another sorts first), then the order they were queued in.
-        let cmp = |a: &(u128, u64, usize), b: &(u128, u64, usize)| {
-            (a.0, a.1)
-                .cmp(&(b.0, b.1))
-                .then_with(|| ops[a.2].cf_key().cmp(&ops[b.2].cf_key()))
-                .then(a.2.cmp(&b.2))
-        };
-        let parallel = rayon::current_thread_index().is_some() && ops.len() >= PARALLEL_SORT;
-        let order: Vec<(u128, u64, usize)> = if parallel {
-            let mut order: Vec<_> = ops.par_iter().enumerate().map(head).collect();
-            order.par_sort_unstable_by(cmp);
-            order
+    /// The changes per column family (indexed by [`Cf::index`]), each sorted by key, a key
+    /// once (its last change; `None`: deleted). A large batch is sorted on the threads of the
+    /// rayon pool the caller runs on, if any, each family at once.
+    pub fn into_sorted(self) -> Vec<Vec<Entry>> {
+        let mut counts = [0usize; Cf::ALL.len()];
+        for op in &self.ops {
+            counts[op.cf_key().0] += 1;
+        }
+        let parallel = rayon::current_thread_index().is_some() && self.ops.len() >= PARALLEL_SORT;
+        let mut per_cf: Vec<Vec<Entry>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+        for op in self.ops {
+            match op {
+                Op::Put(cf, k, v) => per_cf[cf.index()].push((k, Some(v))),
+                Op::Delete(cf, k) => per_cf[cf.index()].push((k, None)),
+            }
+        }
+        if parallel {
+            per_cf.par_iter_mut().for_each(|e| sort_entries(e, true));
         } else {
-            let mut order: Vec<_> = ops.iter().enumerate().map(head).collect();
-            order.sort_unstable_by(cmp);
-            order
-        };
-        let mut taken: Vec<Option<Op>> = self.ops.drain(..).map(Some).collect();
-        self.ops = order
-            .iter()
-            .map(|&(_, _, i)| taken[i].take().expect("each op once"))
-            .collect();
+            per_cf.iter_mut().for_each(|e| sort_entries(e, false));
+        }
+        per_cf
     }
     /// The queued changes, in order (a later change to a key wins).
     pub fn ops(&self) -> &[Op] {
@@ -177,6 +159,50 @@ impl Batch {
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
+    }
+}
+
+/// `entries` (one column family's changes, in the order they were queued) sorted by key, a
+/// key once: its last change. Sorted by a copy of each key's first 24 bytes held as integers
+/// (every key of the prefix-scanned families fits), the keys themselves compared only where
+/// those are equal, so the entries are not touched while sorting; on the current rayon pool
+/// when `parallel`.
+fn sort_entries(entries: &mut Vec<Entry>, parallel: bool) {
+    let head = |(i, (k, _)): (usize, &Entry)| {
+        let mut head = [0u8; 16];
+        let n = k.len().min(16);
+        head[..n].copy_from_slice(&k[..n]);
+        let mut tail = [0u8; 8];
+        let rest = k.get(16..).unwrap_or_default();
+        let m = rest.len().min(8);
+        tail[..m].copy_from_slice(&rest[..m]);
+        (u128::from_be_bytes(head), u64::from_be_bytes(tail), i)
+    };
+    let all: &[Entry] = entries;
+    // A shorter key pads with zeros: equal integers, then the keys decide (a key that is a
+    // prefix of another sorts first), then the order they were queued in.
+    let cmp = |a: &(u128, u64, usize), b: &(u128, u64, usize)| {
+        (a.0, a.1)
+            .cmp(&(b.0, b.1))
+            .then_with(|| all[a.2].0.cmp(&all[b.2].0))
+            .then(a.2.cmp(&b.2))
+    };
+    let order: Vec<(u128, u64, usize)> = if parallel && all.len() >= PARALLEL_SORT / 4 {
+        let mut order: Vec<_> = all.par_iter().enumerate().map(head).collect();
+        order.par_sort_unstable_by(cmp);
+        order
+    } else {
+        let mut order: Vec<_> = all.iter().enumerate().map(head).collect();
+        order.sort_unstable_by(cmp);
+        order
+    };
+    let mut taken: Vec<Option<Entry>> = entries.drain(..).map(Some).collect();
+    for &(_, _, i) in &order {
+        let e = taken[i].take().expect("each entry once");
+        match entries.last_mut() {
+            Some(last) if last.0 == e.0 => *last = e,
+            _ => entries.push(e),
+        }
     }
 }
 
@@ -408,11 +434,24 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The order [`Batch::sort`] promises, by a stable sort on the keys themselves.
-    fn oracle(ops: &[Op]) -> Vec<Op> {
-        let mut out = ops.to_vec();
-        out.sort_by(|a, b| a.cf_key().cmp(&b.cf_key()));
-        out
+    /// What [`Batch::into_sorted`] promises, by a stable sort on the keys themselves and
+    /// each key's last change kept.
+    fn oracle(ops: &[Op]) -> Vec<Vec<Entry>> {
+        let mut sorted = ops.to_vec();
+        sorted.sort_by(|a, b| a.cf_key().cmp(&b.cf_key()));
+        let mut per_cf: Vec<Vec<Entry>> = vec![Vec::new(); Cf::ALL.len()];
+        for op in sorted {
+            let (cf, e) = match op {
+                Op::Put(cf, k, v) => (cf, (k, Some(v))),
+                Op::Delete(cf, k) => (cf, (k, None)),
+            };
+            let entries = &mut per_cf[cf.index()];
+            if entries.last().is_some_and(|last| last.0 == e.0) {
+                entries.pop();
+            }
+            entries.push(e);
+        }
+        per_cf
     }
 
     /// Keys of a run of zeros (up to 26) and a few bytes of two values: equal first 23
@@ -437,13 +476,11 @@ mod tests {
 
     proptest! {
         #[test]
-        fn sort_orders_by_family_and_key_and_keeps_each_keys_changes_in_order(
+        fn sorted_per_family_by_key_with_each_keys_last_change(
             ops in proptest::collection::vec(op(), 0..300)
         ) {
             let expected = oracle(&ops);
-            let mut b = Batch { ops };
-            b.sort();
-            prop_assert_eq!(b.ops, expected);
+            prop_assert_eq!(Batch { ops }.into_sorted(), expected);
         }
     }
 
@@ -471,8 +508,7 @@ mod tests {
             .num_threads(4)
             .build()
             .unwrap();
-        let mut b = Batch { ops };
-        pool.install(|| b.sort());
-        assert!(b.ops == expected);
+        let b = Batch { ops };
+        assert!(pool.install(|| b.into_sorted()) == expected);
     }
 }

@@ -18,7 +18,7 @@ pub use parts::Journaled;
 pub use tuning::BLOCK_CACHE_BYTES;
 use tuning::{block_cache, cf_options, no_fallocate, MEMTABLE_BUDGET};
 
-use super::{Batch, Cf, Entry, Maintenance, Op, Store};
+use super::{Batch, Cf, Entry, Maintenance, Store};
 use crate::error::{Error, Result};
 
 /// A RocksDB-backed store.
@@ -399,17 +399,15 @@ impl Store for RocksStore {
         Ok(())
     }
 
-    fn write(&self, mut batch: Batch) -> Result<()> {
+    fn write(&self, batch: Batch) -> Result<()> {
         // In key order: the memtable takes ordered inserts fastest (a write-behind store
         // hands its batches over sorted, through `write_entries`).
-        batch.sort();
-        let ops = batch.ops().iter().map(|op| match op {
-            Op::Put(cf, k, v) => (*cf, &k[..], Some(&v[..])),
-            Op::Delete(cf, k) => (*cf, &k[..], None),
-        });
-        self.write_ops(ops)?;
+        let per_cf = batch.into_sorted();
+        self.write_ops(parts::ops_of(
+            Cf::ALL.into_iter().zip(per_cf.iter().map(Vec::as_slice)),
+        ))?;
         // Freeing the batch's keys and values is work the writer need not wait for.
-        rayon::spawn(move || drop(batch));
+        rayon::spawn(move || drop(per_cf));
         Ok(())
     }
 
