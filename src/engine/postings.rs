@@ -290,22 +290,15 @@ impl Fpdb {
     /// tables, read in key order on all cores of the current pool: each share of the sorted
     /// ranges through one iterator, so consecutive seeks land in the table files and index
     /// partitions the previous one opened (a lookup per document opened an iterator, and
-    /// every seek a file of its own). The ranges are gathered, sorted and deduplicated on
-    /// the pool's threads too, and the tables' entries kept by position, not in a hash map:
-    /// on one thread those steps were about a third of a batch's lookups (zh50k), which many
-    /// cores did not shorten. Not counted: [`Fpdb::holders_in`] and [`Fpdb::simhash_in`]
+    /// every seek a file of its own). The simhash ranges are gathered, sorted and
+    /// deduplicated on the pool's threads too, and the tables' entries kept by position, not
+    /// in a hash map: on one thread those two steps were about a quarter of a batch's lookups
+    /// (zh50k), which many cores did not shorten. Not counted: [`Fpdb::holders_in`] and [`Fpdb::simhash_in`]
     /// count what each document's own lookup would have.
     pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
         use rayon::prelude::*;
         let shares = rayon::current_num_threads().max(1) * 2;
-        let mut hashes: Vec<u64> = fps
-            .par_iter()
-            .flat_map_iter(|f| f.lookup_postings())
-            .collect();
-        hashes.par_sort_unstable();
-        hashes.dedup();
-        let bounds: Vec<([u8; 8], [u8; 17])> =
-            hashes.into_par_iter().map(schema::nshash_range).collect();
+        let bounds = nshash_bounds(fps.iter().flat_map(|f| f.lookup_postings()));
         let size = bounds.len().div_ceil(shares).max(1);
         let mut holders = HashMap::default();
         for part in bounds
