@@ -118,6 +118,26 @@ impl<R: BufRead> Counted<R> {
         }
     }
 
+    /// The next `n` bytes, not consumed (fewer at the end of the input): they are read again
+    /// from the replay buffer, so a look across the inner reader's buffer boundary works.
+    pub(super) fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        if self.replay_at >= self.replay.len() {
+            self.replay.clear();
+            self.replay_at = 0;
+        }
+        while self.replay.len() - self.replay_at < n {
+            let more = self.inner.fill_buf()?;
+            if more.is_empty() {
+                break;
+            }
+            let take = more.len().min(n - (self.replay.len() - self.replay_at));
+            self.replay.extend_from_slice(&more[..take]);
+            self.inner.consume(take);
+        }
+        let end = (self.replay_at + n).min(self.replay.len());
+        Ok(&self.replay[self.replay_at..end])
+    }
+
     /// Forget what is being read again (the position was moved under it).
     pub(super) fn clear_replay(&mut self) {
         self.replay.clear();

@@ -4,7 +4,10 @@
 //! Each frame's output is held until the frame ends and its checksum (when it has one, as the
 //! `zstd` tool writes by default) is checked, so that a damaged frame gives none of its records
 //! and the intact frame before it loses nothing (up to [`HOLD`] bytes; a larger frame is passed
-//! on as it decodes). A `.warc.zst` written a record per frame, or a `.jsonl.zst` of many
+//! on as it decodes). A frame without a checksum is taken only when the next frame's magic
+//! number, or the end of the input, follows it: a damaged header can clear its checksum flag and
+//! shorten a block, and the frame then decodes to a cut text, with the rest of its bytes after
+//! it. A `.warc.zst` written a record per frame, or a `.jsonl.zst` of many
 //! frames, loses only what a damaged frame held: one damaged frame used to end the input,
 //! silently, with every intact frame after it.
 
@@ -26,6 +29,9 @@ pub struct Frames<R: BufRead> {
     raw: Option<Counted<R>>,
     /// Compressed offset of the current frame's start.
     frame_at: u64,
+    /// Whether the current frame's header says it ends with a checksum (which the decoder
+    /// checks).
+    checksummed: bool,
     /// The current frame's output, checked (or, `streaming`, past [`HOLD`]), not yet read.
     held: Held,
     streaming: bool,
@@ -40,6 +46,7 @@ impl<R: BufRead> Frames<R> {
             decoder: None,
             raw: Some(Counted::new(raw, 0, ZSTD_MAGIC)),
             frame_at: 0,
+            checksummed: false,
             held: Held::default(),
             streaming: false,
             seek: None,
@@ -57,6 +64,8 @@ impl<R: BufRead> Frames<R> {
         }
         self.frame_at = raw.at;
         self.streaming = false;
+        // The frame header's descriptor follows the magic number; bit 2: a checksum ends it.
+        self.checksummed = raw.peek(5)?.get(4).is_some_and(|d| d & 0x04 != 0);
         raw.start_tape();
         let at = raw.at;
         match zstd::stream::read::Decoder::with_buffer(raw) {
@@ -82,7 +91,14 @@ impl<R: BufRead> Frames<R> {
             let decoder = self.decoder.as_mut().expect("started");
             match decoder.read(&mut chunk) {
                 Ok(0) => {
-                    self.raw = Some(self.decoder.take().expect("decoder").finish());
+                    let mut raw = self.decoder.take().expect("decoder").finish();
+                    if !self.checksummed && !next_is_frame(&mut raw)? {
+                        self.held.clear();
+                        let e = "a frame without a checksum is followed by bytes that start no \
+                                 frame";
+                        return Err(self.damaged_raw(raw, &e));
+                    }
+                    self.raw = Some(raw);
                     if !self.held.is_empty() {
                         return Ok(true);
                     }
@@ -106,14 +122,28 @@ impl<R: BufRead> Frames<R> {
     /// The current frame failed (`e`): skip to the next frame's magic number, looked for from
     /// the frame's second byte ([`Counted::skip_damaged`]), and return the [`Damaged`] report.
     fn damaged(&mut self, e: &std::io::Error) -> std::io::Error {
-        let mut raw = self.decoder.take().expect("decoder").finish();
+        let raw = self.decoder.take().expect("decoder").finish();
+        self.damaged_raw(raw, e)
+    }
+
+    /// [`Frames::damaged`] of the frame read up to `raw`.
+    fn damaged_raw(&mut self, mut raw: Counted<R>, e: &dyn std::fmt::Display) -> std::io::Error {
         let skipped = match raw.skip_damaged(self.frame_at, self.seek) {
             Ok(n) => n,
             Err(read) => return read,
         };
         self.raw = Some(raw);
-        Damaged::io("zstd frame", &e, skipped)
+        Damaged::io("zstd frame", e, skipped)
     }
+}
+
+/// Whether `raw` is at the end of the input or at a frame's magic number (a Zstandard frame's,
+/// or a skippable frame's: `0x184D2A50` to `0x184D2A5F`, little-endian).
+fn next_is_frame<R: BufRead>(raw: &mut Counted<R>) -> std::io::Result<bool> {
+    let next = raw.peek(4)?;
+    Ok(next.is_empty()
+        || next == ZSTD_MAGIC
+        || (next.len() == 4 && next[0] & 0xf0 == 0x50 && next[1..] == [0x2a, 0x4d, 0x18]))
 }
 
 impl<R: BufRead> Read for Frames<R> {
@@ -188,6 +218,41 @@ mod tests {
         let two: Vec<u8> = (0..20_000u32).flat_map(u32::to_le_bytes).collect();
         let z = zst(&two);
         data.extend_from_slice(&z[..z.len() * 3 / 4]);
+        assert_eq!(read_all(Frames::new(&data[..])), (b"one ".to_vec(), 1));
+    }
+
+    fn zst_unchecked(data: &[u8]) -> Vec<u8> {
+        let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(false).unwrap();
+        std::io::Write::write_all(&mut e, data).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn frames_without_checksums_read_whole() {
+        let mut data = zst_unchecked(b"one ");
+        data.extend(zst_unchecked(b"two "));
+        data.extend(zst_unchecked(b"three"));
+        assert_eq!(
+            read_all(Frames::new(&data[..])),
+            (b"one two three".to_vec(), 0)
+        );
+    }
+
+    /// A frame without a checksum followed by bytes that start no frame (what a damaged
+    /// header that cleared its checksum flag and shortened its block leaves) gives nothing;
+    /// the frames around it are read.
+    #[test]
+    fn a_frame_without_a_checksum_not_followed_by_a_frame_gives_nothing() {
+        let mut data = zst(b"one ");
+        data.extend(zst_unchecked(b"two "));
+        data.extend_from_slice(b"\x01\x02\x03 rest of a block");
+        data.extend(zst(b"three"));
+        assert_eq!(read_all(Frames::new(&data[..])), (b"one three".to_vec(), 1));
+        // The same at the end of the input.
+        let mut data = zst(b"one ");
+        data.extend(zst_unchecked(b"two "));
+        data.extend_from_slice(b"\x00\x00");
         assert_eq!(read_all(Frames::new(&data[..])), (b"one ".to_vec(), 1));
     }
 
