@@ -3,7 +3,6 @@
 //! [`RocksStore`] is the durable implementation, [`MemoryStore`] the in-memory one; both pass
 //! the same conformance suite (`tests/store_conformance.rs`).
 
-/// t
 mod behind;
 mod memory;
 mod open;
