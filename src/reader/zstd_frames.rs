@@ -194,22 +194,29 @@ mod tests {
     use super::*;
     use crate::reader::tape::testing::{read_all, whole_or_nothing};
 
-    fn zst(data: &[u8]) -> Vec<u8> {
+    /// A frame of `data`, ending with a checksum when `checksum`.
+    fn frame(data: &[u8], checksum: bool) -> Vec<u8> {
         let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
-        e.include_checksum(true).unwrap();
+        e.include_checksum(checksum).unwrap();
         std::io::Write::write_all(&mut e, data).unwrap();
         e.finish().unwrap()
     }
 
+    fn zst(data: &[u8]) -> Vec<u8> {
+        frame(data, true)
+    }
+
     #[test]
-    fn frames_read_as_one_stream() {
-        let mut data = zst(b"one ");
-        data.extend(zst(b"two "));
-        data.extend(zst(b"three"));
-        assert_eq!(
-            read_all(Frames::new(&data[..])),
-            (b"one two three".to_vec(), 0)
-        );
+    fn frames_read_as_one_stream_with_or_without_checksums() {
+        for checksum in [true, false] {
+            let mut data = frame(b"one ", checksum);
+            data.extend(frame(b"two ", checksum));
+            data.extend(frame(b"three", checksum));
+            assert_eq!(
+                read_all(Frames::new(&data[..])),
+                (b"one two three".to_vec(), 0)
+            );
+        }
     }
 
     #[test]
@@ -221,37 +228,19 @@ mod tests {
         assert_eq!(read_all(Frames::new(&data[..])), (b"one ".to_vec(), 1));
     }
 
-    fn zst_unchecked(data: &[u8]) -> Vec<u8> {
-        let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
-        e.include_checksum(false).unwrap();
-        std::io::Write::write_all(&mut e, data).unwrap();
-        e.finish().unwrap()
-    }
-
-    #[test]
-    fn frames_without_checksums_read_whole() {
-        let mut data = zst_unchecked(b"one ");
-        data.extend(zst_unchecked(b"two "));
-        data.extend(zst_unchecked(b"three"));
-        assert_eq!(
-            read_all(Frames::new(&data[..])),
-            (b"one two three".to_vec(), 0)
-        );
-    }
-
     /// A frame without a checksum followed by bytes that start no frame (what a damaged
     /// header that cleared its checksum flag and shortened its block leaves) gives nothing;
     /// the frames around it are read.
     #[test]
     fn a_frame_without_a_checksum_not_followed_by_a_frame_gives_nothing() {
         let mut data = zst(b"one ");
-        data.extend(zst_unchecked(b"two "));
+        data.extend(frame(b"two ", false));
         data.extend_from_slice(b"\x01\x02\x03 rest of a block");
         data.extend(zst(b"three"));
         assert_eq!(read_all(Frames::new(&data[..])), (b"one three".to_vec(), 1));
         // The same at the end of the input.
         let mut data = zst(b"one ");
-        data.extend(zst_unchecked(b"two "));
+        data.extend(frame(b"two ", false));
         data.extend_from_slice(b"\x00\x00");
         assert_eq!(read_all(Frames::new(&data[..])), (b"one ".to_vec(), 1));
     }
