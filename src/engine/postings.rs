@@ -209,7 +209,7 @@ impl Fpdb {
         (0..self.perms.len())
             .map(|t| {
                 let (lo, hi) = self.perms.range(t, q);
-                let (start, end) = schema::simhash_range(t as u8, lo, hi);
+                let (start, end) = schema::simhash_range(table_byte(t), lo, hi);
                 (start, end, self.perms.permute(t, q))
             })
             .collect()

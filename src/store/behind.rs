@@ -149,13 +149,6 @@ impl WriteBehind {
     }
 }
 
-/// `batch` as an [`Overlay`]: per column family, sorted, the last change to a key kept.
-pub(super) fn overlay_of(batch: Batch) -> Overlay {
-    // Sorted by key in each family: the base store then takes the inserts in key order,
-    // which its memtable takes fastest.
-    batch.into_sorted()
-}
-
 /// [`Store::get`] of `base` under `overlay` (a batch's changes per column family, each sorted
 /// by key, a key once: they hide the base's).
 pub(super) fn get_under(
@@ -253,7 +246,9 @@ impl Store for WriteBehind {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Made while the batch before is still being applied.
-        let overlay = (!batch.is_empty()).then(|| Arc::new(overlay_of(batch)));
+        // Sorted by key in each family: the base store then takes the inserts in key order,
+        // which its memtable takes fastest.
+        let overlay = (!batch.is_empty()).then(|| Arc::new(batch.into_sorted()));
         self.settle()?;
         let Some(overlay) = overlay else {
             return Ok(());

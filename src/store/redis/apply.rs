@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use super::write::{ops_of_journal, RENEW_LUA};
 use super::RedisStore;
 use crate::error::{Error, Result};
-use crate::store::behind::{overlay_of, range, Overlay};
+use crate::store::behind::{range, Overlay};
 use crate::store::staged::{scan_over, scan_ranges_over};
 use crate::store::{Batch, Cf, Entry, Op, Store};
 
@@ -96,7 +96,7 @@ impl Layer {
         self.sorted.get_or_init(|| {
             let mut batch = Batch::new();
             batch.ops = self.ops.to_vec();
-            overlay_of(batch)
+            batch.into_sorted()
         })
     }
 }

@@ -403,9 +403,7 @@ impl Store for RocksStore {
         // In key order: the memtable takes ordered inserts fastest (a write-behind store
         // hands its batches over sorted, through `write_entries`).
         let per_cf = batch.into_sorted();
-        self.write_ops(parts::ops_of(
-            Cf::ALL.into_iter().zip(per_cf.iter().map(Vec::as_slice)),
-        ))?;
+        self.write_in_parts(&per_cf, 1)?;
         // Freeing the batch's keys and values is work the writer need not wait for.
         rayon::spawn(move || drop(per_cf));
         Ok(())

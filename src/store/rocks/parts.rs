@@ -148,8 +148,7 @@ fn split(per_cf: &[Vec<Entry>], parts: usize) -> Vec<Vec<(Cf, &[Entry])>> {
     out
 }
 
-/// Each change of `per_cf` (a family and its entries) as (family, key, value; `None`: delete).
-pub(super) fn ops_of<'a>(
+fn ops_of<'a>(
     per_cf: impl Iterator<Item = (Cf, &'a [Entry])> + Clone,
 ) -> impl Iterator<Item = (Cf, &'a [u8], Option<&'a [u8]>)> + Clone {
     per_cf.flat_map(|(cf, entries)| entries.iter().map(move |(k, v)| (cf, &k[..], v.as_deref())))
