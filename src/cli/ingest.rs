@@ -229,7 +229,10 @@ pub(super) fn ingest(
         keep_raw: dedup.is_some(),
         ..a.input.read_options()
     };
-    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("fpdb-fp-{i}"));
+    // The fingerprinting threads yield a core to the writer's loop (`nice.rs`).
+    let mut pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("fpdb-fp-{i}"))
+        .start_handler(|_| super::nice::lower_this_thread(super::nice::FEEDER_NICE));
     if let Some(t) = a.threads {
         pool = pool.num_threads(t.max(1));
     }

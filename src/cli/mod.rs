@@ -27,6 +27,7 @@ mod explain;
 mod export;
 mod idf;
 mod ingest;
+mod nice;
 mod output;
 mod pipeline;
 mod query;

@@ -26,21 +26,13 @@ pub(super) async fn run_on<T: Send + 'static>(
     }
 }
 
-/// A pool of all cores' size, its threads named `{name}-N` and at nice value `nice` (Linux: a
-/// thread's nice value is its own; best effort).
+/// A pool of all cores' size, its threads named `{name}-N` and `nice` steps below the server's
+/// priority (`cli/nice.rs`).
 pub(super) fn pool(name: &'static str, nice: i32) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(rayon::current_num_threads())
         .thread_name(move |i| format!("{name}-{i}"))
-        .start_handler(move |_| {
-            #[cfg(target_os = "linux")]
-            if nice != 0 {
-                unsafe {
-                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-                    libc::setpriority(libc::PRIO_PROCESS, tid, nice);
-                }
-            }
-        })
+        .start_handler(move |_| crate::cli::nice::lower_this_thread(nice))
         .build()
         .expect("a thread pool")
 }
@@ -59,7 +51,7 @@ pub(super) async fn on_cpu<T: Send + 'static>(
 /// that fills every core, the scheduler gives a query's threads the CPU first. (The writer
 /// thread and the lookups it runs keep the default: they hold the store's lock, and a
 /// lowered priority there would make queries wait longer for it.)
-pub(super) const WRITE_NICE: i32 = 10;
+pub(super) const WRITE_NICE: i32 = crate::cli::nice::FEEDER_NICE;
 
 /// Reading and fingerprinting for writes: on a pool of its own (`fpdb-write-N`, at a lower
 /// priority), so that queries never queue behind a large request's documents.
