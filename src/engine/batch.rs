@@ -287,12 +287,18 @@ impl Fpdb {
             seen.clear();
         }
         let start = self.counters();
+        // Sized for the whole batch at once: grown document by document, the maps were
+        // rehashed on the writer's thread.
+        let (n, postings) = (docs.len(), fps.iter().map(|f| f.postings().count()).sum());
+        fn sized<K, V>(n: usize) -> HashMap<K, V> {
+            HashMap::with_capacity_and_hasher(n, Default::default())
+        }
         let mut d = Decisions {
             index: InBatch {
-                holders: HashMap::default(),
-                simhashes: NearIndex::new(self.opts.simhash_k),
-                docs: HashMap::default(),
-                ids: HashMap::default(),
+                holders: sized(postings),
+                simhashes: NearIndex::with_capacity(self.opts.simhash_k, n),
+                docs: sized(n),
+                ids: sized(n),
             },
             last,
             bulk: Batch::new(),

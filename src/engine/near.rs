@@ -15,21 +15,29 @@ pub(super) struct NearIndex {
     /// (shift, mask) of each block; empty when k + 1 blocks do not fit in 64 bits (every
     /// simhash is then within k bits of every other: all are listed).
     blocks: Vec<(u32, u64)>,
-    /// Per block: its value -> (seq, simhash) of each document with that value there.
-    buckets: Vec<HashMap<u64, Vec<(u64, u64)>>>,
-    /// Every (seq, simhash), when there are no blocks.
-    all: Vec<(u64, u64)>,
+    /// Every (seq, simhash), in the order they were added.
+    docs: Vec<(u64, u64)>,
+    /// Per block: its value -> the last document (its place in `docs`) with that value there.
+    last: Vec<HashMap<u64, usize>>,
+    /// Per block, per document: the document before it with the same value there ([`NONE`]:
+    /// none). Chains in place of a list per value: adding a document allocates nothing but
+    /// the vectors' growth (a list per value was four allocations per document, on the
+    /// writer's thread).
+    before: Vec<Vec<usize>>,
 }
 
+/// The end of a chain.
+const NONE: usize = usize::MAX;
+
 impl NearIndex {
-    /// An empty index of simhashes to be found within `k` bits.
-    pub(super) fn new(k: u32) -> NearIndex {
-        let n = k + 1;
-        let blocks = if n <= 64 {
+    /// An empty index of simhashes to be found within `k` bits, room made for `n` of them.
+    pub(super) fn with_capacity(k: u32, n: usize) -> NearIndex {
+        let blocks_n = k + 1;
+        let blocks: Vec<(u32, u64)> = if blocks_n <= 64 {
             // Widths of 64 / n bits, the first 64 % n one bit wider.
-            let (width, wider) = (64 / n, 64 % n);
+            let (width, wider) = (64 / blocks_n, 64 % blocks_n);
             let mut shift = 0;
-            (0..n)
+            (0..blocks_n)
                 .map(|i| {
                     let w = width + u32::from(i < wider);
                     let block = (shift, u64::MAX >> (64 - w));
@@ -42,22 +50,22 @@ impl NearIndex {
         };
         NearIndex {
             k,
-            buckets: (0..blocks.len()).map(|_| HashMap::default()).collect(),
+            last: (0..blocks.len())
+                .map(|_| HashMap::with_capacity_and_hasher(n, Default::default()))
+                .collect(),
+            before: (0..blocks.len()).map(|_| Vec::with_capacity(n)).collect(),
             blocks,
-            all: Vec::new(),
+            docs: Vec::with_capacity(n),
         }
     }
 
     /// Add document `seq` with simhash `q`.
     pub(super) fn insert(&mut self, seq: u64, q: u64) {
-        if self.blocks.is_empty() {
-            self.all.push((seq, q));
-        }
-        for (&(shift, mask), bucket) in self.blocks.iter().zip(&mut self.buckets) {
-            bucket
-                .entry((q >> shift) & mask)
-                .or_default()
-                .push((seq, q));
+        let i = self.docs.len();
+        self.docs.push((seq, q));
+        let per_block = self.blocks.iter().zip(&mut self.last).zip(&mut self.before);
+        for ((&(shift, mask), last), before) in per_block {
+            before.push(last.insert((q >> shift) & mask, i).unwrap_or(NONE));
         }
     }
 
@@ -70,10 +78,15 @@ impl NearIndex {
                 found(seq, d);
             }
         };
-        self.all.iter().for_each(&mut check);
-        for (&(shift, mask), bucket) in self.blocks.iter().zip(&self.buckets) {
-            if let Some(docs) = bucket.get(&((q >> shift) & mask)) {
-                docs.iter().for_each(&mut check);
+        if self.blocks.is_empty() {
+            self.docs.iter().for_each(&mut check);
+        }
+        let per_block = self.blocks.iter().zip(&self.last).zip(&self.before);
+        for ((&(shift, mask), last), before) in per_block {
+            let mut i = last.get(&((q >> shift) & mask)).copied().unwrap_or(NONE);
+            while i != NONE {
+                check(&self.docs[i]);
+                i = before[i];
             }
         }
     }
@@ -99,7 +112,7 @@ mod tests {
             let flip = |fs: &[u32]| fs.iter().fold(base, |v, &b| v ^ (1 << b));
             let docs: Vec<(u64, u64)> = flips.iter().zip(1u64..).map(|(fs, seq)| (seq, flip(fs))).collect();
             let q = flip(&q_flips);
-            let mut index = NearIndex::new(k);
+            let mut index = NearIndex::with_capacity(k, docs.len() / 2);
             for &(seq, p) in &docs {
                 index.insert(seq, p);
             }
