@@ -287,18 +287,14 @@ impl Fpdb {
             seen.clear();
         }
         let start = self.counters();
-        // Sized for the whole batch at once: grown document by document, the maps were
-        // rehashed on the writer's thread.
+        // Sized for the whole batch: grown one document at a time, they were rehashed here.
         let (n, postings) = (docs.len(), fps.iter().map(|f| f.postings().count()).sum());
-        fn sized<K, V>(n: usize) -> HashMap<K, V> {
-            HashMap::with_capacity_and_hasher(n, Default::default())
-        }
         let mut d = Decisions {
             index: InBatch {
-                holders: sized(postings),
+                holders: HashMap::with_capacity_and_hasher(postings, Default::default()),
                 simhashes: NearIndex::with_capacity(self.opts.simhash_k, n),
-                docs: sized(n),
-                ids: sized(n),
+                docs: HashMap::with_capacity_and_hasher(n, Default::default()),
+                ids: HashMap::with_capacity_and_hasher(n, Default::default()),
             },
             last,
             bulk: Batch::new(),
