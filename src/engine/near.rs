@@ -34,7 +34,7 @@ impl NearIndex {
     pub(super) fn with_capacity(k: u32, n: usize) -> NearIndex {
         let blocks_n = k + 1;
         let blocks: Vec<(u32, u64)> = if blocks_n <= 64 {
-            // Widths of 64 / n bits, the first 64 % n one bit wider.
+            // Widths of 64 / (k + 1) bits, the first 64 % (k + 1) one bit wider.
             let (width, wider) = (64 / blocks_n, 64 % blocks_n);
             let mut shift = 0;
             (0..blocks_n)
