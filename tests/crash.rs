@@ -69,6 +69,9 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
             .spawn()
             .unwrap();
         killed_mid_run += usize::from(kill_within(&mut child, 150 + rng.below(900)));
+        if !store_was_made(&dir.path().join("db"), &dir.path().join(&out), round) {
+            continue;
+        }
 
         // Reopen: consistent, and nothing acknowledged is lost.
         let v = run(dir.path(), &["--db", "db", "verify"]);
@@ -112,6 +115,25 @@ fn kill_within(child: &mut std::process::Child, ms: u64) -> bool {
     }
     child.wait().unwrap();
     killed
+}
+
+/// Whether the killed run of `round` had made the store at `db`. Killed before it had (a
+/// loaded machine starts slowly), it cannot have acknowledged anything: its `output` is empty.
+fn store_was_made(db: &std::path::Path, output: &std::path::Path, round: usize) -> bool {
+    match fpdb::RocksStore::open_read_only(db) {
+        Err(fpdb::Error::NotFound { .. }) => {
+            let acked = std::fs::read_to_string(output).unwrap_or_default();
+            assert!(
+                acked.is_empty(),
+                "round {round}: acknowledged without a store"
+            );
+            false
+        }
+        opened => {
+            opened.unwrap_or_else(|e| panic!("round {round}: {e}"));
+            true
+        }
+    }
 }
 
 /// Every document a killed run acknowledged (an "added" line of its `--output`, written only
@@ -270,21 +292,13 @@ fn killed_ingests_that_write_in_parts_leave_a_store_the_next_open_finishes() {
             .spawn()
             .unwrap();
         killed += usize::from(kill_within(&mut child, 150 + rng.below(600)));
-        let store = match fpdb::RocksStore::open_read_only(&d.join("db")) {
-            // Killed before it had made the store (a loaded machine starts slowly): nothing
-            // can have been acknowledged.
-            Err(fpdb::Error::NotFound { .. }) => {
-                let acked = std::fs::read_to_string(d.join(&out)).unwrap_or_default();
-                assert!(
-                    acked.is_empty(),
-                    "round {round}: acknowledged without a store"
-                );
-                continue;
-            }
-            opened => opened.unwrap(),
-        };
-        let left = store.pending_parts().unwrap();
-        drop(store);
+        if !store_was_made(&d.join("db"), &d.join(&out), round) {
+            continue;
+        }
+        let left = fpdb::RocksStore::open_read_only(&d.join("db"))
+            .unwrap()
+            .pending_parts()
+            .unwrap();
         journals += usize::from(left.is_some());
         let v = run(d, &["--db", "db", "verify"]);
         assert_eq!(code(&v), 0, "round {round}: {}", stderr(&v));
