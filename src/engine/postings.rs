@@ -293,8 +293,8 @@ impl Fpdb {
     /// every seek a file of its own). The simhash ranges are gathered, sorted and
     /// deduplicated on the pool's threads too, and the tables' entries kept by position, not
     /// in a hash map: on one thread those two steps were about a quarter of a batch's lookups
-    /// (zh50k), which many cores did not shorten. Not counted: [`Fpdb::holders_in`] and [`Fpdb::simhash_in`]
-    /// count what each document's own lookup would have.
+    /// (zh50k), which many cores did not shorten. Not counted: [`Fpdb::holders_in`] and
+    /// [`Fpdb::simhash_in`] count what each document's own lookup would have.
     pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
         use rayon::prelude::*;
         let shares = rayon::current_num_threads().max(1) * 2;
