@@ -22,7 +22,7 @@ use std::time::Instant;
 use arc_swap::ArcSwapOption;
 
 use super::staged::{scan_over, scan_ranges_over, Entries};
-use super::{Batch, Cf, Entry, Lease, Maintenance, Store, Syncer};
+use super::{Batch, Cf, Entry, Lease, Maintenance, Prepared, Store, Syncer};
 use crate::error::{Error, Result};
 
 /// One batch's changes per column family (indexed by [`Cf::index`]), each sorted by key, a
@@ -75,13 +75,17 @@ fn failed(e: &str) -> Error {
     ))
 }
 
+/// A batch for the commit thread: its changes (read meanwhile) and the base store's own form
+/// of their write, when it has one ([`Store::prepare_entries`]).
+type Job = (Arc<Overlay>, Option<Prepared>);
+
 /// See the module documentation.
 pub struct WriteBehind {
     base: Arc<dyn Store>,
     shared: Arc<Shared>,
     /// Nanoseconds the commit thread has spent applying batches to the base store.
     busy: Arc<AtomicU64>,
-    jobs: Mutex<Option<SyncSender<Arc<Overlay>>>>,
+    jobs: Mutex<Option<SyncSender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -95,15 +99,15 @@ impl WriteBehind {
             done: Condvar::new(),
         });
         // One batch in flight, so the channel never holds more than one.
-        let (tx, rx) = sync_channel::<Arc<Overlay>>(1);
+        let (tx, rx) = sync_channel::<Job>(1);
         let busy = Arc::new(AtomicU64::new(0));
         let (b, sh, clock) = (base.clone(), shared.clone(), busy.clone());
         let thread = std::thread::Builder::new()
             .name("fpdb-commit".into())
             .spawn(move || {
-                for overlay in rx {
+                for (overlay, prepared) in rx {
                     let start = Instant::now();
-                    let r = b.write_entries(&overlay);
+                    let r = b.write_prepared(&overlay, prepared);
                     let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
                     clock.fetch_add(ns, Ordering::Relaxed);
                     let mut s = sh.lock();
@@ -249,6 +253,10 @@ impl Store for WriteBehind {
         // Sorted by key in each family: the base store then takes the inserts in key order,
         // which its memtable takes fastest.
         let overlay = (!batch.is_empty()).then(|| Arc::new(batch.into_sorted()));
+        // And the base store's own form of the write, built here too: a copy of every key
+        // and value that the commit thread, the one thread an ingest on many cores waits
+        // for, no longer makes.
+        let prepared = overlay.as_ref().and_then(|o| self.base.prepare_entries(o));
         self.settle()?;
         let Some(overlay) = overlay else {
             return Ok(());
@@ -261,7 +269,7 @@ impl Store for WriteBehind {
             s.issued += 1;
             self.shared.overlay.store(Some(overlay.clone()));
         }
-        if tx.send(overlay).is_err() {
+        if tx.send((overlay, prepared)).is_err() {
             // The commit thread is gone (it panicked): nothing more can be written.
             let mut s = self.shared.lock();
             self.shared.overlay.store(None);

@@ -75,6 +75,22 @@ macro_rules! forward {
 }
 pub(crate) use forward;
 
+/// A write built ahead in a store's own form ([`Store::prepare_entries`]), to be handed back
+/// to the same store with the changes it was built from ([`Store::write_prepared`]).
+pub struct Prepared(Box<dyn std::any::Any + Send>);
+
+impl Prepared {
+    /// Wrap a store's own form of a write.
+    pub(crate) fn new(write: impl std::any::Any + Send) -> Self {
+        Prepared(Box::new(write))
+    }
+
+    /// The write, when it is a `T`.
+    pub(crate) fn take<T: 'static>(self) -> Option<T> {
+        self.0.downcast().ok().map(|b| *b)
+    }
+}
+
 /// One change in a [`Batch`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
@@ -362,6 +378,22 @@ pub trait Store: Send + Sync {
             }
         }
         self.write(b)
+    }
+
+    /// The engine's own form of a write of `per_cf` (as [`Store::write_entries`] takes it),
+    /// built on the caller's thread for [`Store::write_prepared`]. [`WriteBehind`] builds it
+    /// before it hands a batch to its commit thread: that thread's apply is an ingest's one
+    /// sequential step on many cores, and RocksDB's batch is a copy of every key and value.
+    /// `None` (the default): nothing to build ahead.
+    fn prepare_entries(&self, _per_cf: &[Vec<Entry>]) -> Option<Prepared> {
+        None
+    }
+
+    /// [`Store::write_entries`] of `per_cf`, from `prepared` when it is what
+    /// [`Store::prepare_entries`] built for these same changes.
+    fn write_prepared(&self, per_cf: &[Vec<Entry>], prepared: Option<Prepared>) -> Result<()> {
+        let _ = prepared;
+        self.write_entries(per_cf)
     }
 
     /// Make every write so far durable (survives power loss).

@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{
-    ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions, WriteBatch,
-    WriteOptions, DB,
+    ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions, WriteBatch, DB,
 };
 
 mod parts;
 mod tuning;
+mod write;
 
 pub use parts::Journaled;
 
@@ -278,29 +278,7 @@ impl RocksStore {
         if self.read_only {
             return Err(Error::ReadOnly);
         }
-        let bytes: usize = ops
-            .clone()
-            .map(|(_, k, v)| k.len() + v.map_or(8, |v| v.len() + 12))
-            .sum();
-        let mut wb = WriteBatch::with_capacity_bytes(bytes + 16);
-        // The handles once per write, not by name per key (a map search each).
-        let handles = Cf::ALL.map(|cf| self.handle(cf));
-        for (cf, k, v) in ops {
-            match v {
-                Some(v) => wb.put_cf(handles[cf.index()], k, v),
-                None => wb.delete_cf(handles[cf.index()], k),
-            }
-        }
-        let mut wo = WriteOptions::default();
-        wo.set_sync(false);
-        // Each write's keys are sorted: when RocksDB inserts several writes at once (a batch
-        // in parts), each keeps its place in the skip list from one key to the next, as a
-        // write inserted alone does (without it a part's inserts searched from the top each
-        // time and cost half as much again).
-        wo.set_memtable_insert_hint_per_batch(true);
-        self.db
-            .write_opt(wb, &wo)
-            .map_err(|e| map_err(&self.path, e))
+        self.write_batch(self.batch_of(ops))
     }
 
     fn handle(&self, cf: Cf) -> &rocksdb::ColumnFamily {
@@ -411,6 +389,22 @@ impl Store for RocksStore {
 
     fn write_entries(&self, per_cf: &[Vec<Entry>]) -> Result<()> {
         self.write_in_parts(per_cf, self.parts)
+    }
+
+    fn prepare_entries(&self, per_cf: &[Vec<Entry>]) -> Option<super::Prepared> {
+        (!self.read_only && self.in_one_write(per_cf))
+            .then(|| super::Prepared::new(self.batch_of(parts::ops_of_all(per_cf))))
+    }
+
+    fn write_prepared(
+        &self,
+        per_cf: &[Vec<Entry>],
+        prepared: Option<super::Prepared>,
+    ) -> Result<()> {
+        match prepared.and_then(super::Prepared::take::<WriteBatch>) {
+            Some(wb) if !self.read_only && self.in_one_write(per_cf) => self.write_batch(wb),
+            _ => self.write_entries(per_cf),
+        }
     }
 
     fn sync(&self) -> Result<()> {

@@ -114,6 +114,12 @@ fn part_entries(per_cf: &[Vec<Entry>]) -> impl Iterator<Item = (Cf, &[u8], Optio
         })
 }
 
+/// Whether `per_cf` is written as one write when large batches go in `parts` parts: too few
+/// of its changes would go in parts.
+fn one_write(per_cf: &[Vec<Entry>], parts: usize) -> bool {
+    parts < 2 || parted_len(per_cf) < MIN_PART_ENTRIES
+}
+
 /// How many of the changes of `per_cf` go in parts.
 fn parted_len(per_cf: &[Vec<Entry>]) -> usize {
     Cf::ALL
@@ -162,14 +168,24 @@ fn damaged(store: &RocksStore, why: &str) -> Error {
     ))
 }
 
+/// Every change of `per_cf`, family by family.
+pub(super) fn ops_of_all(
+    per_cf: &[Vec<Entry>],
+) -> impl Iterator<Item = (Cf, &[u8], Option<&[u8]>)> + Clone {
+    ops_of(Cf::ALL.into_iter().zip(per_cf.iter().map(Vec::as_slice)))
+}
+
 impl RocksStore {
+    /// Whether [`Store::write_entries`] writes `per_cf` as one write (not in parts).
+    pub(super) fn in_one_write(&self, per_cf: &[Vec<Entry>]) -> bool {
+        one_write(per_cf, self.parts)
+    }
+
     /// Write `per_cf` (sorted per family, a key once) in `parts` parts at once, as the module
     /// documentation says; as one write when too few of its changes would go in parts.
     pub(super) fn write_in_parts(&self, per_cf: &[Vec<Entry>], parts: usize) -> Result<()> {
-        if parts < 2 || parted_len(per_cf) < MIN_PART_ENTRIES {
-            return self.write_ops(ops_of(
-                Cf::ALL.into_iter().zip(per_cf.iter().map(Vec::as_slice)),
-            ));
+        if one_write(per_cf, parts) {
+            return self.write_ops(ops_of_all(per_cf));
         }
         self.write_first(per_cf)?;
         self.write_runs(per_cf, parts)?;
