@@ -442,7 +442,7 @@ impl Fpdb {
                 same_text,
             });
         }
-        let mut holders = f.holders;
+        let (mut holders, digest) = (f.holders, f.digest);
         for h in fps.lookup_postings() {
             if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
                 // The oldest holder: the store's, else the batch before's, else this one's.
@@ -490,6 +490,7 @@ impl Fpdb {
                 Writes {
                     staged: &mut staged,
                     time: d.time,
+                    digest,
                 },
             )
             .and_then(|(mut outcome, named, record)| {

@@ -31,6 +31,9 @@ pub(super) struct Found {
     pub(super) holders: super::postings::Holders,
     pub(super) simhash: BTreeMap<u64, u32>,
     pub(super) verified: HashMap<u64, Checked>,
+    /// The digest of the document's text (stores with `digests`), computed with its lookups
+    /// on the lookup threads, not by its decision on the writer's.
+    pub(super) digest: Option<u64>,
 }
 
 impl Found {
@@ -303,7 +306,14 @@ impl Fpdb {
             let found: Vec<Result<Found>> = docs
                 .par_iter()
                 .zip(existing)
-                .map(|((_, fps), existing)| self.found(fps, existing?, skip, read.as_ref()))
+                .map(|((doc, fps), existing)| {
+                    let f = self.found(fps, existing?, skip, read.as_ref())?;
+                    let digest = self
+                        .opts
+                        .digests
+                        .then(|| crate::hash::text_digest(&doc.text));
+                    Ok(Found { digest, ..f })
+                })
                 .collect();
             // The records of candidates of several documents, each read once for the batch
             // (a third of a batch's reads were of records another document of it read too,

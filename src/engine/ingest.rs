@@ -18,6 +18,9 @@ pub(super) struct Writes<'a> {
     pub(super) staged: &'a mut Batch,
     /// The document's ingest time.
     pub(super) time: u64,
+    /// The digest of its text when its lookups computed it ([`super::batch_lookup::Found`]),
+    /// else computed here (stores with `digests`).
+    pub(super) digest: Option<u64>,
 }
 
 impl Fpdb {
@@ -276,6 +279,7 @@ impl Fpdb {
             Writes {
                 staged: &mut batch,
                 time: super::now(),
+                digest: None,
             },
         )?;
         let seq = self.next_seq - 1;
@@ -341,7 +345,11 @@ impl Fpdb {
         reuse: Option<u64>,
         w: Writes<'_>,
     ) -> Result<(Outcome, Named, DocRecord)> {
-        let Writes { staged, time } = w;
+        let Writes {
+            staged,
+            time,
+            digest,
+        } = w;
         let seq = self.next_seq;
         self.next_seq += 1;
         self.doc_count += 1;
@@ -390,7 +398,7 @@ impl Fpdb {
             digest: self
                 .opts
                 .digests
-                .then(|| crate::hash::text_digest(&doc.text)),
+                .then(|| digest.unwrap_or_else(|| crate::hash::text_digest(&doc.text))),
             template: match fps.host_seen {
                 Some((_, seen)) if self.opts.site_templates => seen,
                 _ => Vec::new(),
