@@ -401,9 +401,11 @@ impl Store for RocksStore {
         per_cf: &[Vec<Entry>],
         prepared: Option<super::Prepared>,
     ) -> Result<()> {
+        // Built by `prepare_entries` of these changes: only for a writer, and only when they
+        // go in one write.
         match prepared.and_then(super::Prepared::take::<WriteBatch>) {
-            Some(wb) if !self.read_only && self.in_one_write(per_cf) => self.write_batch(wb),
-            _ => self.write_entries(per_cf),
+            Some(wb) => self.write_batch(wb),
+            None => self.write_entries(per_cf),
         }
     }
 
