@@ -101,7 +101,11 @@ impl Inputs {
             }
         };
         let mut reader = reader;
-        let format = match resolved_format(&mut reader, format, &path, &source) {
+        let fields = [
+            self.opts.fields.text.as_str(),
+            self.opts.fields.html.as_str(),
+        ];
+        let format = match resolved_format(&mut reader, format, &path, &source, &fields) {
             Ok(f) => f,
             Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
         };
@@ -213,13 +217,15 @@ impl Inputs {
 }
 
 /// The format of an input opened as `reader`: `format` unless auto; then a container its
-/// first bytes name (WARC, ARC), else the extension, else a guess from the first bytes (JSONL
-/// for stdin unless it starts like a page or a WARC).
+/// first bytes name (WARC, ARC), else the extension, else a header line naming one of
+/// `fields` (CSV, TSV), else a guess from the first bytes (JSONL for stdin unless it starts
+/// like a page).
 fn resolved_format(
     reader: &mut Source,
     format: Format,
     path: &Path,
     source: &str,
+    fields: &[&str],
 ) -> std::io::Result<Format> {
     if format != Format::Auto {
         return Ok(format);
@@ -233,11 +239,14 @@ fn resolved_format(
         return Ok(by_name);
     }
     let head = reader.sniff_head()?;
-    Ok(
-        if source == "-" && head.first() != Some(&b'<') && !head.starts_with(b"WARC/") {
+    if let Some(f) = super::sniff::delimited_by_header(head, fields) {
+        return Ok(f);
+    }
+    Ok(match format_by_content(head) {
+        // Stdin is JSONL unless it starts like something else (markup: a page).
+        Format::Text if source == "-" && head.trim_ascii_start().first() != Some(&b'<') => {
             Format::Jsonl
-        } else {
-            format_by_content(head)
-        },
-    )
+        }
+        f => f,
+    })
 }

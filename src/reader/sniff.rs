@@ -64,3 +64,59 @@ pub(super) fn format_by_content(head: &[u8]) -> Format {
     }
     Format::Text
 }
+
+/// CSV or TSV by a header line: the first line, split at tabs or commas, names one of
+/// `fields` (the text or HTML field). For inputs whose name does not say (stdin, a file
+/// without an extension).
+pub(super) fn delimited_by_header(head: &[u8], fields: &[&str]) -> Option<Format> {
+    let head = head.strip_prefix(BOM).unwrap_or(head);
+    if matches!(head.trim_ascii_start().first(), Some(b'{' | b'<')) {
+        // JSON or markup, whatever its first line holds.
+        return None;
+    }
+    let end = head.iter().position(|&c| c == b'\n')?;
+    let line = std::str::from_utf8(&head[..end])
+        .ok()?
+        .trim_end_matches('\r');
+    let names = |sep: char| {
+        line.split(sep)
+            .map(|f| f.trim().trim_matches('"'))
+            .any(|f| !f.is_empty() && fields.contains(&f))
+    };
+    if line.contains('\t') && names('\t') {
+        Some(Format::Tsv)
+    } else if line.contains(',') && names(',') {
+        Some(Format::Csv)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_line_naming_the_text_field_is_csv_or_tsv() {
+        let f = ["text", "html"];
+        assert_eq!(
+            delimited_by_header(b"id,text,url\n1,a,b\n", &f),
+            Some(Format::Csv)
+        );
+        assert_eq!(
+            delimited_by_header(b"\"id\",\"text\"\r\n", &f),
+            Some(Format::Csv)
+        );
+        assert_eq!(
+            delimited_by_header(b"id\thtml\n1\t<p>x\n", &f),
+            Some(Format::Tsv)
+        );
+        assert_eq!(delimited_by_header(b"id,body\n", &f), None);
+        assert_eq!(
+            delimited_by_header(b"{\"id\":1,\"text\":\"a,b\"}\n", &f),
+            None
+        );
+        // No whole line: not decided.
+        assert_eq!(delimited_by_header(b"id,text", &f), None);
+    }
+}

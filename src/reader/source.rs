@@ -193,6 +193,16 @@ const GZIP_MAGIC: &[u8] = b"\x1f\x8b";
 /// reported and passed over: [`Members`]; zstd), else as is.
 /// The file name is not asked: a gzip file without `.gz` is read, a `.gz` file that is not
 /// gzip is read as it is.
+/// The most bytes of an uncompressed stream read ahead for sniffing its format.
+const SNIFF: usize = 4096;
+
+/// Whether `head` holds a whole line with something other than white space in it.
+fn first_line_done(head: &[u8]) -> bool {
+    head.iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .is_some_and(|start| head[start..].contains(&b'\n'))
+}
+
 pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn Read + Send>> {
     // The first bytes, read until there are enough or the input ends (a pipe may deliver
     // them in pieces), then put back in front of the rest.
@@ -209,6 +219,22 @@ pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn 
     }
     let gzip = head.starts_with(GZIP_MAGIC);
     let zstd = head.starts_with(ZSTD_MAGIC);
+    if !gzip && !zstd {
+        // Uncompressed: the format is sniffed from the first buffer the reader fills, which
+        // is this head: read on to the end of its first line with content (a WARC version
+        // line, a CSV header, a JSON object's start), at most SNIFF bytes, so that a pipe
+        // that delivered "WARC" alone is not taken for JSONL.
+        let mut chunk = [0u8; 512];
+        while head.len() < SNIFF && !first_line_done(&head) {
+            let want = chunk.len().min(SNIFF - head.len());
+            match raw.read(&mut chunk[..want]) {
+                Ok(0) => break,
+                Ok(n) => head.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
     let whole = std::io::Cursor::new(head).chain(raw);
     Ok(if gzip {
         Box::new(Members::new(BufReader::new(whole)))
