@@ -87,12 +87,46 @@ fn a_warc_whose_dates_run_backwards_names_its_earliest_record() {
     .enumerate()
     {
         let body = format!("{text}\n第{i}次转载。");
-        // The page's own time (later than every WARC-Date) does not count: the record's does.
-        let head = r#"<meta property="article:published_time" content="2025-01-01T00:00:00Z">"#;
+        // No time of its own: the record's date (when it was fetched) counts.
         warc.push_str(&warc_record(
             &format!("https://site{i}.example/a"),
             date,
-            &page(&body, head),
+            &page(&body, ""),
+        ));
+    }
+    std::fs::write(d.path().join("crawl.warc"), warc).unwrap();
+    let out = run(d.path(), &["--db", "s.db", "ingest", "crawl.warc"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let map = named(d.path(), "s.db");
+    let members = [
+        "https://site0.example/a",
+        "https://site1.example/a",
+        "https://site2.example/a",
+    ];
+    assert_original(&map, &members, "https://site2.example/a");
+    verify(d.path(), "s.db");
+}
+
+#[test]
+fn a_pages_own_time_outranks_when_it_was_fetched() {
+    let d = tempfile::tempdir().unwrap();
+    let text = article(11);
+    let mut warc = String::new();
+    // Fetched in this order; published in the reverse: the last fetched was published first.
+    for (i, (fetched, published)) in [
+        ("2024-01-01T00:00:00Z", "2023-12-20T00:00:00Z"),
+        ("2024-02-01T00:00:00Z", "2023-12-10T00:00:00Z"),
+        ("2024-03-01T00:00:00Z", "2023-12-01T00:00:00Z"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let body = format!("{text}\n第{i}次转载。");
+        let head = format!(r#"<meta property="article:published_time" content="{published}">"#);
+        warc.push_str(&warc_record(
+            &format!("https://site{i}.example/a"),
+            fetched,
+            &page(&body, &head),
         ));
     }
     std::fs::write(d.path().join("crawl.warc"), warc).unwrap();

@@ -47,6 +47,20 @@ pub(super) struct InBatch {
     ids: HashMap<String, u64>,
 }
 
+/// Whether a dated document of `docs` has the id of an earlier one of the batch, or of one
+/// of the batch before (`last`, committed after this batch was looked up): it may be dated
+/// before it, which [`Fpdb::ingest`] decides one document at a time.
+fn predates_in_batch(docs: &[&Document], last: Option<&InBatch>) -> bool {
+    if docs.iter().all(|d| d.published.is_none()) {
+        return false;
+    }
+    let mut ids = std::collections::HashSet::with_capacity(docs.len());
+    docs.iter().any(|d| {
+        let again = !ids.insert(d.id.as_str()) || last.is_some_and(|l| l.ids.contains_key(&d.id));
+        again && d.published.is_some()
+    })
+}
+
 /// What a batch decided, kept for the batch after it when that one was looked up before
 /// this one was committed: its postings, simhashes and ids (its records are read from the
 /// store), the standing it gave its pages' lines, and the store's write count after its
@@ -257,18 +271,26 @@ impl Fpdb {
             Some(l) => (Some(l.index), l.seen),
             None => (None, SeenInBatch::default()),
         };
-        let replaces = !skip
-            && (found
-                .iter()
-                .any(|f| f.as_ref().map_or(true, |f| f.existing.is_some()))
-                || {
-                    let mut ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
-                    ids.sort_unstable();
-                    ids.windows(2).any(|w| w[0] == w[1])
-                }
-                || last
-                    .as_ref()
-                    .is_some_and(|l| docs.iter().any(|d| l.ids.contains_key(&d.id))));
+        // A document dated before the stored one of its id, or before an earlier one of its
+        // id in this batch or the batch before, is decided one at a time too: the stored one
+        // is then dated earlier ([`Fpdb::predate`]).
+        let predating = skip
+            && self.opts.originals
+            && (found.iter().any(|f| f.as_ref().is_ok_and(|f| f.predates))
+                || predates_in_batch(&docs, last.as_ref()));
+        let replaces = predating
+            || !skip
+                && (found
+                    .iter()
+                    .any(|f| f.as_ref().map_or(true, |f| f.existing.is_some()))
+                    || {
+                        let mut ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+                        ids.sort_unstable();
+                        ids.windows(2).any(|w| w[0] == w[1])
+                    }
+                    || last
+                        .as_ref()
+                        .is_some_and(|l| docs.iter().any(|d| l.ids.contains_key(&d.id))));
         if replaces {
             let deciding = std::time::Instant::now();
             for (doc, fps) in docs.into_iter().zip(fps) {

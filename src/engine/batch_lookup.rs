@@ -22,6 +22,10 @@ use crate::fingerprint::Fingerprints;
 use crate::store::schema::DocRecord;
 use crate::store::{Cf, Store};
 
+/// (seq, similar_id at ingest, whether it holds the same text) of the stored document with a
+/// document's id.
+type Existing = (u64, u64, bool);
+
 /// What one document found in the store as it was before the batch.
 #[derive(Default)]
 pub(super) struct Found {
@@ -34,6 +38,9 @@ pub(super) struct Found {
     /// The digest of the document's text (stores with `digests`), computed with its lookups
     /// on the lookup threads, not by its decision on the writer's.
     pub(super) digest: Option<u64>,
+    /// It is dated before the stored document of its id ([`Fpdb::predates`]): decided by
+    /// [`Fpdb::ingest`], which dates that document earlier.
+    pub(super) predates: bool,
 }
 
 impl Found {
@@ -289,10 +296,13 @@ impl Fpdb {
         }
         let skip = on_existing == OnExisting::Skip;
         let lookups = || -> Vec<Result<Found>> {
-            let existing: Vec<Result<Option<(u64, u64, bool)>>> = docs
+            let (existing, predates): (Vec<Result<Option<Existing>>>, Vec<bool>) = docs
                 .par_iter()
-                .map(|(doc, fps)| self.existing(doc, fps))
-                .collect();
+                .map(|(doc, fps)| match self.existing(doc, fps) {
+                    Ok((e, p)) => (Ok(e), p),
+                    Err(e) => (Err(e), false),
+                })
+                .unzip();
             // The postings and simhash tables of every document to look up, read in key
             // order; when that fails, each document reads its own (and meets the error as a
             // lookup of its own would, in input order).
@@ -305,14 +315,18 @@ impl Fpdb {
             let read = self.read_many(&looked).ok();
             let found: Vec<Result<Found>> = docs
                 .par_iter()
-                .zip(existing)
-                .map(|((doc, fps), existing)| {
+                .zip(existing.into_par_iter().zip(predates))
+                .map(|((doc, fps), (existing, predates))| {
                     let f = self.found(fps, existing?, skip, read.as_ref())?;
                     let digest = self
                         .opts
                         .digests
                         .then(|| crate::hash::text_digest(&doc.text));
-                    Ok(Found { digest, ..f })
+                    Ok(Found {
+                        digest,
+                        predates,
+                        ..f
+                    })
                 })
                 .collect();
             // The records of candidates of several documents, each read once for the batch
@@ -379,14 +393,17 @@ impl Fpdb {
 
     /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
     /// with `doc`'s id.
-    fn existing(&self, doc: &Document, fps: &Fingerprints) -> Result<Option<(u64, u64, bool)>> {
+    /// The stored document with `doc`'s id: (seq, similar_id at ingest, same text), and
+    /// whether `doc` is dated before it ([`Fpdb::predates`]).
+    fn existing(&self, doc: &Document, fps: &Fingerprints) -> Result<(Option<Existing>, bool)> {
         match self.seq_of(&doc.id)? {
             Some(seq) => {
                 let rec = self.doc(seq)?;
                 let same = super::ingest::same_text(&rec, doc, fps);
-                Ok(Some((seq, rec.similar_id, same)))
+                let predates = self.predates(&rec, doc).is_some();
+                Ok((Some((seq, rec.similar_id, same)), predates))
             }
-            None => Ok(None),
+            None => Ok((None, false)),
         }
     }
 

@@ -56,10 +56,15 @@ impl Fpdb {
             Some(seq) => {
                 let rec = self.doc(seq)?;
                 if on_existing == OnExisting::Skip {
+                    let same_text = same_text(&rec, doc, &fps);
+                    let similar_id = self.find(rec.similar_id)?.0;
+                    if let Some(t) = self.predates(&rec, doc) {
+                        self.predate(seq, rec, t)?;
+                    }
                     return Ok(IngestResult::SkippedExisting {
                         id: doc.id.clone(),
-                        similar_id: self.find(rec.similar_id)?.0,
-                        same_text: same_text(&rec, doc, &fps),
+                        similar_id,
+                        same_text,
                     });
                 }
                 if same_fingerprints(&rec, &fps) && !self.moves_original(&rec, doc, &fps) {
@@ -138,6 +143,31 @@ impl Fpdb {
             matches,
             merged: Vec::new(),
         })
+    }
+
+    /// The publication time of `doc` when it is earlier than that of the stored document of
+    /// its id, `rec` (stores with `originals`): the same URL fetched twice, the earlier fetch
+    /// read second. The stored document then keeps the earliest time ([`Fpdb::predate`]).
+    pub(super) fn predates(&self, rec: &DocRecord, doc: &Document) -> Option<i64> {
+        doc.published
+            .filter(|&t| self.opts.originals && t < rec.dated())
+    }
+
+    /// The stored document at `seq` (`rec`) dated `published`, earlier than it was: its
+    /// cluster's original is the earliest of the one it had and this document. Nothing else
+    /// of the document changes (its text, cluster and links are the first read's).
+    pub(super) fn predate(&mut self, seq: u64, mut rec: DocRecord, published: i64) -> Result<()> {
+        rec.published = Some(published);
+        let (root, mut crec) = self.find(rec.similar_id)?;
+        crec.original = Original::earliest(crec.original, Some(rec.original(seq)));
+        let mut b = Batch::new();
+        b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&rec));
+        b.put(
+            Cf::Clusters,
+            schema::u64_key(root),
+            schema::encode_cluster(&crec),
+        );
+        self.store.write(b)
     }
 
     /// Whether replacing stored `rec` by `doc` (same fingerprints) changes what its cluster's

@@ -163,6 +163,9 @@ pub struct Record {
     pending: Option<(Document, jsonl::PendingPage)>,
     /// The publication times its document may claim, applied by [`Record::finish`].
     window: Option<PublishedWindow>,
+    /// An archived page's fetch time (its record's date) when the page gave a publication
+    /// time of its own: it counts only when the window drops the page's.
+    fetched: Option<i64>,
 }
 
 /// Raw page bytes whose decoding and extraction were deferred.
@@ -197,6 +200,7 @@ impl Record {
             deferred: None,
             pending: None,
             window: None,
+            fetched: None,
         }
     }
 
@@ -214,6 +218,7 @@ impl Record {
             deferred: Some(page),
             pending: None,
             window: None,
+            fetched: None,
         }
     }
 
@@ -238,6 +243,7 @@ impl Record {
             deferred: None,
             pending: Some((fields, page)),
             window: None,
+            fetched: None,
         }
     }
 
@@ -247,6 +253,11 @@ impl Record {
         self.finish_page();
         if let (Some(w), Ok(doc)) = (self.window.take(), self.doc.as_mut()) {
             w.apply(doc);
+            if doc.published.is_none() {
+                // The page's own time was not taken: the archive's date counts, if it may.
+                doc.published = self.fetched.take();
+                w.apply(doc);
+            }
         }
     }
 
@@ -258,10 +269,21 @@ impl Record {
             let (text, _) = decode::decode(&p.bytes, p.charset, p.html);
             self.doc = page_document(p.id, p.url, &text, p.html).map(|mut doc| {
                 if let Some(t) = &p.time {
-                    // The archive's date comes before the page's own.
-                    doc.published = None;
-                    doc.time_unread = None;
-                    set_time(&mut doc, t, "the record's date");
+                    // The archive's date is when the crawler fetched the page: it counts
+                    // only when the page says nothing readable of when it was published
+                    // (or says a time outside the window, see `Record::finish`).
+                    let mut fetched = Document {
+                        text: std::mem::take(&mut doc.text),
+                        ..Default::default()
+                    };
+                    set_time(&mut fetched, t, "the record's date");
+                    doc.text = fetched.text;
+                    if doc.published.is_none() {
+                        doc.published = fetched.published;
+                        doc.time_unread = fetched.time_unread;
+                    } else {
+                        self.fetched = fetched.published;
+                    }
                 }
                 doc
             });
