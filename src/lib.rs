@@ -41,10 +41,10 @@ pub mod text;
 
 pub use engine::now;
 pub use engine::{
-    BatchFingerprints, BatchOutcome, BatchSeconds, Builder, Cluster, Document, Fpdb, IngestResult,
-    LookupStats, Match, NextBatch, OnExisting, Outcome, QueryAnswer, ResultLine, SavedFilter,
-    Settings, Standing, Stats, StoredDocument, StoredTexts, Verified, ALGO_NAMES, BATCH_DOCS,
-    MAX_MATCHES, SIMHASH_MOST,
+    BatchFingerprints, BatchOutcome, BatchSeconds, Builder, Cluster, Dates, Document, Fpdb,
+    IngestResult, Job, LookupStats, Match, NextBatch, OnExisting, Outcome, QueryAnswer, ResultLine,
+    SavedFilter, Settings, Standing, Stats, StoredDocument, StoredTexts, Verified, ALGO_NAMES,
+    BATCH_DOCS, MAX_MATCHES, SIMHASH_MOST,
 };
 /// The store described for people: `fpdb report` and serve's page.
 pub mod report {

@@ -1,4 +1,4 @@
-//! `fpdb clusters`: current clusters with their members.
+//! `fpdb clusters`: current clusters with their members, each cluster's original first.
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -12,8 +12,9 @@ pub(super) struct ClustersArgs {
     /// Only clusters with at least this many documents
     #[arg(long, default_value_t = 2)]
     pub(super) min_size: usize,
-    /// One JSON object per cluster on stdout: {"similar_id","size","original","members"} (as
-    /// HTTP's /v1/clusters/{similar_id} answers for one)
+    /// One JSON object per cluster on stdout: {"similar_id","size","original","members",
+    /// "dates"} (members: the original first, then in ingest order; dates: each member's
+    /// "published" and "ingested" times)
     #[arg(long)]
     pub(super) json: bool,
 }
@@ -24,12 +25,35 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
     let mut w = BufWriter::new(std::io::stdout().lock());
     for (id, members) in &groups {
         let original = db.original_of(*id)?;
+        // The original first, the others in ingest order.
+        let mut members: Vec<&String> = members.iter().collect();
+        if let Some(at) = members
+            .iter()
+            .position(|m| original.as_deref() == Some(m.as_str()))
+        {
+            let o = members.remove(at);
+            members.insert(0, o);
+        }
         if a.json {
+            // Each member's times: published (as its input said), ingested.
+            let mut dates = serde_json::Map::new();
+            for m in &members {
+                if let Some(d) = db.dates(m)? {
+                    dates.insert(
+                        (*m).clone(),
+                        serde_json::json!({
+                            "published": d.published.map(super::output::rfc3339),
+                            "ingested": super::output::rfc3339(i64::try_from(d.ingested).unwrap_or(i64::MAX)),
+                        }),
+                    );
+                }
+            }
             let v = serde_json::json!({
                 "similar_id": id,
                 "size": members.len(),
                 "original": original,
                 "members": members,
+                "dates": dates,
             });
             writeln!(w, "{v}")?;
         } else {

@@ -6,7 +6,13 @@
 //! they arrived in and whatever merged later. Files are read twice: the first pass ingests, the
 //! second writes each record where its document stands at the end (in input order). A record
 //! whose id an earlier run stored is not unique (that run kept it, or its copy); `--replace`
-//! ingests it again. A record that cannot be read goes to neither output (it is reported, as
+//! ingests it again.
+//!
+//! A run over files is a job the store remembers ([`job_key`], [`fpdb::Job`]): run again
+//! after a signal, the same command reads on after the records the stopped run committed and
+//! counts the documents that run stored as its own, so its `-o` and `--duplicates-out` are
+//! those of one uninterrupted run, record for record; run again after it finished, it reads
+//! nothing new and writes the same records again. A record that cannot be read goes to neither output (it is reported, as
 //! by `ingest`). Across runs, a cluster's record is written by the run that held its original:
 //! a later run whose record is published before an earlier run's original writes it too.
 //!
@@ -215,15 +221,16 @@ impl Sink {
     }
 
     /// The second pass of `dedup` over files: `inputs` read again, each record written where
-    /// its document stands after the whole run. Unique: stored by this run (a seq from
-    /// `since` on), its cluster's original, and the first record of its id; a near-duplicate
-    /// otherwise (also a record whose id an earlier run stored). A record that was not stored
-    /// (unreadable) goes to neither output. Pages are extracted again only when written.
+    /// its document stands after the whole run. Unique: stored by a run of this `job` (this
+    /// one, or an earlier one that a signal stopped), its cluster's original, and the first
+    /// record of its id; a near-duplicate otherwise (also a record whose id another job
+    /// stored). A record that was not stored (unreadable) goes to neither output. Pages are
+    /// extracted again only when written.
     pub(super) fn write_standing(
         &mut self,
         db: &fpdb::Fpdb,
         inputs: impl Iterator<Item = Record>,
-        since: u64,
+        job: &fpdb::Job,
     ) -> anyhow::Result<()> {
         use rayon::prelude::*;
         let mut written: HashSet<String> = HashSet::new();
@@ -241,7 +248,7 @@ impl Sink {
                 .zip(&standings)
                 .map(|(r, st)| {
                     st.map(|st| {
-                        st.seq >= since
+                        job.stored(st.seq)
                             && st.original
                             && r.id().is_some_and(|id| written.insert(id.to_string()))
                     })
@@ -281,4 +288,86 @@ impl Sink {
         }
         Ok(())
     }
+}
+
+/// A `dedup` job over files as this run goes: its key and record ([`fpdb::Job`]).
+pub(super) struct Job {
+    key: [u8; 16],
+    pub(super) job: fpdb::Job,
+}
+
+impl Job {
+    /// The job of `a` over `files`, its run opened (from the store's next seq on) and saved.
+    pub(super) fn start(
+        db: &mut fpdb::Fpdb,
+        files: &[std::path::PathBuf],
+        a: &super::ingest::IngestArgs,
+    ) -> anyhow::Result<Job> {
+        let key = job_key(files, a.skip, a.limit, a.replace, &a.input);
+        let mut job = db.job(&key)?.unwrap_or_default();
+        job.open_run(db.next_seq());
+        db.save_job(&key, &job)?;
+        Ok(Job { key, job })
+    }
+
+    /// The run ended having committed every record it read: `read` in all, to the end of
+    /// the input when `finished`.
+    pub(super) fn end(
+        &mut self,
+        db: &mut fpdb::Fpdb,
+        read: u64,
+        finished: bool,
+    ) -> anyhow::Result<()> {
+        self.job.close_run(db.next_seq(), read, finished);
+        db.save_job(&self.key, &self.job)?;
+        Ok(())
+    }
+}
+
+/// The key a `dedup` job over regular files is remembered by in the store
+/// ([`fpdb::Job`]): a digest of what names its input (each file's absolute path, size and
+/// modification time, directories walked in the order the reader walks them) and of the flags
+/// that change which records are read and how (`--skip`, `--limit`, `--replace`, the input
+/// flags in `input`). The same command over unchanged files is the same job: a re-run after a
+/// signal goes on where it stopped, and a re-run of a finished job writes the same records.
+fn job_key(
+    files: &[std::path::PathBuf],
+    skip: usize,
+    limit: Option<usize>,
+    replace: bool,
+    input: &impl std::fmt::Debug,
+) -> [u8; 16] {
+    use md5::{Digest, Md5};
+    let mut h = Md5::new();
+    h.update(format!(
+        "dedup job 1\nskip {skip} limit {limit:?} replace {replace}\n{input:?}\n"
+    ));
+    let mut stack: Vec<std::path::PathBuf> = files.iter().rev().cloned().collect();
+    while let Some(p) = stack.pop() {
+        let abs = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+        match std::fs::metadata(&abs) {
+            Ok(m) if m.is_dir() => {
+                let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(&abs)
+                    .map(|rd| rd.flatten().map(|e| e.path()).collect())
+                    .unwrap_or_default();
+                entries.retain(|e| {
+                    !e.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                });
+                entries.sort();
+                h.update(format!("dir {}\n", abs.display()));
+                stack.extend(entries.into_iter().rev());
+            }
+            Ok(m) => {
+                let mtime = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                h.update(format!("file {} {} {mtime}\n", abs.display(), m.len()));
+            }
+            Err(_) => h.update(format!("missing {}\n", abs.display())),
+        }
+    }
+    h.finalize().into()
 }

@@ -17,7 +17,8 @@ use super::output::EXIT_OK;
 
 #[derive(Args, Debug)]
 pub(super) struct EvalArgs {
-    /// Corpus to ingest in order (JSONL {"id","text",...})
+    /// Corpus to ingest in order: any input `ingest` reads (JSONL, CSV/TSV, WARC/ARC, HTML,
+    /// Parquet, text; gzip and zstd), by the same sniffing and input flags
     #[arg(long)]
     pub(super) corpus: PathBuf,
     /// Labeled pairs: TSV with header id_a, id_b, label (0/1), kind

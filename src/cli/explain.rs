@@ -330,6 +330,9 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
         struct Doc<'a> {
             id: &'a str,
             similar_id: u64,
+            duplicate_of: Option<&'a str>,
+            published: Option<String>,
+            ingested: String,
             chars: u64,
             matched_at_ingest: &'a [String],
         }
@@ -349,6 +352,9 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
             Doc {
                 id: &d.id,
                 similar_id: d.similar_id,
+                duplicate_of: d.duplicate_of.as_deref(),
+                published: d.dates.published.map(super::output::rfc3339),
+                ingested: ingested(d),
                 chars: d.fingerprints.chars,
                 matched_at_ingest: &d.matched_at_ingest,
             }
@@ -364,17 +370,7 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
         outln!("{}", serde_json::to_string(&out)?);
     } else {
         for (name, d) in [("A", &da), ("B", &db_)] {
-            outln!(
-                "{name}: {} (similar_id {}, {} characters{})",
-                d.id,
-                d.similar_id,
-                d.fingerprints.chars,
-                if d.matched_at_ingest.is_empty() {
-                    String::new()
-                } else {
-                    format!("; matched at ingest: {}", d.matched_at_ingest.join(", "))
-                }
-            );
+            print_stored(name, d)?;
         }
         outln!("same cluster: {}", if same { "yes" } else { "no" });
         if whole_pages {
@@ -405,6 +401,36 @@ pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow:
         );
     }
     Ok(if same { EXIT_OK } else { EXIT_NO })
+}
+
+/// The line of stored document `d` (`name`: A or B): its cluster, original, times, size and
+/// what it matched at ingest.
+fn print_stored(name: &str, d: &fpdb::StoredDocument) -> anyhow::Result<()> {
+    outln!(
+        "{name}: {} (similar_id {}, {}; published {}, ingested {}; {} characters{})",
+        d.id,
+        d.similar_id,
+        match &d.duplicate_of {
+            Some(o) => format!("duplicate of {o}"),
+            None => "its cluster's original".to_string(),
+        },
+        d.dates
+            .published
+            .map_or_else(|| "not said".to_string(), super::output::rfc3339),
+        ingested(d),
+        d.fingerprints.chars,
+        if d.matched_at_ingest.is_empty() {
+            String::new()
+        } else {
+            format!("; matched at ingest: {}", d.matched_at_ingest.join(", "))
+        }
+    );
+    Ok(())
+}
+
+/// When a stored document was ingested, RFC 3339.
+fn ingested(d: &fpdb::StoredDocument) -> String {
+    super::output::rfc3339(i64::try_from(d.dates.ingested).unwrap_or(i64::MAX))
 }
 
 /// The stored documents `fps` (document `id`) is a composite of, as a lookup in `db` finds

@@ -1,4 +1,5 @@
-//! `fpdb export`: every stored document with its current similar_id, as JSON lines.
+//! `fpdb export`: every stored document with its current similar_id and its times, as JSON
+//! lines.
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -17,14 +18,30 @@ pub(super) struct ExportArgs {
     pub(super) json: bool,
 }
 
+/// One exported document: its outcome, when it was published (as its input said: a time
+/// field, the page's own time, else its archive record's date; null when it said nothing) and
+/// when it was ingested, both RFC 3339 in UTC.
+#[derive(serde::Serialize)]
+struct Line {
+    #[serde(flatten)]
+    outcome: fpdb::Outcome,
+    published: Option<String>,
+    ingested: String,
+}
+
 pub(super) fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
     check_outside_store("--output", a.output.as_deref(), path)?;
     let db = open_read_only(path)?;
     let mut w: Box<dyn Write> = output_writer(&a.output)?
         .unwrap_or_else(|| Box::new(BufWriter::new(std::io::stdout().lock())));
     let stdout = || a.output.clone().unwrap_or_else(|| "<stdout>".into());
-    db.export(&mut |o| {
-        serde_json::to_writer(&mut w, &o).map_err(|e| fpdb::Error::Io {
+    db.export_dated(&mut |o, dates| {
+        let line = Line {
+            outcome: o,
+            published: dates.published.map(super::output::rfc3339),
+            ingested: super::output::rfc3339(i64::try_from(dates.ingested).unwrap_or(i64::MAX)),
+        };
+        serde_json::to_writer(&mut w, &line).map_err(|e| fpdb::Error::Io {
             path: stdout(),
             source: e.into(),
         })?;

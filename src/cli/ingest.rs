@@ -19,8 +19,10 @@ use super::summary::Summary;
 
 #[derive(Args, Debug)]
 pub(super) struct IngestArgs {
-    /// Input files or directories (walked recursively); `-` or nothing reads stdin (JSONL unless
-    /// it starts like WARC or HTML). Files ending in .gz or .zst are decompressed.
+    /// Input files or directories (walked recursively); `-` or nothing reads stdin, sniffed as a
+    /// file without a telling name is: WARC, ARC, HTML, a CSV/TSV header naming the text
+    /// field, else JSONL (`--format` overrides). Gzip and zstd are decompressed by their first
+    /// bytes.
     pub(super) files: Vec<PathBuf>,
     /// Also read the input paths listed in FILE, one per line
     #[arg(long, value_name = "FILE")]
@@ -193,6 +195,15 @@ impl OutputPaths {
         Ok(())
     }
 
+    /// The named outputs that do not exist yet (those this run creates).
+    fn new_files(&self) -> Vec<PathBuf> {
+        self.all()
+            .into_iter()
+            .filter_map(|(_, p)| p.clone())
+            .filter(|p| p.as_os_str() != "-" && std::fs::symlink_metadata(p).is_err())
+            .collect()
+    }
+
     /// Created (emptied) only once the store's lock is held: a run refused because another
     /// process holds the store leaves an earlier run's results as they were.
     fn create(&self) -> anyhow::Result<Outputs> {
@@ -229,14 +240,7 @@ pub(super) fn ingest(
         keep_raw: dedup.is_some(),
         ..a.input.read_options()
     };
-    // The fingerprinting threads yield a core to the writer's loop (`nice.rs`).
-    let mut pool = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("fpdb-fp-{i}"))
-        .start_handler(|_| super::nice::lower_this_thread(super::nice::FEEDER_NICE));
-    if let Some(t) = a.threads {
-        pool = pool.num_threads(t.max(1));
-    }
-    pool.build_global().ok();
+    build_pool(a.threads);
     // Everything that can be refused is checked before the store is created or opened.
     paths.check(&files, path)?;
     let settings = a.settings.to_settings()?;
@@ -253,40 +257,45 @@ pub(super) fn ingest(
         inputs
     };
     let inputs = open_inputs();
-    // Only regular files (and directories of them) can be read a second time: stdin, a FIFO
-    // or a process substitution (`<(zcat …)`) streams.
-    let rereadable = files.iter().all(|f| {
-        f.as_os_str() != "-" && std::fs::metadata(f).is_ok_and(|m| m.is_file() || m.is_dir())
-    });
-    let two_pass = dedup.is_some_and(|d| !d.stream) && rereadable;
+    let two_pass = dedup.is_some_and(|d| !d.stream) && rereadable(&files);
     let mut db = open_for_ingest(path, a, settings, fresh, quiet)?;
+    // A dedup over files is a job the store remembers (`dedup.rs`): this run reads on after
+    // the records its earlier runs committed, and stores from the next seq on.
+    let mut job = match two_pass {
+        true => Some(super::dedup::Job::start(&mut db, &files, a)?),
+        false => None,
+    };
+    let resumed = job.as_ref().map_or(0, |j| j.job.read);
+    // A run that fails leaves none of the output files it created (a downstream step would
+    // read an empty one as "no records").
+    let created = RemovedUnlessKept(paths.new_files());
     let mut outs = paths.create()?;
     if let Some(r) = &a.retention {
         db.set_retention(r.0)?;
     }
     let expired = db.apply_retention()?;
-    let on_existing = if a.replace {
-        OnExisting::Replace
-    } else {
-        OnExisting::Skip
-    };
+    let on_existing = a.on_existing();
     let not_documents = inputs.not_documents();
     // SIGINT or SIGTERM: stop reading, ingest and commit what was read, say so (a second one
     // ends the process at once).
     let signal = stop_on_signals()?;
     let seen = std::sync::Arc::clone(&signal);
+    let done = usize::try_from(resumed).unwrap_or(usize::MAX);
     let inputs = inputs
-        .skip(a.skip)
-        .take(a.limit.unwrap_or(usize::MAX))
+        .skip(a.skip.saturating_add(done))
+        .take(a.limit.unwrap_or(usize::MAX).saturating_sub(done))
         .take_while(move |_| seen.load(std::sync::atomic::Ordering::Relaxed) == 0);
     let progress = Progress::new(&files, quiet);
     let mut sum = Summary {
         store: path.display().to_string(),
         expired,
+        resumed,
+        resumed_job: job.is_some(),
         ..Default::default()
     };
     let batch = a.batch_size.max(1);
     let since = db.next_seq();
+    let stopped = || signal.load(std::sync::atomic::Ordering::Relaxed) != 0;
     let mut later = if two_pass { outs.sink.take() } else { None };
     pipeline::run(
         &mut db,
@@ -299,6 +308,9 @@ pub(super) fn ingest(
     )?;
     // Opening the store later (query, stats, ...) then replays no write-ahead log.
     db.flush()?;
+    if let Some(j) = job.as_mut() {
+        j.end(&mut db, resumed + sum.records, !stopped())?;
+    }
     sum.settle(&db, since)?;
     // The result lines with every document's cluster and original as the run left them.
     if let Some(w) = outs.results.take() {
@@ -307,17 +319,12 @@ pub(super) fn ingest(
             super::results::settle(&db, p)?;
         }
     }
-    if let Some(mut sink) = later.take() {
-        let read = usize::try_from(sum.records).unwrap_or(usize::MAX);
-        sink.write_standing(&db, open_inputs().skip(a.skip).take(read), since)?;
+    if let (Some(mut sink), Some(j)) = (later.take(), job.as_ref()) {
+        let read = usize::try_from(j.job.read).unwrap_or(usize::MAX);
+        sink.write_standing(&db, open_inputs().skip(a.skip).take(read), &j.job)?;
         outs.sink = Some(sink);
     }
-    if let Err(e) = db.save_memory_filter() {
-        // Everything is stored; only the next run's head start is lost.
-        eprintln!(
-            "fpdb: warning: the presence filter was not saved ({e}); the next run goes without it"
-        );
-    }
+    save_memory_filter(&db);
     progress.bar.finish_and_clear();
     sum.not_documents = not_documents.load(std::sync::atomic::Ordering::Relaxed);
     sum.dedup = outs.sink.as_ref().map(|s| s.counts);
@@ -326,11 +333,75 @@ pub(super) fn ingest(
     if fresh && sum.added == 0 {
         leave_no_store(db, path, existed, quiet)?;
     }
-    Ok(exit_status(
+    let status = exit_status(
         signal.load(std::sync::atomic::Ordering::Relaxed),
         &sum,
         &files,
-    ))
+    );
+    drop(outs);
+    Ok(created.kept_unless(status))
+}
+
+/// Save the presence filter for the next run; a failure is a warning: everything is stored,
+/// only the next run's head start is lost.
+fn save_memory_filter(db: &Fpdb) {
+    if let Err(e) = db.save_memory_filter() {
+        eprintln!(
+            "fpdb: warning: the presence filter was not saved ({e}); the next run goes without it"
+        );
+    }
+}
+
+/// Whether every input can be read a second time: regular files and directories of them, not
+/// stdin, a FIFO or a process substitution (`<(zcat …)`), which stream.
+fn rereadable(files: &[PathBuf]) -> bool {
+    files.iter().all(|f| {
+        f.as_os_str() != "-" && std::fs::metadata(f).is_ok_and(|m| m.is_file() || m.is_dir())
+    })
+}
+
+impl IngestArgs {
+    /// What a record whose id is stored does: `--replace` replaces, else it is skipped.
+    fn on_existing(&self) -> OnExisting {
+        if self.replace {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        }
+    }
+}
+
+/// Output files a run created, removed when it ends without keeping them (an error).
+struct RemovedUnlessKept(Vec<PathBuf>);
+
+impl RemovedUnlessKept {
+    /// The files kept unless the run's exit `status` is an error; `status`.
+    fn kept_unless(mut self, status: u8) -> u8 {
+        if status != super::output::EXIT_ERROR {
+            self.0.clear();
+        }
+        status
+    }
+}
+
+impl Drop for RemovedUnlessKept {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// The global pool of fingerprinting threads (`threads`, default all cores); they yield a
+/// core to the writer's loop (`nice.rs`).
+fn build_pool(threads: Option<usize>) {
+    let mut pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("fpdb-fp-{i}"))
+        .start_handler(|_| super::nice::lower_this_thread(super::nice::FEEDER_NICE));
+    if let Some(t) = threads {
+        pool = pool.num_threads(t.max(1));
+    }
+    pool.build_global().ok();
 }
 
 /// The exit status of a run that read `files` and counted `sum`, stopped by signal `sig` (0:
@@ -342,13 +413,22 @@ fn exit_status(sig: usize, sum: &Summary, files: &[PathBuf]) -> u8 {
         } else {
             "SIGTERM"
         };
+        let rerun = if sum.dedup.is_some() && sum.resumed_job {
+            "run the same command again to go on: it reads on after them and writes the \
+             records of one uninterrupted run"
+        } else {
+            "run the same command again to go on: the records already stored are counted as such"
+        };
         eprintln!(
             "fpdb: interrupted by {name}: the {} records read before it are committed and \
-             durable (the summary above); run the same command again to go on: the records \
-             already stored are counted as such",
+             durable (the summary above); {rerun}",
             sum.records
         );
         return u8::try_from(128 + sig).unwrap_or(super::output::EXIT_ERROR);
+    }
+    if sum.records == 0 && sum.resumed > 0 {
+        // A finished dedup job run again: its records were read by its earlier runs.
+        return EXIT_OK;
     }
     if sum.records == 0 {
         eprintln!(
@@ -420,18 +500,31 @@ fn remove_new_store(path: &Path, existed: bool) -> anyhow::Result<()> {
 }
 
 /// The signal number of the first SIGINT or SIGTERM received from now on (0 until then); a
-/// second one ends the process at once, with the usual 128 + signal status.
+/// second one ends the process at once, with one line saying so and the usual 128 + signal
+/// status.
 fn stop_on_signals() -> anyhow::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let got = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let again = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
-        // Registered first: runs before the flag below is set, so only a second signal ends it.
-        signal_hook::flag::register_conditional_shutdown(
-            sig,
-            128 + sig,
-            std::sync::Arc::clone(&again),
-        )?;
+        // Registered first: runs before the flag below is set, so only a second signal ends
+        // it, with one line saying so (write(2) and _exit(2): safe in a signal handler).
+        let second = std::sync::Arc::clone(&again);
+        let line: &'static [u8] = if sig == SIGINT {
+            b"\nfpdb: a second SIGINT: stopped at once; the batches committed before it are durable, the one in flight is not (run the same command again to go on)\n"
+        } else {
+            b"\nfpdb: a second SIGTERM: stopped at once; the batches committed before it are durable, the one in flight is not (run the same command again to go on)\n"
+        };
+        // SAFETY: the handler only reads an atomic, writes a static buffer to stderr and
+        // ends the process, all async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, move || {
+                if second.load(std::sync::atomic::Ordering::SeqCst) {
+                    libc::write(2, line.as_ptr().cast(), line.len());
+                    signal_hook::low_level::exit(128 + sig);
+                }
+            })?;
+        }
         signal_hook::flag::register(sig, std::sync::Arc::clone(&again))?;
         signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&got), usize::try_from(sig)?)?;
     }

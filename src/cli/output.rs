@@ -337,3 +337,11 @@ pub(super) fn lookup_line(s: &fpdb::LookupStats) -> Option<String> {
         per(s.verified)
     ))
 }
+
+/// Seconds since the Unix epoch as RFC 3339 in UTC (`2024-05-26T10:30:00Z`).
+pub(super) fn rfc3339(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0).map_or_else(
+        || t.to_string(),
+        |d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    )
+}

@@ -16,6 +16,12 @@ use super::output::shown;
 pub(super) struct Summary {
     pub(super) store: String,
     pub(super) records: u64,
+    /// `dedup` over files run again: the input records its earlier runs read and committed,
+    /// not read again (the run goes on after them).
+    pub(super) resumed: u64,
+    /// Whether the run is a job the store remembers (`dedup` over files).
+    #[serde(skip)]
+    pub(super) resumed_job: bool,
     pub(super) added: u64,
     /// The documents added that are their cluster's original at the end of the run (with
     /// `duplicates`; kept up to date as the run goes, see [`Summary::count`]).
@@ -238,6 +244,13 @@ impl Summary {
                 eprintln!(
                     "fpdb: retention: {} documents older than the store's retention deleted",
                     self.expired
+                );
+            }
+            if self.resumed > 0 {
+                eprintln!(
+                    "fpdb: dedup: the first {} records were read and committed by an earlier run \
+                     of this command (same files, same flags): read on after them",
+                    self.resumed
                 );
             }
             if self.not_documents > 0 {

@@ -36,6 +36,7 @@ mod counters;
 mod furniture;
 mod heavy;
 mod ingest;
+mod jobs;
 mod lookup;
 mod near;
 mod open;
@@ -54,8 +55,9 @@ pub use batch_lookup::BatchFingerprints;
 pub use counters::{BatchSeconds, LookupStats};
 use counters::{Lease, LookupCounters};
 pub use heavy::Heavy;
+pub use jobs::Job;
 pub use postings::SIMHASH_MOST;
-pub use read::{Standing, StoredTexts};
+pub use read::{Dates, Standing, StoredTexts};
 pub use report::{
     ClusterDetail, Day, HostCount, HostPair, Hosts, Member, Report, ReportOptions, ReportScan,
     SizeClass,

@@ -1,6 +1,7 @@
 //! Read paths over the whole store: stored documents, stats, export, clusters. Streaming,
 //! with bounded caches.
 
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{Cluster, Document, Fpdb, Match, Outcome, Stats, StoredDocument};
@@ -25,8 +26,15 @@ impl Fpdb {
                 }
             }
         }
+        let (root, crec) = self.find(rec.similar_id)?;
+        let duplicate_of = match crec.named() {
+            n if n == seq => None,
+            n => Some(self.doc(n)?.id),
+        };
         Ok(Some(StoredDocument {
-            similar_id: self.resolve(rec.similar_id)?,
+            similar_id: root,
+            duplicate_of,
+            dates: Dates::of(&rec),
             fingerprints: self.fingerprints_of(&rec),
             id: rec.id,
             url: rec.url,
@@ -112,6 +120,11 @@ impl Fpdb {
     /// Every stored document in ingest order, with its current similar_id, as an [`Outcome`].
     /// Streams: memory stays bounded whatever the store size.
     pub fn export(&self, visit: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
+        self.export_dated(&mut |o, _| visit(o))
+    }
+
+    /// [`Fpdb::export`], each document with its times ([`Dates`]).
+    pub fn export_dated(&self, visit: &mut dyn FnMut(Outcome, Dates) -> Result<()>) -> Result<()> {
         // Caches of cluster roots and of recent ids; cleared when full, so memory stays bounded
         // however many documents the store holds (a miss costs one point lookup).
         const CACHE_MAX: usize = 1 << 20;
@@ -176,15 +189,19 @@ impl Fpdb {
                     matches.push(stored_match(id, m));
                 }
                 let duplicate_of = first.filter(|f| *f != rec.id);
-                visit(Outcome {
-                    id: rec.id,
-                    similar_id: Some(root),
-                    duplicate_of,
-                    previous_original: None,
-                    composite_of: Vec::new(),
-                    matches,
-                    merged: Vec::new(),
-                })?;
+                let dates = Dates::of(&rec);
+                visit(
+                    Outcome {
+                        id: rec.id,
+                        similar_id: Some(root),
+                        duplicate_of,
+                        previous_original: None,
+                        composite_of: Vec::new(),
+                        matches,
+                        merged: Vec::new(),
+                    },
+                    dates,
+                )?;
             }
             match next {
                 Some(n) => start = schema::u64_key(n).to_vec(),
@@ -240,6 +257,14 @@ impl Fpdb {
             return Ok(None);
         }
         Ok(Some(self.doc(rec.named())?.id))
+    }
+
+    /// The times of the stored document with external id `id` (None when no document has it).
+    pub fn dates(&self, id: &str) -> Result<Option<Dates>> {
+        match self.seq_of(id)? {
+            Some(seq) => Ok(Some(Dates::of(&self.doc(seq)?))),
+            None => Ok(None),
+        }
     }
 
     /// Where the stored document with external id `id` stands now: its seq, its cluster, and
@@ -524,7 +549,8 @@ pub struct StoredTexts {
 impl StoredTexts {
     /// The cluster at ingest (resolve it with [`Fpdb::resolve`]) of the stored document with
     /// `doc`'s id, when its record keeps the digest of `doc`'s text; None when no document has
-    /// that id, or it has another text, or its record keeps no digest.
+    /// that id, or it has another text, or its record keeps no digest, or `doc` is dated before
+    /// it.
     pub fn already_stored(&self, doc: &Document) -> Result<Option<u64>> {
         let Some(v) = self.store.get(Cf::DocIds, doc.id.as_bytes())? else {
             return Ok(None);
@@ -534,7 +560,13 @@ impl StoredTexts {
             return Ok(None);
         };
         let rec = schema::decode_doc(&k, &v)?;
-        Ok((rec.digest == Some(crate::hash::text_digest(&doc.text))).then_some(rec.similar_id))
+        // A document dated before the stored one is left to the ingest, which dates the
+        // stored one earlier (`Fpdb::predate`).
+        let earlier = doc.published.is_some_and(|t| t < rec.dated());
+        Ok(
+            (!earlier && rec.digest == Some(crate::hash::text_digest(&doc.text)))
+                .then_some(rec.similar_id),
+        )
     }
 }
 
@@ -546,6 +578,28 @@ impl Fpdb {
         (self.opts.digests && self.doc_count > 0).then(|| StoredTexts {
             store: self.store.committed(),
         })
+    }
+}
+
+/// A stored document's times, seconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Dates {
+    /// When it was published, as its input said (a time field, the page's own time, else its
+    /// archive record's date); None when the input said nothing readable.
+    pub published: Option<i64>,
+    /// When it was ingested.
+    pub ingested: u64,
+    /// The time its cluster's original is chosen by: `published`, else `ingested`.
+    pub dated: i64,
+}
+
+impl Dates {
+    pub(crate) fn of(rec: &schema::DocRecord) -> Dates {
+        Dates {
+            published: rec.published,
+            ingested: rec.time,
+            dated: rec.dated(),
+        }
     }
 }
 

@@ -23,8 +23,9 @@ pub struct Document {
     /// Meta keywords (HTML pages), stored.
     pub keywords: Option<String>,
     /// When it was published, in seconds since the Unix epoch, as its input says (a time
-    /// field, WARC-Date, an ARC record's date, the page's `article:published_time` or
-    /// `<time datetime>`, HTTP `Last-Modified`); `None`: its ingest time counts. A store with
+    /// field, the page's `article:published_time` or `<time datetime>`, and only for a page
+    /// without one its archive record's date: WARC-Date, an ARC record's date); `None`: its
+    /// ingest time counts. A store with
     /// `originals` names the earliest member of a cluster its original.
     pub published: Option<i64>,
     /// A time the input gave that could not be read (the reader's located warning; the
@@ -132,6 +133,11 @@ pub struct StoredDocument {
     pub title: Option<String>,
     /// Its current cluster.
     pub similar_id: u64,
+    /// Its cluster's original, when that is another document.
+    pub duplicate_of: Option<String>,
+    /// Its times: published (as its input said), ingested, and the one its cluster's original
+    /// is chosen by.
+    pub dates: crate::engine::Dates,
     /// Its fingerprints.
     pub fingerprints: Fingerprints,
     /// Ids of the stored documents it matched when it was ingested.

@@ -125,7 +125,7 @@ var fpdbRender = (function () {
   }
 
   function days(report) {
-    var s = section("Duplicates per day", "Documents by the day they were published (the day they were ingested when their input gave no date; UTC), and of them the duplicates: members that are not their cluster's original; log scale, last 60 days.");
+    var s = section("Duplicates per day", "Documents by the day they were published (a page's own date, else the day an archive fetched it, else the day they were ingested; UTC), and of them the duplicates: members that are not their cluster's original; log scale, last 60 days.");
     var list = report.days.slice(-60);
     if (!list.length) {
       s.appendChild(el("p", { class: "note", text: "No document yet." }));
