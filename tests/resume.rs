@@ -285,6 +285,26 @@ fn a_shuffled_crawl_names_the_same_originals_and_writes_the_same_records() {
             );
         }
         assert_eq!(unique.len(), want.len(), "order {order}: {unique:?}");
+        // The times shown: a re-crawled page keeps its earliest fetch, a page its own time;
+        // `clusters` lists each original first.
+        let export = run(d, &["--db", &db, "export", "--times"]);
+        let times: BTreeMap<String, serde_json::Value> = json_lines(&stdout(&export))
+            .into_iter()
+            .map(|l| {
+                (
+                    l["id"].as_str().unwrap().to_string(),
+                    l["published"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(times["https://nodate.example/0"], "2024-01-01T00:00:00Z");
+        assert_eq!(times["https://orig1.example/a"], "2024-01-03T08:00:00Z");
+        let clusters = run(d, &["--db", &db, "clusters", "--json", "--times"]);
+        for c in json_lines(&stdout(&clusters)) {
+            assert_eq!(c["members"][0], c["original"], "{c}");
+            let first = c["members"][0].as_str().unwrap();
+            assert!(c["dates"][first]["ingested"].is_string(), "{c}");
+        }
         match &seen {
             None => seen = Some((map, unique)),
             Some((m, u)) => {
@@ -329,5 +349,62 @@ fn every_format_is_recognized_on_stdin() {
         assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
         let sum: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
         assert_eq!(sum["added"], n, "{what}: {sum}");
+    }
+}
+
+#[test]
+fn a_page_read_again_is_known_by_its_record_before_it_is_extracted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng(99);
+    let texts: Vec<String> = (0..3).map(|_| synthetic_doc(&mut rng, 6)).collect();
+    let warc = |date: &str| -> String {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| warc_record(&format!("https://p.example/{i}"), date, &page(t, None)))
+            .collect()
+    };
+    std::fs::write(d.join("a.warc"), warc("2024-01-01T00:00:00Z")).unwrap();
+    let first = run(d, &["--db", "s.db", "ingest", "--json", "a.warc"]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    // The same records: each known by its record's digest, before extraction.
+    let db = fpdb::Fpdb::builder().open(d.join("s.db")).unwrap();
+    let stored = db.stored_texts().unwrap();
+    let opts = fpdb::reader::ReadOptions {
+        defer_pages: true,
+        ..Default::default()
+    };
+    let records: Vec<_> = fpdb::reader::Inputs::new(&[d.join("a.warc")], opts.clone()).collect();
+    assert_eq!(records.len(), 3);
+    for r in &records {
+        let digest = r
+            .raw_digest()
+            .expect("an archived page has a digest before extraction");
+        assert!(stored
+            .stored_page(r.id().unwrap(), digest)
+            .unwrap()
+            .is_some());
+    }
+    // Fetched again later: another record, not known before extraction.
+    std::fs::write(d.join("b.warc"), warc("2024-02-01T00:00:00Z")).unwrap();
+    for r in fpdb::reader::Inputs::new(&[d.join("b.warc")], opts) {
+        let digest = r.raw_digest().unwrap();
+        assert!(stored
+            .stored_page(r.id().unwrap(), digest)
+            .unwrap()
+            .is_none());
+    }
+    drop((stored, db));
+    // The CLI: the same file again is already stored; the later fetch, same text, too.
+    for name in ["a.warc", "b.warc"] {
+        let again = run(d, &["--db", "s.db", "ingest", "--json", name]);
+        assert_eq!(code(&again), 0, "{name}: {}", stderr(&again));
+        let sum: serde_json::Value = serde_json::from_str(stdout(&again).trim()).unwrap();
+        assert_eq!(
+            (sum["already_stored"].as_u64(), sum["added"].as_u64()),
+            (Some(3), Some(0)),
+            "{name}: {sum}"
+        );
     }
 }

@@ -12,11 +12,14 @@ pub(super) struct ClustersArgs {
     /// Only clusters with at least this many documents
     #[arg(long, default_value_t = 2)]
     pub(super) min_size: usize,
-    /// One JSON object per cluster on stdout: {"similar_id","size","original","members",
-    /// "dates"} (members: the original first, then in ingest order; dates: each member's
-    /// "published" and "ingested" times)
+    /// One JSON object per cluster on stdout: {"similar_id","size","original","members"}
+    /// (members: the original first, then in ingest order)
     #[arg(long)]
     pub(super) json: bool,
+    /// With --json: add "dates", each member's "published" (as its input said; null when it
+    /// said none) and "ingested" times, RFC 3339 in UTC
+    #[arg(long, requires = "json")]
+    pub(super) times: bool,
 }
 
 pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
@@ -37,7 +40,7 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
         if a.json {
             // Each member's times: published (as its input said), ingested.
             let mut dates = serde_json::Map::new();
-            for m in &members {
+            for m in members.iter().filter(|_| a.times) {
                 if let Some(d) = db.dates(m)? {
                     dates.insert(
                         (*m).clone(),
@@ -48,13 +51,15 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
                     );
                 }
             }
-            let v = serde_json::json!({
+            let mut v = serde_json::json!({
                 "similar_id": id,
                 "size": members.len(),
                 "original": original,
                 "members": members,
-                "dates": dates,
             });
+            if a.times {
+                v["dates"] = dates.into();
+            }
             writeln!(w, "{v}")?;
         } else {
             writeln!(w, "similar_id {id} ({} documents)", members.len())?;

@@ -1,5 +1,5 @@
-//! `fpdb export`: every stored document with its current similar_id and its times, as JSON
-//! lines.
+//! `fpdb export`: every stored document with its current similar_id (and with `--times` its
+//! times), as JSON lines.
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -16,9 +16,14 @@ pub(super) struct ExportArgs {
     /// Accepted for one vocabulary with the other commands: the export is always JSON lines
     #[arg(long)]
     pub(super) json: bool,
+    /// Add each document's times: "published" (as its input said: a time field, the page's
+    /// own time, else its archive record's date; null when it said none) and "ingested", RFC
+    /// 3339 in UTC. Off by default: the export stays the same bytes for the same input
+    #[arg(long)]
+    pub(super) times: bool,
 }
 
-/// One exported document: its outcome, when it was published (as its input said: a time
+/// One exported document with `--times`: its outcome, when it was published (as its input said: a time
 /// field, the page's own time, else its archive record's date; null when it said nothing) and
 /// when it was ingested, both RFC 3339 in UTC.
 #[derive(serde::Serialize)]
@@ -36,12 +41,21 @@ pub(super) fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
         .unwrap_or_else(|| Box::new(BufWriter::new(std::io::stdout().lock())));
     let stdout = || a.output.clone().unwrap_or_else(|| "<stdout>".into());
     db.export_dated(&mut |o, dates| {
-        let line = Line {
-            outcome: o,
-            published: dates.published.map(super::output::rfc3339),
-            ingested: super::output::rfc3339(i64::try_from(dates.ingested).unwrap_or(i64::MAX)),
+        let written = if a.times {
+            serde_json::to_writer(
+                &mut w,
+                &Line {
+                    outcome: o,
+                    published: dates.published.map(super::output::rfc3339),
+                    ingested: super::output::rfc3339(
+                        i64::try_from(dates.ingested).unwrap_or(i64::MAX),
+                    ),
+                },
+            )
+        } else {
+            serde_json::to_writer(&mut w, &o)
         };
-        serde_json::to_writer(&mut w, &line).map_err(|e| fpdb::Error::Io {
+        written.map_err(|e| fpdb::Error::Io {
             path: stdout(),
             source: e.into(),
         })?;

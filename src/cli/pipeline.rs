@@ -538,6 +538,13 @@ fn fingerprint_chunk(
     chunk
         .par_iter_mut()
         .map(|r| {
+            // A page read again as it was stored is known before it is extracted.
+            if let (Some(s), Some(digest), Some(id)) = (stored, r.raw_digest(), r.id()) {
+                if let Ok(Some(similar_id)) = s.stored_page(id, digest) {
+                    r.known_stored();
+                    return Prepared::Stored(similar_id);
+                }
+            }
             r.finish();
             let Ok(d) = r.doc.as_ref() else {
                 return Prepared::Unread;

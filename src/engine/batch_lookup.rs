@@ -318,10 +318,7 @@ impl Fpdb {
                 .zip(existing.into_par_iter().zip(predates))
                 .map(|((doc, fps), (existing, predates))| {
                     let f = self.found(fps, existing?, skip, read.as_ref())?;
-                    let digest = self
-                        .opts
-                        .digests
-                        .then(|| crate::hash::text_digest(&doc.text));
+                    let digest = self.opts.digests.then(|| doc.digest());
                     Ok(Found {
                         digest,
                         predates,

@@ -117,7 +117,7 @@ impl Fpdb {
         rec.description = doc.description.clone();
         rec.keywords = doc.keywords.clone();
         if rec.digest.is_some() {
-            rec.digest = Some(crate::hash::text_digest(&doc.text));
+            rec.digest = Some(doc.digest());
         }
         let duplicate_of = if crec.named() == seq {
             None
@@ -428,7 +428,7 @@ impl Fpdb {
             digest: self
                 .opts
                 .digests
-                .then(|| digest.unwrap_or_else(|| crate::hash::text_digest(&doc.text))),
+                .then(|| digest.unwrap_or_else(|| doc.digest())),
             template: match fps.host_seen {
                 Some((_, seen)) if self.opts.site_templates => seen,
                 _ => Vec::new(),
@@ -454,6 +454,14 @@ impl Fpdb {
 /// keeps one, else by its fingerprints.
 pub(super) fn same_text(rec: &DocRecord, doc: &Document, fps: &Fingerprints) -> bool {
     match rec.digest {
+        // A page keeps the digest of its record as read: the same page fetched again with
+        // other bytes (another date, another header) is the same text when its fingerprints
+        // are the same.
+        Some(d) if doc.raw_digest.is_some() => {
+            Some(d) == doc.raw_digest
+                || d == crate::hash::text_digest(&doc.text)
+                || same_fingerprints(rec, fps)
+        }
         Some(d) => d == crate::hash::text_digest(&doc.text),
         None => same_fingerprints(rec, fps),
     }

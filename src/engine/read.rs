@@ -563,10 +563,24 @@ impl StoredTexts {
         // A document dated before the stored one is left to the ingest, which dates the
         // stored one earlier (`Fpdb::predate`).
         let earlier = doc.published.is_some_and(|t| t < rec.dated());
-        Ok(
-            (!earlier && rec.digest == Some(crate::hash::text_digest(&doc.text)))
-                .then_some(rec.similar_id),
-        )
+        let same = rec.digest == Some(crate::hash::text_digest(&doc.text))
+            || (doc.raw_digest.is_some() && rec.digest == doc.raw_digest);
+        Ok((!earlier && same).then_some(rec.similar_id))
+    }
+
+    /// The cluster at ingest of the stored page with id `id` when its record keeps
+    /// `raw_digest` ([`crate::reader::Record::raw_digest`]): the same page read again, known
+    /// before it is extracted. None otherwise.
+    pub fn stored_page(&self, id: &str, raw_digest: u64) -> Result<Option<u64>> {
+        let Some(v) = self.store.get(Cf::DocIds, id.as_bytes())? else {
+            return Ok(None);
+        };
+        let k = schema::u64_key(schema::decode_u64(Cf::DocIds, id.as_bytes(), &v)?);
+        let Some(v) = self.store.get(Cf::Docs, &k)? else {
+            return Ok(None);
+        };
+        let rec = schema::decode_doc(&k, &v)?;
+        Ok((rec.digest == Some(raw_digest)).then_some(rec.similar_id))
     }
 }
 

@@ -31,6 +31,11 @@ pub struct Document {
     /// A time the input gave that could not be read (the reader's located warning; the
     /// document is read without it).
     pub time_unread: Option<String>,
+    /// A page's digest as read, before extraction (a WARC, ARC or whole-file page: its bytes,
+    /// archive date and kind; [`crate::reader::Record::raw_digest`]). Stored as its digest in
+    /// place of its text's (stores with `digests`), so that a re-run knows a stored page
+    /// before extracting it again.
+    pub raw_digest: Option<u64>,
     /// URLs its page links to as its source (links whose text or surroundings say so); its
     /// text's source lines ("来源：URL") are read when it is fingerprinted.
     pub cites: Vec<String>,
@@ -42,6 +47,13 @@ pub struct Document {
 }
 
 impl Document {
+    /// The digest its record keeps (stores with `digests`): its page's as read when it came
+    /// from one ([`Document::raw_digest`]), else its text's as given.
+    pub fn digest(&self) -> u64 {
+        self.raw_digest
+            .unwrap_or_else(|| crate::hash::text_digest(&self.text))
+    }
+
     /// A document with an id and a body.
     pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
         Document {

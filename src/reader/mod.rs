@@ -180,6 +180,21 @@ struct Deferred {
     time: Option<String>,
 }
 
+impl Deferred {
+    /// The page's digest as read: its bytes, whether it is HTML and its archive date (the id
+    /// and URL are the stored document's own, compared by the lookup of its id).
+    fn digest(&self) -> u64 {
+        Deferred::digest_of(&self.bytes, self.time.as_deref(), self.html)
+    }
+
+    fn digest_of(bytes: &[u8], time: Option<&str>, html: bool) -> u64 {
+        let body = crate::hash::fingerprint64(bytes);
+        let mut head = format!("page {html} {body:016x} ").into_bytes();
+        head.extend_from_slice(time.unwrap_or("").as_bytes());
+        crate::hash::fingerprint64(&head)
+    }
+}
+
 impl Record {
     fn new(
         source: String,
@@ -261,11 +276,31 @@ impl Record {
         }
     }
 
+    /// The digest of a page not yet extracted (a WARC, ARC or whole-file page): its bytes,
+    /// id, URL and archive date ([`Document::raw_digest`]); None for every other record.
+    pub fn raw_digest(&self) -> Option<u64> {
+        self.deferred.as_ref().map(Deferred::digest)
+    }
+
+    /// A page known to be stored already with the same [`Record::raw_digest`]: it is not
+    /// extracted, and its document is its id and URL alone.
+    pub fn known_stored(&mut self) {
+        if let Some(p) = self.deferred.take() {
+            self.doc = Ok(Document {
+                id: p.id,
+                url: p.url,
+                raw_digest: Some(Deferred::digest_of(&p.bytes, p.time.as_deref(), p.html)),
+                ..Default::default()
+            });
+        }
+    }
+
     fn finish_page(&mut self) {
         if let Some((fields, page)) = self.pending.take() {
             self.doc = page.extract(fields);
         }
         if let Some(p) = self.deferred.take() {
+            let raw_digest = p.digest();
             let (text, _) = decode::decode(&p.bytes, p.charset, p.html);
             self.doc = page_document(p.id, p.url, &text, p.html).map(|mut doc| {
                 if let Some(t) = &p.time {
@@ -285,6 +320,7 @@ impl Record {
                         self.fetched = fetched.published;
                     }
                 }
+                doc.raw_digest = Some(raw_digest);
                 doc
             });
         }
