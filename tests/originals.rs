@@ -27,21 +27,6 @@ fn article(seed: u64) -> String {
     synthetic_doc(&mut Rng(seed), 8)
 }
 
-/// `id -> duplicate_of` of a store's export (the binary's).
-fn named(dir: &Path, db: &str) -> BTreeMap<String, Option<String>> {
-    let out = run(dir, &["--db", db, "export"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&stdout(&out))
-        .into_iter()
-        .map(|l| {
-            (
-                l["id"].as_str().unwrap().to_string(),
-                l["duplicate_of"].as_str().map(str::to_string),
-            )
-        })
-        .collect()
-}
-
 /// Every member but `original` names it; `original` names nobody.
 fn assert_original(map: &BTreeMap<String, Option<String>>, members: &[&str], original: &str) {
     for m in members {
@@ -55,75 +40,22 @@ fn verify(dir: &Path, db: &str) {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
 
-/// A WARC response record of `html` at `uri`, dated `date`.
-fn warc_record(uri: &str, date: &str, html: &str) -> String {
-    let http = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{html}",
-        html.len()
-    );
-    format!(
-        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: {date}\r\n\
-         Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
-        http.len()
-    )
-}
-
 fn page(body: &str, head: &str) -> String {
     format!("<html><head><title>t</title>{head}</head><body><article><p>{body}</p></article></body></html>")
 }
 
-#[test]
-fn a_warc_whose_dates_run_backwards_names_its_earliest_record() {
+/// Three copies of one article on three sites, fetched at `dates` (their WARC-Dates), each
+/// with `published` as its own time when given: the original a store names after one ingest.
+fn original_of_three(seed: u64, dates: [(&str, Option<&str>); 3]) -> String {
     let d = tempfile::tempdir().unwrap();
-    let text = article(1);
+    let text = article(seed);
     let mut warc = String::new();
-    // Crawled (archived) in reverse: the last record is the earliest.
-    for (i, date) in [
-        "2024-03-01T00:00:00Z",
-        "2024-02-01T00:00:00Z",
-        "2024-01-01T08:00:00Z",
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (i, (fetched, published)) in dates.iter().enumerate() {
         let body = format!("{text}\n第{i}次转载。");
-        // No time of its own: the record's date (when it was fetched) counts.
-        warc.push_str(&warc_record(
-            &format!("https://site{i}.example/a"),
-            date,
-            &page(&body, ""),
-        ));
-    }
-    std::fs::write(d.path().join("crawl.warc"), warc).unwrap();
-    let out = run(d.path(), &["--db", "s.db", "ingest", "crawl.warc"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let map = named(d.path(), "s.db");
-    let members = [
-        "https://site0.example/a",
-        "https://site1.example/a",
-        "https://site2.example/a",
-    ];
-    assert_original(&map, &members, "https://site2.example/a");
-    verify(d.path(), "s.db");
-}
-
-#[test]
-fn a_pages_own_time_outranks_when_it_was_fetched() {
-    let d = tempfile::tempdir().unwrap();
-    let text = article(11);
-    let mut warc = String::new();
-    // Fetched in this order; published in the reverse: the last fetched was published first.
-    for (i, (fetched, published)) in [
-        ("2024-01-01T00:00:00Z", "2023-12-20T00:00:00Z"),
-        ("2024-02-01T00:00:00Z", "2023-12-10T00:00:00Z"),
-        ("2024-03-01T00:00:00Z", "2023-12-01T00:00:00Z"),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let body = format!("{text}\n第{i}次转载。");
-        let head = format!(r#"<meta property="article:published_time" content="{published}">"#);
-        warc.push_str(&warc_record(
+        let head = published.map_or(String::new(), |t| {
+            format!(r#"<meta property="article:published_time" content="{t}">"#)
+        });
+        warc.push_str(&common::warc_response(
             &format!("https://site{i}.example/a"),
             fetched,
             &page(&body, &head),
@@ -132,14 +64,50 @@ fn a_pages_own_time_outranks_when_it_was_fetched() {
     std::fs::write(d.path().join("crawl.warc"), warc).unwrap();
     let out = run(d.path(), &["--db", "s.db", "ingest", "crawl.warc"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let map = named(d.path(), "s.db");
+    verify(d.path(), "s.db");
+    let map = common::named(d.path(), "s.db");
+    let original: Vec<&String> = map
+        .iter()
+        .filter(|(_, o)| o.is_none())
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(original.len(), 1, "one cluster: {map:?}");
     let members = [
         "https://site0.example/a",
         "https://site1.example/a",
         "https://site2.example/a",
     ];
-    assert_original(&map, &members, "https://site2.example/a");
-    verify(d.path(), "s.db");
+    assert_original(&map, &members, original[0]);
+    original[0].clone()
+}
+
+#[test]
+fn a_warc_whose_dates_run_backwards_names_its_earliest_record() {
+    // Crawled (archived) in reverse: the last record is the earliest. No page has a time of
+    // its own: the record's date (when it was fetched) counts.
+    let original = original_of_three(
+        1,
+        [
+            ("2024-03-01T00:00:00Z", None),
+            ("2024-02-01T00:00:00Z", None),
+            ("2024-01-01T08:00:00Z", None),
+        ],
+    );
+    assert_eq!(original, "https://site2.example/a");
+}
+
+#[test]
+fn a_pages_own_time_outranks_when_it_was_fetched() {
+    // Fetched in this order; published in the reverse: the last fetched was published first.
+    let original = original_of_three(
+        11,
+        [
+            ("2024-01-01T00:00:00Z", Some("2023-12-20T00:00:00Z")),
+            ("2024-02-01T00:00:00Z", Some("2023-12-10T00:00:00Z")),
+            ("2024-03-01T00:00:00Z", Some("2023-12-01T00:00:00Z")),
+        ],
+    );
+    assert_eq!(original, "https://site2.example/a");
 }
 
 #[test]
@@ -184,7 +152,7 @@ fn a_jsonl_date_field_names_the_earliest_and_says_what_it_could_not_read() {
     assert_eq!(results[1]["previous_original"], "b", "{results:?}");
     assert_eq!(results[3]["previous_original"], "a", "{results:?}");
     assert_eq!(results[3]["duplicate_of"], serde_json::Value::Null);
-    assert_original(&named(d.path(), "s.db"), &["a", "b", "c", "e"], "e");
+    assert_original(&common::named(d.path(), "s.db"), &["a", "b", "c", "e"], "e");
     // A query names the cluster's original too.
     let out = run(d.path(), &["--db", "s.db", "query", "--json", &text]);
     let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -202,7 +170,11 @@ fn a_jsonl_date_field_names_the_earliest_and_says_what_it_could_not_read() {
         let mut a = vec!["--db", db, "ingest", "other.jsonl"];
         a.extend_from_slice(args);
         assert_eq!(code(&run(d.path(), &a)), 0);
-        assert_original(&named(d.path(), db), &["a", "b", "c", "e"], original);
+        assert_original(
+            &common::named(d.path(), db),
+            &["a", "b", "c", "e"],
+            original,
+        );
     }
 }
 
@@ -234,7 +206,7 @@ fn html_pages_are_dated_by_their_published_time() {
     }
     let out = run(d.path(), &["--db", "s.db", "ingest", "pages"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let map = named(d.path(), "s.db");
+    let map = common::named(d.path(), "s.db");
     let ids: Vec<&str> = map.keys().map(String::as_str).collect();
     assert_eq!(ids.len(), 3, "{map:?}");
     let original = ids.iter().find(|i| i.ends_with("3.html")).unwrap();
@@ -265,11 +237,11 @@ fn originals_survive_reopen_delete_replace_and_backup() {
         code(&run(d.path(), &["--db", "s.db", "ingest", "1.jsonl"])),
         0
     );
-    assert_original(&named(d.path(), "s.db"), &["a", "b", "c"], "a");
+    assert_original(&common::named(d.path(), "s.db"), &["a", "b", "c"], "a");
     verify(d.path(), "s.db");
     // The original deleted: the next-earliest takes over.
     assert_eq!(code(&run(d.path(), &["--db", "s.db", "delete", "a"])), 0);
-    assert_original(&named(d.path(), "s.db"), &["b", "c"], "b");
+    assert_original(&common::named(d.path(), "s.db"), &["b", "c"], "b");
     verify(d.path(), "s.db");
     // Replaced by a version dated later than c: c takes over.
     std::fs::write(
@@ -282,7 +254,7 @@ fn originals_survive_reopen_delete_replace_and_backup() {
         &["--db", "s.db", "ingest", "2.jsonl", "--replace"],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_original(&named(d.path(), "s.db"), &["b", "c"], "c");
+    assert_original(&common::named(d.path(), "s.db"), &["b", "c"], "c");
     verify(d.path(), "s.db");
     // An earlier copy arriving later takes over and says whom it displaced.
     std::fs::write(d.path().join("3.jsonl"), doc("z", "零", "2023-12-31")).unwrap();
@@ -292,19 +264,19 @@ fn originals_survive_reopen_delete_replace_and_backup() {
     );
     let line = &json_lines(&stdout(&out))[0];
     assert_eq!(line["previous_original"], "c", "{line}");
-    let before = named(d.path(), "s.db");
+    let before = common::named(d.path(), "s.db");
     assert_original(&before, &["b", "c", "z"], "z");
-    // `clusters` names it too (members stay in ingest order).
+    // `clusters` names it too, and lists it first (the others in ingest order).
     let out = run(d.path(), &["--db", "s.db", "clusters", "--json"]);
     let cluster = &json_lines(&stdout(&out))[0];
     assert_eq!(cluster["original"], "z", "{cluster}");
-    assert_eq!(cluster["members"][0], "c", "{cluster}");
+    assert_eq!(cluster["members"], serde_json::json!(["z", "c", "b"]), "{cluster}");
     // A backup holds the same; a reopened store too (the export above reopened it).
     assert_eq!(
         code(&run(d.path(), &["--db", "s.db", "backup", "copy.db"])),
         0
     );
-    assert_eq!(named(d.path(), "copy.db"), before);
+    assert_eq!(common::named(d.path(), "copy.db"), before);
     verify(d.path(), "copy.db");
 }
 
@@ -463,7 +435,7 @@ fn a_citation_overrides_an_earlier_date_without_one() {
         code(&run(d.path(), &["--db", "s.db", "ingest", "in.jsonl"])),
         0
     );
-    assert_original(&named(d.path(), "s.db"), &["a", "b", "c"], "a");
+    assert_original(&common::named(d.path(), "s.db"), &["a", "b", "c"], "a");
     verify(d.path(), "s.db");
     // The citing page first, the cited one after it: the citation still counts.
     let reversed: String = jsonl.lines().rev().map(|l| format!("{l}\n")).collect();
@@ -472,7 +444,7 @@ fn a_citation_overrides_an_earlier_date_without_one() {
         code(&run(d.path(), &["--db", "r.db", "ingest", "rev.jsonl"])),
         0
     );
-    assert_original(&named(d.path(), "r.db"), &["a", "b", "c"], "a");
+    assert_original(&common::named(d.path(), "r.db"), &["a", "b", "c"], "a");
     verify(d.path(), "r.db");
     // Without the source line, the earliest date decides.
     let plain = jsonl.replace("\\n来源：https://site-a.example/news/1/", "");
@@ -481,9 +453,9 @@ fn a_citation_overrides_an_earlier_date_without_one() {
         code(&run(d.path(), &["--db", "p.db", "ingest", "plain.jsonl"])),
         0
     );
-    assert_original(&named(d.path(), "p.db"), &["a", "b", "c"], "c");
+    assert_original(&common::named(d.path(), "p.db"), &["a", "b", "c"], "c");
     // A WARC: the repost links to its source ("来源：<a href>"), crawled and dated earlier.
-    let mut warc = warc_record(
+    let mut warc = common::warc_response(
         "https://repost.example/2",
         "2024-01-01T00:00:00Z",
         &page(
@@ -491,7 +463,7 @@ fn a_citation_overrides_an_earlier_date_without_one() {
             "",
         ),
     );
-    warc.push_str(&warc_record(
+    warc.push_str(&common::warc_response(
         "https://source.example/1",
         "2024-03-01T00:00:00Z",
         &page(&text, ""),
@@ -502,7 +474,7 @@ fn a_citation_overrides_an_earlier_date_without_one() {
         0
     );
     assert_original(
-        &named(d.path(), "w.db"),
+        &common::named(d.path(), "w.db"),
         &["https://repost.example/2", "https://source.example/1"],
         "https://source.example/1",
     );
@@ -534,7 +506,7 @@ fn a_citation_from_the_same_site_does_not_count() {
             0
         );
         assert_original(
-            &named(d.path(), &db),
+            &common::named(d.path(), &db),
             &["orig", "copier", "copier2"],
             "orig",
         );
@@ -553,7 +525,7 @@ fn a_citation_from_the_same_site_does_not_count() {
         0
     );
     assert_original(
-        &named(d.path(), "o.db"),
+        &common::named(d.path(), "o.db"),
         &["orig", "copier", "puppet"],
         "copier",
     );
@@ -579,14 +551,18 @@ fn a_deleted_citation_no_longer_names_the_original() {
             0
         );
         assert_original(
-            &named(d.path(), db),
+            &common::named(d.path(), db),
             &["orig", "copier", "puppet"],
             "copier",
         );
     }
     let o = run(d.path(), &["--db", "del.db", "-q", "delete", "puppet"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_original(&named(d.path(), "del.db"), &["orig", "copier"], "orig");
+    assert_original(
+        &common::named(d.path(), "del.db"),
+        &["orig", "copier"],
+        "orig",
+    );
     verify(d.path(), "del.db");
     // Replaced by a page without the citation.
     write_jsonl(
@@ -601,7 +577,7 @@ fn a_deleted_citation_no_longer_names_the_original() {
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_original(
-        &named(d.path(), "rep.db"),
+        &common::named(d.path(), "rep.db"),
         &["orig", "copier", "puppet"],
         "orig",
     );
@@ -615,7 +591,11 @@ fn a_deleted_citation_no_longer_names_the_original() {
         )),
         0
     );
-    assert_original(&named(d.path(), "fresh.db"), &["orig", "copier"], "orig");
+    assert_original(
+        &common::named(d.path(), "fresh.db"),
+        &["orig", "copier"],
+        "orig",
+    );
 }
 
 /// Oracle: after any sequence of ingests, deletes and replaces of copies that cite each other

@@ -166,19 +166,6 @@ fn a_failed_dedup_leaves_no_output_it_created_and_keeps_one_it_did_not() {
     assert!(!d.join("u.jsonl").exists(), "an empty -o was left");
 }
 
-/// A WARC response record of `html` at `uri`, fetched at `date`.
-fn warc_record(uri: &str, date: &str, html: &str) -> String {
-    let http = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{html}",
-        html.len()
-    );
-    format!(
-        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: {date}\r\n\
-         Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
-        http.len()
-    )
-}
-
 /// A page of `body`; `published`: its own publication time.
 fn page(body: &str, published: Option<&str>) -> String {
     let head = published.map_or(String::new(), |t| {
@@ -193,21 +180,6 @@ fn page(body: &str, published: Option<&str>) -> String {
 /// `id -> duplicate_of`.
 type Named = BTreeMap<String, Option<String>>;
 
-/// `id -> duplicate_of` of a store's export.
-fn named(dir: &Path, db: &str) -> Named {
-    let out = run(dir, &["--db", db, "export"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&stdout(&out))
-        .into_iter()
-        .map(|l| {
-            (
-                l["id"].as_str().unwrap().to_string(),
-                l["duplicate_of"].as_str().map(str::to_string),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn a_shuffled_crawl_names_the_same_originals_and_writes_the_same_records() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,13 +192,13 @@ fn a_shuffled_crawl_names_the_same_originals_and_writes_the_same_records() {
         let text = text.trim_end();
         // The original: published first, fetched last (after its reposts).
         let orig = format!("https://orig{k}.example/a");
-        records.push(warc_record(
+        records.push(common::warc_response(
             &orig,
             "2024-06-10T00:00:00Z",
             &page(text, Some(&format!("2024-01-{:02}T08:00:00Z", k + 2))),
         ));
         for j in 0..2 {
-            records.push(warc_record(
+            records.push(common::warc_response(
                 &format!("https://copy{j}.example/{k}"),
                 "2024-03-01T00:00:00Z",
                 &page(
@@ -240,12 +212,12 @@ fn a_shuffled_crawl_names_the_same_originals_and_writes_the_same_records() {
             // A page without a time of its own, fetched twice: first before the original was
             // published (it is then the original), and again later with a counter changed.
             let url = format!("https://nodate.example/{k}");
-            records.push(warc_record(
+            records.push(common::warc_response(
                 &url,
                 "2024-01-01T00:00:00Z",
                 &page(&format!("{text}\n阅读 10"), None),
             ));
-            records.push(warc_record(
+            records.push(common::warc_response(
                 &url,
                 "2024-07-01T00:00:00Z",
                 &page(&format!("{text}\n阅读 99"), None),
@@ -268,7 +240,7 @@ fn a_shuffled_crawl_names_the_same_originals_and_writes_the_same_records() {
         let db = format!("s{order}.db");
         let out = run(d, &["--db", &db, "-q", "dedup", &name, "-o", "u.jsonl"]);
         assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
-        let map = named(d, &db);
+        let map = common::named(d, &db);
         let unique: BTreeSet<String> =
             json_lines(&std::fs::read_to_string(d.join("u.jsonl")).unwrap())
                 .iter()
@@ -320,7 +292,7 @@ fn every_format_is_recognized_on_stdin() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let text = synthetic_doc(&mut Rng(7), 6);
-    let warc = warc_record(
+    let warc = common::warc_response(
         "https://a.example/1",
         "2024-01-01T00:00:00Z",
         &page(&text, None),
@@ -362,7 +334,9 @@ fn a_page_read_again_is_known_by_its_record_before_it_is_extracted() {
         texts
             .iter()
             .enumerate()
-            .map(|(i, t)| warc_record(&format!("https://p.example/{i}"), date, &page(t, None)))
+            .map(|(i, t)| {
+                common::warc_response(&format!("https://p.example/{i}"), date, &page(t, None))
+            })
             .collect()
     };
     std::fs::write(d.join("a.warc"), warc("2024-01-01T00:00:00Z")).unwrap();

@@ -134,15 +134,7 @@ impl Fpdb {
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&rec));
         self.store.write(b)?;
-        Ok(Outcome {
-            id: rec.id,
-            similar_id: Some(root),
-            duplicate_of,
-            previous_original: None,
-            composite_of: Vec::new(),
-            matches,
-            merged: Vec::new(),
-        })
+        Ok(Outcome::stored(rec.id, root, duplicate_of, matches))
     }
 
     /// The publication time of `doc` when it is earlier than that of the stored document of

@@ -190,18 +190,7 @@ impl Fpdb {
                 }
                 let duplicate_of = first.filter(|f| *f != rec.id);
                 let dates = Dates::of(&rec);
-                visit(
-                    Outcome {
-                        id: rec.id,
-                        similar_id: Some(root),
-                        duplicate_of,
-                        previous_original: None,
-                        composite_of: Vec::new(),
-                        matches,
-                        merged: Vec::new(),
-                    },
-                    dates,
-                )?;
+                visit(Outcome::stored(rec.id, root, duplicate_of, matches), dates)?;
             }
             match next {
                 Some(n) => start = schema::u64_key(n).to_vec(),

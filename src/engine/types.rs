@@ -128,6 +128,25 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A stored document as it stands (export, an unchanged replace): its cluster, original
+    /// and stored matches; nothing merged, displaced or drawn on.
+    pub(crate) fn stored(
+        id: String,
+        similar_id: u64,
+        duplicate_of: Option<String>,
+        matches: Vec<Match>,
+    ) -> Outcome {
+        Outcome {
+            id,
+            similar_id: Some(similar_id),
+            duplicate_of,
+            previous_original: None,
+            composite_of: Vec::new(),
+            matches,
+            merged: Vec::new(),
+        }
+    }
+
     /// Whether the document matched a stored one.
     pub fn is_duplicate(&self) -> bool {
         !self.matches.is_empty()

@@ -21,7 +21,8 @@ pub struct Page {
     /// Main text, one paragraph per line.
     pub text: String,
     /// The publication time the page states, as written: `article:published_time` (or
-    /// another publication-date meta), else the first `<time datetime>`.
+    /// another publication-date meta), else a JSON-LD `datePublished`, else the first
+    /// `<time datetime>`.
     pub published: Option<String>,
     /// Absolute links the page gives as its source: a link whose text, or whose parent's
     /// text, says so (来源, 原文, source, via, …); at most 16.
@@ -93,10 +94,36 @@ fn published(dom: &Dom) -> Option<String> {
         .iter()
         .find_map(|m| m.attr("content").and_then(|c| clean(&c)));
     meta.or_else(|| {
+        dom.select("script[type=\"application/ld+json\" i]")
+            .iter()
+            .find_map(|s| {
+                serde_json::from_str(&s.text())
+                    .ok()
+                    .and_then(|v| date_published(&v, 0))
+            })
+    })
+    .or_else(|| {
         dom.select("time[datetime]")
             .iter()
             .find_map(|t| t.attr("datetime").and_then(|c| clean(&c)))
     })
+}
+
+/// The first `datePublished` of a JSON-LD value (an object, a list of them, a `@graph`),
+/// looked for up to four levels down.
+fn date_published(v: &serde_json::Value, depth: usize) -> Option<String> {
+    if depth > 4 {
+        return None;
+    }
+    match v {
+        serde_json::Value::Object(o) => o
+            .get("datePublished")
+            .and_then(serde_json::Value::as_str)
+            .and_then(clean)
+            .or_else(|| o.values().find_map(|x| date_published(x, depth + 1))),
+        serde_json::Value::Array(a) => a.iter().find_map(|x| date_published(x, depth + 1)),
+        _ => None,
+    }
 }
 
 /// The page's source links (see [`Page::cites`]).
@@ -206,6 +233,30 @@ mod tests {
             let main: std::collections::HashSet<&str> = p.text.lines().collect();
             proptest::prop_assert!(p.around.lines().all(|l| !main.contains(l)));
         }
+    }
+
+    #[test]
+    fn a_json_ld_date_published_dates_the_page_before_a_time_element() {
+        let page = |head: &str| {
+            format!(
+                "<html><head>{head}</head><body><time datetime=\"2024-09-09\">9月9日</time>\
+                 <p>第一段正文内容。</p></body></html>"
+            )
+        };
+        let ld = r#"<script type="application/ld+json">{"@context":"https://schema.org","@graph":[{"@type":"WebPage"},{"@type":"NewsArticle","datePublished":"2024-03-01T08:00:00+08:00"}]}</script>"#;
+        assert_eq!(
+            extract(&page(ld)).published.as_deref(),
+            Some("2024-03-01T08:00:00+08:00")
+        );
+        // Not JSON, or no date in it: the time element.
+        let bad = r#"<script type="application/ld+json">{not json</script>"#;
+        assert_eq!(extract(&page(bad)).published.as_deref(), Some("2024-09-09"));
+        // A meta comes first.
+        let meta = format!(r#"<meta property="article:published_time" content="2024-01-01">{ld}"#);
+        assert_eq!(
+            extract(&page(&meta)).published.as_deref(),
+            Some("2024-01-01")
+        );
     }
 
     #[test]

@@ -209,3 +209,31 @@ pub fn ingest_ahead(
     }
     results
 }
+
+/// `id -> duplicate_of` of a store's export (the binary's).
+pub fn named(dir: &Path, db: &str) -> std::collections::BTreeMap<String, Option<String>> {
+    let out = run(dir, &["--db", db, "export"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json_lines(&stdout(&out))
+        .into_iter()
+        .map(|l| {
+            (
+                l["id"].as_str().unwrap().to_string(),
+                l["duplicate_of"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+/// A WARC response record of `html` at `uri`, fetched at `date` (its WARC-Date).
+pub fn warc_response(uri: &str, date: &str, html: &str) -> String {
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{html}",
+        html.len()
+    );
+    format!(
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: {date}\r\n\
+         Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+        http.len()
+    )
+}
