@@ -270,7 +270,11 @@ fn originals_survive_reopen_delete_replace_and_backup() {
     let out = run(d.path(), &["--db", "s.db", "clusters", "--json"]);
     let cluster = &json_lines(&stdout(&out))[0];
     assert_eq!(cluster["original"], "z", "{cluster}");
-    assert_eq!(cluster["members"], serde_json::json!(["z", "c", "b"]), "{cluster}");
+    assert_eq!(
+        cluster["members"],
+        serde_json::json!(["z", "c", "b"]),
+        "{cluster}"
+    );
     // A backup holds the same; a reopened store too (the export above reopened it).
     assert_eq!(
         code(&run(d.path(), &["--db", "s.db", "backup", "copy.db"])),
