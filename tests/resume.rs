@@ -5,7 +5,8 @@
 //!   for record, with and without `--replace`; a finished one run again writes them again.
 //! - A crawl with reposts, late originals and re-crawled URLs names the same originals, and
 //!   `dedup` writes the same records, in every order of its records.
-//! - A failed run leaves none of the outputs it created; every format is recognized on stdin.
+//! - A failed run leaves none of the outputs it created empty; every format is recognized on
+//!   stdin.
 
 mod common;
 

@@ -80,3 +80,45 @@ fn sigint_commits_what_was_read_and_exits_130() {
 fn sigterm_commits_what_was_read_and_exits_143() {
     interrupted("TERM", 143);
 }
+
+/// A second SIGINT while the run waits for its next record (a pipe left open): the run ends at
+/// once, with one line saying so and status 130; what it committed before stays.
+#[test]
+fn a_second_sigint_ends_the_run_at_once_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = common::fpdb()
+        .current_dir(dir.path())
+        .args(["--db", "s.db", "ingest", "--batch-size", "50", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..100 {
+        stdin.write_all(&record(i)).unwrap();
+    }
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let kill = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap()
+    };
+    assert!(kill("-INT").success());
+    // The first one waits for the next record, which never comes.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(kill("-INT").success());
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(
+        err.matches("a second SIGINT: stopped at once").count(),
+        1,
+        "{err}"
+    );
+    let v = common::run(dir.path(), &["--db", "s.db", "verify"]);
+    assert_eq!(common::code(&v), 0, "{}", common::stderr(&v));
+}

@@ -266,8 +266,7 @@ pub(super) fn ingest(
         false => None,
     };
     let resumed = job.as_ref().map_or(0, |j| j.job.read);
-    // A run that fails leaves none of the output files it created (a downstream step would
-    // read an empty one as "no records").
+    // A run that fails leaves none of the output files it created empty.
     let created = RemovedUnlessKept(paths.new_files());
     let mut outs = paths.create()?;
     if let Some(r) = &a.retention {
@@ -371,7 +370,9 @@ impl IngestArgs {
     }
 }
 
-/// Output files a run created, removed when it ends without keeping them (an error).
+/// Output files a run created, removed when it ends without keeping them (an error) and
+/// nothing was written to them: a downstream step would read an empty one as "no records",
+/// and what was written (the acknowledged results of an ingest stopped by a full disk) stays.
 struct RemovedUnlessKept(Vec<PathBuf>);
 
 impl RemovedUnlessKept {
@@ -387,7 +388,9 @@ impl RemovedUnlessKept {
 impl Drop for RemovedUnlessKept {
     fn drop(&mut self) {
         for p in &self.0 {
-            let _ = std::fs::remove_file(p);
+            if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                let _ = std::fs::remove_file(p);
+            }
         }
     }
 }
