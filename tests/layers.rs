@@ -31,7 +31,7 @@ const MAY_USE: &[(&str, &[&str])] = &[
             "store",
         ],
     ),
-    ("reader", &["error", "clock", "text", "engine"]),
+    ("reader", &["error", "clock", "hash", "text", "engine"]),
     (
         "eval",
         &["error", "options", "text", "fingerprint", "engine"],

@@ -297,13 +297,15 @@ pub(super) struct Job {
 }
 
 impl Job {
-    /// The job of `a` over `files`, its run opened (from the store's next seq on) and saved.
+    /// The job over `files` with `--skip`, `--limit`, `--replace` and the input flags `input`,
+    /// its run opened (from the store's next seq on) and saved.
     pub(super) fn start(
         db: &mut fpdb::Fpdb,
         files: &[std::path::PathBuf],
-        a: &super::ingest::IngestArgs,
+        (skip, limit, replace): (usize, Option<usize>, bool),
+        input: &impl std::fmt::Debug,
     ) -> anyhow::Result<Job> {
-        let key = job_key(files, a.skip, a.limit, a.replace, &a.input);
+        let key = job_key(files, skip, limit, replace, input);
         let mut job = db.job(&key)?.unwrap_or_default();
         job.open_run(db.next_seq());
         db.save_job(&key, &job)?;

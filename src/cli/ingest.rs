@@ -12,7 +12,7 @@ use fpdb::{Fpdb, OnExisting};
 use super::args::{InputArgs, SettingsArgs};
 use super::output::{
     check_distinct_outputs, check_output_not_input, check_output_writable, check_outside_store,
-    output_writer, EXIT_OK, EXIT_SKIPPED,
+    output_writer,
 };
 use super::pipeline::{self, Outputs, Progress};
 use super::summary::Summary;
@@ -262,7 +262,7 @@ pub(super) fn ingest(
     // A dedup over files is a job the store remembers (`dedup.rs`): this run reads on after
     // the records its earlier runs committed, and stores from the next seq on.
     let mut job = match two_pass {
-        true => Some(super::dedup::Job::start(&mut db, &files, a)?),
+        true => Some(a.start_job(&mut db, &files)?),
         false => None,
     };
     let resumed = job.as_ref().map_or(0, |j| j.job.read);
@@ -277,7 +277,7 @@ pub(super) fn ingest(
     let not_documents = inputs.not_documents();
     // SIGINT or SIGTERM: stop reading, ingest and commit what was read, say so (a second one
     // ends the process at once).
-    let signal = stop_on_signals()?;
+    let signal = super::stop::stop_on_signals()?;
     let seen = std::sync::Arc::clone(&signal);
     let done = usize::try_from(resumed).unwrap_or(usize::MAX);
     let inputs = inputs
@@ -332,7 +332,7 @@ pub(super) fn ingest(
     if fresh && sum.added == 0 {
         leave_no_store(db, path, existed, quiet)?;
     }
-    let status = exit_status(
+    let status = super::stop::exit_status(
         signal.load(std::sync::atomic::Ordering::Relaxed),
         &sum,
         &files,
@@ -360,6 +360,12 @@ fn rereadable(files: &[PathBuf]) -> bool {
 }
 
 impl IngestArgs {
+    /// This run's `dedup` job over `files` ([`super::dedup::Job`]), its run opened.
+    fn start_job(&self, db: &mut Fpdb, files: &[PathBuf]) -> anyhow::Result<super::dedup::Job> {
+        let picked = (self.skip, self.limit, self.replace);
+        super::dedup::Job::start(db, files, picked, &self.input)
+    }
+
     /// What a record whose id is stored does: `--replace` replaces, else it is skipped.
     fn on_existing(&self) -> OnExisting {
         if self.replace {
@@ -407,64 +413,6 @@ fn build_pool(threads: Option<usize>) {
     pool.build_global().ok();
 }
 
-/// The exit status of a run that read `files` and counted `sum`, stopped by signal `sig` (0:
-/// none), saying on stderr why it is not 0.
-fn exit_status(sig: usize, sum: &Summary, files: &[PathBuf]) -> u8 {
-    if sig != 0 {
-        let name = if sig == signal_hook::consts::SIGINT as usize {
-            "SIGINT"
-        } else {
-            "SIGTERM"
-        };
-        let rerun = if sum.dedup.is_some() && sum.resumed_job {
-            "run the same command again to go on: it reads on after them and writes the \
-             records of one uninterrupted run"
-        } else {
-            "run the same command again to go on: the records already stored are counted as such"
-        };
-        eprintln!(
-            "fpdb: interrupted by {name}: the {} records read before it are committed and \
-             durable (the summary above); {rerun}",
-            sum.records
-        );
-        return u8::try_from(128 + sig).unwrap_or(super::output::EXIT_ERROR);
-    }
-    if sum.records == 0 && sum.resumed > 0 {
-        // A finished dedup job run again: its records were read by its earlier runs.
-        return EXIT_OK;
-    }
-    if sum.records == 0 {
-        eprintln!(
-            "fpdb: error: nothing to ingest: {} held no records",
-            if files.iter().any(|f| f.as_os_str() == "-") {
-                "stdin".to_string()
-            } else {
-                files
-                    .iter()
-                    .map(|f| f.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        );
-        return super::output::EXIT_ERROR;
-    }
-    if sum.skipped_bad_input + sum.lost_to_damage == sum.records {
-        // Not a partial success: nothing could be read (a wrong field name, a CSV without
-        // its header line, a file of another format).
-        eprintln!(
-            "fpdb: error: nothing was ingested: all {} records were skipped as unreadable (the \
-             first reasons are above)",
-            sum.records
-        );
-        return super::output::EXIT_ERROR;
-    }
-    if sum.skipped > 0 {
-        EXIT_SKIPPED
-    } else {
-        EXIT_OK
-    }
-}
-
 /// A first run that stored nothing leaves no store behind: its settings would otherwise be
 /// fixed by a run that failed (the next one, with the right flags, would be refused for a
 /// mismatch). `db` is closed, and the store it created at `path` removed (the directory too,
@@ -500,38 +448,6 @@ fn remove_new_store(path: &Path, existed: bool) -> anyhow::Result<()> {
         std::fs::remove_dir_all(path)
     };
     removed.with_context(|| format!("cannot remove the empty store {}", path.display()))
-}
-
-/// The signal number of the first SIGINT or SIGTERM received from now on (0 until then); a
-/// second one ends the process at once, with one line saying so and the usual 128 + signal
-/// status.
-fn stop_on_signals() -> anyhow::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let got = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let again = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        // Registered first: runs before the flag below is set, so only a second signal ends
-        // it, with one line saying so (write(2) and _exit(2): safe in a signal handler).
-        let second = std::sync::Arc::clone(&again);
-        let line: &'static [u8] = if sig == SIGINT {
-            b"\nfpdb: a second SIGINT: stopped at once; the batches committed before it are durable, the one in flight is not (run the same command again to go on)\n"
-        } else {
-            b"\nfpdb: a second SIGTERM: stopped at once; the batches committed before it are durable, the one in flight is not (run the same command again to go on)\n"
-        };
-        // SAFETY: the handler only reads an atomic, writes a static buffer to stderr and
-        // ends the process, all async-signal-safe.
-        unsafe {
-            signal_hook::low_level::register(sig, move || {
-                if second.load(std::sync::atomic::Ordering::SeqCst) {
-                    libc::write(2, line.as_ptr().cast(), line.len());
-                    signal_hook::low_level::exit(128 + sig);
-                }
-            })?;
-        }
-        signal_hook::flag::register(sig, std::sync::Arc::clone(&again))?;
-        signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&got), usize::try_from(sig)?)?;
-    }
-    Ok(got)
 }
 
 /// Open (or create) the store for a run, with its in-memory filters of the hash prefixes

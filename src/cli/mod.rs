@@ -35,6 +35,7 @@ mod report;
 mod results;
 mod serve;
 mod stats;
+mod stop;
 mod summary;
 mod verify;
 mod web;

@@ -2,8 +2,7 @@
 //! runs on all cores (`batch_lookup.rs`; for the next batch, while this one is decided); then
 //! the decisions run in input order, each against those findings plus an in-memory index of
 //! the documents of the batch decided before it (and of the batch before, when this one was
-//! looked up before that one was committed); the batch is committed as one write, its keys
-//! sorted.
+//! looked up before that one was committed); the batch is committed as one write, keys sorted.
 //!
 //! The result is the one of [`Fpdb::ingest`] called on each document in turn (the same rules
 //! in [`Fpdb::lookup_with`] and [`Fpdb::place`]; `tests/batch_oracle.rs` compares both).
@@ -45,20 +44,6 @@ pub(super) struct InBatch {
     /// committed (its records are then read from the store).
     docs: HashMap<u64, usize>,
     ids: HashMap<String, u64>,
-}
-
-/// Whether a dated document of `docs` has the id of an earlier one of the batch, or of one
-/// of the batch before (`last`, committed after this batch was looked up): it may be dated
-/// before it, which [`Fpdb::ingest`] decides one document at a time.
-fn predates_in_batch(docs: &[&Document], last: Option<&InBatch>) -> bool {
-    if docs.iter().all(|d| d.published.is_none()) {
-        return false;
-    }
-    let mut ids = std::collections::HashSet::with_capacity(docs.len());
-    docs.iter().any(|d| {
-        let again = !ids.insert(d.id.as_str()) || last.is_some_and(|l| l.ids.contains_key(&d.id));
-        again && d.published.is_some()
-    })
 }
 
 /// What a batch decided, kept for the batch after it when that one was looked up before
@@ -271,26 +256,19 @@ impl Fpdb {
             Some(l) => (Some(l.index), l.seen),
             None => (None, SeenInBatch::default()),
         };
-        // A document dated before the stored one of its id, or before an earlier one of its
-        // id in this batch or the batch before, is decided one at a time too: the stored one
-        // is then dated earlier ([`Fpdb::predate`]).
-        let predating = skip
-            && self.opts.originals
-            && (found.iter().any(|f| f.as_ref().is_ok_and(|f| f.predates))
-                || predates_in_batch(&docs, last.as_ref()));
-        let replaces = predating
-            || !skip
-                && (found
-                    .iter()
-                    .any(|f| f.as_ref().map_or(true, |f| f.existing.is_some()))
-                    || {
-                        let mut ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
-                        ids.sort_unstable();
-                        ids.windows(2).any(|w| w[0] == w[1])
-                    }
-                    || last
-                        .as_ref()
-                        .is_some_and(|l| docs.iter().any(|d| l.ids.contains_key(&d.id))));
+        // Decided one at a time: a batch replacing, or dating a stored document earlier
+        // (`again_in_batch`, `Fpdb::predate`).
+        let in_last = |id: &str| last.as_ref().is_some_and(|l| l.ids.contains_key(id));
+        let replaces = if skip {
+            self.opts.originals
+                && (found.iter().any(|f| f.as_ref().is_ok_and(|f| f.predates))
+                    || super::ingest::again_in_batch(&docs, in_last, true))
+        } else {
+            found
+                .iter()
+                .any(|f| f.as_ref().map_or(true, |f| f.existing.is_some()))
+                || super::ingest::again_in_batch(&docs, in_last, false)
+        };
         if replaces {
             let deciding = std::time::Instant::now();
             for (doc, fps) in docs.into_iter().zip(fps) {

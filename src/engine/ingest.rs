@@ -459,6 +459,25 @@ pub(super) fn same_text(rec: &DocRecord, doc: &Document, fps: &Fingerprints) -> 
     }
 }
 
+/// Whether a document of `docs` has the id of an earlier one of them, or one that `in_last`
+/// (the batch before, committed after this one was looked up) holds; with `dated`, only a
+/// document with a publication time counts (it may be dated before the other:
+/// [`Fpdb::predate`]). Such a batch is decided one document at a time ([`Fpdb::ingest`]).
+pub(super) fn again_in_batch(
+    docs: &[&Document],
+    in_last: impl Fn(&str) -> bool,
+    dated: bool,
+) -> bool {
+    if dated && docs.iter().all(|d| d.published.is_none()) {
+        return false;
+    }
+    let mut ids = std::collections::HashSet::with_capacity(docs.len());
+    docs.iter().any(|d| {
+        let again = !ids.insert(d.id.as_str()) || in_last(&d.id);
+        again && (!dated || d.published.is_some())
+    })
+}
+
 /// Whether a stored document has exactly these fingerprints (its text is unchanged for every
 /// rule of the store).
 pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {

@@ -45,6 +45,7 @@ mod query;
 mod read;
 mod report;
 mod settings;
+mod stored_texts;
 mod types;
 mod verify;
 
@@ -57,12 +58,13 @@ use counters::{Lease, LookupCounters};
 pub use heavy::Heavy;
 pub use jobs::Job;
 pub use postings::SIMHASH_MOST;
-pub use read::{Dates, Standing, StoredTexts};
+pub use read::{Dates, Standing};
 pub use report::{
     ClusterDetail, Day, HostCount, HostPair, Hosts, Member, Report, ReportOptions, ReportScan,
     SizeClass,
 };
 pub use settings::{Builder, Settings, ALGO_NAMES};
+pub use stored_texts::StoredTexts;
 pub use types::{
     Cluster, Document, IngestResult, Match, OnExisting, Outcome, QueryAnswer, ResultLine,
     SavedFilter, Stats, StoredDocument, Verified,

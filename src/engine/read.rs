@@ -4,7 +4,7 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{Cluster, Document, Fpdb, Match, Outcome, Stats, StoredDocument};
+use super::{Cluster, Fpdb, Match, Outcome, Stats, StoredDocument};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::options::Algo;
@@ -524,63 +524,6 @@ mod tests {
         assert!(db.cluster_members(12345, 10).unwrap().is_none());
         assert!(db.remove("lone").unwrap());
         assert!(db.cluster_members(lone, 10).unwrap().is_none());
-    }
-}
-
-/// Reads the committed store on any thread while its [`Fpdb`] writes: whether a document is
-/// already stored with the same text ([`Fpdb::stored_texts`]). It sees what was committed, not
-/// what is staged: a document it does not know is left to the ingest, which knows both.
-#[derive(Clone)]
-pub struct StoredTexts {
-    store: std::sync::Arc<dyn crate::store::Store>,
-}
-
-impl StoredTexts {
-    /// The cluster at ingest (resolve it with [`Fpdb::resolve`]) of the stored document with
-    /// `doc`'s id, when its record keeps the digest of `doc`'s text; None when no document has
-    /// that id, or it has another text, or its record keeps no digest, or `doc` is dated before
-    /// it.
-    pub fn already_stored(&self, doc: &Document) -> Result<Option<u64>> {
-        let Some(v) = self.store.get(Cf::DocIds, doc.id.as_bytes())? else {
-            return Ok(None);
-        };
-        let k = schema::u64_key(schema::decode_u64(Cf::DocIds, doc.id.as_bytes(), &v)?);
-        let Some(v) = self.store.get(Cf::Docs, &k)? else {
-            return Ok(None);
-        };
-        let rec = schema::decode_doc(&k, &v)?;
-        // A document dated before the stored one is left to the ingest, which dates the
-        // stored one earlier (`Fpdb::predate`).
-        let earlier = doc.published.is_some_and(|t| t < rec.dated());
-        let same = rec.digest == Some(crate::hash::text_digest(&doc.text))
-            || (doc.raw_digest.is_some() && rec.digest == doc.raw_digest);
-        Ok((!earlier && same).then_some(rec.similar_id))
-    }
-
-    /// The cluster at ingest of the stored page with id `id` when its record keeps
-    /// `raw_digest` ([`crate::reader::Record::raw_digest`]): the same page read again, known
-    /// before it is extracted. None otherwise.
-    pub fn stored_page(&self, id: &str, raw_digest: u64) -> Result<Option<u64>> {
-        let Some(v) = self.store.get(Cf::DocIds, id.as_bytes())? else {
-            return Ok(None);
-        };
-        let k = schema::u64_key(schema::decode_u64(Cf::DocIds, id.as_bytes(), &v)?);
-        let Some(v) = self.store.get(Cf::Docs, &k)? else {
-            return Ok(None);
-        };
-        let rec = schema::decode_doc(&k, &v)?;
-        Ok((rec.digest == Some(raw_digest)).then_some(rec.similar_id))
-    }
-}
-
-impl Fpdb {
-    /// A reader of the committed store that tells, on any thread, whether a document is
-    /// already stored with the same text, so that a re-run need not fingerprint it; None when
-    /// the store keeps no digests (stores made before them) or holds no document yet.
-    pub fn stored_texts(&self) -> Option<StoredTexts> {
-        (self.opts.digests && self.doc_count > 0).then(|| StoredTexts {
-            store: self.store.committed(),
-        })
     }
 }
 

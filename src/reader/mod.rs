@@ -163,8 +163,7 @@ pub struct Record {
     pending: Option<(Document, jsonl::PendingPage)>,
     /// The publication times its document may claim, applied by [`Record::finish`].
     window: Option<PublishedWindow>,
-    /// An archived page's fetch time (its record's date) when the page gave a publication
-    /// time of its own: it counts only when the window drops the page's.
+    /// An archived page's fetch time when the page gave its own: counts if the window drops it.
     fetched: Option<i64>,
 }
 
@@ -184,14 +183,9 @@ impl Deferred {
     /// The page's digest as read: its bytes, whether it is HTML and its archive date (the id
     /// and URL are the stored document's own, compared by the lookup of its id).
     fn digest(&self) -> u64 {
-        Deferred::digest_of(&self.bytes, self.time.as_deref(), self.html)
-    }
-
-    fn digest_of(bytes: &[u8], time: Option<&str>, html: bool) -> u64 {
-        let body = crate::hash::fingerprint64(bytes);
-        let mut head = format!("page {html} {body:016x} ").into_bytes();
-        head.extend_from_slice(time.unwrap_or("").as_bytes());
-        crate::hash::fingerprint64(&head)
+        let body = crate::hash::fingerprint64(&self.bytes);
+        let time = self.time.as_deref().unwrap_or("");
+        crate::hash::fingerprint64(format!("page {} {body:016x} {time}", self.html).as_bytes())
     }
 }
 
@@ -282,14 +276,14 @@ impl Record {
         self.deferred.as_ref().map(Deferred::digest)
     }
 
-    /// A page known to be stored already with the same [`Record::raw_digest`]: it is not
-    /// extracted, and its document is its id and URL alone.
+    /// A page stored already with its [`Record::raw_digest`]: not extracted, its id and URL.
     pub fn known_stored(&mut self) {
         if let Some(p) = self.deferred.take() {
+            let raw_digest = Some(p.digest());
             self.doc = Ok(Document {
                 id: p.id,
                 url: p.url,
-                raw_digest: Some(Deferred::digest_of(&p.bytes, p.time.as_deref(), p.html)),
+                raw_digest,
                 ..Default::default()
             });
         }
