@@ -17,12 +17,10 @@ fn record(i: usize) -> Vec<u8> {
     format!("{line}\n").into_bytes()
 }
 
-/// Ingest 300 records from a pipe, send `signal` (by the `kill` command) while the pipe is
-/// still open, then one more record, which the reader reads after the signal and leaves.
-fn interrupted(signal: &str, status: i32) {
-    let dir = tempfile::tempdir().unwrap();
+/// An ingest into `s.db` in `dir` reading a pipe that was given `n` records and stays open.
+fn ingesting(dir: &std::path::Path, n: usize) -> (std::process::Child, std::process::ChildStdin) {
     let mut child = common::fpdb()
-        .current_dir(dir.path())
+        .current_dir(dir)
         .args(["--db", "s.db", "ingest", "--batch-size", "50", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -30,10 +28,18 @@ fn interrupted(signal: &str, status: i32) {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    for i in 0..300 {
+    for i in 0..n {
         stdin.write_all(&record(i)).unwrap();
     }
     stdin.flush().unwrap();
+    (child, stdin)
+}
+
+/// Ingest 300 records from a pipe, send `signal` (by the `kill` command) while the pipe is
+/// still open, then one more record, which the reader reads after the signal and leaves.
+fn interrupted(signal: &str, status: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, mut stdin) = ingesting(dir.path(), 300);
     // The reader has taken the 300 records off the pipe long before this.
     std::thread::sleep(Duration::from_millis(1500));
     let kill = std::process::Command::new("kill")
@@ -86,19 +92,7 @@ fn sigterm_commits_what_was_read_and_exits_143() {
 #[test]
 fn a_second_sigint_ends_the_run_at_once_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = common::fpdb()
-        .current_dir(dir.path())
-        .args(["--db", "s.db", "ingest", "--batch-size", "50", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for i in 0..100 {
-        stdin.write_all(&record(i)).unwrap();
-    }
-    stdin.flush().unwrap();
+    let (child, stdin) = ingesting(dir.path(), 100);
     std::thread::sleep(Duration::from_millis(1500));
     let kill = |sig: &str| {
         std::process::Command::new("kill")
