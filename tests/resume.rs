@@ -307,6 +307,31 @@ fn every_format_is_recognized_on_stdin() {
         e.finish().unwrap()
     };
     let zst = |b: &[u8]| zstd::encode_all(b, 3).unwrap();
+    // An ARC file: its description record, then one HTTP page.
+    let arc_record = |url: &str, content_type: &str, content: &[u8]| {
+        let mut r = format!(
+            "{url} 192.0.2.1 20010915120000 {content_type} {}\n",
+            content.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(content);
+        r.push(b'\n');
+        r
+    };
+    let html = page(&text, None);
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{html}",
+        html.len()
+    );
+    let arc = [
+        arc_record(
+            "filedesc://crawl.arc",
+            "text/plain",
+            b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n",
+        ),
+        arc_record("http://a.cn/1", "text/html", http.as_bytes()),
+    ]
+    .concat();
     let cases: Vec<(&str, Vec<u8>, usize)> = vec![
         ("warc", warc.clone().into_bytes(), 1),
         ("warc.gz", gz(warc.as_bytes()), 1),
@@ -315,6 +340,10 @@ fn every_format_is_recognized_on_stdin() {
         ("csv.gz", gz(csv.as_bytes()), 2),
         ("csv.zst", zst(csv.as_bytes()), 2),
         ("tsv", tsv.into_bytes(), 1),
+        ("arc", arc.clone(), 1),
+        ("arc.gz", gz(&arc), 1),
+        ("html", html.clone().into_bytes(), 1),
+        ("html.zst", zst(html.as_bytes()), 1),
     ];
     for (i, (what, bytes, n)) in cases.into_iter().enumerate() {
         let db = format!("s{i}.db");
