@@ -475,18 +475,6 @@ fn garbage_csv_lists_and_stdin_are_located_and_skipped() {
     assert!(out.iter().all(|l| l["status"] == "skipped"), "{out:?}");
 }
 
-/// One ARC v1 record: header line, content, newline.
-fn arc_record(url: &str, content_type: &str, content: &[u8]) -> Vec<u8> {
-    let mut r = format!(
-        "{url} 192.0.2.1 20010915120000 {content_type} {}\n",
-        content.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(content);
-    r.push(b'\n');
-    r
-}
-
 const ZH2: &str =
     "第二篇文章讲的是另一件事情，它和第一篇没有任何关系。记者从现场发回了详细的报道内容。";
 
@@ -500,22 +488,22 @@ fn arc_records_become_documents_and_a_truncated_last_one_is_located() {
     let page = format!("<html><head><title>宪法</title></head><body><p>{ZH}</p></body></html>");
     let (gbk, _, _) = encoding_rs::GBK.encode(&page);
     let mut file = Vec::new();
-    file.extend(gz(&arc_record(
+    file.extend(gz(&common::arc_record(
         "filedesc://crawl.arc",
         "text/plain",
         b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n",
     )));
-    file.extend(gz(&arc_record(
+    file.extend(gz(&common::arc_record(
         "dns:a.cn",
         "text/dns",
         b"20010915120000\na.cn. 600 IN A 192.0.2.1\n",
     )));
-    file.extend(gz(&arc_record(
+    file.extend(gz(&common::arc_record(
         "http://a.cn/1",
         "text/html",
         &http("text/html; charset=gbk", &gbk),
     )));
-    file.extend(gz(&arc_record(
+    file.extend(gz(&common::arc_record(
         "http://a.cn/logo.png",
         "image/png",
         &http("image/png", b"\x89PNG\r\n\x1a\n\0\0"),
@@ -533,7 +521,7 @@ fn arc_records_become_documents_and_a_truncated_last_one_is_located() {
     .copied()
     .collect::<Vec<u8>>()
     .as_slice()));
-    let last = arc_record(
+    let last = common::arc_record(
         "http://c.cn/3",
         "text/html",
         &http("text/html", b"<p>cut short</p>"),

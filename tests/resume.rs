@@ -308,28 +308,18 @@ fn every_format_is_recognized_on_stdin() {
     };
     let zst = |b: &[u8]| zstd::encode_all(b, 3).unwrap();
     // An ARC file: its description record, then one HTTP page.
-    let arc_record = |url: &str, content_type: &str, content: &[u8]| {
-        let mut r = format!(
-            "{url} 192.0.2.1 20010915120000 {content_type} {}\n",
-            content.len()
-        )
-        .into_bytes();
-        r.extend_from_slice(content);
-        r.push(b'\n');
-        r
-    };
     let html = page(&text, None);
     let http = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{html}",
         html.len()
     );
     let arc = [
-        arc_record(
+        common::arc_record(
             "filedesc://crawl.arc",
             "text/plain",
             b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n",
         ),
-        arc_record("http://a.cn/1", "text/html", http.as_bytes()),
+        common::arc_record("http://a.cn/1", "text/html", http.as_bytes()),
     ]
     .concat();
     let cases: Vec<(&str, Vec<u8>, usize)> = vec![
@@ -379,9 +369,10 @@ fn a_page_read_again_is_known_by_its_record_before_it_is_extracted() {
         defer_pages: true,
         ..Default::default()
     };
-    let records: Vec<_> = fpdb::reader::Inputs::new(&[d.join("a.warc")], opts.clone()).collect();
+    let mut records: Vec<_> =
+        fpdb::reader::Inputs::new(&[d.join("a.warc")], opts.clone()).collect();
     assert_eq!(records.len(), 3);
-    for r in &records {
+    for r in &mut records {
         let digest = r
             .raw_digest()
             .expect("an archived page has a digest before extraction");
@@ -392,7 +383,7 @@ fn a_page_read_again_is_known_by_its_record_before_it_is_extracted() {
     }
     // Fetched again later: another record, not known before extraction.
     std::fs::write(d.join("b.warc"), warc("2024-02-01T00:00:00Z")).unwrap();
-    for r in fpdb::reader::Inputs::new(&[d.join("b.warc")], opts) {
+    for mut r in fpdb::reader::Inputs::new(&[d.join("b.warc")], opts) {
         let digest = r.raw_digest().unwrap();
         assert!(stored
             .stored_page(r.id().unwrap(), digest)

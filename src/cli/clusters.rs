@@ -46,7 +46,7 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
                         (*m).clone(),
                         serde_json::json!({
                             "published": d.published.map(super::output::rfc3339),
-                            "ingested": super::output::rfc3339(i64::try_from(d.ingested).unwrap_or(i64::MAX)),
+                            "ingested": super::output::rfc3339_secs(d.ingested),
                         }),
                     );
                 }

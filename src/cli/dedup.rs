@@ -349,14 +349,7 @@ fn job_key(
         let abs = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
         match std::fs::metadata(&abs) {
             Ok(m) if m.is_dir() => {
-                let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(&abs)
-                    .map(|rd| rd.flatten().map(|e| e.path()).collect())
-                    .unwrap_or_default();
-                entries.retain(|e| {
-                    !e.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-                });
-                entries.sort();
+                let entries = fpdb::reader::dir_entries(&abs).unwrap_or_default();
                 h.update(format!("dir {}\n", abs.display()));
                 stack.extend(entries.into_iter().rev());
             }

@@ -430,7 +430,7 @@ fn print_stored(name: &str, d: &fpdb::StoredDocument) -> anyhow::Result<()> {
 
 /// When a stored document was ingested, RFC 3339.
 fn ingested(d: &fpdb::StoredDocument) -> String {
-    super::output::rfc3339(i64::try_from(d.dates.ingested).unwrap_or(i64::MAX))
+    super::output::rfc3339_secs(d.dates.ingested)
 }
 
 /// The stored documents `fps` (document `id`) is a composite of, as a lookup in `db` finds

@@ -47,9 +47,7 @@ pub(super) fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
                 &Line {
                     outcome: o,
                     published: dates.published.map(super::output::rfc3339),
-                    ingested: super::output::rfc3339(
-                        i64::try_from(dates.ingested).unwrap_or(i64::MAX),
-                    ),
+                    ingested: super::output::rfc3339_secs(dates.ingested),
                 },
             )
         } else {

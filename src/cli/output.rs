@@ -345,3 +345,8 @@ pub(super) fn rfc3339(t: i64) -> String {
         |d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     )
 }
+
+/// Unsigned seconds since the Unix epoch (an ingest time) as RFC 3339 in UTC.
+pub(super) fn rfc3339_secs(t: u64) -> String {
+    rfc3339(i64::try_from(t).unwrap_or(i64::MAX))
+}

@@ -539,8 +539,12 @@ fn fingerprint_chunk(
         .par_iter_mut()
         .map(|r| {
             // A page read again as it was stored is known before it is extracted.
-            if let (Some(s), Some(digest), Some(id)) = (stored, r.raw_digest(), r.id()) {
-                if let Ok(Some(similar_id)) = s.stored_page(id, digest) {
+            if let Some(s) = stored {
+                let known = r.raw_digest().and_then(|digest| {
+                    let id = r.id()?;
+                    s.stored_page(id, digest).ok().flatten()
+                });
+                if let Some(similar_id) = known {
                     r.known_stored();
                     return Prepared::Stored(similar_id);
                 }

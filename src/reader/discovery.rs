@@ -159,14 +159,8 @@ impl Inputs {
     /// A directory: its entries (hidden ones aside) queued in name order, read as the
     /// directory was (a list's entries: auto).
     fn start_dir(&mut self, source: String, path: &Path, format: Format) -> Option<Record> {
-        match std::fs::read_dir(path) {
-            Ok(rd) => {
-                let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-                entries.retain(|p| {
-                    !p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-                });
-                entries.sort();
+        match dir_entries(path) {
+            Ok(entries) => {
                 let inner = if format == Format::List {
                     Format::Auto
                 } else {
@@ -214,6 +208,21 @@ impl Inputs {
             }));
         None
     }
+}
+
+/// The entries of directory `path` an input walk reads, in the order it reads them: by name,
+/// hidden ones (a leading `.`) aside.
+pub fn dir_entries(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    entries.sort();
+    Ok(entries)
 }
 
 /// The format of an input opened as `reader`: `format` unless auto; then a container its

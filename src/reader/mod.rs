@@ -18,6 +18,7 @@ pub mod warc;
 mod delimited;
 mod discovery;
 mod http;
+mod ids;
 mod jsonl;
 #[cfg_attr(not(feature = "parquet"), path = "parquet_off.rs")]
 mod parquet;
@@ -35,6 +36,8 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::Document;
 use delimited::Columns;
+pub use discovery::dir_entries;
+pub use ids::{check_id, MAX_ID_BYTES};
 pub use jsonl::document_from_json;
 
 /// Input format.
@@ -177,15 +180,20 @@ struct Deferred {
     html: bool,
     /// The archive record's date (WARC-Date, an ARC record's date), as written.
     time: Option<String>,
+    /// Its digest once computed ([`Deferred::digest`]): a re-run's check and the extraction
+    /// share one pass over the bytes.
+    digest: Option<u64>,
 }
 
 impl Deferred {
     /// The page's digest as read: its bytes, whether it is HTML and its archive date (the id
     /// and URL are the stored document's own, compared by the lookup of its id).
-    fn digest(&self) -> u64 {
-        let body = crate::hash::fingerprint64(&self.bytes);
-        let time = self.time.as_deref().unwrap_or("");
-        crate::hash::fingerprint64(format!("page {} {body:016x} {time}", self.html).as_bytes())
+    fn digest(&mut self) -> u64 {
+        *self.digest.get_or_insert_with(|| {
+            let body = crate::hash::fingerprint64(&self.bytes);
+            let time = self.time.as_deref().unwrap_or("");
+            crate::hash::fingerprint64(format!("page {} {body:016x} {time}", self.html).as_bytes())
+        })
     }
 }
 
@@ -271,14 +279,15 @@ impl Record {
     }
 
     /// The digest of a page not yet extracted (a WARC, ARC or whole-file page): its bytes,
-    /// id, URL and archive date ([`Document::raw_digest`]); None for every other record.
-    pub fn raw_digest(&self) -> Option<u64> {
-        self.deferred.as_ref().map(Deferred::digest)
+    /// kind and archive date ([`Document::raw_digest`]), computed once; None for every other
+    /// record.
+    pub fn raw_digest(&mut self) -> Option<u64> {
+        self.deferred.as_mut().map(Deferred::digest)
     }
 
     /// A page stored already with its [`Record::raw_digest`]: not extracted, its id and URL.
     pub fn known_stored(&mut self) {
-        if let Some(p) = self.deferred.take() {
+        if let Some(mut p) = self.deferred.take() {
             let raw_digest = Some(p.digest());
             self.doc = Ok(Document {
                 id: p.id,
@@ -293,7 +302,7 @@ impl Record {
         if let Some((fields, page)) = self.pending.take() {
             self.doc = page.extract(fields);
         }
-        if let Some(p) = self.deferred.take() {
+        if let Some(mut p) = self.deferred.take() {
             let raw_digest = p.digest();
             let (text, _) = decode::decode(&p.bytes, p.charset, p.html);
             self.doc = page_document(p.id, p.url, &text, p.html).map(|mut doc| {
@@ -530,33 +539,6 @@ pub(crate) fn set_time(doc: &mut Document, written: &str, what: &str) {
             ));
         }
     }
-}
-
-/// The longest id accepted, in bytes: a long URL fits (browsers and servers stop near 8 KB);
-/// longer ids would be stored with every posting's document and repeated in every answer that
-/// names them.
-pub const MAX_ID_BYTES: usize = 8192;
-
-/// Ids are single-line names: not empty or blank, no control characters (a newline in an id
-/// would forge lines in text outputs), at most [`MAX_ID_BYTES`] bytes. Every reader applies it,
-/// and so does the HTTP API.
-pub fn check_id(id: &str, field: &str) -> Result<(), String> {
-    if id.trim().is_empty() {
-        return Err(format!("empty id field `{field}`"));
-    }
-    if id.len() > MAX_ID_BYTES {
-        return Err(format!(
-            "id field `{field}` is {} bytes long, over the limit of {MAX_ID_BYTES}",
-            id.len()
-        ));
-    }
-    if let Some(c) = id.chars().find(|c| c.is_control()) {
-        return Err(format!(
-            "id field `{field}` holds a control character ({:?})",
-            c
-        ));
-    }
-    Ok(())
 }
 
 impl Inputs {

@@ -40,6 +40,7 @@ impl Inputs {
                 charset: None,
                 html,
                 time: None,
+                digest: None,
             },
         )
     }

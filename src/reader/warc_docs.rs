@@ -170,6 +170,7 @@ pub(super) fn archived_page(
         charset: decode::charset_of_content_type(ct),
         html: is_html,
         time,
+        digest: None,
     };
     Some(Record::page(source.to_string(), n, Unit::Record, page))
 }

@@ -237,3 +237,15 @@ pub fn warc_response(uri: &str, date: &str, html: &str) -> String {
         http.len()
     )
 }
+
+/// One ARC v1 record: header line, content, newline.
+pub fn arc_record(url: &str, content_type: &str, content: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "{url} 192.0.2.1 20010915120000 {content_type} {}\n",
+        content.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(content);
+    r.push(b'\n');
+    r
+}
