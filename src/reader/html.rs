@@ -120,6 +120,9 @@ fn date_published(v: &serde_json::Value, depth: usize) -> Option<String> {
             .get("datePublished")
             .and_then(serde_json::Value::as_str)
             .and_then(clean)
+            // Year 1 is the zero time of Go and .NET: what a CMS writes for "no date" (5 of
+            // the 181 real pages of the extraction benchmark).
+            .filter(|t| !t.starts_with("0001-"))
             .or_else(|| o.values().find_map(|x| date_published(x, depth + 1))),
         serde_json::Value::Array(a) => a.iter().find_map(|x| date_published(x, depth + 1)),
         _ => None,
@@ -248,7 +251,12 @@ mod tests {
             extract(&page(ld)).published.as_deref(),
             Some("2024-03-01T08:00:00+08:00")
         );
-        // Not JSON, or no date in it: the time element.
+        // Not JSON, a zero time, or no date in it: the time element.
+        let zero = r#"<script type="application/ld+json">{"datePublished":"0001-01-01T00:00:00Z"}</script>"#;
+        assert_eq!(
+            extract(&page(zero)).published.as_deref(),
+            Some("2024-09-09")
+        );
         let bad = r#"<script type="application/ld+json">{not json</script>"#;
         assert_eq!(extract(&page(bad)).published.as_deref(), Some("2024-09-09"));
         // A meta comes first.

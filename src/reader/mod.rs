@@ -270,9 +270,11 @@ impl Record {
         self.finish_page();
         if let (Some(w), Ok(doc)) = (self.window.take(), self.doc.as_mut()) {
             w.apply(doc);
-            if doc.published.is_none() {
-                // The page's own time was not taken: the archive's date counts, if it may.
-                doc.published = self.fetched.take();
+            if let Some(fetched) = self.fetched.take().filter(|_| doc.published.is_none()) {
+                // The page's own time was dropped: the archive's date counts, if it may (the
+                // drop's warning, "the ingest time counts", would not be true).
+                doc.published = Some(fetched);
+                doc.time_unread = None;
                 w.apply(doc);
             }
         }
