@@ -403,3 +403,34 @@ fn a_page_read_again_is_known_by_its_record_before_it_is_extracted() {
         );
     }
 }
+
+/// Garbage on stdin (binary bytes, a header-like first line, a lone "WARC") is read as what it
+/// looks like and each bad record gets a located reason: no panic, no store left behind.
+#[test]
+fn garbage_on_stdin_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng(0xbad);
+    let binary: Vec<u8> = (0..5000).map(|_| rng.below(256) as u8).collect();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("binary", binary),
+        ("a lone WARC", b"WARC".to_vec()),
+        (
+            "WARC header cut short",
+            b"WARC/1.0\r\nWARC-Type: resp".to_vec(),
+        ),
+        ("CSV header, no rows", b"id,text\n".to_vec()),
+        ("CSV rows too short", b"id,text\n1\n2\n".to_vec()),
+        ("gzip magic alone", b"\x1f\x8b".to_vec()),
+    ];
+    for (i, (what, bytes)) in cases.into_iter().enumerate() {
+        let db = format!("g{i}.db");
+        let out = run_stdin(d, &["--db", &db, "dedup", "-o", "u.jsonl"], &bytes);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{what}: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        assert!(err.contains("fpdb: "), "{what}: {err}");
+        assert!(!d.join(&db).exists(), "{what}: a store was left");
+        assert!(!d.join("u.jsonl").exists(), "{what}: an empty -o was left");
+    }
+}

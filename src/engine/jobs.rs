@@ -144,6 +144,19 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_job_record_is_a_located_error_not_a_panic() {
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        let mut b = Batch::new();
+        b.put(Cf::Meta, job_key(&[7; 16]), b"{not json".to_vec());
+        db.store.write(b).unwrap();
+        let err = db.job(&[7; 16]).unwrap_err().to_string();
+        assert!(err.contains("corrupt") && err.contains("`meta`"), "{err}");
+        // Saving another job past a damaged one still works (it counts as least recent).
+        db.save_job(&[8; 16], &Job::default()).unwrap();
+        assert!(db.job(&[8; 16]).unwrap().is_some());
+    }
+
+    #[test]
     fn a_job_is_saved_and_read_back_and_the_oldest_go_past_the_limit() {
         let mut db = Fpdb::builder().open_in_memory().unwrap();
         let mut first = Job::default();
