@@ -149,6 +149,12 @@ pub(super) struct SettingsArgs {
     /// true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) same_site_templates: Option<bool>,
+    /// What the store learns of a site never hides a copy nor joins two articles: a page's
+    /// main text is never its site's furniture, a link through left-out template lines never
+    /// merges two clusters, and removing pages withdraws what they taught (off: the store
+    /// stays readable by fpdb binaries of format 17) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
+    pub(super) site_knowledge: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
     pub(super) simhash_features: Option<SimhashFeatures>,

@@ -12,7 +12,8 @@ use foldhash::HashMap;
 use rayon::prelude::*;
 
 use super::batch_lookup::{on_pool, BatchFingerprints, BeforeLease, Found, Looked};
-use super::furniture::{put_seen, PageLines, SeenInBatch};
+use super::furniture::{PageLines, SeenInBatch};
+use super::learn::put_seen;
 use super::ingest::Writes;
 use super::lookup::Checked;
 use super::near::NearIndex;
@@ -530,7 +531,17 @@ impl Fpdb {
                 let seen = match &lines {
                     Some(l) => {
                         let target = outcome.similar_id.expect("a placed document has a cluster");
-                        self.seen_lines(l, target, &outcome.merged)?
+                        let records = &d.records;
+                        let index = &d.index.docs;
+                        let mut stored = |m: u64| -> Result<(Option<String>, Vec<u32>)> {
+                            if let Some(&i) = index.get(&m) {
+                                let r = &records[i].1;
+                                return Ok((r.url.clone(), r.sketch.clone()));
+                            }
+                            let r = self.doc(m)?;
+                            Ok((r.url, r.sketch))
+                        };
+                        self.seen_lines(l, (target, seq), &outcome.merged, (doc, &mut stored))?
                     }
                     None => Vec::new(),
                 };

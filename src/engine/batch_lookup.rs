@@ -218,6 +218,7 @@ impl Fpdb {
             view: None,
             last_batch: None,
             batch_pages: self.batch_pages,
+            forget: std::sync::Mutex::default(),
         })
     }
 
@@ -373,7 +374,7 @@ impl Fpdb {
                     .iter_mut()
                     .filter_map(|l| l.as_mut().ok()?.as_mut())
                     .collect();
-                super::furniture::batch_furniture(&mut pages);
+                super::learn::batch_furniture(&mut pages);
             }
             docs.into_par_iter()
                 .zip(lines)

@@ -43,6 +43,7 @@ impl Fpdb {
         };
         let rec = self.doc(seq)?;
         self.remove_record(seq, &rec)?;
+        self.note_removed(&rec);
         Ok(true)
     }
 
@@ -67,6 +68,7 @@ impl Fpdb {
                     // its cluster and moved this one (a new similar_id in its record).
                     let rec = self.doc(seq)?;
                     self.remove_record(seq, &rec)?;
+                    self.note_removed(&rec);
                     removed += 1;
                 }
             }

@@ -114,6 +114,24 @@ pub(super) fn without_host_seen<'a>(
     }
 }
 
+/// Whether [`as_compared`] left a site's template lines out of page `fps` (`doc` is what it
+/// kept of it) or of the candidate (`theirs` of `whole`, beyond the page's furniture).
+pub(super) fn template_left_out(
+    fps: &Fingerprints,
+    doc: Sketches<'_>,
+    whole: Sketches<'_>,
+    theirs: Sketches<'_>,
+) -> bool {
+    if doc.sketch.len() != fps.sketch.len() {
+        return true;
+    }
+    if theirs.sketch.len() == whole.sketch.len() {
+        return false;
+    }
+    let furniture = |h: &u32| fps.furniture.binary_search(h).is_ok();
+    whole.sketch.iter().filter(|h| !furniture(h)).count() != theirs.sketch.len()
+}
+
 /// `sketches` with only the sentences at `at` (and their places, where kept); `sketches`
 /// themselves when that is all of them. `kept` holds what is kept.
 fn only<'a>(

@@ -24,11 +24,12 @@ use super::{Document, Fpdb};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::store::schema;
-use crate::store::{Batch, Cf, Store};
+use crate::store::{Cf, Store};
 use crate::text::lines::{line_key, line_keys, without_lines};
 
 /// In how many clusters of a host a line must be seen to be its furniture.
 pub const FURNITURE_CLUSTERS: usize = 3;
+
 
 /// A page whose lines new to its host hold this many letters and digits or more counts for
 /// its lines by itself, not by its cluster: it shows an article of its own, even where its
@@ -37,7 +38,37 @@ pub const NEW_TEXT_CHARS: u32 = 100;
 
 /// The bit that marks a page counted by itself ([`NEW_TEXT_CHARS`]; its URL, hashed) among
 /// the cluster ids a line was seen in; cluster ids are sequence numbers far below it.
-const OWN_PAGE: u64 = 1 << 63;
+pub(super) const OWN_PAGE: u64 = 1 << 63;
+
+/// Stores with `site_knowledge`: a page counted by itself is [`OWN_PAGE`], the top
+/// [`PAGE_URL_BITS`] of its URL's hash (one page is one URL, whatever its versions), then its
+/// seq in the low [`PAGE_SEQ_BITS`] (so that removing it withdraws what it taught:
+/// `forget.rs`).
+const PAGE_URL_BITS: u32 = 24;
+const PAGE_SEQ_BITS: u32 = 63 - PAGE_URL_BITS;
+
+/// Stores with `site_knowledge`: the last id of a furniture line's value, after the ids of
+/// the clusters and pages that made it furniture (older stores write furniture as no ids).
+pub(super) const FURNITURE_MARK: u64 = u64::MAX;
+
+/// A page counted by itself: the URL of `url_hash` at `seq` (stores with `site_knowledge`).
+pub(super) fn own_page(url_hash: u64, seq: u64) -> u64 {
+    OWN_PAGE | ((url_hash >> (64 - PAGE_URL_BITS)) << PAGE_SEQ_BITS) | (seq & page_seq_mask())
+}
+
+fn page_seq_mask() -> u64 {
+    (1 << PAGE_SEQ_BITS) - 1
+}
+
+/// The seq of a page counted by itself ([`own_page`]).
+pub(super) fn own_page_seq(id: u64) -> u64 {
+    id & page_seq_mask()
+}
+
+/// Whether two ids a line was seen in name one page: equal, or two versions of one URL.
+pub(super) fn same_page(a: u64, b: u64, by_url: bool) -> bool {
+    a == b || (by_url && a & b & OWN_PAGE != 0 && (a & !OWN_PAGE) >> PAGE_SEQ_BITS == (b & !OWN_PAGE) >> PAGE_SEQ_BITS)
+}
 
 /// What the store says of one line of a host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +80,9 @@ pub(super) enum Seen {
     In(Vec<u64>),
     /// Seen in [`FURNITURE_CLUSTERS`] clusters of the host: furniture.
     Furniture,
+    /// Made furniture now by the clusters and pages named (stores with `site_knowledge`: kept,
+    /// so that removing them withdraws it).
+    Made(Vec<u64>),
     /// Not furniture in the store, but shown by [`FURNITURE_CLUSTERS`] pages of the host in the
     /// page's own batch, each with text of its own ([`batch_furniture`]): furniture for every
     /// page of the batch, and stored as furniture with the first of them decided.
@@ -56,10 +90,16 @@ pub(super) enum Seen {
 }
 
 impl Seen {
-    fn value(&self) -> Option<Vec<u8>> {
+    pub(super) fn value(&self) -> Option<Vec<u8>> {
         match self {
             Seen::New => None,
             Seen::In(c) => Some(c.iter().flat_map(|c| c.to_be_bytes()).collect()),
+            Seen::Made(c) => Some(
+                c.iter()
+                    .chain([&FURNITURE_MARK])
+                    .flat_map(|c| c.to_be_bytes())
+                    .collect(),
+            ),
             Seen::Furniture | Seen::Batch => Some(Vec::new()),
         }
     }
@@ -68,12 +108,15 @@ impl Seen {
 /// The lines of one page and what the store said of each.
 #[derive(Debug, Clone)]
 pub(super) struct PageLines {
-    host: u64,
-    /// The page's own number when it counts by itself ([`NEW_TEXT_CHARS`]): its URL, hashed,
-    /// with [`OWN_PAGE`] set.
-    page: u64,
+    pub(super) host: u64,
+    /// Its URL, hashed: the page's own number when it counts by itself ([`NEW_TEXT_CHARS`]),
+    /// with [`OWN_PAGE`] set (and its seq, in stores with `site_knowledge`: [`own_page`]).
+    pub(super) page: u64,
     /// (line key, what the store says, the line's letters and digits), by key.
-    lines: Vec<(u64, Seen, u32)>,
+    pub(super) lines: Vec<(u64, Seen, u32)>,
+    /// Stores with `site_knowledge`: lines that would be most of the page's main text are
+    /// not its furniture ([`PageLines::furniture`]).
+    pub(super) main_text_kept: bool,
 }
 
 /// The keys [`PageLines`] are read by: the host's, the page's own number, and each line's
@@ -84,18 +127,42 @@ struct PageKeys {
     lines: Vec<(u64, u32)>,
 }
 
+/// A stored document's URL and sentence sketch, by seq (a batch reads its own documents in
+/// place).
+pub(super) type Stored<'a> = dyn FnMut(u64) -> Result<(Option<String>, Vec<u32>)> + 'a;
+
 /// A line's new standing, by (host, line): what a batch's documents wrote, read by the
 /// documents after them in the batch.
 pub(super) type SeenInBatch = HashMap<(u64, u64), Seen>;
 
 impl PageLines {
-    /// The keys of its lines that are furniture, sorted.
+    /// The keys of its lines that are furniture, sorted. None in stores with
+    /// `site_knowledge` when they are most of the page's main text: a repost on a shared host
+    /// (where the article's lines may have come to look like the host's own) or a page of
+    /// nothing but its site's blocks is read whole.
     fn furniture(&self) -> Vec<u64> {
+        let is = |s: &Seen| matches!(s, Seen::Furniture | Seen::Batch | Seen::Made(_));
+        if self.main_text_kept && self.mostly(|_, s| is(s)) {
+            return Vec::new();
+        }
         self.lines
             .iter()
-            .filter(|(_, s, _)| matches!(s, Seen::Furniture | Seen::Batch))
+            .filter(|(_, s, _)| is(s))
             .map(|&(k, _, _)| k)
             .collect()
+    }
+
+    /// Whether the lines `picked` (by key and standing) hold more than half of the letters
+    /// and digits of the page's main text (its lines around it count none).
+    pub(super) fn mostly(&self, picked: impl Fn(u64, &Seen) -> bool) -> bool {
+        let (mut all, mut these) = (0u64, 0u64);
+        for (k, s, n) in &self.lines {
+            all += u64::from(*n);
+            if picked(*k, s) {
+                these += u64::from(*n);
+            }
+        }
+        2 * these > all
     }
 
     /// The keys of its lines its host showed before and that are not furniture, sorted.
@@ -252,7 +319,7 @@ impl Fpdb {
             lines.append(&mut around);
             lines.sort_by_key(|&(k, _)| k);
         }
-        let page = OWN_PAGE | crate::hash::fingerprint64(url.as_bytes());
+        let page = crate::hash::fingerprint64(url.as_bytes());
         (!lines.is_empty()).then_some(PageKeys { host, page, lines })
     }
 
@@ -273,13 +340,18 @@ impl Fpdb {
             let seen = match self.store.get(Cf::Furniture, &key)? {
                 None => Seen::New,
                 Some(v) => match schema::decode_furniture(&key, &v)? {
-                    c if c.is_empty() => Seen::Furniture,
+                    c if c.is_empty() || c.last() == Some(&FURNITURE_MARK) => Seen::Furniture,
                     c => Seen::In(c),
                 },
             };
             lines.push((k, seen, chars));
         }
-        Ok(Some(PageLines { host, page, lines }))
+        Ok(Some(PageLines {
+            host,
+            page,
+            lines,
+            main_text_kept: self.opts.site_knowledge,
+        }))
     }
 
     /// The `furniture` keys [`Fpdb::page_lines`] reads for `doc` (for a remote store to read
@@ -370,143 +442,6 @@ impl Fpdb {
         fps
     }
 
-    /// The changes a page of cluster `target` makes to the standing of its lines: a new line
-    /// is seen in `target`; a line seen in another cluster (not `target` nor one of `merged`
-    /// into it by this page) becomes furniture. Read before the page's cluster changes are
-    /// written; a line whose cluster is gone (its pages removed) is seen anew.
-    ///
-    /// A page that brings [`NEW_TEXT_CHARS`] of text new to its host counts by itself, by its
-    /// URL, for the lines its cluster already holds: otherwise a site whose first two
-    /// articles were put in one cluster by the furniture they share would count that
-    /// furniture in one cluster however many of its articles join it. A repost of an article
-    /// on its site brings little new text and counts with its cluster; a page crawled again
-    /// with a paragraph added counts once, by its URL, so an article updated many times does
-    /// not make its own lines furniture.
-    pub(super) fn seen_lines(
-        &self,
-        lines: &PageLines,
-        target: u64,
-        merged: &[u64],
-    ) -> Result<Vec<((u64, u64), Seen)>> {
-        let new_text: u32 = lines
-            .lines
-            .iter()
-            .filter(|(_, s, _)| *s == Seen::New)
-            .map(|&(_, _, n)| n)
-            .sum();
-        let own = new_text >= NEW_TEXT_CHARS;
-        let mut roots: HashMap<u64, Option<u64>> = HashMap::default();
-        let mut root = |c: u64| -> Result<Option<u64>> {
-            if let Some(&r) = roots.get(&c) {
-                return Ok(r);
-            }
-            let r = self.root_if_kept(c)?;
-            roots.insert(c, r);
-            Ok(r)
-        };
-        let mut out = Vec::new();
-        for (k, seen, _) in &lines.lines {
-            let now = match seen {
-                Seen::Furniture => continue,
-                Seen::Batch => Seen::Furniture,
-                Seen::New => Seen::In(vec![target]),
-                Seen::In(cs) => {
-                    // The clusters it was seen in as they are now: merged ones count once,
-                    // and a cluster whose pages are all gone no more.
-                    let mut now: Vec<u64> = Vec::with_capacity(cs.len() + 1);
-                    for &c in cs {
-                        if let Some(r) = root(c)? {
-                            let r = if merged.contains(&r) { target } else { r };
-                            if !now.contains(&r) {
-                                now.push(r);
-                            }
-                        }
-                    }
-                    let me = if own && now.contains(&target) {
-                        lines.page
-                    } else {
-                        target
-                    };
-                    if !now.contains(&me) {
-                        now.push(me);
-                    }
-                    if now.len() >= FURNITURE_CLUSTERS {
-                        Seen::Furniture
-                    } else if now == *cs {
-                        continue;
-                    } else {
-                        Seen::In(now)
-                    }
-                }
-            };
-            out.push(((lines.host, *k), now));
-        }
-        Ok(out)
-    }
-
-    /// The root of cluster `id`, None when its record is gone or its pages all are (an
-    /// emptied cluster keeps its record, of size 0). A page counted by itself stays counted:
-    /// it is known by its URL, which the store does not index.
-    fn root_if_kept(&self, id: u64) -> Result<Option<u64>> {
-        if id & OWN_PAGE != 0 {
-            return Ok(Some(id));
-        }
-        Ok(self.current_cluster(id)?.map(|(root, _)| root))
-    }
-}
-
-/// Mark as [`Seen::Batch`] the lines of `pages` (one batch's) that [`FURNITURE_CLUSTERS`]
-/// pages of one host among them show, each with [`NEW_TEXT_CHARS`] of text that no other page
-/// of its host in the batch shows: a site's furniture as its pages in the batch show it,
-/// whatever their order and whatever the store has seen. A repost or a teaser of an article
-/// brings no text of its own beside the article, so one article's pages count once at most,
-/// like the pages of one cluster; pages of different articles each bring their own.
-pub(super) fn batch_furniture(pages: &mut [&mut PageLines]) {
-    let mut shown: HashMap<(u64, u64), u32> = HashMap::default();
-    for p in pages.iter() {
-        for (k, _, _) in &p.lines {
-            *shown.entry((p.host, *k)).or_default() += 1;
-        }
-    }
-    let mut by_own: HashMap<(u64, u64), usize> = HashMap::default();
-    for p in pages.iter() {
-        let own: u32 = p
-            .lines
-            .iter()
-            .filter(|(k, _, _)| shown[&(p.host, *k)] == 1)
-            .map(|&(_, _, n)| n)
-            .sum();
-        if own >= NEW_TEXT_CHARS {
-            for (k, _, _) in &p.lines {
-                *by_own.entry((p.host, *k)).or_default() += 1;
-            }
-        }
-    }
-    if !by_own.values().any(|&n| n >= FURNITURE_CLUSTERS) {
-        return;
-    }
-    for p in pages.iter_mut() {
-        let host = p.host;
-        for (k, s, _) in &mut p.lines {
-            if *s != Seen::Furniture
-                && by_own
-                    .get(&(host, *k))
-                    .is_some_and(|&n| n >= FURNITURE_CLUSTERS)
-            {
-                *s = Seen::Batch;
-            }
-        }
-    }
-}
-
-/// Put `changes` ([`Fpdb::seen_lines`]) into `batch`.
-pub(super) fn put_seen(changes: &[((u64, u64), Seen)], batch: &mut Batch) {
-    for ((host, k), seen) in changes {
-        if let Some(v) = seen.value() {
-            let (host, k) = (*host, *k);
-            batch.put(Cf::Furniture, schema::furniture_key(host, k), v);
-        }
-    }
 }
 
 /// The key of a page's URL host ([`crate::text::cites::host_key`]), if it has one.

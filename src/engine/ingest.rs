@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::furniture::{put_seen, PageLines};
+use super::furniture::PageLines;
+use super::learn::put_seen;
 use super::lookup::Lookup;
 use super::read::stored_match;
 use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
@@ -321,7 +322,20 @@ impl Fpdb {
         }
         if let Some(lines) = lines {
             let target = outcome.similar_id.expect("a placed document has a cluster");
-            put_seen(&self.seen_lines(lines, target, &outcome.merged)?, &mut bulk);
+            let mut stored = |m: u64| -> Result<(Option<String>, Vec<u32>)> {
+                if m == seq {
+                    return Ok((record.url.clone(), record.sketch.clone()));
+                }
+                let r = self.doc(m)?;
+                Ok((r.url, r.sketch))
+            };
+            let seen = self.seen_lines(
+                lines,
+                (target, seq),
+                &outcome.merged,
+                (doc, &mut stored),
+            )?;
+            put_seen(&seen, &mut bulk);
         }
         batch.append(bulk);
         self.store.write(batch)?;

@@ -26,6 +26,8 @@ pub(super) struct Candidate {
     pub(super) id: String,
     pub(super) overlap: f64,
     pub(super) strong: bool,
+    /// It verified only with its site's template lines left out ([`Checked::left_out_only`]).
+    pub(super) left_out_only: bool,
     pub(super) algo: Algo,
     pub(super) score: f64,
     pub(super) distance: Option<u32>,
@@ -46,6 +48,11 @@ pub(super) struct Checked {
     pub(super) weight_distance: f64,
     /// Whether it is a strong link under the store's rules ([`is_strong`]).
     pub(super) strong: bool,
+    /// Stores with `site_knowledge`: it verified only after the lines of a site's template
+    /// were left out of the two (`compared.rs`: the page's lines its host showed before, the
+    /// candidate's stored template); compared with those lines it does not. Such a link may
+    /// join the document to one cluster, never merge two ([`Lookup::left_out_joins_one`]).
+    pub(super) left_out_only: bool,
     /// For a candidate that did not verify but whose sentences are at least half in the
     /// document (two or more): the sentences they share (a source of a composite).
     pub(super) contained: Option<Vec<u32>>,
@@ -81,12 +88,22 @@ impl Checked {
         (url, template): (Option<&str>, &[u32]),
     ) -> Checked {
         let mut bufs = super::compared::Kept::default();
+        let whole = sketches;
         let (doc, sketches) =
             super::compared::as_compared(opts, fps, sketches, (url, template), &mut bufs);
         let (overlap, sentences, resemblance) =
             crate::fingerprint::similarity_parts(opts, doc, sketches);
         // The shape is read only for a verified link (no other can join).
         let verified = overlap >= opts.verify_threshold();
+        let left_out_only = verified
+            && opts.site_knowledge
+            && super::compared::template_left_out(fps, doc, whole, sketches)
+            && {
+                let mut kept = (Vec::new(), Vec::new());
+                let theirs = super::compared::without_furniture(fps, whole, &mut kept);
+                crate::fingerprint::similarity_parts(opts, fps.sketches(), theirs).0
+                    < opts.verify_threshold()
+            };
         let shape = (opts.link_shape && verified)
             .then(|| {
                 let (a, b) = (doc, sketches);
@@ -103,6 +120,7 @@ impl Checked {
             overlap,
             weight_distance: keys::weight_distance(&fps.key_weights, weights),
             strong,
+            left_out_only,
             contained,
             standing: Standing::default(),
         }
@@ -188,6 +206,37 @@ pub(super) struct Lookup {
 }
 
 impl Lookup {
+    /// A link that verified only with a site's template lines left out
+    /// ([`Checked::left_out_only`]) joins the document to one cluster at most, and never
+    /// merges two: a page holding most of two articles' lines, each shown before on its
+    /// site (an aggregator's digest, or an attacker's page), would otherwise look like a copy
+    /// of each to each and merge them. The clusters reached only through such links are
+    /// dropped when another is reached by a link that holds whole; when none is, all but the
+    /// one of the best such link (ties: the oldest cluster).
+    fn left_out_joins_one(&mut self) {
+        if self.roots.len() < 2 {
+            return;
+        }
+        let whole: BTreeSet<u64> = self
+            .candidates
+            .iter()
+            .filter(|c| !c.left_out_only)
+            .map(|c| c.root)
+            .collect();
+        let keep: BTreeSet<u64> = if whole.is_empty() {
+            let best = self
+                .candidates
+                .iter()
+                .max_by(|a, b| a.overlap.total_cmp(&b.overlap).then(b.root.cmp(&a.root)))
+                .map(|c| c.root);
+            best.into_iter().collect()
+        } else {
+            whole
+        };
+        self.roots.retain(|r, _| keep.contains(r));
+        self.candidates.retain(|c| keep.contains(&c.root));
+    }
+
     /// When the document draws on two or more clusters, sharing different sentences with
     /// each, the ids of their members it draws on (one per cluster); else empty. A cluster is
     /// drawn on through its best-verified member, or a member that did not verify but has at
@@ -291,6 +340,7 @@ struct Verdict {
     overlap: f64,
     weight_distance: f64,
     strong: bool,
+    left_out_only: bool,
     standing: Standing,
 }
 
@@ -387,6 +437,9 @@ impl Fpdb {
         }
         if self.opts.tight_clusters && min_overlap > 0.0 {
             Self::drop_loose_clusters(&mut lk, &verdicts, verify, min_overlap)?;
+        }
+        if self.opts.site_knowledge {
+            lk.left_out_joins_one();
         }
         lk.candidates.sort_by(|a, b| {
             b.overlap
@@ -507,6 +560,7 @@ impl Fpdb {
                     overlap: c.overlap,
                     weight_distance: c.weight_distance,
                     strong: c.strong,
+                    left_out_only: c.left_out_only,
                     standing: c.standing,
                 });
             }
@@ -525,6 +579,7 @@ impl Fpdb {
                 distance: p.distance,
                 overlap: v.overlap,
                 strong: v.strong,
+                left_out_only: v.left_out_only,
                 root,
                 standing: v.standing,
             });

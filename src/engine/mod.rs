@@ -37,6 +37,8 @@ mod furniture;
 mod heavy;
 mod ingest;
 mod jobs;
+mod forget;
+mod learn;
 mod lookup;
 mod near;
 mod open;
@@ -126,6 +128,9 @@ pub struct Fpdb {
     /// Whether a batch's pages learn their sites' furniture together, where the store has
     /// `batch_furniture` ([`Fpdb::set_batch_furniture`]).
     batch_pages: bool,
+    /// Hosts of documents removed since the last sync, whose `furniture` lines the sync sweeps
+    /// (`forget.rs`).
+    forget: std::sync::Mutex<Vec<u64>>,
     /// Documents read into the presence filter at open: it was saved before they were
     /// written ([`Fpdb::memory_filter_caught_up`]).
     filter_caught_up: Option<u64>,
@@ -201,6 +206,9 @@ impl Fpdb {
     /// RocksDB also does this in the background over time).
     pub fn compact(&self) -> Result<()> {
         self.sync()?;
+        if self.forget_all()? != forget::Forgotten::default() {
+            self.sync()?;
+        }
         self.store
             .maintenance()
             .map_or(Ok(()), crate::store::Maintenance::compact)
@@ -308,7 +316,10 @@ impl Fpdb {
 
     /// Commit every ingested document as one atomic batch and make it durable.
     pub fn sync(&self) -> Result<()> {
-        let r = self.stage_counters().and_then(|()| self.store.sync());
+        let r = self
+            .forget_removed()
+            .and_then(|_| self.stage_counters())
+            .and_then(|()| self.store.sync());
         self.end_write(r)
     }
 

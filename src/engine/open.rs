@@ -127,6 +127,7 @@ impl Fpdb {
             view: None,
             last_batch: None,
             batch_pages: true,
+            forget: std::sync::Mutex::default(),
             store,
             opts,
             perms,

@@ -187,6 +187,14 @@ macro_rules! for_each_setting {
             /// before this setting: off, and two pages of one host are compared whole). Needs
             /// `furniture`.
             same_site_templates: bool = true, older (false), since 16, set flag;
+            /// What the store learns of a site never hides a copy nor joins two articles: a
+            /// line that is most of a page's main text, or that a member of the page's cluster
+            /// on another host holds, is never furniture; a link that verifies only after a
+            /// site's template lines were left out may join a page to one cluster, never merge
+            /// two; and removing pages withdraws the lines they taught (each furniture line
+            /// keeps the clusters and pages that made it so). Stores made before this setting:
+            /// off. Needs `furniture`.
+            site_knowledge: bool = true, older (false), since 18, set flag;
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

@@ -1,0 +1,168 @@
+//! Forgetting what removed pages taught (stores with `furniture` and `site_knowledge`): the
+//! `furniture` family names, for each line of a host, the clusters and pages that showed it
+//! (`learn.rs`), and a line's standing holds only while they are kept. Removing documents
+//! ([`Fpdb::remove`], [`Fpdb::expire`]) notes their hosts; the next [`Fpdb::sync`] sweeps those
+//! hosts' lines: a line none of whose clusters or pages is left is deleted, and a furniture
+//! line left with fewer than [`FURNITURE_CLUSTERS`] goes back to "seen in" them. `compact`
+//! sweeps every host, and bounds each to [`SITE_LINES`] lines, then lets the store reclaim the
+//! space. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
+//! the page it replaces (one page is one URL), and a cluster emptied by it is passed over by
+//! the next page that reads its lines.
+
+use foldhash::HashMap;
+
+use super::furniture::{own_page_seq, FURNITURE_CLUSTERS, FURNITURE_MARK, OWN_PAGE};
+use super::Fpdb;
+use crate::error::Result;
+use crate::store::schema::{self, DocRecord};
+use crate::store::{Batch, Cf, Store};
+
+/// The most lines a host keeps in the `furniture` family after `compact`: beyond it, lines seen
+/// in one cluster only are dropped (they are seen anew if they come again). A host's template
+/// has tens to hundreds of lines; its articles bring the rest.
+pub const SITE_LINES: usize = 1 << 16;
+
+/// Entries swept per write.
+const SWEEP_BATCH: usize = 4096;
+
+/// What one sweep changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Forgotten {
+    /// Lines deleted: none of their clusters or pages is left, or past [`SITE_LINES`].
+    pub deleted: u64,
+    /// Lines whose clusters changed (furniture that went back to "seen in").
+    pub rewritten: u64,
+}
+
+impl Fpdb {
+    /// Note removed record `rec`'s host for the next sweep ([`Fpdb::sync`]).
+    pub(super) fn note_removed(&self, rec: &DocRecord) {
+        if !(self.opts.furniture && self.opts.site_knowledge) {
+            return;
+        }
+        if let Some(h) = rec.url.as_deref().and_then(crate::text::cites::host_key) {
+            self.forget.lock().expect("lock").push(h);
+        }
+    }
+
+    /// Sweep the hosts noted by removals since the last sweep.
+    pub(super) fn forget_removed(&self) -> Result<Forgotten> {
+        let mut hosts = std::mem::take(&mut *self.forget.lock().expect("lock"));
+        hosts.sort_unstable();
+        hosts.dedup();
+        let mut out = Forgotten::default();
+        for h in hosts {
+            let (start, end) = host_range(h);
+            self.sweep(&start, &end, usize::MAX, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Sweep every host's lines, each bounded to [`SITE_LINES`] (before `compact`).
+    pub fn forget_all(&self) -> Result<Forgotten> {
+        let mut out = Forgotten::default();
+        if !(self.opts.furniture && self.opts.site_knowledge) || self.store.read_only() {
+            return Ok(out);
+        }
+        let mut from = [0u8; 8];
+        loop {
+            // The next host with lines.
+            let mut next = None;
+            self.store.scan(Cf::Furniture, &from, &[0xff; 17], &mut |k, _| {
+                next = k.get(..8).map(|h| u64::from_be_bytes(h.try_into().expect("8")));
+                false
+            })?;
+            let Some(h) = next else {
+                return Ok(out);
+            };
+            let (start, end) = host_range(h);
+            self.sweep(&start, &end, SITE_LINES, &mut out)?;
+            match h.checked_add(1) {
+                Some(n) => from = n.to_be_bytes(),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Sweep the lines in `[start, end)` (one host's): drop the clusters and pages no longer
+    /// kept, delete a line left with none, and keep at most `bound` lines (dropping lines seen
+    /// in one cluster, in key order, beyond it).
+    fn sweep(&self, start: &[u8], end: &[u8], bound: usize, out: &mut Forgotten) -> Result<()> {
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        self.store.scan(Cf::Furniture, start, end, &mut |k, v| {
+            entries.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        let mut kept_ids: HashMap<u64, Option<u64>> = HashMap::default();
+        let mut batch = Batch::new();
+        let mut over = entries.len().saturating_sub(bound);
+        for (key, value) in entries {
+            let ids = schema::decode_furniture(&key, &value)?;
+            // Furniture written before `site_knowledge` names nothing to withdraw.
+            if ids.is_empty() {
+                continue;
+            }
+            let furniture = ids.last() == Some(&FURNITURE_MARK);
+            let mut now: Vec<u64> = Vec::with_capacity(ids.len());
+            for &id in ids.iter().filter(|&&id| id != FURNITURE_MARK) {
+                let kept = match kept_ids.get(&id) {
+                    Some(&k) => k,
+                    None => {
+                        let k = self.kept_id(id)?;
+                        kept_ids.insert(id, k);
+                        k
+                    }
+                };
+                if let Some(k) = kept.filter(|k| !now.contains(k)) {
+                    now.push(k);
+                }
+            }
+            let value_now: Option<Vec<u64>> = if now.is_empty() || (over > 0 && now.len() == 1) {
+                None
+            } else if furniture && now.len() >= FURNITURE_CLUSTERS {
+                now.push(FURNITURE_MARK);
+                Some(now)
+            } else {
+                Some(now)
+            };
+            match value_now {
+                None => {
+                    batch.delete(Cf::Furniture, key);
+                    out.deleted += 1;
+                    over = over.saturating_sub(1);
+                }
+                Some(v) if v != ids => {
+                    let bytes: Vec<u8> = v.iter().flat_map(|c| c.to_be_bytes()).collect();
+                    batch.put(Cf::Furniture, key, bytes);
+                    out.rewritten += 1;
+                }
+                Some(_) => {}
+            }
+            if batch.len() >= SWEEP_BATCH {
+                self.store.write(std::mem::take(&mut batch))?;
+            }
+        }
+        self.store.write(batch)
+    }
+
+    /// What a cluster or page a line was seen in is now: a cluster's root while it holds a
+    /// document, a page (counted by itself) while its record is kept; None when gone.
+    fn kept_id(&self, id: u64) -> Result<Option<u64>> {
+        if id & OWN_PAGE != 0 {
+            let seq = own_page_seq(id);
+            let kept = self.store.get(Cf::Docs, &schema::u64_key(seq))?.is_some();
+            return Ok(kept.then_some(id));
+        }
+        Ok(self.current_cluster(id)?.map(|(root, _)| root))
+    }
+}
+
+/// `[start, end)` of host `h`'s `furniture` keys.
+fn host_range(h: u64) -> ([u8; 8], Vec<u8>) {
+    let start = h.to_be_bytes();
+    let end = match h.checked_add(1) {
+        Some(n) => n.to_be_bytes().to_vec(),
+        None => vec![0xff; 17],
+    };
+    (start, end)
+}

@@ -1,0 +1,279 @@
+//! What a page teaches the store of its site (stores with `furniture`), and how removing
+//! pages withdraws it. Each page placed in a cluster updates the standing of its lines in the
+//! `furniture` family ([`Fpdb::seen_lines`]; what the family says and how a page is read with
+//! it: `furniture.rs`); a batch's pages learn together ([`batch_furniture`]). In stores with
+//! `site_knowledge` a line that is most of a page's main text, or that a member of the page's
+//! cluster on another host holds, is never made furniture ([`Fpdb::keep_main_text`]); each
+//! furniture line keeps the clusters and pages that made it so, and removing documents
+//! withdraws what they taught (`forget.rs`).
+
+use foldhash::HashMap;
+
+use super::furniture::{
+    own_page, same_page, PageLines, Seen, Stored, FURNITURE_CLUSTERS, NEW_TEXT_CHARS, OWN_PAGE,
+};
+use super::{Document, Fpdb};
+use crate::error::Result;
+use crate::store::schema;
+use crate::store::{Batch, Cf};
+use crate::text::lines::line_key;
+
+/// How many members of a page's cluster are read for a line about to become furniture
+/// (stores with `site_knowledge`: [`Fpdb::keep_main_text`]).
+const HELD_MEMBERS: usize = 16;
+
+impl Fpdb {
+    /// The changes a page of cluster `target` makes to the standing of its lines: a new line
+    /// is seen in `target`; a line seen in another cluster (not `target` nor one of `merged`
+    /// into it by this page) becomes furniture. Read before the page's cluster changes are
+    /// written; a line whose cluster is gone (its pages removed) is seen anew.
+    ///
+    /// A page that brings [`NEW_TEXT_CHARS`] of text new to its host counts by itself, by its
+    /// URL, for the lines its cluster already holds: otherwise a site whose first two
+    /// articles were put in one cluster by the furniture they share would count that
+    /// furniture in one cluster however many of its articles join it. A repost of an article
+    /// on its site brings little new text and counts with its cluster; a page crawled again
+    /// with a paragraph added counts once, by its URL, so an article updated many times does
+    /// not make its own lines furniture.
+    pub(super) fn seen_lines(
+        &self,
+        lines: &PageLines,
+        (target, seq): (u64, u64),
+        merged: &[u64],
+        (doc, stored): (&Document, &mut Stored<'_>),
+    ) -> Result<Vec<((u64, u64), Seen)>> {
+        let new_text: u32 = lines
+            .lines
+            .iter()
+            .filter(|(_, s, _)| *s == Seen::New)
+            .map(|&(_, _, n)| n)
+            .sum();
+        let own = new_text >= NEW_TEXT_CHARS;
+        let by_url = self.opts.site_knowledge;
+        let page = if by_url {
+            own_page(lines.page, seq)
+        } else {
+            OWN_PAGE | lines.page
+        };
+        let mut roots: HashMap<u64, Option<u64>> = HashMap::default();
+        let mut root = |c: u64| -> Result<Option<u64>> {
+            if let Some(&r) = roots.get(&c) {
+                return Ok(r);
+            }
+            let r = self.root_if_kept(c)?;
+            roots.insert(c, r);
+            Ok(r)
+        };
+        let mut out = Vec::new();
+        for (k, seen, _) in &lines.lines {
+            let now = match seen {
+                Seen::Furniture | Seen::Made(_) => continue,
+                Seen::Batch if by_url => Seen::Made(vec![target]),
+                Seen::Batch => Seen::Furniture,
+                Seen::New => Seen::In(vec![target]),
+                Seen::In(cs) => {
+                    // The clusters it was seen in as they are now: merged ones count once,
+                    // and a cluster whose pages are all gone no more.
+                    let mut now: Vec<u64> = Vec::with_capacity(cs.len() + 1);
+                    for &c in cs {
+                        if let Some(r) = root(c)? {
+                            let r = if merged.contains(&r) { target } else { r };
+                            if !now.contains(&r) {
+                                now.push(r);
+                            }
+                        }
+                    }
+                    let me = if own && now.contains(&target) {
+                        page
+                    } else {
+                        target
+                    };
+                    if let Some(was) = now.iter_mut().find(|c| same_page(**c, me, by_url)) {
+                        // A page counts once, by its URL: its latest version is kept.
+                        *was = me;
+                    } else {
+                        now.push(me);
+                    }
+                    if now.len() >= FURNITURE_CLUSTERS && by_url {
+                        Seen::Made(now)
+                    } else if now.len() >= FURNITURE_CLUSTERS {
+                        Seen::Furniture
+                    } else if now == *cs {
+                        continue;
+                    } else {
+                        Seen::In(now)
+                    }
+                }
+            };
+            out.push(((lines.host, *k), now));
+        }
+        if by_url {
+            self.keep_main_text(lines, target, (doc, stored), &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Stores with `site_knowledge`: the lines `out` would make furniture (from `lines`, of
+    /// page `doc` placed in cluster `target`) are not made so, and this page does not count
+    /// for them, when with the page's furniture they would be most of its main text (a
+    /// repost on a shared host, whose article the host's other reposts showed: the article
+    /// is no host's furniture), or when a member of its cluster on another host holds them
+    /// (the article of a repost found on its source's site).
+    fn keep_main_text(
+        &self,
+        lines: &PageLines,
+        target: u64,
+        (doc, stored): (&Document, &mut Stored<'_>),
+        out: &mut Vec<((u64, u64), Seen)>,
+    ) -> Result<()> {
+        let made: Vec<u64> = out
+            .iter()
+            .filter(|(_, s)| matches!(s, Seen::Made(_)))
+            .map(|&((_, k), _)| k)
+            .collect();
+        if made.is_empty() {
+            return Ok(());
+        }
+        let is = |k: u64, s: &Seen| {
+            matches!(s, Seen::Furniture | Seen::Batch | Seen::Made(_)) || made.contains(&k)
+        };
+        if lines.mostly(is) {
+            out.retain(|(_, s)| !matches!(s, Seen::Made(_)));
+            return Ok(());
+        }
+        let held = self.held_elsewhere(lines.host, target, (doc, stored), &made)?;
+        out.retain(|((_, k), s)| !(matches!(s, Seen::Made(_)) && held.contains(k)));
+        Ok(())
+    }
+
+    /// Which of the lines `keys` of page `doc` (of host `host`) the sentence sketch of one of
+    /// the first [`HELD_MEMBERS`] members of cluster `target` on another host holds whole.
+    fn held_elsewhere(
+        &self,
+        host: u64,
+        target: u64,
+        (doc, stored): (&Document, &mut Stored<'_>),
+        keys: &[u64],
+    ) -> Result<Vec<u64>> {
+        let Some((root, _)) = self.current_cluster(target)? else {
+            return Ok(Vec::new());
+        };
+        let mut theirs = Vec::new();
+        for m in self.members_first(root, HELD_MEMBERS)? {
+            let (url, sketch) = stored(m)?;
+            let other = url
+                .as_deref()
+                .and_then(crate::text::cites::host_key)
+                .is_some_and(|h| h != host);
+            if other {
+                theirs.push(sketch);
+            }
+        }
+        if theirs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut held = Vec::new();
+        for line in doc.text.lines() {
+            let Some(k) = line_key(line).filter(|k| keys.contains(k)) else {
+                continue;
+            };
+            let mine = self.fingerprinter.sentence_sketch(line);
+            let whole =
+                |t: &Vec<u32>| !mine.is_empty() && mine.iter().all(|h| t.binary_search(h).is_ok());
+            if theirs.iter().any(whole) && !held.contains(&k) {
+                held.push(k);
+            }
+        }
+        Ok(held)
+    }
+
+    /// The root of cluster `id`, None when its record is gone or its pages all are (an
+    /// emptied cluster keeps its record, of size 0). A page counted by itself stays counted:
+    /// it is known by its URL, which the store does not index.
+    fn root_if_kept(&self, id: u64) -> Result<Option<u64>> {
+        if id & OWN_PAGE != 0 {
+            return Ok(Some(id));
+        }
+        Ok(self.current_cluster(id)?.map(|(root, _)| root))
+    }
+}
+
+/// Mark as [`Seen::Batch`] the lines of `pages` (one batch's) that [`FURNITURE_CLUSTERS`]
+/// pages of one host among them show, each with [`NEW_TEXT_CHARS`] of text that no other page
+/// of its host in the batch shows: a site's furniture as its pages in the batch show it,
+/// whatever their order and whatever the store has seen. A repost or a teaser of an article
+/// brings no text of its own beside the article, so one article's pages count once at most,
+/// like the pages of one cluster; pages of different articles each bring their own. In stores
+/// with `site_knowledge` a page does not count when those lines would be most of its main
+/// text (reposts of one article on a shared host, each with a footer of its own).
+pub(super) fn batch_furniture(pages: &mut [&mut PageLines]) {
+    let mut shown: HashMap<(u64, u64), u32> = HashMap::default();
+    for p in pages.iter() {
+        for (k, _, _) in &p.lines {
+            *shown.entry((p.host, *k)).or_default() += 1;
+        }
+    }
+    let counting: Vec<bool> = pages
+        .iter()
+        .map(|p| {
+            let own: u32 = p
+                .lines
+                .iter()
+                .filter(|(k, _, _)| shown[&(p.host, *k)] == 1)
+                .map(|&(_, _, n)| n)
+                .sum();
+            own >= NEW_TEXT_CHARS
+        })
+        .collect();
+    let mut by_own = count_by_own(pages, &counting);
+    if !by_own.values().any(|&n| n >= FURNITURE_CLUSTERS) {
+        return;
+    }
+    if pages.iter().any(|p| p.main_text_kept) {
+        let marked = |p: &PageLines, k: u64, s: &Seen| {
+            *s == Seen::Furniture
+                || by_own
+                    .get(&(p.host, k))
+                    .is_some_and(|&n| n >= FURNITURE_CLUSTERS)
+        };
+        let counting: Vec<bool> = pages
+            .iter()
+            .zip(&counting)
+            .map(|(p, &c)| c && !(p.main_text_kept && p.mostly(|k, s| marked(p, k, s))))
+            .collect();
+        by_own = count_by_own(pages, &counting);
+    }
+    for p in pages.iter_mut() {
+        let host = p.host;
+        for (k, s, _) in &mut p.lines {
+            if *s != Seen::Furniture
+                && by_own
+                    .get(&(host, *k))
+                    .is_some_and(|&n| n >= FURNITURE_CLUSTERS)
+            {
+                *s = Seen::Batch;
+            }
+        }
+    }
+}
+
+/// How many of `pages` that are `counting` show each (host, line).
+fn count_by_own(pages: &[&mut PageLines], counting: &[bool]) -> HashMap<(u64, u64), usize> {
+    let mut by_own: HashMap<(u64, u64), usize> = HashMap::default();
+    for (p, _) in pages.iter().zip(counting).filter(|(_, &c)| c) {
+        for (k, _, _) in &p.lines {
+            *by_own.entry((p.host, *k)).or_default() += 1;
+        }
+    }
+    by_own
+}
+
+/// Put `changes` ([`Fpdb::seen_lines`]) into `batch`.
+pub(super) fn put_seen(changes: &[((u64, u64), Seen)], batch: &mut Batch) {
+    for ((host, k), seen) in changes {
+        if let Some(v) = seen.value() {
+            let (host, k) = (*host, *k);
+            batch.put(Cf::Furniture, schema::furniture_key(host, k), v);
+        }
+    }
+}
