@@ -4,11 +4,11 @@
 //! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
 //! - `tests/fixtures/store-v2-reflow`: format 2 with the defaults since: `reflow`, `t2s`.
 //!
-//! - `tests/fixtures/store-v3` … `store-v17`: one store of every format this version writes
+//! - `tests/fixtures/store-v3` … `store-v18`: one store of every format this version writes
 //!   (the first 20 sample documents, each with the settings whose oldest format it is), made
 //!   by `scripts/freeze_stores.sh`.
 //!
-//! Over 600 lines: one case per store format (17 of them), each with the settings that keep a
+//! Over 600 lines: one case per store format (18 of them), each with the settings that keep a
 //! store at that format, read top to bottom.
 //!
 //! The format-2 ones hold the first 30 sample documents. When the format changes on purpose,
@@ -204,7 +204,7 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 17; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 18; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
@@ -246,6 +246,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -274,6 +275,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -321,6 +323,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             batch_furniture: Some(false),
             same_site_templates: Some(false),
             simhash_min_terms: Some(1),
+            site_knowledge: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -340,6 +343,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -366,6 +370,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -387,6 +392,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -399,7 +405,22 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         },
     );
     let settings = fpdb::Settings {
+        site_knowledge: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("seventeen"),
+        settings,
+        &docs,
+        FormatVersion(17),
+        |db| {
+            assert!(!db.options().site_knowledge);
+            assert_eq!(db.options().simhash_min_terms, 8);
+        },
+    );
+    let settings = fpdb::Settings {
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -415,6 +436,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let settings = fpdb::Settings {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -430,6 +452,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -447,6 +470,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -466,6 +490,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -485,6 +510,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -505,6 +531,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         batch_furniture: Some(false),
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
+        site_knowledge: Some(false),
         ..Default::default()
     };
     stays(
@@ -522,6 +549,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     assert!(db.options().site_templates && db.options().batch_furniture);
     assert!(db.options().same_site_templates);
     assert_eq!(db.options().simhash_min_terms, 8);
+    assert!(db.options().site_knowledge);
     let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
@@ -555,7 +583,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 17"), "{expected}");
+            assert!(expected.contains("format 18"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

@@ -172,7 +172,7 @@ def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False
     """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
     reopen; the CLI's flag names with `_`): algos ("nshash,simhash" or a list), t2s, tw_phrases, reflow,
     tight_clusters, strong_resemblance, link_shape, template_figures, nshash_n, min_sentence_chars, nshash_min_shared, verify_overlap,
-    verify_resemblance, simhash_k, simhash_min_terms, simhash_blocks, expected_docs, minhash_bands, minhash_rows,
+    verify_resemblance, simhash_k, simhash_min_terms, site_knowledge, simhash_blocks, expected_docs, minhash_bands, minhash_rows,
     weight_check. Not settings (this open only): cache_mib, the block cache; memory_filters, Bloom filters of
     every stored hash prefix kept in memory for long-running processes (as `fpdb serve
     --memory-filters`)."""

@@ -89,14 +89,16 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             // its site showed before that A lacks, and A without those of the template its
             // record keeps that B lacks.
             let (ta_kept, ns) = db.without_stored_template(&ta, &tb)?;
-            let (tb, nt) = db.without_template_of(&tb, &ta)?;
-            let ta = ta_kept;
+            let (tb_kept, nt) = db.without_template_of(&tb, &ta)?;
+            // The pair as compared with its template lines (stores with `site_knowledge`: a
+            // link that holds only without them never merges two clusters).
+            let whole = (db.options().site_knowledge && ns + nt > 0).then(|| (ta, tb));
             (
                 db.fingerprinter().clone(),
                 composite,
-                ta,
-                tb,
-                (na, nb, nt, ns),
+                ta_kept,
+                tb_kept,
+                (na, nb, nt, ns, whole),
             )
         }
         Err(fpdb::Error::NotFound { .. }) => (
@@ -104,12 +106,15 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             Vec::new(),
             ta,
             tb,
-            (0, 0, 0, 0),
+            (0, 0, 0, 0, None),
         ),
         Err(e) => return Err(e.into()),
     };
     let opts = fp.options().clone();
     let e = fpdb::explain::explain(&ta, &tb, &fp);
+    let left_out_only = left_out.4.as_ref().is_some_and(|(a, b)| {
+        e.comparison.linked() && !fpdb::explain::explain(a, b, &fp).comparison.linked()
+    });
     if a.json {
         let mut v = serde_json::to_value(&e)?;
         if !composite.is_empty() {
@@ -118,6 +123,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         v["furniture_lines_left_out"] = serde_json::json!([left_out.0, left_out.1]);
         v["template_lines_left_out"] = serde_json::json!(left_out.2);
         v["stored_template_lines_left_out"] = serde_json::json!(left_out.3);
+        v["linked_only_with_lines_left_out"] = serde_json::json!(left_out_only);
         outln!("{}", serde_json::to_string(&v)?);
         // The same exit code as the text form: 1 when the pair is not linked.
         return Ok(if e.comparison.linked() {
@@ -147,6 +153,12 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             "template: {} lines of A left out (its stored record's template: lines A's site had \
              shown before A, not in B)",
             left_out.3
+        );
+    }
+    if left_out_only {
+        outln!(
+            "template: linked only with those lines left out (with them the pair is not \
+             linked): such a link joins B to one cluster at most, never merges two"
         );
     }
     outln!(

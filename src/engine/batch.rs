@@ -13,8 +13,8 @@ use rayon::prelude::*;
 
 use super::batch_lookup::{on_pool, BatchFingerprints, BeforeLease, Found, Looked};
 use super::furniture::{PageLines, SeenInBatch};
-use super::learn::put_seen;
 use super::ingest::Writes;
+use super::learn::put_seen;
 use super::lookup::Checked;
 use super::near::NearIndex;
 use super::postings::bound_simhash;

@@ -68,10 +68,13 @@ impl Fpdb {
         loop {
             // The next host with lines.
             let mut next = None;
-            self.store.scan(Cf::Furniture, &from, &[0xff; 17], &mut |k, _| {
-                next = k.get(..8).map(|h| u64::from_be_bytes(h.try_into().expect("8")));
-                false
-            })?;
+            self.store
+                .scan(Cf::Furniture, &from, &[0xff; 17], &mut |k, _| {
+                    next = k
+                        .get(..8)
+                        .map(|h| u64::from_be_bytes(h.try_into().expect("8")));
+                    false
+                })?;
             let Some(h) = next else {
                 return Ok(out);
             };

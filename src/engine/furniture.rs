@@ -30,7 +30,6 @@ use crate::text::lines::{line_key, line_keys, without_lines};
 /// In how many clusters of a host a line must be seen to be its furniture.
 pub const FURNITURE_CLUSTERS: usize = 3;
 
-
 /// A page whose lines new to its host hold this many letters and digits or more counts for
 /// its lines by itself, not by its cluster: it shows an article of its own, even where its
 /// site's furniture, not yet known, has put it in the cluster of another article.
@@ -67,7 +66,10 @@ pub(super) fn own_page_seq(id: u64) -> u64 {
 
 /// Whether two ids a line was seen in name one page: equal, or two versions of one URL.
 pub(super) fn same_page(a: u64, b: u64, by_url: bool) -> bool {
-    a == b || (by_url && a & b & OWN_PAGE != 0 && (a & !OWN_PAGE) >> PAGE_SEQ_BITS == (b & !OWN_PAGE) >> PAGE_SEQ_BITS)
+    a == b
+        || (by_url
+            && a & b & OWN_PAGE != 0
+            && (a & !OWN_PAGE) >> PAGE_SEQ_BITS == (b & !OWN_PAGE) >> PAGE_SEQ_BITS)
 }
 
 /// What the store says of one line of a host.
@@ -115,7 +117,7 @@ pub(super) struct PageLines {
     /// (line key, what the store says, the line's letters and digits), by key.
     pub(super) lines: Vec<(u64, Seen, u32)>,
     /// Stores with `site_knowledge`: lines that would be most of the page's main text are
-    /// not its furniture ([`PageLines::furniture`]).
+    /// not made furniture by it (`learn.rs`).
     pub(super) main_text_kept: bool,
 }
 
@@ -136,18 +138,11 @@ pub(super) type Stored<'a> = dyn FnMut(u64) -> Result<(Option<String>, Vec<u32>)
 pub(super) type SeenInBatch = HashMap<(u64, u64), Seen>;
 
 impl PageLines {
-    /// The keys of its lines that are furniture, sorted. None in stores with
-    /// `site_knowledge` when they are most of the page's main text: a repost on a shared host
-    /// (where the article's lines may have come to look like the host's own) or a page of
-    /// nothing but its site's blocks is read whole.
+    /// The keys of its lines that are furniture, sorted.
     fn furniture(&self) -> Vec<u64> {
-        let is = |s: &Seen| matches!(s, Seen::Furniture | Seen::Batch | Seen::Made(_));
-        if self.main_text_kept && self.mostly(|_, s| is(s)) {
-            return Vec::new();
-        }
         self.lines
             .iter()
-            .filter(|(_, s, _)| is(s))
+            .filter(|(_, s, _)| matches!(s, Seen::Furniture | Seen::Batch | Seen::Made(_)))
             .map(|&(k, _, _)| k)
             .collect()
     }
@@ -441,7 +436,6 @@ impl Fpdb {
         fps.left_out = left_out;
         fps
     }
-
 }
 
 /// The key of a page's URL host ([`crate::text::cites::host_key`]), if it has one.

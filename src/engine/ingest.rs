@@ -329,12 +329,8 @@ impl Fpdb {
                 let r = self.doc(m)?;
                 Ok((r.url, r.sketch))
             };
-            let seen = self.seen_lines(
-                lines,
-                (target, seq),
-                &outcome.merged,
-                (doc, &mut stored),
-            )?;
+            let seen =
+                self.seen_lines(lines, (target, seq), &outcome.merged, (doc, &mut stored))?;
             put_seen(&seen, &mut bulk);
         }
         batch.append(bulk);

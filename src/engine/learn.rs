@@ -115,10 +115,13 @@ impl Fpdb {
 
     /// Stores with `site_knowledge`: the lines `out` would make furniture (from `lines`, of
     /// page `doc` placed in cluster `target`) are not made so, and this page does not count
-    /// for them, when with the page's furniture they would be most of its main text (a
-    /// repost on a shared host, whose article the host's other reposts showed: the article
-    /// is no host's furniture), or when a member of its cluster on another host holds them
-    /// (the article of a repost found on its source's site).
+    /// for them, when its cluster holds a page of another host and they hold the article
+    /// that page shares: a line that member holds whole, or, with the page's furniture, most
+    /// of the page's main text. So a repost on a shared host (mp.weixin.qq.com, toutiao,
+    /// zhihu), found as a copy of its source, never makes the article the host's furniture,
+    /// however many accounts repost it, each with a footer of its own; a new site's short
+    /// articles, whose template is most of each page, still teach it (their cluster holds
+    /// pages of their own host only).
     fn keep_main_text(
         &self,
         lines: &PageLines,
@@ -134,6 +137,10 @@ impl Fpdb {
         if made.is_empty() {
             return Ok(());
         }
+        let theirs = self.other_hosts_sketches(lines.host, target, stored)?;
+        if theirs.is_empty() {
+            return Ok(());
+        }
         let is = |k: u64, s: &Seen| {
             matches!(s, Seen::Furniture | Seen::Batch | Seen::Made(_)) || made.contains(&k)
         };
@@ -141,20 +148,30 @@ impl Fpdb {
             out.retain(|(_, s)| !matches!(s, Seen::Made(_)));
             return Ok(());
         }
-        let held = self.held_elsewhere(lines.host, target, (doc, stored), &made)?;
+        let mut held = Vec::new();
+        for line in doc.text.lines() {
+            let Some(k) = line_key(line).filter(|k| made.contains(k)) else {
+                continue;
+            };
+            let mine = self.fingerprinter.sentence_sketch(line);
+            let whole =
+                |t: &Vec<u32>| !mine.is_empty() && mine.iter().all(|h| t.binary_search(h).is_ok());
+            if theirs.iter().any(whole) {
+                held.push(k);
+            }
+        }
         out.retain(|((_, k), s)| !(matches!(s, Seen::Made(_)) && held.contains(k)));
         Ok(())
     }
 
-    /// Which of the lines `keys` of page `doc` (of host `host`) the sentence sketch of one of
-    /// the first [`HELD_MEMBERS`] members of cluster `target` on another host holds whole.
-    fn held_elsewhere(
+    /// The sentence sketches of the first [`HELD_MEMBERS`] members of cluster `target` whose
+    /// URL is of another host than `host`.
+    fn other_hosts_sketches(
         &self,
         host: u64,
         target: u64,
-        (doc, stored): (&Document, &mut Stored<'_>),
-        keys: &[u64],
-    ) -> Result<Vec<u64>> {
+        stored: &mut Stored<'_>,
+    ) -> Result<Vec<Vec<u32>>> {
         let Some((root, _)) = self.current_cluster(target)? else {
             return Ok(Vec::new());
         };
@@ -169,22 +186,7 @@ impl Fpdb {
                 theirs.push(sketch);
             }
         }
-        if theirs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut held = Vec::new();
-        for line in doc.text.lines() {
-            let Some(k) = line_key(line).filter(|k| keys.contains(k)) else {
-                continue;
-            };
-            let mine = self.fingerprinter.sentence_sketch(line);
-            let whole =
-                |t: &Vec<u32>| !mine.is_empty() && mine.iter().all(|h| t.binary_search(h).is_ok());
-            if theirs.iter().any(whole) && !held.contains(&k) {
-                held.push(k);
-            }
-        }
-        Ok(held)
+        Ok(theirs)
     }
 
     /// The root of cluster `id`, None when its record is gone or its pages all are (an
@@ -204,8 +206,7 @@ impl Fpdb {
 /// whatever their order and whatever the store has seen. A repost or a teaser of an article
 /// brings no text of its own beside the article, so one article's pages count once at most,
 /// like the pages of one cluster; pages of different articles each bring their own. In stores
-/// with `site_knowledge` a page does not count when those lines would be most of its main
-/// text (reposts of one article on a shared host, each with a footer of its own).
+/// with `site_knowledge` a line that pages of two hosts in the batch show is not marked.
 pub(super) fn batch_furniture(pages: &mut [&mut PageLines]) {
     let mut shown: HashMap<(u64, u64), u32> = HashMap::default();
     for p in pages.iter() {
@@ -225,24 +226,25 @@ pub(super) fn batch_furniture(pages: &mut [&mut PageLines]) {
             own >= NEW_TEXT_CHARS
         })
         .collect();
-    let mut by_own = count_by_own(pages, &counting);
+    let by_own = count_by_own(pages, &counting);
     if !by_own.values().any(|&n| n >= FURNITURE_CLUSTERS) {
         return;
     }
+    // Stores with `site_knowledge`: a line pages of two hosts in the batch show is an
+    // article's (a source and its reposts on a shared host), never a host's furniture.
+    let mut hosts: HashMap<u64, (u64, bool)> = HashMap::default();
     if pages.iter().any(|p| p.main_text_kept) {
-        let marked = |p: &PageLines, k: u64, s: &Seen| {
-            *s == Seen::Furniture
-                || by_own
-                    .get(&(p.host, k))
-                    .is_some_and(|&n| n >= FURNITURE_CLUSTERS)
-        };
-        let counting: Vec<bool> = pages
-            .iter()
-            .zip(&counting)
-            .map(|(p, &c)| c && !(p.main_text_kept && p.mostly(|k, s| marked(p, k, s))))
-            .collect();
-        by_own = count_by_own(pages, &counting);
+        for p in pages.iter() {
+            for (k, _, _) in &p.lines {
+                let e = hosts.entry(*k).or_insert((p.host, false));
+                e.1 |= e.0 != p.host;
+            }
+        }
     }
+    let by_own: HashMap<(u64, u64), usize> = by_own
+        .into_iter()
+        .filter(|((_, k), _)| !hosts.get(k).is_some_and(|&(_, two)| two))
+        .collect();
     for p in pages.iter_mut() {
         let host = p.host;
         for (k, s, _) in &mut p.lines {

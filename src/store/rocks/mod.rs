@@ -501,9 +501,13 @@ impl Maintenance for RocksStore {
         if self.read_only {
             return Err(Error::ReadOnly);
         }
+        // The bottommost level too: the deletes of a removal (documents, the lines they
+        // taught) are only dropped from disk when they meet the entries they delete there.
+        let mut opts = rocksdb::CompactOptions::default();
+        opts.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::ForceOptimized);
         for cf in Cf::ALL {
             self.db
-                .compact_range_cf(self.handle(cf), None::<&[u8]>, None::<&[u8]>);
+                .compact_range_cf_opt(self.handle(cf), None::<&[u8]>, None::<&[u8]>, &opts);
         }
         Ok(())
     }

@@ -1,0 +1,332 @@
+//! What a store learns of a site never hides a copy nor joins two articles (`site_knowledge`,
+//! format 18), in the shapes of the fourth adversarial review's scripts: reposts of one
+//! article by accounts of a shared host, each with a footer or a comment of its own
+//! (`furn3.py`, `furn2.py`, `furn4.py` in one batch), a page holding most of two articles'
+//! lines shown before on its site (`tmpl_merge.py`) and a digest of two stories' openings,
+//! and removals (`delete`, `expire`) that leave the `furniture` family as an empty store's
+//! after `compact`. Each scenario also runs with the setting off, where the review's defect
+//! shows, so that the test fails without the rule.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::Rng;
+use fpdb::{Document, Fpdb, OnExisting, Settings};
+
+/// A page of `text` at `url`.
+fn page(id: &str, url: &str, text: &str) -> Document {
+    let mut d = Document::new(id, text);
+    d.url = Some(url.to_string());
+    d
+}
+
+/// `n` lines of one synthetic sentence each.
+fn lines(rng: &mut Rng, n: usize) -> Vec<String> {
+    (0..n).map(|_| common::synthetic_doc(rng, 1)).collect()
+}
+
+/// An article of 7 paragraphs of 4 sentences (the review's `ART`: 849 characters in 7 lines).
+fn article(rng: &mut Rng) -> String {
+    (0..7)
+        .map(|_| common::synthetic_doc(rng, 4))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A footer of its own: one line of 5 sentences (over 100 letters, so that the page counts
+/// by itself for the lines its cluster holds).
+fn footer(rng: &mut Rng) -> String {
+    common::synthetic_doc(rng, 5)
+}
+
+/// Each stored document's cluster, by id.
+fn by_id(db: &Fpdb) -> BTreeMap<String, u64> {
+    common::export_outcomes(db)
+        .into_iter()
+        .map(|o| (o.id, o.similar_id.unwrap()))
+        .collect()
+}
+
+fn settings(on: bool) -> Settings {
+    Settings {
+        site_knowledge: Some(on),
+        ..Default::default()
+    }
+}
+
+/// Ingest `docs` one at a time, or as one batch; their clusters.
+fn ingest(db: &mut Fpdb, docs: &[Document], one_batch: bool) -> BTreeMap<String, u64> {
+    if one_batch {
+        common::ingest_ahead(
+            db,
+            &[docs],
+            OnExisting::Skip,
+            &mut |_| false,
+            &mut |_, _| {},
+        );
+    } else {
+        for d in docs {
+            db.ingest_document(d, OnExisting::Skip).unwrap();
+        }
+    }
+    by_id(db)
+}
+
+const WX: &str = "https://mp.weixin.qq.com/s/";
+
+/// `furn3.py`: article A on one site and B on another; accounts 0–3 of a shared host repost
+/// A, accounts 4–6 repost B, each with a footer of its own, then account Z reposts both with
+/// one footer. The reposts, as (id, article it reposts).
+fn shared_host_reposts(rng: &mut Rng) -> (Vec<Document>, Vec<(String, &'static str)>) {
+    let a = article(rng);
+    let b = article(rng);
+    let mut docs = vec![
+        page("A", "https://news.example/a", &a),
+        page("B", "https://other-news.example/b", &b),
+    ];
+    let mut reposts = Vec::new();
+    for k in 0..7 {
+        let (article, of) = if k < 4 { (&a, "A") } else { (&b, "B") };
+        let id = format!("r{k}");
+        let text = format!("{article}\n{}", footer(rng));
+        docs.push(page(&id, &format!("{WX}{id}"), &text));
+        reposts.push((id, of));
+    }
+    let z = footer(rng);
+    for (article, of) in [(&a, "A"), (&b, "B")] {
+        let id = format!("z{of}");
+        docs.push(page(&id, &format!("{WX}{id}"), &format!("{article}\n{z}")));
+        reposts.push((id, of));
+    }
+    (docs, reposts)
+}
+
+/// How many of `reposts` are in their article's cluster, and whether A and B share one.
+fn found(clusters: &BTreeMap<String, u64>, reposts: &[(String, &str)]) -> (usize, bool) {
+    let n = reposts
+        .iter()
+        .filter(|(id, of)| clusters[id] == clusters[*of])
+        .count();
+    (n, clusters["A"] == clusters["B"])
+}
+
+#[test]
+fn reposts_on_a_shared_host_are_found_one_at_a_time_and_in_one_batch() {
+    for one_batch in [false, true] {
+        let (docs, reposts) = shared_host_reposts(&mut Rng(7));
+        let mut db = Fpdb::builder()
+            .settings(settings(true))
+            .open_in_memory()
+            .unwrap();
+        let c = ingest(&mut db, &docs, one_batch);
+        assert_eq!(
+            found(&c, &reposts),
+            (reposts.len(), false),
+            "batch {one_batch}: {c:?}"
+        );
+        // Without the rule the article became the host's furniture (the review's defect 1).
+        let mut old = Fpdb::builder()
+            .settings(settings(false))
+            .open_in_memory()
+            .unwrap();
+        let c = ingest(&mut old, &docs, one_batch);
+        assert!(
+            found(&c, &reposts).0 < reposts.len(),
+            "batch {one_batch}: {c:?}"
+        );
+    }
+}
+
+/// `furn2.py`: 8 accounts repost A with a comment of their own before it and a footer after
+/// it; then a plain repost with the footer alone.
+#[test]
+fn reposts_with_comments_of_their_own_are_found() {
+    let mut rng = Rng(11);
+    let art = article(&mut rng);
+    let foot = footer(&mut rng);
+    let mut docs = vec![page("A", "https://news.example/a", &art)];
+    for k in 0..8 {
+        let comment = common::synthetic_doc(&mut rng, 5);
+        let text = format!("{comment}\n{art}\n{foot}账号{k}");
+        docs.push(page(&format!("wx{k}"), &format!("{WX}acct{k}"), &text));
+    }
+    docs.push(page(
+        "plain",
+        &format!("{WX}acct99"),
+        &format!("{art}\n{foot}"),
+    ));
+    let mut db = Fpdb::builder()
+        .settings(settings(true))
+        .open_in_memory()
+        .unwrap();
+    let c = ingest(&mut db, &docs, false);
+    assert!(c.values().all(|&id| id == c["A"]), "{c:?}");
+    let mut old = Fpdb::builder()
+        .settings(settings(false))
+        .open_in_memory()
+        .unwrap();
+    let c = ingest(&mut old, &docs, false);
+    assert!(c.values().any(|&id| id != c["A"]), "{c:?}");
+}
+
+/// `tmpl_merge.py` and its digest case: A and B (12 lines each, on two sites); a third site
+/// shows B's first `n` lines with text of its own, then A's, then both. The last page may join
+/// one of them; A and B stay apart, and a query of B still answers B.
+#[test]
+fn a_page_of_two_articles_shown_before_never_merges_them() {
+    for n in [8, 4] {
+        let mut rng = Rng(23 + n as u64);
+        let a = lines(&mut rng, 12);
+        let b = lines(&mut rng, 12);
+        let own1 = lines(&mut rng, 6);
+        let own2 = lines(&mut rng, 6);
+        let e = "https://evil.example/";
+        let docs = vec![
+            page("A", "https://a.example/1", &a.join("\n")),
+            page("B", "https://b.example/1", &b.join("\n")),
+            page(
+                "e1",
+                &format!("{e}1"),
+                &[&b[..n], &own1[..]].concat().join("\n"),
+            ),
+            page(
+                "e2",
+                &format!("{e}2"),
+                &[&a[..n], &own2[..]].concat().join("\n"),
+            ),
+            page(
+                "e3",
+                &format!("{e}3"),
+                &[&a[..n], &b[..n]].concat().join("\n"),
+            ),
+        ];
+        let mut db = Fpdb::builder()
+            .settings(settings(true))
+            .open_in_memory()
+            .unwrap();
+        let c = ingest(&mut db, &docs, false);
+        assert_ne!(c["A"], c["B"], "{n} lines: {c:?}");
+        let fps = db.fingerprint_document(&Document::new("q", b.join("\n")));
+        let q = db.query("q", &fps).unwrap();
+        assert_eq!(q.duplicate_of.as_deref(), Some("B"), "{n} lines: {q:?}");
+        if n == 8 {
+            let mut old = Fpdb::builder()
+                .settings(settings(false))
+                .open_in_memory()
+                .unwrap();
+            let c = ingest(&mut old, &docs, false);
+            assert_eq!(c["A"], c["B"], "the review's defect 2: {c:?}");
+        }
+    }
+}
+
+/// 40 pages of 2,000 distinct lines each (80,000 lines the `furniture` family counts: about
+/// 2 MiB), on `hosts` hosts.
+fn big_pages(rng: &mut Rng, hosts: usize) -> Vec<Document> {
+    (0..40)
+        .map(|i| {
+            let text = lines(rng, 2000).join("\n");
+            page(
+                &format!("p{i}"),
+                &format!("https://h{}.example/p{i}", i % hosts),
+                &text,
+            )
+        })
+        .collect()
+}
+
+fn disk_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum()
+}
+
+/// The review's defect 6: after deleting (or expiring) every document and compacting, the
+/// store is back to an empty store's size within 1 MiB; without the rule the lines stay.
+#[test]
+fn removing_every_page_and_compacting_leaves_an_empty_stores_size() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty.db");
+    {
+        let mut db = Fpdb::builder()
+            .settings(settings(true))
+            .create(true)
+            .open(&empty)
+            .unwrap();
+        db.ingest_document(
+            &Document::new("x", "一个简单的测试文本，用来创建空的存储。"),
+            OnExisting::Skip,
+        )
+        .unwrap();
+        assert!(db.remove("x").unwrap());
+        db.compact().unwrap();
+    }
+    let empty_bytes = disk_bytes(&empty);
+    let docs = big_pages(&mut Rng(5), 3);
+    for (on, expire) in [(true, false), (true, true), (false, false)] {
+        let path = d.path().join(format!("s-{on}-{expire}.db"));
+        let mut db = Fpdb::builder()
+            .settings(settings(on))
+            .create(true)
+            .open(&path)
+            .unwrap();
+        for doc in &docs {
+            db.ingest_document(doc, OnExisting::Skip).unwrap();
+        }
+        db.sync().unwrap();
+        if expire {
+            assert_eq!(db.expire(fpdb::now() + 10).unwrap(), docs.len() as u64);
+        } else {
+            for doc in &docs {
+                assert!(db.remove(&doc.id).unwrap());
+            }
+        }
+        db.sync().unwrap();
+        db.compact().unwrap();
+        db.verify().unwrap();
+        let stats = db.stats();
+        drop(db);
+        let bytes = disk_bytes(&path);
+        let within = bytes < empty_bytes + (1 << 20);
+        assert_eq!(
+            within, on,
+            "{path:?}: {bytes} bytes, an empty store {empty_bytes}: {:?}",
+            stats.column_family_bytes
+        );
+    }
+}
+
+/// Removing the pages that made a line furniture withdraws it: a page holding the line is
+/// fingerprinted with it again.
+#[test]
+fn removing_the_pages_that_made_a_line_furniture_withdraws_it() {
+    let mut rng = Rng(31);
+    let nav = lines(&mut rng, 3);
+    let site = |id: &str, body: &[String]| {
+        let text = [&nav[..], body].concat().join("\n");
+        page(id, &format!("https://site.example/{id}"), &text)
+    };
+    let mut db = Fpdb::builder()
+        .settings(settings(true))
+        .open_in_memory()
+        .unwrap();
+    for i in 0..3 {
+        db.ingest_document(
+            &site(&format!("a{i}"), &lines(&mut rng, 12)),
+            OnExisting::Skip,
+        )
+        .unwrap();
+    }
+    let probe = site("probe", &lines(&mut rng, 12));
+    assert_eq!(db.without_furniture(&probe).unwrap().1, 3);
+    assert!(db.remove("a1").unwrap());
+    db.sync().unwrap();
+    assert_eq!(db.without_furniture(&probe).unwrap().1, 0);
+    // A third article again makes them furniture.
+    db.ingest_document(&site("a3", &lines(&mut rng, 12)), OnExisting::Skip)
+        .unwrap();
+    assert_eq!(db.without_furniture(&probe).unwrap().1, 3);
+}
