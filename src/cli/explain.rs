@@ -92,7 +92,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             let (tb_kept, nt) = db.without_template_of(&tb, &ta)?;
             // The pair as compared with its template lines (stores with `site_knowledge`: a
             // link that holds only without them never merges two clusters).
-            let whole = (db.options().site_knowledge && ns + nt > 0).then(|| (ta, tb));
+            let whole = (db.options().site_knowledge && ns + nt > 0).then_some((ta, tb));
             (
                 db.fingerprinter().clone(),
                 composite,

@@ -15,8 +15,10 @@
 //! batch, as a one-at-a-time ingest would see it: the lines the batch's earlier documents made
 //! furniture count). So a site's first pages are fingerprinted with its furniture, which is
 //! known from the site's third article on; what that costs is measured in docs/accuracy.md
-//! ("A site's furniture", "Sites"). A line once furniture stays furniture (removing the pages
-//! that made it so does not take it back).
+//! ("A site's furniture", "Sites"). What a page changes of its lines, and the rules that keep
+//! an article from becoming a host's furniture (stores with `site_knowledge`), are in
+//! `learn.rs`; in those stores removing the pages that made a line furniture withdraws it
+//! (`forget.rs`), where in older stores a line once furniture stays so.
 
 use foldhash::HashMap;
 
