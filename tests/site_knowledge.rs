@@ -330,3 +330,43 @@ fn removing_the_pages_that_made_a_line_furniture_withdraws_it() {
         .unwrap();
     assert_eq!(db.without_furniture(&probe).unwrap().1, 3);
 }
+
+/// `explain` of the `tmpl_merge.py` pair says the link holds only with the lines left out.
+#[test]
+fn explain_says_when_a_link_holds_only_with_template_lines_left_out() {
+    let d = tempfile::tempdir().unwrap();
+    let mut rng = Rng(29);
+    let a = lines(&mut rng, 12);
+    let b = lines(&mut rng, 12);
+    let (own1, own2) = (lines(&mut rng, 6), lines(&mut rng, 6));
+    let doc = |id: &str, url: &str, text: Vec<String>| serde_json::json!({"id": id, "url": url, "text": text.join("\n")});
+    let e = "https://evil.example/";
+    let stored = [
+        doc("A", "https://a.example/1", a.clone()),
+        doc("B", "https://b.example/1", b.clone()),
+        doc("e1", &format!("{e}1"), [&b[..8], &own1[..]].concat()),
+        doc("e2", &format!("{e}2"), [&a[..8], &own2[..]].concat()),
+    ];
+    common::write_jsonl(&d.path().join("in.jsonl"), &stored);
+    let third = doc("e3", &format!("{e}3"), [&a[..8], &b[..8]].concat());
+    common::write_jsonl(&d.path().join("e3.jsonl"), &[stored[0].clone(), third]);
+    let o = common::run(d.path(), &["--db", "s.db", "-q", "ingest", "in.jsonl"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let o = common::run(
+        d.path(),
+        &[
+            "--db", "s.db", "explain", "--corpus", "e3.jsonl", "A", "e3", "--json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    assert_eq!(v["linked_only_with_lines_left_out"], true, "{v}");
+    let o = common::run(
+        d.path(),
+        &["--db", "s.db", "explain", "--corpus", "e3.jsonl", "A", "e3"],
+    );
+    assert!(
+        common::stdout(&o).contains("never merges two"),
+        "{}",
+        common::stdout(&o)
+    );
+}

@@ -528,23 +528,10 @@ impl Fpdb {
                         None => self.put_cited(c, &mut d.bulk)?,
                     }
                 }
-                let seen = match &lines {
-                    Some(l) => {
-                        let target = outcome.similar_id.expect("a placed document has a cluster");
-                        let records = &d.records;
-                        let index = &d.index.docs;
-                        let mut stored = |m: u64| -> Result<(Option<String>, Vec<u32>)> {
-                            if let Some(&i) = index.get(&m) {
-                                let r = &records[i].1;
-                                return Ok((r.url.clone(), r.sketch.clone()));
-                            }
-                            let r = self.doc(m)?;
-                            Ok((r.url, r.sketch))
-                        };
-                        self.seen_lines(l, (target, seq), &outcome.merged, (doc, &mut stored))?
-                    }
-                    None => Vec::new(),
-                };
+                let target = outcome.similar_id.expect("a placed document has a cluster");
+                let batch = (&d.records[..], &d.index.docs);
+                let placed = (target, seq, &outcome.merged[..]);
+                let seen = self.seen_lines_in_batch(lines.as_ref(), placed, doc, batch)?;
                 put_seen(&seen, &mut d.bulk);
                 self.store.write(staged)?;
                 d.seen.extend(seen);

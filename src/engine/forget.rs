@@ -35,6 +35,19 @@ pub struct Forgotten {
 }
 
 impl Fpdb {
+    /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
+    /// RocksDB also does this in the background over time), after sweeping every host's lines
+    /// ([`Fpdb::forget_all`]).
+    pub fn compact(&self) -> Result<()> {
+        self.sync()?;
+        if self.forget_all()? != Forgotten::default() {
+            self.sync()?;
+        }
+        self.store
+            .maintenance()
+            .map_or(Ok(()), crate::store::Maintenance::compact)
+    }
+
     /// Note removed record `rec`'s host for the next sweep ([`Fpdb::sync`]).
     pub(super) fn note_removed(&self, rec: &DocRecord) {
         if !(self.opts.furniture && self.opts.site_knowledge) {

@@ -14,7 +14,7 @@ use super::furniture::{
 };
 use super::{Document, Fpdb};
 use crate::error::Result;
-use crate::store::schema;
+use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf};
 use crate::text::lines::line_key;
 
@@ -111,6 +111,30 @@ impl Fpdb {
             self.keep_main_text(lines, target, (doc, stored), &mut out)?;
         }
         Ok(out)
+    }
+
+    /// [`Fpdb::seen_lines`] of a page a batch placed (`lines`: None for a page whose lines
+    /// are not counted), the batch's documents (`records`, by seq through `index`) read in
+    /// place.
+    pub(super) fn seen_lines_in_batch(
+        &self,
+        lines: Option<&PageLines>,
+        (target, seq, merged): (u64, u64, &[u64]),
+        doc: &Document,
+        (records, index): (&[(u64, DocRecord)], &HashMap<u64, usize>),
+    ) -> Result<Vec<((u64, u64), Seen)>> {
+        let Some(lines) = lines else {
+            return Ok(Vec::new());
+        };
+        let mut stored = |m: u64| -> Result<(Option<String>, Vec<u32>)> {
+            if let Some(&i) = index.get(&m) {
+                let r = &records[i].1;
+                return Ok((r.url.clone(), r.sketch.clone()));
+            }
+            let r = self.doc(m)?;
+            Ok((r.url, r.sketch))
+        };
+        self.seen_lines(lines, (target, seq), merged, (doc, &mut stored))
     }
 
     /// Stores with `site_knowledge`: the lines `out` would make furniture (from `lines`, of

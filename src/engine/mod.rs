@@ -38,6 +38,7 @@ mod furniture;
 mod heavy;
 mod ingest;
 mod jobs;
+mod joins;
 mod learn;
 mod lookup;
 mod near;
@@ -128,8 +129,7 @@ pub struct Fpdb {
     /// Whether a batch's pages learn their sites' furniture together, where the store has
     /// `batch_furniture` ([`Fpdb::set_batch_furniture`]).
     batch_pages: bool,
-    /// Hosts of documents removed since the last sync, whose `furniture` lines the sync sweeps
-    /// (`forget.rs`).
+    /// Hosts of removed documents, whose lines the next sync sweeps (`forget.rs`).
     forget: std::sync::Mutex<Vec<u64>>,
     /// Documents read into the presence filter at open: it was saved before they were
     /// written ([`Fpdb::memory_filter_caught_up`]).
@@ -200,18 +200,6 @@ impl Fpdb {
         self.store
             .maintenance()
             .map_or(Ok(()), crate::store::Maintenance::verify_checksums)
-    }
-
-    /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
-    /// RocksDB also does this in the background over time).
-    pub fn compact(&self) -> Result<()> {
-        self.sync()?;
-        if self.forget_all()? != forget::Forgotten::default() {
-            self.sync()?;
-        }
-        self.store
-            .maintenance()
-            .map_or(Ok(()), crate::store::Maintenance::compact)
     }
 
     /// Save the in-memory presence filters of the store's hash prefixes next to it, so the next
