@@ -370,3 +370,54 @@ fn explain_says_when_a_link_holds_only_with_template_lines_left_out() {
         common::stdout(&o)
     );
 }
+
+/// An attacker's posts on a shared host, each quoting article A after text of its own longer
+/// than A (so no post is a copy of A, and none is in A's cluster), make A's lines the host's
+/// furniture; a later repost of A there, whose furniture is then most of its page, is still
+/// compared whole with A and found.
+#[test]
+fn a_repost_whose_article_bait_made_furniture_is_still_found() {
+    let run = |on: bool| {
+        let mut rng = Rng(41);
+        let art = article(&mut rng);
+        let mut db = Fpdb::builder()
+            .settings(settings(on))
+            .open_in_memory()
+            .unwrap();
+        let a = page("A", "https://news.example/a", &art);
+        db.ingest_document(&a, OnExisting::Skip).unwrap();
+        for k in 0..3 {
+            let own = (0..9)
+                .map(|_| common::synthetic_doc(&mut rng, 4))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let bait = page(
+                &format!("bait{k}"),
+                &format!("{WX}bait{k}"),
+                &format!("{own}\n{art}"),
+            );
+            db.ingest_document(&bait, OnExisting::Skip).unwrap();
+        }
+        let repost = page(
+            "repost",
+            &format!("{WX}genuine"),
+            &format!("{art}\n{}", footer(&mut rng)),
+        );
+        db.ingest_document(&repost, OnExisting::Skip).unwrap();
+        let c = by_id(&db);
+        (
+            c["repost"] == c["A"],
+            c["bait0"] == c["A"],
+            db.without_furniture(&repost).unwrap().1,
+        )
+    };
+    let (found, bait_linked, left_out) = run(true);
+    assert!(!bait_linked, "the bait is no copy of A");
+    assert!(
+        left_out > 0,
+        "the bait made A's lines furniture on the host"
+    );
+    assert!(found, "the repost was missed");
+    let (found, _, _) = run(false);
+    assert!(!found, "without the rule the repost is missed");
+}

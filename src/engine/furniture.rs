@@ -419,12 +419,21 @@ impl Fpdb {
             fps.whole.map_or_else(whole_page, |w| *w)
         };
         let mut fps = self.fingerprinter.fingerprint_with(&kept, doc.meta());
+        // Stores with `site_knowledge`: a page whose furniture is most of its main text keeps
+        // its whole sketches, to be compared whole as well with a page of another host.
+        let mostly =
+            lines.main_text_kept && lines.mostly(|k, _| left_out.binary_search(&k).is_ok());
+        let sketches = |w: Vec<u32>| if mostly { w } else { Vec::new() };
         fps.whole = Some(Box::new(Fingerprints {
             nshash: whole.nshash,
             simhash: whole.simhash,
             bands: whole.bands,
             keys: whole.keys,
             chars: whole.chars,
+            sketch: sketches(whole.sketch),
+            order: if mostly { whole.order } else { Vec::new() },
+            shingles: sketches(whole.shingles),
+            figures: sketches(whole.figures),
             ..Fingerprints::default()
         }));
         let lines_left_out: Vec<&str> = doc

@@ -91,11 +91,23 @@ impl Checked {
         let whole = sketches;
         let (doc, sketches) =
             super::compared::as_compared(opts, fps, sketches, (url, template), &mut bufs);
-        let (overlap, sentences, resemblance) =
+        let (mut overlap, mut sentences, mut resemblance) =
             crate::fingerprint::similarity_parts(opts, doc, sketches);
+        let (mut doc, mut sketches, mut compared_whole) = (doc, sketches, false);
+        if overlap < opts.verify_threshold() {
+            if let Some(w) = whole_elsewhere(fps, url) {
+                // A page whose furniture is most of its main text, compared whole with a page
+                // of another host: an article its host's other pages made furniture (stores
+                // with `site_knowledge`) is still the article of a copy elsewhere.
+                (overlap, sentences, resemblance) =
+                    crate::fingerprint::similarity_parts(opts, w, whole);
+                (doc, sketches, compared_whole) = (w, whole, true);
+            }
+        }
         // The shape is read only for a verified link (no other can join).
         let verified = overlap >= opts.verify_threshold();
         let left_out_only = verified
+            && !compared_whole
             && opts.site_knowledge
             && super::compared::template_left_out(fps, doc, whole, sketches)
             && {
@@ -164,6 +176,18 @@ impl Checked {
         }
         c
     }
+}
+
+/// The whole sketches of page `fps` when its furniture is most of its main text (kept in
+/// [`Fingerprints::whole`] in stores with `site_knowledge`) and the candidate's `url` is of
+/// another host.
+fn whole_elsewhere<'a>(
+    fps: &'a Fingerprints,
+    url: Option<&str>,
+) -> Option<crate::fingerprint::Sketches<'a>> {
+    let w = fps.whole.as_deref().filter(|w| !w.sketch.is_empty())?;
+    let theirs = url.and_then(crate::text::cites::host_key)?;
+    (fps.host_key.is_some_and(|h| h != theirs)).then(|| w.sketches())
 }
 
 /// Whether a verified candidate is a strong link, which joins its cluster under tight clusters
