@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use fpdb::reader::{Fields, Format, ReadOptions};
@@ -236,8 +235,8 @@ impl SettingsArgs {
         let simhash_idf = match &self.idf {
             None => None,
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("cannot read IDF table {}", p.display()))?;
+                // A table is lines of `word idf`.
+                let text = super::output::read_lines_capped(p, 64 * 1024, "IDF table")?.join("\n");
                 Some(std::sync::Arc::new(fpdb::text::IdfTable::parse(
                     &text,
                     &p.display().to_string(),

@@ -29,12 +29,9 @@ const SYNC_EVERY: usize = 4096;
 pub(super) fn delete(path: &PathBuf, a: &DeleteArgs, quiet: bool) -> anyhow::Result<u8> {
     let mut ids = a.ids.clone();
     if let Some(f) = &a.ids_from {
-        let text = if f.as_os_str() == "-" {
-            super::output::read_stdin()?
-        } else {
-            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?
-        };
-        ids.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
+        // An id is at most 8,192 bytes.
+        let lines = super::output::read_lines_capped(f, 8192, "--ids-from")?;
+        ids.extend(lines.into_iter().filter(|l| !l.is_empty()));
     }
     if ids.is_empty() {
         bail!("no ids: give ids, or --ids-from FILE");

@@ -9,7 +9,7 @@ use clap::Args;
 use fpdb::reader::Inputs;
 
 use super::args::InputArgs;
-use super::output::{check_outside_store, EXIT_OK, EXIT_SKIPPED};
+use super::output::{check_output_not_input, check_outside_store, EXIT_OK, EXIT_SKIPPED};
 
 #[derive(Args, Debug)]
 pub(super) struct IdfArgs {
@@ -38,6 +38,8 @@ pub(super) fn idf(store: &Path, a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> 
     // `idf` opens no store, but a table written over a store's file (`-o fpdb.db/CURRENT`)
     // would destroy that store.
     check_outside_store("--output", a.output.as_deref(), store)?;
+    // The table would replace its corpus.
+    check_output_not_input(&a.output, &a.files)?;
     let mut files = a.files.clone();
     if files.is_empty() {
         if std::io::stdin().is_terminal() {
@@ -55,7 +57,11 @@ pub(super) fn idf(store: &Path, a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> 
     // Words are counted in the text exactly as the store will cut it.
     let fp = fpdb::fingerprint::Fingerprinter::new(opts, None)?;
     let mut bad = 0u64;
-    let texts = Inputs::new(&files, a.input.read_options())
+    let mut inputs = Inputs::new(&files, a.input.read_options());
+    if let Some(o) = a.output.as_ref().filter(|o| o.as_os_str() != "-") {
+        inputs = inputs.exclude(o);
+    }
+    let texts = inputs
         .filter_map(|rec| match rec.doc {
             Ok(d) => Some(fp.prepare(&d.text)),
             Err(ref reason) => {

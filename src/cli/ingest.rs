@@ -248,7 +248,8 @@ pub(super) fn ingest(
     let existed = path.exists();
     // The inputs (read twice by `dedup` over files), never the outputs.
     let open_inputs = || {
-        let mut inputs = Inputs::new(&files, read_opts.clone());
+        // The store's own files are never documents (`fpdb ingest .` walks into it).
+        let mut inputs = Inputs::new(&files, read_opts.clone()).exclude(path);
         for (_, o) in paths.all() {
             if let Some(o) = o.as_ref().filter(|o| o.as_os_str() != "-") {
                 inputs = inputs.exclude(o);
@@ -501,15 +502,18 @@ fn parse_retention(s: &str) -> Result<Retention, String> {
     super::expire::parse_duration(s).map(|d| Retention(Some(d.as_secs())))
 }
 
+/// The longest line of a `--files-from` list (a path).
+const MAX_PATH_LINE: usize = 64 * 1024;
+
 /// The inputs named on the command line and in `--files-from`; stdin when none.
 fn input_files(a: &IngestArgs) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = a.files.clone();
     if let Some(list) = &a.files_from {
-        let text = std::fs::read_to_string(list)
-            .with_context(|| format!("cannot read {}", list.display()))?;
+        let lines = super::output::read_lines_capped(list, MAX_PATH_LINE, "--files-from")?;
         files.extend(
-            text.lines()
-                .map(str::trim)
+            lines
+                .iter()
+                .map(|l| l.trim())
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
                 .map(PathBuf::from),
         );

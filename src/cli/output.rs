@@ -312,6 +312,47 @@ pub(super) fn shown(id: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The lines of an operator-given file (`-`: stdin), each at most `max_line` bytes: a file
+/// that is not one of lines (`/dev/zero`, a binary dump) is refused at its first long line
+/// with its place, not read into memory whole. Line ends (`\n`, `\r\n`) are removed; a line
+/// that is not UTF-8 is refused.
+pub(super) fn read_lines_capped(
+    path: &Path,
+    max_line: usize,
+    what: &str,
+) -> anyhow::Result<Vec<String>> {
+    use std::io::BufRead;
+    let name = path.display();
+    let reader: Box<dyn std::io::Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path).with_context(|| format!("cannot read {what} {name}"))?)
+    };
+    let mut reader = std::io::BufReader::new(reader);
+    let mut lines = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(max_line as u64 + 2)
+            .read_until(b'\n', &mut buf)
+            .with_context(|| format!("cannot read {what} {name}"))?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        let line_no = lines.len() + 1;
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        if buf.len() > max_line {
+            bail!("{what} {name}, line {line_no}: over {max_line} bytes (is it a file of lines?)");
+        }
+        let line = String::from_utf8(std::mem::take(&mut buf))
+            .map_err(|_| anyhow::anyhow!("{what} {name}, line {line_no}: not UTF-8"))?;
+        lines.push(line);
+    }
+}
+
 pub(super) fn read_stdin() -> anyhow::Result<String> {
     let mut s = String::new();
     std::io::stdin()

@@ -72,7 +72,7 @@ impl Inputs {
         }
         if source != "-" && !self.excluded.is_empty() {
             if let Some(id) = file_id(&path) {
-                if self.excluded.contains(&id) {
+                if self.excluded.iter().any(|e| file_id(e) == Some(id)) {
                     return None;
                 }
             }

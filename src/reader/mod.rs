@@ -400,8 +400,8 @@ struct Pending {
 pub struct Inputs {
     /// Inputs still to open, last first.
     pending: Vec<Pending>,
-    /// Files never read (by device and inode): the run's own output file.
-    excluded: Vec<(u64, u64)>,
+    /// Paths never read (by device and inode, once they exist): the run's outputs, the store.
+    excluded: Vec<PathBuf>,
     opts: ReadOptions,
     current: Option<Current>,
     buf: Vec<u8>,
@@ -444,12 +444,11 @@ impl Inputs {
         self.not_documents.clone()
     }
 
-    /// Never read `path` (e.g. the file this run writes its results to), wherever a directory
-    /// walk or list finds it. A path that does not exist yet is ignored.
+    /// Never read `path` (e.g. the file this run writes its results to, or the store's
+    /// directory), wherever a directory walk or list finds it: known by device and inode once
+    /// it exists, so a store or output created after this call is passed over too.
     pub fn exclude(mut self, path: &Path) -> Self {
-        if let Some(id) = file_id(path) {
-            self.excluded.push(id);
-        }
+        self.excluded.push(path.to_path_buf());
         self
     }
 }

@@ -289,8 +289,11 @@ fn resolve_listen(listen: &str) -> anyhow::Result<SocketAddr> {
 }
 
 fn read_token(f: &Path) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(f)
-        .with_context(|| format!("cannot read the token file {}", f.display()))?;
+    // A token is one line.
+    let text = crate::cli::output::read_lines_capped(f, 4096, "the token file")?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     check_token(&text).with_context(|| format!("the token file {}", f.display()))
 }
 
