@@ -32,6 +32,17 @@ pub struct Damaged {
 impl std::fmt::Display for Damaged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let unit = self.unit;
+        if self.error.contains("too much memory") {
+            // Not damage: a frame written with a long window (`zstd --long=28` or more).
+            return write!(
+                f,
+                "{unit} needs a window over 128 MiB ({}; written with `zstd --long=28` or more): \
+                 not read, as more memory than fpdb gives one frame (decompress it with \
+                 `zstd -d --long=31` and read that); its records are lost, {} compressed bytes \
+                 skipped to the next {unit}",
+                self.error, self.skipped
+            );
+        }
         write!(
             f,
             "damaged {unit} ({}); its records are lost, {} compressed bytes skipped to the next {unit}",

@@ -97,7 +97,7 @@ impl Source {
         let head = &head[..n];
         let inner = if head.starts_with(&GZIP_HEADER[..2]) {
             Inner::Gzip(Box::new(Members::file(BufReader::with_capacity(BUFFER, f))))
-        } else if head.starts_with(ZSTD_MAGIC) {
+        } else if super::zstd_frames::starts_zstd(head) {
             Inner::Stream(Box::new(super::zstd_frames::Frames::file(
                 BufReader::with_capacity(BUFFER, f),
             )))
@@ -218,7 +218,7 @@ pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn 
         }
     }
     let gzip = head.starts_with(GZIP_MAGIC);
-    let zstd = head.starts_with(ZSTD_MAGIC);
+    let zstd = super::zstd_frames::starts_zstd(&head);
     if !gzip && !zstd {
         // Uncompressed: the format is sniffed from the first buffer the reader fills, which
         // is this head: read on to the end of its first line with content (a WARC version

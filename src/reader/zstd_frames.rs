@@ -10,6 +10,10 @@
 //! it. A `.warc.zst` written a record per frame, or a `.jsonl.zst` of many
 //! frames, loses only what a damaged frame held: one damaged frame used to end the input,
 //! silently, with every intact frame after it.
+//!
+//! A skippable frame of magic `0x184D2A5D` holds the dictionary of the frames after it (the
+//! IIPC form of a `.warc.zst`: the dictionary, itself zstd-compressed or raw, in a skippable
+//! frame at the start of the file); those frames are decoded with it.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -19,6 +23,22 @@ use super::tape::{Counted, Held};
 
 /// Zstandard's frame magic number.
 pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
+
+/// The magic number of the skippable frame that holds a dictionary (`0x184D2A5D`, LE).
+const DICTIONARY_MAGIC: &[u8] = b"\x5d\x2a\x4d\x18";
+
+/// The largest dictionary read (compressed or not); dictionaries are kilobytes to a few MiB.
+const MAX_DICTIONARY: usize = 64 << 20;
+
+/// Whether `head` (an input's first bytes) starts a Zstandard frame or a skippable frame.
+pub(super) fn starts_zstd(head: &[u8]) -> bool {
+    head.starts_with(ZSTD_MAGIC) || is_skippable(head)
+}
+
+/// Whether `head` starts with a skippable frame's magic number (`0x184D2A50`–`0x184D2A5F`).
+fn is_skippable(head: &[u8]) -> bool {
+    head.len() >= 4 && head[0] & 0xf0 == 0x50 && head[1..4] == [0x2a, 0x4d, 0x18]
+}
 
 type Decoder<R> = zstd::stream::read::Decoder<'static, Counted<R>>;
 
@@ -37,6 +57,8 @@ pub struct Frames<R: BufRead> {
     streaming: bool,
     /// Moves the compressed reader to an offset (a regular file's seek), when it can.
     seek: Option<fn(&mut R, u64) -> std::io::Result<()>>,
+    /// The dictionary of the frames from here on (a dictionary frame's).
+    dictionary: Option<Vec<u8>>,
 }
 
 impl<R: BufRead> Frames<R> {
@@ -50,6 +72,7 @@ impl<R: BufRead> Frames<R> {
             held: Held::default(),
             streaming: false,
             seek: None,
+            dictionary: None,
         }
     }
 
@@ -62,13 +85,22 @@ impl<R: BufRead> Frames<R> {
             self.raw = Some(raw);
             return Ok(false);
         }
+        if raw.peek(4)? == DICTIONARY_MAGIC {
+            self.dictionary = Some(read_dictionary(&mut raw)?);
+            self.raw = Some(raw);
+            return self.start();
+        }
         self.frame_at = raw.at;
         self.streaming = false;
         // The frame header's descriptor follows the magic number; bit 2: a checksum ends it.
         self.checksummed = raw.peek(5)?.get(4).is_some_and(|d| d & 0x04 != 0);
         raw.start_tape();
         let at = raw.at;
-        match zstd::stream::read::Decoder::with_buffer(raw) {
+        let decoder = match &self.dictionary {
+            Some(d) => zstd::stream::read::Decoder::with_dictionary(raw, d),
+            None => zstd::stream::read::Decoder::with_buffer(raw),
+        };
+        match decoder {
             Ok(d) => {
                 self.decoder = Some(d.single_frame());
                 Ok(true)
@@ -141,9 +173,44 @@ impl<R: BufRead> Frames<R> {
 /// or a skippable frame's: `0x184D2A50` to `0x184D2A5F`, little-endian).
 fn next_is_frame<R: BufRead>(raw: &mut Counted<R>) -> std::io::Result<bool> {
     let next = raw.peek(4)?;
-    Ok(next.is_empty()
-        || next == ZSTD_MAGIC
-        || (next.len() == 4 && next[0] & 0xf0 == 0x50 && next[1..] == [0x2a, 0x4d, 0x18]))
+    Ok(next.is_empty() || next == ZSTD_MAGIC || is_skippable(next))
+}
+
+/// The dictionary in the skippable frame at `raw` (read past it): its content, decompressed
+/// when it is a Zstandard frame. An error names what is wrong; the frames after it cannot be
+/// read without it.
+fn read_dictionary<R: BufRead>(raw: &mut Counted<R>) -> std::io::Result<Vec<u8>> {
+    let at = raw.at;
+    let head = raw.peek(8)?;
+    let size = head
+        .get(4..8)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize);
+    let bad = |what: String| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("zstd dictionary frame at compressed byte {at}: {what}"),
+        )
+    };
+    let Some(size) = size.filter(|&n| n <= MAX_DICTIONARY) else {
+        return Err(bad(format!(
+            "its size is missing or over {MAX_DICTIONARY} bytes"
+        )));
+    };
+    let mut frame = vec![0u8; 8 + size];
+    raw.read_exact(&mut frame)
+        .map_err(|e| bad(format!("cut short ({e})")))?;
+    let content = frame.split_off(8);
+    if !content.starts_with(ZSTD_MAGIC) {
+        return Ok(content);
+    }
+    let mut out = Vec::new();
+    zstd::stream::read::Decoder::new(&content[..])
+        .and_then(|d| d.take(MAX_DICTIONARY as u64 + 1).read_to_end(&mut out))
+        .map_err(|e| bad(format!("cannot be decompressed ({e})")))?;
+    if out.len() > MAX_DICTIONARY {
+        return Err(bad(format!("over {MAX_DICTIONARY} bytes decompressed")));
+    }
+    Ok(out)
 }
 
 impl<R: BufRead> Read for Frames<R> {

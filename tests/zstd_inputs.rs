@@ -1,0 +1,58 @@
+//! Zstandard inputs beyond plain frames: a `.warc.zst` in the IIPC form (its dictionary in a
+//! skippable frame at the start, made by the `zstd` tool: `scripts/make_dictionary_warc.sh`)
+//! is read whole, from a file and from stdin; a frame that needs a window over 128 MiB is
+//! named as such, not as damage.
+
+mod common;
+
+use common::{code, run, run_stdin, stderr};
+
+fn fixture() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dictionary.warc.zst")
+}
+
+#[test]
+fn a_warc_zst_with_its_dictionary_in_a_skippable_frame_is_read_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let f = fixture();
+    let o = run(d.path(), &["--db", "f.db", "ingest", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("8 records: 8 added"), "{}", stderr(&o));
+    let o = run_stdin(
+        d.path(),
+        &["--db", "s.db", "ingest", "-"],
+        &std::fs::read(&f).unwrap(),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        common::stored_ids(d.path(), "f.db"),
+        common::stored_ids(d.path(), "s.db")
+    );
+    let ids = common::stored_ids(d.path(), "f.db");
+    assert_eq!(ids.len(), 8, "{ids:?}");
+}
+
+#[test]
+fn a_frame_with_a_window_over_128_mib_is_named_not_called_damaged() {
+    let d = tempfile::tempdir().unwrap();
+    let line = b"{\"id\":\"w1\",\"text\":\"a document in a frame written with a long window\"}\n";
+    // A stream of unknown size keeps the window it was written with (2^28 bytes).
+    let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+    e.window_log(28).unwrap();
+    e.long_distance_matching(true).unwrap();
+    std::io::Write::write_all(&mut e, line).unwrap();
+    let mut data = e.finish().unwrap();
+    data.extend(
+        zstd::encode_all(
+            &b"{\"id\":\"w2\",\"text\":\"a document after it\"}\n"[..],
+            3,
+        )
+        .unwrap(),
+    );
+    std::fs::write(d.path().join("long.jsonl.zst"), data).unwrap();
+    let o = run(d.path(), &["--db", "l.db", "ingest", "long.jsonl.zst"]);
+    let err = stderr(&o);
+    assert!(err.contains("needs a window over 128 MiB"), "{err}");
+    assert!(!err.contains("damaged zstd frame"), "{err}");
+    assert_eq!(common::stored_ids(d.path(), "l.db"), ["w2"], "{err}");
+}
