@@ -50,7 +50,7 @@ pub use engine::{
 pub mod report {
     pub use crate::engine::{
         ClusterDetail, Day, Heavy, HostCount, HostPair, Hosts, Member, Report, ReportOptions,
-        ReportScan, SizeClass,
+        ReportScan, SizeClass, MAX_LINK_ID_CHARS,
     };
 }
 pub use error::{Error, Result};

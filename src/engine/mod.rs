@@ -64,7 +64,7 @@ pub use postings::SIMHASH_MOST;
 pub use read::{Dates, Standing};
 pub use report::{
     ClusterDetail, Day, HostCount, HostPair, Hosts, Member, Report, ReportOptions, ReportScan,
-    SizeClass,
+    SizeClass, MAX_LINK_ID_CHARS,
 };
 pub use settings::{Builder, Settings, ALGO_NAMES};
 pub use stored_texts::StoredTexts;

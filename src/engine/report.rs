@@ -153,6 +153,12 @@ pub struct ClusterDetail {
 /// documents with titles of 2 million characters made a 3 MB store's report 63 MB).
 pub const MAX_TITLE_CHARS: usize = 300;
 
+/// Longest id a member list names (a member's, and those of its links), in characters: cut as
+/// titles are. Ids of up to 8,192 bytes, repeated in every member's links, made one list of
+/// 1,000 members 172 MB; the cluster's plain list of ids (`Fpdb::cluster_members`, serve's
+/// `GET /v1/clusters/{similar_id}`) names them whole.
+pub const MAX_LINK_ID_CHARS: usize = 256;
+
 /// Longest URL a member lists, in characters (cut as titles are).
 pub const MAX_URL_CHARS: usize = 2000;
 
@@ -481,13 +487,13 @@ impl Fpdb {
             for m in &rec.matches {
                 if let Some(id) = self.id_of(m.seq, &ids)? {
                     ids.insert(m.seq, id.clone());
-                    links.push(stored_match(id, m));
+                    links.push(stored_match(cut(id, MAX_LINK_ID_CHARS), m));
                 }
             }
             ids.insert(seq, rec.id.clone());
             members.push(Member {
                 original: seq == original,
-                id: rec.id,
+                id: cut(rec.id, MAX_LINK_ID_CHARS),
                 url: rec.url.map(|u| cut(u, MAX_URL_CHARS)),
                 title: rec.title.map(|t| cut(t, MAX_TITLE_CHARS)),
                 published: rec.published,

@@ -26,7 +26,7 @@ use serde_json::Value;
 use fpdb::{Document, OnExisting, Outcome};
 
 use super::error::found_or_404;
-use super::error::{internal_error, too_large, Answer, ApiError};
+use super::error::{internal_error, json, short_match_ids, too_large, Answer, ApiError};
 use super::pools::{on_cpu, on_write_cpu, read_db};
 use super::request::{cluster_id, limit};
 use super::request::{documents, flag, object, params, parse_document, read_body};
@@ -193,7 +193,7 @@ async fn metrics(State(s): State<Db>) -> Answer {
 
 async fn stats(State(s): State<Db>) -> Answer {
     let stats = read_db(s, |db| Ok(db.stats())).await?;
-    Ok(Json(stats).into_response())
+    json(&stats)
 }
 
 /// `POST /v1/query`: `{text | html, title?, url?}` -> what `fpdb query --json` prints.
@@ -243,6 +243,8 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
         on_cpu(move || look_up(&s, &doc)).await?
     }
     .map_err(ApiError::store)?;
+    let mut o = o;
+    short_match_ids(&mut o);
     if let Some((s, text)) = keep {
         let marked = on_cpu(move || views::marked(&s, &text, &o).map(|m| (o, m)))
             .await?
@@ -250,9 +252,9 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
         let (o, m) = marked;
         let mut v = serde_json::to_value(o.answer(None)).map_err(|_| internal_error())?;
         v["sentences"] = serde_json::to_value(m).map_err(|_| internal_error())?;
-        return Ok(Json(v).into_response());
+        return json(&v);
     }
-    Ok(Json(o.answer(None)).into_response())
+    json(&o.answer(None))
 }
 
 /// `POST /v1/query/batch`: `{"documents": [...]}` -> `{"results": [...]}`, one per document in
@@ -290,13 +292,14 @@ async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
     })
     .await?
     .map_err(ApiError::store)?;
-    let (docs, outcomes) = found;
+    let (docs, mut outcomes) = found;
+    outcomes.iter_mut().for_each(short_match_ids);
     let results: Vec<fpdb::QueryAnswer> = docs
         .iter()
         .zip(&outcomes)
         .map(|(d, o)| o.answer(Some(&d.id)))
         .collect();
-    Ok(Json(serde_json::json!({ "results": results })).into_response())
+    json(&serde_json::json!({ "results": results }))
 }
 
 /// `POST /v1/documents`: one document, or `{"documents": [...]}`; `"replace": true` in the
@@ -411,11 +414,16 @@ async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer
             )),
         }
     }
+    for r in &mut done {
+        if let fpdb::IngestResult::Added { outcome, .. } = r {
+            short_match_ids(outcome);
+        }
+    }
     let lines: Vec<fpdb::ResultLine> = done
         .iter()
         .map(|r| fpdb::ResultLine::of(r, || None))
         .collect();
-    Ok(Json(serde_json::json!({ "results": lines })).into_response())
+    json(&serde_json::json!({ "results": lines }))
 }
 
 /// `GET /v1/documents/{id}`: the stored document (fingerprints, cluster, what it matched).

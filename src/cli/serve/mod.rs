@@ -51,7 +51,8 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
     max_body_bytes: usize,
     /// Seconds a client has to send a request's header, and to send each next part of its body
-    /// (a stalled request gets 408 or is closed); idle keep-alive connections close after it
+    /// (a stalled request gets 408 or is closed), and to take each next part of its answer (a
+    /// client that stops reading is dropped); idle keep-alive connections close after it
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     read_timeout: u64,
     /// Seconds a stop (ctrl-c, SIGTERM) waits for the requests in flight before it drops the

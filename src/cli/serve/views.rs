@@ -7,14 +7,12 @@ use std::time::Instant;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
-use axum::response::IntoResponse;
-use axum::Json;
 use serde::Serialize;
 
 use fpdb::report::{Report, ReportOptions, ReportScan};
 use fpdb::Outcome;
 
-use super::error::{found_or_404, Answer, ApiError};
+use super::error::{found_or_404, json, Answer, ApiError};
 use super::pools::{on_cpu, read_db};
 use super::request::{cluster_id, limit};
 use super::Shared;
@@ -76,7 +74,7 @@ pub(super) async fn report(State(s): State<Db>) -> Answer {
     let mut cached = s.report.lock().await;
     if let Some((at, r)) = &*cached {
         if at.elapsed() < REPORT_FRESH {
-            return Ok(Json(&**r).into_response());
+            return json(&**r);
         }
     }
     let r = match report_in_steps(&s).await? {
@@ -85,7 +83,7 @@ pub(super) async fn report(State(s): State<Db>) -> Answer {
     };
     let r = Arc::new(r);
     *cached = Some((Instant::now(), r.clone()));
-    Ok(Json(&*r).into_response())
+    json(&*r)
 }
 
 /// The report made a chunk at a time, or None when the store was written between two chunks.
@@ -124,6 +122,7 @@ pub(super) async fn cluster_members(
 ) -> Answer {
     let id = cluster_id(id)?;
     let limit = limit(&q, 100)?;
+    // Link ids are cut as the member list is made (`fpdb::report::MAX_LINK_ID_CHARS`).
     let found = read_db(s, move |db| db.cluster_detail(id, limit)).await?;
     found_or_404(found, || format!("no cluster has the similar_id {id}"))
 }
