@@ -97,3 +97,21 @@ fn operator_files_of_lines_are_read_with_a_bound() {
         stdout(&o)
     );
 }
+
+#[test]
+fn an_output_through_a_dangling_link_into_the_store_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    corpus(d.path(), "a.jsonl");
+    let o = run(d.path(), &["-q", "--db", "s.db", "ingest", "a.jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    std::os::unix::fs::symlink("s.db/newfile", d.path().join("dang.lnk")).unwrap();
+    for args in [
+        &["--db", "s.db", "export", "-o", "dang.lnk"][..],
+        &["--db", "s.db", "report", "-o", "dang.lnk"][..],
+    ] {
+        let o = run(d.path(), args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("inside the store directory"), "{}", stderr(&o));
+        assert!(!d.path().join("s.db/newfile").exists(), "{args:?}");
+    }
+}

@@ -61,7 +61,9 @@ pub(super) fn inside_store(path: &Path, store: &Path) -> bool {
     if fpdb::store::Location::parse(store).is_redis() {
         return false;
     }
-    if resolved(path).starts_with(resolved(store)) {
+    // A link is judged by what it names, even where that does not exist yet (a dangling link
+    // into the store would make a new file there).
+    if resolved(&followed(path)).starts_with(resolved(store)) {
         return true;
     }
     let Some(id) = fpdb::reader::file_id(path) else {
