@@ -111,7 +111,11 @@ fn an_output_through_a_dangling_link_into_the_store_is_refused() {
     ] {
         let o = run(d.path(), args);
         assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains("inside the store directory"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("inside the store directory"),
+            "{}",
+            stderr(&o)
+        );
         assert!(!d.path().join("s.db/newfile").exists(), "{args:?}");
     }
 }

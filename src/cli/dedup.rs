@@ -12,12 +12,14 @@
 //! after a signal, the same command reads on after the records the stopped run committed and
 //! counts the documents that run stored as its own, so its `-o` and `--duplicates-out` are
 //! those of one uninterrupted run, record for record; run again after it finished, it reads
-//! nothing new and writes the same records again. A record that cannot be read goes to neither output (it is reported, as
-//! by `ingest`). Across runs, a cluster's record is written by the run that held its original:
+//! nothing new and writes the same records again. A record that cannot be read or stored goes
+//! to neither output (it is reported, as by `ingest`), and to `--rejects-out` when given, as it
+//! was read (a record lost to damaged input has no bytes to write). Across runs, a cluster's record is written by the run that held its original:
 //! a later run whose record is published before an earlier run's original writes it too.
 //!
-//! Records are written as they were read: a JSONL line byte for byte, a CSV/TSV row byte for
-//! byte after the file's header line (written once per output; CSV files with different
+//! Records are written as they were read: a JSONL line byte for byte (the first with the file's
+//! byte order mark, when it has one), a CSV/TSV row byte for byte after the file's header line
+//! (written once per output; CSV files with different
 //! headers cannot share one). Records of the other formats (WARC, ARC, HTML, text, Parquet) are
 //! written as JSONL lines of the fields read: `id`, `text`, and `url` and `title` when present.
 //!
@@ -63,6 +65,10 @@ impl Out {
     }
 
     fn write(&mut self, rec: &Record) -> anyhow::Result<()> {
+        if rec.raw.is_none() && rec.doc.is_err() {
+            // Nothing was read of it (a record lost to damage, an archive record cut short).
+            return Ok(());
+        }
         match (&rec.raw, &rec.header) {
             (Some(raw), Some(header)) => {
                 match &self.kind {
@@ -149,6 +155,8 @@ impl<'a> Fields<'a> {
 pub(super) struct Sink {
     pub(super) unique: Out,
     pub(super) duplicates: Option<Out>,
+    /// `--rejects-out`: the records not read or not stored.
+    pub(super) rejects: Option<Out>,
     /// Clusters of records written as unique in this run.
     kept_clusters: HashSet<u64>,
     pub(super) counts: Counts,
@@ -168,13 +176,16 @@ pub(super) struct Counts {
     /// Unique records whose cluster a later record of this run, published before them, took
     /// as its original (both were written: the output keeps every original).
     pub(super) kept_later_predated: u64,
+    /// Records written to `--rejects-out`.
+    pub(super) rejected: u64,
 }
 
 impl Sink {
-    pub(super) fn new(unique: Out, duplicates: Option<Out>) -> Sink {
+    pub(super) fn new(unique: Out, duplicates: Option<Out>, rejects: Option<Out>) -> Sink {
         Sink {
             unique,
             duplicates,
+            rejects,
             kept_clusters: HashSet::new(),
             counts: Counts::default(),
         }
@@ -187,7 +198,7 @@ impl Sink {
         r: &Result<IngestResult, String>,
     ) -> anyhow::Result<()> {
         let unique = match r {
-            Err(_) => return Ok(()),
+            Err(_) => return self.reject(rec),
             Ok(IngestResult::Added { outcome, .. }) => {
                 for m in &outcome.merged {
                     if self.kept_clusters.remove(m) {
@@ -273,7 +284,7 @@ impl Sink {
                             }
                         }
                     }
-                    None => {}
+                    None => self.reject(r)?,
                 }
             }
             self.flush()?;
@@ -281,10 +292,26 @@ impl Sink {
         Ok(())
     }
 
+    /// Write `rec`, which was not read or not stored, to `--rejects-out` (when given and
+    /// there is something read of it).
+    fn reject(&mut self, rec: &Record) -> anyhow::Result<()> {
+        let Some(o) = self.rejects.as_mut() else {
+            return Ok(());
+        };
+        if rec.raw.is_some() || rec.doc.is_ok() {
+            self.counts.rejected += 1;
+            o.write(rec)?;
+        }
+        Ok(())
+    }
+
     pub(super) fn flush(&mut self) -> std::io::Result<()> {
         self.unique.w.flush()?;
-        if let Some(d) = self.duplicates.as_mut() {
-            d.w.flush()?;
+        for o in [&mut self.duplicates, &mut self.rejects]
+            .into_iter()
+            .flatten()
+        {
+            o.w.flush()?;
         }
         Ok(())
     }

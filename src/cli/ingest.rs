@@ -81,6 +81,11 @@ pub(super) struct DedupArgs {
     /// the unique ones are written
     #[arg(long, value_name = "FILE")]
     pub(super) duplicates_out: Option<std::path::PathBuf>,
+    /// Also write the records that were not read or not stored (bad input: malformed lines,
+    /// missing fields, ids too long, documents over --max-doc-bytes) to FILE, as they were read:
+    /// a line or row byte for byte
+    #[arg(long, value_name = "FILE")]
+    pub(super) rejects_out: Option<std::path::PathBuf>,
     /// Write each record as it is decided, in one pass over the input (the default reads files
     /// twice and writes exactly one record per cluster, its original): a record that a later
     /// one merged or predated stays written. Stdin and FIFOs are always streamed
@@ -139,6 +144,7 @@ struct OutputPaths {
     results: Option<PathBuf>,
     unique: Option<PathBuf>,
     duplicates: Option<PathBuf>,
+    rejects: Option<PathBuf>,
 }
 
 impl OutputPaths {
@@ -150,11 +156,13 @@ impl OutputPaths {
                 results: a.output.clone(),
                 unique: None,
                 duplicates: None,
+                rejects: None,
             },
             Some(d) => OutputPaths {
                 results: None,
                 unique: Some(a.output.clone().unwrap_or_else(|| PathBuf::from("-"))),
                 duplicates: d.duplicates_out.clone(),
+                rejects: d.rejects_out.clone(),
             },
         };
         let to_stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
@@ -163,8 +171,15 @@ impl OutputPaths {
                 "--json and an output to stdout (`-`) both write to stdout; send the output to a file"
             );
         }
-        if to_stdout(&o.unique) && to_stdout(&o.duplicates) {
-            bail!("the unique and the duplicate records cannot both go to stdout");
+        if [&o.unique, &o.duplicates, &o.rejects]
+            .into_iter()
+            .filter(|p| to_stdout(p))
+            .count()
+            > 1
+        {
+            bail!(
+                "only one of the unique, the duplicate and the rejected records can go to stdout"
+            );
         }
         let named: Vec<(&str, &Path)> = o
             .all()
@@ -176,11 +191,12 @@ impl OutputPaths {
     }
 
     /// Each output with its flag.
-    fn all(&self) -> [(&'static str, &Option<PathBuf>); 3] {
+    fn all(&self) -> [(&'static str, &Option<PathBuf>); 4] {
         [
             ("--output", &self.results),
             ("-o", &self.unique),
             ("--duplicates-out", &self.duplicates),
+            ("--rejects-out", &self.rejects),
         ]
     }
 
@@ -213,7 +229,8 @@ impl OutputPaths {
                 use super::dedup::{Out, Sink};
                 let u = output_writer(&self.unique)?.expect("a path");
                 let d = output_writer(&self.duplicates)?.map(|w| Out::new(w, "--duplicates-out"));
-                Some(Sink::new(Out::new(u, "-o"), d))
+                let r = output_writer(&self.rejects)?.map(|w| Out::new(w, "--rejects-out"));
+                Some(Sink::new(Out::new(u, "-o"), d, r))
             }
         };
         Ok(Outputs {

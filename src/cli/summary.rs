@@ -199,9 +199,17 @@ impl Summary {
     fn report_dedup(&self) {
         if let Some(d) = &self.dedup {
             eprintln!(
-                "fpdb: dedup: {} unique records written, {} near-duplicates or already stored{}",
+                "fpdb: dedup: {} unique records written, {} near-duplicates or already stored{}{}",
                 d.unique,
                 d.duplicates,
+                if d.rejected > 0 {
+                    format!(
+                        ", {} not read or not stored written to --rejects-out",
+                        d.rejected
+                    )
+                } else {
+                    String::new()
+                },
                 if d.kept_later_merged > 0 {
                     format!(
                         "; {} unique records were later linked to another one by a record \

@@ -118,10 +118,16 @@ impl Inputs {
             Err(e) => return Some(error(source, 1, Unit::Line, format!("bad header: {e}"))),
         };
         let header_end = r.position().byte();
-        let header = self
-            .opts
-            .keep_raw
-            .then(|| std::sync::Arc::new(r.get_mut().take(0, header_end)));
+        let bom = std::mem::take(&mut self.bom);
+        let header = self.opts.keep_raw.then(|| {
+            let mut h = if bom {
+                super::sniff::BOM.to_vec()
+            } else {
+                Vec::new()
+            };
+            h.extend(r.get_mut().take(0, header_end));
+            std::sync::Arc::new(h)
+        });
         let f = &self.opts.fields;
         let col = |name: &str| {
             if name.is_empty() {

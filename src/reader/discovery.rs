@@ -111,9 +111,9 @@ impl Inputs {
         };
         // A UTF-8 byte order mark is not part of the first line or header; whole-file
         // documents keep it (the decoder reads it as a charset signal).
-        if !matches!(format, Format::Html | Format::Text)
-            && reader.sniff_head().is_ok_and(|h| h.starts_with(BOM))
-        {
+        self.bom = !matches!(format, Format::Html | Format::Text)
+            && reader.sniff_head().is_ok_and(|h| h.starts_with(BOM));
+        if self.bom {
             reader.consume(BOM.len());
         }
         match format {

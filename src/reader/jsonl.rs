@@ -90,7 +90,14 @@ impl Inputs {
                 Err(e) => Record::new(source.clone(), *line, Unit::Line, n, Err(e)),
             };
             if self.opts.keep_raw {
-                r.raw = Some(self.buf.clone());
+                let bom = std::mem::take(&mut self.bom) && *line == 1;
+                let mut raw = if bom {
+                    super::sniff::BOM.to_vec()
+                } else {
+                    Vec::new()
+                };
+                raw.extend_from_slice(&self.buf);
+                r.raw = Some(raw);
             }
             return Some(r);
         }

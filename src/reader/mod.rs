@@ -408,6 +408,10 @@ pub struct Inputs {
     /// The last JSONL read met a damaged member or frame: the next line may be the rest of a
     /// line that began in it.
     after_damage: bool,
+    /// The current file began with a UTF-8 byte order mark, passed over before its first
+    /// line: a kept raw first line or header (`keep_raw`) gets it back, so that a record
+    /// written as read is the file's bytes.
+    bom: bool,
     /// WARC and ARC records passed over as not documents (requests, metadata, DNS lookups,
     /// images and other non-text payloads, empty payloads).
     not_documents: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -432,6 +436,7 @@ impl Inputs {
             current: None,
             buf: Vec::new(),
             after_damage: false,
+            bom: false,
             not_documents: Default::default(),
         }
     }
