@@ -93,6 +93,14 @@ pub(super) struct Rows {
     roots: Vec<String>,
 }
 
+/// Rows not read: (why, how many).
+enum Unread {
+    /// A row group the decoder could not read: its rows are lost to damage.
+    Damaged(String, u64),
+    /// A row group over `--max-doc-bytes` a row, by its metadata: skipped as too large.
+    Oversized(String, u64),
+}
+
 /// The path of `name` in a schema with top-level `fields`: the column of that name, else the
 /// dotted path through struct columns. `None` when there is none.
 fn resolve(fields: &ArrowFields, name: &str) -> Option<Vec<String>> {
@@ -274,7 +282,7 @@ impl Rows {
 
     /// The next batch of rows: `None` at the end of the file; `Err((why, rows lost))` for a row
     /// group that cannot be read (the rest of it is passed over, the next one read).
-    fn next_batch(&mut self, max: usize) -> Option<Result<RecordBatch, (String, u64)>> {
+    fn next_batch(&mut self, max: usize) -> Option<Result<RecordBatch, Unread>> {
         loop {
             if self.reader.is_none() {
                 let groups = self.meta.metadata().num_row_groups();
@@ -288,7 +296,10 @@ impl Rows {
                 self.group_end += rows;
                 if let Some(why) = self.oversized(g, max) {
                     self.done = start + rows;
-                    return Some(Err((format!("row group {g}: {why}"), rows)));
+                    return Some(Err(Unread::Oversized(
+                        format!("row group {g}: {why}"),
+                        rows,
+                    )));
                 }
                 let built = self
                     .file
@@ -306,7 +317,7 @@ impl Rows {
                     Ok(r) => self.reader = Some(r),
                     Err(e) => {
                         self.done = start + rows;
-                        return Some(Err((format!("row group {g}: {e}"), rows)));
+                        return Some(Err(Unread::Damaged(format!("row group {g}: {e}"), rows)));
                     }
                 }
             }
@@ -324,7 +335,7 @@ impl Rows {
                     let lost = self.group_end.saturating_sub(self.done);
                     self.done = self.group_end;
                     let g = self.next_group - 1;
-                    return Some(Err((format!("row group {g}: {e}"), lost)));
+                    return Some(Err(Unread::Damaged(format!("row group {g}: {e}"), lost)));
                 }
             }
         }
@@ -352,7 +363,7 @@ impl Rows {
         (bytes > rows.saturating_mul(max as u64)).then(|| {
             format!(
                 "its {rows} row(s) hold {bytes} bytes uncompressed in the columns read, over \
-                 {max} bytes (--max-doc-bytes) a row: not decoded"
+                 {max} bytes (--max-doc-bytes) a row: not decoded, its rows skipped"
             )
         })
     }
@@ -433,7 +444,7 @@ impl Inputs {
             rows.pos = 0;
             match rows.next_batch(max)? {
                 Ok(b) => rows.batch = Some(b),
-                Err((e, lost)) => {
+                Err(Unread::Damaged(e, lost)) => {
                     let mut r = error(
                         source.clone(),
                         rows.done.saturating_sub(lost) + 1,
@@ -442,6 +453,10 @@ impl Inputs {
                     );
                     r.lost = lost;
                     return Some(r);
+                }
+                Err(Unread::Oversized(e, rows_of_it)) => {
+                    let at = rows.done.saturating_sub(rows_of_it) + 1;
+                    return Some(error(source.clone(), at, Unit::Record, e));
                 }
             }
         }
