@@ -56,3 +56,35 @@ fn a_frame_with_a_window_over_128_mib_is_named_not_called_damaged() {
     assert!(!err.contains("damaged zstd frame"), "{err}");
     assert_eq!(common::stored_ids(d.path(), "l.db"), ["w2"], "{err}");
 }
+
+/// Frames written without a checksum are read and counted (`unchecked_frames` in `--json`, a
+/// line on stderr): damage inside them cannot be detected. Frames with one count nothing.
+#[test]
+fn frames_without_a_checksum_are_counted_and_named() {
+    let d = tempfile::tempdir().unwrap();
+    let frame = |id: &str, checksum: bool| {
+        let line = format!("{{\"id\":\"{id}\",\"text\":\"a document of its own, number {id}\"}}\n");
+        let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(checksum).unwrap();
+        std::io::Write::write_all(&mut e, line.as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    for (checksum, want) in [(false, 3), (true, 0)] {
+        let data: Vec<u8> = ["a", "b", "c"]
+            .iter()
+            .flat_map(|id| frame(id, checksum))
+            .collect();
+        std::fs::write(d.path().join("f.jsonl.zst"), data).unwrap();
+        let db = format!("s{checksum}.db");
+        let o = run(d.path(), &["--db", &db, "ingest", "--json", "f.jsonl.zst"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        assert_eq!(v["unchecked_frames"], want, "{v}");
+        let o = run(
+            d.path(),
+            &["--db", &format!("t{checksum}.db"), "ingest", "f.jsonl.zst"],
+        );
+        let err = stderr(&o);
+        assert_eq!(err.contains("carry no checksum"), want > 0, "{err}");
+    }
+}

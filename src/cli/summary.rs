@@ -50,6 +50,8 @@ pub(super) struct Summary {
     pub(super) expired: u64,
     /// WARC/ARC records that are not documents (requests, metadata, DNS, non-text payloads).
     pub(super) not_documents: u64,
+    /// zstd frames read without a checksum: damage inside them cannot be detected.
+    pub(super) unchecked_frames: u64,
     pub(super) input_bytes: u64,
     pub(super) seconds: f64,
     pub(super) docs_per_second: f64,
@@ -259,6 +261,14 @@ impl Summary {
                     "fpdb: dedup: the first {} records were read and committed by an earlier run \
                      of this command (same files, same flags): read on after them",
                     self.resumed
+                );
+            }
+            if self.unchecked_frames > 0 {
+                eprintln!(
+                    "fpdb: {} zstd frames carry no checksum (written with `--no-check`, as libraries \
+                     often write them): damage inside them cannot be detected, their records were \
+                     read as decoded",
+                    self.unchecked_frames
                 );
             }
             if self.not_documents > 0 {

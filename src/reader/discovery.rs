@@ -86,7 +86,7 @@ impl Inputs {
                     "Parquet cannot be read from stdin (its index is at the end of the file): name the file".into(),
                 ));
             }
-            match Source::stream(Box::new(std::io::stdin())) {
+            match Source::stream_counted(Box::new(std::io::stdin()), &self.unchecked) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
             }
@@ -95,7 +95,7 @@ impl Inputs {
         } else if format == Format::Parquet || (format == Format::Auto && is_parquet(&path)) {
             return self.start_parquet(source, &path);
         } else {
-            match Source::file(&path) {
+            match Source::file_counted(&path, &self.unchecked) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("cannot open: {e}"))),
             }

@@ -415,6 +415,8 @@ pub struct Inputs {
     /// WARC and ARC records passed over as not documents (requests, metadata, DNS lookups,
     /// images and other non-text payloads, empty payloads).
     not_documents: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// zstd frames decoded without a checksum ([`Inputs::unchecked_frames`]).
+    unchecked: source::Unchecked,
 }
 
 impl Inputs {
@@ -438,6 +440,7 @@ impl Inputs {
             after_damage: false,
             bom: false,
             not_documents: Default::default(),
+            unchecked: Default::default(),
         }
     }
 }
@@ -447,6 +450,13 @@ impl Inputs {
     /// DNS lookups, non-text payloads), shared: it goes on counting while the inputs are read.
     pub fn not_documents(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
         self.not_documents.clone()
+    }
+
+    /// The count of zstd frames read without a checksum (as libraries often write them):
+    /// damage inside such a frame cannot be told from text, and its records are taken as
+    /// decoded. Shared: it goes on counting while the inputs are read.
+    pub fn unchecked_frames(&self) -> source::Unchecked {
+        self.unchecked.clone()
     }
 
     /// Never read `path` (e.g. the file this run writes its results to, or the store's

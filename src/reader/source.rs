@@ -65,6 +65,10 @@ impl Read for Inner {
     }
 }
 
+/// A count of the zstd frames decoded without a checksum (damage inside them cannot be told),
+/// shared by the inputs of a run ([`super::Inputs::unchecked_frames`]).
+pub type Unchecked = std::sync::Arc<std::sync::atomic::AtomicU64>;
+
 /// Buffer of a [`Source`].
 const BUFFER: usize = 1 << 16;
 
@@ -80,10 +84,16 @@ impl Source {
     /// A regular file, opened, decompressed as its first bytes say (gzip: damage-tolerant and
     /// seekable; zstd: forward only).
     pub fn file(path: &std::path::Path) -> std::io::Result<Self> {
+        Self::file_counted(path, &Unchecked::default())
+    }
+
+    /// [`Source::file`], counting in `unchecked` the zstd frames it decodes that carry no
+    /// checksum.
+    pub fn file_counted(path: &std::path::Path, unchecked: &Unchecked) -> std::io::Result<Self> {
         let mut f = File::open(path)?;
         if !f.metadata()?.is_file() {
             // FIFOs, devices: read forward, as stdin is.
-            return Self::stream(Box::new(f));
+            return Self::stream_counted(Box::new(f), unchecked);
         }
         let mut head = [0u8; 4];
         let mut n = 0;
@@ -98,9 +108,10 @@ impl Source {
         let inner = if head.starts_with(&GZIP_HEADER[..2]) {
             Inner::Gzip(Box::new(Members::file(BufReader::with_capacity(BUFFER, f))))
         } else if super::zstd_frames::starts_zstd(head) {
-            Inner::Stream(Box::new(super::zstd_frames::Frames::file(
-                BufReader::with_capacity(BUFFER, f),
-            )))
+            Inner::Stream(Box::new(
+                super::zstd_frames::Frames::file(BufReader::with_capacity(BUFFER, f))
+                    .counting(unchecked.clone()),
+            ))
         } else {
             Inner::Plain(f)
         };
@@ -109,7 +120,15 @@ impl Source {
 
     /// A forward-only input (stdin, a pipe), decompressed as its first bytes say.
     pub fn stream(raw: Box<dyn Read + Send>) -> std::io::Result<Self> {
-        Ok(Self::of(Inner::Stream(decoded(raw)?)))
+        Self::stream_counted(raw, &Unchecked::default())
+    }
+
+    /// [`Source::stream`], counting in `unchecked` the zstd frames without a checksum.
+    pub fn stream_counted(
+        raw: Box<dyn Read + Send>,
+        unchecked: &Unchecked,
+    ) -> std::io::Result<Self> {
+        Ok(Self::of(Inner::Stream(decoded(raw, unchecked)?)))
     }
 
     fn of(inner: Inner) -> Self {
@@ -203,7 +222,10 @@ fn first_line_done(head: &[u8]) -> bool {
         .is_some_and(|start| head[start..].contains(&b'\n'))
 }
 
-pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn Read + Send>> {
+pub(super) fn decoded(
+    mut raw: Box<dyn Read + Send>,
+    unchecked: &Unchecked,
+) -> std::io::Result<Box<dyn Read + Send>> {
     // The first bytes, read until there are enough or the input ends (a pipe may deliver
     // them in pieces), then put back in front of the rest.
     let mut head = Vec::with_capacity(ZSTD_MAGIC.len());
@@ -239,7 +261,7 @@ pub(super) fn decoded(mut raw: Box<dyn Read + Send>) -> std::io::Result<Box<dyn 
     Ok(if gzip {
         Box::new(Members::new(BufReader::new(whole)))
     } else if zstd {
-        Box::new(super::zstd_frames::Frames::new(BufReader::new(whole)))
+        Box::new(super::zstd_frames::Frames::new(BufReader::new(whole)).counting(unchecked.clone()))
     } else {
         Box::new(whole)
     })

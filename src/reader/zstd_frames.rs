@@ -59,6 +59,8 @@ pub struct Frames<R: BufRead> {
     seek: Option<fn(&mut R, u64) -> std::io::Result<()>>,
     /// The dictionary of the frames from here on (a dictionary frame's).
     dictionary: Option<Vec<u8>>,
+    /// Where the frames decoded without a checksum are counted.
+    unchecked: super::source::Unchecked,
 }
 
 impl<R: BufRead> Frames<R> {
@@ -73,6 +75,21 @@ impl<R: BufRead> Frames<R> {
             streaming: false,
             seek: None,
             dictionary: None,
+            unchecked: super::source::Unchecked::default(),
+        }
+    }
+
+    /// Count the frames decoded without a checksum in `unchecked`.
+    pub fn counting(mut self, unchecked: super::source::Unchecked) -> Self {
+        self.unchecked = unchecked;
+        self
+    }
+
+    /// A frame ended whole: counted when it had no checksum.
+    fn ended(&self) {
+        if !self.checksummed {
+            self.unchecked
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -130,6 +147,7 @@ impl<R: BufRead> Frames<R> {
                                  frame";
                         return Err(self.damaged_raw(raw, &e));
                     }
+                    self.ended();
                     self.raw = Some(raw);
                     if !self.held.is_empty() {
                         return Ok(true);
@@ -232,6 +250,7 @@ impl<R: BufRead> Read for Frames<R> {
             };
             match decoder.read(buf) {
                 Ok(0) if !buf.is_empty() => {
+                    self.ended();
                     self.raw = Some(self.decoder.take().expect("decoder").finish());
                     self.streaming = false;
                 }
