@@ -248,7 +248,7 @@ impl Members<BufReader<File>> {
     /// Members of a regular file: a damaged member larger than the tape is searched for the
     /// next header from its own start again, not from where its decoding stopped.
     pub fn file(raw: BufReader<File>) -> Self {
-        let mut m = Self::new(raw);
+        let mut m = Self::starting(Counted::new(raw, 0, &GZIP_HEADER).seekable(), 0);
         m.seek = Some(|r, at| r.seek(SeekFrom::Start(at)).map(drop));
         m
     }

@@ -7,8 +7,14 @@
 
 use std::io::{BufRead, Read};
 
-/// Compressed bytes of a unit kept to look for the next unit inside them after damage.
+/// Compressed bytes of a unit kept to look for the next unit inside them after damage, in a
+/// file (past them a seek goes back).
 pub(super) const TAPE: usize = 1 << 20;
+
+/// The same in a stream (stdin, a pipe), which cannot go back: a damaged member of up to this
+/// many compressed bytes costs only its own records there too (a 1.2 MB one cost the 69
+/// intact records after it when the tape held 1 MiB).
+pub(super) const STREAM_TAPE: usize = 64 << 20;
 
 /// See the module documentation.
 pub struct Counted<R> {
@@ -21,12 +27,15 @@ pub struct Counted<R> {
     /// `taping` false).
     tape: Vec<u8>,
     taping: bool,
+    /// The most bytes taped ([`TAPE`] in a file, [`STREAM_TAPE`] in a stream).
+    tape_max: usize,
     /// Bytes to read again before `inner`, from `replay_at`.
     replay: Vec<u8>,
     replay_at: usize,
 }
 
 impl<R: BufRead> Counted<R> {
+    /// A stream's compressed reader (taping up to [`STREAM_TAPE`]).
     pub(super) fn new(inner: R, at: u64, magic: &'static [u8]) -> Self {
         Counted {
             inner,
@@ -34,9 +43,16 @@ impl<R: BufRead> Counted<R> {
             magic,
             tape: Vec::new(),
             taping: false,
+            tape_max: STREAM_TAPE,
             replay: Vec::new(),
             replay_at: 0,
         }
+    }
+
+    /// A file's compressed reader: it can seek back, so it tapes up to [`TAPE`] only.
+    pub(super) fn seekable(mut self) -> Self {
+        self.tape_max = TAPE;
+        self
     }
 
     /// A unit starts here: tape it.
@@ -176,7 +192,7 @@ impl<R: BufRead> BufRead for Counted<R> {
         self.at += amt as u64;
         let from_replay = self.replay_at < self.replay.len();
         if self.taping {
-            if self.tape.len() + amt > TAPE {
+            if self.tape.len() + amt > self.tape_max {
                 self.taping = false;
                 self.tape = Vec::new();
             } else if from_replay {

@@ -270,6 +270,7 @@ impl Frames<BufReader<File>> {
     /// its own second byte, not from where its decoding stopped.
     pub fn file(raw: BufReader<File>) -> Self {
         let mut f = Self::new(raw);
+        f.raw = f.raw.take().map(Counted::seekable);
         f.seek = Some(|r, at| r.seek(SeekFrom::Start(at)).map(drop));
         f
     }
