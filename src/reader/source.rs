@@ -65,9 +65,7 @@ impl Read for Inner {
     }
 }
 
-/// A count of the zstd frames decoded without a checksum (damage inside them cannot be told),
-/// shared by the inputs of a run ([`super::Inputs::unchecked_frames`]).
-pub type Unchecked = std::sync::Arc<std::sync::atomic::AtomicU64>;
+pub use super::zstd_frames::Unchecked;
 
 /// Buffer of a [`Source`].
 const BUFFER: usize = 1 << 16;

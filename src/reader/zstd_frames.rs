@@ -21,6 +21,10 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use super::gzip::{Damaged, HOLD};
 use super::tape::{Counted, Held};
 
+/// A count of the zstd frames decoded without a checksum (damage inside them cannot be told),
+/// shared by the inputs of a run ([`super::Inputs::unchecked_frames`]).
+pub type Unchecked = std::sync::Arc<std::sync::atomic::AtomicU64>;
+
 /// Zstandard's frame magic number.
 pub(super) const ZSTD_MAGIC: &[u8] = b"\x28\xb5\x2f\xfd";
 
@@ -60,7 +64,7 @@ pub struct Frames<R: BufRead> {
     /// The dictionary of the frames from here on (a dictionary frame's).
     dictionary: Option<Vec<u8>>,
     /// Where the frames decoded without a checksum are counted.
-    unchecked: super::source::Unchecked,
+    unchecked: Unchecked,
 }
 
 impl<R: BufRead> Frames<R> {
@@ -75,12 +79,12 @@ impl<R: BufRead> Frames<R> {
             streaming: false,
             seek: None,
             dictionary: None,
-            unchecked: super::source::Unchecked::default(),
+            unchecked: Unchecked::default(),
         }
     }
 
     /// Count the frames decoded without a checksum in `unchecked`.
-    pub fn counting(mut self, unchecked: super::source::Unchecked) -> Self {
+    pub fn counting(mut self, unchecked: Unchecked) -> Self {
         self.unchecked = unchecked;
         self
     }

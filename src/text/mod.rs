@@ -4,6 +4,7 @@ pub mod cites;
 mod lexicon;
 pub mod lines;
 mod normalize;
+mod pieces;
 pub mod sentences;
 mod tokenize;
 mod twfold;

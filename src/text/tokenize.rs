@@ -46,49 +46,6 @@ static RESTRICTED_LEFT: AtomicUsize = AtomicUsize::new(16);
 /// Texts longer than this always use the whole dictionary.
 const RESTRICTED_MAX_BYTES: usize = 256 << 10;
 
-/// The most bytes of text segmented at once ([`pieces`]).
-const PIECE_BYTES: usize = 64 << 10;
-
-/// `text` in pieces of at most about `max` bytes, each ending where a segmenter would end a
-/// word anyway: after a line break, else after the last character that is neither a letter
-/// nor a digit (punctuation, a space), else (a run of `max` bytes of letters) at a character
-/// boundary. A text of lines or sentences shorter than `max` is cut into the same words.
-pub(super) fn pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        if rest.len() <= max {
-            return Some(std::mem::take(&mut rest));
-        }
-        let mut end = max;
-        while !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        if end == 0 {
-            // A character longer than `max`.
-            end = rest.chars().next().map_or(rest.len(), char::len_utf8);
-        }
-        let window = &rest[..end];
-        let at = window
-            .rfind('\n')
-            .map(|i| i + 1)
-            .or_else(|| {
-                window
-                    .char_indices()
-                    .rev()
-                    .find(|(_, c)| !c.is_alphanumeric())
-                    .map(|(i, c)| i + c.len_utf8())
-            })
-            .filter(|&i| i > 0)
-            .unwrap_or(end);
-        let (piece, next) = rest.split_at(at);
-        rest = next;
-        Some(piece)
-    })
-}
-
 /// `jieba().cut(text, false)`, without building the whole dictionary for the first few texts
 /// of a process (the same words: see [`lexicon::restricted`]).
 fn cut(text: &str) -> Vec<&str> {
@@ -375,10 +332,12 @@ impl TermWeights {
         let mut tf: HashMap<&str, (u32, f64)> = HashMap::new();
         // A long text is cut a piece at a time: jieba's routes, word lists and character
         // classes of a whole 10 MB text took 300 MB.
-        let words = pieces(text, PIECE_BYTES).flat_map(|piece| match self.segmenter {
-            Segmenter::Jieba => cut(piece),
-            Segmenter::Fmm => lexicon::max_match(piece, false),
-            Segmenter::Bmm => lexicon::max_match(piece, true),
+        let words = super::pieces::pieces(text, super::pieces::PIECE_BYTES).flat_map(|piece| {
+            match self.segmenter {
+                Segmenter::Jieba => cut(piece),
+                Segmenter::Fmm => lexicon::max_match(piece, false),
+                Segmenter::Bmm => lexicon::max_match(piece, true),
+            }
         });
         for word in words {
             // A term has two characters or more (checked first: most tokens of Chinese text
@@ -413,20 +372,6 @@ pub fn weighted_terms(text: &str) -> Vec<(String, f64)> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn pieces_end_at_lines_then_punctuation_and_cover_the_text() {
-        let text = "第一行文字\n第二行，还有一句。最后一段没有标点的长长的文字";
-        for max in [1, 4, 8, 16, 40, 1000] {
-            let ps: Vec<&str> = super::pieces(text, max).collect();
-            assert_eq!(ps.concat(), text, "{max}");
-            assert!(ps.iter().all(|p| !p.is_empty()), "{max}");
-        }
-        let ps: Vec<&str> = super::pieces(text, 40).collect();
-        assert_eq!(ps[0], "第一行文字\n");
-        let ps: Vec<&str> = super::pieces("第二行，还有一句。最后", 30).collect();
-        assert_eq!(ps[0], "第二行，还有一句。");
-    }
-
     use super::*;
     use jieba_rs::{KeywordExtract, KeywordExtractConfig, TfIdf};
     use proptest::prelude::*;
