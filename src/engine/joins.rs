@@ -9,32 +9,57 @@ use crate::error::Result;
 
 impl Lookup {
     /// A link that verified only with a site's template lines left out
-    /// ([`Checked::left_out_only`]) joins the document to one cluster at most, and never
-    /// merges two: a page holding most of two articles' lines, each shown before on its
-    /// site (an aggregator's digest, or an attacker's page), would otherwise look like a copy
-    /// of each to each and merge them. The clusters reached only through such links are
-    /// dropped when another is reached by a link that holds whole; when none is, all but the
-    /// one of the best such link (ties: the oldest cluster).
+    /// ([`Checked::left_out_only`](super::lookup::Checked)) never merges the clusters of two
+    /// different articles: a page holding most of two articles' lines, each shown before on
+    /// its site (an aggregator's digest, or an attacker's page), would otherwise look like a
+    /// copy of each to each and merge them. The clusters reached by links that hold whole are
+    /// kept (when there are none, the one of the best such link; ties: the oldest cluster);
+    /// a cluster reached only through such links is kept too when the sentences the document
+    /// shares with it are more than half shared with a kept one (one article: a teaser of an
+    /// article and its repost, met by the article's own page), and dropped otherwise.
     pub(super) fn left_out_joins_one(&mut self) {
-        if self.roots.len() < 2 {
+        if self.roots.len() < 2 || self.candidates.iter().all(|c| !c.left_out_only) {
             return;
         }
-        let whole: BTreeSet<u64> = self
-            .candidates
+        // Per root, the sentences shared by its best candidate and whether a link holds whole.
+        let mut per_root: BTreeMap<u64, (&Candidate, bool)> = BTreeMap::new();
+        for c in &self.candidates {
+            let e = per_root.entry(c.root).or_insert((c, false));
+            if c.overlap > e.0.overlap {
+                e.0 = c;
+            }
+            e.1 |= !c.left_out_only;
+        }
+        let mut keep: BTreeSet<u64> = per_root
             .iter()
-            .filter(|c| !c.left_out_only)
-            .map(|c| c.root)
+            .filter(|(_, (_, whole))| *whole)
+            .map(|(&r, _)| r)
             .collect();
-        let keep: BTreeSet<u64> = if whole.is_empty() {
-            let best = self
-                .candidates
+        if keep.is_empty() {
+            let best = per_root
                 .iter()
-                .max_by(|a, b| a.overlap.total_cmp(&b.overlap).then(b.root.cmp(&a.root)))
-                .map(|c| c.root);
-            best.into_iter().collect()
-        } else {
-            whole
-        };
+                .max_by(|a, b| a.1 .0.overlap.total_cmp(&b.1 .0.overlap).then(b.0.cmp(a.0)))
+                .map(|(&r, _)| r);
+            keep.extend(best);
+        }
+        loop {
+            let joined: Vec<u64> = per_root
+                .iter()
+                .filter(|(r, _)| !keep.contains(r))
+                .filter(|(_, (c, _))| {
+                    keep.iter().any(|k| {
+                        let theirs = &per_root[k].0.shared;
+                        let common = sorted_intersection(&c.shared, theirs).len();
+                        2 * common > c.shared.len().min(theirs.len())
+                    })
+                })
+                .map(|(&r, _)| r)
+                .collect();
+            if joined.is_empty() {
+                break;
+            }
+            keep.extend(joined);
+        }
         self.roots.retain(|r, _| keep.contains(r));
         self.candidates.retain(|c| keep.contains(&c.root));
     }

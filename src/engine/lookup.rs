@@ -28,6 +28,8 @@ pub(super) struct Candidate {
     pub(super) strong: bool,
     /// It verified only with its site's template lines left out ([`Checked::left_out_only`]).
     pub(super) left_out_only: bool,
+    /// The sentences it shares with the document ([`Checked::shared`]).
+    pub(super) shared: Vec<u32>,
     pub(super) algo: Algo,
     pub(super) score: f64,
     pub(super) distance: Option<u32>,
@@ -53,6 +55,9 @@ pub(super) struct Checked {
     /// candidate's stored template); compared with those lines it does not. Such a link may
     /// join the document to one cluster, never merge two ([`Lookup::left_out_joins_one`]).
     pub(super) left_out_only: bool,
+    /// Stores with `site_knowledge`, a verified candidate: the sentences it shares with the
+    /// document, whole (sorted), which tell whether two of its clusters are one article's.
+    pub(super) shared: Vec<u32>,
     /// For a candidate that did not verify but whose sentences are at least half in the
     /// document (two or more): the sentences they share (a source of a composite).
     pub(super) contained: Option<Vec<u32>>,
@@ -126,6 +131,11 @@ impl Checked {
         let contained = (!verified && sentences > 0.0)
             .then(|| sorted_intersection(&fps.sketch, sketches.sketch))
             .filter(|s| s.len() >= 2 && 2 * s.len() >= sketches.sketch.len());
+        let shared = if verified && opts.site_knowledge {
+            sorted_intersection(&fps.sketch, whole.sketch)
+        } else {
+            Vec::new()
+        };
         Checked {
             id,
             similar_id,
@@ -133,6 +143,7 @@ impl Checked {
             weight_distance: keys::weight_distance(&fps.key_weights, weights),
             strong,
             left_out_only,
+            shared,
             contained,
             standing: Standing::default(),
         }
@@ -279,6 +290,7 @@ struct Verdict {
     weight_distance: f64,
     strong: bool,
     left_out_only: bool,
+    shared: Vec<u32>,
     standing: Standing,
 }
 
@@ -499,6 +511,7 @@ impl Fpdb {
                     weight_distance: c.weight_distance,
                     strong: c.strong,
                     left_out_only: c.left_out_only,
+                    shared: c.shared,
                     standing: c.standing,
                 });
             }
@@ -518,6 +531,7 @@ impl Fpdb {
                 overlap: v.overlap,
                 strong: v.strong,
                 left_out_only: v.left_out_only,
+                shared: v.shared.clone(),
                 root,
                 standing: v.standing,
             });
