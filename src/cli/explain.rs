@@ -91,7 +91,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             let (ta_kept, ns) = db.without_stored_template(&ta, &tb)?;
             let (tb_kept, nt) = db.without_template_of(&tb, &ta)?;
             // The pair as compared with its template lines (stores with `site_knowledge`: a
-            // link that holds only without them never merges two clusters).
+            // link that holds only without them never merges two articles' clusters).
             let whole = (db.options().site_knowledge && ns + nt > 0).then_some((ta, tb));
             (
                 db.fingerprinter().clone(),
@@ -158,7 +158,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     if left_out_only {
         outln!(
             "template: linked only with those lines left out (with them the pair is not \
-             linked): such a link joins B to one cluster at most, never merges two"
+             linked): such a link never merges two articles' clusters"
         );
     }
     outln!(

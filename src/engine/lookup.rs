@@ -52,8 +52,8 @@ pub(super) struct Checked {
     pub(super) strong: bool,
     /// Stores with `site_knowledge`: it verified only after the lines of a site's template
     /// were left out of the two (`compared.rs`: the page's lines its host showed before, the
-    /// candidate's stored template); compared with those lines it does not. Such a link may
-    /// join the document to one cluster, never merge two ([`Lookup::left_out_joins_one`]).
+    /// candidate's stored template); compared with those lines it does not. Such a link never
+    /// merges the clusters of two articles ([`Lookup::left_out_joins_one`]).
     pub(super) left_out_only: bool,
     /// Stores with `site_knowledge`, a verified candidate: the sentences it shares with the
     /// document, whole (sorted), which tell whether two of its clusters are one article's.
