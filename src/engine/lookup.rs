@@ -55,8 +55,10 @@ pub(super) struct Checked {
     /// candidate's stored template); compared with those lines it does not. Such a link never
     /// merges the clusters of two articles ([`Lookup::left_out_joins_one`]).
     pub(super) left_out_only: bool,
-    /// Stores with `site_knowledge`, a verified candidate: the sentences it shares with the
-    /// document, whole (sorted), which tell whether two of its clusters are one article's.
+    /// Stores with `site_knowledge`, a verified candidate compared where a site's template can
+    /// be left out (a page whose host showed lines before, or a stored page with a template):
+    /// the sentences it shares with the document, whole (sorted), which tell whether two of
+    /// its clusters are one article's. Empty otherwise (no link there holds only so).
     pub(super) shared: Vec<u32>,
     /// For a candidate that did not verify but whose sentences are at least half in the
     /// document (two or more): the sentences they share (a source of a composite).
@@ -131,7 +133,9 @@ impl Checked {
         let contained = (!verified && sentences > 0.0)
             .then(|| sorted_intersection(&fps.sketch, sketches.sketch))
             .filter(|s| s.len() >= 2 && 2 * s.len() >= sketches.sketch.len());
-        let shared = if verified && opts.site_knowledge {
+        // Only where a site's template can be left out (pages of a host with a template seen).
+        let templated = fps.host_seen.is_some() || !template.is_empty();
+        let shared = if verified && opts.site_knowledge && templated {
             sorted_intersection(&fps.sketch, whole.sketch)
         } else {
             Vec::new()
