@@ -155,3 +155,15 @@ fn only<'a>(
         ..sketches
     }
 }
+
+/// The whole sketches of page `fps` when its furniture is most of its main text (kept in
+/// [`Fingerprints::whole`] in stores with `site_knowledge`) and the candidate's `url` is of
+/// another host.
+pub(super) fn whole_elsewhere<'a>(
+    fps: &'a Fingerprints,
+    url: Option<&str>,
+) -> Option<crate::fingerprint::Sketches<'a>> {
+    let w = fps.whole.as_deref().filter(|w| !w.sketch.is_empty())?;
+    let theirs = url.and_then(crate::text::cites::host_key)?;
+    (fps.host_key.is_some_and(|h| h != theirs)).then(|| w.sketches())
+}

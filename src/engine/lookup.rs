@@ -102,7 +102,7 @@ impl Checked {
             crate::fingerprint::similarity_parts(opts, doc, sketches);
         let (mut doc, mut sketches, mut compared_whole) = (doc, sketches, false);
         if overlap < opts.verify_threshold() {
-            if let Some(w) = whole_elsewhere(fps, url) {
+            if let Some(w) = super::compared::whole_elsewhere(fps, url) {
                 // A page whose furniture is most of its main text, compared whole with a page
                 // of another host: an article its host's other pages made furniture (stores
                 // with `site_knowledge`) is still the article of a copy elsewhere.
@@ -191,18 +191,6 @@ impl Checked {
         }
         c
     }
-}
-
-/// The whole sketches of page `fps` when its furniture is most of its main text (kept in
-/// [`Fingerprints::whole`] in stores with `site_knowledge`) and the candidate's `url` is of
-/// another host.
-fn whole_elsewhere<'a>(
-    fps: &'a Fingerprints,
-    url: Option<&str>,
-) -> Option<crate::fingerprint::Sketches<'a>> {
-    let w = fps.whole.as_deref().filter(|w| !w.sketch.is_empty())?;
-    let theirs = url.and_then(crate::text::cites::host_key)?;
-    (fps.host_key.is_some_and(|h| h != theirs)).then(|| w.sketches())
 }
 
 /// Whether a verified candidate is a strong link, which joins its cluster under tight clusters
