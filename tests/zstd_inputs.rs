@@ -88,3 +88,36 @@ fn frames_without_a_checksum_are_counted_and_named() {
         assert_eq!(err.contains("carry no checksum"), want > 0, "{err}");
     }
 }
+
+/// A `.warc.zst` whose dictionary frame is cut, damaged, claims a size over the bound, or is
+/// missing: a located error that names the dictionary, counted as damage, never a panic or a
+/// silent "no records".
+#[test]
+fn a_damaged_or_missing_dictionary_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(fixture()).unwrap();
+    let size = u32::from_le_bytes(whole[4..8].try_into().unwrap()) as usize;
+    let mut flipped = whole.clone();
+    for b in &mut flipped[20..40] {
+        *b ^= 0x5a;
+    }
+    let mut too_big = whole.clone();
+    too_big[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    let cases: [(&str, Vec<u8>); 4] = [
+        ("cut", whole[..100].to_vec()),
+        ("flipped", flipped),
+        ("too-big", too_big),
+        ("missing", whole[8 + size..].to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let file = format!("{name}.warc.zst");
+        std::fs::write(d.path().join(&file), bytes).unwrap();
+        let o = run(d.path(), &["--db", &format!("{name}.db"), "ingest", &file]);
+        let err = stderr(&o);
+        assert!([2, 3].contains(&code(&o)), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{file}#1")) && err.contains("dictionary"),
+            "{name}: {err}"
+        );
+    }
+}

@@ -43,6 +43,16 @@ impl std::fmt::Display for Damaged {
                 self.error, self.skipped
             );
         }
+        if self.error.contains("Dictionary mismatch") {
+            // A frame compressed with a dictionary this input does not hold (or held damaged).
+            return write!(
+                f,
+                "{unit} needs a dictionary this input does not hold ({}; a `.warc.zst` carries \
+                 its dictionary in a skippable frame at its start): its records are lost, {} \
+                 compressed bytes skipped to the next {unit}",
+                self.error, self.skipped
+            );
+        }
         write!(
             f,
             "damaged {unit} ({}); its records are lost, {} compressed bytes skipped to the next {unit}",

@@ -107,7 +107,17 @@ impl<R: BufRead> Frames<R> {
             return Ok(false);
         }
         if raw.peek(4)? == DICTIONARY_MAGIC {
-            self.dictionary = Some(read_dictionary(&mut raw)?);
+            self.frame_at = raw.at;
+            raw.start_tape();
+            match read_dictionary(&mut raw) {
+                Ok(d) => self.dictionary = Some(d),
+                Err(e) => {
+                    // Reported as damage (located, counted); the frames after it then need a
+                    // dictionary the input does not hold, and each says so.
+                    self.dictionary = None;
+                    return Err(self.damaged_raw(raw, &e));
+                }
+            }
             self.raw = Some(raw);
             return self.start();
         }
