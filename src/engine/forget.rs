@@ -11,7 +11,7 @@
 
 use foldhash::HashMap;
 
-use super::furniture::{own_page_seq, FURNITURE_CLUSTERS, FURNITURE_MARK, OWN_PAGE};
+use super::furniture::{own_page_seq, Seen, FURNITURE_CLUSTERS, FURNITURE_MARK, OWN_PAGE};
 use super::Fpdb;
 use crate::error::Result;
 use crate::store::schema::{self, DocRecord};
@@ -65,7 +65,7 @@ impl Fpdb {
         hosts.dedup();
         let mut out = Forgotten::default();
         for h in hosts {
-            let (start, end) = host_range(h);
+            let (start, end) = schema::furniture_range(h);
             self.sweep(&start, &end, usize::MAX, &mut out)?;
         }
         Ok(out)
@@ -77,24 +77,23 @@ impl Fpdb {
         if !(self.opts.furniture && self.opts.site_knowledge) || self.store.read_only() {
             return Ok(out);
         }
-        let mut from = [0u8; 8];
+        let mut from = 0u64;
         loop {
             // The next host with lines.
             let mut next = None;
+            let (start, _) = schema::furniture_range(from);
             self.store
-                .scan(Cf::Furniture, &from, &[0xff; 17], &mut |k, _| {
-                    next = k
-                        .get(..8)
-                        .map(|h| u64::from_be_bytes(h.try_into().expect("8")));
+                .scan(Cf::Furniture, &start, &[0xff; 17], &mut |k, _| {
+                    next = Some(schema::decode_furniture_host(k));
                     false
                 })?;
-            let Some(h) = next else {
+            let Some(h) = next.transpose()? else {
                 return Ok(out);
             };
-            let (start, end) = host_range(h);
+            let (start, end) = schema::furniture_range(h);
             self.sweep(&start, &end, SITE_LINES, &mut out)?;
             match h.checked_add(1) {
-                Some(n) => from = n.to_be_bytes(),
+                Some(n) => from = n,
                 None => return Ok(out),
             }
         }
@@ -133,23 +132,21 @@ impl Fpdb {
                     now.push(k);
                 }
             }
-            let value_now: Option<Vec<u64>> = if now.is_empty() || (over > 0 && now.len() == 1) {
+            let seen = if now.is_empty() || (over > 0 && now.len() == 1) {
                 None
             } else if furniture && now.len() >= FURNITURE_CLUSTERS {
-                now.push(FURNITURE_MARK);
-                Some(now)
+                Some(Seen::Made(now))
             } else {
-                Some(now)
+                Some(Seen::In(now))
             };
-            match value_now {
+            match seen.and_then(|s| s.value()) {
                 None => {
                     batch.delete(Cf::Furniture, key);
                     out.deleted += 1;
                     over = over.saturating_sub(1);
                 }
-                Some(v) if v != ids => {
-                    let bytes: Vec<u8> = v.iter().flat_map(|c| c.to_be_bytes()).collect();
-                    batch.put(Cf::Furniture, key, bytes);
+                Some(v) if v != value => {
+                    batch.put(Cf::Furniture, key, v);
                     out.rewritten += 1;
                 }
                 Some(_) => {}
@@ -171,14 +168,4 @@ impl Fpdb {
         }
         Ok(self.current_cluster(id)?.map(|(root, _)| root))
     }
-}
-
-/// `[start, end)` of host `h`'s `furniture` keys.
-fn host_range(h: u64) -> ([u8; 8], Vec<u8>) {
-    let start = h.to_be_bytes();
-    let end = match h.checked_add(1) {
-        Some(n) => n.to_be_bytes().to_vec(),
-        None => vec![0xff; 17],
-    };
-    (start, end)
 }

@@ -140,6 +140,19 @@ pub fn furniture_key(host: u64, line: u64) -> [u8; 16] {
     pair_key(host, line)
 }
 
+/// `[start, end)` covering every `furniture` key of `host`.
+pub fn furniture_range(host: u64) -> ([u8; 8], [u8; 17]) {
+    nshash_range(host)
+}
+
+/// The host of a `furniture` key.
+pub fn decode_furniture_host(key: &[u8]) -> Result<u64> {
+    if key.len() != 16 {
+        return Err(corrupt(Cf::Furniture, key, "expected a 16-byte key".into()));
+    }
+    Ok(be(&key[..8]))
+}
+
 /// What a `furniture` value says of a line of a host: the clusters it was seen in (their ids
 /// then), or none when it is furniture.
 pub fn decode_furniture(key: &[u8], v: &[u8]) -> Result<Vec<u64>> {

@@ -22,9 +22,9 @@ pub use crate::options::FormatVersion;
 mod keys;
 mod record;
 pub use keys::{
-    decode_furniture, decode_members_key, decode_nshash, decode_simhash_key, decode_u64,
-    furniture_key, members_key, members_range, nshash_key, nshash_range, simhash_key,
-    simhash_range, u64_key, ClusterId, Posting, Seq,
+    decode_furniture, decode_furniture_host, decode_members_key, decode_nshash, decode_simhash_key,
+    decode_u64, furniture_key, furniture_range, members_key, members_range, nshash_key,
+    nshash_range, simhash_key, simhash_range, u64_key, ClusterId, Posting, Seq,
 };
 pub use record::{decode_cluster, decode_doc, encode_cluster, encode_doc};
 
