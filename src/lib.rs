@@ -48,6 +48,7 @@ pub use engine::{
 };
 /// The store described for people: `fpdb report` and serve's page.
 pub mod report {
+    pub use crate::engine::cut;
     pub use crate::engine::{
         ClusterDetail, Day, Heavy, HostCount, HostPair, Hosts, Member, Report, ReportOptions,
         ReportScan, SizeClass, MAX_LINK_ID_CHARS,

@@ -62,6 +62,7 @@ pub use heavy::Heavy;
 pub use jobs::Job;
 pub use postings::SIMHASH_MOST;
 pub use read::{Dates, Standing};
+pub use report::cut;
 pub use report::{
     ClusterDetail, Day, HostCount, HostPair, Hosts, Member, Report, ReportOptions, ReportScan,
     SizeClass, MAX_LINK_ID_CHARS,

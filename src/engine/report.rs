@@ -162,8 +162,9 @@ pub const MAX_LINK_ID_CHARS: usize = 256;
 /// Longest URL a member lists, in characters (cut as titles are).
 pub const MAX_URL_CHARS: usize = 2000;
 
-/// `s` cut to at most `max` characters, the last of them `…` when it was cut.
-fn cut(s: String, max: usize) -> String {
+/// `s` cut to at most `max` characters, the last of them `…` when it was cut (titles, URLs and
+/// ids in lists that repeat them).
+pub fn cut(s: String, max: usize) -> String {
     match s.char_indices().nth(max.saturating_sub(1)) {
         Some((at, _)) if s[at..].chars().nth(1).is_some() => {
             let mut t = s[..at].to_string();

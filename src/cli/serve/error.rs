@@ -119,14 +119,10 @@ impl std::io::Write for Capped {
     }
 }
 
-/// `id` cut to [`MAX_LINK_ID_CHARS`] (its last character `…` when cut).
+/// `id` cut to [`MAX_LINK_ID_CHARS`] (its last character `…` when cut), as member lists cut
+/// their links' ids.
 pub(super) fn short_id(id: &mut String) {
-    if let Some((at, _)) = id.char_indices().nth(MAX_LINK_ID_CHARS - 1) {
-        if id[at..].chars().nth(1).is_some() {
-            id.truncate(at);
-            id.push('…');
-        }
-    }
+    *id = fpdb::report::cut(std::mem::take(id), MAX_LINK_ID_CHARS);
 }
 
 /// `o` with its matches' ids cut ([`short_id`]).
