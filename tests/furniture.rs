@@ -50,15 +50,7 @@ fn clusters(
             assert_eq!(db.batches_looked_up_ahead(), looked_ahead as u64);
         }
     }
-    by_id(&db)
-}
-
-/// Each stored document's cluster, by id.
-fn by_id(db: &Fpdb) -> BTreeMap<String, u64> {
-    common::export_outcomes(db)
-        .into_iter()
-        .map(|o| (o.id, o.similar_id.unwrap()))
-        .collect()
+    common::clusters_by_id(&db)
 }
 
 /// `docs` ingested into `db` as one batch, not looked up ahead; their clusters by id.
@@ -70,7 +62,7 @@ fn one_batch(db: &mut Fpdb, docs: &[Document]) -> BTreeMap<String, u64> {
         &mut |_| false,
         &mut |_, _| {},
     );
-    by_id(db)
+    common::clusters_by_id(db)
 }
 
 /// The defaults but a site's furniture learned from a batch's pages together

@@ -41,12 +41,12 @@ fn footer(rng: &mut Rng) -> String {
     common::synthetic_doc(rng, 5)
 }
 
-/// Each stored document's cluster, by id.
-fn by_id(db: &Fpdb) -> BTreeMap<String, u64> {
-    common::export_outcomes(db)
-        .into_iter()
-        .map(|o| (o.id, o.similar_id.unwrap()))
-        .collect()
+/// A fresh in-memory store with the rule `on` or off.
+fn store(on: bool) -> Fpdb {
+    Fpdb::builder()
+        .settings(settings(on))
+        .open_in_memory()
+        .unwrap()
 }
 
 fn settings(on: bool) -> Settings {
@@ -71,7 +71,7 @@ fn ingest(db: &mut Fpdb, docs: &[Document], one_batch: bool) -> BTreeMap<String,
             db.ingest_document(d, OnExisting::Skip).unwrap();
         }
     }
-    by_id(db)
+    common::clusters_by_id(db)
 }
 
 const WX: &str = "https://mp.weixin.qq.com/s/";
@@ -116,10 +116,7 @@ fn found(clusters: &BTreeMap<String, u64>, reposts: &[(String, &str)]) -> (usize
 fn reposts_on_a_shared_host_are_found_one_at_a_time_and_in_one_batch() {
     for one_batch in [false, true] {
         let (docs, reposts) = shared_host_reposts(&mut Rng(7));
-        let mut db = Fpdb::builder()
-            .settings(settings(true))
-            .open_in_memory()
-            .unwrap();
+        let mut db = store(true);
         let c = ingest(&mut db, &docs, one_batch);
         assert_eq!(
             found(&c, &reposts),
@@ -127,10 +124,7 @@ fn reposts_on_a_shared_host_are_found_one_at_a_time_and_in_one_batch() {
             "batch {one_batch}: {c:?}"
         );
         // Without the rule the article became the host's furniture (the review's defect 1).
-        let mut old = Fpdb::builder()
-            .settings(settings(false))
-            .open_in_memory()
-            .unwrap();
+        let mut old = store(false);
         let c = ingest(&mut old, &docs, one_batch);
         assert!(
             found(&c, &reposts).0 < reposts.len(),
@@ -157,16 +151,10 @@ fn reposts_with_comments_of_their_own_are_found() {
         &format!("{WX}acct99"),
         &format!("{art}\n{foot}"),
     ));
-    let mut db = Fpdb::builder()
-        .settings(settings(true))
-        .open_in_memory()
-        .unwrap();
+    let mut db = store(true);
     let c = ingest(&mut db, &docs, false);
     assert!(c.values().all(|&id| id == c["A"]), "{c:?}");
-    let mut old = Fpdb::builder()
-        .settings(settings(false))
-        .open_in_memory()
-        .unwrap();
+    let mut old = store(false);
     let c = ingest(&mut old, &docs, false);
     assert!(c.values().any(|&id| id != c["A"]), "{c:?}");
 }
@@ -202,20 +190,14 @@ fn a_page_of_two_articles_shown_before_never_merges_them() {
                 &[&a[..n], &b[..n]].concat().join("\n"),
             ),
         ];
-        let mut db = Fpdb::builder()
-            .settings(settings(true))
-            .open_in_memory()
-            .unwrap();
+        let mut db = store(true);
         let c = ingest(&mut db, &docs, false);
         assert_ne!(c["A"], c["B"], "{n} lines: {c:?}");
         let fps = db.fingerprint_document(&Document::new("q", b.join("\n")));
         let q = db.query("q", &fps).unwrap();
         assert_eq!(q.duplicate_of.as_deref(), Some("B"), "{n} lines: {q:?}");
         if n == 8 {
-            let mut old = Fpdb::builder()
-                .settings(settings(false))
-                .open_in_memory()
-                .unwrap();
+            let mut old = store(false);
             let c = ingest(&mut old, &docs, false);
             assert_eq!(c["A"], c["B"], "the review's defect 2: {c:?}");
         }
@@ -309,10 +291,7 @@ fn removing_the_pages_that_made_a_line_furniture_withdraws_it() {
         let text = [&nav[..], body].concat().join("\n");
         page(id, &format!("https://site.example/{id}"), &text)
     };
-    let mut db = Fpdb::builder()
-        .settings(settings(true))
-        .open_in_memory()
-        .unwrap();
+    let mut db = store(true);
     for i in 0..3 {
         db.ingest_document(
             &site(&format!("a{i}"), &lines(&mut rng, 12)),
@@ -380,10 +359,7 @@ fn a_repost_whose_article_bait_made_furniture_is_still_found() {
     let run = |on: bool| {
         let mut rng = Rng(41);
         let art = article(&mut rng);
-        let mut db = Fpdb::builder()
-            .settings(settings(on))
-            .open_in_memory()
-            .unwrap();
+        let mut db = store(on);
         let a = page("A", "https://news.example/a", &art);
         db.ingest_document(&a, OnExisting::Skip).unwrap();
         for k in 0..3 {
@@ -404,7 +380,7 @@ fn a_repost_whose_article_bait_made_furniture_is_still_found() {
             &format!("{art}\n{}", footer(&mut rng)),
         );
         db.ingest_document(&repost, OnExisting::Skip).unwrap();
-        let c = by_id(&db);
+        let c = common::clusters_by_id(&db);
         (
             c["repost"] == c["A"],
             c["bait0"] == c["A"],

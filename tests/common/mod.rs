@@ -149,6 +149,14 @@ pub fn export_outcomes(db: &fpdb::Fpdb) -> Vec<fpdb::Outcome> {
     v
 }
 
+/// Each stored document's cluster, by id.
+pub fn clusters_by_id(db: &fpdb::Fpdb) -> std::collections::BTreeMap<String, u64> {
+    export_outcomes(db)
+        .into_iter()
+        .map(|o| (o.id, o.similar_id.unwrap()))
+        .collect()
+}
+
 /// The ids of a store's export, sorted (the binary's).
 pub fn stored_ids(dir: &Path, db: &str) -> Vec<String> {
     let o = run(dir, &["--db", db, "export"]);
