@@ -5,8 +5,8 @@
 //!   needs the timer `axum::serve` does not set); an idle keep-alive connection is closed after
 //!   the same time. A body that stalls is cut by the handlers (`api::read_body`).
 //! - A client that stops reading its answer is dropped when a write makes no progress for the
-//!   same time ([`Timed`]): its answer is not held for ever (12 clients that asked for large
-//!   answers and never read them held 3.3 GB).
+//!   same time (the write timeout of `tokio_io_timeout`): its answer is not held for ever (12
+//!   clients that asked for large answers and never read them held 3.3 GB).
 //! - On shutdown, the listener closes, every connection finishes the request it is in and then
 //!   closes; connections still open after the shutdown deadline (a client that sent half a
 //!   request and waits) are dropped. A write the writer thread already holds still completes
@@ -56,8 +56,9 @@ pub(super) async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let service = TowerToHyperService::new(app.clone());
-                let stream = Timed::new(stream, read_timeout);
-                let conn = http.serve_connection(TokioIo::new(stream), service);
+                let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+                stream.set_write_timeout(Some(read_timeout));
+                let conn = http.serve_connection(TokioIo::new(Box::pin(stream)), service);
                 let conn = graceful.watch(conn);
                 let open = open.clone();
                 open.fetch_add(1, Relaxed);
@@ -77,98 +78,3 @@ pub(super) async fn serve(
     }
 }
 
-/// A connection whose writes fail (`TimedOut`) when the client takes none of the bytes for
-/// `timeout`; reads are as the stream's.
-struct Timed {
-    stream: tokio::net::TcpStream,
-    timeout: Duration,
-    /// Armed when a write waits for the client; disarmed when bytes go out.
-    stalled: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
-}
-
-impl Timed {
-    fn new(stream: tokio::net::TcpStream, timeout: Duration) -> Timed {
-        Timed {
-            stream,
-            timeout,
-            stalled: None,
-        }
-    }
-
-    /// `poll` of the stream, failing once it has waited `timeout` in a row.
-    fn timed<T>(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-        poll: impl FnOnce(
-            std::pin::Pin<&mut tokio::net::TcpStream>,
-            &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<T>>,
-    ) -> std::task::Poll<std::io::Result<T>> {
-        use std::task::Poll;
-        match poll(std::pin::Pin::new(&mut self.stream), cx) {
-            Poll::Ready(r) => {
-                self.stalled = None;
-                Poll::Ready(r)
-            }
-            Poll::Pending => {
-                let timeout = self.timeout;
-                let sleep = self
-                    .stalled
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
-                match sleep.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "the client took none of its answer for the read timeout",
-                    ))),
-                    Poll::Pending => Poll::Pending,
-                }
-            }
-        }
-    }
-}
-
-impl tokio::io::AsyncRead for Timed {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
-}
-
-impl tokio::io::AsyncWrite for Timed {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        self.timed(cx, |s, cx| s.poll_write(cx, buf))
-    }
-
-    fn poll_write_vectored(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        self.timed(cx, |s, cx| s.poll_write_vectored(cx, bufs))
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        self.timed(cx, tokio::io::AsyncWrite::poll_flush)
-    }
-
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        self.timed(cx, tokio::io::AsyncWrite::poll_shutdown)
-    }
-}
