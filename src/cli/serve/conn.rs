@@ -77,4 +77,3 @@ pub(super) async fn serve(
         _ = tokio::time::sleep(deadline) => Stopped { dropped: open.load(Relaxed) },
     }
 }
-
