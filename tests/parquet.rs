@@ -255,6 +255,65 @@ fn damaged_parquet_files_are_located_and_the_rest_ingested() {
     assert_eq!(v["documents"], rows.len(), "{stats}");
 }
 
+/// The `--json` summary of ingesting `file` into a new store in `dir`.
+fn ingest_json(dir: &Path, db: &str, file: &str) -> serde_json::Value {
+    let o = common::run(dir, &["ingest", "--db", db, file, "--json"]);
+    serde_json::from_str(common::stdout(&o).trim()).unwrap()
+}
+
+/// Pages with a CRC are verified: one altered byte in the text of `tests/fixtures/crc.parquet`
+/// (pyarrow's `write_page_checksum`, `scripts/make_crc_parquet.py`) costs its row group,
+/// counted as lost, and no altered text is stored. Pages without one (every page arrow-rs
+/// writes) are read as decoded and counted in `unchecked_pages`, and the summary says so.
+#[test]
+fn parquet_page_crcs_are_verified_and_pages_without_one_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/crc.parquet");
+    let bytes = std::fs::read(&fixture).unwrap();
+    std::fs::write(dir.path().join("crc.parquet"), &bytes).unwrap();
+    let v = ingest_json(dir.path(), "a", "crc.parquet");
+    assert_eq!(
+        (&v["added"], &v["unchecked_pages"], &v["lost_to_damage"]),
+        (&3.into(), &0.into(), &0.into()),
+        "{v}"
+    );
+
+    let mut bad = bytes.clone();
+    let at = bad
+        .windows(7)
+        .position(|w| w == b"library")
+        .expect("the fixture's text is stored plain");
+    bad[at] ^= 0x20;
+    std::fs::write(dir.path().join("bad.parquet"), &bad).unwrap();
+    let o = common::run(dir.path(), &["ingest", "--db", "b", "bad.parquet"]);
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("bad.parquet#1: corrupt Parquet data") && err.contains("CRC"),
+        "{err}"
+    );
+    assert!(err.contains("3 lost to damaged input"), "{err}");
+    assert!(!dir.path().join("b").exists(), "nothing was stored: {err}");
+
+    let rows = sample_rows();
+    let batch = RecordBatch::try_from_iter([
+        ("id", utf8(rows.iter().map(|r| &r.0))),
+        ("text", utf8(rows.iter().map(|r| &r.2))),
+    ])
+    .unwrap();
+    write_parquet(&dir.path().join("plain.parquet"), &batch, 10);
+    let groups = rows.len().div_ceil(10);
+    let v = ingest_json(dir.path(), "c", "plain.parquet");
+    // Each row group has at least one page of each of the two columns read.
+    let pages = v["unchecked_pages"].as_u64().unwrap();
+    assert!(pages >= 2 * groups as u64, "{v}");
+    let o = common::run(dir.path(), &["ingest", "--db", "d", "plain.parquet"]);
+    assert!(
+        common::stderr(&o).contains(&format!("{pages} Parquet pages carry no CRC")),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
 /// A Parquet file written by pyarrow (another writer: dictionary encoding, large strings,
 /// snappy), when Python with pyarrow is there (`FPDB_TEST_PYTHON`, or `python3`).
 #[test]

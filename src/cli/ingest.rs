@@ -292,8 +292,7 @@ pub(super) fn ingest(
     }
     let expired = db.apply_retention()?;
     let on_existing = a.on_existing();
-    let not_documents = inputs.not_documents();
-    let unchecked_frames = inputs.unchecked_frames();
+    let counts = inputs.counts();
     // SIGINT or SIGTERM: stop reading, ingest and commit what was read, say so (a second one
     // ends the process at once).
     let signal = super::stop::stop_on_signals()?;
@@ -344,8 +343,7 @@ pub(super) fn ingest(
     }
     save_memory_filter(&db);
     progress.bar.finish_and_clear();
-    sum.not_documents = not_documents.load(std::sync::atomic::Ordering::Relaxed);
-    sum.unchecked_frames = unchecked_frames.load(std::sync::atomic::Ordering::Relaxed);
+    sum.read_counts(&counts);
     sum.dedup = outs.sink.as_ref().map(|s| s.counts);
     sum.finish(&db, progress.start.elapsed().as_secs_f64());
     sum.report(a.json, quiet, verbose)?;

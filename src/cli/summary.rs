@@ -52,6 +52,8 @@ pub(super) struct Summary {
     pub(super) not_documents: u64,
     /// zstd frames read without a checksum: damage inside them cannot be detected.
     pub(super) unchecked_frames: u64,
+    /// Parquet pages read without a CRC: damage inside them cannot be detected.
+    pub(super) unchecked_pages: u64,
     pub(super) input_bytes: u64,
     pub(super) seconds: f64,
     pub(super) docs_per_second: f64,
@@ -83,6 +85,16 @@ pub(super) struct Summary {
     /// The clusters whose original is a document of this run: root -> a hash of its id.
     #[serde(skip)]
     pub(super) run_originals: std::collections::HashMap<u64, u64>,
+}
+
+impl Summary {
+    /// Take the inputs' counts, as they stand at the end of the run.
+    pub(super) fn read_counts(&mut self, c: &fpdb::reader::Counts) {
+        let load = |a: &fpdb::reader::Counter| a.load(std::sync::atomic::Ordering::Relaxed);
+        self.not_documents = load(&c.not_documents);
+        self.unchecked_frames = load(&c.unchecked_frames);
+        self.unchecked_pages = load(&c.unchecked_pages);
+    }
 }
 
 impl Summary {
@@ -269,6 +281,14 @@ impl Summary {
                      often write them): damage inside them cannot be detected, their records were \
                      read as decoded",
                     self.unchecked_frames
+                );
+            }
+            if self.unchecked_pages > 0 {
+                eprintln!(
+                    "fpdb: {} Parquet pages carry no CRC (as arrow-rs and pyarrow write them by \
+                     default): damage inside them cannot be detected, their rows were read as \
+                     decoded",
+                    self.unchecked_pages
                 );
             }
             if self.not_documents > 0 {

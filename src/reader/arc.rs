@@ -248,7 +248,7 @@ impl<R: Rewind> Records<R> {
 impl Inputs {
     pub(super) fn next_arc(&mut self) -> Option<Record> {
         let max = self.opts.max_doc_bytes;
-        let not_documents = self.not_documents.clone();
+        let not_documents = self.counts.not_documents.clone();
         let pass_over = || {
             not_documents.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         };

@@ -86,7 +86,8 @@ impl Inputs {
                     "Parquet cannot be read from stdin (its index is at the end of the file): name the file".into(),
                 ));
             }
-            match Source::stream_counted(Box::new(std::io::stdin()), &self.unchecked) {
+            match Source::stream_counted(Box::new(std::io::stdin()), &self.counts.unchecked_frames)
+            {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
             }
@@ -95,7 +96,7 @@ impl Inputs {
         } else if format == Format::Parquet || (format == Format::Auto && is_parquet(&path)) {
             return self.start_parquet(source, &path);
         } else {
-            match Source::file_counted(&path, &self.unchecked) {
+            match Source::file_counted(&path, &self.counts.unchecked_frames) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("cannot open: {e}"))),
             }

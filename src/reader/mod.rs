@@ -15,13 +15,17 @@ pub mod html_bound;
 pub mod main_text;
 pub mod warc;
 
+mod counts;
 mod delimited;
 mod discovery;
 mod http;
+pub use counts::{Counter, Counts};
 mod ids;
 mod jsonl;
 #[cfg_attr(not(feature = "parquet"), path = "parquet_off.rs")]
 mod parquet;
+#[cfg(feature = "parquet")]
+mod parquet_pages;
 mod sniff;
 pub mod source;
 mod tape;
@@ -412,11 +416,8 @@ pub struct Inputs {
     /// line: a kept raw first line or header (`keep_raw`) gets it back, so that a record
     /// written as read is the file's bytes.
     bom: bool,
-    /// WARC and ARC records passed over as not documents (requests, metadata, DNS lookups,
-    /// images and other non-text payloads, empty payloads).
-    not_documents: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// zstd frames decoded without a checksum ([`Inputs::unchecked_frames`]).
-    unchecked: source::Unchecked,
+    /// What the inputs count while they are read ([`Inputs::counts`]).
+    counts: Counts,
 }
 
 impl Inputs {
@@ -439,24 +440,15 @@ impl Inputs {
             buf: Vec::new(),
             after_damage: false,
             bom: false,
-            not_documents: Default::default(),
-            unchecked: Default::default(),
+            counts: Counts::default(),
         }
     }
 }
 
 impl Inputs {
-    /// The count of WARC and ARC records passed over as not documents (requests, metadata,
-    /// DNS lookups, non-text payloads), shared: it goes on counting while the inputs are read.
-    pub fn not_documents(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
-        self.not_documents.clone()
-    }
-
-    /// The count of zstd frames read without a checksum (as libraries often write them):
-    /// damage inside such a frame cannot be told from text, and its records are taken as
-    /// decoded. Shared: it goes on counting while the inputs are read.
-    pub fn unchecked_frames(&self) -> source::Unchecked {
-        self.unchecked.clone()
+    /// The counts the inputs keep while they are read ([`Counts`]).
+    pub fn counts(&self) -> Counts {
+        self.counts.clone()
     }
 
     /// Never read `path` (e.g. the file this run writes its results to, or the store's

@@ -91,6 +91,8 @@ pub(super) struct Rows {
     done: u64,
     /// The top-level columns read (their names).
     roots: Vec<String>,
+    /// Counts the pages read that carry no CRC ([`super::Counts::unchecked_pages`]).
+    unchecked: super::source::Unchecked,
 }
 
 /// Rows not read: (why, how many).
@@ -214,7 +216,11 @@ fn string_at(a: &dyn Array, row: usize) -> Option<String> {
 
 impl Rows {
     /// Open `file` and find the columns `fields` name. `Err`: why the file cannot be read.
-    fn open(file: File, fields: &Fields) -> Result<Rows, String> {
+    fn open(
+        file: File,
+        fields: &Fields,
+        unchecked: &super::source::Unchecked,
+    ) -> Result<Rows, String> {
         let meta = ArrowReaderMetadata::load(&file, Default::default())
             .map_err(|e| format!("not a readable Parquet file: {e}"))?;
         let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
@@ -277,6 +283,7 @@ impl Rows {
             pos: 0,
             done: 0,
             roots: names,
+            unchecked: unchecked.clone(),
         })
     }
 
@@ -301,6 +308,7 @@ impl Rows {
                         rows,
                     )));
                 }
+                self.count_unchecked(g);
                 let built = self
                     .file
                     .try_clone()
@@ -339,6 +347,35 @@ impl Rows {
                 }
             }
         }
+    }
+
+    /// Count the pages of row group `g`'s columns read that carry no CRC.
+    fn count_unchecked(&self, g: usize) {
+        let pages: u64 = self
+            .meta
+            .metadata()
+            .row_group(g)
+            .columns()
+            .iter()
+            .filter(|c| {
+                c.column_path()
+                    .parts()
+                    .first()
+                    .is_some_and(|r| self.roots.contains(r))
+            })
+            .map(|c| {
+                // Not `byte_range()`: it panics on negative offsets in damaged metadata.
+                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+                match (u64::try_from(start), u64::try_from(c.compressed_size())) {
+                    (Ok(start), Ok(len)) => {
+                        super::parquet_pages::without_crc(&self.file, start, len)
+                    }
+                    _ => 0,
+                }
+            })
+            .sum();
+        self.unchecked
+            .fetch_add(pages, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Why row group `g` is not decoded, judged from its column metadata alone: the columns
@@ -415,7 +452,8 @@ impl Inputs {
             Err(e) => return Some(error(source, 0, Unit::Record, format!("cannot open: {e}"))),
         };
         let fields = &self.opts.fields;
-        match guarded(|| Rows::open(file, fields)).and_then(|r| r) {
+        let unchecked = &self.counts.unchecked_pages;
+        match guarded(|| Rows::open(file, fields, unchecked)).and_then(|r| r) {
             Ok(rows) => {
                 self.current = Some(Current::Parquet {
                     source,

@@ -13,7 +13,7 @@ use super::{
 impl Inputs {
     pub(super) fn next_warc(&mut self) -> Option<Record> {
         let max = self.opts.max_doc_bytes;
-        let not_documents = self.not_documents.clone();
+        let not_documents = self.counts.not_documents.clone();
         let Some(Current::Warc {
             source,
             records,

@@ -22,7 +22,7 @@ use super::gzip::{Damaged, HOLD};
 use super::tape::{Counted, Held};
 
 /// A count of the zstd frames decoded without a checksum (damage inside them cannot be told),
-/// shared by the inputs of a run ([`super::Inputs::unchecked_frames`]).
+/// shared by the inputs of a run ([`super::Counts::unchecked_frames`]).
 pub type Unchecked = std::sync::Arc<std::sync::atomic::AtomicU64>;
 
 /// Zstandard's frame magic number.
