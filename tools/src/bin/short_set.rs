@@ -224,8 +224,9 @@ impl Gen {
                 g.page(&sites[o], &c, "opinion", &quoted, &quoted.paragraphs, 0, "");
                 let _ = writeln!(g.pairs, "{id}\t{c}\t0\tlede_quoted");
             } else {
-                let k = (2 + g.rng.below(3)).min(sentences.len());
-                if k < 2 {
+                let k = 2 + g.rng.below(3);
+                let shown = opening(&a.paragraphs, k);
+                if sentences_of(&shown).len() < 2 {
                     continue;
                 }
                 let c = format!("s{o}-{}-excerpt", a.key);
@@ -236,7 +237,7 @@ impl Gen {
                     &c,
                     "excerpt",
                     a,
-                    &[sentences[..k].join(" ")],
+                    &shown,
                     0,
                     &more,
                 );
@@ -328,6 +329,26 @@ fn sentences(text: &str) -> Vec<String> {
 
 fn sentences_of(paragraphs: &[String]) -> Vec<String> {
     paragraphs.iter().flat_map(|p| sentences(p)).collect()
+}
+
+/// The first `k` sentences of `paragraphs`, in their paragraphs.
+fn opening(paragraphs: &[String], k: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut n = 0;
+    for p in paragraphs {
+        let s = sentences(p);
+        if n + s.len() <= k {
+            n += s.len();
+            out.push(p.clone());
+        } else {
+            out.push(s[..k - n].join(" "));
+            break;
+        }
+        if n == k {
+            break;
+        }
+    }
+    out
 }
 
 /// `paragraphs` up to the last sentence end: a cut that fell inside a sentence leaves it out.
