@@ -14,22 +14,23 @@ head -n 20 data/sample.jsonl > "$input"
 # The settings of each format: the current defaults with the newer rules switched off.
 flags() {
   case $1 in
-    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    8) echo "--originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    9) echo "--digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    10) echo "--teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    11) echo "--reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    12) echo "--furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    13) echo "--page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    14) echo "--batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    15) echo "--same-site-templates false --simhash-min-terms 1 --site-knowledge false" ;;
-    16) echo "--simhash-min-terms 1 --site-knowledge false" ;;
-    17) echo "--site-knowledge false" ;;
-    18) echo "" ;;
+    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    8) echo "--originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    9) echo "--digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    10) echo "--teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    11) echo "--reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    12) echo "--furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    13) echo "--page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    14) echo "--batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    15) echo "--same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    16) echo "--simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
+    17) echo "--site-knowledge false --excerpts false" ;;
+    18) echo "--excerpts false" ;;
+    19) echo "" ;;
     *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
   esac
 }
@@ -55,7 +56,7 @@ for i, line in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines()
     d["url"] = "https://laws.example.org/page/%d" % i
     print(json.dumps(d, ensure_ascii=False))
 PY
-for n in 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do
+for n in 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do
   dir=tests/fixtures/store-v$n
   if [ -e "$dir" ]; then
     echo "freeze_stores: $dir is frozen already" >&2

@@ -4,7 +4,8 @@
 
 For each labeled set (corpus.jsonl + pairs.tsv): a seeded sample of every kind (8 pairs of each
 templated copy kind and 30 siblings; 6 near-duplicate and 10 distinct pairs per kind of the
-dev sets; 5 per kind of the generated sets; 3 per kind of the pages set, its smallest pages; the
+dev sets; 5 per kind of the generated sets; 3 per kind of the pages set, its smallest pages; 8
+per kind of the short-page set (tools/src/bin/short_set.rs, half 0), its smallest pages; the
 sites set whole, since a site's furniture is learned from all its pages), preferring documents of at most 2,500 characters
 with one longer pair (to 8,000) per kind, so that the fixture stays small. Then, for each rule
 of RULES, up to 2 pairs per kind that the defaults judge right and the defaults with that rule
@@ -107,6 +108,8 @@ def choose(fpdb, name, src):
         label = pairs[0][2]
         if name == "pages":
             n = 3
+        elif name == "short":
+            n = 8
         elif name.startswith(("robust", "hard")):
             n = 5
         elif kind == "template_sibling":
@@ -160,8 +163,10 @@ def main():
         articles = None
         if os.path.exists(os.path.join(src, "articles.tsv")):
             articles = os.path.join(d, "articles.tsv")
+            kept = {json.loads(l)["id"] for l in lines}
             with open(os.path.join(src, "articles.tsv"), encoding="utf-8") as f, open(articles, "w", encoding="utf-8") as g:
-                g.write(f.read())
+                rows_a = f.read().splitlines()
+                g.write("\n".join([rows_a[0]] + [r for r in rows_a[1:] if r.split("\t")[0] in kept]) + "\n")
         base = {}
         report = evaluate(fpdb, *fixture, articles=articles)
         for kind, k in sorted(report["kinds"].items()):

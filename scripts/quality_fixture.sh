@@ -26,17 +26,20 @@ cargo build --release --quiet -p fpdb-tools
 "$CARGO_TARGET_DIR/release/hard_sets" "$dev/zh_laws/corpus.jsonl" "$work/hard" 200 2>/dev/null
 "$CARGO_TARGET_DIR/release/page_set" "$(dirname "$dev")/extraction" "$work/pages" 2>/dev/null
 "$CARGO_TARGET_DIR/release/site_set" "$(dirname "$dev")/extraction" "$work/sites" 2>/dev/null
+rm -rf "$work/short"
+"$CARGO_TARGET_DIR/release/short_set" "$(dirname "$dev")/extraction" "$dev" "$work/short" 0 2>/dev/null
 rm -rf "$out"
 python3 scripts/quality_fixture.py "$CARGO_TARGET_DIR/release/fpdb" "$out" \
   "zh_laws=$dev/zh_laws" "en_20news=$dev/en_20news" "templated=$dev/templated" \
   "robust_zh_laws=$work/robust-zh_laws" "robust_en_20news=$work/robust-en_20news" \
   "hard_layout=$work/hard/layout" "hard_chains=$work/hard/chains" "hard_short=$work/hard/short" \
   "hard_wrapped=$work/hard/wrapped" \
-  "pages=$work/pages" "sites=$work/sites"
+  "pages=$work/pages" "sites=$work/sites" "short=$work/short"
 # Pages are large: the pages set's corpus is kept compressed (the gate reads it as it is).
 gzip -n -9 "$out/pages/corpus.jsonl"
 # The sites set repeats a dozen templates: zstd keeps it at a fourteenth of gzip's size.
 zstd -19 -q --rm "$out/sites/corpus.jsonl"
+zstd -19 -q --rm "$out/short/corpus.jsonl"
 cat > "$out/pages/SOURCE.md" <<'SOURCE'
 Pages of the pages set (`tools/src/bin/page_set.rs`), chosen by `scripts/quality_fixture.sh`:
 real article pages of scrapinghub/article-extraction-benchmark (commit 4a3bc97, MIT licence,
@@ -46,6 +49,13 @@ cat > "$out/sites/SOURCE.md" <<'SOURCE'
 The sites set (`tools/src/bin/site_set.rs`, seed 11, 12 sites), whole: real article pages of
 scrapinghub/article-extraction-benchmark (commit 4a3bc97, MIT licence, Copyright (c) 2020
 Scrapinghub), the articles of some put in the templates of twelve others.
+SOURCE
+cat > "$out/short/SOURCE.md" <<'SOURCE'
+Pages of the short-page set (`tools/src/bin/short_set.rs`, half 0, seed 17), chosen by
+`scripts/quality_fixture.sh`: short articles (openings of the real articles of
+scrapinghub/article-extraction-benchmark, commit 4a3bc97, MIT licence, Copyright (c) 2020
+Scrapinghub; posts of 20 Newsgroups; single articles of PRC laws) in page templates of our own
+and of that benchmark.
 SOURCE
 du -sh "$out"
 awk -F'\t' 'NR > 1 && $4 != $5' "$out/floors.tsv" | sed 's/^/below every pair: /' >&2 || true

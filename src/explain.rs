@@ -61,6 +61,14 @@ pub struct Comparison {
     /// Verified only as a teaser and its article ([`crate::fingerprint::similarity::teaser`]):
     /// the similarity is the verification threshold, raised from under it.
     pub teaser: bool,
+    /// Verified only as an excerpt and its article ([`crate::fingerprint::similarity::excerpt`],
+    /// stores with `excerpts`): the smaller holds the larger's first sentences. The
+    /// similarity is the verification threshold, raised from under it.
+    pub excerpt: bool,
+    /// Why the pair is not an excerpt and its article, when it is not verified otherwise
+    /// (stores with `excerpts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_excerpt: Option<&'static str>,
     /// Verified on the resemblance of the same characters in another order
     /// ([`crate::Options::reordered_lines`]), which the length would not count otherwise.
     pub reordered: bool,
@@ -154,6 +162,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .collect();
     let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
     let teaser = crate::fingerprint::verified_as_teaser(opts, a.sketches(), b.sketches());
+    let excerpt = crate::fingerprint::verified_as_excerpt(opts, a.sketches(), b.sketches());
     let reordered = crate::fingerprint::verified_as_reordered(opts, a.sketches(), b.sketches());
     let figures =
         crate::fingerprint::figure_check(opts, a.sketches(), b.sketches()).map(Figures::from);
@@ -161,6 +170,8 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         figures,
         shape,
         teaser,
+        excerpt: excerpt.is_some_and(|e| e.is_ok()),
+        not_excerpt: excerpt.and_then(|e| e.err()).map(|e| e.reason()),
         reordered,
         shared_bands,
         key_matches,

@@ -4,11 +4,11 @@
 //! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
 //! - `tests/fixtures/store-v2-reflow`: format 2 with the defaults since: `reflow`, `t2s`.
 //!
-//! - `tests/fixtures/store-v3` … `store-v18`: one store of every format this version writes
+//! - `tests/fixtures/store-v3` … `store-v19`: one store of every format this version writes
 //!   (the first 20 sample documents, each with the settings whose oldest format it is), made
 //!   by `scripts/freeze_stores.sh`.
 //!
-//! Over 600 lines: one case per store format (18 of them), each with the settings that keep a
+//! Over 600 lines: one case per store format (19 of them), each with the settings that keep a
 //! store at that format, read top to bottom.
 //!
 //! The format-2 ones hold the first 30 sample documents. When the format changes on purpose,
@@ -204,7 +204,7 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 18; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 19; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
@@ -213,7 +213,8 @@ fn stays(
 /// digests), format 10 (no teasers), format 11 (no reordered lines), format 12 (no
 /// furniture), format 13 (no teasers on pages, no sites' templates), format 14 (no
 /// furniture learned from a batch's pages together), format 15 (pages of one host
-/// compared whole) and format 16 (a simhash for every document with a term).
+/// compared whole), format 16 (a simhash for every document with a term), format 17 (no site
+/// knowledge) and format 18 (no excerpts).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -247,6 +248,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -276,6 +278,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -324,6 +327,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             same_site_templates: Some(false),
             simhash_min_terms: Some(1),
             site_knowledge: Some(false),
+            excerpts: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -344,6 +348,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -371,6 +376,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -393,6 +399,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -405,7 +412,21 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         },
     );
     let settings = fpdb::Settings {
+        excerpts: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("eighteen"),
+        settings,
+        &docs,
+        FormatVersion(18),
+        |db| {
+            assert!(!db.options().excerpts && db.options().site_knowledge);
+        },
+    );
+    let settings = fpdb::Settings {
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -421,6 +442,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let settings = fpdb::Settings {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -437,6 +459,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -453,6 +476,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -471,6 +495,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -491,6 +516,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -511,6 +537,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -532,6 +559,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         same_site_templates: Some(false),
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
+        excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -583,7 +611,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 18"), "{expected}");
+            assert!(expected.contains("format 19"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

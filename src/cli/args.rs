@@ -154,6 +154,12 @@ pub(super) struct SettingsArgs {
     /// stays readable by fpdb binaries of format 17) [default: true]
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
     pub(super) site_knowledge: Option<bool>,
+    /// An excerpt (an article's first sentences, two or more, with at most one of its own and
+    /// none beside two) is
+    /// a near-duplicate of its article, whatever its share of it (off: the store stays
+    /// readable by fpdb binaries of format 18) [default: true]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
+    pub(super) excerpts: Option<bool>,
     /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
     #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
     pub(super) simhash_features: Option<SimhashFeatures>,

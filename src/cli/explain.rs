@@ -308,6 +308,13 @@ pub(super) fn print_comparison(
             "teaser: every sentence of the smaller begins the larger and makes at least a third of it -> verified at the threshold"
         );
     }
+    if c.excerpt {
+        outln!(
+            "excerpt: the smaller holds the larger's first sentences in a run, with at most one of its own (none beside two) -> verified at the threshold"
+        );
+    } else if let Some(why) = c.not_excerpt {
+        outln!("excerpt: no ({why})");
+    }
     if opts.minhash_bands > 0 {
         outln!(
             "minhash: {} of {} bands shared -> {}",

@@ -99,7 +99,7 @@ fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
         o.simhash_idf
     );
     outln!(
-        "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={} teasers={} reordered_lines={} furniture={} page_teasers={} site_templates={} batch_furniture={} same_site_templates={} site_knowledge={}",
+        "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={} teasers={} reordered_lines={} furniture={} page_teasers={} site_templates={} batch_furniture={} same_site_templates={} site_knowledge={} excerpts={}",
         o.t2s,
         o.tw_phrases,
         o.reflow,
@@ -118,7 +118,8 @@ fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
         o.site_templates,
         o.batch_furniture,
         o.same_site_templates,
-        o.site_knowledge
+        o.site_knowledge,
+        o.excerpts
     );
     Ok(())
 }

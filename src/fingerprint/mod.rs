@@ -138,11 +138,49 @@ pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f6
     if reordered {
         return (resemblance, overlap, resemblance);
     }
-    if teaser(opts, a, b, s, overlap) {
+    if teaser(opts, a, b, s, overlap) || excerpt(opts, a, b, s) {
         // Verified, as weakly as a verified link can be: never a strong one.
         return (opts.verify_threshold(), overlap, resemblance);
     }
     (s, overlap, resemblance)
+}
+
+/// Whether a pair of similarity `s` (under the verification threshold, over 0: they share a
+/// sentence) is verified as an excerpt and its article ([`similarity::excerpt`]), in stores
+/// with `excerpts`.
+fn excerpt(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64) -> bool {
+    opts.excerpts
+        && s > 0.0
+        && s < opts.verify_threshold()
+        && similarity::excerpt(a.sketch, a.order, b.sketch, b.order).is_ok()
+}
+
+/// Whether two documents are verified only as an excerpt and its article (what
+/// [`similarity`] gives them is the verification threshold, raised from under it), and if
+/// not, why not ([`similarity::NotExcerpt`]); `None` when they verify without the rule or
+/// the store has no `excerpts`.
+pub fn verified_as_excerpt(
+    opts: &Options,
+    a: Sketches<'_>,
+    b: Sketches<'_>,
+) -> Option<Result<(), similarity::NotExcerpt>> {
+    let (s, overlap, _) = before_exceptions(opts, a, b);
+    if !opts.excerpts
+        || s >= opts.verify_threshold()
+        || figure_check(opts, a, b).is_some_and(|f| f.template())
+        || teaser(opts, a, b, s, overlap)
+    {
+        return None;
+    }
+    Some(
+        similarity::excerpt(a.sketch, a.order, b.sketch, b.order).map_err(|e| {
+            if s > 0.0 {
+                e
+            } else {
+                similarity::NotExcerpt::TooFewShared
+            }
+        }),
+    )
 }
 
 /// Whether a pair of similarity `s` is verified on its shingle `resemblance` as the same

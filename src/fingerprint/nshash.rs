@@ -59,14 +59,23 @@ fn qualifying(normalized: &str, opts: &Options) -> Vec<(usize, usize, String)> {
     cands
 }
 
-/// The keys (letters and digits) of the n longest distinct qualifying sentences, longest first.
+/// The keys (letters and digits) of the n longest distinct qualifying sentences, longest first,
+/// and, in stores with `excerpts`, the first one after them when it is not among them: an
+/// excerpt shows its article's first sentences, seldom its longest, and is found by them.
 pub fn top_sentence_keys(normalized: &str, opts: &Options) -> Vec<String> {
     top_of(qualifying(normalized, opts), opts)
 }
 
 fn top_of(mut cands: Vec<(usize, usize, String)>, opts: &Options) -> Vec<String> {
+    // `cands` is in text order: the first is the opening sentence.
+    let first = (opts.excerpts && cands.len() > opts.nshash_n).then(|| cands[0].clone());
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     cands.truncate(opts.nshash_n);
+    if let Some(first) = first {
+        if !cands.iter().any(|c| c.1 == first.1) {
+            cands.push(first);
+        }
+    }
     cands.into_iter().map(|c| c.2).collect()
 }
 

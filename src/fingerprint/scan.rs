@@ -137,9 +137,16 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     }
     let hashes: Vec<u64> = cands.iter().map(|c| c.1).collect();
     let (sketch, order) = sketch_of(&hashes);
+    // In stores with `excerpts`, the opening sentence too (`nshash::top_of`).
+    let first = (opts.excerpts && cands.len() > opts.nshash_n).then(|| cands[0]);
     // Longest first; a stable sort keeps the earlier of equally long sentences first.
     cands.sort_by_key(|c| std::cmp::Reverse(c.0));
     cands.truncate(opts.nshash_n);
+    if let Some(first) = first {
+        if !cands.iter().any(|c| c.1 == first.1) {
+            cands.push(first);
+        }
+    }
     Scan {
         top: cands.into_iter().map(|c| c.1).collect(),
         sketch,

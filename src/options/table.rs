@@ -195,6 +195,11 @@ macro_rules! for_each_setting {
             /// keeps the clusters and pages that made it so). Stores made before this setting:
             /// off. Needs `furniture`.
             site_knowledge: bool = true, older (false), since 18, set flag;
+            /// An excerpt is a near-duplicate of its article: a document that holds an
+            /// article's first sentences in a run, two or more, and at most one sentence of
+            /// its own (none beside two), whatever its share of the article (a teaser of a tenth of it), is
+            /// verified against it. Stores made before this setting: off.
+            excerpts: bool = true, older (false), since 19, set flag;
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

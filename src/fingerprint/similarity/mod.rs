@@ -270,6 +270,88 @@ pub fn teaser(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8], page: bool) 
     })
 }
 
+/// An excerpt shares at least this many sentences with its article: its opening.
+pub const EXCERPT_MIN_SHARED: usize = 2;
+
+/// An excerpt may hold at most this many sentences of its own (a "Read more" line long
+/// enough to be a sentence, a line of the page around it), and only when it shares three or
+/// more: two sentences of an article and one of its own are as much a quotation with a
+/// comment as an excerpt (the short-page set's `lede_quoted`).
+pub const EXCERPT_OWN_MOST: usize = 1;
+
+/// Why two documents are not an excerpt and its article ([`excerpt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotExcerpt {
+    /// Their sentences cannot be placed (a record of an older store).
+    NoOrder,
+    /// The two hold as many sentences: neither is an excerpt of the other.
+    SameSize,
+    /// They share fewer than [`EXCERPT_MIN_SHARED`] sentences.
+    TooFewShared,
+    /// The smaller holds more than [`EXCERPT_OWN_MOST`] sentences of its own.
+    OwnSentences,
+    /// The larger has sentences of its own before the first shared one: not its opening.
+    NotTheOpening,
+    /// The larger has sentences of its own between the shared ones: not its first
+    /// sentences in a run.
+    NotInARun,
+}
+
+impl NotExcerpt {
+    /// The condition that failed, in words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            NotExcerpt::NoOrder => "the sentences' places are not stored",
+            NotExcerpt::SameSize => "the two hold as many sentences",
+            NotExcerpt::TooFewShared => "they share fewer than 2 sentences",
+            NotExcerpt::OwnSentences => {
+                "the smaller has sentences of its own (at most 1, and none beside 2 shared)"
+            }
+            NotExcerpt::NotTheOpening => {
+                "the larger has sentences of its own before the first shared one"
+            }
+            NotExcerpt::NotInARun => "the larger has sentences of its own between the shared ones",
+        }
+    }
+}
+
+/// Whether the smaller of two documents is an excerpt of the larger: the larger's first
+/// sentences, at least [`EXCERPT_MIN_SHARED`] of them, in a run (no sentence of the larger
+/// before or between them), with at most [`EXCERPT_OWN_MOST`] of its own (none when it
+/// shares only two), whatever its share of the larger. A teaser of a tenth of its article is one; a quotation of an article's
+/// opening followed by an article of its own, the later of two overlapping windows, and
+/// another article of the same template are not (docs/accuracy.md, "Excerpts"). `Err` names
+/// the condition that failed.
+pub fn excerpt(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Result<(), NotExcerpt> {
+    if a.len() == b.len() {
+        return Err(NotExcerpt::SameSize);
+    }
+    let s = shape(a, a_order, b, b_order).ok_or(
+        if a.len() != a_order.len() || b.len() != b_order.len() {
+            NotExcerpt::NoOrder
+        } else {
+            NotExcerpt::TooFewShared
+        },
+    )?;
+    let (small, large) = if a.len() < b.len() {
+        (s.a, s.b)
+    } else {
+        (s.b, s.a)
+    };
+    if s.shared < EXCERPT_MIN_SHARED {
+        Err(NotExcerpt::TooFewShared)
+    } else if small.total() > EXCERPT_OWN_MOST.min(s.shared / 3) {
+        Err(NotExcerpt::OwnSentences)
+    } else if large.head > 0 {
+        Err(NotExcerpt::NotTheOpening)
+    } else if large.inner > 0 {
+        Err(NotExcerpt::NotInARun)
+    } else {
+        Ok(())
+    }
+}
+
 /// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
 /// record of an older store) or they share no sentence.
 pub fn shape(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Option<Shape> {

@@ -296,3 +296,70 @@ fn shingle_resemblance_survives_one_edited_character() {
     assert!(la.len() > SHINGLES_K, "unless every document gets them");
     assert!(resemblance(&la, &lb) > 0.7, "{}", resemblance(&la, &lb));
 }
+
+/// Whether two texts given as sentence ids in text order are an excerpt and its article.
+fn excerpt_of(a: &[u64], b: &[u64]) -> Result<(), NotExcerpt> {
+    let h = |v: &[u64]| -> Vec<u64> {
+        v.iter()
+            .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect()
+    };
+    let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
+    excerpt(&sa, &oa, &sb, &ob)
+}
+
+proptest::proptest! {
+    /// `excerpt` against its definition on the texts themselves (sentence ids in text order,
+    /// distinct): of two of different sizes, the smaller shares two or more sentences with
+    /// the larger, has at most one of its own, and the shared ones are the larger's first.
+    #[test]
+    fn excerpt_is_its_definition(
+        a in proptest::collection::vec(0u64..24, 0..16),
+        b in proptest::collection::vec(0u64..24, 0..16),
+    ) {
+        let dedup = |v: &[u64]| {
+            let mut seen = std::collections::BTreeSet::new();
+            v.iter().copied().filter(|x| seen.insert(*x)).collect::<Vec<u64>>()
+        };
+        let (a, b) = (dedup(&a), dedup(&b));
+        let shared = a.iter().filter(|x| b.contains(x)).count();
+        let (small, large) = if a.len() >= b.len() { (&b, &a) } else { (&a, &b) };
+        let want = a.len() != b.len()
+            && shared >= 2
+            && small.len() - shared <= (shared / 3).min(1)
+            && large[..shared].iter().all(|x| small.contains(x));
+        proptest::prop_assert_eq!(excerpt_of(&a, &b).is_ok(), want, "{:?} {:?}", a, b);
+        proptest::prop_assert_eq!(excerpt_of(&b, &a).is_ok(), want);
+    }
+}
+
+#[test]
+fn an_excerpt_is_an_articles_opening_whatever_its_share() {
+    let article: Vec<u64> = (1..=40).collect();
+    // Two sentences of forty; three and a "Read more" line of its own.
+    assert_eq!(excerpt_of(&article[..2], &article), Ok(()));
+    assert_eq!(excerpt_of(&article, &[1, 2, 3, 900]), Ok(()));
+    // Two and a line of its own: a quotation with a comment as much as an excerpt.
+    assert_eq!(
+        excerpt_of(&[1, 2, 900], &article),
+        Err(NotExcerpt::OwnSentences)
+    );
+    // One sentence is not enough; two of its own are too many (a quoted lede, then an
+    // article of its own).
+    assert_eq!(
+        excerpt_of(&[1, 900], &article),
+        Err(NotExcerpt::TooFewShared)
+    );
+    assert_eq!(
+        excerpt_of(&[1, 2, 900, 901], &article),
+        Err(NotExcerpt::OwnSentences)
+    );
+    // Not the opening (a quotation from the middle, the later of two windows), not a run.
+    assert_eq!(
+        excerpt_of(&article[10..13], &article),
+        Err(NotExcerpt::NotTheOpening)
+    );
+    assert_eq!(excerpt_of(&[1, 2, 5], &article), Err(NotExcerpt::NotInARun));
+    // Two of one size: a copy or two articles, never an excerpt.
+    assert_eq!(excerpt_of(&article, &article), Err(NotExcerpt::SameSize));
+}

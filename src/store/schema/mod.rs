@@ -150,6 +150,9 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// lacks).
 /// 17: format 16 plus a floor of terms for simhash (`simhash_min_terms`: a document of fewer
 /// terms has no simhash, in stores with MinHash).
+/// 18: format 17 plus site knowledge (`site_knowledge`).
+/// 19: format 18 plus excerpts (`excerpts`: an article's first sentences, two or more, with
+/// at most one of their own, are verified against it).
 pub fn format_value() -> Vec<u8> {
     format_value_of(FormatVersion::CURRENT)
 }

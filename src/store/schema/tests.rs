@@ -45,11 +45,18 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.batch_furniture);
     assert!(!legacy.same_site_templates);
     assert!(!legacy.site_knowledge);
+    assert!(!legacy.excerpts);
     assert_eq!(legacy.simhash_min_terms, 1);
+    // The format 18 defaults (no excerpt rule).
+    let rules18 = Options {
+        excerpts: false,
+        ..Options::default()
+    };
+    assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
     // The format 17 defaults (site knowledge as format 17 binaries learn it).
     let rules17 = Options {
         site_knowledge: false,
-        ..Options::default()
+        ..rules18
     };
     assert_eq!(format_for(&rules17), format_value_of(FormatVersion(17)));
     // The format 16 defaults (a simhash for every document with a term).
@@ -213,7 +220,9 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.site_knowledge {
+    FormatVersion(if opts.excerpts {
+        19
+    } else if opts.site_knowledge {
         18
     } else if opts.simhash_min_terms != 1 {
         17
@@ -252,7 +261,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 15),
+        flags in proptest::collection::vec(proptest::bool::ANY, 16),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -280,6 +289,7 @@ proptest::proptest! {
             batch_furniture: flags[12],
             same_site_templates: flags[13],
             site_knowledge: flags[14],
+            excerpts: flags[15],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],

@@ -232,15 +232,7 @@ impl Gen {
                 let c = format!("s{o}-{}-excerpt", a.key);
                 let url = format!("https://{}/news/{}", sites[s].host, a.key);
                 let more = format!("<p><a href=\"{url}\">Read more »</a></p>");
-                g.page(
-                    &sites[o],
-                    &c,
-                    "excerpt",
-                    a,
-                    &shown,
-                    0,
-                    &more,
-                );
+                g.page(&sites[o], &c, "excerpt", a, &shown, 0, &more);
                 let _ = writeln!(g.pairs, "{id}\t{c}\t1\texcerpt");
             }
         }
