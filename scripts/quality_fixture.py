@@ -25,13 +25,15 @@ import subprocess
 import urllib.parse
 import sys
 
-# The rules the gate must notice when switched off (the defaults of formats 4 to 8 and 11 to 16).
+# The rules the gate must notice when switched off (the defaults of formats 4 to 8, 11 to 16
+# and 19).
 # Not `--site-templates false`: each set is one ingest batch, whose pages learn their sites'
 # furniture together (`--batch-furniture`), and switching it off changes no pair of the pages
 # and sites sets; tests/furniture.rs checks it on pages ingested one at a time. Not
 # `--simhash-min-terms 1` either: the floor changes no labeled pair (it saves lookups);
 # tests/simhash_terms.rs checks it.
 RULES = [
+    "--excerpts false",
     "--same-site-templates false",
     "--batch-furniture false",
     "--page-teasers false",

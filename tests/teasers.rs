@@ -2,7 +2,8 @@
 //! site furniture around it, joins the article's cluster; a short article of its own in the
 //! same template, the article's end (a window) and a quotation from its middle do not,
 //! and without the rule the teaser is missed. Teasers on pages (`page_teasers`, format 14):
-//! the teaser may hold a few lines of its own.
+//! the teaser may hold a few lines of its own. Excerpts (`excerpts`, format 19): an article's
+//! first sentences, whatever their share of it.
 
 mod common;
 
@@ -143,4 +144,114 @@ fn explain_names_a_teaser() {
         &fp,
     );
     assert!(!quote.comparison.teaser, "{quote:?}");
+}
+
+/// Excerpts (`excerpts`, format 19): an article's first sentences in a run, two or more, with
+/// at most one of their own, join the article whatever their share of it (here a tenth or
+/// less), ingested before or after it; a quotation of the opening followed by text of its
+/// own, a quotation from the middle, and the opening with sentences skipped do not; without
+/// the rule the excerpt is missed.
+#[test]
+fn an_excerpt_joins_its_article_whatever_its_share_and_a_quoted_opening_does_not() {
+    let mut rng = Rng(0x7ea5_e125_0000_0019);
+    let (rounds, mut missed_without) = (12, 0);
+    for round in 0..rounds {
+        // Sentences one per line: an article of 30.
+        let body: Vec<String> = (0..30)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        let article = Document::new("article", body.join("\n"));
+        let k = 2 + round % 3;
+        let mut shown = body[..k].to_vec();
+        shown.push("Read more".into());
+        let excerpt = Document::new("excerpt", shown.join("\n"));
+        let own: Vec<String> = (0..3).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let quoted = Document::new("quoted", [&body[..2], &own[..]].concat().join("\n"));
+        let middle = Document::new("middle", body[10..13].join("\n"));
+        let skipped = Document::new("skipped", [&body[..2], &body[4..7]].concat().join("\n"));
+        let others = [&quoted, &middle, &skipped];
+        for excerpt_first in [false, true] {
+            let mut docs = vec![&article, &excerpt];
+            if excerpt_first {
+                docs.reverse();
+            }
+            docs.extend(others);
+            let c = clusters(Settings::default(), &docs);
+            assert_eq!(c["article"], c["excerpt"], "round {round}: {c:?}");
+            for id in ["quoted", "middle", "skipped"] {
+                assert_ne!(c["article"], c[id], "round {round}: {id} {c:?}");
+            }
+        }
+        let off = Settings {
+            excerpts: Some(false),
+            ..Default::default()
+        };
+        let c = clusters(off, &[&article, &excerpt]);
+        missed_without += usize::from(c["article"] != c["excerpt"]);
+    }
+    assert!(missed_without >= rounds / 2, "{missed_without} of {rounds}");
+}
+
+/// `explain` names an excerpt, and says which condition a quoted opening fails.
+#[test]
+fn explain_names_an_excerpt_and_why_a_quoted_opening_is_not_one() {
+    let mut rng = Rng(0x7ea5_e125_0000_001a);
+    let body: Vec<String> = (0..20)
+        .map(|_| common::synthetic_doc(&mut rng, 1))
+        .collect();
+    let own: Vec<String> = (0..3).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, lines: &[String]| {
+        std::fs::write(dir.path().join(name), lines.join("\n")).unwrap();
+    };
+    write("article.txt", &body);
+    write("excerpt.txt", &body[..3]);
+    write("quoted.txt", &[&body[..2], &own[..]].concat());
+    let o = common::run(dir.path(), &["explain", "article.txt", "excerpt.txt"]);
+    let out = common::stdout(&o);
+    assert_eq!(common::code(&o), 0, "{out}");
+    assert!(
+        out.contains("excerpt: the smaller holds the larger's first sentences"),
+        "{out}"
+    );
+    let o = common::run(
+        dir.path(),
+        &["explain", "article.txt", "quoted.txt", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    assert_eq!(common::code(&o), 1, "{v}");
+    assert_eq!(v["excerpt"], false, "{v}");
+    assert!(
+        v["not_excerpt"]
+            .as_str()
+            .is_some_and(|w| w.contains("sentences of its own")),
+        "{v}"
+    );
+}
+
+/// In one ingest batch (as `fpdb ingest` and `eval` decide), an excerpt first: the article
+/// joins it, a page quoting the same opening with text of its own does not.
+#[test]
+fn in_one_batch_an_excerpt_does_not_chain_its_article_to_a_quoted_opening() {
+    let mut rng = Rng(0x7ea5_e125_0000_001b);
+    let body: Vec<String> = (0..30)
+        .map(|_| common::synthetic_doc(&mut rng, 1))
+        .collect();
+    let own: Vec<String> = (0..3).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let docs = [
+        ("excerpt", body[..2].join("\n")),
+        ("article", body.join("\n")),
+        ("quoted", [&body[..2], &own[..]].concat().join("\n")),
+    ];
+    let lines: Vec<serde_json::Value> = docs
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "text": text}))
+        .collect();
+    common::write_jsonl(&dir.path().join("in.jsonl"), &lines);
+    let o = common::run(dir.path(), &["ingest", "--db", "db", "in.jsonl", "-q"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let named = common::named(dir.path(), "db");
+    assert_eq!(named["article"].as_deref(), Some("excerpt"), "{named:?}");
+    assert_eq!(named["quoted"], None, "{named:?}");
 }

@@ -60,6 +60,11 @@ pub(super) struct Checked {
     /// the sentences it shares with the document, whole (sorted), which tell whether two of
     /// its clusters are one article's. Empty otherwise (no link there holds only so).
     pub(super) shared: Vec<u32>,
+    /// Stores with `excerpts`: it verified only as an excerpt of the document (it holds the
+    /// document's first sentences). Such a link joins the candidate's cluster only while the
+    /// excerpt is alone in it: an excerpt of two sentences is the opening of its article and
+    /// of a page quoting that opening alike, and must not chain the two.
+    pub(super) excerpt_of_doc: bool,
     /// For a candidate that did not verify but whose sentences are at least half in the
     /// document (two or more): the sentences they share (a source of a composite).
     pub(super) contained: Option<Vec<u32>>,
@@ -130,6 +135,13 @@ impl Checked {
             })
             .flatten();
         let strong = is_strong(opts, overlap, sentences, resemblance, shape);
+        // An exception verifies at the threshold exactly.
+        let excerpt_of_doc = verified
+            && opts.excerpts
+            && overlap == opts.verify_threshold()
+            && sketches.sketch.len() < doc.sketch.len()
+            && crate::fingerprint::verified_as_excerpt(opts, doc, sketches)
+                .is_some_and(|r| r.is_ok());
         let contained = (!verified && sentences > 0.0)
             .then(|| sorted_intersection(&fps.sketch, sketches.sketch))
             .filter(|s| s.len() >= 2 && 2 * s.len() >= sketches.sketch.len());
@@ -148,6 +160,7 @@ impl Checked {
             strong,
             left_out_only,
             shared,
+            excerpt_of_doc,
             contained,
             standing: Standing::default(),
         }
@@ -490,7 +503,9 @@ impl Fpdb {
                     None
                 } else {
                     LookupCounters::add(&self.reads.verified, 1);
-                    Some(roots.find(c.similar_id)?.0)
+                    let (root, rec) = roots.find(c.similar_id)?;
+                    // An excerpt joins the document to its cluster only while alone in it.
+                    (!c.excerpt_of_doc || rec.size <= 1).then_some(root)
                 };
                 if let (None, Some(shared)) = (root, c.contained) {
                     lk.contained
