@@ -171,7 +171,9 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         shape,
         teaser,
         excerpt: excerpt.is_some_and(|e| e.is_ok()),
-        not_excerpt: excerpt.and_then(|e| e.err()).map(|e| e.reason()),
+        not_excerpt: excerpt
+            .and_then(Result::err)
+            .map(crate::fingerprint::similarity::NotExcerpt::reason),
         reordered,
         shared_bands,
         key_matches,

@@ -514,7 +514,7 @@ mod tests {
             .collect();
         let anchors: HashSet<String> = nav
             .iter()
-            .map(|s| s.to_string())
+            .map(ToString::to_string)
             .chain(heads.iter().cloned())
             .chain(["Email this story".into(), "Printer friendly".into()])
             .map(|s| key(&s))
