@@ -298,6 +298,21 @@ pub(super) fn print_comparison(
         };
         outln!("shape: {shape} ({what})");
     }
+    print_exceptions(c)?;
+    if opts.minhash_bands > 0 {
+        outln!(
+            "minhash: {} of {} bands shared -> {}",
+            c.shared_bands,
+            opts.minhash_bands,
+            if c.minhash_match { "match" } else { "no match" }
+        );
+    }
+    Ok(())
+}
+
+/// The lines of the rules that verify a pair under the threshold (reordered lines, teasers,
+/// excerpts), and why a pair is not an excerpt.
+fn print_exceptions(c: &fpdb::explain::Comparison) -> anyhow::Result<()> {
     if c.reordered {
         outln!(
             "reordered: the same length, 4-grams at least 80% alike -> verified on the resemblance (the same text, its lines in another order)"
@@ -314,14 +329,6 @@ pub(super) fn print_comparison(
         );
     } else if let Some(why) = c.not_excerpt {
         outln!("excerpt: no ({why})");
-    }
-    if opts.minhash_bands > 0 {
-        outln!(
-            "minhash: {} of {} bands shared -> {}",
-            c.shared_bands,
-            opts.minhash_bands,
-            if c.minhash_match { "match" } else { "no match" }
-        );
     }
     Ok(())
 }
