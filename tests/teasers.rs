@@ -254,4 +254,34 @@ fn in_one_batch_an_excerpt_does_not_chain_its_article_to_a_quoted_opening() {
     let named = common::named(dir.path(), "db");
     assert_eq!(named["article"].as_deref(), Some("excerpt"), "{named:?}");
     assert_eq!(named["quoted"], None, "{named:?}");
+    // The article first: the excerpt's result line and a query of it name it an excerpt.
+    common::write_jsonl(
+        &dir.path().join("in2.jsonl"),
+        &[lines[1].clone(), lines[0].clone()],
+    );
+    let o = common::run(
+        dir.path(),
+        &[
+            "ingest",
+            "--db",
+            "db2",
+            "in2.jsonl",
+            "-q",
+            "-o",
+            "out.jsonl",
+        ],
+    );
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let out = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    let results = common::json_lines(&out);
+    assert_eq!(results[1]["excerpt_of"], "article", "{out}");
+    assert_eq!(results[1]["matches"][0]["excerpt"], true, "{out}");
+    assert!(results[0].get("excerpt_of").is_none(), "{out}");
+    std::fs::write(dir.path().join("e.txt"), &docs[0].1).unwrap();
+    let o = common::run(
+        dir.path(),
+        &["query", "--db", "db2", "--file", "e.txt", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(common::stdout(&o).trim()).unwrap();
+    assert_eq!(v["excerpt_of"], "article", "{v}");
 }

@@ -462,6 +462,7 @@ pub(super) fn write_result(
             duplicate_of: None,
             previous_original: None,
             composite_of: &[],
+            excerpt_of: None,
             matches: &[],
             status: "skipped",
             reason: Some(reason),

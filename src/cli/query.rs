@@ -105,6 +105,7 @@ pub(super) fn query_batch(
                         duplicate_of: None,
                         previous_original: None,
                         composite_of: &[],
+                        excerpt_of: None,
                         matches: &[],
                         status: "skipped",
                         reason: Some(reason),

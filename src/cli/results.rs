@@ -27,6 +27,8 @@ struct Line<'a> {
     previous_original: Option<&'a RawValue>,
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     composite_of: Option<&'a RawValue>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    excerpt_of: Option<&'a RawValue>,
     #[serde(borrow)]
     matches: &'a RawValue,
     status: &'a str,

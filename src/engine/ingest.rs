@@ -443,6 +443,7 @@ impl Fpdb {
                 duplicate_of: None,
                 previous_original: None,
                 composite_of: Vec::new(),
+                excerpt_of: Outcome::excerpt_of(&matches),
                 matches,
                 merged,
             },

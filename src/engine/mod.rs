@@ -30,6 +30,7 @@
 
 mod batch;
 mod batch_lookup;
+mod checked;
 mod clusters;
 mod compared;
 mod counters;

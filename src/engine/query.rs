@@ -67,6 +67,7 @@ impl Fpdb {
             },
             previous_original: None,
             composite_of,
+            excerpt_of: Outcome::excerpt_of(&matches),
             matches,
             merged: lk.roots.keys().skip(1).copied().collect(),
         })

@@ -460,6 +460,7 @@ pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
         score: m.score,
         distance: (m.algo == Algo::Simhash).then(|| ((1.0 - m.score) * 64.0).round() as u32),
         overlap: Some(m.overlap),
+        excerpt: false,
     }
 }
 

@@ -101,6 +101,11 @@ pub struct Match {
     /// Shared sentences over the sentences of the larger document (the verification signal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overlap: Option<f64>,
+    /// This document verified against the stored one only as its excerpt (stores with
+    /// `excerpts`: it holds the stored document's first sentences). Not kept in the store:
+    /// an export's matches leave it out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub excerpt: bool,
 }
 
 /// The answer for one document: its cluster and what it matched.
@@ -120,6 +125,10 @@ pub struct Outcome {
     /// sentences with each (their ids; see [`crate::Outcome`]'s clusters in `merged`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub composite_of: Vec<String>,
+    /// An excerpt: the stored document whose first sentences it holds, when it verified
+    /// against it only as such (the best such match; stores with `excerpts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt_of: Option<String>,
     /// Stored documents that matched, best first.
     pub matches: Vec<Match>,
     /// Clusters merged into `similar_id` by this document.
@@ -142,9 +151,15 @@ impl Outcome {
             duplicate_of,
             previous_original: None,
             composite_of: Vec::new(),
+            excerpt_of: None,
             matches,
             merged: Vec::new(),
         }
+    }
+
+    /// The match this document is an excerpt of ([`Match::excerpt`]), by id.
+    pub(crate) fn excerpt_of(matches: &[Match]) -> Option<String> {
+        matches.iter().find(|m| m.excerpt).map(|m| m.id.clone())
     }
 
     /// Whether the document matched a stored one.
@@ -277,6 +292,9 @@ pub struct QueryAnswer<'a> {
     /// The documents it is a composite of (see [`Outcome::composite_of`]).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub composite_of: &'a [String],
+    /// The stored document it is an excerpt of (see [`Outcome::excerpt_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt_of: Option<&'a str>,
     /// Stored documents that matched, best first.
     pub matches: &'a [Match],
 }
@@ -290,6 +308,7 @@ impl Outcome {
             similar_id: self.similar_id,
             duplicate_of: self.duplicate_of.as_deref(),
             composite_of: &self.composite_of,
+            excerpt_of: self.excerpt_of.as_deref(),
             matches: &self.matches,
         }
     }
@@ -311,6 +330,9 @@ pub struct ResultLine<'a> {
     /// The documents it is a composite of (see [`Outcome::composite_of`]).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub composite_of: &'a [String],
+    /// The stored document it is an excerpt of (see [`Outcome::excerpt_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt_of: Option<&'a str>,
     /// Stored documents that matched, best first.
     pub matches: &'a [Match],
     /// `added`, `replaced`, `already_stored` (its id is stored with the same text) or
@@ -335,6 +357,7 @@ impl<'a> ResultLine<'a> {
                 duplicate_of: outcome.duplicate_of.as_deref(),
                 previous_original: outcome.previous_original.as_deref(),
                 composite_of: &outcome.composite_of,
+                excerpt_of: outcome.excerpt_of.as_deref(),
                 matches: &outcome.matches,
                 status: if *replaced { "replaced" } else { "added" },
                 reason: None,
@@ -350,6 +373,7 @@ impl<'a> ResultLine<'a> {
                 duplicate_of: None,
                 previous_original: None,
                 composite_of: &[],
+                excerpt_of: None,
                 matches: &[],
                 status: if *same_text {
                     "already_stored"
