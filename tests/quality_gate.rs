@@ -146,6 +146,8 @@ fn the_defaults_judge_every_kind_of_the_fixture_at_least_as_well_as_its_floor() 
         "edit_traditional_tw",
         "chained_window",
         "short_other_article_same_site",
+        "short_copy_other_site",
+        "excerpt",
     ] {
         assert!(got.iter().any(|(_, k)| k == kind), "no {kind} pairs");
     }
