@@ -423,3 +423,57 @@ fn flipped_bytes_never_panic() {
     assert!(caught > 0, "no case reached a panic of the parquet crate");
     eprintln!("{caught} of 2000 damaged files made the parquet crate panic (caught, located)");
 }
+
+/// A row group of small rows and one over `--max-doc-bytes` passes the column sizes' average
+/// (8 MB over 60 rows), but the page that holds the big value says so in its header: the
+/// group is skipped before it is decoded, named, and the next group is read.
+#[test]
+fn a_page_over_the_bound_a_value_skips_its_row_group_before_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = |i: usize| format!("row {i} {}", "短文本。".repeat(24));
+    let mut texts: Vec<String> = (0..60).map(small).collect();
+    texts[30] = "大".repeat(8_000_000 / 3);
+    let ids: Vec<String> = (0..60).map(|i| format!("r{i}")).collect();
+    let more: Vec<String> = (60..70).map(small).collect();
+    let more_ids: Vec<String> = (60..70).map(|i| format!("r{i}")).collect();
+    let batch = |ids: &[String], texts: &[String]| {
+        RecordBatch::try_from_iter([("id", utf8(ids)), ("text", utf8(texts))]).unwrap()
+    };
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(60))
+        .set_data_page_size_limit(1024)
+        .set_write_batch_size(1)
+        .set_dictionary_enabled(false)
+        .build();
+    let path = dir.path().join("wide.parquet");
+    let first = batch(&ids, &texts);
+    let mut w = ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        first.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(&first).unwrap();
+    w.write(&batch(&more_ids, &more)).unwrap();
+    w.close().unwrap();
+    let o = common::run(
+        dir.path(),
+        &[
+            "ingest",
+            "--db",
+            "db",
+            "wide.parquet",
+            "--max-doc-bytes",
+            "1000000",
+            "--json",
+        ],
+    );
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("wide.parquet#1: row group 0: a page of")
+            && err.contains("(--max-doc-bytes) a value"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(common::stdout(&o).trim()).unwrap();
+    assert_eq!(v["added"], 10, "{v}");
+}

@@ -301,14 +301,14 @@ impl Rows {
                 let rows = self.meta.metadata().row_group(g).num_rows().max(0) as u64;
                 let start = self.group_end;
                 self.group_end += rows;
-                if let Some(why) = self.oversized(g, max) {
+                let pages = self.pages(g);
+                if let Some(why) = self.oversized(g, max).or_else(|| wide_page(pages, max)) {
                     self.done = start + rows;
                     return Some(Err(Unread::Oversized(
                         format!("row group {g}: {why}"),
                         rows,
                     )));
                 }
-                self.count_unchecked(g);
                 let built = self
                     .file
                     .try_clone()
@@ -349,9 +349,11 @@ impl Rows {
         }
     }
 
-    /// Count the pages of row group `g`'s columns read that carry no CRC.
-    fn count_unchecked(&self, g: usize) {
-        let pages: u64 = self
+    /// The pages of row group `g`'s columns read, walked by their headers (counting those
+    /// without a CRC).
+    fn pages(&self, g: usize) -> super::parquet_pages::Pages {
+        let mut pages = super::parquet_pages::Pages::default();
+        for c in self
             .meta
             .metadata()
             .row_group(g)
@@ -363,19 +365,17 @@ impl Rows {
                     .first()
                     .is_some_and(|r| self.roots.contains(r))
             })
-            .map(|c| {
-                // Not `byte_range()`: it panics on negative offsets in damaged metadata.
-                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
-                match (u64::try_from(start), u64::try_from(c.compressed_size())) {
-                    (Ok(start), Ok(len)) => {
-                        super::parquet_pages::without_crc(&self.file, start, len)
-                    }
-                    _ => 0,
-                }
-            })
-            .sum();
+        {
+            // Not `byte_range()`: it panics on negative offsets in damaged metadata.
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            if let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(c.compressed_size()))
+            {
+                pages.merge(super::parquet_pages::walk(&self.file, start, len));
+            }
+        }
         self.unchecked
-            .fetch_add(pages, std::sync::atomic::Ordering::Relaxed);
+            .fetch_add(pages.unchecked, std::sync::atomic::Ordering::Relaxed);
+        pages
     }
 
     /// Why row group `g` is not decoded, judged from its column metadata alone: the columns
@@ -438,6 +438,20 @@ impl Rows {
         }
         Ok(doc)
     }
+}
+
+/// Why a row group is not decoded, judged from its pages' headers: a page whose values hold
+/// more than `max` (`--max-doc-bytes`) bytes each on average holds a value over the bound,
+/// and decoding a page decodes it whole (a group of small rows and one of 900 MB passes the
+/// column sizes' average, not this).
+fn wide_page(pages: super::parquet_pages::Pages, max: usize) -> Option<String> {
+    let (bytes, values) = pages.widest;
+    (bytes > values.max(1).saturating_mul(max as u64)).then(|| {
+        format!(
+            "a page of {values} value(s) holds {bytes} bytes uncompressed, over {max} bytes \
+             (--max-doc-bytes) a value: not decoded, its row group's rows skipped"
+        )
+    })
 }
 
 impl Inputs {
