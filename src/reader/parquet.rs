@@ -349,12 +349,13 @@ impl Rows {
         }
     }
 
-    /// The pages of row group `g`'s columns read, walked by their headers (counting those
-    /// without a CRC).
-    fn pages(&self, g: usize) -> super::parquet_pages::Pages {
-        let mut pages = super::parquet_pages::Pages::default();
-        for c in self
-            .meta
+    /// The column chunks of row group `g` that are read (those of the fields' top-level
+    /// columns).
+    fn read_columns(
+        &self,
+        g: usize,
+    ) -> impl Iterator<Item = &parquet::file::metadata::ColumnChunkMetaData> {
+        self.meta
             .metadata()
             .row_group(g)
             .columns()
@@ -365,7 +366,13 @@ impl Rows {
                     .first()
                     .is_some_and(|r| self.roots.contains(r))
             })
-        {
+    }
+
+    /// The pages of row group `g`'s columns read, walked by their headers (counting those
+    /// without a CRC).
+    fn pages(&self, g: usize) -> super::parquet_pages::Pages {
+        let mut pages = super::parquet_pages::Pages::default();
+        for c in self.read_columns(g) {
             // Not `byte_range()`: it panics on negative offsets in damaged metadata.
             let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
             if let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(c.compressed_size()))
@@ -386,15 +393,8 @@ impl Rows {
     fn oversized(&self, g: usize, max: usize) -> Option<String> {
         let group = self.meta.metadata().row_group(g);
         let rows = group.num_rows().max(1) as u64;
-        let bytes: u64 = group
-            .columns()
-            .iter()
-            .filter(|c| {
-                c.column_path()
-                    .parts()
-                    .first()
-                    .is_some_and(|r| self.roots.contains(r))
-            })
+        let bytes: u64 = self
+            .read_columns(g)
             .map(|c| c.uncompressed_size().max(0) as u64)
             .sum();
         (bytes > rows.saturating_mul(max as u64)).then(|| {

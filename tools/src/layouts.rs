@@ -122,6 +122,14 @@ pub fn own_sites() -> Vec<Site<'static>> {
     sites
 }
 
+/// Each paragraph in a `<p>`, escaped.
+fn in_p(paragraphs: &[String]) -> String {
+    paragraphs
+        .iter()
+        .map(|p| format!("<p>{}</p>", esc(p)))
+        .collect()
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -203,11 +211,7 @@ fn table(site: &Site<'_>, p: &Shown<'_>, br: bool, rng: &mut Rng) -> String {
 
 /// The modern layout.
 fn modern(site: &Site<'_>, p: &Shown<'_>) -> String {
-    let body: String = p
-        .paragraphs
-        .iter()
-        .map(|p| format!("<p>{}</p>", esc(p)))
-        .collect();
+    let body = in_p(p.paragraphs);
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{title} | {name}</title></head>\
          <body><header><a class=\"logo\" href=\"/\">{name}</a><nav>{nav}</nav></header>\n\
@@ -232,11 +236,7 @@ fn modern(site: &Site<'_>, p: &Shown<'_>) -> String {
 
 /// The Chinese portal layout.
 fn portal(site: &Site<'_>, p: &Shown<'_>) -> String {
-    let body: String = p
-        .paragraphs
-        .iter()
-        .map(|p| format!("<p>{}</p>", esc(p)))
-        .collect();
+    let body = in_p(p.paragraphs);
     format!(
         "<html><head><meta charset=\"utf-8\"><title>{title}_{name}</title></head><body>\
          <div class=\"top\">{name} | <a>登录</a> <a>注册</a> <a>手机版</a></div>\

@@ -195,6 +195,42 @@ impl Rng {
     }
 }
 
+/// Shuffle `v` (Fisher–Yates with `rng`).
+pub fn shuffle(v: &mut [usize], rng: &mut Rng) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.below(i + 1));
+    }
+}
+
+/// A page of a generated set: its id, URL, HTML and the article it shows.
+pub struct SetPage {
+    pub id: String,
+    pub url: String,
+    pub html: String,
+    pub article: String,
+}
+
+/// Write a page set to `out`: `corpus.jsonl` (`{"id", "url", "html"}`, the pages shuffled, as
+/// a crawl meets them in no order of ours), `pairs.tsv` and `articles.tsv`. Returns the order
+/// written (indices into `pages`).
+pub fn write_set(out: &str, pages: &[SetPage], pairs: &str, rng: &mut Rng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..pages.len()).collect();
+    shuffle(&mut order, rng);
+    std::fs::create_dir_all(out).expect("OUT_DIR");
+    let (mut lines, mut shown) = (String::new(), String::from("id\tarticle\n"));
+    for &i in &order {
+        let c = &pages[i];
+        let rec = serde_json::json!({"id": c.id, "url": c.url, "html": c.html});
+        lines.push_str(&serde_json::to_string(&rec).expect("json"));
+        lines.push('\n');
+        let _ = writeln!(shown, "{}\t{}", c.id, c.article);
+    }
+    std::fs::write(format!("{out}/corpus.jsonl"), lines).expect("corpus.jsonl");
+    std::fs::write(format!("{out}/pairs.tsv"), pairs).expect("pairs.tsv");
+    std::fs::write(format!("{out}/articles.tsv"), shown).expect("articles.tsv");
+    order
+}
+
 /// The benchmark's pages whose article is in 3 or more `<p>`s, and how many pages it has.
 pub fn load(bench: &str) -> (Vec<Page>, usize) {
     let truth: BTreeMap<String, serde_json::Value> = serde_json::from_str(

@@ -6,15 +6,25 @@ use crate::fingerprint::nshash::{nshash_and_sketch, sketch_of};
 use crate::options::Options;
 use crate::text::normalize;
 
+/// The sentence sketch and order of a text given as sentence ids in text order (spread over
+/// the hash space, so sketch order is not text order).
+fn sketched(v: &[u64]) -> (Vec<u32>, Vec<u8>) {
+    let hashes: Vec<u64> = v
+        .iter()
+        .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    sketch_of(&hashes)
+}
+
+/// `v` without repeated ids, in order (texts of distinct sentences for the oracles).
+fn distinct(v: &[u64]) -> Vec<u64> {
+    let mut seen = std::collections::BTreeSet::new();
+    v.iter().copied().filter(|x| seen.insert(*x)).collect()
+}
+
 /// The shape of two texts given as sentence ids in text order.
 fn shape_of(a: &[u64], b: &[u64]) -> Shape {
-    // Spread the ids over the hash space, so sketch order is not text order.
-    let h = |v: &[u64]| -> Vec<u64> {
-        v.iter()
-            .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-            .collect()
-    };
-    let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
+    let ((sa, oa), (sb, ob)) = (sketched(a), sketched(b));
     shape(&sa, &oa, &sb, &ob).expect("they share a sentence")
 }
 
@@ -25,12 +35,7 @@ fn teaser_of(a: &[u64], b: &[u64]) -> bool {
 
 /// [`teaser_of`], with `page` as in stores with `page_teasers`.
 fn teaser_on(a: &[u64], b: &[u64], page: bool) -> bool {
-    let h = |v: &[u64]| -> Vec<u64> {
-        v.iter()
-            .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-            .collect()
-    };
-    let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
+    let ((sa, oa), (sb, ob)) = (sketched(a), sketched(b));
     teaser(&sa, &oa, &sb, &ob, page)
 }
 
@@ -43,11 +48,7 @@ proptest::proptest! {
         b in proptest::collection::vec(0u64..24, 0..16),
         page: bool,
     ) {
-        let dedup = |v: &[u64]| {
-            let mut seen = std::collections::BTreeSet::new();
-            v.iter().copied().filter(|x| seen.insert(*x)).collect::<Vec<u64>>()
-        };
-        let (a, b) = (dedup(&a), dedup(&b));
+        let (a, b) = (distinct(&a), distinct(&b));
         let shared = a.iter().filter(|x| b.contains(x)).count();
         let (small, large) = if a.len() >= b.len() { (&b, &a) } else { (&a, &b) };
         // Sentences of its own the smaller may have, and the larger before the first
@@ -299,12 +300,7 @@ fn shingle_resemblance_survives_one_edited_character() {
 
 /// Whether two texts given as sentence ids in text order are an excerpt and its article.
 fn excerpt_of(a: &[u64], b: &[u64]) -> Result<(), NotExcerpt> {
-    let h = |v: &[u64]| -> Vec<u64> {
-        v.iter()
-            .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-            .collect()
-    };
-    let ((sa, oa), (sb, ob)) = (sketch_of(&h(a)), sketch_of(&h(b)));
+    let ((sa, oa), (sb, ob)) = (sketched(a), sketched(b));
     excerpt(&sa, &oa, &sb, &ob)
 }
 
@@ -317,11 +313,7 @@ proptest::proptest! {
         a in proptest::collection::vec(0u64..24, 0..16),
         b in proptest::collection::vec(0u64..24, 0..16),
     ) {
-        let dedup = |v: &[u64]| {
-            let mut seen = std::collections::BTreeSet::new();
-            v.iter().copied().filter(|x| seen.insert(*x)).collect::<Vec<u64>>()
-        };
-        let (a, b) = (dedup(&a), dedup(&b));
+        let (a, b) = (distinct(&a), distinct(&b));
         let shared = a.iter().filter(|x| b.contains(x)).count();
         let (small, large) = if a.len() >= b.len() { (&b, &a) } else { (&a, &b) };
         let want = a.len() != b.len()

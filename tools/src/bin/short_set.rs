@@ -36,7 +36,7 @@ use std::fmt::Write as _;
 
 use fpdb_tools::crc32;
 use fpdb_tools::layouts::{date, own_sites, Article, Layout, Shown, Site};
-use fpdb_tools::pages::{host, load, short, Page, Rng};
+use fpdb_tools::pages::{host, load, short, shuffle, write_set, Page, Rng, SetPage};
 
 /// A page of the set.
 struct Out {
@@ -472,37 +472,32 @@ fn shingles(s: &str) -> HashSet<String> {
     c.windows(8).map(|w| w.iter().collect()).collect()
 }
 
-/// Write the set to `out`, its pages shuffled.
+/// Write the set to `out` (`write_set`), and each page's HTML and article text for the
+/// extraction scorer.
 fn write(out: &str, corpus: &[Out], pairs: &str, rng: &mut Rng) {
-    let mut order: Vec<usize> = (0..corpus.len()).collect();
-    shuffle(&mut order, rng);
+    let pages: Vec<SetPage> = corpus
+        .iter()
+        .map(|c| SetPage {
+            id: c.id.clone(),
+            url: c.url.clone(),
+            html: c.html.clone(),
+            article: c.article.clone(),
+        })
+        .collect();
+    let order = write_set(out, &pages, pairs, rng);
     std::fs::create_dir_all(format!("{out}/html")).expect("OUT_DIR");
-    let (mut lines, mut shown) = (String::new(), String::from("id\tarticle\n"));
     let mut truth = serde_json::Map::new();
     for &i in &order {
         let c = &corpus[i];
-        let rec = serde_json::json!({"id": c.id, "url": c.url, "html": c.html});
-        lines.push_str(&serde_json::to_string(&rec).expect("json"));
-        lines.push('\n');
-        let _ = writeln!(shown, "{}\t{}", c.id, c.article);
         std::fs::write(format!("{out}/html/{}.html", c.id), &c.html).expect("page");
         truth.insert(
             c.id.clone(),
             serde_json::json!({"articleBody": c.text, "url": c.url}),
         );
     }
-    std::fs::write(format!("{out}/corpus.jsonl"), lines).expect("corpus.jsonl");
-    std::fs::write(format!("{out}/pairs.tsv"), pairs).expect("pairs.tsv");
-    std::fs::write(format!("{out}/articles.tsv"), shown).expect("articles.tsv");
     std::fs::write(
         format!("{out}/ground-truth.json"),
         serde_json::to_string(&truth).expect("json"),
     )
     .expect("ground-truth.json");
-}
-
-fn shuffle(v: &mut [usize], rng: &mut Rng) {
-    for i in (1..v.len()).rev() {
-        v.swap(i, rng.below(i + 1));
-    }
 }

@@ -23,15 +23,9 @@
 
 use std::fmt::Write as _;
 
-use fpdb_tools::pages::{host, later, load, short, with_article, Page, Rng};
-
-/// A page of the set.
-struct Out {
-    id: String,
-    url: String,
-    html: String,
-    article: String,
-}
+use fpdb_tools::pages::{
+    host, later, load, short, shuffle, with_article, write_set, Page, Rng, SetPage as Out,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -118,7 +112,7 @@ fn main() {
             let _ = writeln!(pairs, "{id}\t{c}\t1\tteaser");
         }
     }
-    write(out, &corpus, &pairs, &mut rng);
+    write_set(out, &corpus, &pairs, &mut rng);
     eprintln!(
         "{} pages of {} articles on {} sites",
         corpus.len(),
@@ -143,29 +137,4 @@ fn choose<'a>(pages: &'a [Page], sites: usize, rng: &mut Rng) -> (Vec<&'a Page>,
         }
     }
     (templates, articles)
-}
-
-/// Write the set to `out`, its pages shuffled.
-fn write(out: &str, corpus: &[Out], pairs: &str, rng: &mut Rng) {
-    // A crawl meets the pages in no order of ours.
-    let mut order: Vec<usize> = (0..corpus.len()).collect();
-    shuffle(&mut order, rng);
-    std::fs::create_dir_all(out).expect("OUT_DIR");
-    let (mut lines, mut shown) = (String::new(), String::from("id\tarticle\n"));
-    for &i in &order {
-        let c = &corpus[i];
-        let rec = serde_json::json!({"id": c.id, "url": c.url, "html": c.html});
-        lines.push_str(&serde_json::to_string(&rec).expect("json"));
-        lines.push('\n');
-        let _ = writeln!(shown, "{}\t{}", c.id, c.article);
-    }
-    std::fs::write(format!("{out}/corpus.jsonl"), lines).expect("corpus.jsonl");
-    std::fs::write(format!("{out}/pairs.tsv"), pairs).expect("pairs.tsv");
-    std::fs::write(format!("{out}/articles.tsv"), shown).expect("articles.tsv");
-}
-
-fn shuffle(v: &mut [usize], rng: &mut Rng) {
-    for i in (1..v.len()).rev() {
-        v.swap(i, rng.below(i + 1));
-    }
 }
