@@ -67,16 +67,29 @@ pub fn top_sentence_keys(normalized: &str, opts: &Options) -> Vec<String> {
 }
 
 fn top_of(mut cands: Vec<(usize, usize, String)>, opts: &Options) -> Vec<String> {
-    // `cands` is in text order: the first is the opening sentence.
+    keep_top(&mut cands, opts, |c| c.0);
+    cands.into_iter().map(|c| c.2).collect()
+}
+
+/// The sentences nshash keys a document by, from its distinct qualifying sentences in text
+/// order (`len` gives each one's length): the `nshash_n` longest, longest first (the earlier
+/// of two equally long first), and, in stores with `excerpts`, the opening sentence after
+/// them when it is not among them. The one rule for [`top_sentence_keys`] and
+/// [`super::scan::scan`].
+pub(super) fn keep_top<T: Clone + PartialEq>(
+    cands: &mut Vec<T>,
+    opts: &Options,
+    len: impl Fn(&T) -> usize,
+) {
     let first = (opts.excerpts && cands.len() > opts.nshash_n).then(|| cands[0].clone());
-    cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // A stable sort: equally long sentences stay in text order.
+    cands.sort_by_key(|c| std::cmp::Reverse(len(c)));
     cands.truncate(opts.nshash_n);
     if let Some(first) = first {
-        if !cands.iter().any(|c| c.1 == first.1) {
+        if !cands.contains(&first) {
             cands.push(first);
         }
     }
-    cands.into_iter().map(|c| c.2).collect()
 }
 
 /// The nshash fingerprint (hashes of [`top_sentence_keys`]) and the document's sentence

@@ -4,7 +4,7 @@
 //! per character. Equal to the separate functions (`scan_equals_the_separate_passes`).
 
 use super::minhash::{gram_hash, gram_hashes, Bins, BottomK, GRAM_CHUNK, SHINGLES_K_ALL};
-use super::nshash::{hash_key, nshash_sketch_and_order, sketch_of};
+use super::nshash::{hash_key, keep_top, nshash_sketch_and_order, sketch_of};
 use crate::options::Options;
 use crate::text::{ideograph, ideograph_at, sentences};
 
@@ -137,16 +137,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     }
     let hashes: Vec<u64> = cands.iter().map(|c| c.1).collect();
     let (sketch, order) = sketch_of(&hashes);
-    // In stores with `excerpts`, the opening sentence too (`nshash::top_of`).
-    let first = (opts.excerpts && cands.len() > opts.nshash_n).then(|| cands[0]);
-    // Longest first; a stable sort keeps the earlier of equally long sentences first.
-    cands.sort_by_key(|c| std::cmp::Reverse(c.0));
-    cands.truncate(opts.nshash_n);
-    if let Some(first) = first {
-        if !cands.iter().any(|c| c.1 == first.1) {
-            cands.push(first);
-        }
-    }
+    keep_top(&mut cands, opts, |c| c.0);
     Scan {
         top: cands.into_iter().map(|c| c.1).collect(),
         sketch,
