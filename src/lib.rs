@@ -35,6 +35,7 @@ pub mod fingerprint;
 mod hash;
 pub mod index;
 mod options;
+pub mod pipeline;
 pub mod reader;
 pub mod store;
 pub mod text;

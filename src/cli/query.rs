@@ -12,7 +12,7 @@ use fpdb::Outcome;
 
 use super::args::InputArgs;
 use super::output::{open_read_only, read_stdin, OutputLine, EXIT_NO, EXIT_OK, EXIT_SKIPPED};
-use super::pipeline::next_chunk;
+use fpdb::pipeline::next_chunk;
 
 #[derive(Args, Debug)]
 pub(super) struct QueryArgs {

@@ -155,6 +155,28 @@ impl Summary {
         self.duplicates = self.added.saturating_sub(self.originals);
     }
 
+    /// Count a record that was not read (`reason`): lost to damage or bad input, the first
+    /// few distinct reasons of each input listed on stderr.
+    pub(super) fn bad(&mut self, rec: &Record, reason: &str, bar: &indicatif::ProgressBar) {
+        self.skipped += 1;
+        if rec.lost > 0 {
+            self.lost_to_damage += rec.lost;
+        } else {
+            self.skipped_bad_input += 1;
+        }
+        let listed = self
+            .bad_listed
+            .iter()
+            .any(|(s, r)| *s == rec.source && r == reason);
+        if self.bad_listed.len() < LIST_BAD && !listed {
+            bar.suspend(|| eprintln!("fpdb: skipped {}: {reason}", rec.location()));
+            self.bad_listed
+                .push((rec.source.clone(), reason.to_string()));
+        } else {
+            self.bad_unlisted += 1;
+        }
+    }
+
     /// Count one ingested document; list the first few already stored ids on stderr.
     pub(super) fn count(&mut self, r: &IngestResult, rec: &Record, bar: &indicatif::ProgressBar) {
         match r {

@@ -225,6 +225,13 @@ impl Record {
         }
     }
 
+    /// A document a caller holds already (a Python program's, a request's), placed at item
+    /// `line` of `source`: what [`crate::pipeline::Pipeline::run`] reads.
+    pub fn of_document(source: &str, line: u64, doc: Document) -> Self {
+        let bytes = doc.text.len();
+        Record::new(source.to_string(), line, Unit::Line, bytes, Ok(doc))
+    }
+
     fn page(source: String, line: u64, unit: Unit, page: Deferred) -> Self {
         let bytes = page.bytes.len();
         Record {

@@ -1,0 +1,462 @@
+//! The one ingest path: records read, fingerprinted and ingested in chunks, three stages at
+//! once (reading and parsing on one thread, decoding and fingerprinting on all cores, the
+//! store's lookups, decisions and writes in input order on the caller's thread), each chunk
+//! made durable on a thread of its own while the next is decided, and told to the caller
+//! ([`Acknowledge::durable`]) only once its sync returns. `fpdb ingest`, `fpdb dedup` and the
+//! Python package's `ingest_many` all run it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::engine::{BatchFingerprints, Document, Fpdb, IngestResult, OnExisting, StoredTexts};
+use crate::fingerprint::{Fingerprinter, Fingerprints};
+use crate::reader::Record;
+
+/// What a chunk's records became, one per record: its result, or why it was not read.
+pub type Results = Vec<Result<IngestResult, String>>;
+
+/// The caller's side of a run: what it does with each chunk's results.
+pub trait Acknowledge {
+    /// The error a run stops with: a store error, or one of the caller's own.
+    type Error: From<crate::Error>;
+
+    /// A chunk's records as they are decided, in input order, with their results (a prefix
+    /// of the chunk when a store error stopped it): not yet durable, not to be told yet.
+    fn decided(&mut self, records: &[Record], results: &[Result<IngestResult, String>]);
+
+    /// The same records once they are durable: their results may be told.
+    ///
+    /// # Errors
+    /// The caller's own (an output it could not write); the run stops with it.
+    fn durable(
+        &mut self,
+        records: &[Record],
+        results: &[Result<IngestResult, String>],
+    ) -> Result<(), Self::Error>;
+
+    /// A store error met at `record`, as the run returns it (by default without its place).
+    fn at(&self, error: crate::Error, record: &Record) -> Self::Error {
+        let _ = record;
+        error.into()
+    }
+}
+
+/// Where a run's time went: each stage's busy time, in seconds (not its waits).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stages {
+    /// Reading, decompressing and parsing the input (one thread).
+    pub read: f64,
+    /// Extracting pages and fingerprinting, on all cores (the wall time of each chunk's
+    /// parallel work, summed).
+    pub fingerprint: f64,
+    /// Looking the documents up in the store and verifying candidates.
+    pub look_up: f64,
+    /// Deciding each document in input order and staging its writes (one thread).
+    pub decide: f64,
+    /// Applying the batches to the store on a thread of its own (0 where the store has none).
+    pub apply: f64,
+    /// Preparing each batch's commit and handing it to the store, waiting for its sync, and
+    /// the caller's [`Acknowledge::durable`].
+    pub commit: f64,
+    /// Batches whose lookups ran while the batch before them was decided.
+    pub batches_looked_up_ahead: u64,
+    /// Seconds a shared store's write lease was held (0 for a store of one process).
+    pub lease_seconds: f64,
+}
+
+/// A run of records into a store: its chunk size and what it does with an id stored already.
+#[derive(Debug, Clone, Copy)]
+pub struct Pipeline {
+    /// Records per chunk (at most; a chunk also ends at [`CHUNK_BYTES`]).
+    pub batch: usize,
+    /// An id stored already: skipped or replaced.
+    pub on_existing: OnExisting,
+}
+
+impl Pipeline {
+    /// Chunks of `batch` records (at least one), ids stored already skipped.
+    pub fn new(batch: usize) -> Self {
+        Pipeline {
+            batch: batch.max(1),
+            on_existing: OnExisting::Skip,
+        }
+    }
+
+    /// With ids stored already skipped or replaced.
+    #[must_use]
+    pub fn on_existing(mut self, on_existing: OnExisting) -> Self {
+        self.on_existing = on_existing;
+        self
+    }
+
+    /// Read `inputs`, fingerprint and ingest them into `db` chunk by chunk, each chunk told to
+    /// `ack` as it is decided and again once it is durable. Stops at the first store error
+    /// (the chunks before it durable and told, the records of its chunk before it told) or
+    /// the first error of `ack`.
+    ///
+    /// # Errors
+    /// A store error (placed by [`Acknowledge::at`]) or `ack`'s own.
+    pub fn run<A: Acknowledge>(
+        self,
+        db: &mut Fpdb,
+        mut inputs: impl Iterator<Item = Record> + Send,
+        ack: &mut A,
+    ) -> Result<Stages, A::Error> {
+        let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Prepared>)>(3);
+        let fingerprinter = db.fingerprinter().clone();
+        // A re-run: the documents already stored with the same text are known by their
+        // digest, before they are fingerprinted (not when replacing: they are ingested again).
+        let stored = db
+            .stored_texts()
+            .filter(|_| self.on_existing == OnExisting::Skip);
+        let (read_ns, fp_ns) = (AtomicU64::new(0), AtomicU64::new(0));
+        let (read_busy, fp_busy) = (&read_ns, &fp_ns);
+        let mut commit = std::time::Duration::ZERO;
+        let batch_before = db.batch_seconds();
+        let ahead_before = db.batches_looked_up_ahead();
+        let lease_before = db.lease_seconds();
+        let batch = self.batch;
+        let ran = std::thread::scope(|scope| -> Result<(), A::Error> {
+            let reader = std::thread::Builder::new().name("fpdb-read".into());
+            reader
+                .spawn_scoped(scope, move || loop {
+                    let t = Instant::now();
+                    let chunk = take_chunk(&mut inputs, batch);
+                    add_since(read_busy, t);
+                    if chunk.is_empty() || raw_tx.send(chunk).is_err() {
+                        break;
+                    }
+                })
+                .map_err(|e| thread_error(&e))?;
+            let fp = std::thread::Builder::new().name("fpdb-fp".into());
+            fp.spawn_scoped(scope, move || {
+                for mut chunk in raw_rx {
+                    let t = Instant::now();
+                    let fps = prepare_chunk(&mut chunk, &fingerprinter, stored.as_ref());
+                    add_since(fp_busy, t);
+                    if tx.send((chunk, fps)).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| thread_error(&e))?;
+            // Chunk i is made durable (its log synced) on a thread of its own while chunk
+            // i + 1 is decided and written; its results are told once that sync returns.
+            // The chunk after the one being ingested, when it is fingerprinted already: its
+            // lookups run while this one is decided (`Fpdb::ingest_batch_ahead`).
+            let mut waiting: Option<Written<'_, A::Error>> = None;
+            let mut following = rx.recv().ok();
+            let mut ahead: Option<BatchFingerprints> = None;
+            while let Some((chunk, fps)) = following.take().or_else(|| rx.recv().ok()) {
+                following = rx.try_recv().ok();
+                let now = Chunk {
+                    chunk: &chunk,
+                    fps,
+                    ahead: ahead.take(),
+                };
+                let (results, fatal, next) = self.ingest_chunk(db, now, following.as_mut(), &*ack);
+                ack.decided(&chunk, &results);
+                ahead = next;
+                let t = Instant::now();
+                let durable = match db.commit_unsynced() {
+                    Ok(Some(syncer)) => Durable::Syncing(
+                        std::thread::Builder::new()
+                            .name("fpdb-sync".into())
+                            .spawn_scoped(scope, move || syncer())
+                            .map_err(|e| thread_error(&e))?,
+                    ),
+                    Ok(None) => Durable::Inline,
+                    Err(e) => Durable::Failed(e),
+                };
+                let stop = fatal.is_some();
+                let written = Written {
+                    chunk,
+                    results,
+                    fatal,
+                    durable,
+                };
+                if let Some(w) = waiting.replace(written) {
+                    w.acknowledge(db, ack)?;
+                }
+                commit += t.elapsed();
+                if stop {
+                    break;
+                }
+            }
+            // The stages before stop on a closed channel (they would wait on a full one).
+            drop((following, rx));
+            if let Some(w) = waiting {
+                let t = Instant::now();
+                w.acknowledge(db, ack)?;
+                commit += t.elapsed();
+            }
+            Ok(())
+        });
+        let after = db.batch_seconds();
+        let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
+        ran.map(|()| Stages {
+            read: secs(&read_ns),
+            fingerprint: secs(&fp_ns),
+            look_up: after.look_up - batch_before.look_up,
+            decide: after.decide - batch_before.decide,
+            apply: after.apply - batch_before.apply,
+            commit: commit.as_secs_f64() + after.commit - batch_before.commit,
+            batches_looked_up_ahead: db.batches_looked_up_ahead() - ahead_before,
+            lease_seconds: db.lease_seconds() - lease_before,
+        })
+    }
+
+    /// Ingest one chunk in input order (one [`Fpdb::ingest_batch_ahead`], with the lookups of
+    /// the `following` chunk when it is at hand); stops at the first store error, returned
+    /// with the results before it. Returns what the following chunk's lookups found.
+    fn ingest_chunk<A: Acknowledge>(
+        self,
+        db: &mut Fpdb,
+        now: Chunk<'_>,
+        following: Option<&mut (Vec<Record>, Vec<Prepared>)>,
+        ack: &A,
+    ) -> (Results, Option<A::Error>, Option<BatchFingerprints>) {
+        let Chunk { chunk, fps, ahead } = now;
+        // The documents to ingest, and the cluster at ingest of each record already stored
+        // with its text (by its place in the chunk).
+        let mut docs: Vec<&Document> = Vec::with_capacity(chunk.len());
+        let mut own: Vec<Fingerprints> = Vec::with_capacity(chunk.len());
+        let mut stored: Vec<Option<u64>> = vec![None; chunk.len()];
+        for (i, (rec, fp)) in chunk.iter().zip(fps).enumerate() {
+            match (&rec.doc, fp) {
+                (Ok(doc), Prepared::Fingerprinted(fp)) => {
+                    docs.push(doc);
+                    own.push(fp);
+                }
+                (Ok(doc), Prepared::Ahead) => docs.push(doc),
+                (Ok(_), Prepared::Stored(similar_id)) => stored[i] = Some(similar_id),
+                (Ok(_), Prepared::Unread) => unreachable!("every readable document is prepared"),
+                (Err(_), _) => {}
+            }
+        }
+        let fps = ahead.unwrap_or_else(|| own.into());
+        let next = following.map(|(chunk, fps)| take_fingerprints(chunk, fps));
+        let (batch, next) = db.ingest_batch_ahead(docs, fps, self.on_existing, next);
+        let mut done = batch.results.into_iter();
+        let mut results = Vec::with_capacity(chunk.len());
+        // Clusters of the chunk's stored documents, resolved once each (after the chunk's
+        // own merges, which the batch above made).
+        let mut roots: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+        for (i, rec) in chunk.iter().enumerate() {
+            match &rec.doc {
+                Err(reason) => results.push(Err(reason.clone())),
+                Ok(doc) if stored[i].is_some() => {
+                    let at_ingest = stored[i].unwrap_or_default();
+                    let root = match roots.get(&at_ingest) {
+                        Some(&root) => Ok(root),
+                        None => db.resolve(at_ingest),
+                    };
+                    match root {
+                        Ok(similar_id) => {
+                            roots.insert(at_ingest, similar_id);
+                            results.push(Ok(IngestResult::SkippedExisting {
+                                id: doc.id.clone(),
+                                similar_id,
+                                same_text: true,
+                            }));
+                        }
+                        Err(e) => return (results, Some(ack.at(e, rec)), next),
+                    }
+                }
+                Ok(_) => match done.next() {
+                    Some(r) => results.push(Ok(r)),
+                    None => {
+                        let e = batch.error.unwrap_or_else(|| {
+                            crate::Error::Storage("the document was not ingested".into())
+                        });
+                        return (results, Some(ack.at(e, rec)), next);
+                    }
+                },
+            }
+        }
+        (results, None, next)
+    }
+}
+
+/// A thread the run needs could not be started.
+fn thread_error(e: &std::io::Error) -> crate::Error {
+    crate::Error::Storage(format!("could not start a thread of the ingest: {e}"))
+}
+
+/// Add the time since `start` to `c`, in nanoseconds.
+fn add_since(c: &AtomicU64, start: Instant) {
+    let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    c.fetch_add(ns, Ordering::Relaxed);
+}
+
+/// A chunk written to the store, not yet told: its results wait for its sync.
+struct Written<'scope, E> {
+    chunk: Vec<Record>,
+    results: Results,
+    /// The store error that stopped the chunk (after the results before it).
+    fatal: Option<E>,
+    durable: Durable<'scope>,
+}
+
+/// How a written chunk becomes durable.
+enum Durable<'scope> {
+    /// The sync of the store's log, running on a thread of its own.
+    Syncing(std::thread::ScopedJoinHandle<'scope, crate::Result<()>>),
+    /// By `Fpdb::sync` when told (a store other processes write).
+    Inline,
+    /// Handing it to the store failed.
+    Failed(crate::Error),
+}
+
+impl<E> Written<'_, E> {
+    /// Wait until the chunk is durable, then tell its results; the chunk's store error, if
+    /// it had one, after that.
+    fn acknowledge<A: Acknowledge<Error = E>>(self, db: &Fpdb, ack: &mut A) -> Result<(), E>
+    where
+        E: From<crate::Error>,
+    {
+        let synced = match self.durable {
+            Durable::Syncing(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(crate::Error::Storage("the sync thread panicked".into()))),
+            Durable::Inline => db.sync(),
+            Durable::Failed(e) => Err(e),
+        };
+        // After a store error the sync of what came before it may fail too (RocksDB then
+        // only says "Writer has previous error"): the first error is the one to report.
+        if let Err(e) = synced {
+            return Err(match self.fatal {
+                Some(first) => first,
+                None => e.into(),
+            });
+        }
+        ack.durable(&self.chunk, &self.results)?;
+        // The texts are freed off the writer's thread.
+        rayon::spawn(move || drop(self.chunk));
+        match self.fatal {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A chunk to ingest: its records, what fingerprinting made of them, and what the call
+/// before returned for them when their lookups ran ahead.
+struct Chunk<'c> {
+    chunk: &'c [Record],
+    fps: Vec<Prepared>,
+    ahead: Option<BatchFingerprints>,
+}
+
+/// The documents of a fingerprinted chunk to ingest, with their fingerprints (taken out of
+/// `fps`, for lookups ahead).
+fn take_fingerprints<'c>(
+    chunk: &'c [Record],
+    fps: &mut [Prepared],
+) -> (Vec<&'c Document>, Vec<Fingerprints>) {
+    let mut out = (
+        Vec::with_capacity(chunk.len()),
+        Vec::with_capacity(chunk.len()),
+    );
+    for (rec, fp) in chunk.iter().zip(fps) {
+        if let (Ok(doc), Prepared::Fingerprinted(_)) = (&rec.doc, &fp) {
+            let Prepared::Fingerprinted(f) = std::mem::replace(fp, Prepared::Ahead) else {
+                unreachable!("matched above");
+            };
+            out.0.push(doc);
+            out.1.push(f);
+        }
+    }
+    out
+}
+
+/// Raw bytes a chunk of records holds at most (with its first record, whatever its size):
+/// pages wait in their chunk until the fingerprinting threads extract them, and a few chunks
+/// are in flight at once, so 1,024 pages of 500 KB would otherwise hold 4 GB.
+pub const CHUNK_BYTES: usize = 32 << 20;
+
+/// The next records of `inputs`: `n` of them, or fewer that hold [`CHUNK_BYTES`].
+fn take_chunk(inputs: &mut impl Iterator<Item = Record>, n: usize) -> Vec<Record> {
+    let mut chunk = Vec::new();
+    let mut bytes = 0;
+    while chunk.len() < n && bytes < CHUNK_BYTES {
+        let Some(r) = inputs.next() else { break };
+        bytes += r.bytes;
+        chunk.push(r);
+    }
+    chunk
+}
+
+/// The next `n` records of `inputs` (None at the end), pages decoded and extracted and every
+/// readable document fingerprinted, on all cores: what `fpdb query` of a file reads.
+pub fn next_chunk(
+    inputs: &mut impl Iterator<Item = Record>,
+    n: usize,
+    fp: &Fingerprinter,
+) -> Option<(Vec<Record>, Vec<Option<Fingerprints>>)> {
+    let mut chunk = take_chunk(inputs, n);
+    if chunk.is_empty() {
+        return None;
+    }
+    let fps = prepare_chunk(&mut chunk, fp, None)
+        .into_iter()
+        .map(|p| match p {
+            Prepared::Fingerprinted(f) => Some(f),
+            Prepared::Stored(_) | Prepared::Unread | Prepared::Ahead => None,
+        })
+        .collect();
+    Some((chunk, fps))
+}
+
+/// What the fingerprinting stage made of one record.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "fingerprints are what nearly every record becomes: boxing them would add an allocation to each"
+)]
+enum Prepared {
+    /// Its fingerprints.
+    Fingerprinted(Fingerprints),
+    /// Its id is stored with this text (its cluster at ingest): not fingerprinted again.
+    Stored(u64),
+    /// Its fingerprints went to the lookups ahead of its chunk ([`take_fingerprints`]).
+    Ahead,
+    /// Not readable.
+    Unread,
+}
+
+/// Decode and extract the pages of `chunk` and fingerprint every readable document that
+/// `stored` does not know as already stored with its text, on all cores.
+fn prepare_chunk(
+    chunk: &mut [Record],
+    fp: &Fingerprinter,
+    stored: Option<&StoredTexts>,
+) -> Vec<Prepared> {
+    chunk
+        .par_iter_mut()
+        .map(|r| {
+            // A page read again as it was stored is known before it is extracted.
+            if let Some(s) = stored {
+                let known = r.raw_digest().and_then(|digest| {
+                    let id = r.id()?;
+                    s.stored_page(id, digest).ok().flatten()
+                });
+                if let Some(similar_id) = known {
+                    r.known_stored();
+                    return Prepared::Stored(similar_id);
+                }
+            }
+            r.finish();
+            let Ok(d) = r.doc.as_ref() else {
+                return Prepared::Unread;
+            };
+            // A read error here is met again, and reported, by the ingest's own reads.
+            match stored.and_then(|s| s.already_stored(d).ok().flatten()) {
+                Some(similar_id) => Prepared::Stored(similar_id),
+                None => Prepared::Fingerprinted(fp.fingerprint_with(&d.text, d.meta())),
+            }
+        })
+        .collect()
+}
