@@ -111,13 +111,13 @@ class Fpdb:
         return json.loads(self._store.ingest_batch([(str(id), text, title, url, _date(date))], replace))[0]
 
     def ingest_many(self, docs, replace=False, batch_size=1024):
-        """Ingest an iterable of documents (dicts or tuples) in batches: fingerprinted on all
-        cores with the GIL released, one sync per batch. Returns the result lines, in order."""
-        out = []
-        for chunk in _chunks(docs, batch_size):
-            batch = [_doc_tuple(d) for d in chunk]
-            out.extend(json.loads(self._store.ingest_batch(batch, replace)))
-        return out
+        """Ingest an iterable of documents (dicts or tuples) in batches, through the same
+        pipeline as `fpdb ingest`: the next batch read and fingerprinted on all cores while one
+        is decided, each made durable while the next is decided, the GIL released. Returns
+        the result lines, in order. A bad document raises InputError; the batches before its
+        own are stored, nothing of its own batch is."""
+        batches = ([_doc_tuple(d) for d in chunk] for chunk in _chunks(docs, batch_size))
+        return json.loads(self._store.ingest_chunks(batches, replace, batch_size))
 
     def query(self, text, title=None):
         """Would `text` be a near-duplicate? Never writes. `title` counts for the algorithms

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 
-use fpdb::{Document, Fpdb, OnExisting, Settings};
+use fpdb::{Document, Fpdb, IngestResult, OnExisting, Settings};
 
 create_exception!(
     _native,
@@ -146,6 +146,88 @@ fn document((id, text, title, url, date): PyDoc) -> PyResult<Document> {
     Ok(doc)
 }
 
+/// The documents of a Python iterator of chunks (lists of document tuples), as records of
+/// the ingest pipeline, read on its reading thread (which takes the GIL for each chunk). The
+/// first chunk that cannot be read ends them; its error waits in `refused`.
+struct Chunks {
+    iter: Py<pyo3::types::PyIterator>,
+    ready: std::collections::VecDeque<Document>,
+    items: u64,
+    refused: std::sync::Arc<Mutex<Option<PyErr>>>,
+}
+
+impl Chunks {
+    /// The next chunk's documents, converted whole; None at the end or at the first error.
+    fn read_chunk(&self) -> Option<Vec<Document>> {
+        let read = Python::with_gil(|py| -> PyResult<Option<Vec<Document>>> {
+            let Some(chunk) = self.iter.bind(py).clone().next() else {
+                return Ok(None);
+            };
+            let docs: Vec<PyDoc> = chunk?.extract()?;
+            docs.into_iter()
+                .map(document)
+                .collect::<PyResult<_>>()
+                .map(Some)
+        });
+        read.unwrap_or_else(|e| {
+            if let Ok(mut r) = self.refused.lock() {
+                *r = Some(e);
+            }
+            None
+        })
+    }
+}
+
+impl Iterator for Chunks {
+    type Item = fpdb::reader::Record;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.ready.is_empty() {
+            self.ready.extend(self.read_chunk()?);
+        }
+        let doc = self.ready.pop_front()?;
+        self.items += 1;
+        Some(fpdb::reader::Record::of_document("python", self.items, doc))
+    }
+}
+
+/// A store error that stopped an ingest.
+struct Failed(fpdb::Error);
+
+impl From<fpdb::Error> for Failed {
+    fn from(e: fpdb::Error) -> Self {
+        Failed(e)
+    }
+}
+
+/// The result lines of an ingest, as JSON objects, each told once durable.
+struct Lines(Vec<Vec<u8>>);
+
+impl fpdb::pipeline::Acknowledge for Lines {
+    type Error = Failed;
+
+    fn decided(&mut self, _: &[fpdb::reader::Record], _: &[Result<IngestResult, String>]) {}
+
+    fn durable(
+        &mut self,
+        _: &[fpdb::reader::Record],
+        results: &[Result<IngestResult, String>],
+    ) -> Result<(), Failed> {
+        for r in results {
+            // A document given by Python is always read (it was checked when converted).
+            let r = r.as_ref().map_err(|reason| {
+                Failed(fpdb::Error::InvalidOption(format!(
+                    "a document could not be read: {reason}"
+                )))
+            })?;
+            let line = serde_json::to_vec(&fpdb::ResultLine::of(r, || None))
+                .map_err(|e| Failed(fpdb::Error::Storage(e.to_string())))?;
+            self.0.push(line);
+        }
+        Ok(())
+    }
+}
+
 /// An open store.
 #[pyclass(module = "fpdb._native")]
 struct Store {
@@ -229,6 +311,52 @@ impl Store {
                 )
             })
         })
+    }
+
+    /// Ingest the documents of `chunks`, an iterator of lists of (id, text, title, url, date)
+    /// tuples (each list converted whole, so a list with a bad document writes none of it),
+    /// through the library's one ingest path: read ahead, fingerprinted on all cores while
+    /// the chunk before is decided, made durable on a thread of its own while the next is
+    /// decided. Every document is durable when this returns. Returns the result lines as JSON
+    /// text. A bad document raises after the chunks before its own are stored.
+    #[pyo3(signature = (chunks, replace = false, batch_size = 1024))]
+    fn ingest_chunks(
+        &self,
+        py: Python<'_>,
+        chunks: &Bound<'_, PyAny>,
+        replace: bool,
+        batch_size: usize,
+    ) -> PyResult<String> {
+        let on_existing = if replace {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        };
+        let chunks = Chunks {
+            iter: chunks.try_iter()?.unbind(),
+            ready: std::collections::VecDeque::new(),
+            items: 0,
+            refused: std::sync::Arc::default(),
+        };
+        let refused = std::sync::Arc::clone(&chunks.refused);
+        let mut lines = Lines(Vec::new());
+        py.allow_threads(|| {
+            self.with(|db| {
+                fpdb::pipeline::Pipeline::new(batch_size)
+                    .on_existing(on_existing)
+                    .run(db, chunks, &mut lines)
+                    .map_err(|Failed(e)| err(e))
+            })
+        })?;
+        let refused = refused.lock().ok().and_then(|mut r| r.take());
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        let mut out = Vec::with_capacity(lines.0.len() + 2);
+        out.push(b'[');
+        out.extend_from_slice(&lines.0.join(&b',')[..]);
+        out.push(b']');
+        String::from_utf8(out).map_err(|e| FpdbError::new_err(e.to_string()))
     }
 
     /// What `fpdb query --json` prints for `text` (with its title, for the algorithms that

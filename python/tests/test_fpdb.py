@@ -134,6 +134,12 @@ def test_closed_store_and_bad_input(tmp_path):
     with pytest.raises(fpdb.InputError):
         db.query("")
     assert db.stats()["documents"] == 0  # nothing of a refused batch was written
+    # The batches before a refused one are stored (the library refuses this one: a control
+    # character in its id), and ingesting goes on after it.
+    with pytest.raises(fpdb.InputError, match="control character"):
+        db.ingest_many([("ok", LAW), ("b\nad", OTHER), ("late", OTHER)], batch_size=1)
+    assert db.stats()["documents"] == 1 and db.document("ok") and db.document("late") is None
+    assert [l["status"] for l in db.ingest_many([("late", OTHER)])] == ["added"]
     db.close()
     db.close()
     with pytest.raises(fpdb.FpdbError, match="closed"):
