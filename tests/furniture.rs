@@ -905,7 +905,7 @@ fn explain_with_the_setting_on_and_off(
 /// it to the page with the template). `verify` agrees after each. Without sites' templates:
 /// with them, the third copy is linked to the templated page by its template, at a similarity
 /// whose shingles do not make it strong, and a removal that takes a cluster's first document
-/// keeps only strong links among the others (ARCHITECTURE.md, "A stored page keeps its site's
+/// keeps only strong links among the others (docs/decisions.md, "A stored page keeps its site's
 /// template").
 #[test]
 fn removals_keep_what_the_template_rule_linked_as_a_fresh_ingest_would() {

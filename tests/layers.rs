@@ -282,3 +282,20 @@ fn no_file_is_over_600_lines_unless_it_says_why_at_its_top() {
         "split these, or say at their top why they are over 600 lines: {long:?}"
     );
 }
+
+/// ARCHITECTURE.md is what a newcomer reads first: the map, the data flow, the layers, the
+/// invariants and the current decisions, in at most 600 lines (each decision's history and
+/// margins go to docs/decisions.md).
+#[test]
+fn the_architecture_stays_readable_in_one_sitting() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines = text.lines().count();
+    assert!(
+        (100..=600).contains(&lines),
+        "ARCHITECTURE.md has {lines} lines: move history and margins to docs/decisions.md"
+    );
+    for section in ["## Folder map", "## Data flow", "## Decisions", "## Tests"] {
+        assert!(text.contains(section), "ARCHITECTURE.md lacks {section}");
+    }
+}

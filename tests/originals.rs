@@ -621,7 +621,7 @@ mod edits {
     /// A page: `NEWS` at `url(site, id)`, linking to `url(cite)` as its source when given, on
     /// `day` when given. The citation is a source link, not a line of text, so that every copy
     /// verifies against every other (a copy that did not verify against the page it cites
-    /// may name another original than a fresh ingest: ARCHITECTURE.md, decisions).
+    /// may name another original than a fresh ingest: docs/decisions.md).
     fn page(id: usize, site: usize, cite: Option<(usize, usize)>, day: Option<i64>) -> Document {
         Document {
             url: Some(url(site, id)),

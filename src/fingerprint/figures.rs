@@ -15,7 +15,7 @@
 //! of its content, and its sentences decide. A short report's figures are its content. One
 //! changed figure never makes a template instance (with three figures two must differ), so a
 //! repost with a corrected figure stays a copy. The margins measured on the dev sets are in
-//! ARCHITECTURE.md ("Template instances").
+//! docs/decisions.md ("Template instances are not near-duplicates").
 //!
 //! A figure is a run of ASCII digits, with `.`, `,`, `:` or `/` between digits kept inside it
 //! (`2,140` is `2140`, `1.52`, `6:15`, `3/17`) — in normalized text, where full-width digits

@@ -1,6 +1,6 @@
 //! `nshash`: hashes of the n longest distinct sentences of a document.
 //!
-//! Rules (see ARCHITECTURE.md for why):
+//! Rules (see docs/decisions.md for why):
 //! - sentences come from [`crate::text::sentences::split`] on normalized text, and are keyed by
 //!   their letters and digits only;
 //! - a sentence counts when its key has at least `min_sentence_chars` characters, so short

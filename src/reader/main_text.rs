@@ -10,7 +10,7 @@
 //! early inside a long article, and readability's text is kept whole, unless the paragraphs
 //! trafilatura did not confirm repeat a line three times or more (a share bar between the items
 //! of a listing: then trafilatura is right). When one extractor finds nothing the other's text
-//! is used; when both find nothing the page has no main text (ARCHITECTURE.md, decisions).
+//! is used; when both find nothing the page has no main text (docs/decisions.md).
 //! Lines of a figure caption (`<figcaption>`) are then left out ([`without_captions`]).
 //!
 //! Measured on the 181 real pages of `../shared/data/extraction` with the benchmark's own
