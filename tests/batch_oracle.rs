@@ -1,5 +1,8 @@
 //! `Fpdb::ingest_batch` (parallel lookups, decisions against the batch in memory, one commit)
-//! against its oracle, `Fpdb::ingest` one document at a time: the same stream of documents
+//! against its oracle, `Fpdb::ingest` one document at a time. Both decide each document with
+//! the same function (`Fpdb::decide`); what this tests is that the batch's in-memory index of
+//! its earlier documents, its shared reads and its lookups ahead give each decision what the
+//! store would give it one document at a time: the same stream of documents
 //! (near copies inside and across batches, chains that merge clusters, reused ids, texts with
 //! nothing to match on) in random batch sizes must give the same result per document and the
 //! same store, for nshash alone, simhash alone and both, with skip and with replace, on the

@@ -4,20 +4,17 @@
 //! the documents of the batch decided before it (and of the batch before, when this one was
 //! looked up before that one was committed); the batch is committed as one write, keys sorted.
 //!
-//! The result is the one of [`Fpdb::ingest`] called on each document in turn (the same rules
-//! in [`Fpdb::lookup_with`] and [`Fpdb::place`]; `tests/batch_oracle.rs` compares both).
+//! Each document is decided by [`Fpdb::decide`] (`decide.rs`), as [`Fpdb::ingest`] decides one:
+//! the result is the one of [`Fpdb::ingest`] called on each document in turn
+//! (`tests/batch_oracle.rs` compares both).
 
 use foldhash::HashMap;
 
 use rayon::prelude::*;
 
-use super::batch_lookup::{on_pool, BatchFingerprints, BeforeLease, Found, Looked};
-use super::furniture::{PageLines, SeenInBatch};
-use super::ingest::Writes;
-use super::learn::put_seen;
-use super::lookup::Checked;
+use super::batch_lookup::{on_pool, BatchFingerprints, BeforeLease, Looked};
+use super::furniture::SeenInBatch;
 use super::near::NearIndex;
-use super::postings::bound_simhash;
 use super::{Document, Fpdb, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
@@ -37,14 +34,14 @@ pub struct BatchOutcome {
 /// The documents of a batch decided so far, indexed as the store indexes them.
 pub(super) struct InBatch {
     /// Sentence hash -> its oldest holder in the batch.
-    holders: super::postings::Holders,
+    pub(super) holders: super::postings::Holders,
     /// Their simhashes.
-    simhashes: NearIndex,
+    pub(super) simhashes: NearIndex,
     /// Seq -> index of its record in the batch's records (id, cluster and sketches of the
     /// documents decided so far are read there, not copied). Empty once the batch is
     /// committed (its records are then read from the store).
-    docs: HashMap<u64, usize>,
-    ids: HashMap<String, u64>,
+    pub(super) docs: HashMap<u64, usize>,
+    pub(super) ids: HashMap<String, u64>,
 }
 
 /// What a batch decided, kept for the batch after it when that one was looked up before
@@ -58,22 +55,46 @@ pub(super) struct LastBatch {
 }
 
 /// What a batch has decided so far, and what its commit writes.
-struct Decisions {
+pub(super) struct Decisions {
     /// The documents decided so far, as the store would index them.
-    index: InBatch,
+    pub(super) index: InBatch,
     /// The batch before, committed after this batch was looked up ([`LastBatch`]).
-    last: Option<InBatch>,
+    pub(super) last: Option<InBatch>,
     /// Writes to other documents' records and the lines of the batch's pages (sorted and
     /// written at commit with the records).
-    bulk: Batch,
+    pub(super) bulk: Batch,
     /// The records of the batch's documents, in order (encoded, with their ids and index
     /// entries, at commit).
-    records: Vec<(u64, DocRecord)>,
+    pub(super) records: Vec<(u64, DocRecord)>,
     /// The batch's ingest time.
-    time: u64,
+    pub(super) time: u64,
     /// The lines of the batch's pages whose standing they changed (and those the batch
     /// before changed, when this one was looked up before it was committed).
-    seen: SeenInBatch,
+    pub(super) seen: SeenInBatch,
+}
+
+impl Decisions {
+    /// Nothing decided yet, sized for `n` documents holding `postings` postings; `last` and
+    /// `seen` as the batch before left them.
+    pub(super) fn new(
+        (n, postings, k): (usize, usize, u32),
+        last: Option<InBatch>,
+        seen: SeenInBatch,
+    ) -> Self {
+        Decisions {
+            index: InBatch {
+                holders: HashMap::with_capacity_and_hasher(postings, Default::default()),
+                simhashes: NearIndex::with_capacity(k, n),
+                docs: HashMap::with_capacity_and_hasher(n, Default::default()),
+                ids: HashMap::with_capacity_and_hasher(n, Default::default()),
+            },
+            last,
+            bulk: Batch::new(),
+            records: Vec::with_capacity(n),
+            time: super::now(),
+            seen,
+        }
+    }
 }
 
 /// The next batch once this one is decided: looked up meanwhile, or not (its fingerprints).
@@ -290,19 +311,7 @@ impl Fpdb {
         let start = self.counters();
         // Sized for the whole batch: grown one document at a time, they were rehashed here.
         let (n, postings) = (docs.len(), fps.iter().map(|f| f.postings().count()).sum());
-        let mut d = Decisions {
-            index: InBatch {
-                holders: HashMap::with_capacity_and_hasher(postings, Default::default()),
-                simhashes: NearIndex::with_capacity(self.opts.simhash_k, n),
-                docs: HashMap::with_capacity_and_hasher(n, Default::default()),
-                ids: HashMap::with_capacity_and_hasher(n, Default::default()),
-            },
-            last,
-            bulk: Batch::new(),
-            records: Vec::with_capacity(docs.len()),
-            time: super::now(),
-            seen,
-        };
+        let mut d = Decisions::new((n, postings, self.opts.simhash_k), last, seen);
         let looked = Looked { fps, found, lines };
         let looked_ahead = self.decide_all(docs, looked, &mut d, &mut out, (next, on_existing));
         let Decisions {
@@ -355,7 +364,7 @@ impl Fpdb {
             let deciding = std::time::Instant::now();
             let items = docs.into_iter().zip(fps).zip(found.into_iter().zip(lines));
             for ((doc, fps), (f, lines)) in items {
-                match f.and_then(|f| this.decide(doc, fps, f, lines?, d)) {
+                match f.and_then(|f| this.decide(doc, (fps, f), (lines?, None), d)) {
                     Ok(r) => out.results.push(r),
                     Err(e) => {
                         out.error = Some(e);
@@ -392,178 +401,6 @@ impl Fpdb {
         });
         self.keep_view(view);
         looked_ahead.map(NextLooked::Found)
-    }
-
-    /// The decision for one document of a batch, in input order.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "lookup against the store and the batch, then place and index: one decision, read in order"
-    )]
-    fn decide(
-        &mut self,
-        doc: &Document,
-        fps: Fingerprints,
-        f: Found,
-        mut lines: Option<PageLines>,
-        d: &mut Decisions,
-    ) -> Result<IngestResult> {
-        // The page's furniture as the batch's earlier documents left it: when that is not
-        // what its lookups were done with, fingerprinted and looked up again.
-        let (fps, f) = match &mut lines {
-            Some(l) if !d.seen.is_empty() => {
-                let was = (fps.left_out.clone(), fps.host_seen.clone());
-                l.update(&d.seen);
-                let fps = self.furnished(doc, fps, l);
-                if fps.left_out == was.0 && fps.host_seen == was.1 {
-                    (fps, f)
-                } else {
-                    let f = self.found(&fps, f.existing, true, None)?;
-                    let f = self.verify_found(&fps, f, None)?;
-                    (fps, f)
-                }
-            }
-            _ => (fps, f),
-        };
-        // Only OnExisting::Skip reaches here with an id already stored.
-        let mut existing = f.existing.map(|(_, c, same)| (c, same)).or_else(|| {
-            d.index.ids.get(&doc.id).map(|s| {
-                let rec = &d.records[d.index.docs[s]].1;
-                (rec.similar_id, super::ingest::same_text(rec, doc, &fps))
-            })
-        });
-        if let Some(&seq) = d.last.as_ref().and_then(|l| l.ids.get(&doc.id)) {
-            // Stored by the batch before, after this batch was looked up.
-            let rec = self.doc(seq)?;
-            existing = Some((rec.similar_id, super::ingest::same_text(&rec, doc, &fps)));
-        }
-        if let Some((similar_id, same_text)) = existing {
-            return Ok(IngestResult::SkippedExisting {
-                id: doc.id.clone(),
-                similar_id: self.find(similar_id)?.0,
-                same_text,
-            });
-        }
-        let (mut holders, digest) = (f.holders, f.digest);
-        for h in fps.lookup_postings() {
-            if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
-                // The oldest holder: the store's, else the batch before's, else this one's.
-                let last = d.last.as_ref().and_then(|l| l.holders.get(&h));
-                if let Some(&v) = last.or_else(|| d.index.holders.get(&h)) {
-                    e.insert(v);
-                }
-            }
-        }
-        let mut simhash = f.simhash;
-        for q in fps.lookup_simhashes() {
-            let mut add = |seq, d| {
-                let e = simhash.entry(seq).or_insert(d);
-                *e = (*e).min(d);
-            };
-            if let Some(l) = &d.last {
-                l.simhashes.near(q, &mut add);
-            }
-            d.index.simhashes.near(q, &mut add);
-            // The store's candidates were bounded alone; bounded with the batch's, they are
-            // what a sequential ingest finds.
-            bound_simhash(&mut simhash);
-        }
-        let verified = f.verified;
-        let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
-            if let Some(&i) = d.index.docs.get(&seq) {
-                return Ok(Checked::of(&self.opts, &fps, &d.records[i].1));
-            }
-            if let Some(v) = verified.get(&seq) {
-                return Ok(v.clone());
-            }
-            self.check_stored(&fps, seq)
-        })?;
-        let saved = self.counters();
-        let (mark, marked) = (d.bulk.len(), d.records.len());
-        let postings: Vec<u64> = fps.postings().collect();
-        let simhash = fps.simhash;
-        let mut staged = Batch::new();
-        let placed = self
-            .place(
-                doc,
-                fps,
-                &lk,
-                None,
-                Writes {
-                    staged: &mut staged,
-                    time: d.time,
-                    digest,
-                },
-            )
-            .and_then(|(mut outcome, named, record)| {
-                let seq = self.next_seq - 1;
-                d.records.push((seq, record));
-                // The id of `seq`: a document of this batch is read in place.
-                let id_of = |this: &Self, d: &Decisions, seq: u64| -> Result<String> {
-                    match d.index.docs.get(&seq) {
-                        Some(&i) => Ok(d.records[i].1.id.clone()),
-                        None => Ok(this.doc(seq)?.id),
-                    }
-                };
-                if named.seq != seq {
-                    outcome.duplicate_of = Some(id_of(self, d, named.seq)?);
-                }
-                if let Some(p) = named.previous {
-                    outcome.previous_original = Some(id_of(self, d, p)?);
-                }
-                let sketch = &d.records.last().expect("just pushed").1.sketch;
-                outcome.composite_of = lk.composite_of(sketch, &mut |seq| {
-                    Ok(match d.index.docs.get(&seq) {
-                        Some(&i) => (d.records[i].1.id.clone(), d.records[i].1.sketch.clone()),
-                        None => {
-                            let r = self.doc(seq)?;
-                            (r.id, r.sketch)
-                        }
-                    })
-                })?;
-                // The members it cites that no document had cited: marked in their records
-                // (those of this batch in place, written at its commit).
-                for &c in &named.newly_cited {
-                    match d.index.docs.get(&c) {
-                        Some(&i) => d.records[i].1.cited = true,
-                        None => self.put_cited(c, &mut d.bulk)?,
-                    }
-                }
-                let target = outcome.similar_id.expect("a placed document has a cluster");
-                let batch = (&d.records[..], &d.index.docs);
-                let placed = (target, seq, &outcome.merged[..]);
-                let seen = self.seen_lines_in_batch(lines.as_ref(), placed, doc, batch)?;
-                put_seen(&seen, &mut d.bulk);
-                self.store.write(staged)?;
-                d.seen.extend(seen);
-                Ok(outcome)
-            });
-        let outcome = match placed {
-            Ok(o) => o,
-            Err(e) => {
-                self.set_counters(saved);
-                d.bulk.truncate(mark);
-                d.records.truncate(marked);
-                return Err(e);
-            }
-        };
-        let seq = self.next_seq - 1;
-        let target = outcome.similar_id.expect("a placed document has a cluster");
-        for h in postings {
-            d.index.holders.entry(h).or_insert(super::postings::Holder {
-                seq,
-                cluster: target,
-            });
-        }
-        if let Some(q) = simhash {
-            d.index.simhashes.insert(seq, q);
-        }
-        d.index.ids.insert(doc.id.clone(), seq);
-        // The record just pushed (the last), read in place by later documents of the batch.
-        d.index.docs.insert(seq, d.records.len() - 1);
-        Ok(IngestResult::Added {
-            outcome,
-            replaced: false,
-        })
     }
 
     /// Commit the staged changes, the counters, `records` and `bulk` as one write.

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use super::furniture::PageLines;
-use super::learn::put_seen;
 use super::lookup::Lookup;
 use super::read::stored_match;
 use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
@@ -182,7 +181,7 @@ impl Fpdb {
         reuse: Option<u64>,
     ) -> Result<Outcome> {
         let saved = self.counters();
-        let r = self.add_inner(doc, fps, lines, reuse);
+        let r = self.decide_one(doc, fps, lines, reuse);
         if r.is_err() {
             self.set_counters(saved);
         }
@@ -282,60 +281,6 @@ impl Fpdb {
                 cited: cited_by_waiting,
             },
         })
-    }
-
-    fn add_inner(
-        &mut self,
-        doc: &Document,
-        fps: Fingerprints,
-        lines: Option<&PageLines>,
-        reuse: Option<u64>,
-    ) -> Result<Outcome> {
-        let lk = self.lookup(&fps)?;
-        let mut batch = Batch::new();
-        let mut bulk = Batch::new();
-        let (mut outcome, named, record) = self.place(
-            doc,
-            fps,
-            &lk,
-            reuse,
-            Writes {
-                staged: &mut batch,
-                time: super::now(),
-                digest: None,
-            },
-        )?;
-        let seq = self.next_seq - 1;
-        self.put_record(seq, &record, &mut bulk);
-        if named.seq != seq {
-            outcome.duplicate_of = Some(self.doc(named.seq)?.id);
-        }
-        if let Some(p) = named.previous {
-            outcome.previous_original = Some(self.doc(p)?.id);
-        }
-        outcome.composite_of = lk.composite_of(&record.sketch, &mut |seq| {
-            let r = self.doc(seq)?;
-            Ok((r.id, r.sketch))
-        })?;
-        for &c in &named.newly_cited {
-            self.put_cited(c, &mut bulk)?;
-        }
-        if let Some(lines) = lines {
-            let target = outcome.similar_id.expect("a placed document has a cluster");
-            let mut stored = |m: u64| -> Result<(Option<String>, Vec<u32>)> {
-                if m == seq {
-                    return Ok((record.url.clone(), record.sketch.clone()));
-                }
-                let r = self.doc(m)?;
-                Ok((r.url, r.sketch))
-            };
-            let seen =
-                self.seen_lines(lines, (target, seq), &outcome.merged, (doc, &mut stored))?;
-            put_seen(&seen, &mut bulk);
-        }
-        batch.append(bulk);
-        self.store.write(batch)?;
-        Ok(outcome)
     }
 
     /// New document `seq`'s record, id and index entries (its postings and simhash table

@@ -34,6 +34,7 @@ mod checked;
 mod clusters;
 mod compared;
 mod counters;
+mod decide;
 mod forget;
 mod furniture;
 mod heavy;

@@ -1,0 +1,216 @@
+//! The decision for one document: its lookups' findings completed with what the batch
+//! decided before it ([`Decisions`]), the one rule set ([`Fpdb::lookup_with`]) applied, and
+//! the document placed ([`Fpdb::place`]) with its original, composite, citations and page
+//! lines. A batch's documents are decided here in input order (`batch.rs`), and a single
+//! document whose id is not stored as a batch of one ([`Fpdb::decide_one`]): each rule is
+//! written once.
+
+use super::batch::Decisions;
+use super::batch_lookup::Found;
+use super::furniture::{PageLines, SeenInBatch};
+use super::ingest::Writes;
+use super::learn::put_seen;
+use super::lookup::Checked;
+use super::postings::bound_simhash;
+use super::{Document, Fpdb, IngestResult};
+use crate::error::Result;
+use crate::fingerprint::Fingerprints;
+use crate::store::{Batch, Store};
+
+impl Fpdb {
+    /// The decision for one document of a batch, in input order.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "lookup against the store and the batch, then place and index: one decision, read in order"
+    )]
+    pub(super) fn decide(
+        &mut self,
+        doc: &Document,
+        (fps, f): (Fingerprints, Found),
+        (mut lines, reuse): (Option<PageLines>, Option<u64>),
+        d: &mut Decisions,
+    ) -> Result<IngestResult> {
+        // The page's furniture as the batch's earlier documents left it: when that is not
+        // what its lookups were done with, fingerprinted and looked up again.
+        let (fps, f) = match &mut lines {
+            Some(l) if !d.seen.is_empty() => {
+                let was = (fps.left_out.clone(), fps.host_seen.clone());
+                l.update(&d.seen);
+                let fps = self.furnished(doc, fps, l);
+                if fps.left_out == was.0 && fps.host_seen == was.1 {
+                    (fps, f)
+                } else {
+                    let f = self.found(&fps, f.existing, true, None)?;
+                    let f = self.verify_found(&fps, f, None)?;
+                    (fps, f)
+                }
+            }
+            _ => (fps, f),
+        };
+        // Only OnExisting::Skip reaches here with an id already stored.
+        let mut existing = f.existing.map(|(_, c, same)| (c, same)).or_else(|| {
+            d.index.ids.get(&doc.id).map(|s| {
+                let rec = &d.records[d.index.docs[s]].1;
+                (rec.similar_id, super::ingest::same_text(rec, doc, &fps))
+            })
+        });
+        if let Some(&seq) = d.last.as_ref().and_then(|l| l.ids.get(&doc.id)) {
+            // Stored by the batch before, after this batch was looked up.
+            let rec = self.doc(seq)?;
+            existing = Some((rec.similar_id, super::ingest::same_text(&rec, doc, &fps)));
+        }
+        if let Some((similar_id, same_text)) = existing {
+            return Ok(IngestResult::SkippedExisting {
+                id: doc.id.clone(),
+                similar_id: self.find(similar_id)?.0,
+                same_text,
+            });
+        }
+        let (mut holders, digest) = (f.holders, f.digest);
+        for h in fps.lookup_postings() {
+            if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
+                // The oldest holder: the store's, else the batch before's, else this one's.
+                let last = d.last.as_ref().and_then(|l| l.holders.get(&h));
+                if let Some(&v) = last.or_else(|| d.index.holders.get(&h)) {
+                    e.insert(v);
+                }
+            }
+        }
+        let mut simhash = f.simhash;
+        for q in fps.lookup_simhashes() {
+            let mut add = |seq, d| {
+                let e = simhash.entry(seq).or_insert(d);
+                *e = (*e).min(d);
+            };
+            if let Some(l) = &d.last {
+                l.simhashes.near(q, &mut add);
+            }
+            d.index.simhashes.near(q, &mut add);
+            // The store's candidates were bounded alone; bounded with the batch's, they are
+            // what a sequential ingest finds.
+            bound_simhash(&mut simhash);
+        }
+        let verified = f.verified;
+        let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
+            if let Some(&i) = d.index.docs.get(&seq) {
+                return Ok(Checked::of(&self.opts, &fps, &d.records[i].1));
+            }
+            if let Some(v) = verified.get(&seq) {
+                return Ok(v.clone());
+            }
+            self.check_stored(&fps, seq)
+        })?;
+        let saved = self.counters();
+        let (mark, marked) = (d.bulk.len(), d.records.len());
+        let postings: Vec<u64> = fps.postings().collect();
+        let simhash = fps.simhash;
+        let mut staged = Batch::new();
+        let placed = self
+            .place(
+                doc,
+                fps,
+                &lk,
+                reuse,
+                Writes {
+                    staged: &mut staged,
+                    time: d.time,
+                    digest,
+                },
+            )
+            .and_then(|(mut outcome, named, record)| {
+                let seq = self.next_seq - 1;
+                d.records.push((seq, record));
+                // The id of `seq`: a document of this batch is read in place.
+                let id_of = |this: &Self, d: &Decisions, seq: u64| -> Result<String> {
+                    match d.index.docs.get(&seq) {
+                        Some(&i) => Ok(d.records[i].1.id.clone()),
+                        None => Ok(this.doc(seq)?.id),
+                    }
+                };
+                if named.seq != seq {
+                    outcome.duplicate_of = Some(id_of(self, d, named.seq)?);
+                }
+                if let Some(p) = named.previous {
+                    outcome.previous_original = Some(id_of(self, d, p)?);
+                }
+                let sketch = &d.records.last().expect("just pushed").1.sketch;
+                outcome.composite_of = lk.composite_of(sketch, &mut |seq| {
+                    Ok(match d.index.docs.get(&seq) {
+                        Some(&i) => (d.records[i].1.id.clone(), d.records[i].1.sketch.clone()),
+                        None => {
+                            let r = self.doc(seq)?;
+                            (r.id, r.sketch)
+                        }
+                    })
+                })?;
+                // The members it cites that no document had cited: marked in their records
+                // (those of this batch in place, written at its commit).
+                for &c in &named.newly_cited {
+                    match d.index.docs.get(&c) {
+                        Some(&i) => d.records[i].1.cited = true,
+                        None => self.put_cited(c, &mut d.bulk)?,
+                    }
+                }
+                let target = outcome.similar_id.expect("a placed document has a cluster");
+                let batch = (&d.records[..], &d.index.docs);
+                let placed = (target, seq, &outcome.merged[..]);
+                let seen = self.seen_lines_in_batch(lines.as_ref(), placed, doc, batch)?;
+                put_seen(&seen, &mut d.bulk);
+                self.store.write(staged)?;
+                d.seen.extend(seen);
+                Ok(outcome)
+            });
+        let outcome = match placed {
+            Ok(o) => o,
+            Err(e) => {
+                self.set_counters(saved);
+                d.bulk.truncate(mark);
+                d.records.truncate(marked);
+                return Err(e);
+            }
+        };
+        let seq = self.next_seq - 1;
+        let target = outcome.similar_id.expect("a placed document has a cluster");
+        for h in postings {
+            d.index.holders.entry(h).or_insert(super::postings::Holder {
+                seq,
+                cluster: target,
+            });
+        }
+        if let Some(q) = simhash {
+            d.index.simhashes.insert(seq, q);
+        }
+        d.index.ids.insert(doc.id.clone(), seq);
+        // The record just pushed (the last), read in place by later documents of the batch.
+        d.index.docs.insert(seq, d.records.len() - 1);
+        Ok(IngestResult::Added {
+            outcome,
+            replaced: false,
+        })
+    }
+
+    /// One document whose id is not stored, decided as a batch of one (the same rules, in
+    /// [`Fpdb::decide`]) and staged: `reuse`, an emptied cluster id to take when it matches
+    /// nothing; `lines`, its page's lines.
+    pub(super) fn decide_one(
+        &mut self,
+        doc: &Document,
+        fps: Fingerprints,
+        lines: Option<&PageLines>,
+        reuse: Option<u64>,
+    ) -> Result<super::Outcome> {
+        let f = self.found(&fps, None, true, None)?;
+        let size = (1, fps.postings().count(), self.opts.simhash_k);
+        let mut d = Decisions::new(size, None, SeenInBatch::default());
+        let decided = self.decide(doc, (fps, f), (lines.cloned(), reuse), &mut d)?;
+        let IngestResult::Added { outcome, .. } = decided else {
+            unreachable!("a document whose id is not stored is added");
+        };
+        let mut bulk = d.bulk;
+        for (seq, r) in &d.records {
+            self.put_record(*seq, r, &mut bulk);
+        }
+        self.store.write(bulk)?;
+        Ok(outcome)
+    }
+}
