@@ -129,3 +129,38 @@ fn every_setting_has_its_name_flag_stats_line_and_reference_entry() {
         );
     }
 }
+
+/// The names a user types are spelled once, in the library: `--algos` and `--format` of
+/// `fpdb ingest --help` list every algorithm ([`fpdb::ALGO_NAMES`]) and every input format
+/// ([`fpdb::reader::Format::NAMES`]), and each name parses back to its value.
+#[test]
+fn the_help_lists_every_algorithm_and_format_the_library_knows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = common::stdout(&common::run(tmp.path(), &["ingest", "--help"]));
+    let algos = help
+        .split("--algos <ALGOS>")
+        .nth(1)
+        .and_then(|rest| rest.split("\n      --").next())
+        .expect("--algos in the help");
+    let words: Vec<&str> = algos
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .collect();
+    for name in fpdb::ALGO_NAMES {
+        assert!(words.contains(name), "--algos help does not name `{name}`");
+        assert_eq!(fpdb::Algo::by_name(name).map(fpdb::Algo::name), Some(*name));
+    }
+    let formats: Vec<&str> = fpdb::reader::Format::NAMES
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    let listed = format!("[possible values: {}]", formats.join(", "));
+    assert!(help.contains(&listed), "--format help lacks {listed}");
+    for (name, format) in fpdb::reader::Format::NAMES {
+        assert_eq!(name.parse::<fpdb::reader::Format>(), Ok(*format));
+        assert_eq!(format.name(), *name);
+    }
+    assert!("xml"
+        .parse::<fpdb::reader::Format>()
+        .unwrap_err()
+        .contains("one of: auto"));
+}

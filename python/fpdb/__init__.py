@@ -22,6 +22,7 @@ from ._native import (
     InputError,
     LockedError,
     NotFoundError,
+    SETTING_NAMES,
     SettingsError,
     Store as _Store,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "LockedError",
     "NotFoundError",
     "SettingsError",
+    "SETTING_NAMES",
 ]
 
 
@@ -170,10 +172,8 @@ class Fpdb:
 
 def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):  # noqa: A001 (fpdb.open on purpose)
     """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
-    reopen; the CLI's flag names with `_`): algos ("nshash,simhash" or a list), t2s, tw_phrases, reflow,
-    tight_clusters, strong_resemblance, link_shape, template_figures, nshash_n, min_sentence_chars, nshash_min_shared, verify_overlap,
-    verify_resemblance, simhash_k, simhash_min_terms, site_knowledge, simhash_blocks, expected_docs, minhash_bands, minhash_rows,
-    weight_check. Not settings (this open only): cache_mib, the block cache; memory_filters, Bloom filters of
+    reopen; the CLI's flag names with `_`; algos is "nshash,simhash" or a list): {settings}.
+    Not settings (this open only): cache_mib, the block cache; memory_filters, Bloom filters of
     every stored hash prefix kept in memory for long-running processes (as `fpdb serve
     --memory-filters`)."""
     return Fpdb(
@@ -184,6 +184,9 @@ def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False
         memory_filters=memory_filters,
         **settings,
     )
+
+
+open.__doc__ = open.__doc__.replace("{settings}", ", ".join(SETTING_NAMES))
 
 
 class Client:

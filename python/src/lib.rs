@@ -479,5 +479,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SettingsError", py.get_type::<SettingsError>())?;
     m.add("NotFoundError", py.get_type::<NotFoundError>())?;
     m.add("InputError", py.get_type::<InputError>())?;
+    // The store settings `open` takes by name, from the library's table of settings (so the
+    // docstring lists every one): `algos` and `weight_check` first, then the table's (but
+    // `key_algos`, which `algos` sets).
+    let mut names = vec!["algos", "weight_check"];
+    names.extend(Settings::names().into_iter().filter(|n| *n != "key_algos"));
+    m.add("SETTING_NAMES", names)?;
     Ok(())
 }

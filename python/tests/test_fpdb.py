@@ -186,6 +186,11 @@ def test_settings_are_kept_and_checked(tmp_path):
         fpdb.open(tmp_path / "t.db", algos=["nshash", "bogus"])
     with pytest.raises(TypeError, match="unknown setting"):
         fpdb.open(tmp_path / "t.db", colour="blue")
+    # The docstring names every setting `open` takes: it is made from the library's table.
+    assert len(fpdb.SETTING_NAMES) >= 30
+    for name in fpdb.SETTING_NAMES:
+        assert name in fpdb.open.__doc__
+    assert "{settings}" not in fpdb.open.__doc__
 
 
 def cli_ingest_of_sample(tmp_path):

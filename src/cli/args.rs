@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use fpdb::reader::{Fields, Format, ReadOptions};
 use fpdb::{Algo, Segmenter, SentenceHash, Settings, SimhashFeatures, Stopwords};
@@ -12,20 +12,6 @@ pub(super) struct JsonFlag {
     /// Machine-readable JSON on stdout.
     #[arg(long)]
     pub(super) json: bool,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub(super) enum FormatArg {
-    Auto,
-    Jsonl,
-    Csv,
-    Tsv,
-    Warc,
-    Arc,
-    Parquet,
-    Html,
-    Text,
-    List,
 }
 
 /// The help heading of the store settings' flags.
@@ -278,8 +264,8 @@ pub(super) struct InputArgs {
     /// after .gz/.zst),
     /// else by the first bytes ({, <html); anything else is one text document whose id is its
     /// path. list: a file of input paths, one per line
-    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-    pub(super) format: FormatArg,
+    #[arg(long, default_value = "auto", value_parser = format_parser())]
+    pub(super) format: Format,
     /// JSONL field holding the document id (empty: `file:line`). In JSONL, a name with dots
     /// that is not a key reaches into nested objects: `meta.id`, `content.body`
     #[arg(long, default_value = "id")]
@@ -322,6 +308,14 @@ fn published_from(s: &str) -> Result<i64, String> {
     })
 }
 
+/// `--format`: one of the reader's format names ([`Format::NAMES`]), listed in the help.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    let names = Format::NAMES.iter().map(|(n, _)| *n);
+    clap::builder::PossibleValuesParser::new(names)
+        .map(|s| s.parse::<Format>().expect("a name of Format::NAMES"))
+}
+
 /// A field that must be named: the text has to come from somewhere.
 fn field_name(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
@@ -333,18 +327,7 @@ fn field_name(s: &str) -> Result<String, String> {
 impl InputArgs {
     pub(super) fn read_options(&self) -> ReadOptions {
         ReadOptions {
-            format: match self.format {
-                FormatArg::Auto => Format::Auto,
-                FormatArg::Jsonl => Format::Jsonl,
-                FormatArg::Csv => Format::Csv,
-                FormatArg::Tsv => Format::Tsv,
-                FormatArg::Warc => Format::Warc,
-                FormatArg::Arc => Format::Arc,
-                FormatArg::Parquet => Format::Parquet,
-                FormatArg::Html => Format::Html,
-                FormatArg::Text => Format::Text,
-                FormatArg::List => Format::List,
-            },
+            format: self.format,
             fields: Fields {
                 id: self.id_field.clone(),
                 text: self.text_field.clone(),

@@ -165,9 +165,9 @@ fn learned_idf(
 /// `--weight-check` only where a checked keyword algorithm runs.
 fn configuration(algo: EvalAlgo, base: &Settings) -> (&'static str, Settings) {
     let (name, mut s) = match algo {
-        EvalAlgo::Alone(Algo::Nshash) => ("nshash", only(base, true, false, false)),
-        EvalAlgo::Alone(Algo::Simhash) => ("simhash", only(base, false, true, false)),
-        EvalAlgo::Alone(Algo::Minhash) => ("minhash", only(base, false, false, true)),
+        EvalAlgo::Alone(a @ Algo::Nshash) => (a.name(), only(base, true, false, false)),
+        EvalAlgo::Alone(a @ Algo::Simhash) => (a.name(), only(base, false, true, false)),
+        EvalAlgo::Alone(a @ Algo::Minhash) => (a.name(), only(base, false, false, true)),
         EvalAlgo::Default => ("default", base.clone()),
         EvalAlgo::Alone(keyed) => {
             let k = fpdb::KeyAlgo::by_name(keyed.name())

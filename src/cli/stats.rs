@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use fpdb::Algo;
 
 use super::output::{open_read_only, EXIT_OK};
 
@@ -56,13 +57,13 @@ pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
 fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
     let o = &s.options;
     let mut algos: Vec<&str> = [
-        (o.nshash, "nshash"),
-        (o.simhash, "simhash"),
-        (o.minhash_bands > 0, "minhash"),
+        (o.nshash, Algo::Nshash),
+        (o.simhash, Algo::Simhash),
+        (o.minhash_bands > 0, Algo::Minhash),
     ]
     .iter()
     .filter(|a| a.0)
-    .map(|a| a.1)
+    .map(|a| a.1.name())
     .collect();
     algos.extend(o.key_algos.0.iter().map(fpdb::KeyAlgo::name));
     outln!("algorithms   {}", algos.join(" "));

@@ -129,19 +129,19 @@ impl Settings {
         let mut keys = Vec::new();
         let (mut nshash, mut simhash, mut minhash) = (false, false, false);
         for name in names {
-            match name.as_ref() {
-                "nshash" => nshash = true,
-                "simhash" => simhash = true,
-                "minhash" => minhash = true,
-                other => match crate::options::KeyAlgo::by_name(other) {
-                    Some(k) => keys.push(k),
-                    None => {
-                        return Err(Error::InvalidOption(format!(
-                            "unknown algorithm `{other}` (known: {})",
-                            ALGO_NAMES.join(", ")
-                        )))
-                    }
-                },
+            let name = name.as_ref();
+            let key = || crate::options::KeyAlgo::by_name(name);
+            match (crate::options::Algo::by_name(name), key()) {
+                (Some(crate::options::Algo::Nshash), _) => nshash = true,
+                (Some(crate::options::Algo::Simhash), _) => simhash = true,
+                (Some(crate::options::Algo::Minhash), _) => minhash = true,
+                (_, Some(k)) => keys.push(k),
+                _ => {
+                    return Err(Error::InvalidOption(format!(
+                        "unknown algorithm `{name}` (known: {})",
+                        ALGO_NAMES.join(", ")
+                    )))
+                }
             }
         }
         self.nshash = Some(nshash);

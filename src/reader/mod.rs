@@ -72,6 +72,45 @@ pub enum Format {
     List,
 }
 
+impl Format {
+    /// Every format by its name (`--format`, the Python package's `format`).
+    pub const NAMES: &'static [(&'static str, Format)] = &[
+        ("auto", Format::Auto),
+        ("jsonl", Format::Jsonl),
+        ("csv", Format::Csv),
+        ("tsv", Format::Tsv),
+        ("warc", Format::Warc),
+        ("arc", Format::Arc),
+        ("parquet", Format::Parquet),
+        ("html", Format::Html),
+        ("text", Format::Text),
+        ("list", Format::List),
+    ];
+
+    /// Its name in [`Format::NAMES`].
+    pub fn name(self) -> &'static str {
+        Format::NAMES
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("auto", |(n, _)| n)
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Format::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, f)| *f)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::NAMES.iter().map(|(n, _)| *n).collect();
+                format!("unknown format `{s}` (one of: {})", names.join(", "))
+            })
+    }
+}
+
 /// Field names for JSONL and CSV/TSV.
 #[derive(Debug, Clone)]
 pub struct Fields {
