@@ -285,3 +285,70 @@ fn in_one_batch_an_excerpt_does_not_chain_its_article_to_a_quoted_opening() {
     let v: serde_json::Value = serde_json::from_str(common::stdout(&o).trim()).unwrap();
     assert_eq!(v["excerpt_of"], "article", "{v}");
 }
+
+/// Tight clusters ask a document linked weakly (a window of the article) to verify against
+/// its cluster's first document too. When that first document is the article's excerpt or
+/// teaser, stored before the article, the article stands for it: a window of the article
+/// then joins whichever came first (without the rule it joins only when the article came
+/// first). Two chained windows of a text still stay apart, whoever came first.
+#[test]
+fn an_excerpt_stored_first_does_not_keep_the_articles_windows_out() {
+    let mut rng = Rng(0x7ea5_e125_0000_0020);
+    let rounds = 8;
+    let mut apart_with_rule_off = 0;
+    for round in 0..rounds {
+        let body: Vec<String> = (0..12)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        let own: Vec<String> = (0..2).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let article = Document::new("article", body.join("\n"));
+        let mut shown = body[..2].to_vec();
+        shown.push("Read more".into());
+        let excerpt = Document::new("excerpt", shown.join("\n"));
+        // The article without its opening, with two sentences of its own at the end: a
+        // window of it (its own sentences follow the shared run, the article's precede it).
+        let window = Document::new("window", [&body[2..], &own[..]].concat().join("\n"));
+        let docs = [&excerpt, &article, &window];
+        let c = clusters(Settings::default(), &docs);
+        assert_eq!(c["excerpt"], c["article"], "round {round}: {c:?}");
+        assert_eq!(c["article"], c["window"], "round {round}: {c:?}");
+        // In the article's own order too.
+        let c = clusters(Settings::default(), &[&article, &excerpt, &window]);
+        assert_eq!(c["article"], c["window"], "round {round}: {c:?}");
+        // A teaser (the first five sentences) stored first: joined by its article with
+        // `excerpts` off too (the teaser rule), but then the window is kept out.
+        let mut shown = body[..5].to_vec();
+        shown.push("Read more".into());
+        let teaser = Document::new("teaser", shown.join("\n"));
+        let docs = [&teaser, &article, &window];
+        let c = clusters(Settings::default(), &docs);
+        assert!(
+            c["teaser"] == c["article"] && c["article"] == c["window"],
+            "{c:?}"
+        );
+        let off = Settings {
+            excerpts: Some(false),
+            ..Default::default()
+        };
+        let c = clusters(off, &docs);
+        assert_eq!(c["teaser"], c["article"], "round {round}: {c:?}");
+        apart_with_rule_off += usize::from(c["article"] != c["window"]);
+        // Chained windows: A, then C overlapping A's end, then B overlapping C's end only.
+        let text: Vec<String> = (0..15)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        let a = Document::new("a", text[..9].join("\n"));
+        let cw = Document::new("c", text[3..12].join("\n"));
+        let b = Document::new("b", text[6..15].join("\n"));
+        let c = clusters(Settings::default(), &[&a, &cw, &b]);
+        assert_ne!(
+            c["a"], c["b"],
+            "round {round}: chained windows joined {c:?}"
+        );
+    }
+    // Without the rule (stores without `excerpts`) the window is kept out: the rule matters.
+    assert!(
+        apart_with_rule_off >= rounds / 2,
+        "{apart_with_rule_off} of {rounds}"
+    );
+}

@@ -345,10 +345,12 @@ impl Fpdb {
                 // cluster's first document, which may be the removed one (it verifies nothing).
                 let gone = DocRecord::default();
                 let all = &*recs;
-                let lk = self.lookup_with(&fps, &holders, near, &mut |seq| {
+                let verify = &mut |seq| {
                     let rec = index.get(&seq).map_or(&gone, |&j| &all[j]);
                     Ok(Checked::of(&self.opts, &fps, rec))
-                })?;
+                };
+                let record = &mut |seq| Ok(index.get(&seq).map_or(&gone, |&j| &all[j]).clone());
+                let lk = self.lookup_with(&fps, &holders, near, (verify, record))?;
                 recs[i].matches = self.matches(&lk).1;
                 changed.push(i);
                 // Citations, as its ingest would have found them among these candidates: a

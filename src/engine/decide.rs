@@ -91,7 +91,7 @@ impl Fpdb {
             bound_simhash(&mut simhash);
         }
         let verified = f.verified;
-        let lk = self.lookup_with(&fps, &holders, simhash, &mut |seq| {
+        let verify = &mut |seq| {
             if let Some(&i) = d.index.docs.get(&seq) {
                 return Ok(Checked::of(&self.opts, &fps, &d.records[i].1));
             }
@@ -99,7 +99,12 @@ impl Fpdb {
                 return Ok(v.clone());
             }
             self.check_stored(&fps, seq)
-        })?;
+        };
+        let record = &mut |seq| match d.index.docs.get(&seq) {
+            Some(&i) => Ok(d.records[i].1.clone()),
+            None => self.doc(seq),
+        };
+        let lk = self.lookup_with(&fps, &holders, simhash, (verify, record))?;
         let saved = self.counters();
         let (mark, marked) = (d.bulk.len(), d.records.len());
         let postings: Vec<u64> = fps.postings().collect();

@@ -12,7 +12,7 @@ use super::{Fpdb, LookupCounters, Match, MAX_MATCHES};
 use crate::error::Result;
 use crate::fingerprint::{keys, Fingerprints};
 use crate::options::Algo;
-use crate::store::schema::{self, ClusterRecord, StoredMatch};
+use crate::store::schema::{self, ClusterRecord, DocRecord, StoredMatch};
 
 /// A candidate stored document found by lookup.
 #[derive(Debug, Clone)]
@@ -68,6 +68,9 @@ impl Proposal {
         }
     }
 }
+
+/// A stored document's record by its seq (a store's, or one of the batch being decided).
+pub(super) type RecordOf<'a> = &'a mut dyn FnMut(u64) -> Result<DocRecord>;
 
 /// What verifying one proposed document found.
 struct Verdict {
@@ -140,9 +143,8 @@ impl Fpdb {
     fn lookup_in(&self, fps: &Fingerprints, read: Option<&ReadMany>) -> Result<Lookup> {
         LookupCounters::add(&self.reads.lookups, 1);
         let (holders, simhash) = self.holders_and_neighbours(fps, read)?;
-        self.lookup_with(fps, &holders, simhash, &mut |seq| {
-            self.check_stored(fps, seq)
-        })
+        let verify = &mut |seq| self.check_stored(fps, seq);
+        self.lookup_with(fps, &holders, simhash, (verify, &mut |seq| self.doc(seq)))
     }
     /// The decision inputs of `fps` from what was found for it: the holder of each sentence
     /// hash and band key (`holders`), the simhash neighbours (`simhash`: seq -> distance) and
@@ -154,7 +156,7 @@ impl Fpdb {
         fps: &Fingerprints,
         holders: &super::postings::Holders,
         mut simhash: BTreeMap<u64, u32>,
-        verify: &mut dyn FnMut(u64) -> Result<Checked>,
+        (verify, record): (&mut dyn FnMut(u64) -> Result<Checked>, RecordOf<'_>),
     ) -> Result<Lookup> {
         // Bounded where it was read; bounded again here, where the rules live (a no-op then).
         super::postings::bound_simhash(&mut simhash);
@@ -175,7 +177,7 @@ impl Fpdb {
             }
         }
         if self.opts.tight_clusters && min_overlap > 0.0 {
-            Self::drop_loose_clusters(&mut lk, &verdicts, verify, min_overlap)?;
+            self.drop_loose_clusters(&mut lk, &verdicts, (verify, record), min_overlap)?;
         }
         if self.opts.site_knowledge {
             lk.left_out_joins_one();
@@ -336,9 +338,10 @@ impl Fpdb {
     /// first document, or links strongly to a member (is a copy of it): no chain of weaker
     /// links through a third document joins two that differ.
     fn drop_loose_clusters(
+        &self,
         lk: &mut Lookup,
         verdicts: &HashMap<u64, Verdict>,
-        verify: &mut dyn FnMut(u64) -> Result<Checked>,
+        (verify, record): (&mut dyn FnMut(u64) -> Result<Checked>, RecordOf<'_>),
         min_overlap: f64,
     ) -> Result<()> {
         let mut loose = Vec::new();
@@ -346,11 +349,12 @@ impl Fpdb {
             if lk.candidates.iter().any(|c| c.root == root && c.strong) {
                 continue;
             }
-            let overlap = match verdicts.get(&rec.first_seq) {
+            let first = rec.first_seq;
+            let overlap = match verdicts.get(&first) {
                 Some(v) => v.overlap,
-                None => verify(rec.first_seq)?.overlap,
+                None => verify(first)?.overlap,
             };
-            if overlap < min_overlap {
+            if overlap < min_overlap && !self.opening_of_candidate(lk, root, first, record)? {
                 loose.push(root);
             }
         }
@@ -359,6 +363,45 @@ impl Fpdb {
         }
         lk.candidates.retain(|c| lk.roots.contains_key(&c.root));
         Ok(())
+    }
+
+    /// Stores with `excerpts`: whether cluster `root`'s first document (`first`) is the teaser
+    /// or excerpt of a larger verified candidate of the cluster (compared as stored). Such a
+    /// first document stands aside for that candidate under tight clusters: a window of the
+    /// article verifies against the article, not against its opening. Chained windows are
+    /// not so: neither of two windows is the other's opening.
+    fn opening_of_candidate(
+        &self,
+        lk: &Lookup,
+        root: u64,
+        first: u64,
+        record: RecordOf<'_>,
+    ) -> Result<bool> {
+        if !self.opts.excerpts {
+            return Ok(false);
+        }
+        let mut opening: Option<DocRecord> = None;
+        for c in lk
+            .candidates
+            .iter()
+            .filter(|c| c.root == root && c.seq != first)
+        {
+            if opening.is_none() {
+                opening = Some(record(first)?);
+            }
+            let (f, c) = (opening.as_ref().expect("read above"), record(c.seq)?);
+            if f.sketch.len() >= c.sketch.len() {
+                continue;
+            }
+            let (a, b) = (super::record_sketches(f), super::record_sketches(&c));
+            let opts = &self.opts;
+            if crate::fingerprint::verified_as_teaser(opts, a, b)
+                || crate::fingerprint::verified_as_excerpt(opts, a, b).is_some_and(|r| r.is_ok())
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The matches to report and store, best first: at most [`MAX_MATCHES`], plus the best

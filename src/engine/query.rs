@@ -36,9 +36,12 @@ impl Fpdb {
             .map(|((id, fps), found)| {
                 LookupCounters::add(&self.reads.lookups, 1);
                 let (holders, simhash) = found?;
-                let lk = self.lookup_with(fps, &holders, simhash, &mut |seq| {
-                    self.check_stored_in(fps, seq, records.as_ref())
-                })?;
+                let verify = &mut |seq| self.check_stored_in(fps, seq, records.as_ref());
+                let record = &mut |seq| match records.as_ref().and_then(|r| r.get(&seq)) {
+                    Some(r) => Ok(r.clone()),
+                    None => self.doc(seq),
+                };
+                let lk = self.lookup_with(fps, &holders, simhash, (verify, record))?;
                 self.outcome(id, lk, &fps.sketch)
             })
             .collect()
