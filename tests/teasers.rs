@@ -284,6 +284,19 @@ fn in_one_batch_an_excerpt_does_not_chain_its_article_to_a_quoted_opening() {
     );
     let v: serde_json::Value = serde_json::from_str(common::stdout(&o).trim()).unwrap();
     assert_eq!(v["excerpt_of"], "article", "{v}");
+    // The export names it too, as the result line did (the relation is stored), and drops
+    // it once the article is deleted.
+    let o = common::run(dir.path(), &["export", "--db", "db2"]);
+    let exported = common::json_lines(&common::stdout(&o));
+    assert_eq!(exported[1]["id"], "excerpt", "{exported:?}");
+    assert_eq!(exported[1]["excerpt_of"], results[1]["excerpt_of"]);
+    assert_eq!(exported[1]["matches"][0]["excerpt"], true, "{exported:?}");
+    assert!(exported[0].get("excerpt_of").is_none(), "{exported:?}");
+    let o = common::run(dir.path(), &["delete", "--db", "db2", "article"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let o = common::run(dir.path(), &["export", "--db", "db2"]);
+    let exported = common::json_lines(&common::stdout(&o));
+    assert!(exported[0].get("excerpt_of").is_none(), "{exported:?}");
 }
 
 /// Tight clusters ask a document linked weakly (a window of the article) to verify against

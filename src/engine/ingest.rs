@@ -345,6 +345,7 @@ impl Fpdb {
             named,
         } = self.join(lk, (me, &fps), reuse, staged)?;
         let (matches, stored_matches) = self.matches(lk);
+        let excerpts = excerpts_of(&matches, &stored_matches);
         staged.put(
             Cf::Members,
             schema::members_key(ClusterId(target), Seq(seq)),
@@ -380,6 +381,7 @@ impl Fpdb {
                 Some((_, seen)) if self.opts.site_templates => seen,
                 _ => Vec::new(),
             },
+            excerpts,
         };
         Ok((
             Outcome {
@@ -526,6 +528,19 @@ fn pending(waiting: &[u64], fps: &Fingerprints, found: &[u64]) -> Vec<u64> {
             && out.len() < crate::text::cites::MAX_CITES
         {
             out.push(k);
+        }
+    }
+    out
+}
+
+/// The seqs of the matches a new document verified against only as their excerpt, in the
+/// order they were matched, once each (`matches` and `stored` are one list, as reported and
+/// as stored).
+fn excerpts_of(matches: &[super::Match], stored: &[schema::StoredMatch]) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for (m, s) in matches.iter().zip(stored) {
+        if m.excerpt && !out.contains(&s.seq) {
+            out.push(s.seq);
         }
     }
     out

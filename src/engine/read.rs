@@ -186,11 +186,15 @@ impl Fpdb {
                     let Some(id) = self.id_of(m.seq, &ids)? else {
                         continue;
                     };
-                    matches.push(stored_match(id, m));
+                    let mut matched = stored_match(id, m);
+                    matched.excerpt = rec.excerpts.contains(&m.seq);
+                    matches.push(matched);
                 }
                 let duplicate_of = first.filter(|f| *f != rec.id);
                 let dates = Dates::of(&rec);
-                visit(Outcome::stored(rec.id, root, duplicate_of, matches), dates)?;
+                let mut outcome = Outcome::stored(rec.id, root, duplicate_of, matches);
+                outcome.excerpt_of = Outcome::excerpt_of(&outcome.matches);
+                visit(outcome, dates)?;
             }
             match next {
                 Some(n) => start = schema::u64_key(n).to_vec(),

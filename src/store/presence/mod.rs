@@ -357,6 +357,7 @@ mod tests {
             cited: false,
             digest: None,
             template: Vec::new(),
+            excerpts: Vec::new(),
         };
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));

@@ -281,8 +281,12 @@ pub struct DocRecord {
     pub digest: Option<u64>,
     /// The sentences of its site's template: those of its lines its host showed on an earlier
     /// page and that were not furniture yet, when it was ingested (a subset of `sketch`, sorted;
-    /// stores with `site_templates`: record version 8 only).
+    /// stores with `site_templates`: record version 8 and 9).
     pub template: Vec<u32>,
+    /// The stored documents whose first sentences it holds and which it verified against only
+    /// as such, by seq (stores with `excerpts`: record version 9 only; `export` names the
+    /// first still stored as its `excerpt_of`).
+    pub excerpts: Vec<u64>,
 }
 
 impl DocRecord {

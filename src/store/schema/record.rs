@@ -30,10 +30,12 @@ enum DocVersion {
     Digest,
     /// + the sentences of its site's template (`site_templates`).
     Template,
+    /// + the documents it is an excerpt of (`excerpts`).
+    Excerpts,
 }
 
 impl DocVersion {
-    const ALL: [DocVersion; 8] = [
+    const ALL: [DocVersion; 9] = [
         DocVersion::Base,
         DocVersion::Keys,
         DocVersion::Weights,
@@ -42,6 +44,7 @@ impl DocVersion {
         DocVersion::Published,
         DocVersion::Digest,
         DocVersion::Template,
+        DocVersion::Excerpts,
     ];
 
     fn byte(self) -> u8 {
@@ -54,6 +57,7 @@ impl DocVersion {
             DocVersion::Published => 6,
             DocVersion::Digest => 7,
             DocVersion::Template => 8,
+            DocVersion::Excerpts => 9,
         }
     }
 
@@ -63,7 +67,9 @@ impl DocVersion {
 
     /// The oldest version that holds `r`.
     fn of(r: &DocRecord) -> DocVersion {
-        if !r.template.is_empty() {
+        if !r.excerpts.is_empty() {
+            DocVersion::Excerpts
+        } else if !r.template.is_empty() {
             DocVersion::Template
         } else if r.digest.is_some() {
             DocVersion::Digest
@@ -93,6 +99,7 @@ impl DocVersion {
             DocVersion::Published => 21,
             DocVersion::Digest => 22,
             DocVersion::Template => 23,
+            DocVersion::Excerpts => 24,
         }
     }
 }
@@ -160,6 +167,9 @@ impl Serialize for Versioned<'_> {
         if v >= DocVersion::Template {
             t.serialize_element(&r.template)?;
         }
+        if v >= DocVersion::Excerpts {
+            t.serialize_element(&r.excerpts)?;
+        }
         t.end()
     }
 }
@@ -168,7 +178,8 @@ impl Serialize for Versioned<'_> {
 /// exact-algorithm keys, keyword weights, sentence order and figures as version 1; without
 /// weights, order and figures as version 2; without order and figures as version 3; without
 /// figures as version 4; without a publication time as version 5; without a digest as
-/// version 6; without a template as version 7; else version 8.
+/// version 6; without a template as version 7; without excerpts as version 8; else
+/// version 9.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let v = DocVersion::of(r);
     let mut out = Vec::with_capacity(128 + 4 * (r.sketch.len() + r.shingles.len()));
@@ -216,6 +227,7 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
         cited: false,
         digest: None,
         template: Vec::new(),
+        excerpts: Vec::new(),
     };
     if version >= DocVersion::Keys {
         r.bands = field(&mut rest, key)?;
@@ -240,6 +252,9 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
     }
     if version >= DocVersion::Template {
         r.template = field(&mut rest, key)?;
+    }
+    if version >= DocVersion::Excerpts {
+        r.excerpts = field(&mut rest, key)?;
     }
     Ok(r)
 }
@@ -357,6 +372,7 @@ mod tests {
             cited: false,
             digest: None,
             template: Vec::new(),
+            excerpts: Vec::new(),
         }
     }
 
@@ -455,11 +471,12 @@ mod tests {
     /// then the empty fields a version lacks trimmed from its end (each one length byte 0).
     fn trimmed_encoding(r: &DocRecord) -> Vec<u8> {
         let mut out = encode(r);
-        // `published`, `cites`, `cited`, `digest` and `template` (None, empty, false, None,
-        // empty: one byte 0 each), the fields added after this encoding was replaced.
+        // `published`, `cites`, `cited`, `digest`, `template` and `excerpts` (None, empty,
+        // false, None, empty, empty: one byte 0 each), the fields added after this encoding
+        // was replaced.
         assert!(r.published.is_none() && r.cites.is_empty() && !r.cited && r.digest.is_none());
-        assert!(r.template.is_empty());
-        out.truncate(out.len() - 5);
+        assert!(r.template.is_empty() && r.excerpts.is_empty());
+        out.truncate(out.len() - 6);
         if !r.figures.is_empty() {
             out[0] = DOC_RECORD_FIGURES;
             return out;
@@ -512,6 +529,7 @@ mod tests {
             cited in proptest::bool::ANY,
             digest in proptest::option::of(proptest::num::u64::ANY),
             template in some(proptest::num::u32::ANY),
+            excerpts in some(proptest::num::u64::ANY),
             time in proptest::num::u64::ANY,
         ) {
             let r = DocRecord {
@@ -538,9 +556,12 @@ mod tests {
                 cited,
                 digest,
                 template,
+                excerpts,
             };
             let enc = encode_doc(&r);
-            if !r.template.is_empty() {
+            if !r.excerpts.is_empty() {
+                proptest::prop_assert_eq!(enc[0], 9);
+            } else if !r.template.is_empty() {
                 proptest::prop_assert_eq!(enc[0], 8);
             } else if r.digest.is_some() {
                 proptest::prop_assert_eq!(enc[0], 7);

@@ -155,6 +155,7 @@ fn doc_record() -> DocRecord {
         cited: true,
         digest: Some(0x5eed),
         template: vec![2, 5, 7],
+        excerpts: vec![3, 1],
     }
 }
 
