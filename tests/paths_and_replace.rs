@@ -1,6 +1,6 @@
-//! Every case of the correctness review of 2026-11-22 (the review of the release binary),
-//! reproduced on the real binary in a temp dir: `--replace` keeps clusters true, and no input
-//! or output path hangs, panics or destroys data.
+//! On the real binary in a temp dir: `--replace` keeps clusters true, and no input or output
+//! path (a closed pipe, a full device, an output that is an input, symlink loops and FIFOs in
+//! a walk) hangs, panics or destroys data.
 
 mod common;
 

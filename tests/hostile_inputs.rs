@@ -1,11 +1,11 @@
-//! Every defect of the adversarial review of 2026-11-25 that the command line and the readers
-//! meet, reproduced on the real binary and real files (the server's are in `tests/serve.rs`):
+//! Hostile inputs and paths that the command line and the readers meet, on the real binary and
+//! real files (the server's are in `tests/serve.rs`):
 //! output paths inside the store, outputs opened before the lock, deeply nested HTML, damaged
 //! gzip members and lying length fields in WARC and ARC, damaged Parquet row groups, the clock
 //! override, control characters and long ids from archives, unterminated CSV quotes, a backup
 //! inside the store, and the smaller flags.
 //!
-//! Over 600 lines: one case per defect of the review, in the review's order.
+//! Over 600 lines: one case per kind of hostile input, each small.
 
 mod common;
 

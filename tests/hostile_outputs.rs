@@ -1,5 +1,5 @@
-//! The defects of the third adversarial review (2026-11-26) on the real binary, real files and
-//! raw sockets: outputs that are not regular files, two outputs that are one file, gzip members
+//! Hostile outputs, checksums and hosts, on the real binary, real files and raw sockets:
+//! outputs that are not regular files, two outputs that are one file, gzip members
 //! and zstd frames that fail their checks, a damaged member larger than the recovery tape,
 //! a tokenless server's Host and cross-site checks, publication times outside the window, and
 //! the members' `limit` cap. Repeated pages are in `tests/lookup_stats.rs` and
