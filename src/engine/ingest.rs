@@ -128,7 +128,7 @@ impl Fpdb {
         let none = HashMap::new();
         for m in &rec.matches {
             if let Some(id) = self.id_of(m.seq, &none)? {
-                matches.push(stored_match(id, m));
+                matches.push(stored_match(id, m, &rec.excerpts));
             }
         }
         let mut b = Batch::new();

@@ -186,15 +186,11 @@ impl Fpdb {
                     let Some(id) = self.id_of(m.seq, &ids)? else {
                         continue;
                     };
-                    let mut matched = stored_match(id, m);
-                    matched.excerpt = rec.excerpts.contains(&m.seq);
-                    matches.push(matched);
+                    matches.push(stored_match(id, m, &rec.excerpts));
                 }
                 let duplicate_of = first.filter(|f| *f != rec.id);
                 let dates = Dates::of(&rec);
-                let mut outcome = Outcome::stored(rec.id, root, duplicate_of, matches);
-                outcome.excerpt_of = Outcome::excerpt_of(&outcome.matches);
-                visit(outcome, dates)?;
+                visit(Outcome::stored(rec.id, root, duplicate_of, matches), dates)?;
             }
             match next {
                 Some(n) => start = schema::u64_key(n).to_vec(),
@@ -456,15 +452,16 @@ impl Fpdb {
     }
 }
 
-/// A [`Match`] from a match stored with a document.
-pub(super) fn stored_match(id: String, m: &StoredMatch) -> Match {
+/// A [`Match`] from a match stored with a document; an excerpt link when the document is an
+/// excerpt of the matched one (`excerpts`: its record's).
+pub(super) fn stored_match(id: String, m: &StoredMatch, excerpts: &[u64]) -> Match {
     Match {
         id,
         algo: m.algo,
         score: m.score,
         distance: (m.algo == Algo::Simhash).then(|| ((1.0 - m.score) * 64.0).round() as u32),
         overlap: Some(m.overlap),
-        excerpt: false,
+        excerpt: excerpts.contains(&m.seq),
     }
 }
 
@@ -484,7 +481,7 @@ mod tests {
                 score: 0.5,
                 overlap: 0.75,
             };
-            let read = super::stored_match("a".into(), &m);
+            let read = super::stored_match("a".into(), &m, &[]);
             assert_eq!(read.algo, algo);
             assert_eq!(read.distance.is_some(), algo.name() == "simhash");
         }

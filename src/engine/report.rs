@@ -488,7 +488,7 @@ impl Fpdb {
             for m in &rec.matches {
                 if let Some(id) = self.id_of(m.seq, &ids)? {
                     ids.insert(m.seq, id.clone());
-                    links.push(stored_match(cut(id, MAX_LINK_ID_CHARS), m));
+                    links.push(stored_match(cut(id, MAX_LINK_ID_CHARS), m, &rec.excerpts));
                 }
             }
             ids.insert(seq, rec.id.clone());

@@ -138,7 +138,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// A stored document as it stands (export, an unchanged replace): its cluster, original
-    /// and stored matches; nothing merged, displaced or drawn on.
+    /// and stored matches (its excerpt links marked); nothing merged, displaced or drawn on.
     pub(crate) fn stored(
         id: String,
         similar_id: u64,
@@ -151,7 +151,7 @@ impl Outcome {
             duplicate_of,
             previous_original: None,
             composite_of: Vec::new(),
-            excerpt_of: None,
+            excerpt_of: Outcome::excerpt_of(&matches),
             matches,
             merged: Vec::new(),
         }
