@@ -335,29 +335,8 @@ mod tests {
     fn next_doc(s: &dyn Store, seq: u64, id: &str) {
         let rec = schema::DocRecord {
             id: id.into(),
-            url: None,
-            title: None,
-            description: None,
-            keywords: None,
-            chars: 0,
-            nshash: Vec::new(),
-            simhash: None,
-            sketch: Vec::new(),
-            shingles: Vec::new(),
             similar_id: 1,
-            matches: Vec::new(),
-            time: 0,
-            bands: Vec::new(),
-            keys: Vec::new(),
-            key_weights: Vec::new(),
-            order: Vec::new(),
-            figures: Vec::new(),
-            published: None,
-            cites: Vec::new(),
-            cited: false,
-            digest: None,
-            template: Vec::new(),
-            excerpts: Vec::new(),
+            ..Default::default()
         };
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq - 1), schema::encode_doc(&rec));

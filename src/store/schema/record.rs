@@ -363,16 +363,7 @@ mod tests {
             matches: Vec::new(),
             time: 11,
             bands,
-            keys: Vec::new(),
-            key_weights: Vec::new(),
-            order: Vec::new(),
-            figures: Vec::new(),
-            published: None,
-            cites: Vec::new(),
-            cited: false,
-            digest: None,
-            template: Vec::new(),
-            excerpts: Vec::new(),
+            ..Default::default()
         }
     }
 
