@@ -99,28 +99,48 @@ fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
         o.simhash_stopwords,
         o.simhash_idf
     );
-    outln!(
-        "text         t2s={} tw_phrases={} reflow={} verify_overlap={}% verify_resemblance={}% tight_clusters={} strong_resemblance={}% link_shape={} template_figures={} originals={} digests={} teasers={} reordered_lines={} furniture={} page_teasers={} site_templates={} batch_furniture={} same_site_templates={} site_knowledge={} excerpts={}",
-        o.t2s,
-        o.tw_phrases,
-        o.reflow,
-        o.verify_overlap_pct,
-        o.verify_resemblance_pct,
-        o.tight_clusters,
-        o.strong_resemblance_pct,
-        o.link_shape,
-        o.template_figures,
-        o.originals,
-        o.digests,
-        o.teasers,
-        o.reordered_lines,
-        o.furniture,
-        o.page_teasers,
-        o.site_templates,
-        o.batch_furniture,
-        o.same_site_templates,
-        o.site_knowledge,
-        o.excerpts
-    );
+    outln!("rules        {}", rules_line(o)?);
     Ok(())
+}
+
+/// Settings the lines before "rules" show (by a name of their own).
+const SHOWN_APART: &[&str] = &[
+    "nshash",
+    "simhash",
+    "key_algos",
+    "nshash_n",
+    "nshash_hash",
+    "min_sentence_chars",
+    "nshash_min_shared",
+    "simhash_k",
+    "simhash_min_terms",
+    "simhash_blocks",
+    "expected_docs",
+    "minhash_bands",
+    "minhash_rows",
+    "simhash_features",
+    "segmenter",
+    "simhash_stopwords",
+    "simhash_idf",
+];
+
+/// Every other setting of the table, in its order, as `name=value` (a percentage without
+/// `_pct`, with `%`): a new setting shows here without code of its own.
+fn rules_line(o: &fpdb::Options) -> anyhow::Result<String> {
+    let values = serde_json::to_value(o)?;
+    let mut parts = Vec::new();
+    for row in fpdb::SETTING_TABLE {
+        if SHOWN_APART.contains(&row.name) {
+            continue;
+        }
+        let v = match &values[row.name] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        parts.push(match row.name.strip_suffix("_pct") {
+            Some(name) => format!("{name}={v}%"),
+            None => format!("{}={v}", row.name),
+        });
+    }
+    Ok(parts.join(" "))
 }
