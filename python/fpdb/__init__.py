@@ -110,7 +110,8 @@ class Fpdb:
         """Ingest one document; durable on return. Returns its result line (dict). `date`, its
         publication time, makes it its cluster's original when it is the earliest; a date
         before 1900 or more than a day ahead of now raises InputError."""
-        return json.loads(self._store.ingest_batch([(str(id), text, title, url, _date(date))], replace))[0]
+        doc = (str(id), text, title, url, _date(date))
+        return json.loads(self._store.ingest_chunks([[doc]], replace, 1))[0]
 
     def ingest_many(self, docs, replace=False, batch_size=1024):
         """Ingest an iterable of documents (dicts or tuples) in batches, through the same

@@ -280,41 +280,8 @@ impl Store {
         })
     }
 
-    /// Ingest documents: a list of (id, text, title, url) tuples; every one is durable when
-    /// this returns. Returns the result lines as JSON text.
-    #[pyo3(signature = (docs, replace = false))]
-    fn ingest_batch(&self, py: Python<'_>, docs: Vec<PyDoc>, replace: bool) -> PyResult<String> {
-        let docs: Vec<Document> = docs.into_iter().map(document).collect::<PyResult<_>>()?;
-        let on_existing = if replace {
-            OnExisting::Replace
-        } else {
-            OnExisting::Skip
-        };
-        py.allow_threads(|| {
-            self.with(|db| {
-                let fp = db.fingerprinter().clone();
-                let fps: Vec<_> = docs
-                    .par_iter()
-                    .map(|d| fp.fingerprint_with(&d.text, d.meta()))
-                    .collect();
-                let out = db.ingest_batch(docs.iter().zip(fps).collect(), on_existing);
-                let synced = db.sync();
-                if let Some(e) = out.error {
-                    return Err(err(e));
-                }
-                synced.map_err(err)?;
-                json(
-                    &out.results
-                        .iter()
-                        .map(|r| fpdb::ResultLine::of(r, || None))
-                        .collect::<Vec<_>>(),
-                )
-            })
-        })
-    }
-
-    /// Ingest the documents of `chunks`, an iterator of lists of (id, text, title, url, date)
-    /// tuples (each list converted whole, so a list with a bad document writes none of it),
+    /// Ingest the documents of `chunks` (`Fpdb.ingest` and `ingest_many`), an iterator of
+    /// lists of (id, text, title, url, date) tuples (each list converted whole, so a list with a bad document writes none of it),
     /// through the library's one ingest path: read ahead, fingerprinted on all cores while
     /// the chunk before is decided, made durable on a thread of its own while the next is
     /// decided. Every document is durable when this returns. Returns the result lines as JSON
