@@ -381,11 +381,17 @@ impl Fpdb {
             return Ok(false);
         }
         let mut opening: Option<DocRecord> = None;
+        // A document proposed by several algorithms is a candidate once per algorithm.
+        let mut read: Vec<u64> = Vec::new();
         for c in lk
             .candidates
             .iter()
             .filter(|c| c.root == root && c.seq != first)
         {
+            if read.contains(&c.seq) {
+                continue;
+            }
+            read.push(c.seq);
             if opening.is_none() {
                 opening = Some(record(first)?);
             }
