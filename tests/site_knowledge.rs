@@ -397,3 +397,59 @@ fn a_repost_whose_article_bait_made_furniture_is_still_found() {
     let (found, _, _) = run(false);
     assert!(!found, "without the rule the repost is missed");
 }
+
+/// On a shared host each publisher is a site of its own (`text::sites`): one account's footer
+/// is that account's furniture, not the host's, and three posts of one account quoting an
+/// article make the article that account's furniture only. The publisher is named by the
+/// URL (`__biz=`) or by the page (`Document::publisher`, an HTML page's account name); a page
+/// that names none is its host's. One at a time and in one batch; without the rule the host
+/// is one site, as the review found.
+#[test]
+fn a_shared_hosts_publishers_each_learn_their_own_furniture() {
+    let url = |acct: &str, n: usize| format!("https://mp.weixin.qq.com/s?__biz={acct}&mid={n}");
+    for one_batch in [false, true] {
+        for on in [true, false] {
+            let mut rng = Rng(43);
+            let (fx, fy) = (footer(&mut rng), footer(&mut rng));
+            let quoted = article(&mut rng);
+            let mut docs = Vec::new();
+            for i in 0..3 {
+                let x = format!("{}\n{fx}", article(&mut rng));
+                docs.push(page(&format!("x{i}"), &url("X", i), &x));
+                let mut y = page(&format!("y{i}"), &format!("{WX}y{i}"), &article(&mut rng));
+                y.text = format!("{}\n{fy}", y.text);
+                y.publisher = Some("账号Y".into());
+                docs.push(y);
+                let bait = format!("{}\n{quoted}", article(&mut rng));
+                docs.push(page(&format!("z{i}"), &url("Z", i), &bait));
+            }
+            let mut db = store(on);
+            ingest(&mut db, &docs, one_batch);
+            let left_out = |url: &str, publisher: Option<&str>, text: &str| {
+                let mut p = page("probe", url, &format!("{}\n{text}", article(&mut Rng(5))));
+                p.publisher = publisher.map(str::to_string);
+                db.without_furniture(&p).unwrap().1
+            };
+            let what = format!("rule {on}, batch {one_batch}");
+            // Each account's own footer is its furniture either way.
+            assert_eq!(left_out(&url("X", 9), None, &fx), 1, "{what}");
+            assert_eq!(
+                left_out(&format!("{WX}y9"), Some("账号Y"), &fy),
+                1,
+                "{what}"
+            );
+            // Another account's page, or one naming no account, keeps those lines, and an
+            // article that account Z quoted three times.
+            let others = [
+                left_out(&url("W", 1), None, &fx),
+                left_out(&format!("{WX}w1"), None, &fy),
+                left_out(&url("W", 2), None, &quoted),
+            ];
+            if on {
+                assert_eq!(others, [0, 0, 0], "{what}");
+            } else {
+                assert_eq!(others, [1, 1, 7], "{what}");
+            }
+        }
+    }
+}

@@ -1,11 +1,11 @@
 //! Forgetting what removed pages taught (stores with `furniture` and `site_knowledge`): the
 //! `furniture` family names, for each line of a host, the clusters and pages that showed it
 //! (`learn.rs`), and a line's standing holds only while they are kept. Removing documents
-//! ([`Fpdb::remove`], [`Fpdb::expire`]) notes their hosts; the next [`Fpdb::sync`] sweeps those
-//! hosts' lines: a line none of whose clusters or pages is left is deleted, and a furniture
-//! line left with fewer than [`FURNITURE_CLUSTERS`] goes back to "seen in" them. `compact`
-//! sweeps every host, and bounds each to [`SITE_LINES`] lines, then lets the store reclaim the
-//! space. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
+//! ([`Fpdb::remove`], [`Fpdb::expire`]) notes their sites (`text::sites`); the next
+//! [`Fpdb::sync`] sweeps those sites' lines: a line none of whose clusters or pages is left
+//! is deleted, and a furniture line left with fewer than [`FURNITURE_CLUSTERS`] goes back to
+//! "seen in" them. `compact` sweeps every site, and bounds each to [`SITE_LINES`] lines, then
+//! lets the store reclaim the space. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
 //! the page it replaces (one page is one URL), and a cluster emptied by it is passed over by
 //! the next page that reads its lines.
 
@@ -48,14 +48,19 @@ impl Fpdb {
             .map_or(Ok(()), crate::store::Maintenance::compact)
     }
 
-    /// Note removed record `rec`'s host for the next sweep ([`Fpdb::sync`]).
+    /// Note removed record `rec`'s site for the next sweep ([`Fpdb::sync`]): its host's and,
+    /// when its URL names a publisher, that publisher's ([`crate::text::sites`]). A record
+    /// does not keep the publisher an HTML page named: that site is swept by `compact`.
     pub(super) fn note_removed(&self, rec: &DocRecord) {
         if !(self.opts.furniture && self.opts.site_knowledge) {
             return;
         }
-        if let Some(h) = rec.url.as_deref().and_then(crate::text::cites::host_key) {
-            self.forget.lock().expect("lock").push(h);
-        }
+        let Some(url) = rec.url.as_deref() else {
+            return;
+        };
+        let mut forget = self.forget.lock().expect("lock");
+        forget.extend(crate::text::cites::host_key(url));
+        forget.extend(crate::text::sites::site_key(url, None));
     }
 
     /// Sweep the hosts noted by removals since the last sweep.

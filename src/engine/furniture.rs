@@ -112,6 +112,7 @@ impl Seen {
 /// The lines of one page and what the store said of each.
 #[derive(Debug, Clone)]
 pub(super) struct PageLines {
+    /// Its site's key: its host's, or its publisher's on its host ([`crate::text::sites`]).
     pub(super) host: u64,
     /// Its URL, hashed: the page's own number when it counts by itself ([`NEW_TEXT_CHARS`]),
     /// with [`OWN_PAGE`] set (and its seq, in stores with `site_knowledge`: [`own_page`]).
@@ -123,8 +124,9 @@ pub(super) struct PageLines {
     pub(super) main_text_kept: bool,
 }
 
-/// The keys [`PageLines`] are read by: the host's, the page's own number, and each line's
-/// with its letters and digits.
+/// The keys [`PageLines`] are read by: the site's (its host's, or in stores with
+/// `site_knowledge` its publisher's on a shared host: [`crate::text::sites`]), the page's own
+/// number, and each line's with its letters and digits.
 struct PageKeys {
     host: u64,
     page: u64,
@@ -304,7 +306,12 @@ impl Fpdb {
     /// without a URL host or without a line long enough).
     fn host_and_lines(&self, doc: &Document) -> Option<PageKeys> {
         let url = doc.url.as_deref().filter(|_| self.opts.furniture)?;
-        let host = crate::text::cites::host_key(url)?;
+        // Stores with `site_knowledge` learn a shared host's pages per publisher.
+        let host = if self.opts.site_knowledge {
+            crate::text::sites::site_key(url, doc.publisher.as_deref())?
+        } else {
+            crate::text::cites::host_key(url)?
+        };
         let mut lines = line_keys(&doc.text);
         if !doc.around.is_empty() {
             // Lines around the main text count, but bring no text of the page's own.

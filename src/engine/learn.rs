@@ -189,7 +189,7 @@ impl Fpdb {
     }
 
     /// The sentence sketches of the first [`HELD_MEMBERS`] members of cluster `target` whose
-    /// URL is of another host than `host`.
+    /// URL is of another host than site `host`'s.
     fn other_hosts_sketches(
         &self,
         host: u64,
@@ -205,7 +205,7 @@ impl Fpdb {
             let other = url
                 .as_deref()
                 .and_then(crate::text::cites::host_key)
-                .is_some_and(|h| h != host);
+                .is_some_and(|h| !crate::text::sites::same_host(host, h));
             if other {
                 theirs.push(sketch);
             }

@@ -44,6 +44,11 @@ pub struct Document {
     /// (`engine/furniture.rs`), so a block on every page of a site is furniture on the pages
     /// whose main text takes it in.
     pub around: String,
+    /// Who published it on its host, as the page names them (an HTML page's account, such
+    /// as a WeChat article's): on a host many publish on, what the store learns of the site
+    /// is kept per publisher ([`crate::text::sites`]; stores with `site_knowledge`). Not
+    /// stored.
+    pub publisher: Option<String>,
 }
 
 impl Document {

@@ -31,6 +31,10 @@ pub struct Page {
     ///
     /// [`Document::around`]: crate::engine::Document::around
     pub around: String,
+    /// The account that published the page on its host, as the page shows it: a WeChat
+    /// article's account name (`#js_name`, `.profile_nickname`), else the user space of an
+    /// author link (`rel="author"` to `/@name` or `/~name`). See [`crate::text::sites`].
+    pub publisher: Option<String>,
 }
 
 fn clean(s: &str) -> Option<String> {
@@ -52,6 +56,18 @@ fn body_text(dom: &Dom) -> String {
         dom.formatted_text()
     };
     trimmed_lines(&text)
+}
+
+/// The account a page shows as its publisher ([`Page::publisher`]).
+fn publisher(dom: &Dom) -> Option<String> {
+    let shown = dom.select("#js_name, .profile_nickname");
+    if let Some(name) = clean(&shown.first().text()) {
+        return Some(name.chars().take(200).collect());
+    }
+    dom.select("link[rel~=\"author\" i][href], a[rel~=\"author\" i][href]")
+        .iter()
+        .filter_map(|a| a.attr("href"))
+        .find_map(|href| crate::text::sites::url_publisher(&href).map(str::to_string))
 }
 
 /// The trimmed, non-empty lines of `text`.
@@ -155,6 +171,7 @@ fn extract_visible(html: &str) -> Page {
     let (title, description, keywords) = head_fields(&dom);
     let published = published(&dom);
     let cites = source_links(&dom);
+    let publisher = publisher(&dom);
     Page {
         title,
         description,
@@ -163,6 +180,7 @@ fn extract_visible(html: &str) -> Page {
         published,
         cites,
         around: String::new(),
+        publisher,
     }
 }
 
@@ -185,6 +203,7 @@ pub fn extract(html: &str) -> Page {
     let (title, description, keywords) = head_fields(&dom);
     let published = published(&dom);
     let cites = source_links(&dom);
+    let publisher = publisher(&dom);
     // The body's visible text first: readability changes the parse it reads (what this
     // removes, readability removes too). Its lines around the main text count toward the
     // site's furniture; a page with no main text (neither extractor finds one: a list of
@@ -205,6 +224,7 @@ pub fn extract(html: &str) -> Page {
         published,
         cites,
         around,
+        publisher,
     }
 }
 
@@ -283,6 +303,23 @@ mod tests {
             p.text
         );
         assert!(!p.text.contains("不要这个"));
+    }
+
+    #[test]
+    fn a_page_names_its_publishing_account() {
+        let body = "<p>第一段正文内容。</p><p>第二段正文内容。</p>";
+        let wechat = format!(
+            "<html><body><div id=meta><a id=\"js_name\"> 财经 观察 </a>\
+             <strong class=profile_nickname>别的名字</strong></div>{body}</body></html>"
+        );
+        assert_eq!(extract(&wechat).publisher.as_deref(), Some("财经 观察"));
+        let medium = format!(
+            "<html><head><link rel=\"author\" href=\"/about\"></head><body>\
+             <a rel=\"noopener Author\" href=\"https://medium.com/@alice?s=1\">Alice</a>{body}</body></html>"
+        );
+        assert_eq!(extract(&medium).publisher.as_deref(), Some("@alice"));
+        let news = format!("<html><body><p class=byline>By Bob</p>{body}</body></html>");
+        assert_eq!(extract(&news).publisher, None);
     }
 
     #[test]

@@ -504,6 +504,7 @@ fn page_document(
         }
         doc.cites = page.cites;
         doc.around = page.around;
+        doc.publisher = page.publisher;
     } else {
         doc.text = text.to_string();
     }

@@ -6,6 +6,7 @@ pub mod lines;
 mod normalize;
 mod pieces;
 pub mod sentences;
+pub mod sites;
 mod tokenize;
 mod twfold;
 mod variant;
