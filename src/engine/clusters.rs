@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::lookup::Checked;
 use super::Fpdb;
 use crate::error::{Error, Result};
 use crate::store::schema::{self, meta, ClusterId, ClusterRecord, DocRecord, Seq};
@@ -347,7 +346,7 @@ impl Fpdb {
                 let all = &*recs;
                 let verify = &mut |seq| {
                     let rec = index.get(&seq).map_or(&gone, |&j| &all[j]);
-                    Ok(Checked::of(&self.opts, &fps, rec))
+                    self.checked(&fps, rec)
                 };
                 let record = &mut |seq| Ok(index.get(&seq).map_or(&gone, |&j| &all[j]).clone());
                 let lk = self.lookup_with(&fps, &holders, near, (verify, record))?;

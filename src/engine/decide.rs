@@ -10,7 +10,6 @@ use super::batch_lookup::Found;
 use super::furniture::{PageLines, SeenInBatch};
 use super::ingest::Writes;
 use super::learn::put_seen;
-use super::lookup::Checked;
 use super::postings::bound_simhash;
 use super::{Document, Fpdb, IngestResult};
 use crate::error::Result;
@@ -93,7 +92,7 @@ impl Fpdb {
         let verified = f.verified;
         let verify = &mut |seq| {
             if let Some(&i) = d.index.docs.get(&seq) {
-                return Ok(Checked::of(&self.opts, &fps, &d.records[i].1));
+                return self.checked(&fps, &d.records[i].1);
             }
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());

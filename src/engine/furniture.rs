@@ -22,6 +22,7 @@
 
 use foldhash::HashMap;
 
+use super::checked::Checked;
 use super::{Document, Fpdb};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
@@ -51,6 +52,16 @@ const PAGE_SEQ_BITS: u32 = 63 - PAGE_URL_BITS;
 /// Stores with `site_knowledge`: the last id of a furniture line's value, after the ids of
 /// the clusters and pages that made it furniture (older stores write furniture as no ids).
 pub(super) const FURNITURE_MARK: u64 = u64::MAX;
+
+/// Stores with `site_knowledge`: how many of a page's first lines name their longest sentence
+/// among its nshash keys while its site's furniture is not known ([`Fpdb::post_by_lines`]).
+const LINE_KEYS: usize = 8;
+
+/// Stores with `site_knowledge`: the high bits of the `furniture` keys that name a sentence
+/// of a site's furniture (the sentence's 32-bit hash in the low bits) in place of a line, so
+/// that a page of the site stored before its furniture was known is compared without it
+/// ([`Fpdb::checked`]). A line key with these high bits (one in 2^32) is read as such.
+pub(super) const FURNITURE_SENTENCE: u64 = 0x5e17_f00d << 32;
 
 /// A page counted by itself: the URL of `url_hash` at `seq` (stores with `site_knowledge`).
 pub(super) fn own_page(url_hash: u64, seq: u64) -> u64 {
@@ -202,6 +213,56 @@ impl Fpdb {
             Some(lines) => self.furnished(doc, fps, &lines),
             None => fps,
         })
+    }
+
+    /// `fps` checked against stored record `rec` ([`Checked::of`]); in stores with
+    /// `site_knowledge`, a candidate of another host that does not verify so is checked again
+    /// without the sentences the page lacks that its site has made furniture since it was
+    /// stored ([`FURNITURE_SENTENCE`]), as it would have been stored had its furniture been
+    /// known then: furniture is no text of either page, as the page's own is left out of it.
+    /// Costs a point read per such sentence of a candidate that did not verify, on pages only.
+    pub(super) fn checked(&self, fps: &Fingerprints, rec: &schema::DocRecord) -> Result<Checked> {
+        let c = Checked::of(&self.opts, fps, rec);
+        if c.overlap >= self.opts.verify_threshold() || !self.opts.site_knowledge {
+            return Ok(c);
+        }
+        let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
+        let (Some(mine), Some(url)) = (mine, rec.url.as_deref()) else {
+            return Ok(c);
+        };
+        let Some(site) = crate::text::sites::site_key(url, None)
+            .filter(|&s| !crate::text::sites::same_host(s, mine))
+        else {
+            return Ok(c);
+        };
+        let mut furniture = Vec::new();
+        for &h in &rec.sketch {
+            if fps.sketch.binary_search(&h).is_ok() {
+                continue;
+            }
+            let key = schema::furniture_key(site, FURNITURE_SENTENCE | u64::from(h));
+            if let Some(v) = self.store.get(Cf::Furniture, &key)? {
+                let ids = schema::decode_furniture(&key, &v)?;
+                if ids.is_empty() || ids.last() == Some(&FURNITURE_MARK) {
+                    furniture.push(h);
+                }
+            }
+        }
+        // Sketches are sorted, so `furniture` is.
+        let kept = |h: &u32| furniture.binary_search(h).is_err();
+        if furniture.is_empty() || rec.sketch.iter().filter(|h| kept(h)).count() < 2 {
+            return Ok(c);
+        }
+        let mut without = rec.clone();
+        let at: Vec<usize> = (0..rec.sketch.len())
+            .filter(|&i| kept(&rec.sketch[i]))
+            .collect();
+        without.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
+        if rec.order.len() == rec.sketch.len() {
+            without.order = at.iter().map(|&i| rec.order[i]).collect();
+        }
+        without.template.retain(kept);
+        Ok(Checked::of(&self.opts, fps, &without))
     }
 
     /// `doc` as the store fingerprints it: without the lines of its page that are its site's
@@ -379,6 +440,9 @@ impl Fpdb {
         lines: &PageLines,
     ) -> Fingerprints {
         let mut fps = self.without_furniture_lines(doc, fps, lines);
+        if self.opts.site_knowledge && lines.furniture().is_empty() {
+            self.post_by_lines(doc, &mut fps);
+        }
         let seen = lines.seen_before();
         // Sentence sketches are sorted (`fingerprint/nshash.rs` `sketch_of`).
         fps.host_seen = (!seen.is_empty()).then(|| {
@@ -388,9 +452,39 @@ impl Fpdb {
                 .filter(|l| line_key(l).is_some_and(|k| seen.binary_search(&k).is_ok()))
                 .collect();
             let sketch = self.fingerprinter.sentence_sketch(&shown.join("\n"));
-            (lines.host, sketch)
+            // Compared by host (`compared.rs`), whatever the site its lines were learned for.
+            let host = doc.url.as_deref().and_then(crate::text::cites::host_key);
+            (host.unwrap_or(lines.host), sketch)
         });
         fps
+    }
+
+    /// Stores with `site_knowledge`, a page none of whose lines is its site's furniture yet:
+    /// its nshash keys also name the longest sentence of each of its first [`LINE_KEYS`]
+    /// lines (those with a sentence long enough). Its longest sentences may be its site's
+    /// template, not yet known as such: a copy on another site, fingerprinted without its own
+    /// site's furniture, is keyed by the article's sentences and finds the page by them
+    /// (the template's sentences are left out as they are compared: [`Fpdb::checked`]). The
+    /// same keys for the same text while the site has no furniture, so an unchanged page
+    /// sent again is known as such.
+    fn post_by_lines(&self, doc: &Document, fps: &mut Fingerprints) {
+        let min = self.opts.min_sentence_chars;
+        let mut added = 0;
+        for line in doc.text.lines() {
+            if added == LINE_KEYS {
+                break;
+            }
+            if line.chars().filter(|c| c.is_alphanumeric()).count() < min {
+                continue;
+            }
+            let Some(k) = self.fingerprinter.longest_sentence_key(line) else {
+                continue;
+            };
+            if !fps.nshash.contains(&k) {
+                fps.nshash.push(k);
+            }
+            added += 1;
+        }
     }
 
     fn without_furniture_lines(

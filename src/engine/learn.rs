@@ -10,7 +10,8 @@
 use foldhash::HashMap;
 
 use super::furniture::{
-    own_page, same_page, PageLines, Seen, Stored, FURNITURE_CLUSTERS, NEW_TEXT_CHARS, OWN_PAGE,
+    own_page, same_page, PageLines, Seen, Stored, FURNITURE_CLUSTERS, FURNITURE_SENTENCE,
+    NEW_TEXT_CHARS, OWN_PAGE,
 };
 use super::{Document, Fpdb};
 use crate::error::Result;
@@ -109,8 +110,44 @@ impl Fpdb {
         }
         if by_url {
             self.keep_main_text(lines, target, (doc, stored), &mut out)?;
+            self.furniture_sentences(lines.host, doc, &mut out);
         }
         Ok(out)
+    }
+
+    /// Stores with `site_knowledge`: for each line `out` makes furniture, its sentences, kept
+    /// under the site as furniture made by the same clusters and pages
+    /// ([`FURNITURE_SENTENCE`]), so that a page of the site stored before is compared without
+    /// them ([`Fpdb::checked`]) and removing those pages withdraws them with the line.
+    fn furniture_sentences(&self, site: u64, doc: &Document, out: &mut Vec<((u64, u64), Seen)>) {
+        let made: HashMap<u64, Vec<u64>> = out
+            .iter()
+            .filter_map(|((_, k), s)| match s {
+                Seen::Made(ids) => Some((*k, ids.clone())),
+                _ => None,
+            })
+            .collect();
+        if made.is_empty() {
+            return;
+        }
+        let mut sentences: HashMap<u64, Vec<u64>> = HashMap::default();
+        for line in doc.text.lines().chain(doc.around.lines()) {
+            let Some(ids) = line_key(line).and_then(|k| made.get(&k)) else {
+                continue;
+            };
+            for h in self.fingerprinter.sentence_sketch(line) {
+                sentences
+                    .entry(FURNITURE_SENTENCE | u64::from(h))
+                    .or_insert_with(|| ids.clone());
+            }
+        }
+        let mut sentences: Vec<_> = sentences.into_iter().collect();
+        sentences.sort_unstable_by_key(|&(k, _)| k);
+        out.extend(
+            sentences
+                .into_iter()
+                .map(|(k, ids)| ((site, k), Seen::Made(ids))),
+        );
     }
 
     /// [`Fpdb::seen_lines`] of a page a batch placed (`lines`: None for a page whose lines

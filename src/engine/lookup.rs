@@ -129,8 +129,8 @@ impl Fpdb {
     ) -> Result<Checked> {
         LookupCounters::add(&self.reads.records_read, 1);
         match records.and_then(|r| r.get(&seq)) {
-            Some(rec) => Ok(Checked::of(&self.opts, fps, rec)),
-            None => Ok(Checked::of(&self.opts, fps, &self.doc(seq)?)),
+            Some(rec) => self.checked(fps, rec),
+            None => self.checked(fps, &self.doc(seq)?),
         }
     }
 
