@@ -292,6 +292,15 @@ fn in_one_batch_an_excerpt_does_not_chain_its_article_to_a_quoted_opening() {
     assert_eq!(exported[1]["excerpt_of"], results[1]["excerpt_of"]);
     assert_eq!(exported[1]["matches"][0]["excerpt"], true, "{exported:?}");
     assert!(exported[0].get("excerpt_of").is_none(), "{exported:?}");
+    // And the stored document (`GET /v1/documents/{id}`, `explain` of stored ids).
+    let db = fpdb::Fpdb::builder()
+        .read_only(true)
+        .open(dir.path().join("db2"))
+        .unwrap();
+    let stored = |id: &str| db.stored_document(id).unwrap().unwrap().excerpt_of;
+    assert_eq!(stored("excerpt").as_deref(), Some("article"));
+    assert_eq!(stored("article"), None);
+    drop(db);
     let o = common::run(dir.path(), &["delete", "--db", "db2", "article"]);
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     let o = common::run(dir.path(), &["export", "--db", "db2"]);

@@ -18,9 +18,13 @@ impl Fpdb {
             return Ok(None);
         };
         let rec = self.doc(seq)?;
-        let mut matched = Vec::new();
+        let (mut matched, mut excerpt_of) = (Vec::new(), None);
         for m in &rec.matches {
             if let Ok(d) = self.doc(m.seq) {
+                if excerpt_of.is_none() && rec.excerpts.contains(&m.seq) {
+                    // As `export` names it: the first still stored ([`stored_match`]).
+                    excerpt_of = Some(d.id.clone());
+                }
                 if !matched.contains(&d.id) {
                     matched.push(d.id);
                 }
@@ -36,6 +40,7 @@ impl Fpdb {
             duplicate_of,
             dates: Dates::of(&rec),
             fingerprints: self.fingerprints_of(&rec),
+            excerpt_of,
             id: rec.id,
             url: rec.url,
             title: rec.title,

@@ -193,6 +193,9 @@ pub struct StoredDocument {
     pub fingerprints: Fingerprints,
     /// Ids of the stored documents it matched when it was ingested.
     pub matched_at_ingest: Vec<String>,
+    /// The stored document it is an excerpt of (it verified against it only as its opening;
+    /// stores with `excerpts`), as `export` names it.
+    pub excerpt_of: Option<String>,
 }
 
 /// Result of [`Fpdb::ingest`].
