@@ -76,19 +76,11 @@ macro_rules! forward {
 pub(crate) use forward;
 
 /// A write built ahead in a store's own form ([`Store::prepare_entries`]), to be handed back
-/// to the same store with the changes it was built from ([`Store::write_prepared`]).
-pub struct Prepared(Box<dyn std::any::Any + Send>);
-
-impl Prepared {
-    /// Wrap a store's own form of a write.
-    pub(crate) fn new(write: impl std::any::Any + Send) -> Self {
-        Prepared(Box::new(write))
-    }
-
-    /// The write, when it is a `T`.
-    pub(crate) fn take<T: 'static>(self) -> Option<T> {
-        self.0.downcast().ok().map(|b| *b)
-    }
+/// to the same store with the changes it was built from ([`Store::write_prepared`]). One
+/// variant per store that builds one: the others write their entries as they are.
+pub enum Prepared {
+    /// RocksDB's write batch (a copy of every key and value, built off the commit thread).
+    Rocks(rocksdb::WriteBatch),
 }
 
 /// One change in a [`Batch`].

@@ -5,9 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rocksdb::{
-    ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions, WriteBatch, DB,
-};
+use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions, DB};
 
 mod parts;
 mod tuning;
@@ -393,7 +391,7 @@ impl Store for RocksStore {
 
     fn prepare_entries(&self, per_cf: &[Vec<Entry>]) -> Option<super::Prepared> {
         (!self.read_only && self.in_one_write(per_cf))
-            .then(|| super::Prepared::new(self.batch_of(parts::ops_of_all(per_cf))))
+            .then(|| super::Prepared::Rocks(self.batch_of(parts::ops_of_all(per_cf))))
     }
 
     fn write_prepared(
@@ -403,8 +401,8 @@ impl Store for RocksStore {
     ) -> Result<()> {
         // Built by `prepare_entries` of these changes: only for a writer, and only when they
         // go in one write.
-        match prepared.and_then(super::Prepared::take::<WriteBatch>) {
-            Some(wb) => self.write_batch(wb),
+        match prepared {
+            Some(super::Prepared::Rocks(wb)) => self.write_batch(wb),
             None => self.write_entries(per_cf),
         }
     }
