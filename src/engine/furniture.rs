@@ -477,7 +477,10 @@ impl Fpdb {
             if line.chars().filter(|c| c.is_alphanumeric()).count() < min {
                 continue;
             }
-            let Some(k) = self.fingerprinter.longest_sentence_key(line) else {
+            // Its longest sentence's key, as the page's fingerprint hashes it.
+            let prepared = self.fingerprinter.prepare(line);
+            let top = crate::fingerprint::nshash::nshash(&prepared, &self.opts);
+            let Some(&k) = top.first() else {
                 continue;
             };
             if !fps.nshash.contains(&k) {

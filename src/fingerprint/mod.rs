@@ -553,14 +553,6 @@ impl Fingerprinter {
         }
     }
 
-    /// The nshash key of the longest qualifying sentence of `body` alone (a line of a page),
-    /// as [`Fingerprinter::fingerprint`] hashes it; for a text with no qualifying sentence,
-    /// the key nshash gives such a text.
-    pub fn longest_sentence_key(&self, body: &str) -> Option<u64> {
-        let text = self.prepare(body);
-        nshash::nshash(&text, &self.opts).first().copied()
-    }
-
     /// The sentence sketch of `body` alone, as [`Fingerprinter::fingerprint`] would make it.
     pub fn sentence_sketch(&self, body: &str) -> Vec<u32> {
         let text = self.prepare(body);

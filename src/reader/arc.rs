@@ -15,8 +15,8 @@ use super::gzip::is_damage;
 use super::source::Rewind;
 use std::borrow::Cow;
 
+use super::framing::{next_nonblank_line, read_body, trim_eol, Body, BodyError, Framed, Framing};
 use super::http::{http_head, may_be_text, split_http};
-use super::warc::{next_nonblank_line, read_body, read_line, trim_eol, Body, BodyError};
 use super::warc_docs::archived_page;
 use super::{check_id, corrupt_record, Current, Inputs, Record, Unit};
 
@@ -75,76 +75,31 @@ fn misframed(content: &[u8]) -> bool {
 
 /// Streaming reader of ARC records.
 pub struct Records<R> {
-    reader: R,
-    /// A header found while resynchronizing, to start the next record with.
-    pending: Option<Header>,
-    /// What was found after a complete record (a damaged gzip member, a line that is no
-    /// header): the next call reports it.
-    damage: Option<String>,
-    done: bool,
+    f: Framed<R, Arc>,
+}
+
+/// ARC's start line: a record's header line.
+struct Arc;
+
+impl Framing for Arc {
+    type Start = Header;
+
+    fn start(line: &[u8]) -> Option<Header> {
+        parse_header(line)
+    }
 }
 
 impl<R: Rewind> Records<R> {
     /// Records of `reader` (already decompressed).
     pub fn new(reader: R) -> Self {
         Records {
-            reader,
-            pending: None,
-            damage: None,
-            done: false,
+            f: Framed::new(reader),
         }
-    }
-
-    /// Skip to the next line that parses as a header and keep it for the next record.
-    fn resync(&mut self) -> std::io::Result<()> {
-        let mut line = Vec::new();
-        loop {
-            let (n, _) = match read_line(&mut self.reader, &mut line) {
-                // Another damaged member: a record of its own lost (reported next), and the
-                // scan goes on after it.
-                Err(e) if is_damage(&e) => {
-                    self.damage = Some(e.to_string());
-                    return Ok(());
-                }
-                other => other?,
-            };
-            if n == 0 {
-                self.done = true;
-                return Ok(());
-            }
-            if let Some(h) = parse_header(trim_eol(&line)) {
-                self.pending = Some(h);
-                return Ok(());
-            }
-        }
-    }
-
-    fn fail(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
-        self.done = true;
-        Some(Err(reason))
     }
 
     /// Read no more of this input.
     pub fn stop(&mut self) {
-        self.done = true;
-        self.pending = None;
-    }
-
-    /// Report `reason` for the current record and resynchronize on the next header.
-    fn corrupt(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
-        if let Err(e) = self.resync() {
-            return self.fail(format!("{reason}; then: {e}"));
-        }
-        Some(Err(reason))
-    }
-
-    /// A read error: a damaged gzip member costs this record only; any other ends the input.
-    fn read_failed(&mut self, e: std::io::Error) -> Option<Result<(Header, Body), String>> {
-        if is_damage(&e) {
-            self.corrupt(e.to_string())
-        } else {
-            self.fail(format!("read error: {e}"))
-        }
+        self.f.stop();
     }
 
     /// The next record. `want` sees the header and says whether the content is needed; wanted
@@ -155,19 +110,19 @@ impl<R: Rewind> Records<R> {
         max: usize,
         want: impl FnOnce(&Header) -> bool,
     ) -> Option<Result<(Header, Body), String>> {
-        if let Some(damage) = self.damage.take() {
-            return self.corrupt(damage);
+        if let Some(damage) = self.f.damage.take() {
+            return self.f.corrupt(damage);
         }
-        if self.done {
+        if self.f.done {
             return None;
         }
         let mut line = Vec::new();
-        let h = match self.pending.take() {
+        let h = match self.f.pending.take() {
             Some(h) => h,
-            None => match next_nonblank_line(&mut self.reader, &mut line) {
-                Err(e) => return self.read_failed(e),
+            None => match next_nonblank_line(&mut self.f.reader, &mut line) {
+                Err(e) => return self.f.read_failed(e),
                 Ok(None) => {
-                    self.done = true;
+                    self.f.done = true;
                     return None;
                 }
                 Ok(Some(cut)) => match parse_header(trim_eol(&line)) {
@@ -178,8 +133,8 @@ impl<R: Rewind> Records<R> {
                             .take(80)
                             .collect();
                         let reason = format!("bad ARC header line `{shown}`");
-                        if let Err(e) = self.resync() {
-                            return self.fail(format!("{reason}; then: {e}"));
+                        if let Err(e) = self.f.resync() {
+                            return self.f.fail(format!("{reason}; then: {e}"));
                         }
                         return Some(Err(reason));
                     }
@@ -187,22 +142,22 @@ impl<R: Rewind> Records<R> {
             },
         };
         let len = h.length;
-        let body_at = self.reader.position();
-        let body = match read_body(&mut self.reader, len, want(&h), max) {
+        let body_at = self.f.reader.position();
+        let body = match read_body(&mut self.f.reader, len, want(&h), max) {
             Ok(body) => body,
-            Err(BodyError::Io(e)) => return self.read_failed(e),
+            Err(BodyError::Io(e)) => return self.f.read_failed(e),
             Err(BodyError::Truncated { after }) => {
                 let reason = format!(
                     "truncated record `{}`: Archive-length {len}, input ends after {after} bytes",
                     h.url
                 );
-                return match self.reader.rewind_to(body_at) {
+                return match self.f.reader.rewind_to(body_at) {
                     // A length that lies: the records after this one are still there.
                     Ok(true) => {
-                        self.done = false;
-                        self.corrupt(reason)
+                        self.f.done = false;
+                        self.f.corrupt(reason)
                     }
-                    _ => self.fail(reason),
+                    _ => self.f.fail(reason),
                 };
             }
         };
@@ -213,10 +168,10 @@ impl<R: Rewind> Records<R> {
         // claims: it is read again from the content's start, when the input can, to find the
         // next header. Otherwise the record stands and the line is reported as garbage.
         let mut next = Vec::new();
-        match next_nonblank_line(&mut self.reader, &mut next) {
+        match next_nonblank_line(&mut self.f.reader, &mut next) {
             Ok(None) => {}
             Ok(Some(false)) if parse_header(trim_eol(&next)).is_some() => {
-                self.pending = parse_header(trim_eol(&next));
+                self.f.pending = parse_header(trim_eol(&next));
             }
             Ok(Some(_)) => {
                 if let Body::Read(content) = &body {
@@ -225,9 +180,9 @@ impl<R: Rewind> Records<R> {
                             "record `{}` does not end where its Archive-length ({len}) says",
                             h.url
                         );
-                        return match self.reader.rewind_to(body_at) {
-                            Ok(_) => self.corrupt(reason),
-                            Err(e) => self.fail(format!("{reason}; then: {e}")),
+                        return match self.f.reader.rewind_to(body_at) {
+                            Ok(_) => self.f.corrupt(reason),
+                            Err(e) => self.f.fail(format!("{reason}; then: {e}")),
                         };
                     }
                 }
@@ -235,11 +190,11 @@ impl<R: Rewind> Records<R> {
                     .chars()
                     .take(80)
                     .collect();
-                self.damage = Some(format!("bad ARC header line `{shown}`"));
+                self.f.damage = Some(format!("bad ARC header line `{shown}`"));
             }
             // Damage past this record's content: the next record's loss.
-            Err(e) if is_damage(&e) => self.damage = Some(e.to_string()),
-            Err(e) => return self.read_failed(e),
+            Err(e) if is_damage(&e) => self.f.damage = Some(e.to_string()),
+            Err(e) => return self.f.read_failed(e),
         }
         Some(Ok((h, body)))
     }

@@ -19,6 +19,7 @@ mod counts;
 mod delimited;
 mod discovery;
 mod format;
+mod framing;
 pub use format::Format;
 mod http;
 pub use counts::{Counter, Counts};

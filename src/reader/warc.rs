@@ -7,13 +7,13 @@
 //! record's end is an error for that record only: a file is read again from the record's body
 //! ([`Rewind`]) to find the records after it.
 
-use std::io::{BufRead, Read};
-
+use super::framing::{
+    next_nonblank_line, read_body, read_line, trim_eol, BodyError, Framed, Framing,
+};
+pub use super::framing::{Body, HEAD};
 use super::gzip::is_damage;
 use super::source::Rewind;
 
-/// Longest header line kept (longer ones are corrupt); also bounds the resync scan's memory.
-const MAX_LINE: usize = 64 * 1024;
 /// Most header bytes of one record.
 const MAX_HEADER: usize = 1 << 20;
 
@@ -39,196 +39,34 @@ impl Header {
     }
 }
 
-/// What happened to a record's body.
-#[derive(Debug)]
-pub enum Body {
-    /// Read.
-    Read(Vec<u8>),
-    /// Not wanted: streamed past.
-    Skipped,
-    /// Wanted but over the limit: its first [`HEAD`] bytes kept (enough for an HTTP header),
-    /// the rest streamed past.
-    TooLarge(Vec<u8>),
-}
-
-/// Bytes kept of a body over the limit.
-pub const HEAD: usize = 64 * 1024;
-
 /// Streaming reader of WARC records.
 pub struct Records<R> {
-    reader: R,
-    /// A version line found while resynchronizing, to start the next record with.
-    pending: Option<String>,
-    /// A damaged gzip member met after a complete record (while looking past its end): it is
-    /// the next record's loss, reported by the next call.
-    damage: Option<String>,
-    done: bool,
+    f: Framed<R, Warc>,
 }
 
-/// Why a record body could not be read.
-pub(super) enum BodyError {
-    /// The input failed.
-    Io(std::io::Error),
-    /// The input ended `after` bytes into the body.
-    Truncated { after: u64 },
-}
+/// WARC's start line: `WARC/` and its version.
+struct Warc;
 
-/// Read a record body of `len` bytes: all of it when `wanted` and not over `max`, its first
-/// [`HEAD`] bytes when wanted and over (enough for an HTTP header), nothing otherwise; the rest
-/// is streamed past, so memory stays bounded whatever `len` says. (WARC and ARC records.)
-pub(super) fn read_body(
-    reader: &mut impl BufRead,
-    len: u64,
-    wanted: bool,
-    max: usize,
-) -> Result<Body, BodyError> {
-    let fits = len <= max as u64;
-    let keep = match (wanted, fits) {
-        (false, _) => 0,
-        (true, true) => len,
-        (true, false) => len.min(HEAD as u64),
-    };
-    let mut kept = Vec::with_capacity(keep as usize);
-    let rest = reader
-        .take(keep)
-        .read_to_end(&mut kept)
-        .and_then(|_| std::io::copy(&mut reader.take(len - keep), &mut std::io::sink()))
-        .map_err(BodyError::Io)?;
-    let after = kept.len() as u64 + rest;
-    if after < len {
-        return Err(BodyError::Truncated { after });
+impl Framing for Warc {
+    type Start = String;
+
+    fn start(line: &[u8]) -> Option<String> {
+        line.starts_with(b"WARC/")
+            .then(|| String::from_utf8_lossy(line).into_owned())
     }
-    Ok(match (wanted, fits) {
-        (false, _) => Body::Skipped,
-        (true, true) => Body::Read(kept),
-        (true, false) => Body::TooLarge(kept),
-    })
-}
-
-/// Read one line (up to and including `\n`) into `line`, keeping at most [`MAX_LINE`] bytes.
-/// Returns the bytes consumed (0 at end of input) and whether the line was cut.
-pub(super) fn read_line(
-    r: &mut impl BufRead,
-    line: &mut Vec<u8>,
-) -> std::io::Result<(usize, bool)> {
-    line.clear();
-    let (mut consumed, mut cut) = (0, false);
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok((consumed, cut));
-        }
-        let (take, end) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (buf.len(), false),
-        };
-        let room = MAX_LINE.saturating_sub(line.len());
-        line.extend_from_slice(&buf[..take.min(room)]);
-        cut |= take > room;
-        r.consume(take);
-        consumed += take;
-        if end {
-            return Ok((consumed, cut));
-        }
-    }
-}
-
-/// The next line of `r` that is not blank (records of WARC and ARC files may be separated by
-/// blank lines), into `line`: whether it was cut, or None at the end of input.
-pub(super) fn next_nonblank_line(
-    r: &mut impl BufRead,
-    line: &mut Vec<u8>,
-) -> std::io::Result<Option<bool>> {
-    loop {
-        match read_line(r, line)? {
-            (0, _) => return Ok(None),
-            _ if trim_eol(line).is_empty() => continue,
-            (_, cut) => return Ok(Some(cut)),
-        }
-    }
-}
-
-pub(super) fn trim_eol(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 impl<R: Rewind> Records<R> {
     /// Records of `reader` (already decompressed).
     pub fn new(reader: R) -> Self {
         Records {
-            reader,
-            pending: None,
-            damage: None,
-            done: false,
+            f: Framed::new(reader),
         }
-    }
-
-    /// Skip to the next line starting with `WARC/` and keep it for the next record.
-    fn resync(&mut self) -> std::io::Result<()> {
-        let mut line = Vec::new();
-        loop {
-            let (n, _) = match read_line(&mut self.reader, &mut line) {
-                // Another damaged member: a record of its own lost (reported next), and the
-                // scan goes on after it.
-                Err(e) if is_damage(&e) => {
-                    self.damage = Some(e.to_string());
-                    return Ok(());
-                }
-                other => other?,
-            };
-            if n == 0 {
-                self.done = true;
-                return Ok(());
-            }
-            if line.starts_with(b"WARC/") {
-                self.pending = Some(String::from_utf8_lossy(trim_eol(&line)).into_owned());
-                return Ok(());
-            }
-        }
-    }
-
-    /// Report `reason` and end: the input cannot be read further.
-    fn fail(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
-        self.done = true;
-        Some(Err(reason))
     }
 
     /// Read no more of this input.
     pub fn stop(&mut self) {
-        self.done = true;
-        self.pending = None;
-    }
-
-    /// A read error: a damaged gzip member is this record's loss only (the input goes on with
-    /// the next member); any other error ends the input.
-    fn read_failed(&mut self, e: std::io::Error) -> Option<Result<(Header, Body), String>> {
-        if is_damage(&e) {
-            self.corrupt(e.to_string())
-        } else {
-            self.fail(format!("read error: {e}"))
-        }
-    }
-
-    /// The record whose body started at `body` was framed wrong (`reason`): read again from its
-    /// body to find the next record, when the input can go back; else resynchronize from here.
-    fn misframed(&mut self, body: u64, reason: String) -> Option<Result<(Header, Body), String>> {
-        match self.reader.rewind_to(body) {
-            Ok(true) => {
-                self.done = false;
-                self.corrupt(reason)
-            }
-            Ok(false) => self.corrupt(reason),
-            Err(e) => self.fail(format!("{reason}; then: {e}")),
-        }
-    }
-
-    /// Report `reason` for the current record and resynchronize on the next one.
-    fn corrupt(&mut self, reason: String) -> Option<Result<(Header, Body), String>> {
-        if let Err(e) = self.resync() {
-            return self.fail(format!("{reason}; then: {e}"));
-        }
-        Some(Err(reason))
+        self.f.stop();
     }
 
     /// The next record. `want` sees the header and says whether the body is needed; a wanted
@@ -242,26 +80,26 @@ impl<R: Rewind> Records<R> {
         max: usize,
         want: impl FnOnce(&Header) -> bool,
     ) -> Option<Result<(Header, Body), String>> {
-        if let Some(damage) = self.damage.take() {
-            return self.corrupt(damage);
+        if let Some(damage) = self.f.damage.take() {
+            return self.f.corrupt(damage);
         }
-        if self.done {
+        if self.f.done {
             return None;
         }
         let mut line = Vec::new();
         // The version line (blank lines between records are tolerated).
-        let version = match self.pending.take() {
+        let version = match self.f.pending.take() {
             Some(v) => v,
-            None => match next_nonblank_line(&mut self.reader, &mut line) {
-                Err(e) => return self.read_failed(e),
+            None => match next_nonblank_line(&mut self.f.reader, &mut line) {
+                Err(e) => return self.f.read_failed(e),
                 Ok(None) => {
-                    self.done = true;
+                    self.f.done = true;
                     return None;
                 }
                 Ok(Some(_)) if line.starts_with(b"WARC/") => {
                     String::from_utf8_lossy(trim_eol(&line)).into_owned()
                 }
-                Ok(Some(_)) => return self.corrupt("expected a `WARC/` version line".into()),
+                Ok(Some(_)) => return self.f.corrupt("expected a `WARC/` version line".into()),
             },
         };
         let mut h = Header {
@@ -271,16 +109,16 @@ impl<R: Rewind> Records<R> {
         let mut size = 0;
         let mut length = None;
         loop {
-            let (n, cut) = match read_line(&mut self.reader, &mut line) {
+            let (n, cut) = match read_line(&mut self.f.reader, &mut line) {
                 Ok(x) => x,
-                Err(e) => return self.read_failed(e),
+                Err(e) => return self.f.read_failed(e),
             };
             if n == 0 {
-                return self.fail("input ends inside a record header".into());
+                return self.f.fail("input ends inside a record header".into());
             }
             size += n;
             if cut || size > MAX_HEADER {
-                return self.corrupt("record header too long".into());
+                return self.f.corrupt("record header too long".into());
             }
             let l = trim_eol(&line);
             if l.is_empty() {
@@ -298,65 +136,65 @@ impl<R: Rewind> Records<R> {
                 continue;
             }
             let Some((k, v)) = text.split_once(':') else {
-                return self.corrupt(format!("bad header line `{}`", text.trim()));
+                return self.f.corrupt(format!("bad header line `{}`", text.trim()));
             };
             let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
             if k == "content-length" && length.is_none() {
                 match v.parse::<u64>() {
                     Ok(n) => length = Some(n),
-                    Err(_) => return self.corrupt(format!("bad Content-Length `{v}`")),
+                    Err(_) => return self.f.corrupt(format!("bad Content-Length `{v}`")),
                 }
             }
             h.fields.push((k, v));
         }
         let Some(len) = length else {
-            return self.corrupt("record without Content-Length".into());
+            return self.f.corrupt("record without Content-Length".into());
         };
         h.content_length = len;
-        let body_at = self.reader.position();
-        let body = match read_body(&mut self.reader, len, want(&h), max) {
+        let body_at = self.f.reader.position();
+        let body = match read_body(&mut self.f.reader, len, want(&h), max) {
             Ok(body) => body,
-            Err(BodyError::Io(e)) => return self.read_failed(e),
+            Err(BodyError::Io(e)) => return self.f.read_failed(e),
             Err(BodyError::Truncated { after }) => {
                 let reason = format!(
                     "truncated record: Content-Length {len}, input ends after {after} bytes"
                 );
-                return match self.reader.rewind_to(body_at) {
+                return match self.f.reader.rewind_to(body_at) {
                     // A length that lies: the records after this one are still there.
-                    Ok(true) => self.corrupt(reason),
-                    _ => self.fail(reason),
+                    Ok(true) => self.f.corrupt(reason),
+                    _ => self.f.fail(reason),
                 };
             }
         };
         // The record ends with CRLF CRLF; anything else means Content-Length was wrong.
         let mut got = 0;
         while got < 4 {
-            match self.reader.fill_buf() {
+            match self.f.reader.fill_buf() {
                 Ok([]) => break,
                 Ok(buf) if buf[0] == b'\r' || buf[0] == b'\n' => {
-                    self.reader.consume(1);
+                    self.f.reader.consume(1);
                     got += 1;
                 }
                 Ok(_) => break,
                 // Damage past this record's bytes: the next record's loss.
                 Err(e) if is_damage(&e) => {
-                    self.damage = Some(e.to_string());
+                    self.f.damage = Some(e.to_string());
                     break;
                 }
-                Err(e) => return self.read_failed(e),
+                Err(e) => return self.f.read_failed(e),
             }
         }
-        let at_end = self.damage.is_some()
-            || match self.reader.fill_buf() {
+        let at_end = self.f.damage.is_some()
+            || match self.f.reader.fill_buf() {
                 Ok(rest) => rest.is_empty(),
                 Err(e) if is_damage(&e) => {
-                    self.damage = Some(e.to_string());
+                    self.f.damage = Some(e.to_string());
                     true
                 }
-                Err(e) => return self.read_failed(e),
+                Err(e) => return self.f.read_failed(e),
             };
         if got < 2 && !at_end {
-            return self.misframed(
+            return self.f.misframed(
                 body_at,
                 format!("record not followed by a blank line (Content-Length {len} wrong?)"),
             );
