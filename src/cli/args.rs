@@ -288,6 +288,11 @@ pub(super) struct InputArgs {
     /// pages their article:published_time
     #[arg(long, default_value = "date")]
     pub(super) time_field: String,
+    /// JSONL/CSV/Parquet field holding who published the document on its host (an account on
+    /// a shared host such as mp.weixin.qq.com: what the store learns of a site is kept per
+    /// publisher there); '' for none. A page's own account (WeChat's) comes first
+    #[arg(long, default_value = "publisher")]
+    pub(super) publisher_field: String,
     /// Skip documents (or JSONL lines) larger than this many bytes
     #[arg(long, default_value_t = 32 << 20)]
     pub(super) max_doc_bytes: usize,
@@ -335,6 +340,7 @@ impl InputArgs {
                 url: self.url_field.clone(),
                 html: self.html_field.clone(),
                 time: self.time_field.clone(),
+                publisher: self.publisher_field.clone(),
             },
             max_doc_bytes: self.max_doc_bytes,
             defer_pages: false,

@@ -91,6 +91,7 @@ pub(super) struct Columns {
     url: Option<usize>,
     html: Option<usize>,
     time: Option<usize>,
+    publisher: Option<usize>,
 }
 
 impl Inputs {
@@ -142,6 +143,7 @@ impl Inputs {
             url: col(&f.url),
             html: col(&f.html),
             time: col(&f.time),
+            publisher: col(&f.publisher),
         };
         if cols.text.is_none() && cols.html.is_none() {
             let found: Vec<String> = headers
@@ -258,6 +260,7 @@ impl Inputs {
                     };
                     doc.title = doc.title.or(get(cols.title)?);
                     doc.url = get(cols.url)?;
+                    doc.publisher = doc.publisher.or(get(cols.publisher)?);
                     if let Some(t) = get(cols.time)? {
                         super::set_time(&mut doc, &t, &format!("column `{}`", fields.time));
                     }

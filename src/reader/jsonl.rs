@@ -190,6 +190,7 @@ impl PendingPage {
         let mut doc = super::page_document(fields.id, None, &self.html, true)?;
         doc.title = doc.title.or(fields.title);
         doc.url = fields.url;
+        doc.publisher = doc.publisher.or(fields.publisher);
         if let Some((written, what)) = self.time {
             apply_time(&mut doc, written.as_deref(), &what);
         }
@@ -274,6 +275,13 @@ pub(super) fn record_fields(
     };
     doc.title = get_str(&fields.title)?;
     doc.url = get_str(&fields.url)?;
+    // Read when it is a string, passed over otherwise (a field added after data was
+    // written: an object or a number there is no error of the record).
+    doc.publisher = (!fields.publisher.is_empty())
+        .then(|| field(obj, &fields.publisher))
+        .flatten()
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string);
     let time = if fields.time.is_empty() {
         None
     } else {

@@ -62,6 +62,9 @@ pub struct Fields {
     pub html: String,
     /// Field holding the document's publication time (optional; see [`time::parse_time`]).
     pub time: String,
+    /// Field holding who published the document on its host (optional; an account on a shared
+    /// host: [`crate::text::sites`]). A page's own account comes first.
+    pub publisher: String,
 }
 
 impl Default for Fields {
@@ -73,6 +76,7 @@ impl Default for Fields {
             url: "url".into(),
             html: "html".into(),
             time: "date".into(),
+            publisher: "publisher".into(),
         }
     }
 }

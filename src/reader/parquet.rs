@@ -69,6 +69,7 @@ pub(super) struct Paths {
     url: Option<Vec<String>>,
     html: Option<Vec<String>>,
     time: Option<Vec<String>>,
+    publisher: Option<Vec<String>>,
 }
 
 /// The rows of an open Parquet file, read one row group at a time: a damaged row group costs
@@ -236,6 +237,9 @@ impl Rows {
             url: resolve(top, &fields.url),
             html: resolve(top, &fields.html),
             time: resolve(top, &fields.time),
+            // A column that is not text is passed over, not refused (see `jsonl.rs`).
+            publisher: resolve(top, &fields.publisher)
+                .filter(|p| readable(&type_at(top, p).unwrap_or(DataType::Null), false)),
         };
         if paths.text.is_none() && paths.html.is_none() {
             return Err(format!(
@@ -433,6 +437,7 @@ impl Rows {
         };
         doc.title = doc.title.or(get(&self.paths.title));
         doc.url = get(&self.paths.url);
+        doc.publisher = doc.publisher.or(get(&self.paths.publisher));
         if let Some(t) = get(&self.paths.time) {
             super::set_time(&mut doc, &t, &format!("column `{}`", fields.time));
         }

@@ -108,3 +108,34 @@ fn formats_are_sniffed() {
     assert_eq!(format_by_name(Path::new("x.wet.zst")), Format::Warc);
     assert_eq!(format_by_name(Path::new("x.tsv")), Format::Tsv);
 }
+
+#[test]
+fn a_publisher_field_is_read_when_it_is_a_string_and_a_pages_account_comes_first() {
+    let parse = |line: &str, f: &Fields| {
+        let (d, page) = parse_json_line(line.as_bytes(), f, "f", 1).unwrap();
+        match page {
+            Some(p) => p.extract(d).unwrap().publisher,
+            None => d.publisher,
+        }
+    };
+    let f = fields();
+    let text = r#"{"id": "a", "text": "正文。", "publisher": "账号A"}"#;
+    assert_eq!(parse(text, &f).as_deref(), Some("账号A"));
+    // Not a string: passed over, the record still read.
+    let object = r#"{"id": "a", "text": "正文。", "publisher": {"name": "x"}}"#;
+    assert_eq!(parse(object, &f), None);
+    let none = Fields {
+        publisher: String::new(),
+        ..fields()
+    };
+    assert_eq!(parse(text, &none), None);
+    // A page that shows its account: that one first; else the field's.
+    let page = |body: &str| {
+        format!(
+            r#"{{"id": "p", "publisher": "字段", "html": "<html><body>{body}<p>第一段正文。</p><p>第二段正文。</p></body></html>"}}"#
+        )
+    };
+    let shown = page(r#"<a id='js_name'>页面账号</a>"#);
+    assert_eq!(parse(&shown, &f).as_deref(), Some("页面账号"));
+    assert_eq!(parse(&page(""), &f).as_deref(), Some("字段"));
+}
