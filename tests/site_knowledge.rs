@@ -533,3 +533,31 @@ fn a_publisher_field_makes_each_account_a_site_of_its_own() {
         );
     }
 }
+
+/// A block every account of a shared host repeats (a disclaimer) becomes the host's furniture
+/// once three accounts' sites have made it theirs, so a new account's page leaves it out (its
+/// first posts would match each other on it); after two accounts it is theirs only. One at a
+/// time and in one batch (`engine/publishers.rs`).
+#[test]
+fn a_block_three_accounts_repeat_becomes_their_hosts_furniture() {
+    let url = |acct: usize, n: usize| format!("https://mp.weixin.qq.com/s?__biz=A{acct}&mid={n}");
+    for one_batch in [false, true] {
+        for accounts in [2, 3] {
+            let mut rng = Rng(53);
+            let block = footer(&mut rng);
+            let mut docs = Vec::new();
+            for a in 0..accounts {
+                for i in 0..3 {
+                    let text = format!("{}\n{block}", article(&mut rng));
+                    docs.push(page(&format!("a{a}-{i}"), &url(a, i), &text));
+                }
+            }
+            let mut db = store(true);
+            ingest(&mut db, &docs, one_batch);
+            let probe = page("w", &url(9, 1), &format!("{}\n{block}", article(&mut rng)));
+            let left_out = db.without_furniture(&probe).unwrap().1;
+            let want = usize::from(accounts == 3);
+            assert_eq!(left_out, want, "{accounts} accounts, batch {one_batch}");
+        }
+    }
+}

@@ -63,17 +63,27 @@ def _date(value):
 
 
 def _doc_tuple(doc):
-    """(id, text, title, url, date) from a dict {"id", "text", "title"?, "url"?, "date"?} or a
-    tuple (id, text[, title[, url[, date]]])."""
+    """(id, text, title, url, date, publisher) from a dict {"id", "text", "title"?, "url"?,
+    "date"?, "publisher"?} or a tuple (id, text[, title[, url[, date[, publisher]]]]). The
+    publisher is the account that published the document on a shared host: what the store
+    learns of a site is kept per publisher there."""
     if isinstance(doc, dict):
         if "id" not in doc or "text" not in doc:
             raise InputError("a document needs `id` and `text`: %r" % (sorted(doc),))
-        return (str(doc["id"]), doc["text"], doc.get("title"), doc.get("url"), _date(doc.get("date")))
-    if isinstance(doc, (tuple, list)) and 2 <= len(doc) <= 5:
-        doc = tuple(doc) + (None,) * (5 - len(doc))
-        return (str(doc[0]), doc[1], doc[2], doc[3], _date(doc[4]))
+        return (
+            str(doc["id"]),
+            doc["text"],
+            doc.get("title"),
+            doc.get("url"),
+            _date(doc.get("date")),
+            doc.get("publisher"),
+        )
+    if isinstance(doc, (tuple, list)) and 2 <= len(doc) <= 6:
+        doc = tuple(doc) + (None,) * (6 - len(doc))
+        return (str(doc[0]), doc[1], doc[2], doc[3], _date(doc[4]), doc[5])
     raise InputError(
-        "a document is a dict {id, text, title?, url?, date?} or a tuple (id, text[, title[, url[, date]]])"
+        "a document is a dict {id, text, title?, url?, date?, publisher?} or a tuple"
+        " (id, text[, title[, url[, date[, publisher]]]])"
     )
 
 
@@ -106,11 +116,12 @@ class Fpdb:
         )
         self.path = str(path)
 
-    def ingest(self, id, text, title=None, url=None, replace=False, date=None):
+    def ingest(self, id, text, title=None, url=None, replace=False, date=None, publisher=None):
         """Ingest one document; durable on return. Returns its result line (dict). `date`, its
         publication time, makes it its cluster's original when it is the earliest; a date
-        before 1900 or more than a day ahead of now raises InputError."""
-        doc = (str(id), text, title, url, _date(date))
+        before 1900 or more than a day ahead of now raises InputError. `publisher`: the account
+        that published it on a shared host."""
+        doc = (str(id), text, title, url, _date(date), publisher)
         return json.loads(self._store.ingest_chunks([[doc]], replace, 1))[0]
 
     def ingest_many(self, docs, replace=False, batch_size=1024):
@@ -219,8 +230,10 @@ class Client:
                 return None
             raise (InputError if 400 <= e.code < 500 else FpdbError)("%s (HTTP %d)" % (msg, e.code)) from None
 
-    def ingest(self, id, text, title=None, url=None, replace=False, date=None):
+    def ingest(self, id, text, title=None, url=None, replace=False, date=None, publisher=None):
         doc = {"id": str(id), "text": text, "title": title, "url": url, "date": _date(date)}
+        if publisher is not None:
+            doc["publisher"] = publisher
         return self._call("POST", "/v1/documents", {"documents": [doc], "replace": replace})["results"][0]
 
     def ingest_many(self, docs, replace=False, batch_size=256):
@@ -228,8 +241,8 @@ class Client:
         for chunk in _chunks(docs, batch_size):
             body = {
                 "documents": [
-                    {"id": i, "text": t, "title": ti, "url": u, "date": da}
-                    for (i, t, ti, u, da) in map(_doc_tuple, chunk)
+                    {"id": i, "text": t, "title": ti, "url": u, "date": da, "publisher": p}
+                    for (i, t, ti, u, da, p) in map(_doc_tuple, chunk)
                 ],
                 "replace": replace,
             }

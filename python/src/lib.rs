@@ -117,10 +117,12 @@ fn settings(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
 }
 
 /// A document from Python values, checked as the JSONL reader checks one.
-/// A document as the Python side hands it over: id, text, title, url, publication time.
+/// A document as the Python side hands it over: id, text, title, url, publication time,
+/// publisher.
 type PyDoc = (
     String,
     String,
+    Option<String>,
     Option<String>,
     Option<String>,
     Option<String>,
@@ -128,7 +130,7 @@ type PyDoc = (
 
 /// A document from Python values, read as a JSONL line is; a publication time that is not
 /// one is an error here (the caller passed it explicitly).
-fn document((id, text, title, url, date): PyDoc) -> PyResult<Document> {
+fn document((id, text, title, url, date, publisher): PyDoc) -> PyResult<Document> {
     let mut obj = serde_json::Map::new();
     obj.insert("id".into(), id.into());
     obj.insert("text".into(), text.into());
@@ -143,6 +145,7 @@ fn document((id, text, title, url, date): PyDoc) -> PyResult<Document> {
     }
     doc.title = title;
     doc.url = url;
+    doc.publisher = publisher;
     Ok(doc)
 }
 

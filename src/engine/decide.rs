@@ -158,7 +158,7 @@ impl Fpdb {
                 let target = outcome.similar_id.expect("a placed document has a cluster");
                 let batch = (&d.records[..], &d.index.docs);
                 let placed = (target, seq, &outcome.merged[..]);
-                let seen = self.seen_lines_in_batch(lines.as_ref(), placed, doc, batch)?;
+                let seen = self.seen_lines_in_batch(lines.as_ref(), placed, doc, batch, &d.seen)?;
                 put_seen(&seen, &mut d.bulk);
                 self.store.write(staged)?;
                 d.seen.extend(seen);

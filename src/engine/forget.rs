@@ -117,6 +117,10 @@ impl Fpdb {
         let mut batch = Batch::new();
         let mut over = entries.len().saturating_sub(bound);
         for (key, value) in entries {
+            // A shared host's note of its publishers' furniture names sites: kept.
+            if super::publishers::is_promotion(&key) {
+                continue;
+            }
             let ids = schema::decode_furniture(&key, &value)?;
             // Furniture written before `site_knowledge` names nothing to withdraw.
             if ids.is_empty() {

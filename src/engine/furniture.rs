@@ -125,6 +125,9 @@ impl Seen {
 pub(super) struct PageLines {
     /// Its site's key: its host's, or its publisher's on its host ([`crate::text::sites`]).
     pub(super) host: u64,
+    /// Its host's key: `host` itself, or for a publisher's page the host whose furniture
+    /// applies to it too (`publishers.rs`).
+    pub(super) on_host: u64,
     /// Its URL, hashed: the page's own number when it counts by itself ([`NEW_TEXT_CHARS`]),
     /// with [`OWN_PAGE`] set (and its seq, in stores with `site_knowledge`: [`own_page`]).
     pub(super) page: u64,
@@ -140,6 +143,7 @@ pub(super) struct PageLines {
 /// number, and each line's with its letters and digits.
 struct PageKeys {
     host: u64,
+    on_host: u64,
     page: u64,
     lines: Vec<(u64, u32)>,
 }
@@ -199,6 +203,13 @@ impl PageLines {
             }
             if let Some(w) = written.get(&(self.host, *k)) {
                 s.clone_from(w);
+            }
+            // A publisher's page: its host's furniture is its own too (`publishers.rs`).
+            let on_host = (self.on_host != self.host)
+                .then(|| written.get(&(self.on_host, *k)))
+                .flatten();
+            if on_host.is_some_and(|w| matches!(w, Seen::Furniture | Seen::Made(_))) {
+                *s = Seen::Furniture;
             }
         }
     }
@@ -368,10 +379,11 @@ impl Fpdb {
     fn host_and_lines(&self, doc: &Document) -> Option<PageKeys> {
         let url = doc.url.as_deref().filter(|_| self.opts.furniture)?;
         // Stores with `site_knowledge` learn a shared host's pages per publisher.
+        let on_host = crate::text::cites::host_key(url)?;
         let host = if self.opts.site_knowledge {
             crate::text::sites::site_key(url, doc.publisher.as_deref())?
         } else {
-            crate::text::cites::host_key(url)?
+            on_host
         };
         let mut lines = line_keys(&doc.text);
         if !doc.around.is_empty() {
@@ -385,7 +397,12 @@ impl Fpdb {
             lines.sort_by_key(|&(k, _)| k);
         }
         let page = crate::hash::fingerprint64(url.as_bytes());
-        (!lines.is_empty()).then_some(PageKeys { host, page, lines })
+        (!lines.is_empty()).then_some(PageKeys {
+            host,
+            on_host,
+            page,
+            lines,
+        })
     }
 
     /// The lines of `doc` and what the store says of each (None as
@@ -393,6 +410,7 @@ impl Fpdb {
     pub(super) fn page_lines(&self, doc: &Document) -> Result<Option<PageLines>> {
         let Some(PageKeys {
             host,
+            on_host,
             page,
             lines: keys,
         }) = self.host_and_lines(doc)
@@ -409,10 +427,18 @@ impl Fpdb {
                     c => Seen::In(c),
                 },
             };
+            // A publisher's page: its host's furniture is its own too (`publishers.rs`).
+            let hosts = host != on_host && seen != Seen::Furniture;
+            let seen = if hosts && self.host_furniture(on_host, k)? {
+                Seen::Furniture
+            } else {
+                seen
+            };
             lines.push((k, seen, chars));
         }
         Ok(Some(PageLines {
             host,
+            on_host,
             page,
             lines,
             main_text_kept: self.opts.site_knowledge,
@@ -423,9 +449,14 @@ impl Fpdb {
     /// ahead).
     pub(super) fn page_line_keys(&self, doc: &Document) -> Vec<[u8; 16]> {
         self.host_and_lines(doc).map_or_else(Vec::new, |p| {
+            let hosts: &[u64] = if p.host == p.on_host {
+                &[p.host]
+            } else {
+                &[p.host, p.on_host]
+            };
             p.lines
                 .into_iter()
-                .map(|(k, _)| schema::furniture_key(p.host, k))
+                .flat_map(|(k, _)| hosts.iter().map(move |&h| schema::furniture_key(h, k)))
                 .collect()
         })
     }

@@ -10,8 +10,8 @@
 use foldhash::HashMap;
 
 use super::furniture::{
-    own_page, same_page, PageLines, Seen, Stored, FURNITURE_CLUSTERS, FURNITURE_SENTENCE,
-    NEW_TEXT_CHARS, OWN_PAGE,
+    own_page, same_page, PageLines, Seen, SeenInBatch, Stored, FURNITURE_CLUSTERS,
+    FURNITURE_SENTENCE, NEW_TEXT_CHARS, OWN_PAGE,
 };
 use super::{Document, Fpdb};
 use crate::error::Result;
@@ -42,6 +42,7 @@ impl Fpdb {
         (target, seq): (u64, u64),
         merged: &[u64],
         (doc, stored): (&Document, &mut Stored<'_>),
+        written: &SeenInBatch,
     ) -> Result<Vec<((u64, u64), Seen)>> {
         let new_text: u32 = lines
             .lines
@@ -111,6 +112,7 @@ impl Fpdb {
         if by_url {
             self.keep_main_text(lines, target, (doc, stored), &mut out)?;
             self.furniture_sentences(lines.host, doc, &mut out);
+            self.promote(lines, written, &mut out)?;
         }
         Ok(out)
     }
@@ -159,6 +161,7 @@ impl Fpdb {
         (target, seq, merged): (u64, u64, &[u64]),
         doc: &Document,
         (records, index): (&[(u64, DocRecord)], &HashMap<u64, usize>),
+        written: &SeenInBatch,
     ) -> Result<Vec<((u64, u64), Seen)>> {
         let Some(lines) = lines else {
             return Ok(Vec::new());
@@ -171,7 +174,7 @@ impl Fpdb {
             let r = self.doc(m)?;
             Ok((r.url, r.sketch))
         };
-        self.seen_lines(lines, (target, seq), merged, (doc, &mut stored))
+        self.seen_lines(lines, (target, seq), merged, (doc, &mut stored), written)
     }
 
     /// Stores with `site_knowledge`: the lines `out` would make furniture (from `lines`, of

@@ -46,6 +46,7 @@ mod lookup;
 mod near;
 mod open;
 mod postings;
+mod publishers;
 mod query;
 mod read;
 mod report;
