@@ -211,6 +211,45 @@ def test_ingest_many_equals_the_cli(tmp_path):
     assert any(l["duplicate_of"] for l in lines)
 
 
+def test_a_documents_publisher_reaches_the_store_as_the_clis_field_does(tmp_path):
+    """Pages of one shared host, each naming its account (a dict key, a 6-tuple, the keyword
+    of `ingest`): account S posts an article, account Z quotes it in three posts of its own,
+    account W reposts it under two lines of comment. With the accounts as sites the quoted
+    article is Z's furniture only and W's repost is found, as `fpdb ingest` reading the JSONL
+    field finds it; with the field off the host is one site and the repost is missed."""
+    def para(seed, n):
+        return "".join(chr(0x4E00 + (seed * 7919 + i * 104729) % 20000) for i in range(n)) + "。"
+
+    article = "\n".join(para(300 + j, 26) for j in range(6))
+    docs = [{"id": "s", "url": "https://mp.example/s/s", "publisher": "S", "text": article}]
+    for i in range(3):
+        own = "\n".join(para(100 + 10 * i + j, 28) for j in range(8))
+        docs.append({"id": "z%d" % i, "url": "https://mp.example/s/z%d" % i, "publisher": "Z",
+                     "text": own + "\n" + article})
+    repost = para(700, 30) + "\n" + para(701, 30) + "\n" + article
+    path = tmp_path / "in.jsonl"
+    rows = docs + [{"id": "w", "url": "https://mp.example/s/w", "publisher": "W", "text": repost}]
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in rows), encoding="utf-8")
+
+    def cli(field):
+        out = tmp_path / ("cli-%s.jsonl" % field)
+        db = tmp_path / ("cli-%s.db" % field)
+        subprocess.run([fpdb_bin(), "--db", str(db), "-q", "ingest", "--publisher-field=" + field,
+                        str(path), "--output", str(out)], check=True)
+        return [key(json.loads(l)) for l in out.read_text(encoding="utf-8").splitlines()]
+
+    with fpdb.open(tmp_path / "py.db") as db:
+        lines = db.ingest_many(docs[:2], batch_size=1)
+        lines.extend(db.ingest_many([tuple(d[k] for k in ("id", "text")) + (None, d["url"], None, d["publisher"])
+                                     for d in docs[2:]]))
+        lines.append(db.ingest("w", repost, url="https://mp.example/s/w", publisher="W"))
+    ours = [key(l) for l in lines]
+    assert ours[-1][2] == "s"
+    assert ours == cli("publisher")
+    off = cli("")
+    assert off[-1][2] is None
+
+
 def redis_nodes():
     nodes = os.environ.get("FPDB_REDIS_NODES")
     if not nodes:
