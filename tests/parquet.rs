@@ -477,3 +477,47 @@ fn a_page_over_the_bound_a_value_skips_its_row_group_before_decoding() {
     let v: serde_json::Value = serde_json::from_str(common::stdout(&o).trim()).unwrap();
     assert_eq!(v["added"], 10, "{v}");
 }
+
+/// A `publisher` column is read when it is text and passed over when it is not (the field
+/// came after data were written: a number there is no error of the file); `--publisher-field`
+/// names another column, and a CSV's is read as any other.
+#[test]
+fn a_publisher_column_is_read_as_text_and_passed_over_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = utf8(["第一篇正文。", "第二篇正文。"]);
+    let named = dir.path().join("named.parquet");
+    let batch = RecordBatch::try_from_iter([
+        ("text", text.clone()),
+        ("publisher", utf8(["账号A", "账号B"])),
+        (
+            "account",
+            Arc::new(Int64Array::from(vec![7, 8])) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    write_parquet(&named, &batch, 2);
+    let publishers = |fields: Fields| -> Vec<Option<String>> {
+        read(std::slice::from_ref(&named), fields)
+            .into_iter()
+            .map(|r| r.doc.expect("read").publisher)
+            .collect()
+    };
+    assert_eq!(
+        publishers(Fields::default()),
+        [Some("账号A".to_string()), Some("账号B".to_string())]
+    );
+    let numbers = Fields {
+        publisher: "account".into(),
+        ..Default::default()
+    };
+    assert_eq!(publishers(numbers), [None, None]);
+    let csv = dir.path().join("pages.csv");
+    std::fs::write(
+        &csv,
+        "id,text,publisher\na,第一篇正文。,账号C\nb,第二篇正文。,\n",
+    )
+    .unwrap();
+    let recs = read(&[csv], Fields::default());
+    let got: Vec<Option<String>> = recs.into_iter().map(|r| r.doc.unwrap().publisher).collect();
+    assert_eq!(got, [Some("账号C".to_string()), None]);
+}

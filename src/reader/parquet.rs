@@ -268,6 +268,7 @@ impl Rows {
             &paths.title,
             &paths.url,
             &paths.html,
+            &paths.publisher,
         ]
         .into_iter()
         .flatten()
