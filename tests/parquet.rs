@@ -521,3 +521,21 @@ fn a_publisher_column_is_read_as_text_and_passed_over_otherwise() {
     let got: Vec<Option<String>> = recs.into_iter().map(|r| r.doc.unwrap().publisher).collect();
     assert_eq!(got, [Some("账号C".to_string()), None]);
 }
+
+/// A `date` column (`--time-field`) dates the rows, as it does a JSONL line or a CSV row.
+#[test]
+fn a_time_column_dates_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dated.parquet");
+    let batch = RecordBatch::try_from_iter([
+        ("text", utf8(["第一篇正文。", "第二篇正文。"])),
+        ("date", utf8(["2024-05-26", "2001-02-03T04:05:06Z"])),
+    ])
+    .unwrap();
+    write_parquet(&p, &batch, 2);
+    let got: Vec<Option<i64>> = read(&[p], Fields::default())
+        .into_iter()
+        .map(|r| r.doc.expect("read").published)
+        .collect();
+    assert_eq!(got, [Some(1_716_681_600), Some(981_173_106)]);
+}

@@ -268,6 +268,7 @@ impl Rows {
             &paths.title,
             &paths.url,
             &paths.html,
+            &paths.time,
             &paths.publisher,
         ]
         .into_iter()
