@@ -251,12 +251,8 @@ impl Fpdb {
             if fps.sketch.binary_search(&h).is_ok() {
                 continue;
             }
-            let key = schema::furniture_key(site, FURNITURE_SENTENCE | u64::from(h));
-            if let Some(v) = self.store.get(Cf::Furniture, &key)? {
-                let ids = schema::decode_furniture(&key, &v)?;
-                if ids.is_empty() || ids.last() == Some(&FURNITURE_MARK) {
-                    furniture.push(h);
-                }
+            if self.is_furniture(site, FURNITURE_SENTENCE | u64::from(h))? {
+                furniture.push(h);
             }
         }
         // Sketches are sorted, so `furniture` is.
@@ -429,7 +425,7 @@ impl Fpdb {
             };
             // A publisher's page: its host's furniture is its own too (`publishers.rs`).
             let hosts = host != on_host && seen != Seen::Furniture;
-            let seen = if hosts && self.host_furniture(on_host, k)? {
+            let seen = if hosts && self.is_furniture(on_host, k)? {
                 Seen::Furniture
             } else {
                 seen

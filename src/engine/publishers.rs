@@ -39,9 +39,10 @@ pub(super) fn is_promotion(key: &[u8]) -> bool {
 }
 
 impl Fpdb {
-    /// Whether line `k` is the furniture of `host` in the store.
-    pub(super) fn host_furniture(&self, host: u64, k: u64) -> Result<bool> {
-        let key = schema::furniture_key(host, k);
+    /// Whether line `k` (or a furniture line's sentence: [`super::furniture`]'s
+    /// `FURNITURE_SENTENCE`) is the furniture of site `site` in the store.
+    pub(super) fn is_furniture(&self, site: u64, k: u64) -> Result<bool> {
+        let key = schema::furniture_key(site, k);
         Ok(match self.store.get(Cf::Furniture, &key)? {
             None => false,
             Some(v) => {
