@@ -395,13 +395,16 @@ impl TermWeights {
             if word.chars().nth(1).is_none() {
                 continue;
             }
-            if let Some(e) = tf.get_mut(word) {
-                e.0 += 1;
-            } else if let Some(w) = self.term_idf(word, stop) {
-                tf.insert(word, (1, w));
-            }
+            // One hash per token; a word that is no term is kept with a count of 0, so that
+            // its next occurrences are not looked up in the stop words and the IDFs again.
+            tf.entry(word)
+                .and_modify(|e| e.0 += u32::from(e.0 > 0))
+                .or_insert_with(|| self.term_idf(word, stop).map_or((0, 0.0), |w| (1, w)));
         }
-        tf.into_iter().map(|(w, (n, idf))| (w, n, idf)).collect()
+        tf.into_iter()
+            .filter(|&(_, (n, _))| n > 0)
+            .map(|(w, (n, idf))| (w, n, idf))
+            .collect()
     }
 }
 
