@@ -192,6 +192,48 @@ fn an_excerpt_joins_its_article_whatever_its_share_and_a_quoted_opening_does_not
     assert!(missed_without >= rounds / 2, "{missed_without} of {rounds}");
 }
 
+/// Copies of an article's opening on two sites join the article in every order they come in:
+/// an article after both joins their cluster, as each would have joined the article had it
+/// come first; a cluster of the opening and a page quoting it with text of its own is not
+/// joined through the opening.
+#[test]
+fn copies_of_an_opening_join_their_article_in_any_order() {
+    let mut rng = Rng(0x7ea5_e125_0000_001c);
+    let orders: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    for round in 0..6 {
+        let body: Vec<String> = (0..24)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        let k = 2 + round % 3;
+        let article = Document::new("article", body.join("\n"));
+        let opening = |more: &str| [&body[..k], &[more.to_string()][..]].concat().join("\n");
+        let one = Document::new("one", opening("Read more"));
+        let two = Document::new("two", opening("More"));
+        let own: Vec<String> = (0..3).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let quoted = Document::new("quoted", [&body[..k], &own[..]].concat().join("\n"));
+        for order in orders {
+            let three = [&one, &two, &article];
+            let docs: Vec<&Document> = order.iter().map(|&i| three[i]).collect();
+            let c = clusters(Settings::default(), &docs);
+            assert!(
+                c["one"] == c["article"] && c["two"] == c["article"],
+                "round {round}, order {order:?}: {c:?}"
+            );
+        }
+        // The opening, then the page quoting it: the article does not join them.
+        let c = clusters(Settings::default(), &[&one, &quoted, &article]);
+        assert_ne!(c["quoted"], c["article"], "round {round}: {c:?}");
+        assert_eq!(c["quoted"], c["one"], "round {round}: {c:?}");
+    }
+}
+
 /// `explain` names an excerpt, and says which condition a quoted opening fails.
 #[test]
 fn explain_names_an_excerpt_and_why_a_quoted_opening_is_not_one() {

@@ -89,6 +89,10 @@ struct Verdict {
 /// The root of each cluster id met during one lookup, with its record: the store does not
 /// change during one lookup, and a copy's sentence hashes mostly name one cluster (a `query
 /// --batch` of copies read each cluster record 7 times instead of once).
+/// The most documents a cluster of excerpts may hold for a document to join it through one
+/// of them ([`Fpdb::all_excerpts_of_doc`]): each is read and verified.
+const EXCERPT_CLUSTER_MAX: u64 = 8;
+
 struct Roots<'a> {
     db: &'a Fpdb,
     found: HashMap<u64, (u64, ClusterRecord)>,
@@ -269,6 +273,37 @@ impl Fpdb {
         Ok(raw)
     }
 
+    /// Whether every member of root cluster `root` (of `size` documents, `checked` one of
+    /// them) verifies against the document only as its excerpt: then the cluster is copies
+    /// of the document's opening, and the document joins it as each copy would have joined
+    /// the document had it come first. The joining holds whatever the order the pages came
+    /// in; a cluster holding anything else (an article or a page quoting the same opening)
+    /// is not joined through an excerpt. Clusters of more than [`EXCERPT_CLUSTER_MAX`]
+    /// documents are not read for it.
+    fn all_excerpts_of_doc(
+        &self,
+        root: u64,
+        size: u64,
+        checked: u64,
+        verify: &mut dyn FnMut(u64) -> Result<Checked>,
+        min_overlap: f64,
+    ) -> Result<bool> {
+        if !self.opts.excerpts || size > EXCERPT_CLUSTER_MAX {
+            return Ok(false);
+        }
+        let members = self.members_first(root, size as usize + 1)?;
+        if members.len() as u64 != size {
+            return Ok(false);
+        }
+        for seq in members.into_iter().filter(|&s| s != checked) {
+            let c = verify(seq)?;
+            if !c.excerpt_of_doc || c.overlap < min_overlap {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Verification: each proposed document checked once against its stored sentence
     /// sketch (`verify`); those that pass (and pass their algorithm's weight check) become
     /// `lk`'s candidates, with their cluster's root. Returns every document's verdict.
@@ -290,8 +325,12 @@ impl Fpdb {
                 } else {
                     LookupCounters::add(&self.reads.verified, 1);
                     let (root, rec) = roots.find(c.similar_id)?;
-                    // An excerpt joins the document to its cluster only while alone in it.
-                    (!c.excerpt_of_doc || rec.size <= 1).then_some(root)
+                    // An excerpt joins the document to its cluster only while alone in it, or
+                    // while every member of it is an excerpt of the document too.
+                    let joins = !c.excerpt_of_doc
+                        || rec.size <= 1
+                        || self.all_excerpts_of_doc(root, rec.size, p.seq, verify, min_overlap)?;
+                    joins.then_some(root)
                 };
                 if let (None, Some(shared)) = (root, c.contained) {
                     lk.contained
