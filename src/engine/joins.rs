@@ -1,6 +1,6 @@
 //! What a lookup's verified candidates join: the clusters a document may join or merge when
-//! some links held only with a site's template lines left out (stores with `site_knowledge`),
-//! and the clusters a composite draws on.
+//! some links held only with a site's template lines left out (stores with `site_knowledge`)
+//! or only as an excerpt (stores with `excerpts`), and the clusters a composite draws on.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -62,6 +62,19 @@ impl Lookup {
         }
         self.roots.retain(|r, _| keep.contains(r));
         self.candidates.retain(|c| keep.contains(&c.root));
+    }
+
+    /// A document that verifies against every candidate only as its excerpt (their first
+    /// sentences, at most a line of its own) never merges two clusters: the opening of an
+    /// article is also the opening of a page quoting it with text of its own, and would chain
+    /// the two. It joins the oldest of them.
+    pub(super) fn excerpt_joins_one(&mut self) {
+        if self.roots.len() < 2 || !self.candidates.iter().all(|c| c.excerpt) {
+            return;
+        }
+        let oldest = *self.roots.keys().next().expect("two roots");
+        self.roots.retain(|&r, _| r == oldest);
+        self.candidates.retain(|c| c.root == oldest);
     }
 
     /// When the document draws on two or more clusters, sharing different sentences with

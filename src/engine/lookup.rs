@@ -186,6 +186,9 @@ impl Fpdb {
         if self.opts.site_knowledge {
             lk.left_out_joins_one();
         }
+        if self.opts.excerpts {
+            lk.excerpt_joins_one();
+        }
         lk.candidates.sort_by(|a, b| {
             b.overlap
                 .total_cmp(&a.overlap)
