@@ -57,6 +57,24 @@ fn split(v: u64) -> (Option<u64>, Option<usize>) {
     (freq, idf)
 }
 
+static JIEBA: std::sync::OnceLock<jieba_rs::Jieba> = std::sync::OnceLock::new();
+
+/// jieba with its whole dictionary (built once per process: a quarter of a second).
+pub(super) fn jieba() -> &'static jieba_rs::Jieba {
+    JIEBA.get_or_init(jieba_rs::Jieba::new)
+}
+
+/// jieba with its whole dictionary, if built yet.
+pub(super) fn built_jieba() -> Option<&'static jieba_rs::Jieba> {
+    JIEBA.get()
+}
+
+/// Build jieba's whole dictionary now (a quarter of a second), so that no later text waits
+/// for it: for long-running processes such as `fpdb serve`.
+pub fn warm_up() {
+    jieba();
+}
+
 /// jieba's built-in IDF of a word (its table's median when the word is not listed), as its
 /// TF-IDF extractor weighs a one-word text.
 pub(super) fn idf(word: &str) -> f64 {
@@ -317,7 +335,7 @@ mod tests {
     #[test]
     fn totals_equal_jiebas() {
         // jieba-rs shows its dictionary size and total frequency only through Debug.
-        let full = format!("{:?}", super::super::tokenize::jieba());
+        let full = format!("{:?}", super::jieba());
         let lex = lexicon();
         let words = {
             use fst::Streamer;

@@ -1,6 +1,7 @@
 //! Text processing: normalization, sentence splitting, word segmentation with TF-IDF weights.
 
 pub mod cites;
+mod idf;
 mod lexicon;
 pub mod lines;
 mod normalize;
@@ -11,10 +12,12 @@ mod tokenize;
 mod twfold;
 mod variant;
 
+pub use idf::IdfTable;
+pub use lexicon::warm_up;
 pub use normalize::{
     ideograph, ideograph_at, is_plain_ideograph, join_cjk_lines, normalize, NORMALIZE_VERSION,
 };
-pub use tokenize::{warm_up, weigh, weighted_terms, IdfTable, TermWeights};
+pub use tokenize::{weigh, weighted_terms, TermWeights};
 pub use twfold::fold_tw;
 pub use variant::to_simplified;
 
