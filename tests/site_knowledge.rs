@@ -495,7 +495,7 @@ fn a_page_stored_before_its_sites_furniture_was_known_is_found_by_a_later_copy()
 /// The real binary: a JSONL field names each document's publisher (`--publisher-field`,
 /// default `publisher`), and `explain` of two pages read from the input leaves an account's
 /// footer out of that account's page only; with the field off, the host is one site and the
-/// other account's page loses it too.
+/// other account's page loses it too. The same through `fpdb serve`'s POST.
 #[test]
 fn a_publisher_field_makes_each_account_a_site_of_its_own() {
     let mut rng = Rng(47);
@@ -530,6 +530,44 @@ fn a_publisher_field_makes_each_account_a_site_of_its_own() {
             v["furniture_lines_left_out"],
             serde_json::json!(want),
             "{flag:?}: {v}"
+        );
+    }
+    // The same documents through `fpdb serve`'s POST: its `publisher` field is read as the
+    // command line's is; without it the host is the unit.
+    for (with, want) in [(true, [0, 1]), (false, [1, 1])] {
+        let db = format!("db-serve-{with}");
+        let docs: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|l| {
+                let mut l = l.clone();
+                if !with {
+                    l.as_object_mut().unwrap().remove("publisher");
+                }
+                l
+            })
+            .collect();
+        let server = common::server::Server::start(dir.path(), &db, &[]);
+        for d in &docs {
+            // One request per document: each decided after the one before.
+            let (status, v) =
+                server.post("/v1/documents", &serde_json::json!({ "documents": [d] }));
+            assert_eq!(status, 200, "{v}");
+        }
+        assert_eq!(server.stop(), 0);
+        let field = if with {
+            "--publisher-field=publisher"
+        } else {
+            "--publisher-field="
+        };
+        let args = [
+            "--db", &db, "explain", "w", "x3", "--corpus", "in.jsonl", field, "--json",
+        ];
+        let o = common::run(dir.path(), &args);
+        let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        assert_eq!(
+            v["furniture_lines_left_out"],
+            serde_json::json!(want),
+            "serve, publisher {with}: {v}"
         );
     }
 }
