@@ -86,13 +86,13 @@ struct Verdict {
     standing: Standing,
 }
 
-/// The root of each cluster id met during one lookup, with its record: the store does not
-/// change during one lookup, and a copy's sentence hashes mostly name one cluster (a `query
-/// --batch` of copies read each cluster record 7 times instead of once).
 /// The most documents a cluster of excerpts may hold for a document to join it through one
 /// of them ([`Fpdb::all_excerpts_of_doc`]): each is read and verified.
 const EXCERPT_CLUSTER_MAX: u64 = 8;
 
+/// The root of each cluster id met during one lookup, with its record: the store does not
+/// change during one lookup, and a copy's sentence hashes mostly name one cluster (a `query
+/// --batch` of copies read each cluster record 7 times instead of once).
 struct Roots<'a> {
     db: &'a Fpdb,
     found: HashMap<u64, (u64, ClusterRecord)>,
