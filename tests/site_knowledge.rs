@@ -536,29 +536,18 @@ fn a_publisher_field_makes_each_account_a_site_of_its_own() {
     // command line's is; without it the host is the unit.
     for (with, want) in [(true, [0, 1]), (false, [1, 1])] {
         let db = format!("db-serve-{with}");
-        let docs: Vec<serde_json::Value> = lines
-            .iter()
-            .map(|l| {
-                let mut l = l.clone();
-                if !with {
-                    l.as_object_mut().unwrap().remove("publisher");
-                }
-                l
-            })
-            .collect();
         let server = common::server::Server::start(dir.path(), &db, &[]);
-        for d in &docs {
-            // One request per document: each decided after the one before.
+        // One request per document: each decided after the one before.
+        for mut d in lines.iter().cloned() {
+            if !with {
+                d.as_object_mut().unwrap().remove("publisher");
+            }
             let (status, v) =
                 server.post("/v1/documents", &serde_json::json!({ "documents": [d] }));
             assert_eq!(status, 200, "{v}");
         }
         assert_eq!(server.stop(), 0);
-        let field = if with {
-            "--publisher-field=publisher"
-        } else {
-            "--publisher-field="
-        };
+        let field = ["--publisher-field=", "--publisher-field=publisher"][usize::from(with)];
         let args = [
             "--db", &db, "explain", "w", "x3", "--corpus", "in.jsonl", field, "--json",
         ];
