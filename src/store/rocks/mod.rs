@@ -9,12 +9,14 @@ use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOpti
 
 mod parts;
 mod tuning;
+mod view;
 mod write;
 
 pub use parts::Journaled;
 
 pub use tuning::BLOCK_CACHE_BYTES;
 use tuning::{block_cache, cf_options, no_fallocate, MEMTABLE_BUDGET};
+use view::{log_files, Listing};
 
 use super::{Batch, Cf, Entry, Maintenance, Store};
 use crate::error::{Error, Result};
@@ -61,18 +63,6 @@ fn wal_recovery(opts: &mut Options, path: &Path) {
         _ => rocksdb::DBRecoveryMode::TolerateCorruptedTailRecords,
     };
     opts.set_wal_recovery_mode(mode);
-}
-
-/// The names of the write-ahead logs in the store's directory (none if it cannot be read).
-fn log_files(path: &Path) -> Vec<std::ffi::OsString> {
-    std::fs::read_dir(path)
-        .map(|d| {
-            d.filter_map(std::result::Result::ok)
-                .map(|e| e.file_name())
-                .filter(|n| n.to_string_lossy().ends_with(".log"))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Whether another process holds the store's lock (RocksDB's POSIX record lock on `LOCK`).
@@ -220,37 +210,41 @@ impl RocksStore {
         let mut opts = Options::default();
         wal_recovery(&mut opts, path);
         let cache = block_cache(cache_bytes);
-        // Only the families the store has: an older format lacks the newer ones, which then
-        // read as empty.
-        let present = DB::list_cf(&opts, path).map_err(|e| map_err(path, e))?;
-        let (have, missing): (Vec<Cf>, Vec<Cf>) = Cf::ALL
-            .iter()
-            .partition(|cf| present.iter().any(|p| p == cf.name()));
+        let list = |opts: &Options| DB::list_cf(opts, path).map(|f| Listing::of(path, f));
         // A writer running meanwhile may delete a write-ahead log (after a flush) or a table
-        // file (after a compaction) between RocksDB listing and opening it: open again.
-        // A log deleted while the open ran is retried too, although the open succeeded:
-        // RocksDB read the manifest first and the logs after, so the families flushed in
-        // between had their new tables missing from the view and their data gone with the
-        // log; the view was torn across families (a `query` during an ingest once found a
-        // document whose cluster record was missing). A log present before the open and
-        // present after it was replayed whole.
+        // file (after a compaction) between RocksDB listing and opening it: open again. A
+        // view the writer tore across families while it opened is opened again too
+        // (`view.rs`).
         let mut tries = 0;
-        let db = loop {
-            let logs_before = log_files(path);
+        let gone = |e: &rocksdb::Error| e.to_string().contains("No such file or directory");
+        let (db, missing) = loop {
+            let before = match list(&opts) {
+                Ok(l) => l,
+                Err(e) if tries < 20 && gone(&e) => {
+                    tries += 1;
+                    continue;
+                }
+                Err(e) => return Err(map_err(path, e)),
+            };
+            // Only the families the store has: an older format lacks the newer ones, which
+            // then read as empty.
+            let (have, missing): (Vec<Cf>, Vec<Cf>) = Cf::ALL
+                .iter()
+                .partition(|cf| before.families.iter().any(|p| p == cf.name()));
             let cfs = have
                 .iter()
                 .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, &cache, true)));
             match DB::open_cf_descriptors_read_only(&opts, path, cfs, false) {
                 Ok(db) => {
-                    let after = log_files(path);
-                    if tries < 20 && logs_before.iter().any(|l| !after.contains(l)) {
+                    let torn = list(&opts).map_or(true, |after| before.torn_by(&after));
+                    if tries < 20 && torn {
                         drop(db);
                         tries += 1;
                         continue;
                     }
-                    break db;
+                    break (db, missing);
                 }
-                Err(e) if tries < 20 && e.to_string().contains("No such file or directory") => {
+                Err(e) if tries < 20 && gone(&e) => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
