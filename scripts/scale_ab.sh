@@ -7,8 +7,8 @@
 #   usage: scripts/scale_ab.sh BEFORE AFTER [WORKDIR]   (corpora: ../shared/bench/gen_corpus.py,
 #   or GEN=path/to/gen_corpus.py; results also appended to $OUT/results.txt when OUT is set)
 #   BEFORE_ENV / AFTER_ENV: VAR=VALUE settings for each binary's ingests, e.g. one binary
-#   against itself with batches as one write:
-#   BEFORE_ENV=FPDB_APPLY_PARTS=1 scripts/scale_ab.sh target/release/fpdb target/release/fpdb
+#   against itself with another WAL recovery mode:
+#   BEFORE_ENV=FPDB_WAL_RECOVERY=point-in-time scripts/scale_ab.sh target/release/fpdb target/release/fpdb
 set -u
 B=$(realpath "$1"); A=$(realpath "$2"); W=${3:-$(mktemp -d)}; mkdir -p "$W"
 GEN=${GEN:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench/gen_corpus.py}

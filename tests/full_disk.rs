@@ -49,26 +49,8 @@ fn ids(out: &str) -> Vec<String> {
 
 #[test]
 fn a_full_disk_stops_the_ingest_cleanly_and_loses_nothing_acknowledged() {
-    stops_cleanly_on_a_full_disk("1");
-}
-
-/// The same with each batch written in parts (`FPDB_APPLY_PARTS`): the disk fills in a part
-/// as often as in a first write, and the next open finishes the batch from its journal.
-#[test]
-fn a_full_disk_stops_an_ingest_in_parts_cleanly_and_loses_nothing_acknowledged() {
-    stops_cleanly_on_a_full_disk("4");
-}
-
-/// An ingest into a 6 MiB tmpfs, batches in `parts` parts.
-fn stops_cleanly_on_a_full_disk(parts: &str) {
-    let fpdb = |dir: &Path, args: &[&str]| {
-        common::fpdb()
-            .env("FPDB_APPLY_PARTS", parts)
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let fpdb =
+        |dir: &Path, args: &[&str]| common::fpdb().current_dir(dir).args(args).output().unwrap();
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
     let Some(mnt) = Mount::new(&p.join("mnt"), "6m") else {

@@ -7,9 +7,8 @@
 //!
 //! At most one batch is in flight: the next write, and every call that needs the base to hold
 //! what was written (sync, flush, the last sequence number, checkpoints, compaction), first
-//! waits for it. A batch reaches the base store atomically (one write, or parts behind a
-//! journal: `store/rocks/parts.rs`), so a crash leaves exactly the batches the base store
-//! applied, as before. A failed write fails every later write and sync
+//! waits for it. A batch reaches the base store atomically (one write), so a crash
+//! leaves exactly the batches the base store applied, as before. A failed write fails every later write and sync
 //! (what was decided after it was decided on changes the base store does not hold); the
 //! store must be reopened.
 

@@ -112,7 +112,7 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
             }
             std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
         }
-        let mut rocks = Box::new(RocksStore::open_with_cache(
+        let rocks = Box::new(RocksStore::open_with_cache(
             path,
             config.create,
             config.cache_bytes,
@@ -122,9 +122,7 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
         // with a second core to run it: on one core the hand-over costs more than it saves
         // (docs/performance.md, "Store settings").
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let parts = write_parts()?;
         if cores >= 2 {
-            rocks.set_write_parts(parts);
             let behind = super::WriteBehind::new(rocks)?;
             applying = Some(behind.busy_clock());
             Box::new(behind)
@@ -160,28 +158,6 @@ pub fn open(location: &Location, config: &OpenConfig) -> Result<Opened> {
         applying,
         fit,
     })
-}
-
-/// How many parts the write-behind store's batches are written in at once
-/// ([`RocksStore::set_write_parts`]): one write, unless `FPDB_APPLY_PARTS=N` asks for parts.
-/// On 16 cores the parts made a zh100k ingest no faster (4.82–5.22 s against 4.31–5.01 s)
-/// and one of 700,025 documents ~45% slower (25.3–25.9 s against 17.3–17.8 s), and on
-/// 2 cores they cost ~8% more CPU (docs/performance.md, "Many cores").
-fn write_parts() -> Result<usize> {
-    match std::env::var("FPDB_APPLY_PARTS") {
-        Ok(v) => v
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| {
-                Error::InvalidOption(format!(
-                    "FPDB_APPLY_PARTS={v}: not a number of parts (1 or more; 1 writes each batch \
-                 as one write)"
-                ))
-            }),
-        Err(_) => Ok(1),
-    }
 }
 
 /// A Redis Cluster store: no presence filter (other writers' keys would be missing from it).

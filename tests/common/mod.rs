@@ -10,8 +10,6 @@ use std::process::{Command, Output};
 pub fn fpdb() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fpdb"));
     c.env_remove("FPDB_DB");
-    // Batches are written as one write unless a test asks for parts.
-    c.env_remove("FPDB_APPLY_PARTS");
     c
 }
 

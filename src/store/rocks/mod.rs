@@ -1,5 +1,6 @@
 //! RocksDB [`Store`]: one column family per [`Cf`], LZ4 compression, WAL on. Writes are
-//! atomic: one `WriteBatch`, or a large batch in parts behind a journal (`parts.rs`).
+//! atomic: one `WriteBatch` each (a store an earlier fpdb left with a batch in parts is
+//! finished at open: `journal.rs`).
 //! [`Store::sync`] fsyncs the WAL, so every batch written before it survives power loss, and
 //! after any crash the store reopens at a batch boundary.
 
@@ -7,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions, DB};
 
-mod parts;
+mod journal;
 mod tuning;
 mod view;
 mod write;
 
-pub use parts::Journaled;
+pub use journal::Journaled;
 
 pub use tuning::BLOCK_CACHE_BYTES;
 use tuning::{block_cache, cf_options, no_fallocate, MEMTABLE_BUDGET};
@@ -29,11 +30,6 @@ pub struct RocksStore {
     missing: Vec<Cf>,
     path: PathBuf,
     read_only: bool,
-    /// Large batches of [`Store::write_entries`] are written in this many parts at once (1:
-    /// as one write; `parts.rs`).
-    parts: usize,
-    /// The buffer a batch in parts encodes its journal into.
-    journal: std::sync::Mutex<Vec<u8>>,
 }
 
 impl std::fmt::Debug for RocksStore {
@@ -179,18 +175,11 @@ impl RocksStore {
             missing: Vec::new(),
             path: path.to_path_buf(),
             read_only: false,
-            parts: 1,
-            journal: std::sync::Mutex::default(),
         };
-        // A batch a crash left in parts is finished before anything reads the store.
+        // A batch a crash left in parts (an earlier fpdb) is finished before anything reads
+        // the store.
         store.finish_parts()?;
         Ok(store)
-    }
-
-    /// Write large batches of [`Store::write_entries`] in `parts` parts at once, which RocksDB
-    /// inserts into its memtables in parallel (`parts.rs`); 1 (the default): as one write.
-    pub fn set_write_parts(&mut self, parts: usize) {
-        self.parts = parts.max(1);
     }
 
     /// Open the store at `path` read-only. Takes no lock: works while a writer runs, and sees
@@ -256,8 +245,6 @@ impl RocksStore {
             missing,
             path: path.to_path_buf(),
             read_only: true,
-            parts: 1,
-            journal: std::sync::Mutex::default(),
         })
     }
 
@@ -373,19 +360,19 @@ impl Store for RocksStore {
         // In key order: the memtable takes ordered inserts fastest (a write-behind store
         // hands its batches over sorted, through `write_entries`).
         let per_cf = batch.into_sorted();
-        self.write_in_parts(&per_cf, 1)?;
+        self.write_ops(journal::ops_of_all(&per_cf))?;
         // Freeing the batch's keys and values is work the writer need not wait for.
         rayon::spawn(move || drop(per_cf));
         Ok(())
     }
 
     fn write_entries(&self, per_cf: &[Vec<Entry>]) -> Result<()> {
-        self.write_in_parts(per_cf, self.parts)
+        self.write_ops(journal::ops_of_all(per_cf))
     }
 
     fn prepare_entries(&self, per_cf: &[Vec<Entry>]) -> Option<super::Prepared> {
-        (!self.read_only && self.in_one_write(per_cf))
-            .then(|| super::Prepared::Rocks(self.batch_of(parts::ops_of_all(per_cf))))
+        (!self.read_only)
+            .then(|| super::Prepared::Rocks(self.batch_of(journal::ops_of_all(per_cf))))
     }
 
     fn write_prepared(

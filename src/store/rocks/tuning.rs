@@ -30,10 +30,7 @@ pub(super) fn block_cache(bytes: usize) -> Cache {
 /// writer's thread, which bounds an ingest (figures: docs/performance.md, "Store settings").
 pub(super) const MEMTABLE_BYTES: usize = 8 << 20;
 
-/// Memtable size of `meta`: its few keys need none, but a batch written in parts puts its
-/// journal there (~0.8 MiB for 1,024 documents, removed by the batch's last write), and in a
-/// memtable of [`MEMTABLE_BYTES`] a dozen dead journals raised an ingest's peak memory by up
-/// to 30 MiB (`parts.rs`; docs/performance.md, "Many cores").
+/// Memtable size of `meta`: its few keys (counters, settings, the marks of jobs) need little.
 pub(super) const META_MEMTABLE_BYTES: usize = 2 << 20;
 
 /// Target size of level 1 (RocksDB's default: 256 MiB; its files a quarter of it), matched to
