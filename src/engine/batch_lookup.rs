@@ -267,8 +267,8 @@ impl Fpdb {
             .collect();
         on_pool(pool.as_deref(), || {
             similar.par_iter().for_each(|&id| {
-                if let Ok((_, c)) = view.find(id) {
-                    let _ = view.doc(c.named());
+                if let Ok((_, c)) = view.records().find(id) {
+                    let _ = view.records().doc(c.named());
                 }
             });
         });
@@ -293,7 +293,7 @@ impl Fpdb {
         let (docs, lines) = self.furnish_batch(docs, pool)?;
         if let Some(ahead) = self.store.read_ahead() {
             // A remote store: what the lookups read first, in one round trip per node.
-            self.prefetch(ahead, &docs)?;
+            self.index().prefetch(ahead, &docs)?;
         }
         let skip = on_existing == OnExisting::Skip;
         let lookups = || -> Vec<Result<Found>> {
@@ -313,7 +313,7 @@ impl Fpdb {
                 .filter(|(_, e)| matches!(e, Ok(None)) || (!skip && matches!(e, Ok(Some(_)))))
                 .map(|((_, fps), _)| fps)
                 .collect();
-            let read = self.read_many(&looked).ok();
+            let read = self.index().read_many(&looked).ok();
             let found: Vec<Result<Found>> = docs
                 .par_iter()
                 .zip(existing.into_par_iter().zip(predates))
@@ -331,8 +331,9 @@ impl Fpdb {
             // (a third of a batch's reads were of records another document of it read too,
             // on the short corpus at 10^6 documents); the others, and all of them when one
             // of these fails, each document reads itself (only the shared ones are held).
-            let records =
-                self.shared_records(found.iter().flatten().map(|f| f.candidates().collect()));
+            let records = self
+                .records()
+                .shared_records(found.iter().flatten().map(|f| f.candidates().collect()));
             docs.par_iter()
                 .zip(found)
                 .map(|((_, fps), f)| self.verify_found(fps, f?, records.as_ref()))
@@ -394,9 +395,9 @@ impl Fpdb {
     /// The stored document with `doc`'s id: (seq, similar_id at ingest, same text), and
     /// whether `doc` is dated before it ([`Fpdb::predates`]).
     fn existing(&self, doc: &Document, fps: &Fingerprints) -> Result<(Option<Existing>, bool)> {
-        match self.seq_of(&doc.id)? {
+        match self.records().seq_of(&doc.id)? {
             Some(seq) => {
-                let rec = self.doc(seq)?;
+                let rec = self.records().doc(seq)?;
                 let same = super::ingest::same_text(&rec, doc, fps);
                 let predates = self.predates(&rec, doc).is_some();
                 Ok((Some((seq, rec.similar_id, same)), predates))
@@ -406,7 +407,7 @@ impl Fpdb {
     }
 
     /// What a document (`fps`, its stored namesake `existing`) finds in the store, from what
-    /// [`Fpdb::read_many`] read for the batch when given (read-only; runs on many threads at
+    /// [`Index::read_many`](super::postings::Index::read_many) read for the batch when given (read-only; runs on many threads at
     /// once): its candidates, not yet verified.
     pub(super) fn found(
         &self,
@@ -423,7 +424,7 @@ impl Fpdb {
             return Ok(f);
         }
         super::LookupCounters::add(&self.reads.lookups, 1);
-        (f.holders, f.simhash) = self.holders_and_neighbours(fps, read)?;
+        (f.holders, f.simhash) = self.index().holders_and_neighbours(fps, read)?;
         Ok(f)
     }
 

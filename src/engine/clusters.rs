@@ -37,10 +37,10 @@ impl Fpdb {
             return Err(Error::ReadOnly);
         }
         self.begin_write()?;
-        let Some(seq) = self.seq_of(id)? else {
+        let Some(seq) = self.records().seq_of(id)? else {
             return Ok(false);
         };
-        let rec = self.doc(seq)?;
+        let rec = self.records().doc(seq)?;
         self.remove_record(seq, &rec)?;
         self.note_removed(&rec);
         Ok(true)
@@ -57,7 +57,7 @@ impl Fpdb {
         let mut from = 0;
         loop {
             self.begin_write()?;
-            let recs = self.docs_from(from, 4096)?;
+            let recs = self.records().docs_from(from, 4096)?;
             let Some(&(last, _)) = recs.last() else {
                 return self.sync().map(|()| removed);
             };
@@ -65,7 +65,7 @@ impl Fpdb {
                 if rec.time < before {
                     // Read again: removing an earlier document of this chunk may have split
                     // its cluster and moved this one (a new similar_id in its record).
-                    let rec = self.doc(seq)?;
+                    let rec = self.records().doc(seq)?;
                     self.remove_record(seq, &rec)?;
                     self.note_removed(&rec);
                     removed += 1;
@@ -119,7 +119,7 @@ impl Fpdb {
     }
 
     pub(super) fn remove_record_inner(&mut self, seq: u64, rec: &DocRecord) -> Result<Option<u64>> {
-        let (root, mut crec) = self.find(rec.similar_id)?;
+        let (root, mut crec) = self.records().find(rec.similar_id)?;
         let mut b = Batch::new();
         b.delete(Cf::Docs, schema::u64_key(seq));
         b.delete(Cf::DocIds, rec.id.as_bytes());
@@ -133,6 +133,7 @@ impl Fpdb {
         }
         b.delete(Cf::Members, schema::members_key(ClusterId(root), Seq(seq)));
         let members: Vec<u64> = self
+            .records()
             .members(root)?
             .into_iter()
             .filter(|&m| m != seq)
@@ -155,32 +156,6 @@ impl Fpdb {
         Ok(emptied)
     }
 
-    /// Seqs of the members of root cluster `root`, ascending.
-    pub(super) fn members(&self, root: u64) -> Result<Vec<u64>> {
-        self.members_first(root, usize::MAX)
-    }
-
-    /// Seqs of the first `limit` members of root cluster `root`, ascending.
-    pub(super) fn members_first(&self, root: u64, limit: usize) -> Result<Vec<u64>> {
-        let (start, end) = schema::members_range(ClusterId(root));
-        let mut out = Vec::new();
-        let mut err = None;
-        if limit == 0 {
-            return Ok(out);
-        }
-        self.store.scan(Cf::Members, &start, &end, &mut |k, _| {
-            match schema::decode_members_key(k) {
-                Ok((_, seq)) => out.push(seq.0),
-                Err(e) => err = Some(e),
-            }
-            err.is_none() && out.len() < limit
-        })?;
-        match err {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
-    }
-
     /// Re-derive root cluster `root` from its remaining `members` (ascending seqs) once the
     /// document at `removed_seq` is gone: the members that matched it look up again among
     /// those before them ([`Fpdb::rematch`]); the clusters are the connected components of
@@ -198,7 +173,7 @@ impl Fpdb {
     ) -> Result<()> {
         let mut recs = members
             .iter()
-            .map(|&s| self.doc(s))
+            .map(|&s| self.records().doc(s))
             .collect::<Result<Vec<_>>>()?;
         let rematched = self.rematch(&mut recs, members, root, removed_seq)?;
         let comps = components(&recs, members);

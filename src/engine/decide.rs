@@ -55,13 +55,13 @@ impl Fpdb {
         });
         if let Some(&seq) = d.last.as_ref().and_then(|l| l.ids.get(&doc.id)) {
             // Stored by the batch before, after this batch was looked up.
-            let rec = self.doc(seq)?;
+            let rec = self.records().doc(seq)?;
             existing = Some((rec.similar_id, super::ingest::same_text(&rec, doc, &fps)));
         }
         if let Some((similar_id, same_text)) = existing {
             return Ok(IngestResult::SkippedExisting {
                 id: doc.id.clone(),
-                similar_id: self.find(similar_id)?.0,
+                similar_id: self.records().find(similar_id)?.0,
                 same_text,
             });
         }
@@ -101,7 +101,7 @@ impl Fpdb {
         };
         let record = &mut |seq| match d.index.docs.get(&seq) {
             Some(&i) => Ok(d.records[i].1.clone()),
-            None => self.doc(seq),
+            None => self.records().doc(seq),
         };
         let lk = self.lookup_with(&fps, &holders, simhash, (verify, record))?;
         let saved = self.counters();
@@ -128,7 +128,7 @@ impl Fpdb {
                 let id_of = |this: &Self, d: &Decisions, seq: u64| -> Result<String> {
                     match d.index.docs.get(&seq) {
                         Some(&i) => Ok(d.records[i].1.id.clone()),
-                        None => Ok(this.doc(seq)?.id),
+                        None => Ok(this.records().doc(seq)?.id),
                     }
                 };
                 if named.seq != seq {
@@ -142,7 +142,7 @@ impl Fpdb {
                     Ok(match d.index.docs.get(&seq) {
                         Some(&i) => (d.records[i].1.id.clone(), d.records[i].1.sketch.clone()),
                         None => {
-                            let r = self.doc(seq)?;
+                            let r = self.records().doc(seq)?;
                             (r.id, r.sketch)
                         }
                     })

@@ -175,6 +175,6 @@ impl Fpdb {
             let kept = self.store.get(Cf::Docs, &schema::u64_key(seq))?.is_some();
             return Ok(kept.then_some(id));
         }
-        Ok(self.current_cluster(id)?.map(|(root, _)| root))
+        Ok(self.records().current_cluster(id)?.map(|(root, _)| root))
     }
 }

@@ -353,10 +353,10 @@ impl Fpdb {
         if !self.opts.site_templates || page_host(a).is_none() || page_host(a) == page_host(b) {
             return Ok((out, 0));
         }
-        let Some(seq) = self.seq_of(&a.id)? else {
+        let Some(seq) = self.records().seq_of(&a.id)? else {
             return Ok((out, 0));
         };
-        let template = self.doc(seq)?.template;
+        let template = self.records().doc(seq)?.template;
         if template.is_empty() {
             return Ok((out, 0));
         }

@@ -51,13 +51,13 @@ impl Fpdb {
             None => fps,
         };
         let mut emptied = None;
-        let replaced = match self.seq_of(&doc.id)? {
+        let replaced = match self.records().seq_of(&doc.id)? {
             None => false,
             Some(seq) => {
-                let rec = self.doc(seq)?;
+                let rec = self.records().doc(seq)?;
                 if on_existing == OnExisting::Skip {
                     let same_text = same_text(&rec, doc, &fps);
-                    let similar_id = self.find(rec.similar_id)?.0;
+                    let similar_id = self.records().find(rec.similar_id)?.0;
                     if let Some(t) = self.predates(&rec, doc) {
                         self.predate(seq, rec, t)?;
                     }
@@ -111,7 +111,7 @@ impl Fpdb {
         mut rec: DocRecord,
         doc: &Document,
     ) -> Result<Outcome> {
-        let (root, crec) = self.find(rec.similar_id)?;
+        let (root, crec) = self.records().find(rec.similar_id)?;
         rec.url = doc.url.clone();
         rec.title = doc.title.clone();
         rec.description = doc.description.clone();
@@ -122,12 +122,12 @@ impl Fpdb {
         let duplicate_of = if crec.named() == seq {
             None
         } else {
-            Some(self.doc(crec.named())?.id)
+            Some(self.records().doc(crec.named())?.id)
         };
         let mut matches = Vec::new();
         let none = HashMap::new();
         for m in &rec.matches {
-            if let Some(id) = self.id_of(m.seq, &none)? {
+            if let Some(id) = self.records().id_of(m.seq, &none)? {
                 matches.push(stored_match(id, m, &rec.excerpts));
             }
         }
@@ -150,7 +150,7 @@ impl Fpdb {
     /// of the document changes (its text, cluster and links are the first read's).
     pub(super) fn predate(&mut self, seq: u64, mut rec: DocRecord, published: i64) -> Result<()> {
         rec.published = Some(published);
-        let (root, mut crec) = self.find(rec.similar_id)?;
+        let (root, mut crec) = self.records().find(rec.similar_id)?;
         crec.original = Original::earliest(crec.original, Some(rec.original(seq)));
         let mut b = Batch::new();
         b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&rec));
@@ -250,7 +250,7 @@ impl Fpdb {
                 schema::u64_key(id),
                 schema::encode_cluster(&moved),
             );
-            for m in self.members(id)? {
+            for m in self.records().members(id)? {
                 batch.delete(Cf::Members, schema::members_key(ClusterId(id), Seq(m)));
                 batch.put(
                     Cf::Members,
@@ -303,7 +303,7 @@ impl Fpdb {
 
     /// Stored document `seq`'s record, marked cited, into `bulk`.
     pub(super) fn put_cited(&self, seq: u64, bulk: &mut Batch) -> Result<()> {
-        let mut r = self.doc(seq)?;
+        let mut r = self.records().doc(seq)?;
         r.cited = true;
         bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&r));
         Ok(())

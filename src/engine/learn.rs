@@ -171,7 +171,7 @@ impl Fpdb {
                 let r = &records[i].1;
                 return Ok((r.url.clone(), r.sketch.clone()));
             }
-            let r = self.doc(m)?;
+            let r = self.records().doc(m)?;
             Ok((r.url, r.sketch))
         };
         self.seen_lines(lines, (target, seq), merged, (doc, &mut stored), written)
@@ -236,11 +236,11 @@ impl Fpdb {
         target: u64,
         stored: &mut Stored<'_>,
     ) -> Result<Vec<Vec<u32>>> {
-        let Some((root, _)) = self.current_cluster(target)? else {
+        let Some((root, _)) = self.records().current_cluster(target)? else {
             return Ok(Vec::new());
         };
         let mut theirs = Vec::new();
-        for m in self.members_first(root, HELD_MEMBERS)? {
+        for m in self.records().members_first(root, HELD_MEMBERS)? {
             let (url, sketch) = stored(m)?;
             let other = url
                 .as_deref()
@@ -260,7 +260,7 @@ impl Fpdb {
         if id & OWN_PAGE != 0 {
             return Ok(Some(id));
         }
-        Ok(self.current_cluster(id)?.map(|(root, _)| root))
+        Ok(self.records().current_cluster(id)?.map(|(root, _)| root))
     }
 }
 

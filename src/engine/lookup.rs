@@ -110,7 +110,7 @@ impl<'a> Roots<'a> {
         if let Some(r) = self.found.get(&id) {
             return Ok(r.clone());
         }
-        let r = self.db.find(id)?;
+        let r = self.db.records().find(id)?;
         self.found.insert(id, r.clone());
         self.found.insert(r.0, r.clone());
         Ok(r)
@@ -134,7 +134,7 @@ impl Fpdb {
         LookupCounters::add(&self.reads.records_read, 1);
         match records.and_then(|r| r.get(&seq)) {
             Some(rec) => self.checked(fps, rec),
-            None => self.checked(fps, &self.doc(seq)?),
+            None => self.checked(fps, &self.records().doc(seq)?),
         }
     }
 
@@ -142,13 +142,18 @@ impl Fpdb {
         self.lookup_in(fps, None)
     }
 
-    /// [`Fpdb::lookup`], its postings and simhash tables from what [`Fpdb::read_many`] read
+    /// [`Fpdb::lookup`], its postings and simhash tables from what [`Index::read_many`](super::postings::Index::read_many) read
     /// when given.
     fn lookup_in(&self, fps: &Fingerprints, read: Option<&ReadMany>) -> Result<Lookup> {
         LookupCounters::add(&self.reads.lookups, 1);
-        let (holders, simhash) = self.holders_and_neighbours(fps, read)?;
+        let (holders, simhash) = self.index().holders_and_neighbours(fps, read)?;
         let verify = &mut |seq| self.check_stored(fps, seq);
-        self.lookup_with(fps, &holders, simhash, (verify, &mut |seq| self.doc(seq)))
+        self.lookup_with(
+            fps,
+            &holders,
+            simhash,
+            (verify, &mut |seq| self.records().doc(seq)),
+        )
     }
     /// The decision inputs of `fps` from what was found for it: the holder of each sentence
     /// hash and band key (`holders`), the simhash neighbours (`simhash`: seq -> distance) and
@@ -294,7 +299,7 @@ impl Fpdb {
         if !self.opts.excerpts || size > EXCERPT_CLUSTER_MAX {
             return Ok(false);
         }
-        let members = self.members_first(root, size as usize + 1)?;
+        let members = self.records().members_first(root, size as usize + 1)?;
         if members.len() as u64 != size {
             return Ok(false);
         }

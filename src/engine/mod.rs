@@ -49,6 +49,7 @@ mod postings;
 mod publishers;
 mod query;
 mod read;
+mod records;
 mod report;
 mod settings;
 mod stored_texts;
@@ -83,7 +84,7 @@ use crate::error::Result;
 use crate::fingerprint::{Fingerprinter, Fingerprints};
 use crate::index::Permutations;
 use crate::options::Options;
-use crate::store::schema::{self, meta, ClusterRecord, DocRecord, Seq};
+use crate::store::schema::{self, meta, Seq};
 use crate::store::{Batch, Cf, Staged, Store};
 
 /// Staged keys above which [`Fpdb::ingest`] commits to the store without waiting for a sync.
@@ -453,60 +454,11 @@ impl Fpdb {
         }
     }
 
-    pub(super) fn doc(&self, seq: u64) -> Result<DocRecord> {
-        let k = schema::u64_key(seq);
-        match self.store.get(Cf::Docs, &k)? {
-            Some(v) => schema::decode_doc(&k, &v),
-            None => Err(schema::corrupt(
-                Cf::Docs,
-                &k,
-                "referenced document is missing".into(),
-            )),
-        }
-    }
-
-    pub(super) fn cluster(&self, id: u64) -> Result<ClusterRecord> {
-        let k = schema::u64_key(id);
-        match self.store.get(Cf::Clusters, &k)? {
-            Some(v) => schema::decode_cluster(&k, &v),
-            None => Err(schema::corrupt(
-                Cf::Clusters,
-                &k,
-                "referenced cluster is missing".into(),
-            )),
-        }
-    }
-
-    /// The current (root) cluster id of `id`, with its record.
-    pub(super) fn find(&self, mut id: u64) -> Result<(u64, ClusterRecord)> {
-        for _ in 0..1_000_000 {
-            let rec = self.cluster(id)?;
-            match rec.parent {
-                Some(p) if p != id => id = p,
-                _ => return Ok((id, rec)),
-            }
-        }
-        Err(schema::corrupt(
-            Cf::Clusters,
-            &schema::u64_key(id),
-            "cycle in cluster parents".into(),
-        ))
-    }
-
-    /// The stored document seq of an external id.
-    pub(super) fn seq_of(&self, id: &str) -> Result<Option<u64>> {
-        match self.store.get(Cf::DocIds, id.as_bytes())? {
-            Some(v) => Ok(Some(schema::decode_u64(Cf::DocIds, id.as_bytes(), &v)?)),
-            None => Ok(None),
-        }
-    }
-
     /// The current similar_id of a cluster id handed out earlier.
     pub fn resolve(&self, similar_id: u64) -> Result<u64> {
-        Ok(self.find(similar_id)?.0)
+        Ok(self.records().find(similar_id)?.0)
     }
 
-    /// (next_seq, next_cluster, doc_count, cluster_count).
     /// The simhash table keys of document `seq`, whose simhash is `q`: one per permuted table,
     /// in table order.
     pub(super) fn table_keys(&self, q: u64, seq: u64) -> impl Iterator<Item = [u8; 17]> + '_ {

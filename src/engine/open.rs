@@ -191,8 +191,8 @@ impl Fpdb {
             store.write(std::mem::take(b))?;
             store.commit()
         };
-        self.for_each_doc(&mut |seq, r| {
-            let (root, _) = self.find(r.similar_id)?;
+        self.records().for_each_doc(&mut |seq, r| {
+            let (root, _) = self.records().find(r.similar_id)?;
             for &h in &r.nshash {
                 b.put(
                     Cf::Nshash,

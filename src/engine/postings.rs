@@ -10,8 +10,9 @@ use foldhash::HashMap;
 use super::{Fpdb, LookupCounters};
 use crate::error::Result;
 use crate::fingerprint::{simhash::hamming, Fingerprints};
+use crate::index::Permutations;
 use crate::store::schema::{self, Seq};
-use crate::store::{Cf, ReadAhead, Store};
+use crate::store::{Cf, ReadAhead, Staged, Store};
 
 /// Table `t`'s byte in its simhash keys.
 fn table_byte(t: usize) -> u8 {
@@ -29,7 +30,7 @@ fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> 
 /// The most stored documents simhash proposes to one lookup ([`bound_simhash`]).
 pub const SIMHASH_MOST: usize = 32;
 
-/// Entries of one simhash value read past what [`Fpdb::scan_simhash`] gives of it before it
+/// Entries of one simhash value read past what [`Index::scan_simhash`] gives of it before it
 /// seeks past the value (a seek costs about as much as this many keys read in order).
 const SEEK_PAST: usize = 16;
 
@@ -83,7 +84,7 @@ pub(super) fn candidate_seqs<'a>(
         .chain(simhash.keys().copied())
 }
 
-/// What the lookups of many documents read ([`Fpdb::read_many`]).
+/// What the lookups of many documents read ([`Index::read_many`]).
 #[derive(Default)]
 pub(super) struct ReadMany {
     /// Posting (sentence hash, band or exact key) -> its oldest holder.
@@ -96,11 +97,22 @@ pub(super) struct ReadMany {
     tables: Vec<Vec<(u64, Seq)>>,
 }
 
-impl Fpdb {
+/// The index part of the engine: what the store holds for fingerprints (the postings and the
+/// permuted simhash tables), read and never written, its reads counted. Borrowed from an
+/// [`Fpdb`] ([`Fpdb::index`]); the decisions ([`super::lookup`]) work on what it reads.
+pub(super) struct Index<'a> {
+    pub(super) store: &'a Staged,
+    pub(super) perms: &'a Permutations,
+    /// The simhash distance a neighbour is within.
+    pub(super) simhash_k: u32,
+    pub(super) reads: &'a LookupCounters,
+}
+
+impl Index<'_> {
     /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table,
     /// at most [`SIMHASH_MOST`] ([`bound_simhash`]).
     pub(super) fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {
-        let k = self.opts.simhash_k;
+        let k = self.simhash_k;
         let bounds = self.simhash_bounds(q);
         let ranges: Vec<([u8; 17], [u8; 18])> = bounds.iter().map(|(s, e, _)| (*s, *e)).collect();
         let mut found = BTreeMap::new();
@@ -124,7 +136,7 @@ impl Fpdb {
     /// from the fingerprint looked up) gives none. A value with more entries than it gives is
     /// left by a seek past it after [`SEEK_PAST`] more, so that a text stored 10^6 times costs
     /// a lookup a bounded read, not 10^6 keys. Returns the entries read within that bound
-    /// (what [`Fpdb::read_many`] keeps of the same ranges: both count alike).
+    /// (what [`Index::read_many`] keeps of the same ranges: both count alike).
     fn scan_simhash(
         &self,
         ranges: &[([u8; 17], [u8; 18])],
@@ -236,17 +248,6 @@ impl Fpdb {
         ahead.prefetch(Cf::Simhash, &ranges)
     }
 
-    /// Every stored document whose simhash is within k of `q`, as (external id, distance),
-    /// ordered by id.
-    pub fn simhash_neighbors(&self, q: u64) -> Result<Vec<(String, u32)>> {
-        let mut out = Vec::new();
-        for (seq, d) in self.simhash_candidates(q)? {
-            out.push((self.doc(seq)?.id, d));
-        }
-        out.sort();
-        Ok(out)
-    }
-
     /// The oldest stored holder of sentence hash `h`.
     pub(super) fn nshash_holder(&self, h: u64) -> Result<Option<Holder>> {
         let (start, end) = schema::nshash_range(h);
@@ -258,7 +259,7 @@ impl Fpdb {
         found.transpose()
     }
 
-    /// [`Fpdb::nshash_holder`] of every hash, through one iterator.
+    /// [`Index::nshash_holder`] of every hash, through one iterator.
     pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<Holders> {
         let found = self.holders_of(nshash_bounds(hashes.iter().copied()))?;
         LookupCounters::add(&self.reads.postings_found, found.len());
@@ -293,8 +294,8 @@ impl Fpdb {
     /// every seek a file of its own). The simhash ranges are gathered, sorted and
     /// deduplicated on the pool's threads too, and the tables' entries kept by position, not
     /// in a hash map: on one thread those two steps were about a quarter of a batch's lookups
-    /// (zh50k), which many cores did not shorten. Not counted: [`Fpdb::holders_in`] and
-    /// [`Fpdb::simhash_in`] count what each document's own lookup would have.
+    /// (zh50k), which many cores did not shorten. Not counted: [`Index::holders_in`] and
+    /// [`Index::simhash_in`] count what each document's own lookup would have.
     pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
         use rayon::prelude::*;
         let shares = rayon::current_num_threads().max(1) * 2;
@@ -351,7 +352,7 @@ impl Fpdb {
     }
 
     /// The entries (permuted fingerprint, seq) of each simhash range of `ranges` (sorted,
-    /// distinct), at most [`SIMHASH_MOST`] of each value ([`Fpdb::scan_simhash`]).
+    /// distinct), at most [`SIMHASH_MOST`] of each value ([`Index::scan_simhash`]).
     fn simhash_entries(&self, ranges: &[([u8; 17], [u8; 18])]) -> Result<Vec<Vec<(u64, Seq)>>> {
         let mut out = vec![Vec::new(); ranges.len()];
         self.scan_simhash(ranges, &|_, _| true, &mut |i, p, seq| {
@@ -360,7 +361,7 @@ impl Fpdb {
         Ok(out)
     }
 
-    /// [`Fpdb::nshash_holders`] of `fps`'s postings from what [`Fpdb::read_many`] read.
+    /// [`Index::nshash_holders`] of `fps`'s postings from what [`Index::read_many`] read.
     pub(super) fn holders_in(&self, fps: &Fingerprints, read: &ReadMany) -> Holders {
         let mut found = HashMap::default();
         for h in fps.lookup_postings() {
@@ -372,10 +373,10 @@ impl Fpdb {
         found
     }
 
-    /// [`Fpdb::simhash_candidates`] of `q` from what [`Fpdb::read_many`] read (`None` when
+    /// [`Index::simhash_candidates`] of `q` from what [`Index::read_many`] read (`None` when
     /// it did not read `q`'s ranges).
     pub(super) fn simhash_in(&self, q: u64, read: &ReadMany) -> Option<BTreeMap<u64, u32>> {
-        let k = self.opts.simhash_k;
+        let k = self.simhash_k;
         let mut found = BTreeMap::new();
         let mut scanned = 0;
         for t in 0..self.perms.len() {
@@ -398,7 +399,7 @@ impl Fpdb {
     }
 
     /// The oldest holder of each posting of `fps` and its simhash neighbours (seq ->
-    /// distance): from what [`Fpdb::read_many`] read when given, else from the store.
+    /// distance): from what [`Index::read_many`] read when given, else from the store.
     pub(super) fn holders_and_neighbours(
         &self,
         fps: &Fingerprints,
@@ -424,33 +425,27 @@ impl Fpdb {
         bound_simhash(&mut simhash);
         Ok((holders, simhash))
     }
+}
 
-    /// The records of the documents that more than one of `candidates` (each lookup's
-    /// candidates, a seq may come twice) names, each read once; `None` when one fails (each
-    /// lookup then reads its own, and meets the error itself).
-    pub(super) fn shared_records(
-        &self,
-        candidates: impl Iterator<Item = Vec<u64>>,
-    ) -> Option<HashMap<u64, schema::DocRecord>> {
-        use rayon::prelude::*;
-        let mut seqs: Vec<u64> = candidates
-            .flat_map(|mut own| {
-                own.sort_unstable();
-                own.dedup();
-                own
-            })
-            .collect();
-        seqs.sort_unstable();
-        let mut shared: Vec<u64> = seqs
-            .windows(2)
-            .filter(|w| w[0] == w[1])
-            .map(|w| w[0])
-            .collect();
-        shared.dedup();
-        shared
-            .par_iter()
-            .map(|&seq| self.doc(seq).map(|r| (seq, r)))
-            .collect::<Result<_>>()
-            .ok()
+impl Fpdb {
+    /// The index part, reading this handle's store.
+    pub(super) fn index(&self) -> Index<'_> {
+        Index {
+            store: &self.store,
+            perms: &self.perms,
+            simhash_k: self.opts.simhash_k,
+            reads: &self.reads,
+        }
+    }
+
+    /// Every stored document whose simhash is within k of `q`, as (external id, distance),
+    /// ordered by id.
+    pub fn simhash_neighbors(&self, q: u64) -> Result<Vec<(String, u32)>> {
+        let mut out = Vec::new();
+        for (seq, d) in self.index().simhash_candidates(q)? {
+            out.push((self.records().doc(seq)?.id, d));
+        }
+        out.sort();
+        Ok(out)
     }
 }

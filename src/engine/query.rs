@@ -16,16 +16,16 @@ impl Fpdb {
 
     /// [`Fpdb::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
     /// current rayon pool. What their lookups read from the postings and simhash tables is
-    /// read for all of them at once, in key order ([`Fpdb::read_many`]); same answers.
+    /// read for all of them at once, in key order ([`Index::read_many`](super::postings::Index::read_many)); same answers.
     pub fn query_many(&self, docs: &[(&str, &Fingerprints)]) -> Vec<Result<Outcome>> {
         use rayon::prelude::*;
         let fps: Vec<&Fingerprints> = docs.iter().map(|d| d.1).collect();
-        let read = self.read_many(&fps).ok();
+        let read = self.index().read_many(&fps).ok();
         let found: Vec<Result<_>> = fps
             .par_iter()
-            .map(|f| self.holders_and_neighbours(f, read.as_ref()))
+            .map(|f| self.index().holders_and_neighbours(f, read.as_ref()))
             .collect();
-        let records = self.shared_records(
+        let records = self.records().shared_records(
             found
                 .iter()
                 .flatten()
@@ -39,7 +39,7 @@ impl Fpdb {
                 let verify = &mut |seq| self.check_stored_in(fps, seq, records.as_ref());
                 let record = &mut |seq| match records.as_ref().and_then(|r| r.get(&seq)) {
                     Some(r) => Ok(r.clone()),
-                    None => self.doc(seq),
+                    None => self.records().doc(seq),
                 };
                 let lk = self.lookup_with(fps, &holders, simhash, (verify, record))?;
                 self.outcome(id, lk, &fps.sketch)
@@ -51,7 +51,7 @@ impl Fpdb {
     fn outcome(&self, id: &str, lk: Lookup, sketch: &[u32]) -> Result<Outcome> {
         let (matches, _) = self.matches(&lk);
         let composite_of = lk.composite_of(sketch, &mut |seq| {
-            let r = self.doc(seq)?;
+            let r = self.records().doc(seq)?;
             Ok((r.id, r.sketch))
         })?;
         let target = lk.roots.iter().next();
@@ -64,8 +64,8 @@ impl Fpdb {
             id: id.to_string(),
             similar_id: target.map(|(id, _)| *id),
             duplicate_of: match (original, target) {
-                (Some(o), _) => Some(self.doc(o.seq)?.id),
-                (None, Some((_, rec))) => Some(self.doc(rec.first_seq)?.id),
+                (Some(o), _) => Some(self.records().doc(o.seq)?.id),
+                (None, Some((_, rec))) => Some(self.records().doc(rec.first_seq)?.id),
                 (None, None) => None,
             },
             previous_original: None,

@@ -14,13 +14,13 @@ use crate::store::{Cf, Store};
 impl Fpdb {
     /// The stored document with external id `id`, if any.
     pub fn stored_document(&self, id: &str) -> Result<Option<StoredDocument>> {
-        let Some(seq) = self.seq_of(id)? else {
+        let Some(seq) = self.records().seq_of(id)? else {
             return Ok(None);
         };
-        let rec = self.doc(seq)?;
+        let rec = self.records().doc(seq)?;
         let (mut matched, mut excerpt_of) = (Vec::new(), None);
         for m in &rec.matches {
-            if let Ok(d) = self.doc(m.seq) {
+            if let Ok(d) = self.records().doc(m.seq) {
                 if excerpt_of.is_none() && rec.excerpts.contains(&m.seq) {
                     // As `export` names it: the first still stored ([`stored_match`]).
                     excerpt_of = Some(d.id.clone());
@@ -30,10 +30,10 @@ impl Fpdb {
                 }
             }
         }
-        let (root, crec) = self.find(rec.similar_id)?;
+        let (root, crec) = self.records().find(rec.similar_id)?;
         let duplicate_of = match crec.named() {
             n if n == seq => None,
-            n => Some(self.doc(n)?.id),
+            n => Some(self.records().doc(n)?.id),
         };
         Ok(Some(StoredDocument {
             similar_id: root,
@@ -81,8 +81,8 @@ impl Fpdb {
     /// [`crate::explain::marked_sentences`] compares a text with), if any: one record read, not
     /// the records of what it matched.
     pub fn sentence_sketch(&self, id: &str) -> Result<Option<Vec<u32>>> {
-        match self.seq_of(id)? {
-            Some(seq) => Ok(Some(self.doc(seq)?.sketch)),
+        match self.records().seq_of(id)? {
+            Some(seq) => Ok(Some(self.records().doc(seq)?.sketch)),
             None => Ok(None),
         }
     }
@@ -168,7 +168,7 @@ impl Fpdb {
                 let (ClusterId(root), Seq(first_seq)) = match roots.get(&rec.similar_id) {
                     Some(r) => *r,
                     None => {
-                        let (root, crec) = self.find(rec.similar_id)?;
+                        let (root, crec) = self.records().find(rec.similar_id)?;
                         let named = (ClusterId(root), Seq(crec.named()));
                         roots.insert(rec.similar_id, named);
                         named
@@ -177,7 +177,7 @@ impl Fpdb {
                 let first = if first_seq == seq {
                     None
                 } else {
-                    Some(self.id_of(first_seq, &ids)?.ok_or_else(|| {
+                    Some(self.records().id_of(first_seq, &ids)?.ok_or_else(|| {
                         schema::corrupt(
                             Cf::Docs,
                             &schema::u64_key(first_seq),
@@ -188,7 +188,7 @@ impl Fpdb {
                 let mut matches = Vec::new();
                 for m in &rec.matches {
                     // A matched document removed (replaced) since is no longer reported.
-                    let Some(id) = self.id_of(m.seq, &ids)? else {
+                    let Some(id) = self.records().id_of(m.seq, &ids)? else {
                         continue;
                     };
                     matches.push(stored_match(id, m, &rec.excerpts));
@@ -209,54 +209,37 @@ impl Fpdb {
     /// one): its current similar_id, its size and the ids of its first `limit` documents in
     /// ingest order. None when no cluster has that id or none of its documents is stored.
     pub fn cluster_members(&self, similar_id: u64, limit: usize) -> Result<Option<Cluster>> {
-        let Some((root, rec)) = self.current_cluster(similar_id)? else {
+        let Some((root, rec)) = self.records().current_cluster(similar_id)? else {
             return Ok(None);
         };
-        let seqs = self.members_first(root, limit)?;
+        let seqs = self.records().members_first(root, limit)?;
         let mut members = Vec::with_capacity(seqs.len());
         for &seq in &seqs {
-            members.push(self.doc(seq)?.id);
+            members.push(self.records().doc(seq)?.id);
         }
         Ok(Some(Cluster {
             similar_id: root,
             size: rec.size,
             truncated: (members.len() as u64) < rec.size,
             members,
-            original: self.doc(rec.named())?.id,
+            original: self.records().doc(rec.named())?.id,
         }))
-    }
-
-    /// The cluster `similar_id` names now (its root and record); None when no cluster has that
-    /// id or none of its documents is stored.
-    pub(super) fn current_cluster(
-        &self,
-        similar_id: u64,
-    ) -> Result<Option<(u64, schema::ClusterRecord)>> {
-        if self
-            .store
-            .get(Cf::Clusters, &schema::u64_key(similar_id))?
-            .is_none()
-        {
-            return Ok(None);
-        }
-        let (root, rec) = self.find(similar_id)?;
-        Ok((rec.size > 0).then_some((root, rec)))
     }
 
     /// The id of the original of the cluster `similar_id` names now (see
     /// [`Outcome::duplicate_of`]); `None` when it holds no document.
     pub fn original_of(&self, similar_id: u64) -> Result<Option<String>> {
-        let (_, rec) = self.find(similar_id)?;
+        let (_, rec) = self.records().find(similar_id)?;
         if rec.size == 0 {
             return Ok(None);
         }
-        Ok(Some(self.doc(rec.named())?.id))
+        Ok(Some(self.records().doc(rec.named())?.id))
     }
 
     /// The times of the stored document with external id `id` (None when no document has it).
     pub fn dates(&self, id: &str) -> Result<Option<Dates>> {
-        match self.seq_of(id)? {
-            Some(seq) => Ok(Some(Dates::of(&self.doc(seq)?))),
+        match self.records().seq_of(id)? {
+            Some(seq) => Ok(Some(Dates::of(&self.records().doc(seq)?))),
             None => Ok(None),
         }
     }
@@ -265,10 +248,10 @@ impl Fpdb {
     /// whether it is that cluster's original (see [`Outcome::duplicate_of`]); None when no
     /// document has that id.
     pub fn standing(&self, id: &str) -> Result<Option<Standing>> {
-        let Some(seq) = self.seq_of(id)? else {
+        let Some(seq) = self.records().seq_of(id)? else {
             return Ok(None);
         };
-        let (root, crec) = self.find(self.doc(seq)?.similar_id)?;
+        let (root, crec) = self.records().find(self.records().doc(seq)?.similar_id)?;
         Ok(Some(Standing {
             seq,
             similar_id: root,
@@ -293,7 +276,7 @@ impl Fpdb {
                     let n = match named.get(&rec.similar_id) {
                         Some(&n) => n,
                         None => {
-                            let n = self.find(rec.similar_id)?.1.named();
+                            let n = self.records().find(rec.similar_id)?.1.named();
                             named.insert(rec.similar_id, n);
                             n
                         }
@@ -370,90 +353,6 @@ impl Fpdb {
             .into_iter()
             .filter(|(_, m)| m.len() >= min_size.max(1))
             .collect())
-    }
-
-    /// The external id of document `seq`, if it is still stored.
-    pub(super) fn id_of(&self, seq: u64, cache: &HashMap<u64, String>) -> Result<Option<String>> {
-        if let Some(id) = cache.get(&seq) {
-            return Ok(Some(id.clone()));
-        }
-        let k = schema::u64_key(seq);
-        match self.store.get(Cf::Docs, &k)? {
-            Some(v) => Ok(Some(schema::decode_doc(&k, &v)?.id)),
-            None => Ok(None),
-        }
-    }
-
-    /// Up to `max` document records from seq `from` on, in seq order.
-    pub(super) fn docs_from(&self, from: u64, max: usize) -> Result<Vec<(u64, DocRecord)>> {
-        self.records_from(Cf::Docs, from, max, schema::decode_doc)
-    }
-
-    /// Up to `max` cluster records from cluster id `from` on, in id order.
-    pub(super) fn clusters_from(
-        &self,
-        from: u64,
-        max: usize,
-    ) -> Result<Vec<(u64, schema::ClusterRecord)>> {
-        self.records_from(Cf::Clusters, from, max, schema::decode_cluster)
-    }
-
-    /// Up to `max` records of `cf` (keyed by a u64) from key `from` on, in key order.
-    fn records_from<T>(
-        &self,
-        cf: Cf,
-        from: u64,
-        max: usize,
-        decode: fn(&[u8], &[u8]) -> Result<T>,
-    ) -> Result<Vec<(u64, T)>> {
-        let mut recs = Vec::new();
-        let mut err = None;
-        let end = [0xffu8; 9];
-        self.store
-            .scan(cf, &schema::u64_key(from), &end, &mut |k, val| {
-                match (schema::decode_u64(cf, k, k), decode(k, val)) {
-                    (Ok(key), Ok(r)) => recs.push((key, r)),
-                    (Err(e), _) | (_, Err(e)) => err = Some(e),
-                }
-                err.is_none() && recs.len() < max
-            })?;
-        match err {
-            Some(e) => Err(e),
-            None => Ok(recs),
-        }
-    }
-
-    /// Visit every document record in seq order, a chunk at a time (no iterator is held
-    /// while `visit` runs, so it may read the store).
-    pub(super) fn for_each_doc(
-        &self,
-        visit: &mut dyn FnMut(u64, DocRecord) -> Result<()>,
-    ) -> Result<()> {
-        self.for_each_doc_chunk(&mut |recs| {
-            for (seq, r) in recs {
-                visit(seq, r)?;
-            }
-            Ok(())
-        })
-    }
-
-    /// [`Fpdb::for_each_doc`], a chunk of records (in seq order) per call.
-    pub(super) fn for_each_doc_chunk(
-        &self,
-        visit: &mut dyn FnMut(Vec<(u64, DocRecord)>) -> Result<()>,
-    ) -> Result<()> {
-        let mut from = 0;
-        loop {
-            let recs = self.docs_from(from, 4096)?;
-            let Some(&(last, _)) = recs.last() else {
-                return Ok(());
-            };
-            visit(recs)?;
-            match last.checked_add(1) {
-                Some(n) => from = n,
-                None => return Ok(()),
-            }
-        }
     }
 }
 

@@ -270,7 +270,7 @@ impl ReportScan {
     }
 
     fn clusters(&mut self, db: &Fpdb, from: u64) -> Result<()> {
-        let recs = db.clusters_from(from, CHUNK)?;
+        let recs = db.records().clusters_from(from, CHUNK)?;
         self.phase = match recs.last() {
             Some((last, _)) => last.checked_add(1).map_or(Phase::Docs(0), Phase::Clusters),
             None => Phase::Docs(0),
@@ -294,7 +294,7 @@ impl ReportScan {
     }
 
     fn docs(&mut self, db: &Fpdb, from: u64) -> Result<()> {
-        let recs = db.docs_from(from, CHUNK)?;
+        let recs = db.records().docs_from(from, CHUNK)?;
         self.phase = match recs.last() {
             Some(&(last, _)) => last.checked_add(1).map_or(Phase::Done, Phase::Docs),
             None => Phase::Done,
@@ -313,7 +313,7 @@ impl ReportScan {
         let named = match self.named.get(&rec.similar_id) {
             Some(&n) => n,
             None => {
-                let n = db.find(rec.similar_id)?.1.named();
+                let n = db.records().find(rec.similar_id)?.1.named();
                 self.named.insert(rec.similar_id, n);
                 n
             }
@@ -472,21 +472,21 @@ impl Fpdb {
     /// its original), each with its URL, title, times and what linked it. None when no
     /// cluster has that id or it holds no document.
     pub fn cluster_detail(&self, similar_id: u64, limit: usize) -> Result<Option<ClusterDetail>> {
-        let Some((root, crec)) = self.current_cluster(similar_id)? else {
+        let Some((root, crec)) = self.records().current_cluster(similar_id)? else {
             return Ok(None);
         };
         let original = crec.named();
-        let mut seqs = self.members_first(root, limit)?;
+        let mut seqs = self.records().members_first(root, limit)?;
         if !seqs.contains(&original) {
             seqs.push(original);
         }
         let mut ids: HashMap<u64, String> = HashMap::new();
         let mut members = Vec::with_capacity(seqs.len());
         for &seq in &seqs {
-            let rec = self.doc(seq)?;
+            let rec = self.records().doc(seq)?;
             let mut links = Vec::new();
             for m in &rec.matches {
-                if let Some(id) = self.id_of(m.seq, &ids)? {
+                if let Some(id) = self.records().id_of(m.seq, &ids)? {
                     ids.insert(m.seq, id.clone());
                     links.push(stored_match(cut(id, MAX_LINK_ID_CHARS), m, &rec.excerpts));
                 }

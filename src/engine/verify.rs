@@ -104,7 +104,7 @@ impl Fpdb {
     /// the same cluster); the counters match.
     pub fn verify(&self) -> Result<Verified> {
         let mut seen = Seen::default();
-        self.for_each_doc_chunk(&mut |recs| {
+        self.records().for_each_doc_chunk(&mut |recs| {
             let ahead = self.store.read_ahead();
             if let Some(ahead) = ahead {
                 self.prefetch_checks(ahead, &recs)?;
@@ -161,7 +161,7 @@ impl Fpdb {
             let mut members = Vec::with_capacity(recs.len());
             for (seq, r) in recs {
                 members.push(schema::members_key(
-                    ClusterId(self.find(r.similar_id)?.0),
+                    ClusterId(self.records().find(r.similar_id)?.0),
                     Seq(*seq),
                 ));
             }
@@ -185,7 +185,7 @@ impl Fpdb {
                 self.next_seq
             )));
         }
-        if self.seq_of(&r.id)? != Some(seq) {
+        if self.records().seq_of(&r.id)? != Some(seq) {
             return Err(bad(format!(
                 "doc_ids[{}] does not point at seq {seq}",
                 r.id
@@ -205,17 +205,17 @@ impl Fpdb {
                 places
             )));
         }
-        let (root, _) = self.find(r.similar_id)?;
+        let (root, _) = self.records().find(r.similar_id)?;
         for &h in r.postings() {
             let unindexed = || bad(format!("sentence hash {h:016x} of {} is not indexed", r.id));
             if self.legacy {
-                self.nshash_holder(h)?.ok_or_else(unindexed)?;
+                self.index().nshash_holder(h)?.ok_or_else(unindexed)?;
                 continue;
             }
             let key = schema::nshash_key(h, Seq(seq));
             let val = self.store.get(Cf::Nshash, &key)?.ok_or_else(unindexed)?;
             let c = schema::decode_nshash(&key, &val)?.cluster.0;
-            if self.find(c)?.0 != root {
+            if self.records().find(c)?.0 != root {
                 return Err(bad(format!(
                     "sentence hash {h:016x} of {} names cluster {c}, outside its cluster {root}",
                     r.id
