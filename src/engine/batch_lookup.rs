@@ -360,7 +360,7 @@ impl Fpdb {
         if let Some(ahead) = self.store.read_ahead() {
             let keys: Vec<[u8; 16]> = docs
                 .iter()
-                .flat_map(|(d, _)| self.page_line_keys(d))
+                .flat_map(|(d, _)| self.sites().page_line_keys(d))
                 .collect();
             let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
             ahead.prefetch_keys(Cf::Furniture, &keys)?;
@@ -368,7 +368,7 @@ impl Fpdb {
         Ok(on_pool(pool, || {
             let mut lines: Vec<Lines> = docs
                 .par_iter()
-                .map(|(doc, _)| self.page_lines(doc))
+                .map(|(doc, _)| self.sites().page_lines(doc))
                 .collect();
             if self.opts.batch_furniture && self.batch_pages {
                 let mut pages: Vec<&mut PageLines> = lines
@@ -381,7 +381,7 @@ impl Fpdb {
                 .zip(lines)
                 .map(|((doc, fps), l)| match l {
                     Ok(Some(l)) => {
-                        let fps = self.furnished(doc, fps, &l);
+                        let fps = self.sites().furnished(doc, fps, &l);
                         ((doc, fps), Ok(Some(l)))
                     }
                     other => ((doc, fps), other),

@@ -35,7 +35,7 @@ impl Fpdb {
             Some(l) if !d.seen.is_empty() => {
                 let was = (fps.left_out.clone(), fps.host_seen.clone());
                 l.update(&d.seen);
-                let fps = self.furnished(doc, fps, l);
+                let fps = self.sites().furnished(doc, fps, l);
                 if fps.left_out == was.0 && fps.host_seen == was.1 {
                     (fps, f)
                 } else {
@@ -158,7 +158,13 @@ impl Fpdb {
                 let target = outcome.similar_id.expect("a placed document has a cluster");
                 let batch = (&d.records[..], &d.index.docs);
                 let placed = (target, seq, &outcome.merged[..]);
-                let seen = self.seen_lines_in_batch(lines.as_ref(), placed, doc, batch, &d.seen)?;
+                let seen = self.sites().seen_lines_in_batch(
+                    lines.as_ref(),
+                    placed,
+                    doc,
+                    batch,
+                    &d.seen,
+                )?;
                 put_seen(&seen, &mut d.bulk);
                 self.store.write(staged)?;
                 d.seen.extend(seen);

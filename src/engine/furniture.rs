@@ -23,6 +23,7 @@
 use foldhash::HashMap;
 
 use super::checked::Checked;
+use super::sites::Sites;
 use super::{Document, Fpdb};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
@@ -54,7 +55,7 @@ const PAGE_SEQ_BITS: u32 = 63 - PAGE_URL_BITS;
 pub(super) const FURNITURE_MARK: u64 = u64::MAX;
 
 /// Stores with `site_knowledge`: how many of a page's first lines name their longest sentence
-/// among its nshash keys while its site's furniture is not known ([`Fpdb::post_by_lines`]).
+/// among its nshash keys while its site's furniture is not known ([`Sites::post_by_lines`]).
 const LINE_KEYS: usize = 8;
 
 /// Stores with `site_knowledge`: the high bits of the `furniture` keys that name a sentence
@@ -220,8 +221,8 @@ impl Fpdb {
     /// its site's furniture as the store stands: what a query compares (an ingest leaves them
     /// out itself). `fps` as they are in stores without `furniture`.
     pub fn furnish(&self, doc: &Document, fps: Fingerprints) -> Result<Fingerprints> {
-        Ok(match self.page_lines(doc)? {
-            Some(lines) => self.furnished(doc, fps, &lines),
+        Ok(match self.sites().page_lines(doc)? {
+            Some(lines) => self.sites().furnished(doc, fps, &lines),
             None => fps,
         })
     }
@@ -251,7 +252,10 @@ impl Fpdb {
             if fps.sketch.binary_search(&h).is_ok() {
                 continue;
             }
-            if self.is_furniture(site, FURNITURE_SENTENCE | u64::from(h))? {
+            if self
+                .sites()
+                .is_furniture(site, FURNITURE_SENTENCE | u64::from(h))?
+            {
                 furniture.push(h);
             }
         }
@@ -278,7 +282,7 @@ impl Fpdb {
     /// or when what is left would be too short ([`without_lines`]).
     pub fn without_furniture(&self, doc: &Document) -> Result<(Document, usize)> {
         let mut out = doc.clone();
-        let Some(lines) = self.page_lines(doc)? else {
+        let Some(lines) = self.sites().page_lines(doc)? else {
             return Ok((out, 0));
         };
         let furniture = lines.furniture();
@@ -313,32 +317,14 @@ impl Fpdb {
         if page_host(a).is_none() || (one_host && !self.opts.same_site_templates) {
             return Ok((out, 0));
         }
-        let Some(lines) = self.page_lines(b)? else {
+        let Some(lines) = self.sites().page_lines(b)? else {
             return Ok((out, 0));
         };
         let seen = lines.seen_before();
         let in_a: Vec<u64> = line_keys(&a.text).into_iter().map(|(k, _)| k).collect();
-        Ok(self.with_lines_kept(out, |l| {
+        Ok(self.sites().with_lines_kept(out, |l| {
             line_key(l).is_none_or(|k| seen.binary_search(&k).is_err() || in_a.contains(&k))
         }))
-    }
-
-    /// `doc` with only its lines that `keep`, and how many it left out; `doc` whole (0) when
-    /// that is none, or more than half of its sentences (the bound of both template rules).
-    fn with_lines_kept(&self, mut doc: Document, keep: impl Fn(&str) -> bool) -> (Document, usize) {
-        let all: Vec<&str> = doc.text.lines().collect();
-        let kept: Vec<&str> = all.iter().copied().filter(|l| keep(l)).collect();
-        let left_out = all.len() - kept.len();
-        if left_out == 0 {
-            return (doc, 0);
-        }
-        let kept = kept.join("\n");
-        let sentences = |t: &str| self.fingerprinter.sentence_sketch(t).len();
-        if 2 * sentences(&kept) < sentences(&doc.text) {
-            return (doc, 0);
-        }
-        doc.text = kept;
-        (doc, left_out)
     }
 
     /// Stored page `a` as a page `b` of another host, ingested after it, is compared with it
@@ -361,12 +347,32 @@ impl Fpdb {
             return Ok((out, 0));
         }
         let theirs = self.fingerprinter.sentence_sketch(&b.text);
-        Ok(self.with_lines_kept(out, |l| {
+        Ok(self.sites().with_lines_kept(out, |l| {
             let s = self.fingerprinter.sentence_sketch(l);
             s.is_empty()
                 || s.iter()
                     .any(|h| template.binary_search(h).is_err() || theirs.binary_search(h).is_ok())
         }))
+    }
+}
+
+impl Sites<'_> {
+    /// `doc` with only its lines that `keep`, and how many it left out; `doc` whole (0) when
+    /// that is none, or more than half of its sentences (the bound of both template rules).
+    fn with_lines_kept(&self, mut doc: Document, keep: impl Fn(&str) -> bool) -> (Document, usize) {
+        let all: Vec<&str> = doc.text.lines().collect();
+        let kept: Vec<&str> = all.iter().copied().filter(|l| keep(l)).collect();
+        let left_out = all.len() - kept.len();
+        if left_out == 0 {
+            return (doc, 0);
+        }
+        let kept = kept.join("\n");
+        let sentences = |t: &str| self.fingerprinter.sentence_sketch(t).len();
+        if 2 * sentences(&kept) < sentences(&doc.text) {
+            return (doc, 0);
+        }
+        doc.text = kept;
+        (doc, left_out)
     }
 
     /// The key of `doc`'s host, its own number ([`PageLines::page`]) and the keys of its
@@ -402,7 +408,7 @@ impl Fpdb {
     }
 
     /// The lines of `doc` and what the store says of each (None as
-    /// [`Fpdb::host_and_lines`]).
+    /// [`Sites::host_and_lines`]).
     pub(super) fn page_lines(&self, doc: &Document) -> Result<Option<PageLines>> {
         let Some(PageKeys {
             host,
@@ -441,7 +447,7 @@ impl Fpdb {
         }))
     }
 
-    /// The `furniture` keys [`Fpdb::page_lines`] reads for `doc` (for a remote store to read
+    /// The `furniture` keys [`Sites::page_lines`] reads for `doc` (for a remote store to read
     /// ahead).
     pub(super) fn page_line_keys(&self, doc: &Document) -> Vec<[u8; 16]> {
         self.host_and_lines(doc).map_or_else(Vec::new, |p| {
@@ -506,7 +512,7 @@ impl Fpdb {
             }
             // Its longest sentence's key, as the page's fingerprint hashes it.
             let prepared = self.fingerprinter.prepare(line);
-            let top = crate::fingerprint::nshash::nshash(&prepared, &self.opts);
+            let top = crate::fingerprint::nshash::nshash(&prepared, self.opts);
             let Some(&k) = top.first() else {
                 continue;
             };

@@ -45,9 +45,9 @@ impl Fpdb {
             return Err(Error::ReadOnly);
         }
         self.begin_write()?;
-        let lines = self.page_lines(doc)?;
+        let lines = self.sites().page_lines(doc)?;
         let fps = match &lines {
-            Some(l) => self.furnished(doc, fps, l),
+            Some(l) => self.sites().furnished(doc, fps, l),
             None => fps,
         };
         let mut emptied = None;
@@ -172,7 +172,7 @@ impl Fpdb {
 
     /// Store a document whose id is not stored: look up, decide, write one batch.
     /// `reuse`: an emptied cluster id to take when the document matches nothing.
-    /// `lines`: the page's lines, whose standing it changes ([`Fpdb::seen_lines`]).
+    /// `lines`: the page's lines, whose standing it changes ([`Sites::seen_lines`](super::furniture::Sites::seen_lines)).
     pub(super) fn add(
         &mut self,
         doc: &Document,

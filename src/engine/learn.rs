@@ -1,9 +1,9 @@
 //! What a page teaches the store of its site (stores with `furniture`), and how removing
 //! pages withdraws it. Each page placed in a cluster updates the standing of its lines in the
-//! `furniture` family ([`Fpdb::seen_lines`]; what the family says and how a page is read with
+//! `furniture` family ([`Sites::seen_lines`]; what the family says and how a page is read with
 //! it: `furniture.rs`); a batch's pages learn together ([`batch_furniture`]). In stores with
 //! `site_knowledge` a line that is most of a page's main text, or that a member of the page's
-//! cluster on another host holds, is never made furniture ([`Fpdb::keep_main_text`]); each
+//! cluster on another host holds, is never made furniture ([`Sites::keep_main_text`]); each
 //! furniture line keeps the clusters and pages that made it so, and removing documents
 //! withdraws what they taught (`forget.rs`).
 
@@ -13,17 +13,18 @@ use super::furniture::{
     own_page, same_page, PageLines, Seen, SeenInBatch, Stored, FURNITURE_CLUSTERS,
     FURNITURE_SENTENCE, NEW_TEXT_CHARS, OWN_PAGE,
 };
-use super::{Document, Fpdb};
+use super::sites::Sites;
+use super::Document;
 use crate::error::Result;
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf};
 use crate::text::lines::line_key;
 
 /// How many members of a page's cluster are read for a line about to become furniture
-/// (stores with `site_knowledge`: [`Fpdb::keep_main_text`]).
+/// (stores with `site_knowledge`: [`Sites::keep_main_text`]).
 const HELD_MEMBERS: usize = 16;
 
-impl Fpdb {
+impl Sites<'_> {
     /// The changes a page of cluster `target` makes to the standing of its lines: a new line
     /// is seen in `target`; a line seen in another cluster (not `target` nor one of `merged`
     /// into it by this page) becomes furniture. Read before the page's cluster changes are
@@ -152,7 +153,7 @@ impl Fpdb {
         );
     }
 
-    /// [`Fpdb::seen_lines`] of a page a batch placed (`lines`: None for a page whose lines
+    /// [`Sites::seen_lines`] of a page a batch placed (`lines`: None for a page whose lines
     /// are not counted), the batch's documents (`records`, by seq through `index`) read in
     /// place.
     pub(super) fn seen_lines_in_batch(
@@ -334,7 +335,7 @@ fn count_by_own(pages: &[&mut PageLines], counting: &[bool]) -> HashMap<(u64, u6
     by_own
 }
 
-/// Put `changes` ([`Fpdb::seen_lines`]) into `batch`.
+/// Put `changes` ([`Sites::seen_lines`]) into `batch`.
 pub(super) fn put_seen(changes: &[((u64, u64), Seen)], batch: &mut Batch) {
     for ((host, k), seen) in changes {
         if let Some(v) = seen.value() {

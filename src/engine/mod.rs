@@ -52,6 +52,7 @@ mod read;
 mod records;
 mod report;
 mod settings;
+mod sites;
 mod stored_texts;
 mod types;
 mod verify;

@@ -14,7 +14,7 @@
 //! furniture for good, as in stores before `site_knowledge`.
 
 use super::furniture::{PageLines, Seen, SeenInBatch, FURNITURE_MARK};
-use super::Fpdb;
+use super::sites::Sites;
 use crate::error::Result;
 use crate::store::schema;
 use crate::store::{Cf, Store};
@@ -38,7 +38,7 @@ pub(super) fn is_promotion(key: &[u8]) -> bool {
     key.len() == 16 && key[8..12] == (PROMOTION >> 32).to_be_bytes()[4..]
 }
 
-impl Fpdb {
+impl Sites<'_> {
     /// Whether line `k` (or a furniture line's sentence: [`super::furniture`]'s
     /// `FURNITURE_SENTENCE`) is the furniture of site `site` in the store.
     pub(super) fn is_furniture(&self, site: u64, k: u64) -> Result<bool> {
