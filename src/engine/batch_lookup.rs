@@ -438,7 +438,7 @@ impl Fpdb {
     ) -> Result<Found> {
         for seq in f.candidates().collect::<Vec<_>>() {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
-                e.insert(self.check_stored_in(fps, seq, records)?);
+                e.insert(self.finder().check_stored_in(fps, seq, records)?);
             }
         }
         Ok(f)

@@ -321,11 +321,13 @@ impl Fpdb {
                 let all = &*recs;
                 let verify = &mut |seq| {
                     let rec = index.get(&seq).map_or(&gone, |&j| &all[j]);
-                    self.checked(&fps, rec)
+                    self.sites().checked(&fps, rec)
                 };
                 let record = &mut |seq| Ok(index.get(&seq).map_or(&gone, |&j| &all[j]).clone());
-                let lk = self.lookup_with(&fps, &holders, near, (verify, record))?;
-                recs[i].matches = self.matches(&lk).1;
+                let lk = self
+                    .finder()
+                    .lookup_with(&fps, &holders, near, (verify, record))?;
+                recs[i].matches = self.finder().matches(&lk).1;
                 changed.push(i);
                 // Citations, as its ingest would have found them among these candidates: a
                 // verified member it cites is cited, and so is it when one cites it.

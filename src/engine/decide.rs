@@ -1,6 +1,6 @@
 //! The decision for one document: its lookups' findings completed with what the batch
-//! decided before it ([`Decisions`]), the one rule set ([`Fpdb::lookup_with`]) applied, and
-//! the document placed ([`Fpdb::place`]) with its original, composite, citations and page
+//! decided before it ([`Decisions`]), the one rule set
+//! ([`Finder::lookup_with`](super::finder::Finder::lookup_with)) applied, and the document placed ([`Fpdb::place`]) with its original, composite, citations and page
 //! lines. A batch's documents are decided here in input order (`batch.rs`), and a single
 //! document whose id is not stored as a batch of one ([`Fpdb::decide_one`]): each rule is
 //! written once.
@@ -92,18 +92,20 @@ impl Fpdb {
         let verified = f.verified;
         let verify = &mut |seq| {
             if let Some(&i) = d.index.docs.get(&seq) {
-                return self.checked(&fps, &d.records[i].1);
+                return self.sites().checked(&fps, &d.records[i].1);
             }
             if let Some(v) = verified.get(&seq) {
                 return Ok(v.clone());
             }
-            self.check_stored(&fps, seq)
+            self.finder().check_stored(&fps, seq)
         };
         let record = &mut |seq| match d.index.docs.get(&seq) {
             Some(&i) => Ok(d.records[i].1.clone()),
             None => self.records().doc(seq),
         };
-        let lk = self.lookup_with(&fps, &holders, simhash, (verify, record))?;
+        let lk = self
+            .finder()
+            .lookup_with(&fps, &holders, simhash, (verify, record))?;
         let saved = self.counters();
         let (mark, marked) = (d.bulk.len(), d.records.len());
         let postings: Vec<u64> = fps.postings().collect();

@@ -61,7 +61,7 @@ const LINE_KEYS: usize = 8;
 /// Stores with `site_knowledge`: the high bits of the `furniture` keys that name a sentence
 /// of a site's furniture (the sentence's 32-bit hash in the low bits) in place of a line, so
 /// that a page of the site stored before its furniture was known is compared without it
-/// ([`Fpdb::checked`]). A line key with these high bits (one in 2^32) is read as such.
+/// ([`Sites::checked`]). A line key with these high bits (one in 2^32) is read as such.
 pub(super) const FURNITURE_SENTENCE: u64 = 0x5e17_f00d << 32;
 
 /// A page counted by itself: the URL of `url_hash` at `seq` (stores with `site_knowledge`).
@@ -227,55 +227,6 @@ impl Fpdb {
         })
     }
 
-    /// `fps` checked against stored record `rec` ([`Checked::of`]); in stores with
-    /// `site_knowledge`, a candidate of another host that does not verify so is checked again
-    /// without the sentences the page lacks that its site has made furniture since it was
-    /// stored ([`FURNITURE_SENTENCE`]), as it would have been stored had its furniture been
-    /// known then: furniture is no text of either page, as the page's own is left out of it.
-    /// Costs a point read per such sentence of a candidate that did not verify, on pages only.
-    pub(super) fn checked(&self, fps: &Fingerprints, rec: &schema::DocRecord) -> Result<Checked> {
-        let c = Checked::of(&self.opts, fps, rec);
-        if c.overlap >= self.opts.verify_threshold() || !self.opts.site_knowledge {
-            return Ok(c);
-        }
-        let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
-        let (Some(mine), Some(url)) = (mine, rec.url.as_deref()) else {
-            return Ok(c);
-        };
-        let Some(site) = crate::text::sites::site_key(url, None)
-            .filter(|&s| !crate::text::sites::same_host(s, mine))
-        else {
-            return Ok(c);
-        };
-        let mut furniture = Vec::new();
-        for &h in &rec.sketch {
-            if fps.sketch.binary_search(&h).is_ok() {
-                continue;
-            }
-            if self
-                .sites()
-                .is_furniture(site, FURNITURE_SENTENCE | u64::from(h))?
-            {
-                furniture.push(h);
-            }
-        }
-        // Sketches are sorted, so `furniture` is.
-        let kept = |h: &u32| furniture.binary_search(h).is_err();
-        if furniture.is_empty() || rec.sketch.iter().filter(|h| kept(h)).count() < 2 {
-            return Ok(c);
-        }
-        let mut without = rec.clone();
-        let at: Vec<usize> = (0..rec.sketch.len())
-            .filter(|&i| kept(&rec.sketch[i]))
-            .collect();
-        without.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
-        if rec.order.len() == rec.sketch.len() {
-            without.order = at.iter().map(|&i| rec.order[i]).collect();
-        }
-        without.template.retain(kept);
-        Ok(Checked::of(&self.opts, fps, &without))
-    }
-
     /// `doc` as the store fingerprints it: without the lines of its page that are its site's
     /// furniture as the store stands (what `explain` compares), and how many distinct lines
     /// were left out. `doc` whole in stores without `furniture`, for a page without a URL host,
@@ -357,6 +308,52 @@ impl Fpdb {
 }
 
 impl Sites<'_> {
+    /// `fps` checked against stored record `rec` ([`Checked::of`]); in stores with
+    /// `site_knowledge`, a candidate of another host that does not verify so is checked again
+    /// without the sentences the page lacks that its site has made furniture since it was
+    /// stored ([`FURNITURE_SENTENCE`]), as it would have been stored had its furniture been
+    /// known then: furniture is no text of either page, as the page's own is left out of it.
+    /// Costs a point read per such sentence of a candidate that did not verify, on pages only.
+    pub(super) fn checked(&self, fps: &Fingerprints, rec: &schema::DocRecord) -> Result<Checked> {
+        let c = Checked::of(self.opts, fps, rec);
+        if c.overlap >= self.opts.verify_threshold() || !self.opts.site_knowledge {
+            return Ok(c);
+        }
+        let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
+        let (Some(mine), Some(url)) = (mine, rec.url.as_deref()) else {
+            return Ok(c);
+        };
+        let Some(site) = crate::text::sites::site_key(url, None)
+            .filter(|&s| !crate::text::sites::same_host(s, mine))
+        else {
+            return Ok(c);
+        };
+        let mut furniture = Vec::new();
+        for &h in &rec.sketch {
+            if fps.sketch.binary_search(&h).is_ok() {
+                continue;
+            }
+            if self.is_furniture(site, FURNITURE_SENTENCE | u64::from(h))? {
+                furniture.push(h);
+            }
+        }
+        // Sketches are sorted, so `furniture` is.
+        let kept = |h: &u32| furniture.binary_search(h).is_err();
+        if furniture.is_empty() || rec.sketch.iter().filter(|h| kept(h)).count() < 2 {
+            return Ok(c);
+        }
+        let mut without = rec.clone();
+        let at: Vec<usize> = (0..rec.sketch.len())
+            .filter(|&i| kept(&rec.sketch[i]))
+            .collect();
+        without.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
+        if rec.order.len() == rec.sketch.len() {
+            without.order = at.iter().map(|&i| rec.order[i]).collect();
+        }
+        without.template.retain(kept);
+        Ok(Checked::of(self.opts, fps, &without))
+    }
+
     /// `doc` with only its lines that `keep`, and how many it left out; `doc` whole (0) when
     /// that is none, or more than half of its sentences (the bound of both template rules).
     fn with_lines_kept(&self, mut doc: Document, keep: impl Fn(&str) -> bool) -> (Document, usize) {
@@ -497,7 +494,7 @@ impl Sites<'_> {
     /// lines (those with a sentence long enough). Its longest sentences may be its site's
     /// template, not yet known as such: a copy on another site, fingerprinted without its own
     /// site's furniture, is keyed by the article's sentences and finds the page by them
-    /// (the template's sentences are left out as they are compared: [`Fpdb::checked`]). The
+    /// (the template's sentences are left out as they are compared: [`Sites::checked`]). The
     /// same keys for the same text while the site has no furniture, so an unchanged page
     /// sent again is known as such.
     fn post_by_lines(&self, doc: &Document, fps: &mut Fingerprints) {

@@ -344,7 +344,7 @@ impl Fpdb {
             merged,
             named,
         } = self.join(lk, (me, &fps), reuse, staged)?;
-        let (matches, stored_matches) = self.matches(lk);
+        let (matches, stored_matches) = self.finder().matches(lk);
         let excerpts = excerpts_of(&matches, &stored_matches);
         staged.put(
             Cf::Members,

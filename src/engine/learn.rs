@@ -121,7 +121,7 @@ impl Sites<'_> {
     /// Stores with `site_knowledge`: for each line `out` makes furniture, its sentences, kept
     /// under the site as furniture made by the same clusters and pages
     /// ([`FURNITURE_SENTENCE`]), so that a page of the site stored before is compared without
-    /// them ([`Fpdb::checked`]) and removing those pages withdraws them with the line.
+    /// them ([`Sites::checked`]) and removing those pages withdraws them with the line.
     fn furniture_sentences(&self, site: u64, doc: &Document, out: &mut Vec<((u64, u64), Seen)>) {
         let made: HashMap<u64, Vec<u64>> = out
             .iter()

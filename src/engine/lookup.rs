@@ -7,8 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use foldhash::HashMap;
 
 pub(super) use super::checked::{sorted_intersection, Checked, Standing};
+use super::finder::Finder;
 use super::postings::ReadMany;
-use super::{Fpdb, LookupCounters, Match, MAX_MATCHES};
+use super::records::Records;
+use super::{LookupCounters, Match, MAX_MATCHES};
 use crate::error::Result;
 use crate::fingerprint::{keys, Fingerprints};
 use crate::options::Algo;
@@ -87,19 +89,19 @@ struct Verdict {
 }
 
 /// The most documents a cluster of excerpts may hold for a document to join it through one
-/// of them ([`Fpdb::all_excerpts_of_doc`]): each is read and verified.
+/// of them ([`Finder::all_excerpts_of_doc`]): each is read and verified.
 const EXCERPT_CLUSTER_MAX: u64 = 8;
 
 /// The root of each cluster id met during one lookup, with its record: the store does not
 /// change during one lookup, and a copy's sentence hashes mostly name one cluster (a `query
 /// --batch` of copies read each cluster record 7 times instead of once).
 struct Roots<'a> {
-    db: &'a Fpdb,
+    db: Records<'a>,
     found: HashMap<u64, (u64, ClusterRecord)>,
 }
 
 impl<'a> Roots<'a> {
-    fn new(db: &'a Fpdb) -> Roots<'a> {
+    fn new(db: Records<'a>) -> Roots<'a> {
         Roots {
             db,
             found: HashMap::default(),
@@ -110,20 +112,20 @@ impl<'a> Roots<'a> {
         if let Some(r) = self.found.get(&id) {
             return Ok(r.clone());
         }
-        let r = self.db.records().find(id)?;
+        let r = self.db.find(id)?;
         self.found.insert(id, r.clone());
         self.found.insert(r.0, r.clone());
         Ok(r)
     }
 }
 
-impl Fpdb {
+impl Finder<'_> {
     /// A stored candidate (`seq`) checked against `fps`: its record read (and counted).
     pub(super) fn check_stored(&self, fps: &Fingerprints, seq: u64) -> Result<Checked> {
         self.check_stored_in(fps, seq, None)
     }
 
-    /// [`Fpdb::check_stored`], the record taken from `records` (read once for a whole batch)
+    /// [`Finder::check_stored`], the record taken from `records` (read once for a whole batch)
     /// when it is there; counted as read either way.
     pub(super) fn check_stored_in(
         &self,
@@ -133,8 +135,8 @@ impl Fpdb {
     ) -> Result<Checked> {
         LookupCounters::add(&self.reads.records_read, 1);
         match records.and_then(|r| r.get(&seq)) {
-            Some(rec) => self.checked(fps, rec),
-            None => self.checked(fps, &self.records().doc(seq)?),
+            Some(rec) => self.sites().checked(fps, rec),
+            None => self.sites().checked(fps, &self.records().doc(seq)?),
         }
     }
 
@@ -142,7 +144,7 @@ impl Fpdb {
         self.lookup_in(fps, None)
     }
 
-    /// [`Fpdb::lookup`], its postings and simhash tables from what [`Index::read_many`](super::postings::Index::read_many) read
+    /// [`Finder::lookup`], its postings and simhash tables from what [`Index::read_many`](super::postings::Index::read_many) read
     /// when given.
     fn lookup_in(&self, fps: &Fingerprints, read: Option<&ReadMany>) -> Result<Lookup> {
         LookupCounters::add(&self.reads.lookups, 1);
@@ -158,7 +160,7 @@ impl Fpdb {
     /// The decision inputs of `fps` from what was found for it: the holder of each sentence
     /// hash and band key (`holders`), the simhash neighbours (`simhash`: seq -> distance) and
     /// `verify`, which checks a candidate against `fps`. The
-    /// one place the rules live: [`Fpdb::lookup`] feeds it from the store, a batch from the
+    /// one place the rules live: [`Finder::lookup`] feeds it from the store, a batch from the
     /// store plus the documents of the batch decided before.
     pub(super) fn lookup_with(
         &self,
@@ -169,7 +171,7 @@ impl Fpdb {
     ) -> Result<Lookup> {
         // Bounded where it was read; bounded again here, where the rules live (a no-op then).
         super::postings::bound_simhash(&mut simhash);
-        let mut roots = Roots::new(self);
+        let mut roots = Roots::new(self.records());
         let mut proposals = self.proposals(fps, holders, simhash, &mut roots)?;
         if let Some(whole) = &fps.whole {
             // A page with lines left out as furniture: what its whole page is posted under

@@ -35,6 +35,7 @@ mod clusters;
 mod compared;
 mod counters;
 mod decide;
+mod finder;
 mod forget;
 mod furniture;
 mod heavy;

@@ -11,7 +11,7 @@ use crate::store::schema::Original;
 impl Fpdb {
     /// What `fps` would get if it were ingested now: never writes.
     pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
-        self.outcome(id, self.lookup(fps)?, &fps.sketch)
+        self.outcome(id, self.finder().lookup(fps)?, &fps.sketch)
     }
 
     /// [`Fpdb::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
@@ -36,12 +36,14 @@ impl Fpdb {
             .map(|((id, fps), found)| {
                 LookupCounters::add(&self.reads.lookups, 1);
                 let (holders, simhash) = found?;
-                let verify = &mut |seq| self.check_stored_in(fps, seq, records.as_ref());
+                let verify = &mut |seq| self.finder().check_stored_in(fps, seq, records.as_ref());
                 let record = &mut |seq| match records.as_ref().and_then(|r| r.get(&seq)) {
                     Some(r) => Ok(r.clone()),
                     None => self.records().doc(seq),
                 };
-                let lk = self.lookup_with(fps, &holders, simhash, (verify, record))?;
+                let lk = self
+                    .finder()
+                    .lookup_with(fps, &holders, simhash, (verify, record))?;
                 self.outcome(id, lk, &fps.sketch)
             })
             .collect()
@@ -49,7 +51,7 @@ impl Fpdb {
 
     /// The outcome of lookup `lk` for a document with id `id`.
     fn outcome(&self, id: &str, lk: Lookup, sketch: &[u32]) -> Result<Outcome> {
-        let (matches, _) = self.matches(&lk);
+        let (matches, _) = self.finder().matches(&lk);
         let composite_of = lk.composite_of(sketch, &mut |seq| {
             let r = self.records().doc(seq)?;
             Ok((r.id, r.sketch))
