@@ -1,9 +1,9 @@
 //! The decision for one document: its lookups' findings completed with what the batch
 //! decided before it ([`Decisions`]), the one rule set
-//! ([`Finder::lookup_with`](super::finder::Finder::lookup_with)) applied, and the document placed ([`Fpdb::place`]) with its original, composite, citations and page
-//! lines. A batch's documents are decided here in input order (`batch.rs`), and a single
-//! document whose id is not stored as a batch of one ([`Fpdb::decide_one`]): each rule is
-//! written once.
+//! ([`Finder::lookup_with`](super::finder::Finder::lookup_with)) applied, and the document
+//! placed ([`Fpdb::place`]) with its original, composite, citations and page lines. A batch's
+//! documents are decided here in input order (`batch.rs`), and a single document whose id is
+//! not stored as a batch of one ([`Fpdb::decide_one`]): each rule is written once.
 
 use super::batch::Decisions;
 use super::batch_lookup::Found;
