@@ -172,7 +172,7 @@ fn lookup(c: &mut Criterion) {
                 for _ in 0..rng.next() % 4 {
                     q ^= 1 << (rng.next() % 64);
                 }
-                db.simhash_neighbors(q).unwrap().len()
+                db.searcher().simhash_neighbors(q).unwrap().len()
             });
         });
     }

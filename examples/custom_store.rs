@@ -79,7 +79,7 @@ fn main() -> fpdb::Result<()> {
         )?;
     }
     db.sync()?;
-    let s = db.stats();
+    let s = db.searcher().stats();
     println!("{} documents in {} cluster(s)", s.documents, s.clusters);
     println!(
         "the engine made {} point reads, {} scans and wrote {} keys",

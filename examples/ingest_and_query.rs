@@ -38,7 +38,7 @@ fn main() -> fpdb::Result<()> {
     }
     // Durable from here on; `query_text` reads and never writes.
     db.sync()?;
-    let asked = db.query_text(&format!("{article}（完）"))?;
+    let asked = db.searcher().query_text(&format!("{article}（完）"))?;
     println!(
         "query: similar_id {:?}, {} match(es)",
         asked.similar_id,

@@ -293,7 +293,7 @@ pub fn evaluate(
     }
     ingest_chunk(&mut db, chunk)?;
     let mut export = HashMap::new();
-    db.export(&mut |o| {
+    db.searcher().export(&mut |o| {
         export.insert(o.id, o.similar_id.unwrap_or(0));
         Ok(())
     })?;

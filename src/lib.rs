@@ -44,8 +44,8 @@ pub use engine::now;
 pub use engine::{
     BatchFingerprints, BatchOutcome, BatchSeconds, Builder, Cluster, Dates, Document, Fpdb,
     IngestResult, Job, LookupStats, Match, NextBatch, OnExisting, Outcome, QueryAnswer, ResultLine,
-    SavedFilter, Settings, Standing, Stats, StoredDocument, StoredTexts, Verified, ALGO_NAMES,
-    BATCH_DOCS, MAX_MATCHES, SIMHASH_MOST,
+    SavedFilter, Searcher, Settings, Standing, Stats, StoredDocument, StoredTexts, Verified,
+    ALGO_NAMES, BATCH_DOCS, MAX_MATCHES, SIMHASH_MOST,
 };
 /// The store described for people: `fpdb report` and serve's page.
 pub mod report {

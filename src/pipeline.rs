@@ -110,6 +110,7 @@ impl Pipeline {
         // A re-run: the documents already stored with the same text are known by their
         // digest, before they are fingerprinted (not when replacing: they are ingested again).
         let stored = db
+            .searcher()
             .stored_texts()
             .filter(|_| self.on_existing == OnExisting::Skip);
         let (read_ns, fp_ns) = (AtomicU64::new(0), AtomicU64::new(0));
@@ -252,7 +253,7 @@ impl Pipeline {
                     let at_ingest = stored[i].unwrap_or_default();
                     let root = match roots.get(&at_ingest) {
                         Some(&root) => Ok(root),
-                        None => db.resolve(at_ingest),
+                        None => db.searcher().resolve(at_ingest),
                     };
                     match root {
                         Ok(similar_id) => {

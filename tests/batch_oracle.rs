@@ -125,8 +125,11 @@ fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &
         assert_eq!(x, y, "document {k} ({})", docs[k].id);
     }
     assert_eq!(export(a), export(b));
-    assert_eq!(a.stats().documents, b.stats().documents);
-    assert_eq!(a.stats().clusters, b.stats().clusters);
+    assert_eq!(
+        a.searcher().stats().documents,
+        b.searcher().stats().documents
+    );
+    assert_eq!(a.searcher().stats().clusters, b.searcher().stats().clusters);
     b.verify().unwrap();
     query_many_is_query(b, docs, rng);
 }
@@ -142,7 +145,7 @@ fn query_many_is_query(db: &Fpdb, docs: &[Document], rng: &mut Rng) {
     let one: Vec<_> = probe
         .iter()
         .zip(&fps)
-        .map(|(d, f)| db.query(&d.id, f).unwrap())
+        .map(|(d, f)| db.searcher().query(&d.id, f).unwrap())
         .collect();
     let s1 = db.lookup_stats();
     let asked: Vec<(&str, &fpdb::Fingerprints)> = probe
@@ -151,6 +154,7 @@ fn query_many_is_query(db: &Fpdb, docs: &[Document], rng: &mut Rng) {
         .map(|(d, f)| (d.id.as_str(), f))
         .collect();
     let many: Vec<_> = db
+        .searcher()
         .query_many(&asked)
         .into_iter()
         .map(Result::unwrap)
@@ -279,7 +283,8 @@ fn presence_filters_change_no_result() {
             let queries = docs
                 .iter()
                 .map(|d| {
-                    db.query("", &db.fingerprint(&format!("{}。补充一句新的话", d.text)))
+                    db.searcher()
+                        .query("", &db.fingerprint(&format!("{}。补充一句新的话", d.text)))
                         .unwrap()
                 })
                 .collect();

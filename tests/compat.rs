@@ -39,11 +39,12 @@ fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>)
         .unwrap();
     db.verify().unwrap();
     let mut got = Vec::new();
-    db.export(&mut |o| {
-        got.push(serde_json::to_value(&o).unwrap());
-        Ok(())
-    })
-    .unwrap();
+    db.searcher()
+        .export(&mut |o| {
+            got.push(serde_json::to_value(&o).unwrap());
+            Ok(())
+        })
+        .unwrap();
     let want = common::json_lines(
         &std::fs::read_to_string(root.join(format!("{name}.export.jsonl"))).unwrap(),
     );
@@ -53,7 +54,7 @@ fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>)
         .into_iter()
         .find(|d| d.id == want[0]["id"])
         .unwrap();
-    let q = db.query_text(&first.text).unwrap();
+    let q = db.searcher().query_text(&first.text).unwrap();
     assert_eq!(q.similar_id, want[0]["similar_id"].as_u64(), "{name}");
     // Fingerprint rules are frozen too: every stored document's text, fingerprinted by this
     // version, gives the simhash the store holds for it (distance 0 to its own id).
@@ -69,7 +70,7 @@ fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>)
         let Some(sh) = db.fingerprint(&d.text).simhash else {
             continue;
         };
-        let near = db.simhash_neighbors(sh).unwrap();
+        let near = db.searcher().simhash_neighbors(sh).unwrap();
         assert!(
             near.iter().any(|(id, dist)| *id == d.id && *dist == 0),
             "{name}: {}: simhash {sh:016x} not stored for it: {near:?}",
@@ -120,7 +121,7 @@ fn format_2_reflow_fixture_opens_and_answers_the_same() {
         }
         let copy = fpdb::eval::edits::rewrap_default(&d.text);
         tried += 1;
-        found += usize::from(db.query_text(&copy).unwrap().similar_id == Some(*s));
+        found += usize::from(db.searcher().query_text(&copy).unwrap().similar_id == Some(*s));
     }
     assert!(tried >= 10, "{tried}");
     assert_eq!(found, tried);
@@ -138,16 +139,17 @@ fn format_2_fixtures_upgrade_on_a_writable_open() {
         let mut db = fpdb::Fpdb::open(&path).unwrap();
         db.verify().unwrap();
         let mut got = Vec::new();
-        db.export(&mut |o| {
-            got.push(serde_json::to_value(&o).unwrap());
-            Ok(())
-        })
-        .unwrap();
+        db.searcher()
+            .export(&mut |o| {
+                got.push(serde_json::to_value(&o).unwrap());
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(got, want, "{name} after the upgrade");
         let docs = common::sample_docs();
         let stored: HashSet<&str> = want.iter().map(|o| o["id"].as_str().unwrap()).collect();
         let first = docs.iter().find(|d| d.id == want[0]["id"]).unwrap();
-        let q = db.query_text(&first.text).unwrap();
+        let q = db.searcher().query_text(&first.text).unwrap();
         assert_eq!(q.similar_id, want[0]["similar_id"].as_u64(), "{name}");
         // Replace the first document with its own text, and add the rest of the sample.
         db.ingest_document(first, fpdb::OnExisting::Replace)
@@ -160,7 +162,7 @@ fn format_2_fixtures_upgrade_on_a_writable_open() {
         drop(db);
         let db = fpdb::Fpdb::builder().read_only(true).open(&path).unwrap();
         db.verify().unwrap();
-        assert_eq!(db.stats().documents as usize, docs.len());
+        assert_eq!(db.searcher().stats().documents as usize, docs.len());
     }
 }
 
@@ -306,7 +308,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             Box::new(|db| {
                 assert!(db.options().tw_phrases);
                 // No sentence order kept (version 3 records, as format 6 binaries write).
-                let rec = db.stored_document(&docs[1].id).unwrap().unwrap();
+                let rec = db.searcher().stored_document(&docs[1].id).unwrap().unwrap();
                 assert!(rec.fingerprints.order.is_empty());
             }),
         ),
@@ -359,7 +361,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         |db| {
             assert!(db.options().link_shape && !db.options().template_figures);
             // No figures kept (version 4 records, as format 7 binaries write).
-            let rec = db.stored_document(&docs[1].id).unwrap().unwrap();
+            let rec = db.searcher().stored_document(&docs[1].id).unwrap().unwrap();
             assert!(!rec.fingerprints.order.is_empty());
             assert!(rec.fingerprints.figures.is_empty());
         },
@@ -578,13 +580,13 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     assert!(db.options().same_site_templates);
     assert_eq!(db.options().simhash_min_terms, 8);
     assert!(db.options().site_knowledge);
-    let rec = db.stored_document(&docs[0].id).unwrap().unwrap();
+    let rec = db.searcher().stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
     assert!(!rec.fingerprints.order.is_empty());
     // A document with figures keeps them (version 5 records).
     let report = fpdb::Document::new("report", "Rates rose to 1.52% on March 17 from 1.48%.");
     db.ingest_document(&report, fpdb::OnExisting::Skip).unwrap();
-    let rec = db.stored_document("report").unwrap().unwrap();
+    let rec = db.searcher().stored_document("report").unwrap().unwrap();
     assert_eq!(rec.fingerprints.figures.len(), 3);
 }
 

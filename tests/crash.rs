@@ -91,14 +91,15 @@ fn killed_ingests_leave_a_consistent_store_with_every_acknowledged_document() {
         .read_only(true)
         .open(dir.path().join("db"))
         .unwrap();
-    assert_eq!(db.stats().documents, DOCS as u64);
+    assert_eq!(db.searcher().stats().documents, DOCS as u64);
     // Reposts were found despite the interruptions.
     let mut dups = 0;
-    db.export(&mut |o| {
-        dups += usize::from(o.duplicate_of.is_some());
-        Ok(())
-    })
-    .unwrap();
+    db.searcher()
+        .export(&mut |o| {
+            dups += usize::from(o.duplicate_of.is_some());
+            Ok(())
+        })
+        .unwrap();
     assert!(dups >= DOCS / 5 * 9 / 10, "{dups} duplicates");
 }
 
@@ -144,11 +145,12 @@ fn store_was_made(db: &std::path::Path, output: &std::path::Path, round: usize) 
 fn every_acknowledged_is_stored(db: &std::path::Path, output: &std::path::Path, round: usize) {
     let db = fpdb::Fpdb::builder().read_only(true).open(db).unwrap();
     let mut stored = HashSet::new();
-    db.export(&mut |o| {
-        stored.insert(o.id);
-        Ok(())
-    })
-    .unwrap();
+    db.searcher()
+        .export(&mut |o| {
+            stored.insert(o.id);
+            Ok(())
+        })
+        .unwrap();
     let text = std::fs::read_to_string(output).unwrap_or_default();
     // Only complete lines were acknowledged.
     let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
@@ -167,11 +169,12 @@ fn every_acknowledged_is_stored(db: &std::path::Path, output: &std::path::Path, 
 fn clusters(db: &std::path::Path) -> Vec<Vec<String>> {
     let db = fpdb::Fpdb::builder().read_only(true).open(db).unwrap();
     let mut by: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
-    db.export(&mut |o| {
-        by.entry(o.similar_id.unwrap()).or_default().push(o.id);
-        Ok(())
-    })
-    .unwrap();
+    db.searcher()
+        .export(&mut |o| {
+            by.entry(o.similar_id.unwrap()).or_default().push(o.id);
+            Ok(())
+        })
+        .unwrap();
     let mut all: Vec<Vec<String>> = by
         .into_values()
         .map(|mut ids| {

@@ -95,7 +95,7 @@ fn rocksdb_lookup_equals_brute_force_at_every_distance() {
     for _ in 0..400 {
         let base = fps[rng.below(fps.len() as u64) as usize];
         let q = flip(base, rng.below(u64::from(k) + 2) as u32, rng.next());
-        let got = db.simhash_neighbors(q).unwrap();
+        let got = db.searcher().simhash_neighbors(q).unwrap();
         for (_, d) in &got {
             seen[*d as usize] += 1;
         }

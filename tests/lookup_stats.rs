@@ -53,7 +53,7 @@ fn lookup_stats_count_what_lookups_read() {
 
     // A query of a's own text: a is a simhash candidate at distance 0, read and verified.
     let fps = db.fingerprint(LAW);
-    db.query("q", &fps).unwrap();
+    db.searcher().query("q", &fps).unwrap();
     let u = db.lookup_stats();
     assert_eq!(u.lookups, 5);
     assert!(u.simhash_candidates > t.simhash_candidates, "{u:?}");
@@ -109,7 +109,7 @@ fn repeated_copies_read_a_bounded_number_of_candidates() {
         assert!(out.error.is_none(), "{:?}", out.error);
         db.sync().unwrap();
     }
-    let stats = db.stats();
+    let stats = db.searcher().stats();
     assert_eq!((stats.documents, stats.clusters), (1500, 1), "{stats:?}");
     let s = db.lookup_stats();
     let most = fpdb::SIMHASH_MOST as u64;

@@ -246,22 +246,27 @@ fn stored_texts_know_a_document_by_its_digest() {
             .open(dir.path().join(name))
             .unwrap();
         assert!(
-            db.stored_texts().is_none(),
+            db.searcher().stored_texts().is_none(),
             "an empty store has nothing to know"
         );
         for d in &docs[..5] {
             db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
         }
         db.sync().unwrap();
-        let Some(stored) = db.stored_texts() else {
+        let Some(stored) = db.searcher().stored_texts() else {
             assert!(!digests);
             continue;
         };
         assert!(digests);
         for d in &docs[..5] {
             let at_ingest = stored.already_stored(d).unwrap().expect("stored");
-            let now = db.stored_document(&d.id).unwrap().unwrap().similar_id;
-            assert_eq!(db.resolve(at_ingest).unwrap(), now);
+            let now = db
+                .searcher()
+                .stored_document(&d.id)
+                .unwrap()
+                .unwrap()
+                .similar_id;
+            assert_eq!(db.searcher().resolve(at_ingest).unwrap(), now);
         }
         let mut edited = docs[0].clone();
         edited.text.push('。');

@@ -41,7 +41,7 @@ proptest! {
         }
         let q = Fingerprints { bands: query.iter().copied().collect(), chars: 1, ..Default::default() };
         let got: BTreeMap<String, f64> = db
-            .query("q", &q)
+            .searcher().query("q", &q)
             .unwrap()
             .matches
             .into_iter()
@@ -290,6 +290,7 @@ fn keys_only(algo: fpdb::KeyAlgo) -> Fpdb {
 /// The ids of the stored documents a query matched through `name`, sorted.
 fn matched(db: &Fpdb, q: &Fingerprints, name: &str) -> Vec<String> {
     let mut got: Vec<String> = db
+        .searcher()
         .query("q", q)
         .unwrap()
         .matches
@@ -449,7 +450,7 @@ fn exact_key_algorithms_persist_and_find_copies() {
     db.verify().unwrap();
     // An exact copy of a stored text shares every key, and is found by each algorithm.
     let d = docs.iter().find(|d| d.text.chars().count() > 200).unwrap();
-    let out = db.query_text(&d.text).unwrap();
+    let out = db.searcher().query_text(&d.text).unwrap();
     assert!(out.similar_id.is_some(), "{out:?}");
     for name in [
         "imatch",

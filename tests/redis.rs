@@ -1128,7 +1128,7 @@ fn redis_reopens_like_a_directory() {
     }
     let db = Fpdb::builder().read_only(true).open(&u).unwrap();
     assert_eq!(export(&db), export(&mem));
-    assert_eq!(db.stats().documents, docs.len() as u64);
+    assert_eq!(db.searcher().stats().documents, docs.len() as u64);
     db.verify().unwrap();
     let e = Fpdb::builder()
         .simhash_k(5)

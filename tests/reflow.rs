@@ -35,8 +35,8 @@ fn found(reflow: bool, nshash_only: bool) -> (usize, usize) {
         for copy in [edits::join_lines(&d.text), edits::rewrap_default(&d.text)] {
             total += 1;
             // Clusters may have merged since: compare current cluster ids.
-            let want = sid.map(|s| db.resolve(s).unwrap());
-            if db.query_text(&copy).unwrap().similar_id == want {
+            let want = sid.map(|s| db.searcher().resolve(s).unwrap());
+            if db.searcher().query_text(&copy).unwrap().similar_id == want {
                 hits += 1;
             }
         }

@@ -59,7 +59,7 @@ fn memory_and_rocksdb_stores_decide_alike() {
         assert_eq!(a, b, "{}", d.id);
     }
     assert_eq!(export(&rocks), export(&mem));
-    assert_eq!(rocks.stats().documents, docs.len() as u64);
+    assert_eq!(rocks.searcher().stats().documents, docs.len() as u64);
 }
 
 #[test]
@@ -114,11 +114,11 @@ fn merged_clusters_answer_the_oldest_id_after_reopen() {
         db.sync().unwrap();
     }
     let db = Fpdb::builder().read_only(true).open(&p).unwrap();
-    assert_eq!(db.resolve(2).unwrap(), 1);
+    assert_eq!(db.searcher().resolve(2).unwrap(), 1);
     let ex = export(&db);
     assert!(ex.iter().all(|o| o.similar_id == Some(1)), "{ex:?}");
     assert_eq!(ex[1].duplicate_of.as_deref(), Some("a"));
-    assert_eq!(db.stats().clusters, 1);
+    assert_eq!(db.searcher().stats().clusters, 1);
     db.verify().unwrap();
 }
 
@@ -149,7 +149,7 @@ fn clusters_equal_grouping_the_export() {
             .filter(|(_, m)| m.len() >= min.max(1))
             .map(|(k, m)| (*k, m.clone()))
             .collect();
-        assert_eq!(db.clusters(min).unwrap(), want, "min_size {min}");
+        assert_eq!(db.searcher().clusters(min).unwrap(), want, "min_size {min}");
     }
 }
 
@@ -184,11 +184,12 @@ fn replacing_a_document_keeps_indexes_consistent() {
         "the replaced text must not match its old self"
     );
     db.verify().unwrap();
-    assert_eq!(db.stats().documents, 2);
+    assert_eq!(db.searcher().stats().documents, 2);
     // The old text is still found through "b"; the new one through "a".
-    let q = db.query_text(&x).unwrap();
+    let q = db.searcher().query_text(&x).unwrap();
     assert!(q.matches.iter().any(|m| m.id == "b"), "{q:?}");
     assert!(db
+        .searcher()
         .query_text(&y)
         .unwrap()
         .matches

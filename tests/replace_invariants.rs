@@ -32,12 +32,13 @@ fn text_pool(rng: &mut Rng) -> Vec<String> {
 fn check(db: &Fpdb, model: &BTreeMap<String, String>, ctx: &str) {
     db.verify().unwrap_or_else(|e| panic!("{ctx}: verify: {e}"));
     let mut export = Vec::new();
-    db.export(&mut |o| {
-        export.push(o);
-        Ok(())
-    })
-    .unwrap();
-    let stats = db.stats();
+    db.searcher()
+        .export(&mut |o| {
+            export.push(o);
+            Ok(())
+        })
+        .unwrap();
+    let stats = db.searcher().stats();
     assert_eq!(stats.documents as usize, export.len(), "{ctx}: documents");
     let ids: BTreeSet<&str> = export.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(
@@ -78,7 +79,7 @@ fn check(db: &Fpdb, model: &BTreeMap<String, String>, ctx: &str) {
     );
     let want: Vec<(u64, Vec<String>)> = groups.into_iter().collect();
     assert_eq!(
-        db.clusters(1).unwrap(),
+        db.searcher().clusters(1).unwrap(),
         want,
         "{ctx}: clusters = grouping of export"
     );
@@ -90,7 +91,7 @@ fn check(db: &Fpdb, model: &BTreeMap<String, String>, ctx: &str) {
         }
         // (In this pool every holder of a shared sentence verifies, so some document must
         // match; which cluster answers is not fixed: a sentence names its oldest holder only.)
-        let q = db.query_text(text).unwrap();
+        let q = db.searcher().query_text(text).unwrap();
         assert!(
             q.is_duplicate(),
             "{ctx}: the text of {id} is no longer found: {q:?}"
@@ -126,7 +127,11 @@ fn one_run(db: &mut Fpdb, rng: &mut Rng, pool: &[String], model: &mut BTreeMap<S
     for i in 0..(6 + rng.below(10)) {
         let id = format!("d{}", rng.below(12));
         let text = pool[rng.below(pool.len() as u64) as usize].clone();
-        let before = db.stored_document(&id).unwrap().map(|d| d.similar_id);
+        let before = db
+            .searcher()
+            .stored_document(&id)
+            .unwrap()
+            .map(|d| d.similar_id);
         let mode = if replace {
             OnExisting::Replace
         } else {
@@ -221,7 +226,7 @@ fn replacing_the_first_document_hands_the_cluster_on() {
         .matches
         .iter()
         .any(|m| m.id == "b" && m.algo == "nshash"));
-    let q = db.query_text(&x).unwrap();
+    let q = db.searcher().query_text(&x).unwrap();
     assert_eq!(q.duplicate_of.as_deref(), Some("b"));
     db.verify().unwrap();
 }
@@ -246,16 +251,22 @@ fn removing_a_bridge_splits_the_cluster() {
         db.ingest_document(&Document::new(id, t.clone()), OnExisting::Skip)
             .unwrap();
     }
-    let sid = |db: &Fpdb, id: &str| db.stored_document(id).unwrap().unwrap().similar_id;
+    let sid = |db: &Fpdb, id: &str| {
+        db.searcher()
+            .stored_document(id)
+            .unwrap()
+            .unwrap()
+            .similar_id
+    };
     assert_eq!(sid(&db, "l"), sid(&db, "r"), "the bridge merged l and r");
-    assert_eq!(db.stats().clusters, 1);
+    assert_eq!(db.searcher().stats().clusters, 1);
     assert!(db.remove("bridge").unwrap());
     db.verify().unwrap();
     assert_ne!(sid(&db, "l"), sid(&db, "r"));
-    assert_eq!(db.stats().clusters, 2);
-    assert_eq!(db.stats().documents, 2);
+    assert_eq!(db.searcher().stats().clusters, 2);
+    assert_eq!(db.searcher().stats().documents, 2);
     // Copies of each half still find their own document, in its own cluster.
-    let q = db.query_text(&right).unwrap();
+    let q = db.searcher().query_text(&right).unwrap();
     assert_eq!(q.similar_id, Some(sid(&db, "r")));
     assert_eq!(q.duplicate_of.as_deref(), Some("r"));
     assert!(!db.remove("bridge").unwrap());
@@ -388,7 +399,7 @@ fn expire_after_splits_leaves_no_member_entry_behind() {
         assert_eq!(removed, 400, "seed {seed}");
         db.verify()
             .unwrap_or_else(|e| panic!("seed {seed}: verify after expire: {e}"));
-        assert_eq!(db.stats().documents, 0);
-        assert_eq!(db.stats().clusters, 0);
+        assert_eq!(db.searcher().stats().documents, 0);
+        assert_eq!(db.searcher().stats().clusters, 0);
     }
 }

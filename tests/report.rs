@@ -50,7 +50,7 @@ fn check(seed: u64, n: usize, hosts: u64) -> Result<(), TestCaseError> {
         members: 4,
         hosts: 1000,
     };
-    let r = db.report(opts).unwrap();
+    let r = db.searcher().report(opts).unwrap();
 
     // The oracle: clusters from export, duplicates and hosts from each stored document.
     let outcomes = export_outcomes(&db);
@@ -74,7 +74,7 @@ fn check(seed: u64, n: usize, hosts: u64) -> Result<(), TestCaseError> {
     let mut pairs: BTreeMap<(String, String), u64> = BTreeMap::new();
     let (mut across, mut within) = (0, 0);
     for d in &docs {
-        let stored = db.stored_document(&d.id).unwrap().unwrap();
+        let stored = db.searcher().stored_document(&d.id).unwrap().unwrap();
         let Some(best) = stored.matched_at_ingest.first() else {
             continue;
         };

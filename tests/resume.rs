@@ -364,7 +364,7 @@ fn a_page_read_again_is_known_by_its_record_before_it_is_extracted() {
     assert_eq!(code(&first), 0, "{}", stderr(&first));
     // The same records: each known by its record's digest, before extraction.
     let db = fpdb::Fpdb::builder().open(d.join("s.db")).unwrap();
-    let stored = db.stored_texts().unwrap();
+    let stored = db.searcher().stored_texts().unwrap();
     let opts = fpdb::reader::ReadOptions {
         defer_pages: true,
         ..Default::default()

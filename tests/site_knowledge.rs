@@ -194,7 +194,7 @@ fn a_page_of_two_articles_shown_before_never_merges_them() {
         let c = ingest(&mut db, &docs, false);
         assert_ne!(c["A"], c["B"], "{n} lines: {c:?}");
         let fps = db.fingerprint_document(&Document::new("q", b.join("\n")));
-        let q = db.query("q", &fps).unwrap();
+        let q = db.searcher().query("q", &fps).unwrap();
         assert_eq!(q.duplicate_of.as_deref(), Some("B"), "{n} lines: {q:?}");
         if n == 8 {
             let mut old = store(false);
@@ -269,7 +269,7 @@ fn removing_every_page_and_compacting_leaves_an_empty_stores_size() {
         db.sync().unwrap();
         db.compact().unwrap();
         db.verify().unwrap();
-        let stats = db.stats();
+        let stats = db.searcher().stats();
         drop(db);
         let bytes = disk_bytes(&path);
         let within = bytes < empty_bytes + (1 << 20);

@@ -348,7 +348,13 @@ fn in_one_batch_an_excerpt_does_not_chain_its_article_to_a_quoted_opening() {
         .read_only(true)
         .open(dir.path().join("db2"))
         .unwrap();
-    let stored = |id: &str| db.stored_document(id).unwrap().unwrap().excerpt_of;
+    let stored = |id: &str| {
+        db.searcher()
+            .stored_document(id)
+            .unwrap()
+            .unwrap()
+            .excerpt_of
+    };
     assert_eq!(stored("excerpt").as_deref(), Some("article"));
     assert_eq!(stored("article"), None);
     drop(db);

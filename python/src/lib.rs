@@ -341,7 +341,7 @@ impl Store {
                 let mut doc = fpdb::Document::new("", text);
                 doc.title = title;
                 let fps = db.fingerprint_document(&doc);
-                let o = db.query("", &fps).map_err(err)?;
+                let o = db.searcher().query("", &fps).map_err(err)?;
                 json(&o.answer(None))
             })
         })
@@ -366,6 +366,7 @@ impl Store {
                 let looked: Vec<(&str, &fpdb::Fingerprints)> =
                     fps.iter().map(|f| ("", f)).collect();
                 let outcomes: Vec<fpdb::Outcome> = db
+                    .searcher()
                     .query_many(&looked)
                     .into_iter()
                     .collect::<fpdb::Result<_>>()
@@ -377,7 +378,7 @@ impl Store {
 
     /// `fpdb stats --json`, as JSON text.
     fn stats(&self, py: Python<'_>) -> PyResult<String> {
-        py.allow_threads(|| self.with(|db| json(&db.stats())))
+        py.allow_threads(|| self.with(|db| json(&db.searcher().stats())))
     }
 
     /// `fpdb report --json` (figures, cluster size classes, days, host pairs, the largest
@@ -395,7 +396,7 @@ impl Store {
             members,
             hosts,
         };
-        py.allow_threads(|| self.with(|db| json(&db.report(opts).map_err(err)?)))
+        py.allow_threads(|| self.with(|db| json(&db.searcher().report(opts).map_err(err)?)))
     }
 
     /// What this handle's lookups read since it was opened (`LookupStats`), as JSON text.
@@ -406,10 +407,12 @@ impl Store {
     /// A stored document as JSON text, or None.
     fn document(&self, py: Python<'_>, id: String) -> PyResult<Option<String>> {
         py.allow_threads(|| {
-            self.with(|db| match db.stored_document(&id).map_err(err)? {
-                Some(d) => json(&d).map(Some),
-                None => Ok(None),
-            })
+            self.with(
+                |db| match db.searcher().stored_document(&id).map_err(err)? {
+                    Some(d) => json(&d).map(Some),
+                    None => Ok(None),
+                },
+            )
         })
     }
 
@@ -417,12 +420,16 @@ impl Store {
     #[pyo3(signature = (similar_id, limit = 1000))]
     fn cluster(&self, py: Python<'_>, similar_id: u64, limit: usize) -> PyResult<Option<String>> {
         py.allow_threads(|| {
-            self.with(
-                |db| match db.cluster_members(similar_id, limit).map_err(err)? {
+            self.with(|db| {
+                match db
+                    .searcher()
+                    .cluster_members(similar_id, limit)
+                    .map_err(err)?
+                {
                     Some(c) => json(&c).map(Some),
                     None => Ok(None),
-                },
-            )
+                }
+            })
         })
     }
 

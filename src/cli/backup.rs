@@ -63,7 +63,7 @@ pub(super) fn backup(path: &PathBuf, a: &BackupArgs) -> anyhow::Result<u8> {
         .read_only(true)
         .open(&a.dir)
         .with_context(|| format!("the backup in {} does not open", a.dir.display()))?;
-    let s = copy.stats();
+    let s = copy.searcher().stats();
     if a.json {
         outln!(
             "{}",

@@ -24,10 +24,10 @@ pub(super) struct ClustersArgs {
 
 pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
-    let groups = db.clusters(a.min_size)?;
+    let groups = db.searcher().clusters(a.min_size)?;
     let mut w = BufWriter::new(std::io::stdout().lock());
     for (id, members) in &groups {
-        let original = db.original_of(*id)?;
+        let original = db.searcher().original_of(*id)?;
         // The original first, the others in ingest order.
         let mut members: Vec<&String> = members.iter().collect();
         if let Some(at) = members
@@ -41,7 +41,7 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
             // Each member's times: published (as its input said), ingested.
             let mut dates = serde_json::Map::new();
             for m in members.iter().filter(|_| a.times) {
-                if let Some(d) = db.dates(m)? {
+                if let Some(d) = db.searcher().dates(m)? {
                     dates.insert(
                         (*m).clone(),
                         serde_json::json!({
@@ -75,7 +75,7 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
     }
     if !a.json {
         // The same counts as `stats`: every document is in one cluster, singletons too.
-        let (documents, clusters) = db.totals();
+        let (documents, clusters) = db.searcher().totals();
         writeln!(
             w,
             "{} of the store's {clusters} clusters have at least {} documents ({documents} documents, {} of them duplicates: members that are not their cluster's original)",

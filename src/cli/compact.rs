@@ -14,7 +14,7 @@ pub(super) fn compact(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
     // With the presence filter of the compacted store saved (built by one scan when none
     // matches the store), so the next writers skip the seeks of absent hashes.
     let db = Fpdb::builder().presence_filters(true).open(path)?;
-    let before = db.stats().disk_bytes;
+    let before = db.searcher().stats().disk_bytes;
     db.compact()?;
     db.flush()?;
     if let Err(e) = db.save_memory_filter() {
@@ -23,7 +23,7 @@ pub(super) fn compact(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
             "fpdb: warning: the presence filter was not saved ({e}); the next run goes without it"
         );
     }
-    let after = db.stats().disk_bytes;
+    let after = db.searcher().stats().disk_bytes;
     if json {
         outln!(
             "{}",

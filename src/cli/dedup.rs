@@ -251,7 +251,7 @@ impl Sink {
             let mut chunk: Vec<Record> = inputs.by_ref().take(1024).collect();
             let standings = chunk
                 .par_iter()
-                .map(|r| r.id().map_or(Ok(None), |id| db.standing(id)))
+                .map(|r| r.id().map_or(Ok(None), |id| db.searcher().standing(id)))
                 .collect::<fpdb::Result<Vec<_>>>()?;
             // Some(unique) for a stored record, in input order.
             let decided: Vec<Option<bool>> = chunk
@@ -334,7 +334,7 @@ impl Job {
     ) -> anyhow::Result<Job> {
         let key = job_key(files, skip, limit, replace, input);
         let mut job = db.job(&key)?.unwrap_or_default();
-        job.open_run(db.next_seq());
+        job.open_run(db.searcher().next_seq());
         db.save_job(&key, &job)?;
         Ok(Job { key, job })
     }
@@ -347,7 +347,7 @@ impl Job {
         read: u64,
         finished: bool,
     ) -> anyhow::Result<()> {
-        self.job.close_run(db.next_seq(), read, finished);
+        self.job.close_run(db.searcher().next_seq(), read, finished);
         db.save_job(&self.key, &self.job)?;
         Ok(())
     }

@@ -52,10 +52,10 @@ pub(super) fn expire(path: &PathBuf, a: &ExpireArgs, quiet: bool) -> anyhow::Res
         (None, None) => bail!("give --before DATE or --older-than DURATION"),
     };
     let mut db = Fpdb::builder().open(path)?;
-    let before = db.stats().documents;
+    let before = db.searcher().stats().documents;
     let removed = db.expire(cutoff)?;
     db.flush()?;
-    let left = db.stats().documents;
+    let left = db.searcher().stats().documents;
     if a.json {
         outln!(
             "{}",

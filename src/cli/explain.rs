@@ -336,7 +336,7 @@ fn print_exceptions(c: &fpdb::explain::Comparison) -> anyhow::Result<()> {
 /// `fpdb explain ID_A ID_B` on stored documents: their clusters and stored fingerprints.
 pub(super) fn explain_stored(db: &Fpdb, path: &Path, a: &ExplainArgs) -> anyhow::Result<u8> {
     let get = |id: &str| -> anyhow::Result<fpdb::StoredDocument> {
-        db.stored_document(id)?.ok_or_else(|| {
+        db.searcher().stored_document(id)?.ok_or_else(|| {
             anyhow::anyhow!(
                 "`{id}` is neither a file nor an id in the store {} (to explain texts, give two files, or ids with --corpus)",
                 path.display()
@@ -462,7 +462,7 @@ fn ingested(d: &fpdb::StoredDocument) -> String {
 /// The stored documents `fps` (document `id`) is a composite of, as a lookup in `db` finds
 /// them (`id` itself, when stored, left out).
 fn composite_of(db: &Fpdb, id: &str, fps: &fpdb::Fingerprints) -> anyhow::Result<Vec<String>> {
-    let mut parts = db.query(id, fps)?.composite_of;
+    let mut parts = db.searcher().query(id, fps)?.composite_of;
     parts.retain(|p| p != id);
     Ok(if parts.len() >= 2 { parts } else { Vec::new() })
 }

@@ -40,7 +40,7 @@ pub(super) fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
     let mut w: Box<dyn Write> = output_writer(&a.output)?
         .unwrap_or_else(|| Box::new(BufWriter::new(std::io::stdout().lock())));
     let stdout = || a.output.clone().unwrap_or_else(|| "<stdout>".into());
-    db.export_dated(&mut |o, dates| {
+    db.searcher().export_dated(&mut |o, dates| {
         let written = if a.times {
             serde_json::to_writer(
                 &mut w,

@@ -311,7 +311,7 @@ pub(super) fn ingest(
         ..Default::default()
     };
     let batch = a.batch_size.max(1);
-    let since = db.next_seq();
+    let since = db.searcher().next_seq();
     let stopped = || signal.load(std::sync::atomic::Ordering::Relaxed) != 0;
     let mut later = if two_pass { outs.sink.take() } else { None };
     pipeline::run(

@@ -78,7 +78,7 @@ pub(super) fn query_batch(
                 _ => None,
             })
             .collect();
-        let mut outcomes = db.query_many(&looked).into_iter();
+        let mut outcomes = db.searcher().query_many(&looked).into_iter();
         let found: Vec<Option<fpdb::Result<Outcome>>> = chunk
             .iter()
             .zip(&fps)
@@ -156,7 +156,7 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
         &doc,
         db.fingerprinter().fingerprint_with(&doc.text, doc.meta()),
     )?;
-    let o: Outcome = db.query("", &fps)?;
+    let o: Outcome = db.searcher().query("", &fps)?;
     if a.json {
         outln!("{}", serde_json::to_string(&o.answer(None))?);
     } else if let Some(id) = o.similar_id {

@@ -37,7 +37,7 @@ pub(super) fn report(path: &PathBuf, a: &ReportArgs, quiet: bool) -> anyhow::Res
     }
     let start = Instant::now();
     let db = open_read_only(path)?;
-    let report = db.report(ReportOptions {
+    let report = db.searcher().report(ReportOptions {
         largest: a.largest,
         members: a.members,
         hosts: a.hosts,

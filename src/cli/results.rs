@@ -85,7 +85,7 @@ fn settled_line(
     }
     let Some(st) =
         l.id.as_deref()
-            .map(|id| db.standing(id))
+            .map(|id| db.searcher().standing(id))
             .transpose()?
             .flatten()
     else {
@@ -94,7 +94,7 @@ fn settled_line(
     let original = match originals.get(&st.similar_id) {
         Some(o) => o.clone(),
         None => {
-            let o = db.original_of(st.similar_id)?;
+            let o = db.searcher().original_of(st.similar_id)?;
             originals.insert(st.similar_id, o.clone());
             o
         }

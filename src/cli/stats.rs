@@ -10,7 +10,7 @@ use super::output::{open_read_only, EXIT_OK};
 
 pub(super) fn stats(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
-    let s = db.stats();
+    let s = db.searcher().stats();
     if json {
         outln!("{}", serde_json::to_string(&s)?);
     } else {

@@ -100,7 +100,7 @@ impl Summary {
 impl Summary {
     /// The store's totals after the run, and the run's time.
     pub(super) fn finish(&mut self, db: &fpdb::Fpdb, seconds: f64) {
-        (self.store_documents, self.store_clusters) = db.totals();
+        (self.store_documents, self.store_clusters) = db.searcher().totals();
         self.store_duplicates = self.store_documents.saturating_sub(self.store_clusters);
         self.lookups = db.lookup_stats();
         self.seconds = seconds;
@@ -117,8 +117,8 @@ impl Summary {
     /// `since` counts them (a store other processes write keeps the counts as followed:
     /// their documents are there too).
     pub(super) fn settle(&mut self, db: &fpdb::Fpdb, since: u64) -> anyhow::Result<()> {
-        if self.replaced > 0 && !db.is_shared() {
-            (self.originals, self.duplicates) = db.originals_since(since)?;
+        if self.replaced > 0 && !db.searcher().is_shared() {
+            (self.originals, self.duplicates) = db.searcher().originals_since(since)?;
         }
         Ok(())
     }

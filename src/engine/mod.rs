@@ -52,6 +52,7 @@ mod query;
 mod read;
 mod records;
 mod report;
+mod searcher;
 mod settings;
 mod sites;
 mod stored_texts;
@@ -73,6 +74,7 @@ pub use report::{
     ClusterDetail, Day, HostCount, HostPair, Hosts, Member, Report, ReportOptions, ReportScan,
     SizeClass, MAX_LINK_ID_CHARS,
 };
+pub use searcher::Searcher;
 pub use settings::{Builder, Settings, ALGO_NAMES};
 pub use stored_texts::StoredTexts;
 pub use types::{
@@ -332,7 +334,7 @@ impl Fpdb {
     /// once it returns `Ok`. `None` when only [`Fpdb::sync`] can (a store other processes
     /// write too: there the sync also ends the write lease); call that instead.
     pub fn commit_unsynced(&self) -> Result<Option<crate::store::Syncer>> {
-        if self.is_shared() {
+        if self.searcher().is_shared() {
             return Ok(None);
         }
         self.stage_counters()?;
@@ -454,11 +456,6 @@ impl Fpdb {
             records_read: get(&r.records_read),
             verified: get(&r.verified),
         }
-    }
-
-    /// The current similar_id of a cluster id handed out earlier.
-    pub fn resolve(&self, similar_id: u64) -> Result<u64> {
-        Ok(self.records().find(similar_id)?.0)
     }
 
     /// The simhash table keys of document `seq`, whose simhash is `q`: one per permuted table,

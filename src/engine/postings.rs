@@ -437,15 +437,4 @@ impl Fpdb {
             reads: &self.reads,
         }
     }
-
-    /// Every stored document whose simhash is within k of `q`, as (external id, distance),
-    /// ordered by id.
-    pub fn simhash_neighbors(&self, q: u64) -> Result<Vec<(String, u32)>> {
-        let mut out = Vec::new();
-        for (seq, d) in self.index().simhash_candidates(q)? {
-            out.push((self.records().doc(seq)?.id, d));
-        }
-        out.sort();
-        Ok(out)
-    }
 }

@@ -3,18 +3,19 @@
 
 use super::lookup::Lookup;
 use super::postings::candidate_seqs;
-use super::{Fpdb, LookupCounters, Outcome};
+use super::searcher::Searcher;
+use super::{LookupCounters, Outcome};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::store::schema::Original;
 
-impl Fpdb {
+impl Searcher<'_> {
     /// What `fps` would get if it were ingested now: never writes.
     pub fn query(&self, id: &str, fps: &Fingerprints) -> Result<Outcome> {
         self.outcome(id, self.finder().lookup(fps)?, &fps.sketch)
     }
 
-    /// [`Fpdb::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
+    /// [`Searcher::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
     /// current rayon pool. What their lookups read from the postings and simhash tables is
     /// read for all of them at once, in key order ([`Index::read_many`](super::postings::Index::read_many)); same answers.
     pub fn query_many(&self, docs: &[(&str, &Fingerprints)]) -> Vec<Result<Outcome>> {
@@ -78,8 +79,8 @@ impl Fpdb {
         })
     }
 
-    /// Query the text of a document (fingerprint + [`Fpdb::query`]).
+    /// Query the text of a document (fingerprint + [`Searcher::query`]).
     pub fn query_text(&self, text: &str) -> Result<Outcome> {
-        self.query("", &self.fingerprint(text))
+        self.query("", &self.fingerprinter.fingerprint(text))
     }
 }

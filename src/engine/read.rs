@@ -4,14 +4,31 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{Cluster, Fpdb, Match, Outcome, Stats, StoredDocument};
+use super::searcher::Searcher;
+use super::{Cluster, Match, Outcome, Stats, StoredDocument};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::options::Algo;
 use crate::store::schema::{self, ClusterId, DocRecord, Seq, StoredMatch};
 use crate::store::{Cf, Store};
 
-impl Fpdb {
+impl Searcher<'_> {
+    /// The current similar_id of a cluster id handed out earlier.
+    pub fn resolve(&self, similar_id: u64) -> Result<u64> {
+        Ok(self.records().find(similar_id)?.0)
+    }
+
+    /// Every stored document whose simhash is within k of `q`, as (external id, distance),
+    /// ordered by id.
+    pub fn simhash_neighbors(&self, q: u64) -> Result<Vec<(String, u32)>> {
+        let mut out = Vec::new();
+        for (seq, d) in self.index().simhash_candidates(q)? {
+            out.push((self.records().doc(seq)?.id, d));
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The stored document with external id `id`, if any.
     pub fn stored_document(&self, id: &str) -> Result<Option<StoredDocument>> {
         let Some(seq) = self.records().seq_of(id)? else {
@@ -87,7 +104,7 @@ impl Fpdb {
         }
     }
 
-    /// The documents and clusters the store holds (what [`Fpdb::stats`] counts, without its
+    /// The documents and clusters the store holds (what [`Searcher::stats`] counts, without its
     /// reads of sizes and files).
     pub fn totals(&self) -> (u64, u64) {
         (self.doc_count, self.cluster_count)
@@ -106,8 +123,8 @@ impl Fpdb {
                 .unwrap_or_default(),
             simhash_tables: self.perms.len(),
             options: self.opts.clone(),
-            presence_filter: self.path.as_deref().and_then(|dir| {
-                crate::store::saved_presence(&self.store, dir).map(|(bytes, fit)| {
+            presence_filter: self.path.and_then(|dir| {
+                crate::store::saved_presence(self.store, dir).map(|(bytes, fit)| {
                     use crate::store::PresenceFit;
                     super::SavedFilter {
                         bytes,
@@ -128,7 +145,7 @@ impl Fpdb {
         self.export_dated(&mut |o, _| visit(o))
     }
 
-    /// [`Fpdb::export`], each document with its times ([`Dates`]).
+    /// [`Searcher::export`], each document with its times ([`Dates`]).
     pub fn export_dated(&self, visit: &mut dyn FnMut(Outcome, Dates) -> Result<()>) -> Result<()> {
         // Caches of cluster roots and of recent ids; cleared when full, so memory stays bounded
         // however many documents the store holds (a miss costs one point lookup).
@@ -259,7 +276,7 @@ impl Fpdb {
         }))
     }
 
-    /// The documents stored from seq `since` on (a run's, with `since` its [`Fpdb::next_seq`]
+    /// The documents stored from seq `since` on (a run's, with `since` its [`Searcher::next_seq`]
     /// at its start) as they stand now: how many are their cluster's original, and how many
     /// are duplicates (members that are not). One scan of their records.
     pub fn originals_since(&self, since: u64) -> Result<(u64, u64)> {
@@ -416,20 +433,24 @@ mod tests {
         let c = ingest("c", format!("{text}\n（来源：网络）"));
         assert_eq!((a, b, c), (a, a, a));
         assert_ne!(a, lone);
-        let got = db.cluster_members(a, 10).unwrap().unwrap();
+        let got = db.searcher().cluster_members(a, 10).unwrap().unwrap();
         assert_eq!(
             (got.similar_id, got.size, got.members, got.truncated),
             (a, 3, vec!["a".to_string(), "b".into(), "c".into()], false)
         );
-        let two = db.cluster_members(a, 2).unwrap().unwrap();
+        let two = db.searcher().cluster_members(a, 2).unwrap().unwrap();
         assert_eq!((two.members.len(), two.truncated), (2, true));
         assert_eq!(
-            db.cluster_members(lone, 10).unwrap().unwrap().members,
+            db.searcher()
+                .cluster_members(lone, 10)
+                .unwrap()
+                .unwrap()
+                .members,
             ["lone"]
         );
-        assert!(db.cluster_members(12345, 10).unwrap().is_none());
+        assert!(db.searcher().cluster_members(12345, 10).unwrap().is_none());
         assert!(db.remove("lone").unwrap());
-        assert!(db.cluster_members(lone, 10).unwrap().is_none());
+        assert!(db.searcher().cluster_members(lone, 10).unwrap().is_none());
     }
 }
 
@@ -455,10 +476,10 @@ impl Dates {
     }
 }
 
-/// Where a stored document stands ([`Fpdb::standing`]).
+/// Where a stored document stands ([`Searcher::standing`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Standing {
-    /// Its seq: the order documents were stored in ([`Fpdb::next_seq`]).
+    /// Its seq: the order documents were stored in ([`Searcher::next_seq`]).
     pub seq: u64,
     /// Its cluster.
     pub similar_id: u64,

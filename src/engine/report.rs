@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use super::heavy::Heavy;
 use super::read::stored_match;
-use super::{Fpdb, Match};
+use super::searcher::Searcher;
+use super::Match;
 use crate::error::Result;
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Cf, Store};
@@ -155,7 +156,7 @@ pub const MAX_TITLE_CHARS: usize = 300;
 
 /// Longest id a member list names (a member's, and those of its links), in characters: cut as
 /// titles are. Ids of up to 8,192 bytes, repeated in every member's links, made one list of
-/// 1,000 members 172 MB; the cluster's plain list of ids (`Fpdb::cluster_members`, serve's
+/// 1,000 members 172 MB; the cluster's plain list of ids (`Searcher::cluster_members`, serve's
 /// `GET /v1/clusters/{similar_id}`) names them whole.
 pub const MAX_LINK_ID_CHARS: usize = 256;
 
@@ -260,7 +261,7 @@ impl ReportScan {
     }
 
     /// Read the next chunk of records. False once every record has been read.
-    pub fn step(&mut self, db: &Fpdb) -> Result<bool> {
+    pub fn step(&mut self, db: &Searcher<'_>) -> Result<bool> {
         match self.phase {
             Phase::Clusters(from) => self.clusters(db, from)?,
             Phase::Docs(from) => self.docs(db, from)?,
@@ -269,7 +270,7 @@ impl ReportScan {
         Ok(self.phase != Phase::Done)
     }
 
-    fn clusters(&mut self, db: &Fpdb, from: u64) -> Result<()> {
+    fn clusters(&mut self, db: &Searcher<'_>, from: u64) -> Result<()> {
         let recs = db.records().clusters_from(from, CHUNK)?;
         self.phase = match recs.last() {
             Some((last, _)) => last.checked_add(1).map_or(Phase::Docs(0), Phase::Clusters),
@@ -293,7 +294,7 @@ impl ReportScan {
         Ok(())
     }
 
-    fn docs(&mut self, db: &Fpdb, from: u64) -> Result<()> {
+    fn docs(&mut self, db: &Searcher<'_>, from: u64) -> Result<()> {
         let recs = db.records().docs_from(from, CHUNK)?;
         self.phase = match recs.last() {
             Some(&(last, _)) => last.checked_add(1).map_or(Phase::Done, Phase::Docs),
@@ -305,7 +306,7 @@ impl ReportScan {
         Ok(())
     }
 
-    fn doc(&mut self, db: &Fpdb, seq: u64, rec: &DocRecord) -> Result<()> {
+    fn doc(&mut self, db: &Searcher<'_>, seq: u64, rec: &DocRecord) -> Result<()> {
         let day = rec.dated().div_euclid(86_400);
         if self.named.len() >= HOST_CACHE {
             self.named.clear();
@@ -368,7 +369,7 @@ impl ReportScan {
 
     /// The report, once [`ReportScan::step`] has returned false (it reads the largest
     /// clusters' members and the store's figures).
-    pub fn finish(self, db: &Fpdb) -> Result<Report> {
+    pub fn finish(self, db: &Searcher<'_>) -> Result<Report> {
         let stats = db.stats();
         let mut largest: Vec<(u64, u64)> = self
             .largest
@@ -460,7 +461,7 @@ impl ReportScan {
     }
 }
 
-impl Fpdb {
+impl Searcher<'_> {
     /// The report of this store ([`ReportScan`] from start to end).
     pub fn report(&self, opts: ReportOptions) -> Result<Report> {
         let mut scan = ReportScan::new(opts);

@@ -1,12 +1,13 @@
 //! A reader of the committed store for the fingerprinting threads: whether a document, or a
 //! page before it is extracted, is already stored as read (a re-run).
 
-use super::{Document, Fpdb};
+use super::searcher::Searcher;
+use super::Document;
 use crate::error::Result;
 use crate::store::schema::{self, Cf, DocRecord};
 
 /// Reads the committed store on any thread while its [`Fpdb`] writes: whether a document is
-/// already stored with the same text ([`Fpdb::stored_texts`]). It sees what was committed, not
+/// already stored with the same text ([`Searcher::stored_texts`]). It sees what was committed, not
 /// what is staged: a document it does not know is left to the ingest, which knows both.
 #[derive(Clone)]
 pub struct StoredTexts {
@@ -14,7 +15,7 @@ pub struct StoredTexts {
 }
 
 impl StoredTexts {
-    /// The cluster at ingest (resolve it with [`Fpdb::resolve`]) of the stored document with
+    /// The cluster at ingest (resolve it with [`Searcher::resolve`]) of the stored document with
     /// `doc`'s id, when its record keeps the digest of `doc`'s text; None when no document has
     /// that id, or it has another text, or its record keeps no digest, or `doc` is dated before
     /// it.
@@ -53,7 +54,7 @@ impl StoredTexts {
     }
 }
 
-impl Fpdb {
+impl Searcher<'_> {
     /// A reader of the committed store that tells, on any thread, whether a document is
     /// already stored with the same text, so that a re-run need not fingerprint it; None when
     /// the store keeps no digests (stores made before them) or holds no document yet.

@@ -268,7 +268,7 @@ pub struct Verified {
     pub roots: BTreeSet<u64>,
 }
 
-/// One cluster: what [`Fpdb::cluster_members`](crate::Fpdb::cluster_members) returns.
+/// One cluster: what [`Searcher::cluster_members`](crate::Searcher::cluster_members) returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Cluster {
     /// Its current similar_id.

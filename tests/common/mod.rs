@@ -139,11 +139,12 @@ pub fn write_jsonl(path: &Path, lines: &[serde_json::Value]) -> String {
 /// Every stored document's outcome, in store order (`Fpdb::export` collected).
 pub fn export_outcomes(db: &fpdb::Fpdb) -> Vec<fpdb::Outcome> {
     let mut v = Vec::new();
-    db.export(&mut |o| {
-        v.push(o);
-        Ok(())
-    })
-    .unwrap();
+    db.searcher()
+        .export(&mut |o| {
+            v.push(o);
+            Ok(())
+        })
+        .unwrap();
     v
 }
 

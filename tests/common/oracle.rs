@@ -100,7 +100,10 @@ pub fn lookups_and_brute_force(db: &Fpdb, fps: &[u64], seed: u64, k: u32) -> Ans
                 fps[rng.below(fps.len() as u64) as usize]
             };
             let q = flip(base, rng.below(u64::from(k) + 2) as u32, rng.next());
-            (db.simhash_neighbors(q).unwrap(), brute(fps, q, k))
+            (
+                db.searcher().simhash_neighbors(q).unwrap(),
+                brute(fps, q, k),
+            )
         })
         .collect()
 }

@@ -162,7 +162,7 @@ fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
     let db =
         s.db.read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-    db.query("", &db.furnish(doc, fps)?)
+    db.searcher().query("", &db.furnish(doc, fps)?)
 }
 
 async fn healthz(State(s): State<Db>) -> Response {
@@ -179,7 +179,10 @@ async fn openapi() -> Response {
 }
 
 async fn metrics(State(s): State<Db>) -> Answer {
-    let (stats, reads) = read_db(s.clone(), |db| Ok((db.stats(), db.lookup_stats()))).await?;
+    let (stats, reads) = read_db(s.clone(), |db| {
+        Ok((db.searcher().stats(), db.lookup_stats()))
+    })
+    .await?;
     let text = s.metrics.encode(&stats, reads);
     Ok((
         [(
@@ -192,7 +195,7 @@ async fn metrics(State(s): State<Db>) -> Answer {
 }
 
 async fn stats(State(s): State<Db>) -> Answer {
-    let stats = read_db(s, |db| Ok(db.stats())).await?;
+    let stats = read_db(s, |db| Ok(db.searcher().stats())).await?;
     json(&stats)
 }
 
@@ -220,7 +223,9 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
         let inline = catch_unwind(AssertUnwindSafe(|| {
             let fps = s.fingerprinter.fingerprint_with(&doc.text, doc.meta());
             match s.db.try_read() {
-                Ok(db) => Ok(db.furnish(&doc, fps).and_then(|f| db.query("", &f))),
+                Ok(db) => Ok(db
+                    .furnish(&doc, fps)
+                    .and_then(|f| db.searcher().query("", &f))),
                 // The fingerprints go to the pool, which waits for the store.
                 Err(_) => Err(Box::new(fps)),
             }
@@ -233,7 +238,8 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
                     let db =
                         s.db.read()
                             .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    db.furnish(&doc, *fps).and_then(|f| db.query("", &f))
+                    db.furnish(&doc, *fps)
+                        .and_then(|f| db.searcher().query("", &f))
                 })
                 .await?
             }
@@ -283,7 +289,8 @@ async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
             .collect::<fpdb::Result<Vec<_>>>();
         let outcomes = fps.and_then(|fps| {
             let looked: Vec<(&str, &fpdb::Fingerprints)> = fps.iter().map(|f| ("", f)).collect();
-            db.query_many(&looked)
+            db.searcher()
+                .query_many(&looked)
                 .into_iter()
                 .collect::<fpdb::Result<Vec<Outcome>>>()
         });
@@ -430,7 +437,7 @@ async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer
 async fn document(State(s): State<Db>, id: Result<Path<String>, PathRejection>) -> Answer {
     let Path(id) = id.map_err(|e| ApiError::bad(format!("bad document id: {e}"), Some("id")))?;
     let shown = id.clone();
-    let found = read_db(s, move |db| db.stored_document(&id)).await?;
+    let found = read_db(s, move |db| db.searcher().stored_document(&id)).await?;
     found_or_404(found, || format!("no stored document has the id `{shown}`"))
 }
 
@@ -443,7 +450,7 @@ async fn cluster(
 ) -> Answer {
     let id = cluster_id(id)?;
     let limit = limit(&q, DEFAULT_MEMBERS)?;
-    let found = read_db(s, move |db| db.cluster_members(id, limit)).await?;
+    let found = read_db(s, move |db| db.searcher().cluster_members(id, limit)).await?;
     found_or_404(found, || format!("no cluster has the similar_id {id}"))
 }
 

@@ -42,7 +42,7 @@ pub(super) fn marked(s: &Shared, text: &str, o: &Outcome) -> fpdb::Result<Vec<Se
             .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut sketches = Vec::with_capacity(ids.len());
     for id in &ids {
-        sketches.push(db.sentence_sketch(id)?.unwrap_or_default());
+        sketches.push(db.searcher().sentence_sketch(id)?.unwrap_or_default());
     }
     drop(db);
     let views: Vec<&[u32]> = sketches.iter().map(Vec::as_slice).collect();
@@ -79,7 +79,12 @@ pub(super) async fn report(State(s): State<Db>) -> Answer {
     }
     let r = match report_in_steps(&s).await? {
         Some(r) => r,
-        None => read_db(s.clone(), |db| db.report(ReportOptions::default())).await?,
+        None => {
+            read_db(s.clone(), |db| {
+                db.searcher().report(ReportOptions::default())
+            })
+            .await?
+        }
     };
     let r = Arc::new(r);
     *cached = Some((Instant::now(), r.clone()));
@@ -97,7 +102,7 @@ async fn report_in_steps(s: &Db) -> Result<Option<Report>, ApiError> {
                 .db
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let more = scan.step(&store);
+            let more = scan.step(&store.searcher());
             (more, scan, store.writes())
         })
         .await?;
@@ -109,7 +114,10 @@ async fn report_in_steps(s: &Db) -> Result<Option<Report>, ApiError> {
             break;
         }
     }
-    let r = read_db(s.clone(), move |db| Ok((db.writes(), scan.finish(db)?))).await?;
+    let r = read_db(s.clone(), move |db| {
+        Ok((db.writes(), scan.finish(&db.searcher())?))
+    })
+    .await?;
     Ok((Some(r.0) == writes).then_some(r.1))
 }
 
@@ -123,6 +131,6 @@ pub(super) async fn cluster_members(
     let id = cluster_id(id)?;
     let limit = limit(&q, 100)?;
     // Link ids are cut as the member list is made (`fpdb::report::MAX_LINK_ID_CHARS`).
-    let found = read_db(s, move |db| db.cluster_detail(id, limit)).await?;
+    let found = read_db(s, move |db| db.searcher().cluster_detail(id, limit)).await?;
     found_or_404(found, || format!("no cluster has the similar_id {id}"))
 }

@@ -73,7 +73,7 @@ fn main() {
         let mut found = 0;
         for &q in &qs {
             let t = Instant::now();
-            found += db.simhash_neighbors(q).unwrap().len();
+            found += db.searcher().simhash_neighbors(q).unwrap().len();
             lat.push(t.elapsed().as_secs_f64() * 1e6);
         }
         assert!(found >= qs.len(), "every query has a stored neighbour");
@@ -83,5 +83,5 @@ fn main() {
             lat.last().unwrap()
         );
     }
-    println!("store_bytes\t{}", db.stats().disk_bytes);
+    println!("store_bytes\t{}", db.searcher().stats().disk_bytes);
 }

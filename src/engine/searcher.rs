@@ -1,0 +1,69 @@
+//! The read side of the engine: what a store holds, asked for without changing it (query,
+//! export, stats, clusters, report, a document's dates and standing). Its methods are in
+//! `read.rs`, `query.rs`, `report.rs` and `stored_texts.rs`.
+
+use std::path::Path;
+
+use super::finder::Finder;
+use super::postings::Index;
+use super::records::Records;
+use super::{Fpdb, LookupCounters};
+use crate::fingerprint::Fingerprinter;
+use crate::index::Permutations;
+use crate::options::Options;
+use crate::store::Staged;
+
+/// The read side of an [`Fpdb`], borrowed from it ([`Fpdb::searcher`]): it sees the store as
+/// the handle does (its staged writes included) and its counters as they were when it was
+/// made.
+pub struct Searcher<'a> {
+    pub(super) store: &'a Staged,
+    pub(super) opts: &'a Options,
+    pub(super) fingerprinter: &'a Fingerprinter,
+    pub(super) perms: &'a Permutations,
+    pub(super) reads: &'a LookupCounters,
+    pub(super) path: Option<&'a Path>,
+    pub(super) next_seq: u64,
+    pub(super) doc_count: u64,
+    pub(super) cluster_count: u64,
+}
+
+impl<'a> Searcher<'a> {
+    /// The lookup part.
+    pub(super) fn finder(&self) -> Finder<'a> {
+        Finder {
+            store: self.store,
+            opts: self.opts,
+            fingerprinter: self.fingerprinter,
+            perms: self.perms,
+            reads: self.reads,
+        }
+    }
+
+    /// The postings and simhash tables.
+    pub(super) fn index(&self) -> Index<'a> {
+        self.finder().index()
+    }
+
+    /// The documents' and clusters' records.
+    pub(super) fn records(&self) -> Records<'a> {
+        Records { store: self.store }
+    }
+}
+
+impl Fpdb {
+    /// The read side: query, export, stats, clusters, report.
+    pub fn searcher(&self) -> Searcher<'_> {
+        Searcher {
+            store: &self.store,
+            opts: &self.opts,
+            fingerprinter: &self.fingerprinter,
+            perms: &self.perms,
+            reads: &self.reads,
+            path: self.path.as_deref(),
+            next_seq: self.next_seq,
+            doc_count: self.doc_count,
+            cluster_count: self.cluster_count,
+        }
+    }
+}
