@@ -231,7 +231,11 @@ fn a_batchs_pages_learn_their_sites_furniture_together() {
             assert_eq!(c["s1"], c["s1-repost"], "round {r}: {c:?}");
             assert_eq!(c["s0"], c["b-copy"], "round {r}: {c:?}");
             // The ten lines of site A's furniture are stored as such.
-            assert_eq!(db.without_furniture(&later).unwrap().1, 10, "round {r}");
+            assert_eq!(
+                db.searcher().without_furniture(&later).unwrap().1,
+                10,
+                "round {r}"
+            );
             partitions.push(partition(&c));
         }
         assert!(partitions.iter().all(|p| *p == partitions[0]), "round {r}");
@@ -371,7 +375,10 @@ fn an_article_updated_under_one_url_keeps_its_lines() {
         for v in 0..6 {
             let mut d = page(&format!("live-v{v}"), "a.example", &f, &body);
             d.url = Some("https://a.example/live".into());
-            let fps = db.furnish(&d, db.fingerprint_document(&d)).unwrap();
+            let fps = db
+                .searcher()
+                .furnish(&d, db.fingerprint_document(&d))
+                .unwrap();
             assert!(fps.left_out.is_empty(), "round {round}, crawl {v}");
             db.ingest_document(&d, OnExisting::Skip).unwrap();
             // The next crawl adds a paragraph of over 100 letters.
@@ -467,7 +474,10 @@ fn lines_around_the_main_text_are_not_an_articles_own_text() {
             });
             let mut d = page_around(&format!("repost{v}"), "a.example", &around, &text);
             d.url = Some(format!("https://a.example/{round}/{v}"));
-            let fps = db.furnish(&d, db.fingerprint_document(&d)).unwrap();
+            let fps = db
+                .searcher()
+                .furnish(&d, db.fingerprint_document(&d))
+                .unwrap();
             assert!(fps.left_out.is_empty(), "round {round}, repost {v}");
             db.ingest_document(&d, OnExisting::Skip).unwrap();
         }
@@ -607,7 +617,7 @@ fn a_removed_page_no_longer_counts_for_its_sites_lines() {
             }
         }
         let fps = db.fingerprint_document(&pages[3]);
-        let left_out = db.furnish(&pages[3], fps).unwrap().left_out;
+        let left_out = db.searcher().furnish(&pages[3], fps).unwrap().left_out;
         assert_eq!(left_out.is_empty(), remove, "removed: {remove}");
     }
 }

@@ -300,14 +300,14 @@ fn removing_the_pages_that_made_a_line_furniture_withdraws_it() {
         .unwrap();
     }
     let probe = site("probe", &lines(&mut rng, 12));
-    assert_eq!(db.without_furniture(&probe).unwrap().1, 3);
+    assert_eq!(db.searcher().without_furniture(&probe).unwrap().1, 3);
     assert!(db.remove("a1").unwrap());
     db.sync().unwrap();
-    assert_eq!(db.without_furniture(&probe).unwrap().1, 0);
+    assert_eq!(db.searcher().without_furniture(&probe).unwrap().1, 0);
     // A third article again makes them furniture.
     db.ingest_document(&site("a3", &lines(&mut rng, 12)), OnExisting::Skip)
         .unwrap();
-    assert_eq!(db.without_furniture(&probe).unwrap().1, 3);
+    assert_eq!(db.searcher().without_furniture(&probe).unwrap().1, 3);
 }
 
 /// `explain` of the `tmpl_merge.py` pair says the link holds only with the lines left out.
@@ -384,7 +384,7 @@ fn a_repost_whose_article_bait_made_furniture_is_still_found() {
         (
             c["repost"] == c["A"],
             c["bait0"] == c["A"],
-            db.without_furniture(&repost).unwrap().1,
+            db.searcher().without_furniture(&repost).unwrap().1,
         )
     };
     let (found, bait_linked, left_out) = run(true);
@@ -428,7 +428,7 @@ fn a_shared_hosts_publishers_each_learn_their_own_furniture() {
             let left_out = |url: &str, publisher: Option<&str>, text: &str| {
                 let mut p = page("probe", url, &format!("{}\n{text}", article(&mut Rng(5))));
                 p.publisher = publisher.map(str::to_string);
-                db.without_furniture(&p).unwrap().1
+                db.searcher().without_furniture(&p).unwrap().1
             };
             let what = format!("rule {on}, batch {one_batch}");
             // Each account's own footer is its furniture either way.
@@ -574,7 +574,7 @@ fn a_block_three_accounts_repeat_becomes_their_hosts_furniture() {
             let mut db = store(true);
             ingest(&mut db, &docs, one_batch);
             let probe = page("w", &url(9, 1), &format!("{}\n{block}", article(&mut rng)));
-            let left_out = db.without_furniture(&probe).unwrap().1;
+            let left_out = db.searcher().without_furniture(&probe).unwrap().1;
             let want = usize::from(accounts == 3);
             assert_eq!(left_out, want, "{accounts} accounts, batch {one_batch}");
         }

@@ -83,13 +83,13 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     {
         Ok(db) => {
             let composite = composite_of(&db, &ta.id, &db.fingerprint_document(&ta))?;
-            let (ta, na) = db.without_furniture(&ta)?;
-            let (tb, nb) = db.without_furniture(&tb)?;
+            let (ta, na) = db.searcher().without_furniture(&ta)?;
+            let (tb, nb) = db.searcher().without_furniture(&tb)?;
             // B as ingest compares it with a stored A of another site: without the lines
             // its site showed before that A lacks, and A without those of the template its
             // record keeps that B lacks.
-            let (ta_kept, ns) = db.without_stored_template(&ta, &tb)?;
-            let (tb_kept, nt) = db.without_template_of(&tb, &ta)?;
+            let (ta_kept, ns) = db.searcher().without_stored_template(&ta, &tb)?;
+            let (tb_kept, nt) = db.searcher().without_template_of(&tb, &ta)?;
             // The pair as compared with its template lines (stores with `site_knowledge`: a
             // link that holds only without them never merges two articles' clusters).
             let whole = (db.options().site_knowledge && ns + nt > 0).then_some((ta, tb));

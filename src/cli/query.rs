@@ -65,7 +65,7 @@ pub(super) fn query_batch(
             .par_iter()
             .zip(fps)
             .map(|(rec, f)| match (&rec.doc, f) {
-                (Ok(doc), Some(f)) => db.furnish(doc, f).map(Some),
+                (Ok(doc), Some(f)) => db.searcher().furnish(doc, f).map(Some),
                 (_, f) => Ok(f),
             })
             .collect::<fpdb::Result<_>>()?;
@@ -152,7 +152,7 @@ pub(super) fn query(path: &PathBuf, a: &QueryArgs) -> anyhow::Result<u8> {
     let db = open_read_only(path)?;
     // Fingerprinted as `ingest` would (a page's title and meta description feed the keys that
     // read them).
-    let fps = db.furnish(
+    let fps = db.searcher().furnish(
         &doc,
         db.fingerprinter().fingerprint_with(&doc.text, doc.meta()),
     )?;

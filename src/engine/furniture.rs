@@ -23,8 +23,9 @@
 use foldhash::HashMap;
 
 use super::checked::Checked;
+use super::searcher::Searcher;
 use super::sites::Sites;
-use super::{Document, Fpdb};
+use super::Document;
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::store::schema;
@@ -216,7 +217,7 @@ impl PageLines {
     }
 }
 
-impl Fpdb {
+impl Searcher<'_> {
     /// `fps` ([`Fpdb::fingerprint_document`] of `doc`) without the lines of the page that are
     /// its site's furniture as the store stands: what a query compares (an ingest leaves them
     /// out itself). `fps` as they are in stores without `furniture`.

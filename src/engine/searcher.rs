@@ -1,12 +1,14 @@
 //! The read side of the engine: what a store holds, asked for without changing it (query,
-//! export, stats, clusters, report, a document's dates and standing). Its methods are in
-//! `read.rs`, `query.rs`, `report.rs` and `stored_texts.rs`.
+//! export, stats, clusters, report, a document's dates and standing, a page without its
+//! site's furniture). Its methods are in `read.rs`, `query.rs`, `report.rs`,
+//! `stored_texts.rs` and `furniture.rs`.
 
 use std::path::Path;
 
 use super::finder::Finder;
 use super::postings::Index;
 use super::records::Records;
+use super::sites::Sites;
 use super::{Fpdb, LookupCounters};
 use crate::fingerprint::Fingerprinter;
 use crate::index::Permutations;
@@ -43,6 +45,11 @@ impl<'a> Searcher<'a> {
     /// The postings and simhash tables.
     pub(super) fn index(&self) -> Index<'a> {
         self.finder().index()
+    }
+
+    /// What the store learned of each site.
+    pub(super) fn sites(&self) -> Sites<'a> {
+        self.finder().sites()
     }
 
     /// The documents' and clusters' records.

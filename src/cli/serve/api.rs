@@ -162,7 +162,7 @@ fn look_up(s: &Shared, doc: &Document) -> fpdb::Result<Outcome> {
     let db =
         s.db.read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-    db.searcher().query("", &db.furnish(doc, fps)?)
+    db.searcher().query("", &db.searcher().furnish(doc, fps)?)
 }
 
 async fn healthz(State(s): State<Db>) -> Response {
@@ -224,6 +224,7 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
             let fps = s.fingerprinter.fingerprint_with(&doc.text, doc.meta());
             match s.db.try_read() {
                 Ok(db) => Ok(db
+                    .searcher()
                     .furnish(&doc, fps)
                     .and_then(|f| db.searcher().query("", &f))),
                 // The fingerprints go to the pool, which waits for the store.
@@ -238,7 +239,8 @@ async fn query(State(s): State<Db>, raw: Body) -> Answer {
                     let db =
                         s.db.read()
                             .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    db.furnish(&doc, *fps)
+                    db.searcher()
+                        .furnish(&doc, *fps)
                         .and_then(|f| db.searcher().query("", &f))
                 })
                 .await?
@@ -285,7 +287,7 @@ async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
         let fps = docs
             .par_iter()
             .zip(fps)
-            .map(|(d, f)| db.furnish(d, f))
+            .map(|(d, f)| db.searcher().furnish(d, f))
             .collect::<fpdb::Result<Vec<_>>>();
         let outcomes = fps.and_then(|fps| {
             let looked: Vec<(&str, &fpdb::Fingerprints)> = fps.iter().map(|f| ("", f)).collect();
