@@ -130,7 +130,7 @@ fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &
         b.searcher().stats().documents
     );
     assert_eq!(a.searcher().stats().clusters, b.searcher().stats().clusters);
-    b.verify().unwrap();
+    b.searcher().verify().unwrap();
     query_many_is_query(b, docs, rng);
 }
 
@@ -288,7 +288,7 @@ fn presence_filters_change_no_result() {
                         .unwrap()
                 })
                 .collect();
-            db.verify().unwrap();
+            db.searcher().verify().unwrap();
             (results, export(&db), queries)
         };
         let plain = run("plain", false);

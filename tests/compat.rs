@@ -37,7 +37,7 @@ fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>)
         .read_only(true)
         .open(&db_path)
         .unwrap();
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
     let mut got = Vec::new();
     db.searcher()
         .export(&mut |o| {
@@ -137,7 +137,7 @@ fn format_2_fixtures_upgrade_on_a_writable_open() {
         drop(ro);
         let path = dir.path().join(name);
         let mut db = fpdb::Fpdb::open(&path).unwrap();
-        db.verify().unwrap();
+        db.searcher().verify().unwrap();
         let mut got = Vec::new();
         db.searcher()
             .export(&mut |o| {
@@ -158,10 +158,10 @@ fn format_2_fixtures_upgrade_on_a_writable_open() {
             db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
         }
         db.sync().unwrap();
-        db.verify().unwrap();
+        db.searcher().verify().unwrap();
         drop(db);
         let db = fpdb::Fpdb::builder().read_only(true).open(&path).unwrap();
-        db.verify().unwrap();
+        db.searcher().verify().unwrap();
         assert_eq!(db.searcher().stats().documents as usize, docs.len());
     }
 }
@@ -657,7 +657,7 @@ fn a_frozen_store_of_every_format_opens_verifies_and_exports_the_same() {
         let mut db = fpdb::Fpdb::open(&path).unwrap();
         db.ingest_document(&docs[25], fpdb::OnExisting::Skip)
             .unwrap();
-        db.verify().unwrap();
+        db.searcher().verify().unwrap();
         drop(db);
         assert_eq!(format_of(&path), format_value_of(v), "{name} after a write");
     }

@@ -953,12 +953,12 @@ fn removals_keep_what_the_template_rule_linked_as_a_fresh_ingest_would() {
         );
         let mut db = open();
         assert!(db.remove("c-copy").unwrap());
-        db.verify().unwrap();
+        db.searcher().verify().unwrap();
         let c = cluster_of(&db);
         assert_eq!(c["a-copy"], c["b-copy"], "round {r}: {c:?}");
         let mut db = open();
         assert!(db.remove("a-copy").unwrap());
-        db.verify().unwrap();
+        db.searcher().verify().unwrap();
         let c = cluster_of(&db);
         let fresh = clusters(settings(), &docs[1..], None);
         assert_eq!(

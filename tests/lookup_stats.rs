@@ -120,5 +120,5 @@ fn repeated_copies_read_a_bounded_number_of_candidates() {
         s.simhash_scanned <= s.lookups * 20 * (2 * most + 20),
         "{s:?}"
     );
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
 }

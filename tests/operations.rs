@@ -452,9 +452,9 @@ fn verify_deep_finds_damage_no_scan_reads() {
         let db = fpdb::Fpdb::builder().read_only(true).open(&db);
         db.and_then(|db| {
             if deep {
-                db.verify_checksums()?;
+                db.searcher().verify_checksums()?;
             }
-            db.verify().map(|_| ())
+            db.searcher().verify().map(|_| ())
         })
     };
     let mut found = None;

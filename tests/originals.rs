@@ -338,7 +338,7 @@ mod oracle {
                 let expect = (o.id != want).then(|| want.clone());
                 prop_assert_eq!(&o.duplicate_of, &expect, "{}", o.id);
             }
-            db.verify().unwrap();
+            db.searcher().verify().unwrap();
         }
     }
 }
@@ -691,7 +691,7 @@ mod edits {
                         }
                     }
                 }
-                if let Err(e) = db.verify() {
+                if let Err(e) = db.searcher().verify() {
                     return Err(TestCaseError::fail(format!("step {step}: verify: {e}")));
                 }
                 let mut fresh = Fpdb::builder().open_in_memory().unwrap();

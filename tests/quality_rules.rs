@@ -447,7 +447,7 @@ fn exact_key_algorithms_persist_and_find_copies() {
     // Reopened without settings: the store's algorithms, every key indexed.
     let mut db = Fpdb::open(&p).unwrap();
     assert_eq!(db.options().key_algos, algos);
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
     // An exact copy of a stored text shares every key, and is found by each algorithm.
     let d = docs.iter().find(|d| d.text.chars().count() > 200).unwrap();
     let out = db.searcher().query_text(&d.text).unwrap();
@@ -491,7 +491,7 @@ fn exact_key_algorithms_persist_and_find_copies() {
         "{exported:?}"
     );
     db.remove("copy").unwrap();
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
 }
 
 /// The weight check's bar is a setting like the others: kept, and another one on reopen is
@@ -633,7 +633,7 @@ fn segmenter_persists_and_is_checked() {
     let db = Fpdb::open(&p).unwrap();
     assert_eq!(db.options().segmenter, fpdb::Segmenter::Bmm);
     assert_eq!(simhash_of(&db, &docs[0].text), first);
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
     // The segmenter changes the words, hence the simhash of a Chinese text.
     let jieba = Fpdb::builder().open_in_memory().unwrap();
     let differs = docs

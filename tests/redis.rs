@@ -1129,7 +1129,7 @@ fn redis_reopens_like_a_directory() {
     let db = Fpdb::builder().read_only(true).open(&u).unwrap();
     assert_eq!(export(&db), export(&mem));
     assert_eq!(db.searcher().stats().documents, docs.len() as u64);
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
     let e = Fpdb::builder()
         .simhash_k(5)
         .open(&u)

@@ -43,6 +43,7 @@ fn two_runs_give_the_same_similar_ids_as_one() {
         .read_only(true)
         .open(&two)
         .unwrap()
+        .searcher()
         .verify()
         .unwrap();
 }
@@ -119,7 +120,7 @@ fn merged_clusters_answer_the_oldest_id_after_reopen() {
     assert!(ex.iter().all(|o| o.similar_id == Some(1)), "{ex:?}");
     assert_eq!(ex[1].duplicate_of.as_deref(), Some("a"));
     assert_eq!(db.searcher().stats().clusters, 1);
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
 }
 
 /// Oracle: `clusters(min)` equals grouping the export by similar_id, for every minimum size,
@@ -183,7 +184,7 @@ fn replacing_a_document_keeps_indexes_consistent() {
         outcome.matches.is_empty(),
         "the replaced text must not match its old self"
     );
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
     assert_eq!(db.searcher().stats().documents, 2);
     // The old text is still found through "b"; the new one through "a".
     let q = db.searcher().query_text(&x).unwrap();
@@ -237,7 +238,7 @@ fn a_learned_idf_table_lives_in_the_store() {
     ingest_all(&mut mem, &docs);
     let disk = Fpdb::builder().read_only(true).open(&path).unwrap();
     assert_eq!(export(&disk), export(&mem));
-    disk.verify().unwrap();
+    disk.searcher().verify().unwrap();
 
     // Naming another table on reopen is refused, naming the stored one too.
     let other = Arc::new(fpdb::text::IdfTable::learn(prepared[..10].iter()));

@@ -30,7 +30,9 @@ fn text_pool(rng: &mut Rng) -> Vec<String> {
 /// Every invariant the issue names, from the outside (export, stats, clusters, verify), and
 /// every stored text still found.
 fn check(db: &Fpdb, model: &BTreeMap<String, String>, ctx: &str) {
-    db.verify().unwrap_or_else(|e| panic!("{ctx}: verify: {e}"));
+    db.searcher()
+        .verify()
+        .unwrap_or_else(|e| panic!("{ctx}: verify: {e}"));
     let mut export = Vec::new();
     db.searcher()
         .export(&mut |o| {
@@ -228,7 +230,7 @@ fn replacing_the_first_document_hands_the_cluster_on() {
         .any(|m| m.id == "b" && m.algo == "nshash"));
     let q = db.searcher().query_text(&x).unwrap();
     assert_eq!(q.duplicate_of.as_deref(), Some("b"));
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
 }
 
 /// A document that held two others together: removing it splits their cluster, and the part
@@ -261,7 +263,7 @@ fn removing_a_bridge_splits_the_cluster() {
     assert_eq!(sid(&db, "l"), sid(&db, "r"), "the bridge merged l and r");
     assert_eq!(db.searcher().stats().clusters, 1);
     assert!(db.remove("bridge").unwrap());
-    db.verify().unwrap();
+    db.searcher().verify().unwrap();
     assert_ne!(sid(&db, "l"), sid(&db, "r"));
     assert_eq!(db.searcher().stats().clusters, 2);
     assert_eq!(db.searcher().stats().documents, 2);
@@ -354,7 +356,7 @@ fn verify_fails_on_damaged_clusters() {
                     .unwrap();
             }
             db.sync().unwrap();
-            db.verify().unwrap();
+            db.searcher().verify().unwrap();
         }
         {
             let st = RocksStore::open(&path, false).unwrap();
@@ -364,7 +366,10 @@ fn verify_fails_on_damaged_clusters() {
             st.sync().unwrap();
         }
         let db = Fpdb::builder().read_only(true).open(&path).unwrap();
-        assert!(db.verify().is_err(), "verify passed a damaged {what}");
+        assert!(
+            db.searcher().verify().is_err(),
+            "verify passed a damaged {what}"
+        );
     }
 }
 
@@ -397,7 +402,8 @@ fn expire_after_splits_leaves_no_member_entry_behind() {
         db.sync().unwrap();
         let removed = db.expire(u64::MAX).unwrap();
         assert_eq!(removed, 400, "seed {seed}");
-        db.verify()
+        db.searcher()
+            .verify()
             .unwrap_or_else(|e| panic!("seed {seed}: verify after expire: {e}"));
         assert_eq!(db.searcher().stats().documents, 0);
         assert_eq!(db.searcher().stats().clusters, 0);

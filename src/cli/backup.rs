@@ -42,7 +42,11 @@ pub(super) fn backup(path: &PathBuf, a: &BackupArgs) -> anyhow::Result<u8> {
             loop {
                 let copied = Fpdb::builder().read_only(true).open(path).and_then(|db| {
                     db.backup(&a.dir)?;
-                    Fpdb::builder().read_only(true).open(&a.dir)?.verify()?;
+                    Fpdb::builder()
+                        .read_only(true)
+                        .open(&a.dir)?
+                        .searcher()
+                        .verify()?;
                     Ok(())
                 });
                 match copied {

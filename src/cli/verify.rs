@@ -22,9 +22,9 @@ pub(super) fn verify(path: &PathBuf, a: &VerifyArgs) -> anyhow::Result<u8> {
     let json = a.json;
     let db = open_read_only(path)?;
     if a.deep {
-        db.verify_checksums()?;
+        db.searcher().verify_checksums()?;
     }
-    let v = db.verify()?;
+    let v = db.searcher().verify()?;
     if json {
         outln!(
             "{}",

@@ -127,7 +127,7 @@ impl Fpdb {
             b.delete(Cf::Nshash, schema::nshash_key(h, Seq(seq)));
         }
         if let Some(q) = rec.simhash {
-            for key in self.table_keys(q, seq) {
+            for key in self.index().table_keys(q, seq) {
                 b.delete(Cf::Simhash, key);
             }
         }

@@ -293,7 +293,7 @@ impl Fpdb {
             bulk.put(Cf::Nshash, schema::nshash_key(h, Seq(seq)), target);
         }
         if let Some(q) = rec.simhash {
-            for key in self.table_keys(q, seq) {
+            for key in self.index().table_keys(q, seq) {
                 bulk.put(Cf::Simhash, key, Vec::new());
             }
         }

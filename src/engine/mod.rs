@@ -88,7 +88,7 @@ use crate::error::Result;
 use crate::fingerprint::{Fingerprinter, Fingerprints};
 use crate::index::Permutations;
 use crate::options::Options;
-use crate::store::schema::{self, meta, Seq};
+use crate::store::schema::{self, meta};
 use crate::store::{Batch, Cf, Staged, Store};
 
 /// Staged keys above which [`Fpdb::ingest`] commits to the store without waiting for a sync.
@@ -201,14 +201,6 @@ impl Fpdb {
     /// This store's fingerprinter (clone it to fingerprint on other threads).
     pub fn fingerprinter(&self) -> &Fingerprinter {
         &self.fingerprinter
-    }
-
-    /// Read every block of every table file and check its checksum (RocksDB's
-    /// `VerifyChecksum`): damage in blocks no lookup or scan reads yet is found too.
-    pub fn verify_checksums(&self) -> Result<()> {
-        self.store
-            .maintenance()
-            .map_or(Ok(()), crate::store::Maintenance::verify_checksums)
     }
 
     /// Save the in-memory presence filters of the store's hash prefixes next to it, so the next
@@ -456,13 +448,6 @@ impl Fpdb {
             records_read: get(&r.records_read),
             verified: get(&r.verified),
         }
-    }
-
-    /// The simhash table keys of document `seq`, whose simhash is `q`: one per permuted table,
-    /// in table order.
-    pub(super) fn table_keys(&self, q: u64, seq: u64) -> impl Iterator<Item = [u8; 17]> + '_ {
-        (0..self.perms.len())
-            .map(move |t| schema::simhash_key(t as u8, self.perms.permute(t, q), Seq(seq)))
     }
 
     /// The counters as they stand (to put back with [`Fpdb::set_counters`] when a change

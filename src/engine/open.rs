@@ -165,7 +165,7 @@ impl Fpdb {
                 for key in rec
                     .simhash
                     .into_iter()
-                    .flat_map(|q| self.table_keys(q, seq))
+                    .flat_map(|q| self.index().table_keys(q, seq))
                 {
                     filter.note_present(Cf::Simhash, &key);
                 }
@@ -241,7 +241,7 @@ impl Fpdb {
             }
         }
         let mut roots = Vec::new();
-        self.count_keys(Cf::Clusters, &mut |k, val| {
+        self.records().count_keys(Cf::Clusters, &mut |k, val| {
             if let (Ok(id), Ok(rec)) = (
                 schema::decode_u64(Cf::Clusters, k, k),
                 schema::decode_cluster(k, val),

@@ -108,7 +108,14 @@ pub(super) struct Index<'a> {
     pub(super) reads: &'a LookupCounters,
 }
 
-impl Index<'_> {
+impl<'a> Index<'a> {
+    /// The simhash table keys of document `seq`, whose simhash is `q`: one per permuted table,
+    /// in table order.
+    pub(super) fn table_keys(&self, q: u64, seq: u64) -> impl Iterator<Item = [u8; 17]> + 'a {
+        let perms = self.perms;
+        (0..perms.len()).map(move |t| schema::simhash_key(t as u8, perms.permute(t, q), Seq(seq)))
+    }
+
     /// Simhash candidates: stored (seq, distance) within k of `q`, found through every table,
     /// at most [`SIMHASH_MOST`] ([`bound_simhash`]).
     pub(super) fn simhash_candidates(&self, q: u64) -> Result<BTreeMap<u64, u32>> {

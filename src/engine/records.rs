@@ -23,6 +23,20 @@ impl Fpdb {
 }
 
 impl Records<'_> {
+    /// Count the keys of a column family, checking each with `check` (false ends the scan).
+    pub(super) fn count_keys(
+        &self,
+        cf: Cf,
+        check: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<u64> {
+        let mut n = 0u64;
+        self.store.scan(cf, &[], &[0xff; 18], &mut |k, v| {
+            n += 1;
+            check(k, v)
+        })?;
+        Ok(n)
+    }
+
     pub(super) fn doc(&self, seq: u64) -> Result<DocRecord> {
         let k = schema::u64_key(seq);
         match self.store.get(Cf::Docs, &k)? {

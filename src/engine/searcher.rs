@@ -1,7 +1,7 @@
 //! The read side of the engine: what a store holds, asked for without changing it (query,
 //! export, stats, clusters, report, a document's dates and standing, a page without its
-//! site's furniture). Its methods are in `read.rs`, `query.rs`, `report.rs`,
-//! `stored_texts.rs` and `furniture.rs`.
+//! site's furniture, the store verified). Its methods are in `read.rs`, `query.rs`,
+//! `report.rs`, `stored_texts.rs`, `furniture.rs` and `verify.rs`.
 
 use std::path::Path;
 
@@ -25,6 +25,8 @@ pub struct Searcher<'a> {
     pub(super) perms: &'a Permutations,
     pub(super) reads: &'a LookupCounters,
     pub(super) path: Option<&'a Path>,
+    /// A format 2 store opened read-only: bare-hash `nshash` entries, no `members`.
+    pub(super) legacy: bool,
     pub(super) next_seq: u64,
     pub(super) doc_count: u64,
     pub(super) cluster_count: u64,
@@ -68,6 +70,7 @@ impl Fpdb {
             perms: &self.perms,
             reads: &self.reads,
             path: self.path.as_deref(),
+            legacy: self.legacy,
             next_seq: self.next_seq,
             doc_count: self.doc_count,
             cluster_count: self.cluster_count,

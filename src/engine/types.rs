@@ -259,7 +259,7 @@ pub struct SavedFilter {
     pub documents_since: u64,
 }
 
-/// What [`Fpdb::verify`] found in a consistent store.
+/// What [`Searcher::verify`](crate::Searcher::verify) found in a consistent store.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Verified {
     /// Documents checked.

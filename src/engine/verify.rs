@@ -3,7 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::clusters::Tally;
-use super::{Fpdb, Verified};
+use super::searcher::Searcher;
+use super::Verified;
 use crate::error::{Error, Result};
 use crate::store::schema::{self, ClusterId, DocRecord, Original, Seq};
 use crate::store::{Cf, ReadAhead, Store};
@@ -81,19 +82,13 @@ fn bad(what: String) -> Error {
     }
 }
 
-impl Fpdb {
-    /// Count the keys of a column family, checking each with `check` (false ends the scan).
-    pub(super) fn count_keys(
-        &self,
-        cf: Cf,
-        check: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<u64> {
-        let mut n = 0u64;
-        self.store.scan(cf, &[], &[0xff; 18], &mut |k, v| {
-            n += 1;
-            check(k, v)
-        })?;
-        Ok(n)
+impl Searcher<'_> {
+    /// Read every block of every table file and check its checksum (RocksDB's
+    /// `VerifyChecksum`): damage in blocks no lookup or scan reads yet is found too.
+    pub fn verify_checksums(&self) -> Result<()> {
+        self.store
+            .maintenance()
+            .map_or(Ok(()), crate::store::Maintenance::verify_checksums)
     }
 
     /// Check that every index agrees with the document records and the clusters with their
@@ -171,7 +166,7 @@ impl Fpdb {
         let simhash: Vec<[u8; 17]> = recs
             .iter()
             .filter_map(|(seq, r)| r.simhash.map(|q| (*seq, q)))
-            .flat_map(|(seq, q)| self.table_keys(q, seq))
+            .flat_map(|(seq, q)| self.index().table_keys(q, seq))
             .collect();
         let keys: Vec<&[u8]> = simhash.iter().map(|k| &k[..]).collect();
         ahead.prefetch_keys(Cf::Simhash, &keys)
@@ -223,7 +218,7 @@ impl Fpdb {
             }
         }
         if let Some(q) = r.simhash {
-            for (t, key) in self.table_keys(q, seq).enumerate() {
+            for (t, key) in self.index().table_keys(q, seq).enumerate() {
                 if self.store.get(Cf::Simhash, &key)?.is_none() {
                     return Err(bad(format!("simhash table {t} lacks document {}", r.id)));
                 }
@@ -244,7 +239,7 @@ impl Fpdb {
     fn check_index_totals(&self, seen: &Seen) -> Result<()> {
         let documents = seen.verified.documents;
         let mut dangling = None;
-        let ids = self.count_keys(Cf::DocIds, &mut |k, val| {
+        let ids = self.records().count_keys(Cf::DocIds, &mut |k, val| {
             match schema::decode_u64(Cf::DocIds, k, val) {
                 Ok(s) if seen.seqs.contains(&s) => {}
                 _ => dangling = Some(String::from_utf8_lossy(k).into_owned()),
@@ -255,7 +250,7 @@ impl Fpdb {
             return Err(bad(format!("doc_ids[{id}] points at no document")));
         }
         let mut orphan = None;
-        let keys = self.count_keys(Cf::Simhash, &mut |k, _| {
+        let keys = self.records().count_keys(Cf::Simhash, &mut |k, _| {
             if let Ok((_, _, Seq(s))) = schema::decode_simhash_key(k) {
                 if !seen.seqs.contains(&s) {
                     orphan = Some(s);
@@ -284,14 +279,14 @@ impl Fpdb {
         if self.legacy {
             return Ok(());
         }
-        let n = self.count_keys(Cf::Nshash, &mut |_, _| true)?;
+        let n = self.records().count_keys(Cf::Nshash, &mut |_, _| true)?;
         if n != seen.postings {
             return Err(bad(format!(
                 "{n} sentence hash postings, {} held by the documents",
                 seen.postings
             )));
         }
-        let n = self.count_keys(Cf::Members, &mut |_, _| true)?;
+        let n = self.records().count_keys(Cf::Members, &mut |_, _| true)?;
         if n != documents {
             return Err(bad(format!(
                 "{n} cluster member entries for {documents} documents"
@@ -310,7 +305,7 @@ impl Fpdb {
     ) -> Result<()> {
         let mut roots_with_members = 0u64;
         let mut err = None;
-        self.count_keys(Cf::Clusters, &mut |k, val| {
+        self.records().count_keys(Cf::Clusters, &mut |k, val| {
             let (id, rec) = match (
                 schema::decode_u64(Cf::Clusters, k, k),
                 schema::decode_cluster(k, val),
