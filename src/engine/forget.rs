@@ -3,9 +3,9 @@
 //! (`learn.rs`), and a line's standing holds only while they are kept. Removing documents
 //! ([`Fpdb::remove`], [`Fpdb::expire`]) notes their sites (`text::sites`); the next
 //! [`Fpdb::sync`] sweeps those sites' lines: a line none of whose clusters or pages is left
-//! is deleted, and a furniture line left with fewer than [`FURNITURE_CLUSTERS`] goes back to
-//! "seen in" them. `compact` sweeps every site, and bounds each to [`SITE_LINES`] lines, then
-//! lets the store reclaim the space. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
+//! is deleted, a furniture line left with fewer than [`FURNITURE_CLUSTERS`] goes back to
+//! "seen in" them, and the site is bounded to [`SITE_LINES`] lines. `compact` sweeps every
+//! site so, then lets the store reclaim the space. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
 //! the page it replaces (one page is one URL), and a cluster emptied by it is passed over by
 //! the next page that reads its lines.
 
@@ -17,9 +17,10 @@ use crate::error::Result;
 use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
-/// The most lines a host keeps in the `furniture` family after `compact`: beyond it, lines seen
-/// in one cluster only are dropped (they are seen anew if they come again). A host's template
-/// has tens to hundreds of lines; its articles bring the rest.
+/// The most lines a host keeps in the `furniture` family after a sweep (the sync after a
+/// removal of its pages, `expire` and `--retention` included, and `compact`): beyond it, lines
+/// seen in one cluster only are dropped (they are seen anew if they come again). A host's
+/// template has tens to hundreds of lines; its articles bring the rest.
 pub const SITE_LINES: usize = 1 << 16;
 
 /// Entries swept per write.
@@ -71,7 +72,7 @@ impl Fpdb {
         let mut out = Forgotten::default();
         for h in hosts {
             let (start, end) = schema::furniture_range(h);
-            self.sweep(&start, &end, usize::MAX, &mut out)?;
+            self.sweep(&start, &end, SITE_LINES, &mut out)?;
         }
         Ok(out)
     }
@@ -176,5 +177,71 @@ impl Fpdb {
             return Ok(kept.then_some(id));
         }
         Ok(self.records().current_cluster(id)?.map(|(root, _)| root))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Document, IngestResult, OnExisting};
+
+    /// A site whose pages are removed is bounded at the next sync, as `compact` bounds every
+    /// site: a store kept with `--retention` and never compacted does not grow without end.
+    #[test]
+    fn a_removal_sweep_bounds_its_site_to_site_lines() {
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        let mut cluster_of = |id: &str, text: &str| match db
+            .ingest_document(&Document::new(id, text), OnExisting::Skip)
+            .unwrap()
+        {
+            IngestResult::Added { outcome, .. } => outcome.similar_id.unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let a = cluster_of(
+            "a",
+            "第一条 为了加强和规范政府督查工作，保障政令畅通，提高行政效能，制定本条例。",
+        );
+        let b = cluster_of(
+            "b",
+            "今天的天气非常好，我们一起去公园散步，看到了很多美丽的花朵和高大的树木。",
+        );
+        assert_ne!(a, b);
+        let host = 0x00ab_cdef_0000_0000;
+        let one = Seen::In(vec![a]).value().unwrap();
+        let two = Seen::In(vec![a, b]).value().unwrap();
+        let mut batch = Batch::new();
+        // Lines seen in one cluster, then (later in key order) ten seen in two.
+        for k in 0..(SITE_LINES + 100) as u64 {
+            batch.put(
+                Cf::Furniture,
+                schema::furniture_key(host, k).to_vec(),
+                one.clone(),
+            );
+        }
+        for k in 0..10u64 {
+            let key = schema::furniture_key(host, (1 << 40) + k);
+            batch.put(Cf::Furniture, key.to_vec(), two.clone());
+        }
+        db.store.write(batch).unwrap();
+        let lines = |db: &Fpdb| {
+            let (start, end) = schema::furniture_range(host);
+            let mut n = (0, 0);
+            db.store
+                .scan(Cf::Furniture, &start, &end, &mut |_, v| {
+                    if v == two.as_slice() {
+                        n.1 += 1;
+                    } else {
+                        n.0 += 1;
+                    }
+                    true
+                })
+                .unwrap();
+            n
+        };
+        db.forget.lock().unwrap().push(host);
+        let out = db.forget_removed().unwrap();
+        assert_eq!(out.deleted, 110);
+        // The lines seen in two clusters are kept; those in one fill the rest of the bound.
+        assert_eq!(lines(&db), (SITE_LINES - 10, 10));
     }
 }
