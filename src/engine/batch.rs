@@ -247,7 +247,7 @@ impl Fpdb {
                 let looking = std::time::Instant::now();
                 let pool = self.lookup_pool();
                 let docs = docs.iter().copied().zip(fps).collect();
-                let looked = self.look_up(docs, on_existing, pool.as_deref());
+                let looked = self.finder().look_up(docs, on_existing, pool.as_deref());
                 super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
                 match looked {
                     Ok(looked) => (looked, None),
@@ -394,8 +394,8 @@ impl Fpdb {
             scope.spawn(move |_| {
                 let t = std::time::Instant::now();
                 let docs = docs.into_iter().zip(fps).collect();
-                *slot = Some(reader.look_up(docs, on_existing, None));
-                super::LookupCounters::add_time(&reader.reads.lookup_ns, t);
+                *slot = Some(reader.finder().look_up(docs, on_existing, None));
+                super::LookupCounters::add_time(&reader.finder().reads.lookup_ns, t);
             });
             decided(self, d, out);
         });

@@ -1,10 +1,10 @@
 //! A batch's lookups, on all cores: each page's lines and its fingerprints without its
 //! site's furniture, the stored document with each id, the postings and simhash tables of
 //! the whole batch read in key order, and every candidate verified. They read the store as
-//! the batch found it and never write, so they run for batch N + 1 on a handle of their own
-//! ([`Fpdb::committed_view`]) while batch N is decided ([`Fpdb::ingest_batch_ahead`]);
-//! batch N + 1's decisions then also see what batch N decided (`batch::LastBatch`), as they see
-//! their own batch's earlier documents.
+//! the batch found it and never write (they are the [`Finder`]'s), so they run for batch
+//! N + 1 on a handle of their own ([`Committed`], [`Fpdb::committed_view`]) while batch N is
+//! decided ([`Fpdb::ingest_batch_ahead`]); batch N + 1's decisions then also see what batch N
+//! decided (`batch::LastBatch`), as they see their own batch's earlier documents.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,14 +13,18 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
+use super::finder::Finder;
 use super::furniture::PageLines;
 use super::lookup::Checked;
 use super::postings::{candidate_seqs, ReadMany};
 use super::{Document, Fpdb, OnExisting};
 use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprinter;
 use crate::fingerprint::Fingerprints;
+use crate::index::Permutations;
+use crate::options::Options;
 use crate::store::schema::DocRecord;
-use crate::store::{Cf, Store};
+use crate::store::{Cf, Staged, Store};
 
 /// (seq, similar_id at ingest, whether it holds the same text) of the stored document with a
 /// document's id.
@@ -38,7 +42,7 @@ pub(super) struct Found {
     /// The digest of the document's text (stores with `digests`), computed with its lookups
     /// on the lookup threads, not by its decision on the writer's.
     pub(super) digest: Option<u64>,
-    /// It is dated before the stored document of its id ([`Fpdb::predates`]): decided by
+    /// It is dated before the stored document of its id ([`predates`](super::ingest::predates)): decided by
     /// [`Fpdb::ingest`], which dates that document earlier.
     pub(super) predates: bool,
 }
@@ -55,7 +59,7 @@ impl Found {
 pub(super) type Lines = Result<Option<PageLines>>;
 
 /// A batch's documents with their fingerprints without their site's furniture, and their
-/// pages' lines ([`Fpdb::furnish_batch`]).
+/// pages' lines ([`Finder::furnish_batch`]).
 type Furnished<'d> = (Vec<(&'d Document, Fingerprints)>, Vec<Lines>);
 
 /// A batch looked up: its fingerprints (without its site's furniture), what each document
@@ -170,6 +174,31 @@ pub(super) fn on_pool<R: Send>(
     }
 }
 
+/// What was committed through an [`Fpdb`], read by a handle of its own
+/// ([`Fpdb::committed_view`]): the next batch's lookups run on it while a batch is decided.
+pub(super) struct Committed {
+    store: Staged,
+    opts: Options,
+    fingerprinter: Fingerprinter,
+    perms: Permutations,
+    reads: Arc<super::LookupCounters>,
+    batch_pages: bool,
+}
+
+impl Committed {
+    /// The lookup part over what was committed.
+    pub(super) fn finder(&self) -> Finder<'_> {
+        Finder {
+            store: &self.store,
+            opts: &self.opts,
+            fingerprinter: &self.fingerprinter,
+            perms: &self.perms,
+            reads: &self.reads,
+            batch_pages: self.batch_pages,
+        }
+    }
+}
+
 impl Fpdb {
     /// The threads of the batches' lookups: a pool of their own, so they never queue
     /// behind fingerprinting on rayon's global pool (None: it could not be built).
@@ -188,7 +217,7 @@ impl Fpdb {
 
     /// A handle that reads what was committed through this one and never writes, for the
     /// lookups of the next batch while this one decides (kept between batches).
-    pub(super) fn committed_view(&mut self) -> Box<Fpdb> {
+    pub(super) fn committed_view(&mut self) -> Box<Committed> {
         if let Some(v) = self.view.take() {
             return v;
         }
@@ -197,28 +226,14 @@ impl Fpdb {
 
     /// A read-only handle on what was committed through this one, counting its lookups
     /// into `reads`.
-    pub(super) fn view_counting(&self, reads: Arc<super::LookupCounters>) -> Box<Fpdb> {
-        Box::new(Fpdb {
+    pub(super) fn view_counting(&self, reads: Arc<super::LookupCounters>) -> Box<Committed> {
+        Box::new(Committed {
             store: self.store.over_committed(),
             opts: self.opts.clone(),
             fingerprinter: self.fingerprinter.clone(),
             perms: self.perms.clone(),
-            next_seq: self.next_seq,
-            next_cluster: self.next_cluster,
-            doc_count: self.doc_count,
-            cluster_count: self.cluster_count,
-            legacy: self.legacy,
-            path: None,
-            writing: std::sync::atomic::AtomicBool::new(false),
-            lease: super::Lease::default(),
-            lookup_pool: std::sync::OnceLock::new(),
             reads,
-            filter_caught_up: None,
-            applying: None,
-            view: None,
-            last_batch: None,
             batch_pages: self.batch_pages,
-            forget: std::sync::Mutex::default(),
         })
     }
 
@@ -254,7 +269,7 @@ impl Fpdb {
         let pool = self.lookup_pool();
         let looking = std::time::Instant::now();
         let docs = docs.iter().copied().zip(fps).collect();
-        let looked = view.look_up(docs, on_existing, pool.as_deref())?;
+        let looked = view.finder().look_up(docs, on_existing, pool.as_deref())?;
         // What the decisions read of each cluster a document matched: its chain of clusters
         // and the document it names (kept as read, brought up to date under the lease).
         let similar: Vec<u64> = looked
@@ -267,8 +282,8 @@ impl Fpdb {
             .collect();
         on_pool(pool.as_deref(), || {
             similar.par_iter().for_each(|&id| {
-                if let Ok((_, c)) = view.records().find(id) {
-                    let _ = view.records().doc(c.named());
+                if let Ok((_, c)) = view.finder().records().find(id) {
+                    let _ = view.finder().records().doc(c.named());
                 }
             });
         });
@@ -277,10 +292,12 @@ impl Fpdb {
     }
 
     /// Keep `view` ([`Fpdb::committed_view`]) for the next batch.
-    pub(super) fn keep_view(&mut self, view: Box<Fpdb>) {
+    pub(super) fn keep_view(&mut self, view: Box<Committed>) {
         self.view = Some(view);
     }
+}
 
+impl Finder<'_> {
     /// The lookups of a batch against the store as it stands (read-only; on `pool`, or on
     /// the pool the caller runs on): each document's furnished fingerprints, what it found,
     /// verified, and its page's lines.
@@ -390,16 +407,14 @@ impl Fpdb {
         }))
     }
 
-    /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
-    /// with `doc`'s id.
     /// The stored document with `doc`'s id: (seq, similar_id at ingest, same text), and
-    /// whether `doc` is dated before it ([`Fpdb::predates`]).
+    /// whether `doc` is dated before it ([`predates`](super::ingest::predates)).
     fn existing(&self, doc: &Document, fps: &Fingerprints) -> Result<(Option<Existing>, bool)> {
         match self.records().seq_of(&doc.id)? {
             Some(seq) => {
                 let rec = self.records().doc(seq)?;
                 let same = super::ingest::same_text(&rec, doc, fps);
-                let predates = self.predates(&rec, doc).is_some();
+                let predates = super::ingest::predates(self.opts, &rec, doc).is_some();
                 Ok((Some((seq, rec.similar_id, same)), predates))
             }
             None => Ok((None, false)),
@@ -438,7 +453,7 @@ impl Fpdb {
     ) -> Result<Found> {
         for seq in f.candidates().collect::<Vec<_>>() {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
-                e.insert(self.finder().check_stored_in(fps, seq, records)?);
+                e.insert(self.check_stored_in(fps, seq, records)?);
             }
         }
         Ok(f)

@@ -39,8 +39,8 @@ impl Fpdb {
                 if fps.left_out == was.0 && fps.host_seen == was.1 {
                     (fps, f)
                 } else {
-                    let f = self.found(&fps, f.existing, true, None)?;
-                    let f = self.verify_found(&fps, f, None)?;
+                    let f = self.finder().found(&fps, f.existing, true, None)?;
+                    let f = self.finder().verify_found(&fps, f, None)?;
                     (fps, f)
                 }
             }
@@ -211,7 +211,7 @@ impl Fpdb {
         lines: Option<&PageLines>,
         reuse: Option<u64>,
     ) -> Result<super::Outcome> {
-        let f = self.found(&fps, None, true, None)?;
+        let f = self.finder().found(&fps, None, true, None)?;
         let size = (1, fps.postings().count(), self.opts.simhash_k);
         let mut d = Decisions::new(size, None, SeenInBatch::default());
         let decided = self.decide(doc, (fps, f), (lines.cloned(), reuse), &mut d)?;

@@ -19,6 +19,8 @@ pub(super) struct Finder<'a> {
     pub(super) fingerprinter: &'a Fingerprinter,
     pub(super) perms: &'a Permutations,
     pub(super) reads: &'a LookupCounters,
+    /// A batch's pages learn their sites' furniture together ([`Fpdb::set_batch_furniture`]).
+    pub(super) batch_pages: bool,
 }
 
 impl<'a> Finder<'a> {
@@ -56,6 +58,7 @@ impl Fpdb {
             fingerprinter: &self.fingerprinter,
             perms: &self.perms,
             reads: &self.reads,
+            batch_pages: self.batch_pages,
         }
     }
 }

@@ -9,6 +9,7 @@ use super::read::stored_match;
 use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
+use crate::options::Options;
 use crate::store::schema::{self, ClusterId, ClusterRecord, DocRecord, Original, Seq};
 use crate::store::{Batch, Cf, Store};
 
@@ -58,7 +59,7 @@ impl Fpdb {
                 if on_existing == OnExisting::Skip {
                     let same_text = same_text(&rec, doc, &fps);
                     let similar_id = self.records().find(rec.similar_id)?.0;
-                    if let Some(t) = self.predates(&rec, doc) {
+                    if let Some(t) = predates(&self.opts, &rec, doc) {
                         self.predate(seq, rec, t)?;
                     }
                     return Ok(IngestResult::SkippedExisting {
@@ -135,14 +136,6 @@ impl Fpdb {
         b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&rec));
         self.store.write(b)?;
         Ok(Outcome::stored(rec.id, root, duplicate_of, matches))
-    }
-
-    /// The publication time of `doc` when it is earlier than that of the stored document of
-    /// its id, `rec` (stores with `originals`): the same URL fetched twice, the earlier fetch
-    /// read second. The stored document then keeps the earliest time ([`Fpdb::predate`]).
-    pub(super) fn predates(&self, rec: &DocRecord, doc: &Document) -> Option<i64> {
-        doc.published
-            .filter(|&t| self.opts.originals && t < rec.dated())
     }
 
     /// The stored document at `seq` (`rec`) dated `published`, earlier than it was: its
@@ -544,4 +537,11 @@ fn excerpts_of(matches: &[super::Match], stored: &[schema::StoredMatch]) -> Vec<
         }
     }
     out
+}
+
+/// The publication time of `doc` when it is earlier than that of the stored document of
+/// its id, `rec` (stores with `originals`): the same URL fetched twice, the earlier fetch
+/// read second. The stored document then keeps the earliest time ([`Fpdb::predate`]).
+pub(super) fn predates(opts: &Options, rec: &DocRecord, doc: &Document) -> Option<i64> {
+    doc.published.filter(|&t| opts.originals && t < rec.dated())
 }

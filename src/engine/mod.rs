@@ -132,7 +132,7 @@ pub struct Fpdb {
     reads: std::sync::Arc<LookupCounters>,
     /// A handle on what was committed, for the lookups of a batch while the batch before it
     /// is decided ([`Fpdb::ingest_batch_ahead`]).
-    view: Option<Box<Fpdb>>,
+    view: Option<Box<batch_lookup::Committed>>,
     /// What the last batch decided, when the next was looked up before it was committed.
     last_batch: Option<batch::LastBatch>,
     /// Whether a batch's pages learn their sites' furniture together, where the store has

@@ -41,6 +41,7 @@ impl<'a> Searcher<'a> {
             fingerprinter: self.fingerprinter,
             perms: self.perms,
             reads: self.reads,
+            batch_pages: false,
         }
     }
 
