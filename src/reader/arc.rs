@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use super::framing::{next_nonblank_line, read_body, trim_eol, Body, BodyError, Framed, Framing};
 use super::http::{http_head, may_be_text, split_http};
 use super::warc_docs::archived_page;
-use super::{check_id, corrupt_record, Current, Inputs, Record, Unit};
+use super::{check_id, corrupt_record, Reading, Record, Shared, Unit};
 
 /// A record's header line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,22 +200,29 @@ impl<R: Rewind> Records<R> {
     }
 }
 
-impl Inputs {
-    pub(super) fn next_arc(&mut self) -> Option<Record> {
-        let max = self.opts.max_doc_bytes;
-        let not_documents = self.counts.not_documents.clone();
+/// An ARC input being read.
+pub(super) struct ArcInput {
+    pub(super) source: String,
+    pub(super) records: Records<super::source::Source>,
+    /// Records read so far.
+    pub(super) n: u64,
+    /// Corrupt records met so far.
+    pub(super) errors: u32,
+}
+
+impl Reading for ArcInput {
+    fn next_record(&mut self, shared: &mut Shared) -> Option<Record> {
+        let max = shared.opts.max_doc_bytes;
+        let not_documents = shared.counts.not_documents.clone();
         let pass_over = || {
             not_documents.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         };
-        let Some(Current::Arc {
+        let ArcInput {
             source,
             records,
             n,
             errors,
-        }) = self.current.as_mut()
-        else {
-            return None;
-        };
+        } = self;
         loop {
             // Only HTTP records can be documents (not the file description, `dns:` lookups,
             // `ftp:` listings...).

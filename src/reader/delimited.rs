@@ -1,6 +1,6 @@
 //! CSV and TSV with a header line naming the id, text, title, url and html columns.
 
-use super::{check_id, error, page_document, Current, Input, Inputs, Record, Unit};
+use super::{check_id, error, page_document, Input, Inputs, Reading, Record, Shared, Unit};
 use crate::engine::Document;
 
 /// The input of a CSV reader, counting the quote characters read: valid CSV has an even number
@@ -109,7 +109,7 @@ impl Inputs {
                 odd: false,
                 read: 0,
                 ended: false,
-                tape: self.opts.keep_raw.then(Vec::new),
+                tape: self.shared.opts.keep_raw.then(Vec::new),
                 tape_at: 0,
                 ahead: None,
                 inner_done: false,
@@ -119,8 +119,8 @@ impl Inputs {
             Err(e) => return Some(error(source, 1, Unit::Line, format!("bad header: {e}"))),
         };
         let header_end = r.position().byte();
-        let bom = std::mem::take(&mut self.bom);
-        let header = self.opts.keep_raw.then(|| {
+        let bom = std::mem::take(&mut self.shared.bom);
+        let header = self.shared.opts.keep_raw.then(|| {
             let mut h = if bom {
                 super::sniff::BOM.to_vec()
             } else {
@@ -129,7 +129,7 @@ impl Inputs {
             h.extend(r.get_mut().take(0, header_end));
             std::sync::Arc::new(h)
         });
-        let f = &self.opts.fields;
+        let f = &self.shared.opts.fields;
         let col = |name: &str| {
             if name.is_empty() {
                 return None;
@@ -176,28 +176,43 @@ impl Inputs {
                 ),
             ));
         }
-        self.current = Some(Current::Csv {
+        self.current = Some(Box::new(Csv {
             source,
             reader: r,
             cols,
             header,
-        });
+            ended: false,
+        }));
         None
     }
+}
 
-    pub(super) fn next_csv(&mut self) -> Option<Record> {
-        let fields = &self.opts.fields;
-        let max = self.opts.max_doc_bytes;
-        let keep_raw = self.opts.keep_raw;
-        let Some(Current::Csv {
+/// A CSV or TSV input being read.
+pub(super) struct Csv {
+    source: String,
+    reader: csv::Reader<Quotes<Input>>,
+    cols: Columns,
+    /// The header line as read (with `keep_raw`).
+    header: Option<std::sync::Arc<Vec<u8>>>,
+    /// An I/O error ended the input.
+    ended: bool,
+}
+
+impl Reading for Csv {
+    fn next_record(&mut self, shared: &mut Shared) -> Option<Record> {
+        let fields = &shared.opts.fields;
+        let max = shared.opts.max_doc_bytes;
+        let keep_raw = shared.opts.keep_raw;
+        let Csv {
             source,
             reader,
             cols,
             header,
-        }) = self.current.as_mut()
-        else {
+            ended,
+        } = self;
+        if *ended {
             return None;
-        };
+        }
         let mut rec = csv::ByteRecord::new();
         match reader.read_byte_record(&mut rec) {
             Ok(false) => None,
@@ -209,7 +224,7 @@ impl Inputs {
                     csv::ErrorKind::Utf8 { .. } | csv::ErrorKind::UnequalLengths { .. }
                 ) {
                     // I/O errors end the file.
-                    self.current = None;
+                    *ended = true;
                 }
                 Some(r)
             }

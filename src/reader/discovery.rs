@@ -5,9 +5,12 @@ use std::fs::File;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
+use super::arc::ArcInput;
+use super::jsonl::Jsonl;
 use super::sniff::{container_by_content, format_by_content, format_by_name, BOM};
 use super::source::Source;
-use super::{arc, error, file_id, warc, Current, Format, Inputs, Pending, Record, Unit};
+use super::warc_docs::Warc;
+use super::{arc, error, file_id, warc, Format, Inputs, Pending, Record, Unit};
 
 /// Why an entry found by a directory walk is not read, if it is not.
 pub(super) fn skip_in_walk(path: &Path) -> Option<String> {
@@ -86,8 +89,10 @@ impl Inputs {
                     "Parquet cannot be read from stdin (its index is at the end of the file): name the file".into(),
                 ));
             }
-            match Source::stream_counted(Box::new(std::io::stdin()), &self.counts.unchecked_frames)
-            {
+            match Source::stream_counted(
+                Box::new(std::io::stdin()),
+                &self.shared.counts.unchecked_frames,
+            ) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("read error: {e}"))),
             }
@@ -96,15 +101,15 @@ impl Inputs {
         } else if format == Format::Parquet || (format == Format::Auto && is_parquet(&path)) {
             return self.start_parquet(source, &path);
         } else {
-            match Source::file_counted(&path, &self.counts.unchecked_frames) {
+            match Source::file_counted(&path, &self.shared.counts.unchecked_frames) {
                 Ok(r) => r,
                 Err(e) => return Some(error(source, 0, Unit::Line, format!("cannot open: {e}"))),
             }
         };
         let mut reader = reader;
         let fields = [
-            self.opts.fields.text.as_str(),
-            self.opts.fields.html.as_str(),
+            self.shared.opts.fields.text.as_str(),
+            self.shared.opts.fields.html.as_str(),
         ];
         let format = match resolved_format(&mut reader, format, &path, &source, &fields) {
             Ok(f) => f,
@@ -112,18 +117,18 @@ impl Inputs {
         };
         // A UTF-8 byte order mark is not part of the first line or header; whole-file
         // documents keep it (the decoder reads it as a charset signal).
-        self.bom = !matches!(format, Format::Html | Format::Text)
+        self.shared.bom = !matches!(format, Format::Html | Format::Text)
             && reader.sniff_head().is_ok_and(|h| h.starts_with(BOM));
-        if self.bom {
+        if self.shared.bom {
             reader.consume(BOM.len());
         }
         match format {
             Format::Jsonl | Format::Auto => {
-                self.current = Some(Current::Jsonl {
+                self.current = Some(Box::new(Jsonl {
                     source,
                     reader: Box::new(reader),
                     line: 0,
-                });
+                }));
                 None
             }
             Format::Csv | Format::Tsv => self.start_csv(
@@ -132,21 +137,21 @@ impl Inputs {
                 if format == Format::Tsv { b'\t' } else { b',' },
             ),
             Format::Warc => {
-                self.current = Some(Current::Warc {
+                self.current = Some(Box::new(Warc {
                     source,
                     records: warc::Records::new(reader),
                     n: 0,
                     errors: 0,
-                });
+                }));
                 None
             }
             Format::Arc => {
-                self.current = Some(Current::Arc {
+                self.current = Some(Box::new(ArcInput {
                     source,
                     records: arc::Records::new(reader),
                     n: 0,
                     errors: 0,
-                });
+                }));
                 None
             }
             Format::Parquet => self.start_parquet(source, &path),

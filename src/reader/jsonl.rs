@@ -2,28 +2,33 @@
 
 use std::io::{BufRead, Read};
 
-use super::{check_id, error, Current, Fields, Inputs, Record, Unit};
+use super::{check_id, error, Fields, Input, Reading, Record, Shared, Unit};
 use crate::engine::Document;
 
-impl Inputs {
-    /// Next line of the current JSONL input, or None at its end.
-    pub(super) fn next_jsonl(&mut self) -> Option<Record> {
-        let max = self.opts.max_doc_bytes;
-        let Some(Current::Jsonl {
+/// A JSONL input being read.
+pub(super) struct Jsonl {
+    pub(super) source: String,
+    pub(super) reader: Input,
+    /// The line last read (from 1).
+    pub(super) line: u64,
+}
+
+impl Reading for Jsonl {
+    /// Next line of the input, or None at its end.
+    fn next_record(&mut self, shared: &mut Shared) -> Option<Record> {
+        let max = shared.opts.max_doc_bytes;
+        let Jsonl {
             source,
             reader,
             line,
-        }) = self.current.as_mut()
-        else {
-            return None;
-        };
+        } = self;
         loop {
-            self.buf.clear();
+            shared.buf.clear();
             *line += 1;
             let n = match reader
                 .by_ref()
                 .take(max as u64 + 1)
-                .read_until(b'\n', &mut self.buf)
+                .read_until(b'\n', &mut shared.buf)
             {
                 Ok(0) => return None,
                 Ok(n) => n,
@@ -32,7 +37,7 @@ impl Inputs {
                     // member (line numbers after it count the lines read, not the lost ones).
                     let mut r = error(source.clone(), *line, Unit::Line, e.to_string());
                     r.lost = 1;
-                    self.after_damage = true;
+                    shared.after_damage = true;
                     return Some(r);
                 }
                 Err(e) => {
@@ -47,7 +52,7 @@ impl Inputs {
                     return Some(r);
                 }
             };
-            if n > max && self.buf.last() != Some(&b'\n') {
+            if n > max && shared.buf.last() != Some(&b'\n') {
                 let mut sink = Vec::new();
                 loop {
                     sink.clear();
@@ -64,11 +69,11 @@ impl Inputs {
                     format!("line longer than {max} bytes"),
                 ));
             }
-            if self.buf.iter().all(u8::is_ascii_whitespace) {
+            if shared.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let doc = parse_json_line(&self.buf, &self.opts.fields, source, *line);
-            let cut = std::mem::take(&mut self.after_damage)
+            let doc = parse_json_line(&shared.buf, &shared.opts.fields, source, *line);
+            let cut = std::mem::take(&mut shared.after_damage)
                 && doc.as_ref().is_err_and(|e| {
                     e.starts_with("invalid UTF-8") || e.starts_with("malformed JSON")
                 });
@@ -89,14 +94,14 @@ impl Inputs {
                 Ok((doc, None)) => Record::new(source.clone(), *line, Unit::Line, n, Ok(doc)),
                 Err(e) => Record::new(source.clone(), *line, Unit::Line, n, Err(e)),
             };
-            if self.opts.keep_raw {
-                let bom = std::mem::take(&mut self.bom) && *line == 1;
+            if shared.opts.keep_raw {
+                let bom = std::mem::take(&mut shared.bom) && *line == 1;
                 let mut raw = if bom {
                     super::sniff::BOM.to_vec()
                 } else {
                     Vec::new()
                 };
-                raw.extend_from_slice(&self.buf);
+                raw.extend_from_slice(&shared.buf);
                 r.raw = Some(raw);
             }
             return Some(r);

@@ -42,7 +42,6 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::engine::Document;
-use delimited::Columns;
 pub use discovery::dir_entries;
 pub use ids::{check_id, MAX_ID_BYTES};
 pub use jsonl::document_from_json;
@@ -343,37 +342,27 @@ impl Record {
 
 type Input = Box<dyn BufRead + Send>;
 
-enum Current {
-    Jsonl {
-        source: String,
-        reader: Input,
-        line: u64,
-    },
-    Csv {
-        source: String,
-        reader: csv::Reader<delimited::Quotes<Input>>,
-        cols: Columns,
-        /// The header line as read (with `keep_raw`).
-        header: Option<std::sync::Arc<Vec<u8>>>,
-    },
-    Warc {
-        source: String,
-        records: warc::Records<source::Source>,
-        n: u64,
-        errors: u32,
-    },
-    Arc {
-        source: String,
-        records: arc::Records<source::Source>,
-        n: u64,
-        errors: u32,
-    },
-    // Never made without the `parquet` feature (its `Rows` is then an empty enum).
-    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
-    Parquet {
-        source: String,
-        rows: Box<parquet::Rows>,
-    },
+/// What every format's reader shares with the others while it reads: the options, a line
+/// buffer, what the last read met, the counts.
+pub(super) struct Shared {
+    opts: ReadOptions,
+    buf: Vec<u8>,
+    /// The last JSONL read met a damaged member or frame: the next line may be the rest of a
+    /// line that began in it.
+    after_damage: bool,
+    /// The current file began with a UTF-8 byte order mark, passed over before its first
+    /// line: a kept raw first line or header (`keep_raw`) gets it back, so that a record
+    /// written as read is the file's bytes.
+    bom: bool,
+    /// What the inputs count while they are read ([`Inputs::counts`]).
+    counts: Counts,
+}
+
+/// An open input of one format (`jsonl.rs`, `delimited.rs`, `warc_docs.rs`, `arc.rs`,
+/// `parquet.rs`), read a record at a time.
+pub(super) trait Reading: Send {
+    /// The input's next record, or None at its end.
+    fn next_record(&mut self, shared: &mut Shared) -> Option<Record>;
 }
 
 /// An input still to open.
@@ -392,18 +381,9 @@ pub struct Inputs {
     pending: Vec<Pending>,
     /// Paths never read (by device and inode, once they exist): the run's outputs, the store.
     excluded: Vec<PathBuf>,
-    opts: ReadOptions,
-    current: Option<Current>,
-    buf: Vec<u8>,
-    /// The last JSONL read met a damaged member or frame: the next line may be the rest of a
-    /// line that began in it.
-    after_damage: bool,
-    /// The current file began with a UTF-8 byte order mark, passed over before its first
-    /// line: a kept raw first line or header (`keep_raw`) gets it back, so that a record
-    /// written as read is the file's bytes.
-    bom: bool,
-    /// What the inputs count while they are read ([`Inputs::counts`]).
-    counts: Counts,
+    /// The input being read.
+    current: Option<Box<dyn Reading>>,
+    shared: Shared,
 }
 
 impl Inputs {
@@ -421,12 +401,14 @@ impl Inputs {
         Inputs {
             pending,
             excluded: Vec::new(),
-            opts,
             current: None,
-            buf: Vec::new(),
-            after_damage: false,
-            bom: false,
-            counts: Counts::default(),
+            shared: Shared {
+                opts,
+                buf: Vec::new(),
+                after_damage: false,
+                bom: false,
+                counts: Counts::default(),
+            },
         }
     }
 }
@@ -434,7 +416,7 @@ impl Inputs {
 impl Inputs {
     /// The counts the inputs keep while they are read ([`Counts`]).
     pub fn counts(&self) -> Counts {
-        self.counts.clone()
+        self.shared.counts.clone()
     }
 
     /// Never read `path` (e.g. the file this run writes its results to, or the store's
@@ -538,8 +520,8 @@ pub(crate) fn set_time(doc: &mut Document, written: &str, what: &str) {
 
 impl Inputs {
     fn finished(&self, mut r: Record) -> Record {
-        r.window = Some(self.opts.published);
-        if !self.opts.defer_pages {
+        r.window = Some(self.shared.opts.published);
+        if !self.shared.opts.defer_pages {
             r.finish();
         }
         r
@@ -551,12 +533,8 @@ impl Iterator for Inputs {
 
     fn next(&mut self) -> Option<Record> {
         loop {
-            let next = match &self.current {
-                Some(Current::Jsonl { .. }) => self.next_jsonl(),
-                Some(Current::Csv { .. }) => self.next_csv(),
-                Some(Current::Warc { .. }) => self.next_warc(),
-                Some(Current::Arc { .. }) => self.next_arc(),
-                Some(Current::Parquet { .. }) => self.next_parquet(),
+            let next = match self.current.as_mut() {
+                Some(reading) => reading.next_record(&mut self.shared),
                 None => {
                     let next = self.pending.pop()?;
                     if let Some(r) = self.start(next) {

@@ -17,7 +17,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
-use super::{check_id, error, page_document, Current, Fields, Inputs, Record, Unit};
+use super::{check_id, error, page_document, Fields, Inputs, Reading, Record, Shared, Unit};
 use crate::engine::Document;
 
 thread_local! {
@@ -472,26 +472,32 @@ impl Inputs {
             Ok(f) => f,
             Err(e) => return Some(error(source, 0, Unit::Record, format!("cannot open: {e}"))),
         };
-        let fields = &self.opts.fields;
-        let unchecked = &self.counts.unchecked_pages;
+        let fields = &self.shared.opts.fields;
+        let unchecked = &self.shared.counts.unchecked_pages;
         match guarded(|| Rows::open(file, fields, unchecked)).and_then(|r| r) {
             Ok(rows) => {
-                self.current = Some(Current::Parquet {
+                self.current = Some(Box::new(Parquet {
                     source,
                     rows: Box::new(rows),
-                });
+                }));
                 None
             }
             Err(reason) => Some(error(source, 0, Unit::Record, reason)),
         }
     }
+}
 
-    pub(super) fn next_parquet(&mut self) -> Option<Record> {
-        let max = self.opts.max_doc_bytes;
-        let fields = &self.opts.fields;
-        let Some(Current::Parquet { source, rows }) = self.current.as_mut() else {
-            return None;
-        };
+/// A Parquet input being read.
+pub(super) struct Parquet {
+    source: String,
+    rows: Box<Rows>,
+}
+
+impl Reading for Parquet {
+    fn next_record(&mut self, shared: &mut Shared) -> Option<Record> {
+        let max = shared.opts.max_doc_bytes;
+        let fields = &shared.opts.fields;
+        let Parquet { source, rows } = self;
         loop {
             if let Some(b) = &rows.batch {
                 if rows.pos < b.num_rows() {

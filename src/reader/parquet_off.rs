@@ -6,9 +6,6 @@ use super::{error, Inputs, Record, Unit};
 /// Parquet's magic number, at the start and the end of every file.
 pub(super) const MAGIC: &[u8] = b"PAR1";
 
-/// Never built: no Parquet file is opened without the feature.
-pub(super) enum Rows {}
-
 impl Inputs {
     /// A Parquet file cannot be read by this build.
     pub(super) fn start_parquet(
@@ -23,9 +20,5 @@ impl Inputs {
             "a Parquet file: this build of fpdb cannot read Parquet (cargo feature `parquet`)"
                 .into(),
         ))
-    }
-
-    pub(super) fn next_parquet(&mut self) -> Option<Record> {
-        None
     }
 }

@@ -8,7 +8,7 @@ use super::{
 
 impl Inputs {
     pub(super) fn whole_file(&self, source: String, reader: Input, html: bool) -> Record {
-        let max = self.opts.max_doc_bytes;
+        let max = self.shared.opts.max_doc_bytes;
         let mut bytes = Vec::new();
         if let Err(e) = reader.take(max as u64 + 1).read_to_end(&mut bytes) {
             return error(source, 1, Unit::Line, format!("read error: {e}"));

@@ -6,23 +6,31 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::http::{http_head, may_be_text, split_http};
 use super::sniff::format_by_content;
+use super::source::Source;
 use super::{
-    check_id, corrupt_record, decode, warc, Current, Deferred, Format, Inputs, Record, Unit,
+    check_id, corrupt_record, decode, warc, Deferred, Format, Reading, Record, Shared, Unit,
 };
 
-impl Inputs {
-    pub(super) fn next_warc(&mut self) -> Option<Record> {
-        let max = self.opts.max_doc_bytes;
-        let not_documents = self.counts.not_documents.clone();
-        let Some(Current::Warc {
+/// A WARC (or WET) input being read.
+pub(super) struct Warc {
+    pub(super) source: String,
+    pub(super) records: warc::Records<Source>,
+    /// Records read so far.
+    pub(super) n: u64,
+    /// Corrupt records met so far.
+    pub(super) errors: u32,
+}
+
+impl Reading for Warc {
+    fn next_record(&mut self, shared: &mut Shared) -> Option<Record> {
+        let max = shared.opts.max_doc_bytes;
+        let not_documents = shared.counts.not_documents.clone();
+        let Warc {
             source,
             records,
             n,
             errors,
-        }) = self.current.as_mut()
-        else {
-            return None;
-        };
+        } = self;
         loop {
             // Bodies are read only for record types that can be documents.
             let item = records.next_record(max, |h| {
