@@ -15,7 +15,9 @@ use super::gzip::is_damage;
 use super::source::Rewind;
 use std::borrow::Cow;
 
-use super::framing::{next_nonblank_line, read_body, trim_eol, Body, BodyError, Framed, Framing};
+use super::framing::{
+    next_nonblank_line, read_body, trim_eol, Archive, Body, BodyError, Framed, Framing,
+};
 use super::http::{http_head, may_be_text, split_http};
 use super::warc_docs::archived_page;
 use super::{check_id, corrupt_record, Reading, Record, Shared, Unit};
@@ -201,14 +203,7 @@ impl<R: Rewind> Records<R> {
 }
 
 /// An ARC input being read.
-pub(super) struct ArcInput {
-    pub(super) source: String,
-    pub(super) records: Records<super::source::Source>,
-    /// Records read so far.
-    pub(super) n: u64,
-    /// Corrupt records met so far.
-    pub(super) errors: u32,
-}
+pub(super) type ArcInput = Archive<Records<super::source::Source>>;
 
 impl Reading for ArcInput {
     fn next_record(&mut self, shared: &mut Shared) -> Option<Record> {
@@ -217,7 +212,7 @@ impl Reading for ArcInput {
         let pass_over = || {
             not_documents.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         };
-        let ArcInput {
+        let Archive {
             source,
             records,
             n,

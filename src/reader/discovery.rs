@@ -137,21 +137,13 @@ impl Inputs {
                 if format == Format::Tsv { b'\t' } else { b',' },
             ),
             Format::Warc => {
-                self.current = Some(Box::new(Warc {
-                    source,
-                    records: warc::Records::new(reader),
-                    n: 0,
-                    errors: 0,
-                }));
+                let records = warc::Records::new(reader);
+                self.current = Some(Box::new(Warc::new(source, records)));
                 None
             }
             Format::Arc => {
-                self.current = Some(Box::new(ArcInput {
-                    source,
-                    records: arc::Records::new(reader),
-                    n: 0,
-                    errors: 0,
-                }));
+                let records = arc::Records::new(reader);
+                self.current = Some(Box::new(ArcInput::new(source, records)));
                 None
             }
             Format::Parquet => self.start_parquet(source, &path),

@@ -218,3 +218,26 @@ impl<R: Rewind, F: Framing> Framed<R, F> {
         }
     }
 }
+
+/// A WARC or ARC input being read (`warc_docs.rs`, `arc.rs`): its records (`R`, the format's
+/// framing over the input) and what was met so far.
+pub(super) struct Archive<R> {
+    pub(super) source: String,
+    pub(super) records: R,
+    /// Records read so far.
+    pub(super) n: u64,
+    /// Corrupt records met so far.
+    pub(super) errors: u32,
+}
+
+impl<R> Archive<R> {
+    /// `records` of the input named `source`, none read yet.
+    pub(super) fn new(source: String, records: R) -> Self {
+        Archive {
+            source,
+            records,
+            n: 0,
+            errors: 0,
+        }
+    }
+}

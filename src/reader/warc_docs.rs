@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::framing::Archive;
 use super::http::{http_head, may_be_text, split_http};
 use super::sniff::format_by_content;
 use super::source::Source;
@@ -12,20 +13,13 @@ use super::{
 };
 
 /// A WARC (or WET) input being read.
-pub(super) struct Warc {
-    pub(super) source: String,
-    pub(super) records: warc::Records<Source>,
-    /// Records read so far.
-    pub(super) n: u64,
-    /// Corrupt records met so far.
-    pub(super) errors: u32,
-}
+pub(super) type Warc = Archive<warc::Records<Source>>;
 
 impl Reading for Warc {
     fn next_record(&mut self, shared: &mut Shared) -> Option<Record> {
         let max = shared.opts.max_doc_bytes;
         let not_documents = shared.counts.not_documents.clone();
-        let Warc {
+        let Archive {
             source,
             records,
             n,
