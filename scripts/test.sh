@@ -54,6 +54,8 @@ if ! cargo clippy --version >/dev/null 2>&1 && command -v rustup >/dev/null 2>&1
 fi
 cargo clippy --release --quiet --all-targets --workspace -- -D warnings
 cargo bench --no-run --quiet
+# The library's documentation as a user reads it: a link to nothing or to a private item fails.
+RUSTDOCFLAGS="-D warnings" cargo doc --release --quiet --no-deps --lib
 # The library alone: built without the command line's features, and with none of its crates.
 cargo check --release --quiet --lib --no-default-features
 if cargo tree -e normal -p fpdb --no-default-features --features redis,parquet 2>/dev/null |

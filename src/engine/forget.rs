@@ -77,7 +77,7 @@ impl Fpdb {
         Ok(out)
     }
 
-    /// Sweep every host's lines, each bounded to [`SITE_LINES`] (before `compact`).
+    /// Sweep every host's lines, each bounded to `SITE_LINES` (before `compact`).
     pub fn forget_all(&self) -> Result<Forgotten> {
         let mut out = Forgotten::default();
         if !(self.opts.furniture && self.opts.site_knowledge) || self.store.read_only() {

@@ -218,7 +218,7 @@ impl PageLines {
 }
 
 impl Searcher<'_> {
-    /// `fps` ([`Fpdb::fingerprint_document`] of `doc`) without the lines of the page that are
+    /// `fps` (`Fpdb::fingerprint_document` of `doc`) without the lines of the page that are
     /// its site's furniture as the store stands: what a query compares (an ingest leaves them
     /// out itself). `fps` as they are in stores without `furniture`.
     pub fn furnish(&self, doc: &Document, fps: Fingerprints) -> Result<Fingerprints> {

@@ -36,7 +36,7 @@ pub struct Job {
     /// Whether a run read the input to its end.
     pub finished: bool,
     /// When it was last saved, seconds since the Unix epoch (the least recently used goes
-    /// first past [`MAX_JOBS`]).
+    /// first past `MAX_JOBS`).
     pub used: u64,
 }
 
@@ -88,7 +88,7 @@ impl Fpdb {
     }
 
     /// Save the record of job `key` (stamped with the time now) and make it durable; past
-    /// [`MAX_JOBS`] records, the least recently used is removed.
+    /// `MAX_JOBS` records, the least recently used is removed.
     pub fn save_job(&mut self, key: &[u8; 16], job: &Job) -> Result<()> {
         self.begin_write()?;
         let job = Job {

@@ -27,7 +27,7 @@ fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> 
     sorted.into_iter().map(schema::nshash_range).collect()
 }
 
-/// The most stored documents simhash proposes to one lookup ([`bound_simhash`]).
+/// The most stored documents simhash proposes to one lookup (`bound_simhash`).
 pub const SIMHASH_MOST: usize = 32;
 
 /// Entries of one simhash value read past what [`Index::scan_simhash`] gives of it before it

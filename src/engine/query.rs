@@ -17,7 +17,7 @@ impl Searcher<'_> {
 
     /// [`Searcher::query`] of each of `docs` (id, fingerprints), in order, on all cores of the
     /// current rayon pool. What their lookups read from the postings and simhash tables is
-    /// read for all of them at once, in key order ([`Index::read_many`](super::postings::Index::read_many)); same answers.
+    /// read for all of them at once, in key order (`Index::read_many`); same answers.
     pub fn query_many(&self, docs: &[(&str, &Fingerprints)]) -> Vec<Result<Outcome>> {
         use rayon::prelude::*;
         let fps: Vec<&Fingerprints> = docs.iter().map(|d| d.1).collect();

@@ -6,7 +6,7 @@ use super::Document;
 use crate::error::Result;
 use crate::store::schema::{self, Cf, DocRecord};
 
-/// Reads the committed store on any thread while its [`Fpdb`] writes: whether a document is
+/// Reads the committed store on any thread while its `Fpdb` writes: whether a document is
 /// already stored with the same text ([`Searcher::stored_texts`]). It sees what was committed, not
 /// what is staged: a document it does not know is left to the ingest, which knows both.
 #[derive(Clone)]

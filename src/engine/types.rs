@@ -198,7 +198,7 @@ pub struct StoredDocument {
     pub excerpt_of: Option<String>,
 }
 
-/// Result of [`Fpdb::ingest`].
+/// Result of `Fpdb::ingest`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum IngestResult {
@@ -300,7 +300,7 @@ pub struct QueryAnswer<'a> {
     /// The documents it is a composite of (see [`Outcome::composite_of`]).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub composite_of: &'a [String],
-    /// The stored document it is an excerpt of (see [`Outcome::excerpt_of`]).
+    /// The stored document it is an excerpt of (see `Outcome::excerpt_of`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excerpt_of: Option<&'a str>,
     /// Stored documents that matched, best first.
@@ -338,7 +338,7 @@ pub struct ResultLine<'a> {
     /// The documents it is a composite of (see [`Outcome::composite_of`]).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub composite_of: &'a [String],
-    /// The stored document it is an excerpt of (see [`Outcome::excerpt_of`]).
+    /// The stored document it is an excerpt of (see `Outcome::excerpt_of`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excerpt_of: Option<&'a str>,
     /// Stored documents that matched, best first.

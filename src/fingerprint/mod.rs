@@ -126,7 +126,7 @@ pub fn similarity(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> f64 {
     similarity_parts(opts, a, b).0
 }
 
-/// [`similarity`] with its parts: (similarity, sentence overlap, shingle resemblance).
+/// [`similarity`](fn@similarity) with its parts: (similarity, sentence overlap, shingle resemblance).
 pub fn similarity_parts(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> (f64, f64, f64) {
     let (s, overlap, resemblance) = before_exceptions(opts, a, b);
     let reordered = reordered(opts, a, b, s, resemblance);
@@ -156,7 +156,7 @@ fn excerpt(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64) -> bool {
 }
 
 /// Whether two documents are verified only as an excerpt and its article (what
-/// [`similarity`] gives them is the verification threshold, raised from under it), and if
+/// [`similarity`](fn@similarity) gives them is the verification threshold, raised from under it), and if
 /// not, why not ([`similarity::NotExcerpt`]); `None` when they verify without the rule or
 /// the store has no `excerpts`.
 pub fn verified_as_excerpt(
@@ -199,7 +199,7 @@ fn reordered(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64, resemblan
 }
 
 /// Whether two documents are verified only as the same characters in another order
-/// ([`Options::reordered_lines`]): what [`similarity`] gives them is their resemblance, which
+/// ([`Options::reordered_lines`]): what [`similarity`](fn@similarity) gives them is their resemblance, which
 /// their length would not count otherwise.
 pub fn verified_as_reordered(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
     let (s, _, r) = before_exceptions(opts, a, b);
@@ -231,7 +231,7 @@ fn teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64, overlap: f64
 }
 
 /// Whether two documents are verified only as a teaser and its article: what
-/// [`similarity`] gives them is the verification threshold, raised from under it.
+/// [`similarity`](fn@similarity) gives them is the verification threshold, raised from under it.
 pub fn verified_as_teaser(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
     let (s, overlap, _) = before_exceptions(opts, a, b);
     s > 0.0

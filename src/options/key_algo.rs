@@ -159,14 +159,14 @@ impl KeyAlgo {
     pub fn keywords_con() -> KeyAlgo {
         KeyAlgo::KeywordsCon { n: 10, check: None }
     }
-    /// Sort with the weight check at a = [`WEIGHT_CHECK`].
+    /// Sort with the weight check at a = `WEIGHT_CHECK`.
     pub fn keywords_check() -> KeyAlgo {
         KeyAlgo::Keywords {
             n: 10,
             check: Some(WEIGHT_CHECK),
         }
     }
-    /// Con with the weight check at a = [`WEIGHT_CHECK`].
+    /// Con with the weight check at a = `WEIGHT_CHECK`.
     pub fn keywords_con_check() -> KeyAlgo {
         KeyAlgo::KeywordsCon {
             n: 10,

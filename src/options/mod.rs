@@ -370,8 +370,8 @@ impl Options {
 
     /// The resemblance that accepts a candidate on its shingles alone, for a pair whose
     /// larger document has `chars` characters: [`Options::verify_resemblance_pct`] up to
-    /// [`SHORT_CHARS`], [`LONG_RESEMBLANCE`]
-    /// (90%) from [`LONG_CHARS`], halfway between the two in between. Revised editions of a
+    /// `SHORT_CHARS`, [`LONG_RESEMBLANCE`]
+    /// (90%) from `LONG_CHARS`, halfway between the two in between. Revised editions of a
     /// law and one city's copy of another's regulation reach 60–90% resemblance; they are
     /// long, while the reposts that lose as much (a retitled news item with an ad) are short.
     pub fn resemblance_floor(&self, chars: u64) -> f64 {

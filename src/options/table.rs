@@ -95,7 +95,7 @@ macro_rules! for_each_setting {
             minhash_rows: u32 = 4, older (0), since 4, set flag;
             /// With `reflow`: the 4-gram resemblance at which a candidate of more than three
             /// sentences is accepted on its shingles alone, in percent, when the larger of the
-            /// two documents has up to [`SHORT_CHARS`] characters (stores made before this
+            /// two documents has up to `SHORT_CHARS` characters (stores made before this
             /// setting: 90; see [`Options::resemblance_floor`]). Short articles lose a larger
             /// share of their 4-grams to a new title and an inserted ad than long texts lose
             /// to a revision.
@@ -106,7 +106,7 @@ macro_rules! for_each_setting {
             /// third documents (stores made before this setting: off, single linkage).
             tight_clusters: bool = true, older (false), since 4, set flag;
             /// With tight clusters: a candidate whose character 4-gram resemblance reaches
-            /// this % and exceeds its sentence overlap by at least [`STRONG_GAP`] joins its
+            /// this % and exceeds its sentence overlap by at least `STRONG_GAP` joins its
             /// cluster even when the cluster's first document does not verify: edits inside
             /// sentences (characters changed, lines re-wrapped) leave the 4-grams of a copy and
             /// break its sentences, while a window overlapping a third document shares whole
@@ -131,7 +131,7 @@ macro_rules! for_each_setting {
             /// setting: off, and `duplicate_of` names the first document ingested).
             originals: bool = true, older (false), since 9, set flag;
             /// Records keep a 64-bit digest of the text as it was given
-            /// ([`crate::hash::text_digest`]), so that a re-run sending a stored id with the
+            /// (`crate::hash::text_digest`), so that a re-run sending a stored id with the
             /// same text is known as "already stored" without fingerprinting it again (stores
             /// made before this setting: off; their re-runs compare fingerprints instead). Not
             /// a fingerprint setting: nothing is matched on it.
@@ -144,11 +144,11 @@ macro_rules! for_each_setting {
             /// off).
             teasers: bool = true, older (false), since 11, set flag;
             /// Reordered lines: a document of the same length as another (within
-            /// [`REORDERED_CHARS_PER_MILLE`]), whose 4-grams resemble its at
-            /// [`REORDERED_RESEMBLANCE`] or more, is verified on that resemblance whatever its
+            /// `REORDERED_CHARS_PER_MILLE`), whose 4-grams resemble its at
+            /// `REORDERED_RESEMBLANCE` or more, is verified on that resemblance whatever its
             /// length: a text hard-wrapped at a fixed width whose lines were put in another
             /// order has every sentence cut at a seam but keeps its characters (stores made
-            /// before this setting: off, and a document over [`LONG_CHARS`] characters needs
+            /// before this setting: off, and a document over `LONG_CHARS` characters needs
             /// [`LONG_RESEMBLANCE`]).
             reordered_lines: bool = true, older (false), since 12, set flag;
             /// A site's furniture is left out of its pages: a line of a page's text (one block

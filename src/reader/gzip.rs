@@ -17,7 +17,7 @@ pub(super) const GZIP_HEADER: [u8; 3] = [0x1f, 0x8b, 0x08];
 /// Decoded bytes between two kept member checkpoints.
 pub const CHECKPOINT_EVERY: u64 = 4 << 20;
 
-/// The error a damaged gzip member (or zstd frame: [`super::zstd_frames`]) reports once
+/// The error a damaged gzip member (or zstd frame: `super::zstd_frames`) reports once
 /// (reading goes on at the next one).
 #[derive(Debug)]
 pub struct Damaged {

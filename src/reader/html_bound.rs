@@ -14,7 +14,7 @@
 //! the elements whose end tags may be left out (`<p>`, `<li>`, `<td>` ...) are not counted (the
 //! parser closes them when the next one starts), `/>` closes only inside SVG and MathML, an end
 //! tag closes up to the nearest open element of its name (searched among the top
-//! [`END_TAG_REACH`] open elements), and script, style and other raw-text elements hold no
+//! `END_TAG_REACH` open elements), and script, style and other raw-text elements hold no
 //! tags. An error of this estimate only moves a page between the two ways of extraction.
 
 /// Deepest nesting extracted in full; deeper tags are left out.

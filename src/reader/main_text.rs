@@ -2,16 +2,16 @@
 //! families read the page: readability (dom_smoothie: the best-scoring subtree, whole
 //! paragraphs, generous with what sits inside the article's container) and trafilatura (rules
 //! and link density per element, stricter). A readability paragraph is kept when trafilatura's
-//! text confirms it ([`AGREE`] of its tokens), so the paragraphs that readability takes along
+//! text confirms it (`AGREE` of its tokens), so the paragraphs that readability takes along
 //! from inside the container (share bars, "most read", related headlines, paywall notices)
 //! drop out, and what neither keeps is never fingerprinted.
 //!
-//! When trafilatura keeps under half of readability's tokens ([`SHORT`]) it has usually stopped
+//! When trafilatura keeps under half of readability's tokens (`SHORT`) it has usually stopped
 //! early inside a long article, and readability's text is kept whole, unless the paragraphs
 //! trafilatura did not confirm repeat a line three times or more (a share bar between the items
 //! of a listing: then trafilatura is right). When one extractor finds nothing the other's text
 //! is used; when both find nothing the page has no main text (docs/decisions.md).
-//! Lines of a figure caption (`<figcaption>`) are then left out ([`without_captions`]).
+//! Lines of a figure caption (`<figcaption>`) are then left out (`without_captions`).
 //!
 //! Measured on the 181 real pages of `../shared/data/extraction` with the benchmark's own
 //! scorer (docs/accuracy.md, "Main text of pages").

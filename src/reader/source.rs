@@ -1,5 +1,5 @@
 //! An input's decompressed bytes (gzip members and zstd frames one by one, a damaged one
-//! reported once and passed over: [`super::gzip`], [`super::zstd_frames`]; plain), and going
+//! reported once and passed over: [`super::gzip`], `super::zstd_frames`; plain), and going
 //! back ([`Rewind`]): a record whose
 //! length field lies (larger than what remains, or past the next record) is found out only
 //! after its body was streamed past. A regular file can be read again from the body's start

@@ -24,13 +24,13 @@
 //! it is first written whole under the lease, numbered, as a log (`{NS}log:N`, `{NS}commit`
 //! = N, the writer's expiring claim `{NS}owner:N`). The writer applies it (pipelines) after
 //! giving the lease back, in log order, marks it applied (`{NS}applied` = N) and drops its
-//! claim ([`apply`]); until then the next writers read it through its log, laid over the
+//! claim (`apply`); until then the next writers read it through its log, laid over the
 //! cluster's answers. A writer that dies in between leaves `commit` > `applied` and a claim
 //! that expires: the first writer to find it expired claims the batch and applies it from its
 //! log (every op is idempotent), so a batch is applied entirely or not at all as far as any
 //! writer can tell. With `?wait=N` a batch is applied under the lease. Readers without the
 //! lease (queries) can see a batch half applied while it is being applied. The last
-//! [`KEEP_LOGS`] logs stay, for the next point.
+//! `KEEP_LOGS` logs stay, for the next point.
 //!
 //! **Many writers.** Writes happen under a lease (`SET {NS}lease TOKEN NX PX`), granted in
 //! arrival order (`{NS}queue`); the engine reloads its counters after taking it, so batches
@@ -41,7 +41,7 @@
 //! window between that check and its write. A writer looks its next batch up before it asks
 //! for the lease, while others hold it ([`ReadAhead::read_before_lease`]); while it waits and
 //! once it holds the lease, it brings what it read up to date with the logs of the batches
-//! committed since ([`since`]), so the lookups under the lease are answered from memory as
+//! committed since (`since`), so the lookups under the lease are answered from memory as
 //! if read then.
 //!
 //! **Durability.** Acknowledged = on the masters' disks when they run with

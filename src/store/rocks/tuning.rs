@@ -14,7 +14,7 @@ use crate::store::Cf;
 pub(super) const MEMTABLE_BUDGET: usize = 128 << 20;
 
 /// Block cache shared by every column family of a store, unless the opener asks for another
-/// size ([`RocksStore::open_with_cache`]).
+/// size (`RocksStore::open_with_cache`).
 pub const BLOCK_CACHE_BYTES: usize = 128 << 20;
 
 /// The block cache: RocksDB's HyperClockCache (lock-free lookups), which RocksDB recommends over

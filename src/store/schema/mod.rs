@@ -276,7 +276,7 @@ pub struct DocRecord {
     /// Whether a document that verified against it cites it (record version 6 only): a cited
     /// member comes first when a cluster's original is chosen.
     pub cited: bool,
-    /// The digest of its text as given ([`crate::hash::text_digest`]; stores with `digests`:
+    /// The digest of its text as given (`crate::hash::text_digest`; stores with `digests`:
     /// record version 7 and 8).
     pub digest: Option<u64>,
     /// The sentences of its site's template: those of its lines its host showed on an earlier
