@@ -308,7 +308,7 @@ impl Fpdb {
         if last.is_none() {
             seen.clear();
         }
-        let start = self.counters();
+        let start = self.counts;
         // Sized for the whole batch: grown one document at a time, they were rehashed here.
         let (n, postings) = (docs.len(), fps.iter().map(|f| f.postings().count()).sum());
         let mut d = Decisions::new((n, postings, self.opts.simhash_k), last, seen);
@@ -331,7 +331,7 @@ impl Fpdb {
         if let Err(e) = committed {
             // Nothing of the batch (nor anything staged before it) reached the store.
             self.store.discard();
-            self.set_counters(start);
+            self.counts = start;
             out.results.clear();
             out.error = Some(e);
         }

@@ -110,10 +110,10 @@ impl Fpdb {
 
     /// [`Fpdb::remove`] of a read record; returns its cluster id when that cluster is now empty.
     pub(super) fn remove_record(&mut self, seq: u64, rec: &DocRecord) -> Result<Option<u64>> {
-        let saved = self.counters();
+        let saved = self.counts;
         let r = self.remove_record_inner(seq, rec);
         if r.is_err() {
-            self.set_counters(saved);
+            self.counts = saved;
         }
         r
     }
@@ -138,10 +138,10 @@ impl Fpdb {
             .into_iter()
             .filter(|&m| m != seq)
             .collect();
-        self.doc_count -= 1;
+        self.counts.docs -= 1;
         let emptied = if members.is_empty() {
             crec.size = 0;
-            self.cluster_count -= 1;
+            self.counts.clusters -= 1;
             b.put(
                 Cf::Clusters,
                 schema::u64_key(root),
@@ -236,9 +236,9 @@ impl Fpdb {
             schema::encode_cluster(&crec),
         );
         for comp in comps {
-            let id = self.next_cluster;
-            self.next_cluster += 1;
-            self.cluster_count += 1;
+            let id = self.counts.next_cluster;
+            self.counts.next_cluster += 1;
+            self.counts.clusters += 1;
             let rec = ClusterRecord {
                 parent: None,
                 first_seq: members[comp[0]],

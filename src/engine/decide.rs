@@ -106,7 +106,7 @@ impl Fpdb {
         let lk = self
             .finder()
             .lookup_with(&fps, &holders, simhash, (verify, record))?;
-        let saved = self.counters();
+        let saved = self.counts;
         let (mark, marked) = (d.bulk.len(), d.records.len());
         let postings: Vec<u64> = fps.postings().collect();
         let simhash = fps.simhash;
@@ -124,7 +124,7 @@ impl Fpdb {
                 },
             )
             .and_then(|(mut outcome, named, record)| {
-                let seq = self.next_seq - 1;
+                let seq = self.counts.next_seq - 1;
                 d.records.push((seq, record));
                 // The id of `seq`: a document of this batch is read in place.
                 let id_of = |this: &Self, d: &Decisions, seq: u64| -> Result<String> {
@@ -175,13 +175,13 @@ impl Fpdb {
         let outcome = match placed {
             Ok(o) => o,
             Err(e) => {
-                self.set_counters(saved);
+                self.counts = saved;
                 d.bulk.truncate(mark);
                 d.records.truncate(marked);
                 return Err(e);
             }
         };
-        let seq = self.next_seq - 1;
+        let seq = self.counts.next_seq - 1;
         let target = outcome.similar_id.expect("a placed document has a cluster");
         for h in postings {
             d.index.holders.entry(h).or_insert(super::postings::Holder {

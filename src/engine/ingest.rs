@@ -173,10 +173,10 @@ impl Fpdb {
         lines: Option<&PageLines>,
         reuse: Option<u64>,
     ) -> Result<Outcome> {
-        let saved = self.counters();
+        let saved = self.counts;
         let r = self.decide_one(doc, fps, lines, reuse);
         if r.is_err() {
-            self.set_counters(saved);
+            self.counts = saved;
         }
         r
     }
@@ -196,10 +196,10 @@ impl Fpdb {
         let originals = self.opts.originals;
         let Some(target) = lk.roots.keys().next().copied() else {
             let id = reuse.unwrap_or_else(|| {
-                self.next_cluster += 1;
-                self.next_cluster - 1
+                self.counts.next_cluster += 1;
+                self.counts.next_cluster - 1
             });
-            self.cluster_count += 1;
+            self.counts.clusters += 1;
             let rec = ClusterRecord {
                 parent: None,
                 first_seq: seq,
@@ -252,7 +252,7 @@ impl Fpdb {
                 );
             }
             merged.push(id);
-            self.cluster_count -= 1;
+            self.counts.clusters -= 1;
         }
         let (previous, newly_cited, cited_by_waiting) = if originals {
             choose_original(lk, &mut trec, me, fps, &waiting)
@@ -320,9 +320,9 @@ impl Fpdb {
             time,
             digest,
         } = w;
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.doc_count += 1;
+        let seq = self.counts.next_seq;
+        self.counts.next_seq += 1;
+        self.counts.docs += 1;
         let originals = self.opts.originals;
         let published = doc.published.filter(|_| originals);
         // Cited: a document it verified against names its URL.

@@ -113,10 +113,8 @@ pub struct Fpdb {
     opts: Options,
     fingerprinter: Fingerprinter,
     perms: Permutations,
-    next_seq: u64,
-    next_cluster: u64,
-    doc_count: u64,
-    cluster_count: u64,
+    /// The seq and cluster id handed out next, the documents and clusters stored.
+    counts: Counters,
     /// A format 2 store opened read-only: bare-hash `nshash` entries, no `members`.
     legacy: bool,
     path: Option<PathBuf>,
@@ -355,7 +353,7 @@ impl Fpdb {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(got);
         match read_counters(&self.store) {
             Ok(c) => {
-                self.set_counters(c);
+                self.counts = c;
                 Ok(())
             }
             Err(e) => self.end_write(Err(e)),
@@ -450,24 +448,6 @@ impl Fpdb {
         }
     }
 
-    /// The counters as they stand (to put back with [`Fpdb::set_counters`] when a change
-    /// that moved them is dropped).
-    pub(super) fn counters(&self) -> Counters {
-        Counters {
-            next_seq: self.next_seq,
-            next_cluster: self.next_cluster,
-            docs: self.doc_count,
-            clusters: self.cluster_count,
-        }
-    }
-
-    pub(super) fn set_counters(&mut self, c: Counters) {
-        self.next_seq = c.next_seq;
-        self.next_cluster = c.next_cluster;
-        self.doc_count = c.docs;
-        self.cluster_count = c.clusters;
-    }
-
     /// Stage the counters with the documents written since the last commit, so they reach
     /// the store in the same batch (once per batch, not per document).
     pub(super) fn stage_counters(&self) -> Result<()> {
@@ -475,20 +455,8 @@ impl Fpdb {
             return Ok(());
         }
         let mut b = Batch::new();
-        self.put_counters(&mut b);
+        self.counts.put(&mut b);
         self.store.write(b)
-    }
-
-    /// The counters, as `meta` puts.
-    pub(super) fn put_counters(&self, b: &mut Batch) {
-        b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(self.next_seq));
-        b.put(
-            Cf::Meta,
-            meta::NEXT_CLUSTER,
-            schema::u64_key(self.next_cluster),
-        );
-        b.put(Cf::Meta, DOC_COUNT, schema::u64_key(self.doc_count));
-        b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(self.cluster_count));
     }
 }
 
@@ -503,6 +471,20 @@ pub(super) struct Counters {
     pub(super) docs: u64,
     /// Clusters (roots) stored.
     pub(super) clusters: u64,
+}
+
+impl Counters {
+    /// The counters, as `meta` puts.
+    pub(super) fn put(&self, b: &mut Batch) {
+        b.put(Cf::Meta, meta::NEXT_SEQ, schema::u64_key(self.next_seq));
+        b.put(
+            Cf::Meta,
+            meta::NEXT_CLUSTER,
+            schema::u64_key(self.next_cluster),
+        );
+        b.put(Cf::Meta, DOC_COUNT, schema::u64_key(self.docs));
+        b.put(Cf::Meta, CLUSTER_COUNT, schema::u64_key(self.clusters));
+    }
 }
 
 /// The counters as stored.

@@ -105,18 +105,10 @@ impl Fpdb {
         let perms = Permutations::new(opts.simhash_k, opts.simhash_blocks)?;
         let legacy = store.get(Cf::Meta, meta::FORMAT)?
             == Some(schema::format_value_of(schema::FormatVersion::LEGACY));
-        let super::Counters {
-            next_seq,
-            next_cluster,
-            docs: doc_count,
-            clusters: cluster_count,
-        } = super::read_counters(&store)?;
+        let counts = super::read_counters(&store)?;
         let mut db = Fpdb {
             fingerprinter,
-            next_seq,
-            next_cluster,
-            doc_count,
-            cluster_count,
+            counts,
             writing: Default::default(),
             lease: super::Lease::default(),
             legacy,
@@ -263,8 +255,8 @@ impl Fpdb {
                 schema::encode_cluster(&rec),
             );
         }
-        self.cluster_count = counted.len() as u64;
-        self.put_counters(&mut b);
+        self.counts.clusters = counted.len() as u64;
+        self.counts.put(&mut b);
         flush(&mut b, &self.store)?;
         self.store.sync()?;
         b.put(Cf::Meta, meta::FORMAT, schema::format_for(&self.opts));

@@ -107,16 +107,16 @@ impl Searcher<'_> {
     /// The documents and clusters the store holds (what [`Searcher::stats`] counts, without its
     /// reads of sizes and files).
     pub fn totals(&self) -> (u64, u64) {
-        (self.doc_count, self.cluster_count)
+        (self.counts.docs, self.counts.clusters)
     }
 
     /// Store-wide numbers.
     pub fn stats(&self) -> Stats {
         let files = self.store.maintenance();
         Stats {
-            documents: self.doc_count,
-            clusters: self.cluster_count,
-            duplicates: self.doc_count.saturating_sub(self.cluster_count),
+            documents: self.counts.docs,
+            clusters: self.counts.clusters,
+            duplicates: self.counts.docs.saturating_sub(self.counts.clusters),
             disk_bytes: files.map_or(0, crate::store::Maintenance::disk_size),
             column_family_bytes: files
                 .map(|m| m.cf_sizes().into_iter().collect())
@@ -325,7 +325,7 @@ impl Searcher<'_> {
     /// The seq the next stored document gets: documents stored from now on have seqs from
     /// this one on (see [`Standing::seq`]).
     pub fn next_seq(&self) -> u64 {
-        self.next_seq
+        self.counts.next_seq
     }
 
     /// Current clusters with at least `min_size` documents: (similar_id, member ids in ingest

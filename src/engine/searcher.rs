@@ -9,7 +9,7 @@ use super::finder::Finder;
 use super::postings::Index;
 use super::records::Records;
 use super::sites::Sites;
-use super::{Fpdb, LookupCounters};
+use super::{Counters, Fpdb, LookupCounters};
 use crate::fingerprint::Fingerprinter;
 use crate::index::Permutations;
 use crate::options::Options;
@@ -27,9 +27,8 @@ pub struct Searcher<'a> {
     pub(super) path: Option<&'a Path>,
     /// A format 2 store opened read-only: bare-hash `nshash` entries, no `members`.
     pub(super) legacy: bool,
-    pub(super) next_seq: u64,
-    pub(super) doc_count: u64,
-    pub(super) cluster_count: u64,
+    /// The handle's counters when the searcher was made.
+    pub(super) counts: Counters,
 }
 
 impl<'a> Searcher<'a> {
@@ -72,9 +71,7 @@ impl Fpdb {
             reads: &self.reads,
             path: self.path.as_deref(),
             legacy: self.legacy,
-            next_seq: self.next_seq,
-            doc_count: self.doc_count,
-            cluster_count: self.cluster_count,
+            counts: self.counts,
         }
     }
 }

@@ -59,7 +59,7 @@ impl Searcher<'_> {
     /// already stored with the same text, so that a re-run need not fingerprint it; None when
     /// the store keeps no digests (stores made before them) or holds no document yet.
     pub fn stored_texts(&self) -> Option<StoredTexts> {
-        (self.opts.digests && self.doc_count > 0).then(|| StoredTexts {
+        (self.opts.digests && self.counts.docs > 0).then(|| StoredTexts {
             store: self.store.committed(),
         })
     }

@@ -174,10 +174,10 @@ impl Searcher<'_> {
 
     /// One document's entries in every index; returns its root cluster.
     fn check_document(&self, seq: u64, r: &DocRecord) -> Result<u64> {
-        if seq >= self.next_seq {
+        if seq >= self.counts.next_seq {
             return Err(bad(format!(
                 "document seq {seq} >= next_seq {}",
-                self.next_seq
+                self.counts.next_seq
             )));
         }
         if self.records().seq_of(&r.id)? != Some(seq) {
@@ -263,10 +263,10 @@ impl Searcher<'_> {
                 "simhash key points at missing document seq {s}"
             )));
         }
-        if ids != documents || documents != self.doc_count {
+        if ids != documents || documents != self.counts.docs {
             return Err(bad(format!(
                 "{documents} documents, {ids} doc_ids entries, doc_count counter {}",
-                self.doc_count
+                self.counts.docs
             )));
         }
         if keys != seen.with_simhash * self.perms.len() as u64 {
@@ -345,10 +345,10 @@ impl Searcher<'_> {
             return Err(e);
         }
         let n = members.len() as u64;
-        if roots_with_members != n || self.cluster_count != n {
+        if roots_with_members != n || self.counts.clusters != n {
             return Err(bad(format!(
                 "{n} clusters hold documents, cluster_count counter {}",
-                self.cluster_count
+                self.counts.clusters
             )));
         }
         Ok(())
