@@ -36,15 +36,9 @@ else
 fi
 command -v /usr/bin/time >/dev/null || { echo "compare: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
 
-zh100k="$work/zh100k.jsonl"
-zh50k="$work/zh50k.jsonl"
-laws="$shared/data/zh_laws.jsonl"
+# shellcheck source=scripts/bench_corpora.sh
+. scripts/bench_corpora.sh
 anchor="$shared/bench/run_anchor.py"
-if [ ! -s "$zh100k" ]; then
-  echo "compare: generating $zh100k (about a minute)" >&2
-  python3 "$shared/bench/gen_corpus.py" 100000 "$zh100k" 2 >&2
-fi
-[ -s "$zh50k" ] || head -n 50000 "$zh100k" > "$zh50k"
 
 py=""
 if [ -f "$anchor" ] && command -v python3 >/dev/null; then

@@ -20,14 +20,8 @@ work="${BENCH_DIR:-target/compare}"
 mkdir -p "$work"
 command -v /usr/bin/time >/dev/null || { echo "cpu_ab: needs /usr/bin/time (Debian: time)" >&2; exit 1; }
 command -v taskset >/dev/null || { echo "cpu_ab: needs taskset (util-linux)" >&2; exit 1; }
-zh100k="$work/zh100k.jsonl"
-zh50k="$work/zh50k.jsonl"
-laws="$shared/data/zh_laws.jsonl"
-if [ ! -s "$zh100k" ]; then
-  echo "cpu_ab: generating $zh100k (about a minute)" >&2
-  python3 "$shared/bench/gen_corpus.py" 100000 "$zh100k" 2 >&2
-fi
-[ -s "$zh50k" ] || head -n 50000 "$zh100k" > "$zh50k"
+# shellcheck source=scripts/bench_corpora.sh
+. scripts/bench_corpora.sh
 
 # One run: prints "cpu_seconds wall_seconds peak_KiB".
 run() {
