@@ -117,7 +117,7 @@ impl Summary {
     /// `since` counts them (a store other processes write keeps the counts as followed:
     /// their documents are there too).
     pub(super) fn settle(&mut self, db: &fpdb::Fpdb, since: u64) -> anyhow::Result<()> {
-        if self.replaced > 0 && !db.searcher().is_shared() {
+        if self.replaced > 0 && !db.is_shared() {
             (self.originals, self.duplicates) = db.searcher().originals_since(since)?;
         }
         Ok(())

@@ -161,7 +161,7 @@ impl Fpdb {
         on_existing: OnExisting,
         next: NextBatch<'_>,
     ) -> (BatchOutcome, Option<BatchFingerprints>) {
-        if !self.searcher().is_shared() {
+        if !self.is_shared() {
             let done = self.ingest_batch_leased(docs, fps, on_existing, next);
             self.end_read_ahead();
             return done;

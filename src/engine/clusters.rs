@@ -305,7 +305,7 @@ impl Fpdb {
         let mut simhashes: HashMap<u64, Vec<u64>> = HashMap::new();
         for i in 0..recs.len() {
             if recs[i].matches.iter().any(|m| m.seq == removed) {
-                let fps = self.searcher().fingerprints_of(&recs[i]);
+                let fps = super::read::fingerprints_of(&self.opts, &recs[i]);
                 let mut near = BTreeMap::new();
                 if let Some(q) = fps.simhash {
                     for (p, seqs) in &simhashes {

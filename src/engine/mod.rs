@@ -324,7 +324,7 @@ impl Fpdb {
     /// once it returns `Ok`. `None` when only [`Fpdb::sync`] can (a store other processes
     /// write too: there the sync also ends the write lease); call that instead.
     pub fn commit_unsynced(&self) -> Result<Option<crate::store::Syncer>> {
-        if self.searcher().is_shared() {
+        if self.is_shared() {
             return Ok(None);
         }
         self.stage_counters()?;
@@ -395,6 +395,12 @@ impl Fpdb {
             self.lease.held_ns.fetch_add(ns, Ordering::Relaxed);
         }
         r.and(released)
+    }
+
+    /// Whether other processes write the store too (a Redis Cluster namespace): documents
+    /// stored since a seq are then not only this handle's.
+    pub fn is_shared(&self) -> bool {
+        self.store.lease().is_some()
     }
 
     /// Seconds this handle has held a shared store's write lease since it was opened (0 for

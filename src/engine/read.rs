@@ -8,7 +8,7 @@ use super::searcher::Searcher;
 use super::{Cluster, Match, Outcome, Stats, StoredDocument};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
-use crate::options::Algo;
+use crate::options::{Algo, Options};
 use crate::store::schema::{self, ClusterId, DocRecord, Seq, StoredMatch};
 use crate::store::{Cf, Store};
 
@@ -56,42 +56,13 @@ impl Searcher<'_> {
             similar_id: root,
             duplicate_of,
             dates: Dates::of(&rec),
-            fingerprints: self.fingerprints_of(&rec),
+            fingerprints: fingerprints_of(self.opts, &rec),
             excerpt_of,
             id: rec.id,
             url: rec.url,
             title: rec.title,
             matched_at_ingest: matched,
         }))
-    }
-
-    /// The fingerprints stored in `rec` (what its ingest computed).
-    pub(super) fn fingerprints_of(&self, rec: &DocRecord) -> Fingerprints {
-        let url = rec.url.as_deref().filter(|_| self.opts.originals);
-        let host = rec.url.as_deref().and_then(crate::text::cites::host_key);
-        Fingerprints {
-            nshash: rec.nshash.clone(),
-            simhash: rec.simhash,
-            sketch: rec.sketch.clone(),
-            order: rec.order.clone(),
-            shingles: rec.shingles.clone(),
-            chars: rec.chars,
-            bands: rec.bands.clone(),
-            keys: rec.keys.clone(),
-            key_weights: rec.key_weights.clone(),
-            figures: rec.figures.clone(),
-            url_key: url.map(crate::text::cites::url_key),
-            host_key: host.filter(|_| self.opts.originals),
-            cites: rec.cites.clone(),
-            furniture: Vec::new(),
-            whole: None,
-            left_out: Vec::new(),
-            // The sentences its host showed before it, as its ingest had them (stores with
-            // `site_templates` keep them).
-            host_seen: host
-                .filter(|_| !rec.template.is_empty())
-                .map(|h| (h, rec.template.clone())),
-        }
     }
 
     /// The sentence sketch of the stored document with external id `id` (what
@@ -316,12 +287,6 @@ impl Searcher<'_> {
         }
     }
 
-    /// Whether other processes write the store too (a Redis Cluster namespace): documents
-    /// stored since a seq are then not only this handle's.
-    pub fn is_shared(&self) -> bool {
-        self.store.lease().is_some()
-    }
-
     /// The seq the next stored document gets: documents stored from now on have seqs from
     /// this one on (see [`Standing::seq`]).
     pub fn next_seq(&self) -> u64 {
@@ -383,6 +348,35 @@ pub(super) fn stored_match(id: String, m: &StoredMatch, excerpts: &[u64]) -> Mat
         distance: (m.algo == Algo::Simhash).then(|| ((1.0 - m.score) * 64.0).round() as u32),
         overlap: Some(m.overlap),
         excerpt: excerpts.contains(&m.seq),
+    }
+}
+
+/// The fingerprints stored in `rec` (what its ingest computed).
+pub(super) fn fingerprints_of(opts: &Options, rec: &DocRecord) -> Fingerprints {
+    let url = rec.url.as_deref().filter(|_| opts.originals);
+    let host = rec.url.as_deref().and_then(crate::text::cites::host_key);
+    Fingerprints {
+        nshash: rec.nshash.clone(),
+        simhash: rec.simhash,
+        sketch: rec.sketch.clone(),
+        order: rec.order.clone(),
+        shingles: rec.shingles.clone(),
+        chars: rec.chars,
+        bands: rec.bands.clone(),
+        keys: rec.keys.clone(),
+        key_weights: rec.key_weights.clone(),
+        figures: rec.figures.clone(),
+        url_key: url.map(crate::text::cites::url_key),
+        host_key: host.filter(|_| opts.originals),
+        cites: rec.cites.clone(),
+        furniture: Vec::new(),
+        whole: None,
+        left_out: Vec::new(),
+        // The sentences its host showed before it, as its ingest had them (stores with
+        // `site_templates` keep them).
+        host_seen: host
+            .filter(|_| !rec.template.is_empty())
+            .map(|h| (h, rec.template.clone())),
     }
 }
 
