@@ -211,6 +211,7 @@ impl RocksStore {
                 Ok(l) => l,
                 Err(e) if tries < 20 && gone(&e) => {
                     tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
                     continue;
                 }
                 Err(e) => return Err(map_err(path, e)),
