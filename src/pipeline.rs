@@ -5,6 +5,8 @@
 //! ([`Acknowledge::durable`]) only once its sync returns. `fpdb ingest`, `fpdb dedup` and the
 //! Python package's `ingest_many` all run it.
 
+use std::ops::DerefMut;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -35,6 +37,11 @@ pub trait Acknowledge {
         records: &[Record],
         results: &[Result<IngestResult, String>],
     ) -> Result<(), Self::Error>;
+
+    /// The run's writer has stopped: its last chunk told, or stopped by an error or a panic.
+    /// An input that waits for records to come (a server's queue of requests) ends now, so
+    /// that the run can return; by default nothing.
+    fn ended(&mut self) {}
 
     /// A store error met at `record`, as the run returns it (by default without its place).
     fn at(&self, error: crate::Error, record: &Record) -> Self::Error {
@@ -104,182 +111,287 @@ impl Pipeline {
         mut inputs: impl Iterator<Item = Record> + Send,
         ack: &mut A,
     ) -> Result<Stages, A::Error> {
-        let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(4);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Record>, Vec<Prepared>)>(3);
-        let fingerprinter = db.fingerprinter().clone();
-        // A re-run: the documents already stored with the same text are known by their
-        // digest, before they are fingerprinted (not when replacing: they are ingested again).
-        let stored = db
-            .searcher()
-            .stored_texts()
-            .filter(|_| self.on_existing == OnExisting::Skip);
-        let (read_ns, fp_ns) = (AtomicU64::new(0), AtomicU64::new(0));
-        let (read_busy, fp_busy) = (&read_ns, &fp_ns);
-        let mut commit = std::time::Duration::ZERO;
-        let batch_before = db.batch_seconds();
-        let ahead_before = db.batches_looked_up_ahead();
-        let lease_before = db.lease_seconds();
-        let batch = self.batch;
-        let ran = std::thread::scope(|scope| -> Result<(), A::Error> {
-            let reader = std::thread::Builder::new().name("fpdb-read".into());
-            reader
-                .spawn_scoped(scope, move || loop {
-                    let t = Instant::now();
-                    let chunk = take_chunk(&mut inputs, batch);
-                    add_since(read_busy, t);
-                    if chunk.is_empty() || raw_tx.send(chunk).is_err() {
-                        break;
-                    }
-                })
-                .map_err(|e| thread_error(&e))?;
-            let fp = std::thread::Builder::new().name("fpdb-fp".into());
-            fp.spawn_scoped(scope, move || {
-                for mut chunk in raw_rx {
-                    let t = Instant::now();
-                    let fps = prepare_chunk(&mut chunk, &fingerprinter, stored.as_ref());
-                    add_since(fp_busy, t);
-                    if tx.send((chunk, fps)).is_err() {
-                        break;
-                    }
+        let chunks = std::iter::from_fn(move || {
+            let records = take_chunk(&mut inputs, self.batch);
+            (!records.is_empty()).then_some(Chunk {
+                records,
+                on_existing: self.on_existing,
+            })
+        });
+        run_chunks(db, chunks, None, ack)
+    }
+}
+
+/// Records ingested together: decided under one hold of the store, committed and made durable
+/// as one.
+pub struct Chunk {
+    /// The records, in input order.
+    pub records: Vec<Record>,
+    /// An id stored already: skipped or replaced.
+    pub on_existing: OnExisting,
+}
+
+/// Where a run finds its store: held while a chunk is decided and handed to the store, let go
+/// between chunks, so that a store shared behind a lock (`fpdb serve`'s) answers its readers
+/// while a run goes on.
+pub trait Hold {
+    /// The store, held until what this returns is dropped.
+    fn hold(&mut self) -> impl DerefMut<Target = Fpdb> + '_;
+}
+
+impl Hold for &mut Fpdb {
+    fn hold(&mut self) -> impl DerefMut<Target = Fpdb> + '_ {
+        &mut **self
+    }
+}
+
+/// How long the writer waits for the next chunk before it tells the chunk written last (its
+/// sync joined): a run fed as requests come (`fpdb serve`) answers a request without waiting
+/// for the next one, and a run whose fingerprinting keeps up does not wait for a sync early.
+const IDLE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// [`Pipeline::run`] of `chunks` as they come, the store held through `store` for each chunk
+/// only: reading (the iterator) on one thread, fingerprinting on all cores, lookups,
+/// decisions and writes in input order on the caller's thread, each chunk made durable on a
+/// thread of its own while the next is decided, and told to `ack` once its sync returns. A
+/// run whose iterator waits for its input (`fpdb serve`'s requests) tells each chunk once it
+/// is durable, not when the next comes. Fingerprints are made on `pool` (rayon's global pool
+/// when None).
+///
+/// # Errors
+/// A store error (placed by [`Acknowledge::at`]) or `ack`'s own.
+pub fn run_chunks<A: Acknowledge>(
+    mut store: impl Hold,
+    mut chunks: impl Iterator<Item = Chunk> + Send,
+    pool: Option<&rayon::ThreadPool>,
+    ack: &mut A,
+) -> Result<Stages, A::Error> {
+    let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Chunk, Vec<Prepared>)>(3);
+    let (fingerprinter, stored, batch_before, ahead_before, lease_before) = {
+        let db = store.hold();
+        (
+            db.fingerprinter().clone(),
+            // A re-run: the documents already stored with the same text are known by their
+            // digest, before they are fingerprinted (not when replacing: they are ingested
+            // again).
+            db.searcher().stored_texts(),
+            db.batch_seconds(),
+            db.batches_looked_up_ahead(),
+            db.lease_seconds(),
+        )
+    };
+    let (read_ns, fp_ns) = (AtomicU64::new(0), AtomicU64::new(0));
+    let (read_busy, fp_busy) = (&read_ns, &fp_ns);
+    let mut commit = std::time::Duration::ZERO;
+    let ran = std::thread::scope(|scope| -> Result<(), A::Error> {
+        let reader = std::thread::Builder::new().name("fpdb-read".into());
+        reader
+            .spawn_scoped(scope, move || loop {
+                let t = Instant::now();
+                let chunk = chunks.next();
+                add_since(read_busy, t);
+                let Some(chunk) = chunk else { break };
+                if raw_tx.send(chunk).is_err() {
+                    break;
                 }
             })
             .map_err(|e| thread_error(&e))?;
-            // Chunk i is made durable (its log synced) on a thread of its own while chunk
-            // i + 1 is decided and written; its results are told once that sync returns.
-            // The chunk after the one being ingested, when it is fingerprinted already: its
-            // lookups run while this one is decided (`Fpdb::ingest_batch_ahead`).
-            let mut waiting: Option<Written<'_, A::Error>> = None;
-            let mut following = rx.recv().ok();
-            let mut ahead: Option<BatchFingerprints> = None;
-            while let Some((chunk, fps)) = following.take().or_else(|| rx.recv().ok()) {
-                following = rx.try_recv().ok();
-                let now = Chunk {
-                    chunk: &chunk,
-                    fps,
-                    ahead: ahead.take(),
-                };
-                let (results, fatal, next) = self.ingest_chunk(db, now, following.as_mut(), &*ack);
-                ack.decided(&chunk, &results);
-                ahead = next;
+        let fp = std::thread::Builder::new().name("fpdb-fp".into());
+        fp.spawn_scoped(scope, move || {
+            for mut chunk in raw_rx {
                 let t = Instant::now();
-                let durable = match db.commit_unsynced() {
-                    Ok(Some(syncer)) => Durable::Syncing(
-                        std::thread::Builder::new()
-                            .name("fpdb-sync".into())
-                            .spawn_scoped(scope, move || syncer())
-                            .map_err(|e| thread_error(&e))?,
-                    ),
-                    Ok(None) => Durable::Inline,
-                    Err(e) => Durable::Failed(e),
+                let known = stored
+                    .as_ref()
+                    .filter(|_| chunk.on_existing == OnExisting::Skip);
+                let fps = match pool {
+                    Some(pool) => {
+                        pool.install(|| prepare_chunk(&mut chunk.records, &fingerprinter, known))
+                    }
+                    None => prepare_chunk(&mut chunk.records, &fingerprinter, known),
                 };
-                let stop = fatal.is_some();
-                let written = Written {
-                    chunk,
-                    results,
-                    fatal,
-                    durable,
-                };
-                if let Some(w) = waiting.replace(written) {
-                    w.acknowledge(db, ack)?;
-                }
-                commit += t.elapsed();
-                if stop {
+                add_since(fp_busy, t);
+                if tx.send((chunk, fps)).is_err() {
                     break;
                 }
             }
-            // The stages before stop on a closed channel (they would wait on a full one).
-            drop((following, rx));
-            if let Some(w) = waiting {
-                let t = Instant::now();
-                w.acknowledge(db, ack)?;
-                commit += t.elapsed();
-            }
-            Ok(())
-        });
-        let after = db.batch_seconds();
-        let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
-        ran.map(|()| Stages {
-            read: secs(&read_ns),
-            fingerprint: secs(&fp_ns),
-            look_up: after.look_up - batch_before.look_up,
-            decide: after.decide - batch_before.decide,
-            apply: after.apply - batch_before.apply,
-            commit: commit.as_secs_f64() + after.commit - batch_before.commit,
-            batches_looked_up_ahead: db.batches_looked_up_ahead() - ahead_before,
-            lease_seconds: db.lease_seconds() - lease_before,
         })
-    }
+        .map_err(|e| thread_error(&e))?;
+        let decided = catch_unwind(AssertUnwindSafe(|| {
+            write_chunks(scope, &mut store, rx, ack, &mut commit)
+        }));
+        // The input may be waiting for records (a server's queue): it is told to stop before
+        // its thread is joined, whatever ended the writer's loop.
+        ack.ended();
+        decided.unwrap_or_else(|panic| resume_unwind(panic))
+    });
+    let db = store.hold();
+    let after = db.batch_seconds();
+    let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
+    ran.map(|()| Stages {
+        read: secs(&read_ns),
+        fingerprint: secs(&fp_ns),
+        look_up: after.look_up - batch_before.look_up,
+        decide: after.decide - batch_before.decide,
+        apply: after.apply - batch_before.apply,
+        commit: commit.as_secs_f64() + after.commit - batch_before.commit,
+        batches_looked_up_ahead: db.batches_looked_up_ahead() - ahead_before,
+        lease_seconds: db.lease_seconds() - lease_before,
+    })
+}
 
-    /// Ingest one chunk in input order (one [`Fpdb::ingest_batch_ahead`], with the lookups of
-    /// the `following` chunk when it is at hand); stops at the first store error, returned
-    /// with the results before it. Returns what the following chunk's lookups found.
-    fn ingest_chunk<A: Acknowledge>(
-        self,
-        db: &mut Fpdb,
-        now: Chunk<'_>,
-        following: Option<&mut (Vec<Record>, Vec<Prepared>)>,
-        ack: &A,
-    ) -> (Results, Option<A::Error>, Option<BatchFingerprints>) {
-        let Chunk { chunk, fps, ahead } = now;
-        // The documents to ingest, and the cluster at ingest of each record already stored
-        // with its text (by its place in the chunk).
-        let mut docs: Vec<&Document> = Vec::with_capacity(chunk.len());
-        let mut own: Vec<Fingerprints> = Vec::with_capacity(chunk.len());
-        let mut stored: Vec<Option<u64>> = vec![None; chunk.len()];
-        for (i, (rec, fp)) in chunk.iter().zip(fps).enumerate() {
-            match (&rec.doc, fp) {
-                (Ok(doc), Prepared::Fingerprinted(fp)) => {
-                    docs.push(doc);
-                    own.push(fp);
-                }
-                (Ok(doc), Prepared::Ahead) => docs.push(doc),
-                (Ok(_), Prepared::Stored(similar_id)) => stored[i] = Some(similar_id),
-                (Ok(_), Prepared::Unread) => unreachable!("every readable document is prepared"),
-                (Err(_), _) => {}
-            }
-        }
-        let fps = ahead.unwrap_or_else(|| own.into());
-        let next = following.map(|(chunk, fps)| take_fingerprints(chunk, fps));
-        let (batch, next) = db.ingest_batch_ahead(docs, fps, self.on_existing, next);
-        let mut done = batch.results.into_iter();
-        let mut results = Vec::with_capacity(chunk.len());
-        // Clusters of the chunk's stored documents, resolved once each (after the chunk's
-        // own merges, which the batch above made).
-        let mut roots: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-        for (i, rec) in chunk.iter().enumerate() {
-            match &rec.doc {
-                Err(reason) => results.push(Err(reason.clone())),
-                Ok(doc) if stored[i].is_some() => {
-                    let at_ingest = stored[i].unwrap_or_default();
-                    let root = match roots.get(&at_ingest) {
-                        Some(&root) => Ok(root),
-                        None => db.searcher().resolve(at_ingest),
-                    };
-                    match root {
-                        Ok(similar_id) => {
-                            roots.insert(at_ingest, similar_id);
-                            results.push(Ok(IngestResult::SkippedExisting {
-                                id: doc.id.clone(),
-                                similar_id,
-                                same_text: true,
-                            }));
-                        }
-                        Err(e) => return (results, Some(ack.at(e, rec)), next),
+/// The writer's loop of a run: each chunk decided in input order under one hold of the store
+/// (with the following chunk's lookups when it is at hand), handed to the store, made durable
+/// on a thread of its own while the next is decided (chunk i is synced while chunk i + 1 is
+/// decided and written), and told once its sync returns.
+fn write_chunks<'scope, A: Acknowledge>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    store: &mut impl Hold,
+    rx: std::sync::mpsc::Receiver<(Chunk, Vec<Prepared>)>,
+    ack: &mut A,
+    commit: &mut std::time::Duration,
+) -> Result<(), A::Error> {
+    let mut waiting: Option<Written<'_, A::Error>> = None;
+    let mut following = rx.recv().ok();
+    let mut ahead: Option<BatchFingerprints> = None;
+    loop {
+        let next = match following.take() {
+            Some(next) => Some(next),
+            None => match rx.recv_timeout(IDLE) {
+                Ok(next) => Some(next),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    // Nothing to decide: tell the chunk written last while waiting.
+                    if let Some(w) = waiting.take() {
+                        let t = Instant::now();
+                        w.acknowledge(store, ack)?;
+                        *commit += t.elapsed();
                     }
+                    rx.recv().ok()
                 }
-                Ok(_) => match done.next() {
-                    Some(r) => results.push(Ok(r)),
-                    None => {
-                        let e = batch.error.unwrap_or_else(|| {
-                            crate::Error::Storage("the document was not ingested".into())
-                        });
-                        return (results, Some(ack.at(e, rec)), next);
-                    }
-                },
-            }
+            },
+        };
+        let Some((chunk, fps)) = next else { break };
+        following = rx.try_recv().ok();
+        let now = Deciding {
+            chunk: &chunk,
+            fps,
+            ahead: ahead.take(),
+        };
+        let mut db = store.hold();
+        let (results, fatal, next) = ingest_chunk(&mut db, now, following.as_mut(), &*ack);
+        ack.decided(&chunk.records, &results);
+        ahead = next;
+        let t = Instant::now();
+        let durable = match db.commit_unsynced() {
+            Ok(Some(syncer)) => Durable::Syncing(
+                std::thread::Builder::new()
+                    .name("fpdb-sync".into())
+                    .spawn_scoped(scope, move || syncer())
+                    .map_err(|e| thread_error(&e))?,
+            ),
+            Ok(None) => Durable::Inline,
+            Err(e) => Durable::Failed(e),
+        };
+        drop(db);
+        let stop = fatal.is_some();
+        let written = Written {
+            chunk: chunk.records,
+            results,
+            fatal,
+            durable,
+        };
+        if let Some(w) = waiting.replace(written) {
+            w.acknowledge(store, ack)?;
         }
-        (results, None, next)
+        *commit += t.elapsed();
+        if stop {
+            break;
+        }
     }
+    // The stages before stop on a closed channel (they would wait on a full one).
+    drop((following, rx));
+    if let Some(w) = waiting {
+        let t = Instant::now();
+        w.acknowledge(store, ack)?;
+        *commit += t.elapsed();
+    }
+    Ok(())
+}
+
+/// Ingest one chunk in input order (one [`Fpdb::ingest_batch_ahead`], with the lookups of the
+/// `following` chunk when it is at hand); stops at the first store error, returned with the
+/// results before it. Returns what the following chunk's lookups found.
+fn ingest_chunk<A: Acknowledge>(
+    db: &mut Fpdb,
+    now: Deciding<'_>,
+    following: Option<&mut (Chunk, Vec<Prepared>)>,
+    ack: &A,
+) -> (Results, Option<A::Error>, Option<BatchFingerprints>) {
+    let Deciding { chunk, fps, ahead } = now;
+    let on_existing = chunk.on_existing;
+    let chunk = &chunk.records;
+    // The documents to ingest, and the cluster at ingest of each record already stored with
+    // its text (by its place in the chunk).
+    let mut docs: Vec<&Document> = Vec::with_capacity(chunk.len());
+    let mut own: Vec<Fingerprints> = Vec::with_capacity(chunk.len());
+    let mut stored: Vec<Option<u64>> = vec![None; chunk.len()];
+    for (i, (rec, fp)) in chunk.iter().zip(fps).enumerate() {
+        match (&rec.doc, fp) {
+            (Ok(doc), Prepared::Fingerprinted(fp)) => {
+                docs.push(doc);
+                own.push(fp);
+            }
+            (Ok(doc), Prepared::Ahead) => docs.push(doc),
+            (Ok(_), Prepared::Stored(similar_id)) => stored[i] = Some(similar_id),
+            (Ok(_), Prepared::Unread) => unreachable!("every readable document is prepared"),
+            (Err(_), _) => {}
+        }
+    }
+    let fps = ahead.unwrap_or_else(|| own.into());
+    // The following chunk's lookups run ahead only when it is decided the same way.
+    let next = following
+        .filter(|(c, _)| c.on_existing == on_existing)
+        .map(|(c, fps)| take_fingerprints(&c.records, fps));
+    let (batch, next) = db.ingest_batch_ahead(docs, fps, on_existing, next);
+    let mut done = batch.results.into_iter();
+    let mut results = Vec::with_capacity(chunk.len());
+    // Clusters of the chunk's stored documents, resolved once each (after the chunk's own
+    // merges, which the batch above made).
+    let mut roots: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    for (i, rec) in chunk.iter().enumerate() {
+        match &rec.doc {
+            Err(reason) => results.push(Err(reason.clone())),
+            Ok(doc) if stored[i].is_some() => {
+                let at_ingest = stored[i].unwrap_or_default();
+                let root = match roots.get(&at_ingest) {
+                    Some(&root) => Ok(root),
+                    None => db.searcher().resolve(at_ingest),
+                };
+                match root {
+                    Ok(similar_id) => {
+                        roots.insert(at_ingest, similar_id);
+                        results.push(Ok(IngestResult::SkippedExisting {
+                            id: doc.id.clone(),
+                            similar_id,
+                            same_text: true,
+                        }));
+                    }
+                    Err(e) => return (results, Some(ack.at(e, rec)), next),
+                }
+            }
+            Ok(_) => match done.next() {
+                Some(r) => results.push(Ok(r)),
+                None => {
+                    let e = batch.error.unwrap_or_else(|| {
+                        crate::Error::Storage("the document was not ingested".into())
+                    });
+                    return (results, Some(ack.at(e, rec)), next);
+                }
+            },
+        }
+    }
+    (results, None, next)
 }
 
 /// A thread the run needs could not be started.
@@ -315,7 +427,11 @@ enum Durable<'scope> {
 impl<E> Written<'_, E> {
     /// Wait until the chunk is durable, then tell its results; the chunk's store error, if
     /// it had one, after that.
-    fn acknowledge<A: Acknowledge<Error = E>>(self, db: &Fpdb, ack: &mut A) -> Result<(), E>
+    fn acknowledge<A: Acknowledge<Error = E>>(
+        self,
+        store: &mut impl Hold,
+        ack: &mut A,
+    ) -> Result<(), E>
     where
         E: From<crate::Error>,
     {
@@ -323,7 +439,7 @@ impl<E> Written<'_, E> {
             Durable::Syncing(h) => h
                 .join()
                 .unwrap_or_else(|_| Err(crate::Error::Storage("the sync thread panicked".into()))),
-            Durable::Inline => db.sync(),
+            Durable::Inline => store.hold().sync(),
             Durable::Failed(e) => Err(e),
         };
         // After a store error the sync of what came before it may fail too (RocksDB then
@@ -346,8 +462,8 @@ impl<E> Written<'_, E> {
 
 /// A chunk to ingest: its records, what fingerprinting made of them, and what the call
 /// before returned for them when their lookups ran ahead.
-struct Chunk<'c> {
-    chunk: &'c [Record],
+struct Deciding<'c> {
+    chunk: &'c Chunk,
     fps: Vec<Prepared>,
     ahead: Option<BatchFingerprints>,
 }
@@ -461,3 +577,6 @@ fn prepare_chunk(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

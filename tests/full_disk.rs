@@ -113,3 +113,59 @@ fn a_full_disk_stops_the_ingest_cleanly_and_loses_nothing_acknowledged() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(json_lines(&stdout(&o))[0]["documents"], n as u64);
 }
+
+/// The server on a disk that fills: the request that meets it is answered with the error and
+/// how many of its documents were written, the next ones with the error (none waits for
+/// ever), reads go on, and every document acknowledged, or named as written, is stored.
+#[test]
+fn a_full_disk_fails_the_servers_writes_cleanly_and_loses_nothing_acknowledged() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let Some(mnt) = Mount::new(&p.join("mnt"), "6m") else {
+        eprintln!("full_disk: SKIPPED (mounting a tmpfs needs root and CAP_SYS_ADMIN)");
+        return;
+    };
+    let store = "mnt/store";
+    let server = common::server::Server::start(p, store, &["-q"]);
+    let mut rng = common::Rng(78);
+    let (mut acked, mut failed) = (Vec::new(), 0);
+    let mut at = 0;
+    while failed < 3 {
+        assert!(at < 200_000, "the disk never filled");
+        let docs: Vec<serde_json::Value> = (at..at + 1000)
+            .map(|i| serde_json::json!({"id": format!("d{i}"), "text": common::synthetic_doc(&mut rng, 3)}))
+            .collect();
+        let (status, v) = server.post("/v1/documents", &serde_json::json!({ "documents": docs }));
+        if status == 200 {
+            assert_eq!(failed, 0, "a write after the disk filled succeeded: {v}");
+            acked.extend((at..at + 1000).map(|i| format!("d{i}")));
+        } else {
+            assert_eq!(status, 500, "{v}");
+            let e = v["error"].as_str().unwrap();
+            assert!(e.contains("No space left on device"), "{e}");
+            if failed == 0 {
+                // The documents of this request written before the error are named.
+                if let Some(n) = e.split("the first ").nth(1) {
+                    let n: usize = n.split(' ').next().unwrap().parse().unwrap();
+                    acked.extend((at..at + n).map(|i| format!("d{i}")));
+                }
+            }
+            failed += 1;
+        }
+        at += 1000;
+    }
+    let (status, _) = server.get("/v1/stats");
+    assert_eq!(status, 200, "reads go on");
+    server.stop();
+
+    mnt.resize("256m");
+    let fpdb =
+        |dir: &Path, args: &[&str]| common::fpdb().current_dir(dir).args(args).output().unwrap();
+    let o = fpdb(p, &["verify", "--db", store]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let stored = ids(&stdout(&fpdb(p, &["export", "--db", store])));
+    let set: std::collections::HashSet<&String> = stored.iter().collect();
+    let lost = acked.iter().filter(|i| !set.contains(i)).count();
+    assert!(!acked.is_empty());
+    assert_eq!(lost, 0, "of {} acknowledged", acked.len());
+}

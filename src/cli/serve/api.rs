@@ -314,10 +314,6 @@ async fn query_batch(State(s): State<Db>, raw: Body) -> Answer {
 /// `POST /v1/documents`: one document, or `{"documents": [...]}`; `"replace": true` in the
 /// body or `?replace=true` replaces stored ids. Answers `{"results": [...]}` (the lines `ingest --output`
 /// writes) once every document is durable.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one request's path: parameters, body, admission, parsing, the writer's answer"
-)]
 async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer {
     let mut replace = false;
     for (k, v) in params(&q) {
@@ -365,64 +361,37 @@ async fn ingest(State(s): State<Db>, RawQuery(q): RawQuery, raw: Body) -> Answer
     } else {
         OnExisting::Skip
     };
-    // A large request goes to the writer in groups of at most --max-group documents, each
-    // fingerprinted just before it is handed over: the writer holds the store for one group at
-    // a time (reads run between groups), and only one group's fingerprints are in memory.
-    let mut done: Vec<fpdb::IngestResult> = Vec::with_capacity(docs.len());
-    let mut docs = docs.into_iter().peekable();
-    while docs.peek().is_some() {
-        let group: Vec<Document> = docs.by_ref().take(s.max_group).collect();
-        let fp = s.clone();
-        let (group, fps) = on_write_cpu(move || {
-            let fps: Vec<fpdb::Fingerprints> = group
-                .par_iter()
-                .map(|d| fp.fingerprinter.fingerprint_with(&d.text, d.meta()))
-                .collect();
-            (group, fps)
-        })
-        .await?;
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let job = Job {
-            work: Work {
-                docs: group,
-                fps,
-                on_existing,
-            },
-            reply: tx,
-        };
-        let sent = match &*s
-            .writer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-        {
-            Some(w) => w.send(job).is_ok(),
-            None => false,
-        };
-        let written = done.len();
-        let partly = |e: &str| {
-            if written == 0 {
-                e.to_string()
-            } else {
-                format!("{e} (the first {written} documents of this request were written)")
-            }
-        };
-        if !sent {
+    // The writer cuts the request into chunks, each decided under one hold of the store
+    // (reads run between them), and answers once every document is durable.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job = Job {
+        work: Work { docs, on_existing },
+        reply: tx,
+    };
+    let sent = match &*s
+        .writer
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        Some(w) => w.send(job).is_ok(),
+        None => false,
+    };
+    if !sent {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is shutting down; this request was not written",
+        ));
+    }
+    let mut done = match rx.await {
+        Ok(Ok(results)) => results,
+        Ok(Err(e)) => return Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e)),
+        Err(_) => {
             return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                partly("the server is shutting down; the rest of this request was not written"),
-            ));
+                "the store writer stopped before answering; these documents may not be stored",
+            ))
         }
-        match rx.await {
-            Ok(Ok(results)) => done.extend(results),
-            Ok(Err(e)) => return Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, partly(&e))),
-            Err(_) => return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                partly(
-                    "the store writer stopped before answering; these documents may not be stored",
-                ),
-            )),
-        }
-    }
+    };
     for r in &mut done {
         if let fpdb::IngestResult::Added { outcome, .. } = r {
             short_match_ids(outcome);

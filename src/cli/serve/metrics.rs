@@ -89,7 +89,7 @@ impl Metrics {
         );
         registry.register(
             "group_commits",
-            "Group commits: write requests ingested together and synced once",
+            "Group commits: chunks of write requests decided together and synced once",
             groups.clone(),
         );
         registry.register(
@@ -99,7 +99,7 @@ impl Metrics {
         );
         registry.register(
             "group_commit_duration_seconds",
-            "Time to ingest and sync one group",
+            "Time from a chunk's hold of the store to its sync",
             group_seconds.clone(),
         );
         registry.register("documents", "Documents stored", documents.clone());
@@ -145,7 +145,7 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// One group of `docs` documents ingested and synced in `seconds`.
+    /// One chunk of `docs` documents decided and synced in `seconds`.
     pub(super) fn group_committed(&self, docs: u64, seconds: f64) {
         self.groups.inc();
         self.ingested.inc_by(docs);

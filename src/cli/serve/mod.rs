@@ -3,13 +3,14 @@
 //!
 //! - `api.rs`: the routes (JSON in and out, errors that name the field), the bearer token, the
 //!   request metrics;
-//! - `writer.rs`: the one writer thread, which ingests the documents of every write request
-//!   waiting at once as one batch, syncs once, and only then answers them (group commit);
+//! - `writer.rs`: the one writer thread, which runs the library's ingest path over the write
+//!   requests as they come (chunks in arrival order, each synced behind the next) and answers
+//!   each once its documents are durable;
 //! - `metrics.rs`: Prometheus counters and histograms for `/metrics`.
 //!
 //! Reads (queries, documents, clusters, stats) run on all cores against the store as last
-//! committed; the writer holds the store exclusively only while it decides a group.
-//! Fingerprinting runs before that, on all cores, outside any lock.
+//! committed; the writer holds the store exclusively only while it decides a chunk.
+//! Fingerprinting runs beside that, on all cores, outside any lock.
 
 mod api;
 mod conn;
@@ -60,10 +61,11 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = 15)]
     shutdown_deadline: u64,
     /// Most documents one write or query request may carry (larger ones get 413; a write
-    /// request is ingested in groups of at most --max-group, so reads run between them)
+    /// request is ingested in chunks, so reads run between them)
     #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     max_request_docs: u64,
-    /// Most documents ingested together in one group commit (one sync)
+    /// Most documents ingested together in one commit (one hold of the store, one sync; at
+    /// most 256 whatever this says: a chunk is sized to hold the store about 8 ms)
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
     max_group: u64,
     /// Block cache in MiB (index, filter and data blocks; memtables take up to 128 MiB more): a
@@ -104,8 +106,6 @@ pub(super) struct Shared {
     max_body_bytes: usize,
     /// Most documents of one request.
     max_request_docs: usize,
-    /// Most documents of one write job (a larger request is handed over in such groups).
-    max_group: usize,
     /// Write requests read and worked on at once.
     write_slots: tokio::sync::Semaphore,
     /// Longest wait for the next part of a request body.
@@ -166,7 +166,6 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
         metrics: metrics::Metrics::new(),
         max_body_bytes: a.max_body_bytes,
         max_request_docs: a.max_request_docs as usize,
-        max_group: a.max_group as usize,
         write_slots: tokio::sync::Semaphore::new(WRITE_SLOTS),
         read_timeout: std::time::Duration::from_secs(a.read_timeout),
         writer_failed: Default::default(),

@@ -58,8 +58,14 @@ pub(super) const WRITE_NICE: i32 = crate::cli::nice::FEEDER_NICE;
 pub(super) async fn on_write_cpu<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ApiError> {
+    run_on(write_pool(), f).await
+}
+
+/// The writes' pool (`fpdb-write-N`, at a lower priority): requests are parsed and their
+/// documents fingerprinted there.
+pub(super) fn write_pool() -> &'static rayon::ThreadPool {
     static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    run_on(POOL.get_or_init(|| pool("fpdb-write", WRITE_NICE)), f).await
+    POOL.get_or_init(|| pool("fpdb-write", WRITE_NICE))
 }
 
 /// `read` run against the store (read lock) on the reads' pool; a store error is a 500.
