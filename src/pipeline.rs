@@ -168,7 +168,7 @@ pub fn run_chunks<A: Acknowledge>(
 ) -> Result<Stages, A::Error> {
     let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(Chunk, Vec<Prepared>)>(3);
-    let (fingerprinter, stored, batch_before, ahead_before, lease_before) = {
+    let (fingerprinter, stored, before) = {
         let db = store.hold();
         (
             db.fingerprinter().clone(),
@@ -176,9 +176,7 @@ pub fn run_chunks<A: Acknowledge>(
             // digest, before they are fingerprinted (not when replacing: they are ingested
             // again).
             db.searcher().stored_texts(),
-            db.batch_seconds(),
-            db.batches_looked_up_ahead(),
-            db.lease_seconds(),
+            db.meters(),
         )
     };
     let (read_ns, fp_ns) = (AtomicU64::new(0), AtomicU64::new(0));
@@ -225,18 +223,17 @@ pub fn run_chunks<A: Acknowledge>(
         ack.ended();
         decided.unwrap_or_else(|panic| resume_unwind(panic))
     });
-    let db = store.hold();
-    let after = db.batch_seconds();
+    let after = store.hold().meters();
     let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
     ran.map(|()| Stages {
         read: secs(&read_ns),
         fingerprint: secs(&fp_ns),
-        look_up: after.look_up - batch_before.look_up,
-        decide: after.decide - batch_before.decide,
-        apply: after.apply - batch_before.apply,
-        commit: commit.as_secs_f64() + after.commit - batch_before.commit,
-        batches_looked_up_ahead: db.batches_looked_up_ahead() - ahead_before,
-        lease_seconds: db.lease_seconds() - lease_before,
+        look_up: after.batch.look_up - before.batch.look_up,
+        decide: after.batch.decide - before.batch.decide,
+        apply: after.batch.apply - before.batch.apply,
+        commit: commit.as_secs_f64() + after.batch.commit - before.batch.commit,
+        batches_looked_up_ahead: after.batches_looked_up_ahead - before.batches_looked_up_ahead,
+        lease_seconds: after.lease_seconds - before.lease_seconds,
     })
 }
 

@@ -110,7 +110,7 @@ fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &
     let (ahead, syncs): (Vec<bool>, Vec<bool>) = (0..batches.len())
         .map(|_| (rng.below(4) != 0, rng.below(3) == 0))
         .unzip();
-    let before = b.batches_looked_up_ahead();
+    let before = b.meters().batches_looked_up_ahead;
     let batched = common::ingest_ahead(b, &batches, on, &mut |i| ahead[i], &mut |db, i| {
         if syncs[i] {
             db.sync().unwrap();
@@ -118,7 +118,7 @@ fn compare(a: &mut Fpdb, b: &mut Fpdb, docs: &[Document], on: OnExisting, rng: &
     });
     if on == OnExisting::Skip && ahead.iter().rev().skip(1).any(|&a| a) && common::looks_ahead() {
         // Replacing batches are ingested one document at a time: no lookups ahead.
-        assert!(b.batches_looked_up_ahead() > before);
+        assert!(b.meters().batches_looked_up_ahead > before);
     }
     b.sync().unwrap();
     for (k, (x, y)) in one.iter().zip(&batched).enumerate() {
@@ -141,13 +141,13 @@ fn query_many_is_query(db: &Fpdb, docs: &[Document], rng: &mut Rng) {
     let mut probe: Vec<Document> = docs.iter().step_by(3).cloned().collect();
     probe.extend(stream(rng, 60));
     let fps: Vec<_> = probe.iter().map(|d| db.fingerprint_document(d)).collect();
-    let s0 = db.lookup_stats();
+    let s0 = db.meters().lookups;
     let one: Vec<_> = probe
         .iter()
         .zip(&fps)
         .map(|(d, f)| db.searcher().query(&d.id, f).unwrap())
         .collect();
-    let s1 = db.lookup_stats();
+    let s1 = db.meters().lookups;
     let asked: Vec<(&str, &fpdb::Fingerprints)> = probe
         .iter()
         .zip(&fps)
@@ -159,7 +159,7 @@ fn query_many_is_query(db: &Fpdb, docs: &[Document], rng: &mut Rng) {
         .into_iter()
         .map(Result::unwrap)
         .collect();
-    let s2 = db.lookup_stats();
+    let s2 = db.meters().lookups;
     assert_eq!(one, many);
     for ((name, a0), ((_, a1), (_, a2))) in s0
         .counts()
@@ -337,9 +337,9 @@ fn copies_past_the_simhash_bound_decide_alike() {
         let mut b = Fpdb::builder().settings(s).open_in_memory().unwrap();
         compare(&mut a, &mut b, &docs, OnExisting::Skip, &mut rng);
         assert!(
-            a.lookup_stats().records_read <= 260 * (fpdb::SIMHASH_MOST as u64 + 8),
+            a.meters().lookups.records_read <= 260 * (fpdb::SIMHASH_MOST as u64 + 8),
             "{:?}",
-            a.lookup_stats()
+            a.meters().lookups
         );
     }
 }

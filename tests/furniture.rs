@@ -47,7 +47,7 @@ fn clusters(
             } else {
                 0
             };
-            assert_eq!(db.batches_looked_up_ahead(), looked_ahead as u64);
+            assert_eq!(db.meters().batches_looked_up_ahead, looked_ahead as u64);
         }
     }
     common::clusters_by_id(&db)

@@ -119,7 +119,7 @@ fn rocksdb_dense_lookup_equals_bounded_brute_force() {
     let fps = dense_corpus(9, 2000, 3);
     store_with(&mut db, &fps);
     db.sync().unwrap();
-    let before = db.lookup_stats();
+    let before = db.meters().lookups;
     let answers = lookups_and_brute_force(&db, &fps, 9, 3);
     for (got, want) in &answers {
         assert_eq!(got, want);
@@ -127,7 +127,7 @@ fn rocksdb_dense_lookup_equals_bounded_brute_force() {
     assert!(answers
         .iter()
         .any(|(got, _)| got.len() == fpdb::SIMHASH_MOST));
-    let s = db.lookup_stats();
+    let s = db.meters().lookups;
     let per_lookup = (s.simhash_scanned - before.simhash_scanned) / answers.len() as u64;
     // 20 tables. In each, a text's ~440 exact copies are read up to SIMHASH_MOST + a seek
     // past the rest; its ~220 near copies (distinct values) are read whole. Unbounded, a

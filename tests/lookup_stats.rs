@@ -1,4 +1,4 @@
-//! The lookup counters (`Fpdb::lookup_stats`): what lookups read, counted.
+//! The lookup counters (`Fpdb::meters`, its `lookups`): what lookups read, counted.
 
 use fpdb::{Document, Fpdb, LookupStats, OnExisting};
 
@@ -12,17 +12,17 @@ const OTHER: &str = "今天的天气非常好，我们一起去公园散步，�
 #[test]
 fn lookup_stats_count_what_lookups_read() {
     let mut db = Fpdb::builder().open_in_memory().unwrap();
-    assert_eq!(db.lookup_stats(), LookupStats::default());
+    assert_eq!(db.meters().lookups, LookupStats::default());
     db.ingest_document(&Document::new("a", LAW), OnExisting::Skip)
         .unwrap();
-    let s = db.lookup_stats();
+    let s = db.meters().lookups;
     assert_eq!((s.lookups, s.records_read, s.verified), (1, 0, 0));
     db.ingest_document(
         &Document::new("b", format!("【转载】\n{LAW}")),
         OnExisting::Skip,
     )
     .unwrap();
-    let s = db.lookup_stats();
+    let s = db.meters().lookups;
     assert_eq!(s.lookups, 2);
     assert!(s.postings_found >= 3, "{s:?}");
     // a's fingerprint is in the range of a table (the retitled copy is more than k bits
@@ -40,7 +40,7 @@ fn lookup_stats_count_what_lookups_read() {
     let batch: Vec<_> = docs.iter().map(|d| (d, db.fingerprint(&d.text))).collect();
     let out = db.ingest_batch(batch, OnExisting::Skip);
     assert!(out.error.is_none());
-    let t = db.lookup_stats();
+    let t = db.meters().lookups;
     assert_eq!(t.lookups, 4);
     // c's candidates are a, the oldest holder of every posting they share (and its
     // simhash neighbour), and b when b's simhash is within k too: one or two records
@@ -54,7 +54,7 @@ fn lookup_stats_count_what_lookups_read() {
     // A query of a's own text: a is a simhash candidate at distance 0, read and verified.
     let fps = db.fingerprint(LAW);
     db.searcher().query("q", &fps).unwrap();
-    let u = db.lookup_stats();
+    let u = db.meters().lookups;
     assert_eq!(u.lookups, 5);
     assert!(u.simhash_candidates > t.simhash_candidates, "{u:?}");
     assert!(
@@ -111,7 +111,7 @@ fn repeated_copies_read_a_bounded_number_of_candidates() {
     }
     let stats = db.searcher().stats();
     assert_eq!((stats.documents, stats.clusters), (1500, 1), "{stats:?}");
-    let s = db.lookup_stats();
+    let s = db.meters().lookups;
     let most = fpdb::SIMHASH_MOST as u64;
     assert!(s.records_read <= s.lookups * (most + 4), "{s:?}");
     // Unbounded, every lookup read every earlier copy in each of the 20 tables: about 20 ×

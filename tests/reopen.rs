@@ -305,7 +305,7 @@ fn saved_presence_filter_changes_no_result_and_an_earlier_one_is_caught_up() {
     std::fs::write(&file, &stale).unwrap();
     {
         let mut db = Fpdb::builder().open(&two).unwrap();
-        assert_eq!(db.memory_filter_caught_up(), Some(b.len() as u64));
+        assert_eq!(db.meters().memory_filter_caught_up, Some(b.len() as u64));
         ingest_all(&mut db, &c);
     }
     assert_ne!(
@@ -317,7 +317,8 @@ fn saved_presence_filter_changes_no_result_and_an_earlier_one_is_caught_up() {
         Fpdb::builder()
             .open(&two)
             .unwrap()
-            .memory_filter_caught_up(),
+            .meters()
+            .memory_filter_caught_up,
         None,
         "saved at the store's state"
     );

@@ -105,7 +105,7 @@ fn texts_of_the_same_few_words_are_not_read_as_candidates() {
                 .unwrap(),
         );
         assert!(b.matches.is_empty(), "{min_terms}: {b:?}");
-        let s = db.lookup_stats();
+        let s = db.meters().lookups;
         assert_eq!(s.simhash_candidates, candidates, "{min_terms}: {s:?}");
         assert_eq!(s.records_read, candidates, "{min_terms}: {s:?}");
         assert_eq!(s.verified, 0, "{min_terms}: {s:?}");

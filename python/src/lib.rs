@@ -401,7 +401,7 @@ impl Store {
 
     /// What this handle's lookups read since it was opened (`LookupStats`), as JSON text.
     fn lookup_stats(&self, py: Python<'_>) -> PyResult<String> {
-        py.allow_threads(|| self.with(|db| json(&db.lookup_stats())))
+        py.allow_threads(|| self.with(|db| json(&db.meters().lookups)))
     }
 
     /// A stored document as JSON text, or None.

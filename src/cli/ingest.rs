@@ -489,7 +489,7 @@ fn open_for_ingest(
         .cache_bytes((a.cache_mib as usize) << 20)
         .open(path)?;
     if had_filter
-        && db.memory_filter_bytes().is_none()
+        && db.meters().memory_filter_bytes.is_none()
         && a.memory_filters != MemoryFilters::Off
         && !quiet
     {
@@ -500,7 +500,7 @@ fn open_for_ingest(
             path.display()
         );
     }
-    if let (Some(n @ 1..), false) = (db.memory_filter_caught_up(), quiet) {
+    if let (Some(n @ 1..), false) = (db.meters().memory_filter_caught_up, quiet) {
         eprintln!(
             "fpdb: presence filter brought up to date: {n} document(s) written since it was saved read into it"
         );

@@ -124,7 +124,7 @@ pub(super) fn query_batch(
             "fpdb: {records} records looked up: {duplicates} duplicates of stored documents, {} new, {skipped} skipped",
             records - duplicates - skipped
         );
-        if let Some(line) = super::output::lookup_line(&db.lookup_stats()).filter(|_| verbose) {
+        if let Some(line) = super::output::lookup_line(&db.meters().lookups).filter(|_| verbose) {
             eprintln!("{line}");
         }
     }

@@ -102,7 +102,7 @@ impl Summary {
     pub(super) fn finish(&mut self, db: &fpdb::Fpdb, seconds: f64) {
         (self.store_documents, self.store_clusters) = db.searcher().totals();
         self.store_duplicates = self.store_documents.saturating_sub(self.store_clusters);
-        self.lookups = db.lookup_stats();
+        self.lookups = db.meters().lookups;
         self.seconds = seconds;
         self.docs_per_second = if seconds > 0.0 {
             self.added as f64 / seconds

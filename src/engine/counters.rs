@@ -15,7 +15,7 @@ pub(super) struct Lease {
     pub(super) held_ns: AtomicU64,
 }
 
-/// Where the batches' time went, in seconds of wall time ([`Fpdb::batch_seconds`]).
+/// Where the batches' time went, in seconds of wall time ([`Meters::batch`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct BatchSeconds {
     /// Looking documents up: reads and verification, on all the lookup threads at once
@@ -28,6 +28,32 @@ pub struct BatchSeconds {
     pub commit: f64,
     /// The store's own thread applying the writes (0 without one).
     pub apply: f64,
+}
+
+/// What a handle has measured since it was opened ([`Fpdb::meters`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Meters {
+    /// What its lookups read.
+    pub lookups: LookupStats,
+    /// The wall time its batches ([`Fpdb::ingest_batch`]) spent in each stage.
+    pub batch: BatchSeconds,
+    /// Batches ([`Fpdb::ingest_batch_ahead`]) decided with lookups that ran while the batch
+    /// before them was decided.
+    pub batches_looked_up_ahead: u64,
+    /// Writes that went through it: equal numbers at two times mean that what it reads did
+    /// not change between them (a reader that takes the store's lock in steps checks this to
+    /// know that its steps saw one state).
+    pub writes: u64,
+    /// Seconds it held a shared store's write lease (0 for a store of one process): the
+    /// lookups, decisions and writes of its batches, which the other writers wait for.
+    pub lease_seconds: f64,
+    /// Memory taken by its in-memory presence filters of the store's hash prefixes, when it
+    /// has them ([`crate::store::Presence`]).
+    pub memory_filter_bytes: Option<u64>,
+    /// Documents read into the presence filter when the store was opened: the filter had
+    /// been saved before they were written (a run that did not end cleanly, or kept no
+    /// filter). None when it was loaded at the store's state, built, or not kept.
+    pub memory_filter_caught_up: Option<u64>,
 }
 
 /// [`LookupStats`] as counted: on every lookup thread, relaxed (totals only).

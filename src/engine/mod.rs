@@ -63,7 +63,7 @@ use std::path::{Path, PathBuf};
 
 pub use batch::{BatchOutcome, NextBatch};
 pub use batch_lookup::BatchFingerprints;
-pub use counters::{BatchSeconds, LookupStats};
+pub use counters::{BatchSeconds, LookupStats, Meters};
 use counters::{Lease, LookupCounters};
 pub use heavy::Heavy;
 pub use jobs::Job;
@@ -126,7 +126,7 @@ pub struct Fpdb {
     /// Threads of the lookups of [`Fpdb::ingest_batch`]: a pool of their own, so they never
     /// queue behind fingerprinting on rayon's global pool (None: it could not be built).
     lookup_pool: std::sync::OnceLock<Option<std::sync::Arc<rayon::ThreadPool>>>,
-    /// What the lookups of this handle (and of its view) read ([`Fpdb::lookup_stats`]).
+    /// What the lookups of this handle (and of its view) read ([`Fpdb::meters`]).
     reads: std::sync::Arc<LookupCounters>,
     /// A handle on what was committed, for the lookups of a batch while the batch before it
     /// is decided ([`Fpdb::ingest_batch_ahead`]).
@@ -139,7 +139,7 @@ pub struct Fpdb {
     /// Hosts of removed documents, whose lines the next sync sweeps (`forget.rs`).
     forget: std::sync::Mutex<Vec<u64>>,
     /// Documents read into the presence filter at open: it was saved before they were
-    /// written ([`Fpdb::memory_filter_caught_up`]).
+    /// written ([`Meters::memory_filter_caught_up`]).
     filter_caught_up: Option<u64>,
     /// Nanoseconds the store's own thread has spent applying batches, where it has one
     /// ([`crate::store::WriteBehind`]).
@@ -208,21 +208,6 @@ impl Fpdb {
         self.store
             .presence_filter()
             .map_or(Ok(()), crate::store::PresenceFilter::save)
-    }
-
-    /// Memory taken by the in-memory presence filters of the store's hash prefixes, when it
-    /// has them ([`crate::store::Presence`]).
-    pub fn memory_filter_bytes(&self) -> Option<u64> {
-        self.store
-            .presence_filter()
-            .map(crate::store::PresenceFilter::bytes)
-    }
-
-    /// Documents read into the presence filter when the store was opened: the filter had
-    /// been saved before they were written (a run that did not end cleanly, or kept no
-    /// filter). None when it was loaded at the store's state, built, or not kept.
-    pub fn memory_filter_caught_up(&self) -> Option<u64> {
-        self.filter_caught_up
     }
 
     /// [`Fpdb::sync`], then move everything out of the write-ahead log into table files, so
@@ -403,54 +388,40 @@ impl Fpdb {
         self.store.lease().is_some()
     }
 
-    /// Seconds this handle has held a shared store's write lease since it was opened (0 for
-    /// a store of one process): the lookups, decisions and writes of its batches, which the
-    /// other writers wait for.
-    pub fn lease_seconds(&self) -> f64 {
-        self.lease.held_ns.load(Ordering::Relaxed) as f64 / 1e9
-    }
-
     /// Where the store lives (None for memory).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
-    /// The wall time [`Fpdb::ingest_batch`] has spent, since this handle was opened, in each
-    /// of its stages.
-    pub fn batch_seconds(&self) -> BatchSeconds {
-        let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
-        BatchSeconds {
-            look_up: secs(&self.reads.lookup_ns),
-            decide: secs(&self.reads.decide_ns),
-            commit: secs(&self.reads.commit_ns),
-            apply: self.applying.as_deref().map_or(0.0, secs),
-        }
-    }
-
-    /// How many batches [`Fpdb::ingest_batch_ahead`] decided, since this handle was opened,
-    /// with lookups that ran while the batch before them was decided.
-    pub fn batches_looked_up_ahead(&self) -> u64 {
-        self.reads.ahead.load(Ordering::Relaxed)
-    }
-
-    /// How many writes went through this handle since it was opened: equal numbers at two
-    /// times mean that what it reads did not change between them (a reader that takes the
-    /// store's lock in steps checks this to know that its steps saw one state).
-    pub fn writes(&self) -> u64 {
-        self.store.writes()
-    }
-
-    /// What the lookups of this handle read since it was opened.
-    pub fn lookup_stats(&self) -> LookupStats {
+    /// What this handle has measured since it was opened: its lookups' reads, its batches'
+    /// time by stage, its writes and its lease, and its presence filter.
+    pub fn meters(&self) -> Meters {
         let r = &self.reads;
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        LookupStats {
-            lookups: get(&r.lookups),
-            postings_found: get(&r.postings_found),
-            simhash_scanned: get(&r.simhash_scanned),
-            simhash_candidates: get(&r.simhash_candidates),
-            records_read: get(&r.records_read),
-            verified: get(&r.verified),
+        let secs = |c: &AtomicU64| get(c) as f64 / 1e9;
+        Meters {
+            lookups: LookupStats {
+                lookups: get(&r.lookups),
+                postings_found: get(&r.postings_found),
+                simhash_scanned: get(&r.simhash_scanned),
+                simhash_candidates: get(&r.simhash_candidates),
+                records_read: get(&r.records_read),
+                verified: get(&r.verified),
+            },
+            batch: BatchSeconds {
+                look_up: secs(&r.lookup_ns),
+                decide: secs(&r.decide_ns),
+                commit: secs(&r.commit_ns),
+                apply: self.applying.as_deref().map_or(0.0, secs),
+            },
+            batches_looked_up_ahead: get(&r.ahead),
+            writes: self.store.writes(),
+            lease_seconds: secs(&self.lease.held_ns),
+            memory_filter_bytes: self
+                .store
+                .presence_filter()
+                .map(crate::store::PresenceFilter::bytes),
+            memory_filter_caught_up: self.filter_caught_up,
         }
     }
 

@@ -180,7 +180,7 @@ async fn openapi() -> Response {
 
 async fn metrics(State(s): State<Db>) -> Answer {
     let (stats, reads) = read_db(s.clone(), |db| {
-        Ok((db.searcher().stats(), db.lookup_stats()))
+        Ok((db.searcher().stats(), db.meters().lookups))
     })
     .await?;
     let text = s.metrics.encode(&stats, reads);

@@ -149,7 +149,7 @@ pub(super) fn serve(path: &Path, a: &ServeArgs, quiet: bool) -> anyhow::Result<u
     // The writer cuts what clients send into batches by the time each holds the store: its
     // pages are decided as one at a time, whatever the timing.
     db.set_batch_furniture(false);
-    if let (Some(n @ 1..), false) = (db.memory_filter_caught_up(), quiet) {
+    if let (Some(n @ 1..), false) = (db.meters().memory_filter_caught_up, quiet) {
         eprintln!(
             "fpdb: presence filter brought up to date: {n} document(s) written since it was saved read into it"
         );

@@ -103,7 +103,7 @@ async fn report_in_steps(s: &Db) -> Result<Option<Report>, ApiError> {
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let more = scan.step(&store.searcher());
-            (more, scan, store.writes())
+            (more, scan, store.meters().writes)
         })
         .await?;
         scan = back;
@@ -115,7 +115,7 @@ async fn report_in_steps(s: &Db) -> Result<Option<Report>, ApiError> {
         }
     }
     let r = read_db(s.clone(), move |db| {
-        Ok((db.writes(), scan.finish(&db.searcher())?))
+        Ok((db.meters().writes, scan.finish(&db.searcher())?))
     })
     .await?;
     Ok((Some(r.0) == writes).then_some(r.1))
