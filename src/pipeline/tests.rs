@@ -215,7 +215,8 @@ fn small_chunks_at_hand_are_all_told_in_order_and_stored() {
             records: (0..10)
                 .map(|i| {
                     let id = format!("c{c}-{i}");
-                    let text = format!("{ARTICLE}第{c}章第{i}节的内容与其他各节不同，编号为{c}{i}。");
+                    let text =
+                        format!("{ARTICLE}第{c}章第{i}节的内容与其他各节不同，编号为{c}{i}。");
                     Record::of_document("test", 0, Document::new(id, text))
                 })
                 .collect(),
