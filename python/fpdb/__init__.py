@@ -212,7 +212,7 @@ class Client:
         self.timeout = timeout
 
     def _call(self, method, path, body=None, raw=False):
-        data = None if body is None else json.dumps(body).encode("utf-8")
+        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
         if self.token:
@@ -236,16 +236,24 @@ class Client:
             doc["publisher"] = publisher
         return self._call("POST", "/v1/documents", {"documents": [doc], "replace": replace})["results"][0]
 
-    def ingest_many(self, docs, replace=False, batch_size=256):
+    def ingest_many(self, docs, replace=False, batch_size=2048, batch_bytes=8 << 20):
+        """Ingest documents in requests of up to `batch_size` documents and about
+        `batch_bytes` of text (the server's --max-body-bytes is 32 MiB by default): the server
+        fingerprints a request's documents while it decides the ones before them, so fewer,
+        larger requests go faster. The result lines, in order."""
         out = []
-        for chunk in _chunks(docs, batch_size):
-            body = {
-                "documents": [
-                    {"id": i, "text": t, "title": ti, "url": u, "date": da, "publisher": p}
-                    for (i, t, ti, u, da, p) in map(_doc_tuple, chunk)
-                ],
-                "replace": replace,
-            }
+        docs = map(_doc_tuple, docs)
+        pending = next(docs, None)
+        while pending is not None:
+            chunk, size = [], 0
+            while pending is not None and len(chunk) < batch_size:
+                size += 3 * len(pending[1]) if isinstance(pending[1], str) else 0
+                if chunk and size > batch_bytes:
+                    break
+                chunk.append({"id": pending[0], "text": pending[1], "title": pending[2],
+                              "url": pending[3], "date": pending[4], "publisher": pending[5]})
+                pending = next(docs, None)
+            body = {"documents": chunk, "replace": replace}
             out.extend(self._call("POST", "/v1/documents", body)["results"])
         return out
 

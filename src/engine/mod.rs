@@ -61,6 +61,7 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::store::Syncer;
 pub use batch::{BatchOutcome, NextBatch};
 pub use batch_lookup::BatchFingerprints;
 pub use counters::{BatchSeconds, LookupStats, Meters};
