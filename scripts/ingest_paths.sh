@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The three ways to ingest a corpus, side by side: `fpdb ingest`, the Python package's
-# `Fpdb.ingest_many` and `fpdb serve`'s bulk POST (the package's `Client.ingest_many`, 256
-# documents a request), each into a new store. Prints documents per second, wall and CPU
+# `Fpdb.ingest_many` and `fpdb serve`'s bulk POST (the package's `Client.ingest_many`, with
+# its default request size), each into a new store. Prints documents per second, wall and CPU
 # seconds (user + sys of the process doing the work; for serve, the server's).
 #
 #   scripts/ingest_paths.sh [CORPUS]
@@ -55,4 +55,4 @@ end=$(date +%s.%N)
 kill -TERM "$(pgrep -P "$server" fpdb || echo "$server")" 2>/dev/null || true
 wait "$server" || true
 read -r _ u s < "$work/serve.time"
-row "serve bulk POST (256 a request)" "$(echo "$end - $start" | bc)" "$u" "$s"
+row "serve bulk POST (Client.ingest_many)" "$(echo "$end - $start" | bc)" "$u" "$s"
