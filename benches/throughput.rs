@@ -155,7 +155,7 @@ fn store_with(n: usize, seed: u64) -> (tempfile::TempDir, Fpdb, Vec<u64>) {
             db.sync().unwrap();
         }
     }
-    db.compact().unwrap();
+    db.maintenance().compact().unwrap();
     (dir, db, fps)
 }
 

@@ -43,9 +43,9 @@ pub mod text;
 pub use engine::now;
 pub use engine::{
     BatchFingerprints, BatchOutcome, BatchSeconds, Builder, Cluster, Dates, Document, Fpdb,
-    IngestResult, Job, LookupStats, Match, Meters, NextBatch, OnExisting, Outcome, QueryAnswer,
-    ResultLine, SavedFilter, Searcher, Settings, Standing, Stats, StoredDocument, StoredTexts,
-    Verified, ALGO_NAMES, BATCH_DOCS, MAX_MATCHES, SIMHASH_MOST,
+    IngestResult, Job, LookupStats, Maintainer, Match, Meters, NextBatch, OnExisting, Outcome,
+    QueryAnswer, ResultLine, SavedFilter, Searcher, Settings, Standing, Stats, StoredDocument,
+    StoredTexts, Verified, ALGO_NAMES, BATCH_DOCS, MAX_MATCHES, SIMHASH_MOST,
 };
 /// The store described for people: `fpdb report` and serve's page.
 pub mod report {

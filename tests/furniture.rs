@@ -613,7 +613,7 @@ fn a_removed_page_no_longer_counts_for_its_sites_lines() {
         for (i, p) in pages[..3].iter().enumerate() {
             db.ingest_document(p, OnExisting::Skip).unwrap();
             if i == 0 && remove {
-                assert!(db.remove("p0").unwrap());
+                assert!(db.maintenance().remove("p0").unwrap());
             }
         }
         let fps = db.fingerprint_document(&pages[3]);
@@ -952,12 +952,12 @@ fn removals_keep_what_the_template_rule_linked_as_a_fresh_ingest_would() {
             "round {r}: {all:?}"
         );
         let mut db = open();
-        assert!(db.remove("c-copy").unwrap());
+        assert!(db.maintenance().remove("c-copy").unwrap());
         db.searcher().verify().unwrap();
         let c = cluster_of(&db);
         assert_eq!(c["a-copy"], c["b-copy"], "round {r}: {c:?}");
         let mut db = open();
-        assert!(db.remove("a-copy").unwrap());
+        assert!(db.maintenance().remove("a-copy").unwrap());
         db.searcher().verify().unwrap();
         let c = cluster_of(&db);
         let fresh = clusters(settings(), &docs[1..], None);

@@ -671,10 +671,10 @@ mod edits {
                 let at = live.iter().position(|d| d.id == name);
                 match (kind, at) {
                     (0, Some(i)) => {
-                        prop_assert!(db.remove(&name).unwrap());
+                        prop_assert!(db.maintenance().remove(&name).unwrap());
                         live.remove(i);
                     }
-                    (0, None) => prop_assert!(!db.remove(&name).unwrap()),
+                    (0, None) => prop_assert!(!db.maintenance().remove(&name).unwrap()),
                     (_, at) => {
                         let doc = page(id, site, cite, day);
                         db.ingest_document(&doc, OnExisting::Replace).unwrap();

@@ -490,7 +490,7 @@ fn exact_key_algorithms_persist_and_find_copies() {
         exported.iter().all(|m| m.algo != fpdb::Algo::Simhash),
         "{exported:?}"
     );
-    db.remove("copy").unwrap();
+    db.maintenance().remove("copy").unwrap();
     db.searcher().verify().unwrap();
 }
 

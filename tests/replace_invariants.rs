@@ -262,7 +262,7 @@ fn removing_a_bridge_splits_the_cluster() {
     };
     assert_eq!(sid(&db, "l"), sid(&db, "r"), "the bridge merged l and r");
     assert_eq!(db.searcher().stats().clusters, 1);
-    assert!(db.remove("bridge").unwrap());
+    assert!(db.maintenance().remove("bridge").unwrap());
     db.searcher().verify().unwrap();
     assert_ne!(sid(&db, "l"), sid(&db, "r"));
     assert_eq!(db.searcher().stats().clusters, 2);
@@ -271,7 +271,7 @@ fn removing_a_bridge_splits_the_cluster() {
     let q = db.searcher().query_text(&right).unwrap();
     assert_eq!(q.similar_id, Some(sid(&db, "r")));
     assert_eq!(q.duplicate_of.as_deref(), Some("r"));
-    assert!(!db.remove("bridge").unwrap());
+    assert!(!db.maintenance().remove("bridge").unwrap());
 }
 
 /// `verify` checks the clusters against their members: a wrong size, a wrong first document,
@@ -400,7 +400,7 @@ fn expire_after_splits_leaves_no_member_entry_behind() {
                 .unwrap();
         }
         db.sync().unwrap();
-        let removed = db.expire(u64::MAX).unwrap();
+        let removed = db.maintenance().expire(u64::MAX).unwrap();
         assert_eq!(removed, 400, "seed {seed}");
         db.searcher()
             .verify()

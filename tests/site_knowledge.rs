@@ -243,8 +243,8 @@ fn removing_every_page_and_compacting_leaves_an_empty_stores_size() {
             OnExisting::Skip,
         )
         .unwrap();
-        assert!(db.remove("x").unwrap());
-        db.compact().unwrap();
+        assert!(db.maintenance().remove("x").unwrap());
+        db.maintenance().compact().unwrap();
     }
     let empty_bytes = disk_bytes(&empty);
     let docs = big_pages(&mut Rng(5), 3);
@@ -260,14 +260,17 @@ fn removing_every_page_and_compacting_leaves_an_empty_stores_size() {
         }
         db.sync().unwrap();
         if expire {
-            assert_eq!(db.expire(fpdb::now() + 10).unwrap(), docs.len() as u64);
+            assert_eq!(
+                db.maintenance().expire(fpdb::now() + 10).unwrap(),
+                docs.len() as u64
+            );
         } else {
             for doc in &docs {
-                assert!(db.remove(&doc.id).unwrap());
+                assert!(db.maintenance().remove(&doc.id).unwrap());
             }
         }
         db.sync().unwrap();
-        db.compact().unwrap();
+        db.maintenance().compact().unwrap();
         db.searcher().verify().unwrap();
         let stats = db.searcher().stats();
         drop(db);
@@ -301,7 +304,7 @@ fn removing_the_pages_that_made_a_line_furniture_withdraws_it() {
     }
     let probe = site("probe", &lines(&mut rng, 12));
     assert_eq!(db.searcher().without_furniture(&probe).unwrap().1, 3);
-    assert!(db.remove("a1").unwrap());
+    assert!(db.maintenance().remove("a1").unwrap());
     db.sync().unwrap();
     assert_eq!(db.searcher().without_furniture(&probe).unwrap().1, 0);
     // A third article again makes them furniture.

@@ -33,22 +33,25 @@ pub(super) fn backup(path: &PathBuf, a: &BackupArgs) -> anyhow::Result<u8> {
     // read-only view of what it has synced (retried: its compactions may remove a file
     // between listing and linking).
     match Fpdb::builder().open(path) {
-        Ok(db) => db.backup(&a.dir)?,
+        Ok(mut db) => db.maintenance().backup(&a.dir)?,
         Err(Error::Locked { .. }) => {
             // A read-only open racing the writer's flush can miss a write-ahead log the writer
             // just deleted, and see some column families at an older point than others: the
             // copy is verified, and taken again when it does not hold together.
             let mut tries = 0;
             loop {
-                let copied = Fpdb::builder().read_only(true).open(path).and_then(|db| {
-                    db.backup(&a.dir)?;
-                    Fpdb::builder()
-                        .read_only(true)
-                        .open(&a.dir)?
-                        .searcher()
-                        .verify()?;
-                    Ok(())
-                });
+                let copied = Fpdb::builder()
+                    .read_only(true)
+                    .open(path)
+                    .and_then(|mut db| {
+                        db.maintenance().backup(&a.dir)?;
+                        Fpdb::builder()
+                            .read_only(true)
+                            .open(&a.dir)?
+                            .searcher()
+                            .verify()?;
+                        Ok(())
+                    });
                 match copied {
                     Ok(()) => break,
                     Err(e) if tries < 10 => {

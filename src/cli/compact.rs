@@ -13,9 +13,9 @@ use super::output::EXIT_OK;
 pub(super) fn compact(path: &PathBuf, json: bool) -> anyhow::Result<u8> {
     // With the presence filter of the compacted store saved (built by one scan when none
     // matches the store), so the next writers skip the seeks of absent hashes.
-    let db = Fpdb::builder().presence_filters(true).open(path)?;
+    let mut db = Fpdb::builder().presence_filters(true).open(path)?;
     let before = db.searcher().stats().disk_bytes;
-    db.compact()?;
+    db.maintenance().compact()?;
     db.flush()?;
     if let Err(e) = db.save_memory_filter() {
         // Everything is stored; only the next run's head start is lost.

@@ -40,7 +40,7 @@ pub(super) fn delete(path: &PathBuf, a: &DeleteArgs, quiet: bool) -> anyhow::Res
     let (mut deleted, mut missing) = (0u64, 0u64);
     let mut lines = Vec::new();
     for (i, id) in ids.iter().enumerate() {
-        let found = db.remove(id)?;
+        let found = db.maintenance().remove(id)?;
         if found {
             deleted += 1;
         } else {

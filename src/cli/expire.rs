@@ -53,7 +53,7 @@ pub(super) fn expire(path: &PathBuf, a: &ExpireArgs, quiet: bool) -> anyhow::Res
     };
     let mut db = Fpdb::builder().open(path)?;
     let before = db.searcher().stats().documents;
-    let removed = db.expire(cutoff)?;
+    let removed = db.maintenance().expire(cutoff)?;
     db.flush()?;
     let left = db.searcher().stats().documents;
     if a.json {

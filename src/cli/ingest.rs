@@ -288,9 +288,9 @@ pub(super) fn ingest(
     let created = RemovedUnlessKept(paths.new_files());
     let mut outs = paths.create()?;
     if let Some(r) = &a.retention {
-        db.set_retention(r.0)?;
+        db.maintenance().set_retention(r.0)?;
     }
-    let expired = db.apply_retention()?;
+    let expired = db.maintenance().apply_retention()?;
     let on_existing = a.on_existing();
     let counts = inputs.counts();
     // SIGINT or SIGTERM: stop reading, ingest and commit what was read, say so (a second one

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::Fpdb;
+use super::maintenance::Maintainer;
 use crate::error::{Error, Result};
 use crate::store::schema::{self, meta, ClusterId, ClusterRecord, DocRecord, Seq};
 use crate::store::{Batch, Cf, Store};
@@ -26,7 +26,7 @@ impl Tally {
     }
 }
 
-impl Fpdb {
+impl Maintainer<'_> {
     /// Remove the document with external id `id`: its record and every index entry; its
     /// cluster loses it (a new first document when it was the first) and is split into the
     /// connected components of its remaining members' stored matches when the removed
@@ -87,7 +87,7 @@ impl Fpdb {
         }
     }
 
-    /// Set (or clear) the store's retention; applied by [`Fpdb::apply_retention`].
+    /// Set (or clear) the store's retention; applied by [`Maintainer::apply_retention`].
     pub fn set_retention(&mut self, secs: Option<u64>) -> Result<()> {
         self.begin_write()?;
         let mut b = Batch::new();
@@ -108,7 +108,7 @@ impl Fpdb {
         }
     }
 
-    /// [`Fpdb::remove`] of a read record; returns its cluster id when that cluster is now empty.
+    /// [`Maintainer::remove`] of a read record; returns its cluster id when that cluster is now empty.
     pub(super) fn remove_record(&mut self, seq: u64, rec: &DocRecord) -> Result<Option<u64>> {
         let saved = self.counts;
         let r = self.remove_record_inner(seq, rec);
@@ -275,7 +275,7 @@ impl Fpdb {
     }
 }
 
-impl Fpdb {
+impl Maintainer<'_> {
     /// The members (`recs`, at ascending seqs `members`, of root `root`) that matched the
     /// removed document at `removed` look up again among the members before them, as a fresh
     /// ingest of the remaining documents would: a sentence hash names its oldest holder, so

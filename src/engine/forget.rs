@@ -1,7 +1,7 @@
 //! Forgetting what removed pages taught (stores with `furniture` and `site_knowledge`): the
 //! `furniture` family names, for each line of a host, the clusters and pages that showed it
 //! (`learn.rs`), and a line's standing holds only while they are kept. Removing documents
-//! ([`Fpdb::remove`], [`Fpdb::expire`]) notes their sites (`text::sites`); the next
+//! ([`Maintainer::remove`], [`Maintainer::expire`]) notes their sites (`text::sites`); the next
 //! [`Fpdb::sync`] sweeps those sites' lines: a line none of whose clusters or pages is left
 //! is deleted, a furniture line left with fewer than [`FURNITURE_CLUSTERS`] goes back to
 //! "seen in" them, and the site is bounded to [`SITE_LINES`] lines. `compact` sweeps every
@@ -12,6 +12,7 @@
 use foldhash::HashMap;
 
 use super::furniture::{own_page_seq, Seen, FURNITURE_CLUSTERS, FURNITURE_MARK, OWN_PAGE};
+use super::maintenance::Maintainer;
 use super::Fpdb;
 use crate::error::Result;
 use crate::store::schema::{self, DocRecord};
@@ -35,10 +36,10 @@ pub struct Forgotten {
     pub rewritten: u64,
 }
 
-impl Fpdb {
+impl Maintainer<'_> {
     /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
     /// RocksDB also does this in the background over time), after sweeping every host's lines
-    /// ([`Fpdb::forget_all`]).
+    /// ([`Maintainer::forget_all`]).
     pub fn compact(&self) -> Result<()> {
         self.sync()?;
         if self.forget_all()? != Forgotten::default() {
@@ -47,34 +48,6 @@ impl Fpdb {
         self.store
             .maintenance()
             .map_or(Ok(()), crate::store::Maintenance::compact)
-    }
-
-    /// Note removed record `rec`'s site for the next sweep ([`Fpdb::sync`]): its host's and,
-    /// when its URL names a publisher, that publisher's ([`crate::text::sites`]). A record
-    /// does not keep the publisher an HTML page named: that site is swept by `compact`.
-    pub(super) fn note_removed(&self, rec: &DocRecord) {
-        if !(self.opts.furniture && self.opts.site_knowledge) {
-            return;
-        }
-        let Some(url) = rec.url.as_deref() else {
-            return;
-        };
-        let mut forget = self.forget.lock().expect("lock");
-        forget.extend(crate::text::cites::host_key(url));
-        forget.extend(crate::text::sites::site_key(url, None));
-    }
-
-    /// Sweep the hosts noted by removals since the last sweep.
-    pub(super) fn forget_removed(&self) -> Result<Forgotten> {
-        let mut hosts = std::mem::take(&mut *self.forget.lock().expect("lock"));
-        hosts.sort_unstable();
-        hosts.dedup();
-        let mut out = Forgotten::default();
-        for h in hosts {
-            let (start, end) = schema::furniture_range(h);
-            self.sweep(&start, &end, SITE_LINES, &mut out)?;
-        }
-        Ok(out)
     }
 
     /// Sweep every host's lines, each bounded to `SITE_LINES` (before `compact`).
@@ -103,6 +76,36 @@ impl Fpdb {
                 None => return Ok(out),
             }
         }
+    }
+}
+
+impl Fpdb {
+    /// Note removed record `rec`'s site for the next sweep ([`Fpdb::sync`]): its host's and,
+    /// when its URL names a publisher, that publisher's ([`crate::text::sites`]). A record
+    /// does not keep the publisher an HTML page named: that site is swept by `compact`.
+    pub(super) fn note_removed(&self, rec: &DocRecord) {
+        if !(self.opts.furniture && self.opts.site_knowledge) {
+            return;
+        }
+        let Some(url) = rec.url.as_deref() else {
+            return;
+        };
+        let mut forget = self.forget.lock().expect("lock");
+        forget.extend(crate::text::cites::host_key(url));
+        forget.extend(crate::text::sites::site_key(url, None));
+    }
+
+    /// Sweep the hosts noted by removals since the last sweep.
+    pub(super) fn forget_removed(&self) -> Result<Forgotten> {
+        let mut hosts = std::mem::take(&mut *self.forget.lock().expect("lock"));
+        hosts.sort_unstable();
+        hosts.dedup();
+        let mut out = Forgotten::default();
+        for h in hosts {
+            let (start, end) = schema::furniture_range(h);
+            self.sweep(&start, &end, SITE_LINES, &mut out)?;
+        }
+        Ok(out)
     }
 
     /// Sweep the lines in `[start, end)` (one host's): drop the clusters and pages no longer

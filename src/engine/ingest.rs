@@ -30,7 +30,7 @@ impl Fpdb {
     /// durable by [`Fpdb::sync`] (or when the `Fpdb` is dropped). More than
     /// `AUTO_COMMIT_KEYS` (2^20) staged keys are committed (not synced) automatically.
     ///
-    /// [`OnExisting::Replace`] removes the stored document (see [`Fpdb::remove`]) and ingests
+    /// [`OnExisting::Replace`] removes the stored document (see [`Maintainer::remove`](super::Maintainer::remove)) and ingests
     /// the new one as a new document; when the removal emptied its cluster and the new version
     /// matches nothing, it gets that cluster id back (an unchanged singleton keeps its id).
     ///
@@ -82,7 +82,7 @@ impl Fpdb {
                 }
                 // A failure after this point leaves the document removed: a consistent store
                 // (the removal is one staged batch), and the input is reported as failed.
-                emptied = self.remove_record(seq, &rec)?;
+                emptied = self.maintenance().remove_record(seq, &rec)?;
                 true
             }
         };

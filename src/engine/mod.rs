@@ -44,6 +44,7 @@ mod jobs;
 mod joins;
 mod learn;
 mod lookup;
+mod maintenance;
 mod near;
 mod open;
 mod postings;
@@ -68,6 +69,7 @@ pub use counters::{BatchSeconds, LookupStats, Meters};
 use counters::{Lease, LookupCounters};
 pub use heavy::Heavy;
 pub use jobs::Job;
+pub use maintenance::Maintainer;
 pub use postings::SIMHASH_MOST;
 pub use read::{Dates, Standing};
 pub use report::cut;
@@ -217,74 +219,6 @@ impl Fpdb {
     pub fn flush(&self) -> Result<()> {
         let r = self.stage_counters().and_then(|()| self.store.flush());
         self.end_write(r)
-    }
-
-    /// Copy the store into the new directory `dir`; the copy opens as a store of its own
-    /// (restore = open it, or move it into place). Writable: as of now (synced first), a
-    /// RocksDB checkpoint (hard links to the table files: fast and small). Read-only (another
-    /// process is writing): the consistent view this instance opened, copied key by key (a
-    /// checkpoint of a read-only instance would mix column families flushed at different
-    /// points).
-    ///
-    /// A shared store (Redis) is copied key by key into a RocksDB directory under its write
-    /// lease (writable open), so no writer changes it meanwhile.
-    pub fn backup(&self, dir: &Path) -> Result<()> {
-        self.sync()?;
-        if let Some(lease) = self.store.lease().filter(|_| !self.store.read_only()) {
-            lease.acquire_writer()?;
-            let r = self.copy_into(dir);
-            return r.and(lease.release_writer());
-        }
-        if !self.store.read_only() {
-            return match self.store.maintenance() {
-                Some(m) => m.checkpoint(dir),
-                None => Err(crate::error::Error::Storage(format!(
-                    "{}: this store cannot be copied",
-                    dir.display()
-                ))),
-            };
-        }
-        self.copy_into(dir)
-    }
-
-    /// Copy every key into a new RocksDB store at `dir`.
-    fn copy_into(&self, dir: &Path) -> Result<()> {
-        if dir.exists() {
-            return Err(crate::error::Error::Storage(format!(
-                "{}: already exists (a backup goes into a new directory)",
-                dir.display()
-            )));
-        }
-        let config = crate::store::OpenConfig {
-            create: true,
-            // A copy keeps no filter: the next writer of it builds or starts one.
-            filters: crate::store::Filters {
-                saved: Some(false),
-                otherwise: None,
-            },
-            ..crate::store::OpenConfig::default()
-        };
-        let target =
-            crate::store::open(&crate::store::Location::Dir(dir.to_path_buf()), &config)?.store;
-        for cf in Cf::ALL {
-            let mut b = Batch::new();
-            let mut err = None;
-            self.store.scan(cf, &[], &[0xff; 32], &mut |k, v| {
-                b.put(cf, k, v);
-                if b.len() >= 1 << 16 {
-                    if let Err(e) = target.write(std::mem::take(&mut b)) {
-                        err = Some(e);
-                        return false;
-                    }
-                }
-                true
-            })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
-            target.write(b)?;
-        }
-        target.flush()
     }
 
     /// Commit every ingested document as one atomic batch and make it durable.

@@ -443,7 +443,7 @@ mod tests {
             ["lone"]
         );
         assert!(db.searcher().cluster_members(12345, 10).unwrap().is_none());
-        assert!(db.remove("lone").unwrap());
+        assert!(db.maintenance().remove("lone").unwrap());
         assert!(db.searcher().cluster_members(lone, 10).unwrap().is_none());
     }
 }

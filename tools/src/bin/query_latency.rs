@@ -50,7 +50,7 @@ fn main() {
                 );
             }
         }
-        db.compact().unwrap();
+        db.maintenance().compact().unwrap();
         eprintln!(
             "built {n} fingerprints in {:.0}s",
             t.elapsed().as_secs_f64()
