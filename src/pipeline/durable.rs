@@ -63,29 +63,30 @@ pub const SYNC_DOCS: usize = 1024;
 /// The chunks written and not yet told, in input order.
 pub(super) struct Waiting<'scope, E> {
     chunks: std::collections::VecDeque<Written<'scope, E>>,
-    /// Documents of the chunks whose sync is deferred.
-    deferred: usize,
 }
 
 impl<'scope, E: From<crate::Error>> Waiting<'scope, E> {
     pub(super) fn new() -> Self {
         Waiting {
             chunks: std::collections::VecDeque::new(),
-            deferred: 0,
         }
     }
 
     /// Whether a chunk of `n` documents, written with the next chunk at hand, leaves its sync
-    /// to a later chunk's.
+    /// to a later chunk's: the chunks deferred since the last sync started, and it, stay
+    /// under [`SYNC_DOCS`].
     pub(super) fn defers(&self, n: usize) -> bool {
-        self.deferred + n < SYNC_DOCS
+        let deferred: usize = self
+            .chunks
+            .iter()
+            .rev()
+            .take_while(|w| matches!(w.durable, Durable::Deferred(_)))
+            .map(|w| w.chunk.len())
+            .sum();
+        deferred + n < SYNC_DOCS
     }
 
     pub(super) fn push(&mut self, w: Written<'scope, E>) {
-        match w.durable {
-            Durable::Deferred(_) => self.deferred += w.chunk.len(),
-            _ => self.deferred = 0,
-        }
         self.chunks.push_back(w);
     }
 
@@ -112,7 +113,6 @@ impl<'scope, E: From<crate::Error>> Waiting<'scope, E> {
         store: &mut impl Hold,
         ack: &mut A,
     ) -> Result<(), E> {
-        self.deferred = 0;
         self.tell(self.chunks.len(), store, ack)
     }
 
@@ -126,13 +126,13 @@ impl<'scope, E: From<crate::Error>> Waiting<'scope, E> {
         ack: &mut A,
     ) -> Result<(), E> {
         let mut covered: Vec<Written<'scope, E>> = Vec::new();
-        for mut w in self.chunks.drain(..n).collect::<Vec<_>>() {
+        for mut w in self.chunks.drain(..n) {
+            if matches!(w.durable, Durable::Deferred(_)) {
+                covered.push(w);
+                continue;
+            }
             let synced = match std::mem::replace(&mut w.durable, Durable::Inline) {
-                Durable::Deferred(syncer) => {
-                    w.durable = Durable::Deferred(syncer);
-                    covered.push(w);
-                    continue;
-                }
+                Durable::Deferred(_) => unreachable!("kept above"),
                 Durable::Syncing(h) => h.join().unwrap_or_else(|_| {
                     Err(crate::Error::Storage("the sync thread panicked".into()))
                 }),
