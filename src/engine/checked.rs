@@ -28,7 +28,7 @@ pub(super) struct Checked {
     /// Stores with `site_knowledge`: it verified only after the lines of a site's template
     /// were left out of the two (`compared.rs`: the page's lines its host showed before, the
     /// candidate's stored template); compared with those lines it does not. Such a link never
-    /// merges the clusters of two articles ([`Lookup::left_out_joins_one`]).
+    /// merges the clusters of two articles ([`Lookup::left_out_joins_one`](super::lookup::Lookup::left_out_joins_one)).
     pub(super) left_out_only: bool,
     /// Stores with `site_knowledge`, a verified candidate compared where a site's template can
     /// be left out (a page whose host showed lines before, or a stored page with a template):

@@ -158,7 +158,7 @@ impl Maintainer<'_> {
 
     /// Re-derive root cluster `root` from its remaining `members` (ascending seqs) once the
     /// document at `removed_seq` is gone: the members that matched it look up again among
-    /// those before them ([`Fpdb::rematch`]); the clusters are the connected components of
+    /// those before them ([`Maintainer::rematch`]); the clusters are the connected components of
     /// the stored matches. The component holding the oldest member keeps `root`; every other
     /// one gets a fresh cluster id, and its members' records, postings and `members` entries
     /// move to it. With `originals`, a member no other member of its component cites from another

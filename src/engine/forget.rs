@@ -37,6 +37,21 @@ pub struct Forgotten {
 }
 
 impl Maintainer<'_> {
+    /// Note removed record `rec`'s site for the next sweep ([`Fpdb::sync`]): its host's and,
+    /// when its URL names a publisher, that publisher's ([`crate::text::sites`]). A record
+    /// does not keep the publisher an HTML page named: that site is swept by `compact`.
+    pub(super) fn note_removed(&self, rec: &DocRecord) {
+        if !(self.opts.furniture && self.opts.site_knowledge) {
+            return;
+        }
+        let Some(url) = rec.url.as_deref() else {
+            return;
+        };
+        let mut forget = self.forget.lock().expect("lock");
+        forget.extend(crate::text::cites::host_key(url));
+        forget.extend(crate::text::sites::site_key(url, None));
+    }
+
     /// Commit, then reorganize the store's files for fast lookups (worth it after a bulk load;
     /// RocksDB also does this in the background over time), after sweeping every host's lines
     /// ([`Maintainer::forget_all`]).
@@ -80,21 +95,6 @@ impl Maintainer<'_> {
 }
 
 impl Fpdb {
-    /// Note removed record `rec`'s site for the next sweep ([`Fpdb::sync`]): its host's and,
-    /// when its URL names a publisher, that publisher's ([`crate::text::sites`]). A record
-    /// does not keep the publisher an HTML page named: that site is swept by `compact`.
-    pub(super) fn note_removed(&self, rec: &DocRecord) {
-        if !(self.opts.furniture && self.opts.site_knowledge) {
-            return;
-        }
-        let Some(url) = rec.url.as_deref() else {
-            return;
-        };
-        let mut forget = self.forget.lock().expect("lock");
-        forget.extend(crate::text::cites::host_key(url));
-        forget.extend(crate::text::sites::site_key(url, None));
-    }
-
     /// Sweep the hosts noted by removals since the last sweep.
     pub(super) fn forget_removed(&self) -> Result<Forgotten> {
         let mut hosts = std::mem::take(&mut *self.forget.lock().expect("lock"));

@@ -17,29 +17,23 @@
 //! | `postings.rs` | reading the postings and simhash tables, for one document or a batch |
 //! | `lookup.rs` | candidates (nshash postings, simhash tables), verification |
 //! | `query.rs` | queries: one document, many on all cores |
-//! | `ingest.rs` | the decision and the write batch of one document; replace |
-//! | `batch_lookup.rs` | a batch's lookups on all cores; the next batch's while one is decided |
-//! | `batch.rs` | a batch: decisions in order against the batch (and the one before), one commit |
+//! | `writer/` | the write path: a batch's lookups, decisions in order, placement, one commit |
 //! | `near.rs` | the batch's simhashes, found within k bits by blocks |
 //! | `furniture.rs` | a site's furniture: each host's lines counted, left out of its pages |
-//! | `clusters.rs` | removal, member lists, splits |
+//! | `maintenance.rs`, `clusters.rs`, `forget.rs` | removals, retention, splits, sweeps, backup |
 //! | `read.rs` | stored documents, stats, export, clusters |
 //! | `counters.rs` | what a handle counts: lookup reads, stage times, the write lease |
 //! | `verify.rs` | the consistency check |
 //! | `report.rs`, `heavy.rs` | the report: one pass over the store, bounded host tables |
 
-mod batch;
-mod batch_lookup;
 mod checked;
 mod clusters;
 mod compared;
 mod counters;
-mod decide;
 mod finder;
 mod forget;
 mod furniture;
 mod heavy;
-mod ingest;
 mod jobs;
 mod joins;
 mod learn;
@@ -59,12 +53,11 @@ mod sites;
 mod stored_texts;
 mod types;
 mod verify;
+mod writer;
 
 use std::path::{Path, PathBuf};
 
 pub use crate::store::Syncer;
-pub use batch::{BatchOutcome, NextBatch};
-pub use batch_lookup::BatchFingerprints;
 pub use counters::{BatchSeconds, LookupStats, Meters};
 use counters::{Lease, LookupCounters};
 pub use heavy::Heavy;
@@ -84,6 +77,7 @@ pub use types::{
     Cluster, Document, IngestResult, Match, OnExisting, Outcome, QueryAnswer, ResultLine,
     SavedFilter, Stats, StoredDocument, Verified,
 };
+pub use writer::{BatchFingerprints, BatchOutcome, NextBatch};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -124,7 +118,7 @@ pub struct Fpdb {
     /// A shared store's write lease is held (taken by the first write, given back by the
     /// next sync).
     writing: std::sync::atomic::AtomicBool,
-    /// How long this handle has held a shared store's write lease ([`Fpdb::lease_seconds`]).
+    /// How long this handle has held a shared store's write lease ([`Meters::lease_seconds`]).
     lease: Lease,
     /// Threads of the lookups of [`Fpdb::ingest_batch`]: a pool of their own, so they never
     /// queue behind fingerprinting on rayon's global pool (None: it could not be built).
@@ -133,9 +127,9 @@ pub struct Fpdb {
     reads: std::sync::Arc<LookupCounters>,
     /// A handle on what was committed, for the lookups of a batch while the batch before it
     /// is decided ([`Fpdb::ingest_batch_ahead`]).
-    view: Option<Box<batch_lookup::Committed>>,
+    view: Option<Box<writer::Committed>>,
     /// What the last batch decided, when the next was looked up before it was committed.
-    last_batch: Option<batch::LastBatch>,
+    last_batch: Option<writer::LastBatch>,
     /// Whether a batch's pages learn their sites' furniture together, where the store has
     /// `batch_furniture` ([`Fpdb::set_batch_furniture`]).
     batch_pages: bool,

@@ -134,7 +134,7 @@ impl Fpdb {
     /// Put the keys of every document from seq `from` on into the store's presence filter
     /// (loaded as saved before those documents were written: [`crate::store::Presence`]).
     /// Their postings and simhash table keys are derived from the records, as
-    /// [`Fpdb::add`] wrote them. Returns the documents read.
+    /// [`Writer::add`](super::writer::Writer::add) wrote them. Returns the documents read.
     pub(super) fn catch_up_filter(&self, from: u64) -> Result<u64> {
         let Some(filter) = self.store.presence_filter() else {
             return Ok(0);

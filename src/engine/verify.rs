@@ -136,7 +136,7 @@ impl Searcher<'_> {
     }
 
     /// A remote store: read ahead, in a few pipelines, the keys that
-    /// [`Fpdb::check_document`] reads for `recs` (one round trip each otherwise).
+    /// [`Searcher::check_document`] reads for `recs` (one round trip each otherwise).
     fn prefetch_checks(&self, ahead: &dyn ReadAhead, recs: &[(u64, DocRecord)]) -> Result<()> {
         let ids: Vec<&[u8]> = recs.iter().map(|(_, r)| r.id.as_bytes()).collect();
         ahead.prefetch_keys(Cf::DocIds, &ids)?;

@@ -4,8 +4,8 @@
 //! the documents of the batch decided before it (and of the batch before, when this one was
 //! looked up before that one was committed); the batch is committed as one write, keys sorted.
 //!
-//! Each document is decided by [`Fpdb::decide`] (`decide.rs`), as [`Fpdb::ingest`] decides one:
-//! the result is the one of [`Fpdb::ingest`] called on each document in turn
+//! Each document is decided by [`Writer::decide`](super::Writer::decide) (`decide.rs`), as [`Fpdb::ingest`](crate::Fpdb::ingest) decides one:
+//! the result is the one of [`Fpdb::ingest`](crate::Fpdb::ingest) called on each document in turn
 //! (`tests/batch_oracle.rs` compares both).
 
 use foldhash::HashMap;
@@ -13,15 +13,16 @@ use foldhash::HashMap;
 use rayon::prelude::*;
 
 use super::batch_lookup::{on_pool, BatchFingerprints, BeforeLease, Looked};
-use super::furniture::SeenInBatch;
-use super::near::NearIndex;
-use super::{Document, Fpdb, IngestResult, OnExisting};
+use super::Writer;
+use crate::engine::furniture::SeenInBatch;
+use crate::engine::near::NearIndex;
+use crate::engine::{Document, IngestResult, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
 use crate::store::schema::DocRecord;
 use crate::store::{Batch, Store};
 
-/// What [`Fpdb::ingest_batch`] did: one result per document from the first on, and the error
+/// What [`Fpdb::ingest_batch`](crate::Fpdb::ingest_batch) did: one result per document from the first on, and the error
 /// that stopped it (the documents before it are ingested; it and the rest are not).
 #[derive(Debug)]
 pub struct BatchOutcome {
@@ -32,51 +33,51 @@ pub struct BatchOutcome {
 }
 
 /// The documents of a batch decided so far, indexed as the store indexes them.
-pub(super) struct InBatch {
+pub(in crate::engine) struct InBatch {
     /// Sentence hash -> its oldest holder in the batch.
-    pub(super) holders: super::postings::Holders,
+    pub(in crate::engine) holders: crate::engine::postings::Holders,
     /// Their simhashes.
-    pub(super) simhashes: NearIndex,
+    pub(in crate::engine) simhashes: NearIndex,
     /// Seq -> index of its record in the batch's records (id, cluster and sketches of the
     /// documents decided so far are read there, not copied). Empty once the batch is
     /// committed (its records are then read from the store).
-    pub(super) docs: HashMap<u64, usize>,
-    pub(super) ids: HashMap<String, u64>,
+    pub(in crate::engine) docs: HashMap<u64, usize>,
+    pub(in crate::engine) ids: HashMap<String, u64>,
 }
 
 /// What a batch decided, kept for the batch after it when that one was looked up before
 /// this one was committed: its postings, simhashes and ids (its records are read from the
 /// store), the standing it gave its pages' lines, and the store's write count after its
 /// commit ([`crate::store::Staged::writes`]).
-pub(super) struct LastBatch {
-    pub(super) index: InBatch,
-    pub(super) seen: SeenInBatch,
-    pub(super) after: u64,
+pub(in crate::engine) struct LastBatch {
+    pub(in crate::engine) index: InBatch,
+    pub(in crate::engine) seen: SeenInBatch,
+    pub(in crate::engine) after: u64,
 }
 
 /// What a batch has decided so far, and what its commit writes.
-pub(super) struct Decisions {
+pub(in crate::engine) struct Decisions {
     /// The documents decided so far, as the store would index them.
-    pub(super) index: InBatch,
+    pub(in crate::engine) index: InBatch,
     /// The batch before, committed after this batch was looked up ([`LastBatch`]).
-    pub(super) last: Option<InBatch>,
+    pub(in crate::engine) last: Option<InBatch>,
     /// Writes to other documents' records and the lines of the batch's pages (sorted and
     /// written at commit with the records).
-    pub(super) bulk: Batch,
+    pub(in crate::engine) bulk: Batch,
     /// The records of the batch's documents, in order (encoded, with their ids and index
     /// entries, at commit).
-    pub(super) records: Vec<(u64, DocRecord)>,
+    pub(in crate::engine) records: Vec<(u64, DocRecord)>,
     /// The batch's ingest time.
-    pub(super) time: u64,
+    pub(in crate::engine) time: u64,
     /// The lines of the batch's pages whose standing they changed (and those the batch
     /// before changed, when this one was looked up before it was committed).
-    pub(super) seen: SeenInBatch,
+    pub(in crate::engine) seen: SeenInBatch,
 }
 
 impl Decisions {
     /// Nothing decided yet, sized for `n` documents holding `postings` postings; `last` and
     /// `seen` as the batch before left them.
-    pub(super) fn new(
+    pub(in crate::engine) fn new(
         (n, postings, k): (usize, usize, u32),
         last: Option<InBatch>,
         seen: SeenInBatch,
@@ -91,7 +92,7 @@ impl Decisions {
             last,
             bulk: Batch::new(),
             records: Vec::with_capacity(n),
-            time: super::now(),
+            time: crate::engine::now(),
             seen,
         }
     }
@@ -106,28 +107,9 @@ enum NextLooked {
 /// The next batch, for its lookups to run while this one is decided.
 pub type NextBatch<'n> = Option<(Vec<&'n Document>, Vec<Fingerprints>)>;
 
-impl Fpdb {
-    /// Whether this handle's batches learn their pages' sites' furniture together (on by
-    /// default, in stores with [`crate::Options::batch_furniture`]). Off, each batch decides
-    /// as one document at a time would: for a caller whose batches are not the user's (`fpdb
-    /// serve` cuts its writes into batches by the time each holds the store, so with it on
-    /// the decisions would follow the timing).
-    pub fn set_batch_furniture(&mut self, on: bool) {
-        self.batch_pages = on;
-    }
-
-    /// Ingest `docs` (each with its fingerprints from [`Fpdb::fingerprint`]) in order, with the
-    /// result of calling [`Fpdb::ingest`] on each in turn, and commit them (not synced: call
-    /// [`Fpdb::sync`] to make them durable).
-    ///
-    /// Lookups run on as many threads as rayon's current pool has. A batch that replaces stored
-    /// documents (or holds one id twice) with [`OnExisting::Replace`] is ingested one
-    /// document at a time.
-    ///
-    /// On a store other processes write too ([`crate::store::Store::lease`]) the batch is
-    /// looked up, decided and committed under the store's write lease and synced before it is
-    /// given back, so the batches of all writers are decided one after another.
-    pub fn ingest_batch(
+impl Writer<'_> {
+    /// The work of [`Fpdb::ingest_batch`](crate::Fpdb::ingest_batch).
+    pub(in crate::engine) fn ingest_batch(
         &mut self,
         docs: Vec<(&Document, Fingerprints)>,
         on_existing: OnExisting,
@@ -145,16 +127,8 @@ impl Fpdb {
         }
     }
 
-    /// [`Fpdb::ingest_batch`] of `docs` (with `fps`: their fingerprints, or what the call
-    /// before returned for them) while the lookups of the `next` batch run beside its
-    /// decisions, against the store as this batch found it. Returns this batch's outcome and
-    /// the next batch's fingerprints with what they found, to pass with the next batch's
-    /// documents to the next call. The results are those of [`Fpdb::ingest_batch`] on each
-    /// batch in turn: the next batch's decisions see this one's documents as they see their
-    /// own batch's earlier documents. Anything written between the two calls makes the next
-    /// call look its batch up again (as does a store other processes write: there the
-    /// lookups run under the write lease).
-    pub fn ingest_batch_ahead(
+    /// The work of [`Fpdb::ingest_batch_ahead`](crate::Fpdb::ingest_batch_ahead).
+    pub(in crate::engine) fn ingest_batch_ahead(
         &mut self,
         docs: Vec<&Document>,
         fps: BatchFingerprints,
@@ -231,7 +205,7 @@ impl Fpdb {
         let last = self.last_batch.take().filter(|l| l.after == writes);
         let fps = match (fps.looked(docs.len(), writes), last) {
             (Ok(looked), Some(last)) => {
-                super::LookupCounters::add(&self.reads.ahead, 1);
+                crate::engine::LookupCounters::add(&self.reads.ahead, 1);
                 Ok((looked, Some(last)))
             }
             (Ok(looked), None) => Err(looked.fps),
@@ -248,7 +222,7 @@ impl Fpdb {
                 let pool = self.lookup_pool();
                 let docs = docs.iter().copied().zip(fps).collect();
                 let looked = self.finder().look_up(docs, on_existing, pool.as_deref());
-                super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
+                crate::engine::LookupCounters::add_time(&self.reads.lookup_ns, looking);
                 match looked {
                     Ok(looked) => (looked, None),
                     Err(e) => {
@@ -261,7 +235,7 @@ impl Fpdb {
         self.decide_batch((docs, looked, last), on_existing, out, next)
     }
 
-    /// The sequential stage of [`Fpdb::ingest_batch`]: each document decided in input order
+    /// The sequential stage of [`Fpdb::ingest_batch`](crate::Fpdb::ingest_batch): each document decided in input order
     /// from what it found and its page's lines (and what `last`, the batch before, decided
     /// when this one was looked up before it was committed), and the batch committed; the
     /// lookups of the `next` batch on other threads meanwhile.
@@ -302,7 +276,7 @@ impl Fpdb {
                     }
                 }
             }
-            super::LookupCounters::add_time(&self.reads.decide_ns, deciding);
+            crate::engine::LookupCounters::add_time(&self.reads.decide_ns, deciding);
             return (out, next.map(|(_, fps)| fps.into()));
         }
         if last.is_none() {
@@ -327,7 +301,7 @@ impl Fpdb {
         rayon::spawn(move || drop((last, docs_index)));
         let committing = std::time::Instant::now();
         let committed = self.commit_batch(bulk, records);
-        super::LookupCounters::add_time(&self.reads.commit_ns, committing);
+        crate::engine::LookupCounters::add_time(&self.reads.commit_ns, committing);
         if let Err(e) = committed {
             // Nothing of the batch (nor anything staged before it) reached the store.
             self.store.discard();
@@ -372,7 +346,7 @@ impl Fpdb {
                     }
                 }
             }
-            super::LookupCounters::add_time(&this.reads.decide_ns, deciding);
+            crate::engine::LookupCounters::add_time(&this.reads.decide_ns, deciding);
         };
         // The next batch's lookups read what was committed: nothing of this batch, which
         // is committed after they end. Not when something staged before this batch is not
@@ -395,7 +369,7 @@ impl Fpdb {
                 let t = std::time::Instant::now();
                 let docs = docs.into_iter().zip(fps).collect();
                 *slot = Some(reader.finder().look_up(docs, on_existing, None));
-                super::LookupCounters::add_time(&reader.finder().reads.lookup_ns, t);
+                crate::engine::LookupCounters::add_time(&reader.finder().reads.lookup_ns, t);
             });
             decided(self, d, out);
         });

@@ -2,8 +2,8 @@
 //! site's furniture, the stored document with each id, the postings and simhash tables of
 //! the whole batch read in key order, and every candidate verified. They read the store as
 //! the batch found it and never write (they are the [`Finder`]'s), so they run for batch
-//! N + 1 on a handle of their own ([`Committed`], [`Fpdb::committed_view`]) while batch N is
-//! decided ([`Fpdb::ingest_batch_ahead`]); batch N + 1's decisions then also see what batch N
+//! N + 1 on a handle of their own ([`Committed`], [`Writer::committed_view`](super::Writer::committed_view)) while batch N is
+//! decided ([`Fpdb::ingest_batch_ahead`](crate::Fpdb::ingest_batch_ahead)); batch N + 1's decisions then also see what batch N
 //! decided (`batch::LastBatch`), as they see their own batch's earlier documents.
 
 use std::collections::BTreeMap;
@@ -13,11 +13,12 @@ use foldhash::HashMap;
 
 use rayon::prelude::*;
 
-use super::finder::Finder;
-use super::furniture::PageLines;
-use super::lookup::Checked;
-use super::postings::{candidate_seqs, ReadMany};
-use super::{Document, Fpdb, OnExisting};
+use super::Writer;
+use crate::engine::finder::Finder;
+use crate::engine::furniture::PageLines;
+use crate::engine::lookup::Checked;
+use crate::engine::postings::{candidate_seqs, ReadMany};
+use crate::engine::{Document, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use crate::fingerprint::Fingerprints;
@@ -32,19 +33,19 @@ type Existing = (u64, u64, bool);
 
 /// What one document found in the store as it was before the batch.
 #[derive(Default)]
-pub(super) struct Found {
+pub(in crate::engine) struct Found {
     /// (seq, similar_id at ingest, whether it holds the same text) of the stored document
     /// with the same id.
-    pub(super) existing: Option<(u64, u64, bool)>,
-    pub(super) holders: super::postings::Holders,
-    pub(super) simhash: BTreeMap<u64, u32>,
-    pub(super) verified: HashMap<u64, Checked>,
+    pub(in crate::engine) existing: Option<(u64, u64, bool)>,
+    pub(in crate::engine) holders: crate::engine::postings::Holders,
+    pub(in crate::engine) simhash: BTreeMap<u64, u32>,
+    pub(in crate::engine) verified: HashMap<u64, Checked>,
     /// The digest of the document's text (stores with `digests`), computed with its lookups
     /// on the lookup threads, not by its decision on the writer's.
-    pub(super) digest: Option<u64>,
+    pub(in crate::engine) digest: Option<u64>,
     /// It is dated before the stored document of its id ([`predates`](super::ingest::predates)): decided by
-    /// [`Fpdb::ingest`], which dates that document earlier.
-    pub(super) predates: bool,
+    /// [`Fpdb::ingest`](crate::Fpdb::ingest), which dates that document earlier.
+    pub(in crate::engine) predates: bool,
 }
 
 impl Found {
@@ -56,7 +57,7 @@ impl Found {
 }
 
 /// A page's lines and what the store said of them, or the error reading them.
-pub(super) type Lines = Result<Option<PageLines>>;
+pub(in crate::engine) type Lines = Result<Option<PageLines>>;
 
 /// A batch's documents with their fingerprints without their site's furniture, and their
 /// pages' lines ([`Finder::furnish_batch`]).
@@ -64,13 +65,13 @@ type Furnished<'d> = (Vec<(&'d Document, Fingerprints)>, Vec<Lines>);
 
 /// A batch looked up: its fingerprints (without its site's furniture), what each document
 /// found, its pages' lines.
-pub(super) struct Looked {
-    pub(super) fps: Vec<Fingerprints>,
-    pub(super) found: Vec<Result<Found>>,
-    pub(super) lines: Vec<Lines>,
+pub(in crate::engine) struct Looked {
+    pub(in crate::engine) fps: Vec<Fingerprints>,
+    pub(in crate::engine) found: Vec<Result<Found>>,
+    pub(in crate::engine) lines: Vec<Lines>,
 }
 
-/// A batch's fingerprints for [`Fpdb::ingest_batch_ahead`]: as fingerprinted, or looked up
+/// A batch's fingerprints for [`Fpdb::ingest_batch_ahead`](crate::Fpdb::ingest_batch_ahead): as fingerprinted, or looked up
 /// while the batch before it was decided (what that call returned).
 pub struct BatchFingerprints {
     fps: Vec<Fingerprints>,
@@ -95,7 +96,7 @@ impl From<Vec<Fingerprints>> for BatchFingerprints {
 }
 
 impl BatchFingerprints {
-    pub(super) fn ahead(looked: Looked, after: u64) -> Self {
+    pub(in crate::engine) fn ahead(looked: Looked, after: u64) -> Self {
         BatchFingerprints {
             fps: looked.fps,
             ahead: Some(Ahead::Found {
@@ -114,7 +115,7 @@ impl BatchFingerprints {
         }
     }
 
-    pub(super) fn failed(e: Error) -> Self {
+    pub(in crate::engine) fn failed(e: Error) -> Self {
         BatchFingerprints {
             fps: Vec::new(),
             ahead: Some(Ahead::Failed(e)),
@@ -124,7 +125,7 @@ impl BatchFingerprints {
     /// What its lookups ahead found, when they were made for `n` documents and nothing was
     /// written since (the store's write count is still `writes`); else its fingerprints, to
     /// be looked up now (or the error that stopped the lookups ahead).
-    pub(super) fn looked(
+    pub(in crate::engine) fn looked(
         self,
         n: usize,
         writes: u64,
@@ -155,16 +156,16 @@ impl BatchFingerprints {
     }
 }
 
-/// What [`Fpdb::look_up_before_lease`] did.
-pub(super) enum BeforeLease {
+/// What [`Writer::look_up_before_lease`](super::Writer::look_up_before_lease) did.
+pub(in crate::engine) enum BeforeLease {
     /// Nothing: the batch's fingerprints as given.
     Not(BatchFingerprints),
     /// What the lookups found before the lease, and what they counted.
-    Looked(Looked, Arc<super::LookupCounters>),
+    Looked(Looked, Arc<crate::engine::LookupCounters>),
 }
 
 /// `f` run on `pool`, or on the calling thread without one.
-pub(super) fn on_pool<R: Send>(
+pub(in crate::engine) fn on_pool<R: Send>(
     pool: Option<&rayon::ThreadPool>,
     f: impl FnOnce() -> R + Send,
 ) -> R {
@@ -174,20 +175,20 @@ pub(super) fn on_pool<R: Send>(
     }
 }
 
-/// What was committed through an [`Fpdb`], read by a handle of its own
-/// ([`Fpdb::committed_view`]): the next batch's lookups run on it while a batch is decided.
-pub(super) struct Committed {
+/// What was committed through an [`Fpdb`](crate::Fpdb), read by a handle of its own
+/// ([`Writer::committed_view`](super::Writer::committed_view)): the next batch's lookups run on it while a batch is decided.
+pub(in crate::engine) struct Committed {
     store: Staged,
     opts: Options,
     fingerprinter: Fingerprinter,
     perms: Permutations,
-    reads: Arc<super::LookupCounters>,
+    reads: Arc<crate::engine::LookupCounters>,
     batch_pages: bool,
 }
 
 impl Committed {
     /// The lookup part over what was committed.
-    pub(super) fn finder(&self) -> Finder<'_> {
+    pub(in crate::engine) fn finder(&self) -> Finder<'_> {
         Finder {
             store: &self.store,
             opts: &self.opts,
@@ -199,10 +200,10 @@ impl Committed {
     }
 }
 
-impl Fpdb {
+impl Writer<'_> {
     /// The threads of the batches' lookups: a pool of their own, so they never queue
     /// behind fingerprinting on rayon's global pool (None: it could not be built).
-    pub(super) fn lookup_pool(&self) -> Option<Arc<rayon::ThreadPool>> {
+    pub(in crate::engine) fn lookup_pool(&self) -> Option<Arc<rayon::ThreadPool>> {
         self.lookup_pool
             .get_or_init(|| {
                 rayon::ThreadPoolBuilder::new()
@@ -217,7 +218,7 @@ impl Fpdb {
 
     /// A handle that reads what was committed through this one and never writes, for the
     /// lookups of the next batch while this one decides (kept between batches).
-    pub(super) fn committed_view(&mut self) -> Box<Committed> {
+    pub(in crate::engine) fn committed_view(&mut self) -> Box<Committed> {
         if let Some(v) = self.view.take() {
             return v;
         }
@@ -226,7 +227,10 @@ impl Fpdb {
 
     /// A read-only handle on what was committed through this one, counting its lookups
     /// into `reads`.
-    pub(super) fn view_counting(&self, reads: Arc<super::LookupCounters>) -> Box<Committed> {
+    pub(in crate::engine) fn view_counting(
+        &self,
+        reads: Arc<crate::engine::LookupCounters>,
+    ) -> Box<Committed> {
         Box::new(Committed {
             store: self.store.over_committed(),
             opts: self.opts.clone(),
@@ -244,7 +248,7 @@ impl Fpdb {
     /// it are answered from memory; where nothing was committed meanwhile
     /// ([`ReadAhead::unchanged`](crate::store::ReadAhead::unchanged)) what they found holds
     /// as found, with what they counted.
-    pub(super) fn look_up_before_lease(
+    pub(in crate::engine) fn look_up_before_lease(
         &self,
         docs: &[&Document],
         fps: BatchFingerprints,
@@ -264,7 +268,7 @@ impl Fpdb {
             Some(Err(e)) => return Err(e),
             _ => return Ok(BeforeLease::Not(fps.into())),
         }
-        let reads = Arc::new(super::LookupCounters::default());
+        let reads = Arc::new(crate::engine::LookupCounters::default());
         let view = self.view_counting(Arc::clone(&reads));
         let pool = self.lookup_pool();
         let looking = std::time::Instant::now();
@@ -287,12 +291,12 @@ impl Fpdb {
                 }
             });
         });
-        super::LookupCounters::add_time(&self.reads.lookup_ns, looking);
+        crate::engine::LookupCounters::add_time(&self.reads.lookup_ns, looking);
         Ok(BeforeLease::Looked(looked, reads))
     }
 
-    /// Keep `view` ([`Fpdb::committed_view`]) for the next batch.
-    pub(super) fn keep_view(&mut self, view: Box<Committed>) {
+    /// Keep `view` ([`Writer::committed_view`](super::Writer::committed_view)) for the next batch.
+    pub(in crate::engine) fn keep_view(&mut self, view: Box<Committed>) {
         self.view = Some(view);
     }
 }
@@ -301,7 +305,7 @@ impl Finder<'_> {
     /// The lookups of a batch against the store as it stands (read-only; on `pool`, or on
     /// the pool the caller runs on): each document's furnished fingerprints, what it found,
     /// verified, and its page's lines.
-    pub(super) fn look_up(
+    pub(in crate::engine) fn look_up(
         &self,
         docs: Vec<(&Document, Fingerprints)>,
         on_existing: OnExisting,
@@ -364,7 +368,7 @@ impl Finder<'_> {
     /// A site's furniture, before the lookups (stores with `furniture`): each page's lines as
     /// the store stood before the batch, read on all cores, and its fingerprints without
     /// those that were furniture then. The decisions see what the batch's earlier documents
-    /// changed ([`Fpdb::decide`]).
+    /// changed ([`Writer::decide`](super::Writer::decide)).
     fn furnish_batch<'d>(
         &self,
         docs: Vec<(&'d Document, Fingerprints)>,
@@ -392,7 +396,7 @@ impl Finder<'_> {
                     .iter_mut()
                     .filter_map(|l| l.as_mut().ok()?.as_mut())
                     .collect();
-                super::learn::batch_furniture(&mut pages);
+                crate::engine::learn::batch_furniture(&mut pages);
             }
             docs.into_par_iter()
                 .zip(lines)
@@ -422,9 +426,9 @@ impl Finder<'_> {
     }
 
     /// What a document (`fps`, its stored namesake `existing`) finds in the store, from what
-    /// [`Index::read_many`](super::postings::Index::read_many) read for the batch when given (read-only; runs on many threads at
+    /// [`Index::read_many`](crate::engine::postings::Index::read_many) read for the batch when given (read-only; runs on many threads at
     /// once): its candidates, not yet verified.
-    pub(super) fn found(
+    pub(in crate::engine) fn found(
         &self,
         fps: &Fingerprints,
         existing: Option<(u64, u64, bool)>,
@@ -438,14 +442,14 @@ impl Finder<'_> {
         if skip && existing.is_some() {
             return Ok(f);
         }
-        super::LookupCounters::add(&self.reads.lookups, 1);
+        crate::engine::LookupCounters::add(&self.reads.lookups, 1);
         (f.holders, f.simhash) = self.index().holders_and_neighbours(fps, read)?;
         Ok(f)
     }
 
     /// `f` with each of its candidates checked against `fps` (records read for the whole
     /// batch taken from `records`).
-    pub(super) fn verify_found(
+    pub(in crate::engine) fn verify_found(
         &self,
         fps: &Fingerprints,
         mut f: Found,

@@ -3,40 +3,31 @@
 
 use std::collections::HashMap;
 
-use super::furniture::PageLines;
-use super::lookup::Lookup;
-use super::read::stored_match;
-use super::{Document, Fpdb, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
+use super::Writer;
+use crate::engine::furniture::PageLines;
+use crate::engine::lookup::Lookup;
+use crate::engine::read::stored_match;
+use crate::engine::{Document, IngestResult, OnExisting, Outcome, AUTO_COMMIT_KEYS};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprints;
 use crate::options::Options;
 use crate::store::schema::{self, ClusterId, ClusterRecord, DocRecord, Original, Seq};
 use crate::store::{Batch, Cf, Store};
 
-/// Where a placed document's writes go ([`Fpdb::place`]).
-pub(super) struct Writes<'a> {
+/// Where a placed document's writes go ([`Writer::place`](super::Writer::place)).
+pub(in crate::engine) struct Writes<'a> {
     /// Cluster changes and member entries (read back by later decisions).
-    pub(super) staged: &'a mut Batch,
+    pub(in crate::engine) staged: &'a mut Batch,
     /// The document's ingest time.
-    pub(super) time: u64,
+    pub(in crate::engine) time: u64,
     /// The digest of its text when its lookups computed it ([`super::batch_lookup::Found`]),
     /// else computed here (stores with `digests`).
-    pub(super) digest: Option<u64>,
+    pub(in crate::engine) digest: Option<u64>,
 }
 
-impl Fpdb {
-    /// Store `doc` (with fingerprints from [`Fpdb::fingerprint`]). Visible to later lookups at
-    /// once; written to disk, atomically with the other documents since the last sync, and made
-    /// durable by [`Fpdb::sync`] (or when the `Fpdb` is dropped). More than
-    /// `AUTO_COMMIT_KEYS` (2^20) staged keys are committed (not synced) automatically.
-    ///
-    /// [`OnExisting::Replace`] removes the stored document (see [`Maintainer::remove`](super::Maintainer::remove)) and ingests
-    /// the new one as a new document; when the removal emptied its cluster and the new version
-    /// matches nothing, it gets that cluster id back (an unchanged singleton keeps its id).
-    ///
-    /// In stores with `furniture`, the lines of the page that are its site's furniture are
-    /// left out of `fps` here (they are fingerprinted again when they left out others).
-    pub fn ingest(
+impl Writer<'_> {
+    /// The work of [`Fpdb::ingest`](crate::Fpdb::ingest).
+    pub(in crate::engine) fn ingest(
         &mut self,
         doc: &Document,
         fps: Fingerprints,
@@ -94,8 +85,8 @@ impl Fpdb {
         Ok(IngestResult::Added { outcome, replaced })
     }
 
-    /// Fingerprint and ingest `doc`.
-    pub fn ingest_document(
+    /// The work of [`Fpdb::ingest_document`](crate::Fpdb::ingest_document).
+    pub(in crate::engine) fn ingest_document(
         &mut self,
         doc: &Document,
         on_existing: OnExisting,
@@ -106,7 +97,7 @@ impl Fpdb {
 
     /// Re-store the fields sent with an unchanged document (title, url, description,
     /// keywords); its fingerprints, cluster and stored matches stay.
-    pub(super) fn refresh(
+    pub(in crate::engine) fn refresh(
         &mut self,
         seq: u64,
         mut rec: DocRecord,
@@ -141,7 +132,12 @@ impl Fpdb {
     /// The stored document at `seq` (`rec`) dated `published`, earlier than it was: its
     /// cluster's original is the earliest of the one it had and this document. Nothing else
     /// of the document changes (its text, cluster and links are the first read's).
-    pub(super) fn predate(&mut self, seq: u64, mut rec: DocRecord, published: i64) -> Result<()> {
+    pub(in crate::engine) fn predate(
+        &mut self,
+        seq: u64,
+        mut rec: DocRecord,
+        published: i64,
+    ) -> Result<()> {
         rec.published = Some(published);
         let (root, mut crec) = self.records().find(rec.similar_id)?;
         crec.original = Original::earliest(crec.original, Some(rec.original(seq)));
@@ -165,8 +161,8 @@ impl Fpdb {
 
     /// Store a document whose id is not stored: look up, decide, write one batch.
     /// `reuse`: an emptied cluster id to take when the document matches nothing.
-    /// `lines`: the page's lines, whose standing it changes ([`Sites::seen_lines`](super::furniture::Sites::seen_lines)).
-    pub(super) fn add(
+    /// `lines`: the page's lines, whose standing it changes ([`Sites::seen_lines`](crate::engine::sites::Sites::seen_lines)).
+    pub(in crate::engine) fn add(
         &mut self,
         doc: &Document,
         fps: Fingerprints,
@@ -278,9 +274,9 @@ impl Fpdb {
 
     /// New document `seq`'s record, id and index entries (its postings and simhash table
     /// keys, pointing at its cluster at ingest) into `bulk`: all of them follow from the
-    /// record, so a batch builds them at its commit, on all cores ([`Fpdb::place`] leaves
+    /// record, so a batch builds them at its commit, on all cores ([`Writer::place`](super::Writer::place) leaves
     /// them out).
-    pub(super) fn put_record(&self, seq: u64, rec: &DocRecord, bulk: &mut Batch) {
+    pub(in crate::engine) fn put_record(&self, seq: u64, rec: &DocRecord, bulk: &mut Batch) {
         let target = schema::u64_key(rec.similar_id);
         for &h in rec.postings() {
             bulk.put(Cf::Nshash, schema::nshash_key(h, Seq(seq)), target);
@@ -295,7 +291,7 @@ impl Fpdb {
     }
 
     /// Stored document `seq`'s record, marked cited, into `bulk`.
-    pub(super) fn put_cited(&self, seq: u64, bulk: &mut Batch) -> Result<()> {
+    pub(in crate::engine) fn put_cited(&self, seq: u64, bulk: &mut Batch) -> Result<()> {
         let mut r = self.records().doc(seq)?;
         r.cited = true;
         bulk.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&r));
@@ -306,8 +302,8 @@ impl Fpdb {
     /// changes and its member entry go to `staged` (read back by later decisions). Returns the
     /// outcome (without `duplicate_of` and `previous_original`), what they name and its record
     /// (for the caller to store under its seq with its id and index entries,
-    /// [`Fpdb::put_record`]).
-    pub(super) fn place(
+    /// [`Writer::put_record`](super::Writer::put_record)).
+    pub(in crate::engine) fn place(
         &mut self,
         doc: &Document,
         fps: Fingerprints,
@@ -395,7 +391,7 @@ impl Fpdb {
 
 /// Whether stored `rec` holds the text of `doc` (fingerprinted as `fps`): by its digest when it
 /// keeps one, else by its fingerprints.
-pub(super) fn same_text(rec: &DocRecord, doc: &Document, fps: &Fingerprints) -> bool {
+pub(in crate::engine) fn same_text(rec: &DocRecord, doc: &Document, fps: &Fingerprints) -> bool {
     match rec.digest {
         // A page keeps the digest of its record as read: the same page fetched again with
         // other bytes (another date, another header) is the same text when its fingerprints
@@ -413,8 +409,8 @@ pub(super) fn same_text(rec: &DocRecord, doc: &Document, fps: &Fingerprints) -> 
 /// Whether a document of `docs` has the id of an earlier one of them, or one that `in_last`
 /// (the batch before, committed after this one was looked up) holds; with `dated`, only a
 /// document with a publication time counts (it may be dated before the other:
-/// [`Fpdb::predate`]). Such a batch is decided one document at a time ([`Fpdb::ingest`]).
-pub(super) fn again_in_batch(
+/// [`Writer::predate`](super::Writer::predate)). Such a batch is decided one document at a time ([`Fpdb::ingest`](crate::Fpdb::ingest)).
+pub(in crate::engine) fn again_in_batch(
     docs: &[&Document],
     in_last: impl Fn(&str) -> bool,
     dated: bool,
@@ -431,7 +427,7 @@ pub(super) fn again_in_batch(
 
 /// Whether a stored document has exactly these fingerprints (its text is unchanged for every
 /// rule of the store).
-pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
+pub(in crate::engine) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
     rec.nshash == fps.nshash
         && rec.simhash == fps.simhash
         && rec.sketch == fps.sketch
@@ -442,7 +438,7 @@ pub(super) fn same_fingerprints(rec: &DocRecord, fps: &Fingerprints) -> bool {
         && rec.keys == fps.keys
 }
 
-/// What a new document joined ([`Fpdb::join`]).
+/// What a new document joined ([`Writer::join`](super::Writer::join)).
 struct Joined {
     target: u64,
     merged: Vec<u64>,
@@ -450,16 +446,16 @@ struct Joined {
 }
 
 /// The document `duplicate_of` names for a new document's cluster, after it joined.
-pub(super) struct Named {
+pub(in crate::engine) struct Named {
     /// Its seq: the cluster's original (or, without `originals`, first document).
-    pub(super) seq: u64,
+    pub(in crate::engine) seq: u64,
     /// The original this document displaced (it was published earlier, or cited), if it did.
-    pub(super) previous: Option<u64>,
+    pub(in crate::engine) previous: Option<u64>,
     /// Members this document cites that no document had cited before: their records are
     /// marked cited.
-    pub(super) newly_cited: Vec<u64>,
+    pub(in crate::engine) newly_cited: Vec<u64>,
     /// A member cited this document's URL before it came (its record is marked cited).
-    pub(super) cited: bool,
+    pub(in crate::engine) cited: bool,
 }
 
 /// The original of cluster `trec` once new document `me` (`fps`) joined it, with `waiting`
@@ -529,7 +525,7 @@ fn pending(waiting: &[u64], fps: &Fingerprints, found: &[u64]) -> Vec<u64> {
 /// The seqs of the matches a new document verified against only as their excerpt, in the
 /// order they were matched, once each (`matches` and `stored` are one list, as reported and
 /// as stored).
-fn excerpts_of(matches: &[super::Match], stored: &[schema::StoredMatch]) -> Vec<u64> {
+fn excerpts_of(matches: &[crate::engine::Match], stored: &[schema::StoredMatch]) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
     for (m, s) in matches.iter().zip(stored) {
         if m.excerpt && !out.contains(&s.seq) {
@@ -541,7 +537,7 @@ fn excerpts_of(matches: &[super::Match], stored: &[schema::StoredMatch]) -> Vec<
 
 /// The publication time of `doc` when it is earlier than that of the stored document of
 /// its id, `rec` (stores with `originals`): the same URL fetched twice, the earlier fetch
-/// read second. The stored document then keeps the earliest time ([`Fpdb::predate`]).
-pub(super) fn predates(opts: &Options, rec: &DocRecord, doc: &Document) -> Option<i64> {
+/// read second. The stored document then keeps the earliest time ([`Writer::predate`](super::Writer::predate)).
+pub(in crate::engine) fn predates(opts: &Options, rec: &DocRecord, doc: &Document) -> Option<i64> {
     doc.published.filter(|&t| opts.originals && t < rec.dated())
 }

@@ -1,28 +1,29 @@
 //! The decision for one document: its lookups' findings completed with what the batch
 //! decided before it ([`Decisions`]), the one rule set
-//! ([`Finder::lookup_with`](super::finder::Finder::lookup_with)) applied, and the document
-//! placed ([`Fpdb::place`]) with its original, composite, citations and page lines. A batch's
+//! ([`Finder::lookup_with`](crate::engine::finder::Finder::lookup_with)) applied, and the document
+//! placed ([`Writer::place`](super::Writer::place)) with its original, composite, citations and page lines. A batch's
 //! documents are decided here in input order (`batch.rs`), and a single document whose id is
-//! not stored as a batch of one ([`Fpdb::decide_one`]): each rule is written once.
+//! not stored as a batch of one ([`Writer::decide_one`](super::Writer::decide_one)): each rule is written once.
 
 use super::batch::Decisions;
 use super::batch_lookup::Found;
-use super::furniture::{PageLines, SeenInBatch};
 use super::ingest::Writes;
-use super::learn::put_seen;
-use super::postings::bound_simhash;
-use super::{Document, Fpdb, IngestResult};
+use super::Writer;
+use crate::engine::furniture::{PageLines, SeenInBatch};
+use crate::engine::learn::put_seen;
+use crate::engine::postings::bound_simhash;
+use crate::engine::{Document, IngestResult};
 use crate::error::Result;
 use crate::fingerprint::Fingerprints;
 use crate::store::{Batch, Store};
 
-impl Fpdb {
+impl Writer<'_> {
     /// The decision for one document of a batch, in input order.
     #[expect(
         clippy::too_many_lines,
         reason = "lookup against the store and the batch, then place and index: one decision, read in order"
     )]
-    pub(super) fn decide(
+    pub(in crate::engine) fn decide(
         &mut self,
         doc: &Document,
         (fps, f): (Fingerprints, Found),
@@ -184,10 +185,13 @@ impl Fpdb {
         let seq = self.counts.next_seq - 1;
         let target = outcome.similar_id.expect("a placed document has a cluster");
         for h in postings {
-            d.index.holders.entry(h).or_insert(super::postings::Holder {
-                seq,
-                cluster: target,
-            });
+            d.index
+                .holders
+                .entry(h)
+                .or_insert(crate::engine::postings::Holder {
+                    seq,
+                    cluster: target,
+                });
         }
         if let Some(q) = simhash {
             d.index.simhashes.insert(seq, q);
@@ -202,15 +206,15 @@ impl Fpdb {
     }
 
     /// One document whose id is not stored, decided as a batch of one (the same rules, in
-    /// [`Fpdb::decide`]) and staged: `reuse`, an emptied cluster id to take when it matches
+    /// [`Writer::decide`](super::Writer::decide)) and staged: `reuse`, an emptied cluster id to take when it matches
     /// nothing; `lines`, its page's lines.
-    pub(super) fn decide_one(
+    pub(in crate::engine) fn decide_one(
         &mut self,
         doc: &Document,
         fps: Fingerprints,
         lines: Option<&PageLines>,
         reuse: Option<u64>,
-    ) -> Result<super::Outcome> {
+    ) -> Result<crate::engine::Outcome> {
         let f = self.finder().found(&fps, None, true, None)?;
         let size = (1, fps.postings().count(), self.opts.simhash_k);
         let mut d = Decisions::new(size, None, SeenInBatch::default());
