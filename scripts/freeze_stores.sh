@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Freeze a store of every format this binary writes (tests/fixtures/store-vN, N = 3 to the
 # current format) and its export (store-vN.export.jsonl): the first 20 sample documents, each
-# store made with the settings whose oldest format is N. tests/compat.rs opens, verifies and
+# store made with the settings whose oldest format is N. tests/store/compat.rs opens, verifies and
 # exports every one of them in every test run, so no later version can stop opening them.
 # Run it once for a new format (it refuses to overwrite a frozen store): `scripts/freeze_stores.sh`.
 set -euo pipefail

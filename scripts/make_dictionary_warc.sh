@@ -3,7 +3,7 @@
 # `zstd` tool itself: a dictionary trained (`zstd --train`) on 60 HTML response records, put
 # zstd-compressed in a skippable frame (magic 0x184D2A5D, its size as 4 bytes little-endian)
 # at the start of the file, then the first 8 records, each its own frame compressed with it
-# (`zstd -D`). tests/zstd_inputs.rs reads it. Run once; needs python3 and zstd.
+# (`zstd -D`). tests/cli/zstd_inputs.rs reads it. Run once; needs python3 and zstd.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)

@@ -14,7 +14,7 @@ keep the corpus's order, which decides clusters), so that the gate fails when an
 OUT/floors.tsv (set, kind, label, pairs, floor: the pairs the defaults get right),
 OUT/clusters.tsv (for sets with an articles.tsv: the pairs of pages in one cluster that show
 different articles, at most, and one article, at least), OUT/rules.txt
-(RULES, which tests/quality_gate.rs switches off one by one), and prints
+(RULES, which tests/rules/quality_gate.rs switches off one by one), and prints
 per rule the kinds that fall on the fixture when it is switched off.
 """
 import json
@@ -29,9 +29,9 @@ import sys
 # and 19).
 # Not `--site-templates false`: each set is one ingest batch, whose pages learn their sites'
 # furniture together (`--batch-furniture`), and switching it off changes no pair of the pages
-# and sites sets; tests/furniture.rs checks it on pages ingested one at a time. Not
+# and sites sets; tests/rules/furniture.rs checks it on pages ingested one at a time. Not
 # `--simhash-min-terms 1` either: the floor changes no labeled pair (it saves lookups);
-# tests/simhash_terms.rs checks it.
+# tests/rules/simhash_terms.rs checks it.
 RULES = [
     "--excerpts false",
     "--same-site-templates false",
@@ -184,7 +184,7 @@ def main():
                     caught[rule].append(f"{name}/{kind} {right_count(k)}/{base[kind]}")
             if articles and r["cluster_pairs"]["different"] > c["different"]:
                 caught[rule].append(f"{name}/different pairs in one cluster {r['cluster_pairs']['different']} > {c['different']}")
-    # The rules the gate must notice, for tests/quality_gate.rs.
+    # The rules the gate must notice, for tests/rules/quality_gate.rs.
     with open(os.path.join(out, "rules.txt"), "w", encoding="utf-8") as f:
         f.writelines(rule + "\n" for rule in RULES)
     with open(os.path.join(out, "floors.tsv"), "w", encoding="utf-8") as f:

@@ -4,7 +4,7 @@
 # (tools/src/bin/hard_sets.rs) and of the pages set (tools/src/bin/page_set.rs), and the whole
 # sites set (tools/src/bin/site_set.rs, with articles.tsv), each set in a folder of its own
 # (corpus.jsonl + pairs.tsv), and
-# floors.tsv: the pairs of each kind the defaults get right today. tests/quality_gate.rs runs
+# floors.tsv: the pairs of each kind the defaults get right today. tests/rules/quality_gate.rs runs
 # `fpdb eval` on each set and fails when a kind falls below its floor.
 #
 #   scripts/quality_fixture.sh [DEV_DIR]

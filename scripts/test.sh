@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
 ./scripts/first_build_note.sh
-# redis-server, for the Redis store's tests (tests/redis.rs starts its own cluster with
+# redis-server, for the Redis store's tests (tests/store/redis.rs starts its own cluster with
 # scripts/redis-cluster.sh). Without it those tests print SKIPPED, unless FPDB_REQUIRE_REDIS
 # is set (.ci/run sets it), which makes that a failure.
 if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
@@ -19,7 +19,7 @@ if ! command -v redis-server >/dev/null 2>&1 && command -v apt-get >/dev/null 2>
 fi
 command -v redis-server >/dev/null 2>&1 ||
   echo "test: redis-server is not installed: the Redis store's tests will say SKIPPED" >&2
-# Chromium, for the browser test of the report and serve's page (tests/browser.rs), with a CJK
+# Chromium, for the browser test of the report and serve's page (tests/serve/browser.rs), with a CJK
 # font so its screenshots show Chinese. Without it that test says SKIPPED, unless
 # FPDB_REQUIRE_BROWSER is set (.ci/run sets it), which makes that a failure.
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${FPDB_CHROMIUM:-}" ] && command -v apt-get >/dev/null 2>&1; then

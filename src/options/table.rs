@@ -12,7 +12,7 @@
 //! [`SETTING_TABLE`](super::SETTING_TABLE), `Settings`' overrides with their names (which the
 //! Python package sets by), and the command line's copy of its flags into `Settings` (a
 //! missing flag does not compile). `fpdb stats`' lines, the flags' help defaults and the
-//! reference's list are checked against it by `tests/settings_places.rs`.
+//! reference's list are checked against it by `tests/project/settings_places.rs`.
 
 /// Calls `$m! { rows }` with the table's rows (see the module's documentation for their
 /// form). Exported for the command line's flags; not an interface of the library.

@@ -1,7 +1,7 @@
 //! Storage behind a narrow, engine-neutral trait: ordered key/value maps per column family,
 //! atomic multi-family batches, explicit durability. No RocksDB type appears here.
 //! [`RocksStore`] is the durable implementation, [`MemoryStore`] the in-memory one; both pass
-//! the same conformance suite (`tests/store_conformance.rs`).
+//! the same conformance suite (`tests/store/conformance.rs`).
 
 mod behind;
 mod memory;

@@ -1,5 +1,5 @@
-//! The semantics every `Store` must have (run by tests/store_conformance.rs and, on a Redis
-//! Cluster, by tests/redis.rs).
+//! The semantics every `Store` must have (run by tests/store/conformance.rs and, on a Redis
+//! Cluster, by tests/store/redis.rs).
 
 use fpdb::store::{Batch, Cf, Store};
 

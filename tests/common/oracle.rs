@@ -1,4 +1,4 @@
-//! The simhash index's brute-force oracle (tests/index_oracle.rs; on Redis, tests/redis.rs).
+//! The simhash index's brute-force oracle (tests/oracles/index.rs; on Redis, tests/store/redis.rs).
 
 use fpdb::{Fingerprints, Fpdb, OnExisting};
 

@@ -1,4 +1,4 @@
-//! Pages of sites with furniture (`tests/furniture.rs`, `tests/redis.rs`): synthetic articles
+//! Pages of sites with furniture (`tests/rules/furniture.rs`, `tests/store/redis.rs`): synthetic articles
 //! between the lines every page of their site repeats, with URLs of the site.
 
 use fpdb::Document;

@@ -6,7 +6,7 @@
 //!
 //! Each document is decided by [`Writer::decide`](super::Writer::decide) (`decide.rs`), as [`Fpdb::ingest`](crate::Fpdb::ingest) decides one:
 //! the result is the one of [`Fpdb::ingest`](crate::Fpdb::ingest) called on each document in turn
-//! (`tests/batch_oracle.rs` compares both).
+//! (`tests/oracles/batch.rs` compares both).
 
 use foldhash::HashMap;
 

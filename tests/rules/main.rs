@@ -1,0 +1,15 @@
+//! The decision rules on labelled pairs and generated sites: the quality gate and rules,
+//! furniture and site knowledge, teasers, reordered lines, originals, simhash's terms, reflow.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod furniture;
+mod originals;
+mod quality_gate;
+mod quality_rules;
+mod reflow;
+mod reordered_lines;
+mod simhash_terms;
+mod site_knowledge;
+mod teasers;
