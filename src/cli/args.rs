@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use fpdb::reader::{Fields, Format, ReadOptions};
-use fpdb::{Algo, Segmenter, SentenceHash, Settings, SimhashFeatures, Stopwords};
+use fpdb::{Algo, Settings};
 
 #[derive(Args, Debug)]
 pub(super) struct JsonFlag {
@@ -18,7 +18,8 @@ pub(super) struct JsonFlag {
 const STORE_SETTINGS: &str = "Store settings (fixed at creation)";
 
 /// Fingerprint settings: used when the store is created; on an existing store they must equal
-/// the store's (an error names both values otherwise).
+/// the store's (an error names both values otherwise). The settings with a flag of their own
+/// are [`SettingFlags`], generated from the table of settings; the rest are set here.
 #[derive(Args, Debug, Default)]
 pub(super) struct SettingsArgs {
     /// Algorithms to use, comma-separated: nshash, simhash, minhash, and the literature's
@@ -31,137 +32,8 @@ pub(super) struct SettingsArgs {
         help_heading = STORE_SETTINGS
     )]
     pub(super) algos: Option<Vec<Algo>>,
-    /// Convert traditional Chinese to simplified before fingerprinting (OpenCC t2s; only texts
-    /// holding a traditional character are converted) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    t2s: Option<bool>,
-    /// Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件, 程式 /
-    /// 程序; OpenCC's phrase tables), so a copy converted with s2twp matches [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    tw_phrases: Option<bool>,
-    /// nshash: number of longest sentences hashed per document [default: 5]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) nshash_n: Option<usize>,
-    /// nshash: sentence hash [default: farmhash]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) nshash_hash: Option<SentenceHash>,
-    /// nshash: minimum letters/digits for a sentence to count [default: 10]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) min_sentence_chars: Option<usize>,
-    /// nshash: shared sentences needed for a candidate (capped by the document's count) [default: 1]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) nshash_min_shared: Option<usize>,
-    /// Accept a candidate only when its similarity reaches this %: shared sentences over the
-    /// larger document's, or character-shingle resemblance for short documents and (from 90%)
-    /// re-wrapped ones (0 = off) [default: 60]
-    #[arg(long = "verify-overlap", value_name = "PCT", help_heading = STORE_SETTINGS)]
-    pub(super) verify_overlap_pct: Option<u32>,
-    /// With --reflow: a candidate of more than three sentences is also accepted when its
-    /// character 4-gram resemblance reaches this % and the larger document has at most 1,200
-    /// characters (halfway to 90% up to 4,000, 90% beyond) [default: 60]
-    #[arg(long = "verify-resemblance", value_name = "PCT", help_heading = STORE_SETTINGS)]
-    pub(super) verify_resemblance_pct: Option<u32>,
-    /// Join a cluster only when the document also verifies against the cluster's first
-    /// document (no chaining through a third document); false = single linkage [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) tight_clusters: Option<bool>,
-    /// With --tight-clusters: a candidate whose character 4-gram resemblance reaches this %
-    /// and exceeds its sentence overlap by 10 points (edits inside sentences, not a window
-    /// sharing whole ones) joins its cluster even when the first document does not verify
-    /// (0 = off) [default: 78]
-    #[arg(long = "strong-resemblance", value_name = "PCT", help_heading = STORE_SETTINGS)]
-    pub(super) strong_resemblance_pct: Option<u32>,
-    /// With --tight-clusters: a verified candidate whose shared sentences sit as a copy's do
-    /// (different inside the shared run, and not one's own sentences before it and the
-    /// other's after it, as two overlapping windows of a longer text) joins its cluster even
-    /// when the first document does not verify; records keep where each sentence sits
-    /// [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) link_shape: Option<bool>,
-    /// Two documents whose figures differ are two reports filled into one template, not
-    /// near-duplicates: at least 3 figures, fewer than two thirds shared, and at least one
-    /// differing figure per 400 characters of the shorter text; records keep a sketch of
-    /// their figures [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) template_figures: Option<bool>,
-    /// Each cluster names its original: its earliest member by publication time (a time
-    /// field, WARC-Date, the page's published time; else its ingest time), whatever order the
-    /// members arrived in; `duplicate_of` names it [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) originals: Option<bool>,
-    /// Records keep a 64-bit digest of their text as given, so that a re-run knows the
-    /// documents already stored with the same text without fingerprinting them again (off:
-    /// the store stays readable by fpdb binaries of format 9) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) digests: Option<bool>,
-    /// A teaser is a near-duplicate of its article: a document all of whose sentences (three
-    /// or more) begin another and make a third of it is verified against it, though it holds
-    /// only part of it (off: the store stays readable by fpdb binaries of format 10)
-    /// [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) teasers: Option<bool>,
-    /// Reordered lines: a document of the same length as another whose 4-grams are 80% alike
-    /// is verified on them whatever its length (a text hard-wrapped at a fixed
-    /// width, its lines put in another order) (off: the store stays readable by fpdb binaries
-    /// of format 11) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) reordered_lines: Option<bool>,
-    /// A site's furniture is left out: a line of a page (one block of an HTML page) the store
-    /// has seen on pages of the same host in three clusters is not fingerprinted (off: the
-    /// store stays readable by fpdb binaries of format 12) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) furniture: Option<bool>,
-    /// Teasers on pages: a teaser may hold sentences of its own page (up to one in eight of
-    /// those it shares with its article: a video box, a pull-quote, a "read more" line), and
-    /// its article up to two sentences before them (a standfirst) (off: the store stays
-    /// readable by fpdb binaries of format 13) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) page_teasers: Option<bool>,
-    /// A stored page keeps its site's template (the lines its host showed on an earlier page),
-    /// and a page of another host is compared with it without those lines' sentences that the
-    /// page lacks (off: the store stays readable by fpdb binaries of format 13) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) site_templates: Option<bool>,
-    /// A site's furniture as one ingest batch shows it: a line that three pages of one host in
-    /// a batch (--batch-size) show, each with text of its own, is furniture for every page of
-    /// the batch, whatever their order (off: the store stays readable by fpdb binaries of
-    /// format 14) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) batch_furniture: Option<bool>,
-    /// A page compared with another page of its own site leaves out its lines that the site
-    /// showed on an earlier page (its template) and the other page lacks, as against a page of
-    /// another site (off: the store stays readable by fpdb binaries of format 15) [default:
-    /// true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) same_site_templates: Option<bool>,
-    /// What the store learns of a site never hides a copy nor joins two articles: a page's
-    /// main text is never its site's furniture, a link through left-out template lines never
-    /// merges two clusters, and removing pages withdraws what they taught (off: the store
-    /// stays readable by fpdb binaries of format 17) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) site_knowledge: Option<bool>,
-    /// An excerpt (an article's first sentences, two or more, with at most one of its own and
-    /// none beside two) is
-    /// a near-duplicate of its article, whatever its share of it (off: the store stays
-    /// readable by fpdb binaries of format 18) [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) excerpts: Option<bool>,
-    /// simhash: features: jieba words with TF-IDF weights, or character 3-grams [default: words]
-    #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
-    pub(super) simhash_features: Option<SimhashFeatures>,
-    /// Robust to re-wrapped lines: line breaks inside Chinese text are ignored, and every
-    /// document gets a character-shingle sketch that can verify a candidate (>= 90%
-    /// resemblance) whose sentences moved [default: true]
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = STORE_SETTINGS)]
-    pub(super) reflow: Option<bool>,
-    /// simhash: stop words dropped from the terms: jieba's list (31 English words), Stopwords
-    /// ISO Chinese + English, or none [default: jieba]
-    #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
-    pub(super) simhash_stopwords: Option<Stopwords>,
-    /// Word segmentation of simhash words and keyword keys: jieba's most probable route,
-    /// or forward / backward maximum matching over jieba's dictionary [default: jieba]
-    #[arg(long, value_enum, help_heading = STORE_SETTINGS)]
-    pub(super) segmenter: Option<Segmenter>,
+    #[command(flatten)]
+    pub(super) flags: SettingFlags,
     /// simhash: IDF table (`word idf` lines, e.g. from `fpdb idf`), copied into the store
     /// [default: jieba's built-in table]
     #[arg(
@@ -170,22 +42,6 @@ pub(super) struct SettingsArgs {
         help_heading = STORE_SETTINGS
     )]
     pub(super) idf: Option<PathBuf>,
-    /// simhash: maximum Hamming distance, inclusive [default: 3]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) simhash_k: Option<u32>,
-    /// simhash: a document of fewer terms has no simhash (found by MinHash instead; without
-    /// minhash this reads as 1) [default: 8]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) simhash_min_terms: Option<u32>,
-    /// simhash: blocks of the permuted index (default: chosen from --expected-docs)
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) simhash_blocks: Option<u32>,
-    /// minhash: LSH bands, each a key in the store (0 = no minhash) [default: 8]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) minhash_bands: Option<u32>,
-    /// minhash: rows (minima) per band [default: 4]
-    #[arg(long, help_heading = STORE_SETTINGS)]
-    pub(super) minhash_rows: Option<u32>,
     /// keywords-check, keywords-con-check: a shared key makes a candidate only when the kept
     /// terms' weights agree: Σ(wᵢ−wⱼ)² / (Σwᵢ² + Σwⱼ²) < A [default: 0.1]
     #[arg(
@@ -194,9 +50,64 @@ pub(super) struct SettingsArgs {
         help_heading = STORE_SETTINGS
     )]
     pub(super) weight_check: Option<f64>,
-    /// Number of documents the store is sized for [default: 10000000]
-    #[arg(long, help_heading = STORE_SETTINGS, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(super) expected_docs: Option<u64>,
+}
+
+/// The settings with a flag of their own (the rows `set flag` of the table of settings,
+/// `options/table.rs`): each flag's name, help, default and type come from its row, so a new
+/// row is a new flag with nothing written here. What the user gave, by setting name, in the
+/// setting's JSON form, for [`Settings::set_named`].
+#[derive(Debug, Default, Clone)]
+pub(super) struct SettingFlags {
+    given: Vec<(&'static str, serde_json::Value)>,
+}
+
+impl SettingFlags {
+    /// The value given for setting `name`, if any.
+    pub(super) fn get(&self, name: &str) -> Option<&serde_json::Value> {
+        self.given.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+}
+
+/// The flag of the table's row `name` (the setting's name without `_pct`, `_` as `-`), with
+/// its help from the row: `help`, then what switching a rule off keeps (a store older binaries
+/// read: those of the format before the row's `since`), then the default a new store gets.
+fn setting_arg(
+    name: &'static str,
+    (older, since): (&str, u32),
+    help: &str,
+    default: &serde_json::Value,
+    parser: clap::builder::ValueParser,
+) -> clap::Arg {
+    let flag = name.strip_suffix("_pct").unwrap_or(name).replace('_', "-");
+    let mut text = help.to_string();
+    if default.as_bool() == Some(true) && older == "(false)" && since > fpdb::FormatVersion::PLAIN.0
+    {
+        text.push_str(&format!(
+            " (off: the store stays readable by fpdb binaries of format {})",
+            since - 1
+        ));
+    }
+    // A row whose help says how its default is chosen gives no fixed one.
+    if !help.contains("(default:") {
+        let shown = match default {
+            serde_json::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        text.push_str(&format!(" [default: {shown}]"));
+    }
+    let mut arg = clap::Arg::new(name)
+        .long(flag)
+        .help(text)
+        .help_heading(STORE_SETTINGS)
+        .value_parser(parser);
+    if default.is_boolean() {
+        arg = arg.num_args(0..=1).default_missing_value("true");
+    }
+    arg.value_name(if name.ends_with("_pct") {
+        "PCT".to_string()
+    } else {
+        name.to_uppercase()
+    })
 }
 
 /// Code for a row of the table of settings that has a flag of its own.
@@ -207,20 +118,59 @@ macro_rules! if_flag {
     ($by:ident, $($code:tt)*) => {};
 }
 
-macro_rules! copy_flags {
+macro_rules! setting_flags {
     ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr,
-        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? ; )*) => {
-        impl SettingsArgs {
-            /// Every flag of a setting into `settings` (a row of the table of settings with a
-            /// flag and no field here does not compile).
-            fn copy_flags(&self, settings: &mut Settings) {
-                $( if_flag!($by, settings.$name = self.$name.clone();); )*
+        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? $(, help $help:literal)? ; )*) => {
+        impl clap::Args for SettingFlags {
+            fn augment_args(mut cmd: clap::Command) -> clap::Command {
+                let defaults = serde_json::to_value(fpdb::Options::default())
+                    .expect("options are JSON");
+                $( if_flag!($by,
+                    let name = stringify!($name);
+                    let parser = if name == "expected_docs" {
+                        clap::value_parser!(u64).range(1..).into()
+                    } else {
+                        clap::value_parser!($ty).into()
+                    };
+                    cmd = cmd.arg(setting_arg(
+                        name,
+                        (stringify!($older), $since),
+                        concat!($($help)?),
+                        &defaults[name],
+                        parser,
+                    ));
+                ); )*
+                cmd
+            }
+
+            fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+                Self::augment_args(cmd)
+            }
+        }
+
+        impl clap::FromArgMatches for SettingFlags {
+            fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+                let mut given = Vec::new();
+                $( if_flag!($by,
+                    if let Some(v) = m.get_one::<$ty>(stringify!($name)) {
+                        let v = serde_json::to_value(v).map_err(|e| {
+                            clap::Error::raw(clap::error::ErrorKind::InvalidValue, e)
+                        })?;
+                        given.push((stringify!($name), v));
+                    }
+                ); )*
+                Ok(Self { given })
+            }
+
+            fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+                *self = Self::from_arg_matches(m)?;
+                Ok(())
             }
         }
     };
 }
 
-fpdb::for_each_setting!(copy_flags);
+fpdb::for_each_setting!(setting_flags);
 
 impl SettingsArgs {
     pub(super) fn to_settings(&self) -> anyhow::Result<Settings> {
@@ -236,7 +186,11 @@ impl SettingsArgs {
             }
         };
         if let Some(a) = &self.algos {
-            if !a.contains(&Algo::Minhash) && self.minhash_bands.is_some_and(|b| b > 0) {
+            let bands = self
+                .flags
+                .get("minhash_bands")
+                .and_then(serde_json::Value::as_u64);
+            if !a.contains(&Algo::Minhash) && bands.is_some_and(|b| b > 0) {
                 anyhow::bail!("--minhash-bands needs minhash in --algos");
             }
         }
@@ -244,7 +198,10 @@ impl SettingsArgs {
             simhash_idf,
             ..Default::default()
         };
-        self.copy_flags(&mut settings);
+        for (name, value) in &self.flags.given {
+            let known = settings.set_named(name, value.clone())?;
+            debug_assert!(known, "`{name}` is a setting's name");
+        }
         if let Some(a) = &self.algos {
             let names: Vec<&str> = a.iter().map(|x| x.name()).collect();
             settings.set_algos(&names)?;

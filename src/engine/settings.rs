@@ -33,7 +33,7 @@ macro_rules! override_type {
 
 macro_rules! define_settings {
     ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr,
-        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? ; )*) => {
+        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? $(, help $help:literal)? ; )*) => {
         /// Explicitly requested settings; anything left `None` takes the store's value (or the
         /// default at creation). An explicit value that differs from the store's is an error.
         /// One field per row of the table of settings (`options/table.rs`), and the weight

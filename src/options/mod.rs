@@ -284,7 +284,7 @@ macro_rules! older_shown {
 
 macro_rules! define_options {
     ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr,
-        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? ; )*) => {
+        older $older:tt, since $since:literal, set $by:ident $(($own:ty))? $(, help $help:literal)? ; )*) => {
         /// The settings a store is created with. All of them change fingerprints or the index
         /// layout, so all of them are saved and checked on reopen. Defined by the table of
         /// settings (`options/table.rs`).

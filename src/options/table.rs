@@ -2,7 +2,7 @@
 //! its type and default for new stores, the value a store made before the setting implies
 //! (`older`; `none`: every store has it), the oldest store format that can hold a value other
 //! than that one (`since`), and how a front end sets it (`set`: `flag`, a flag of its own
-//! name, without `_pct`; `algos`, through the list of algorithms; `hand`, by a value of its
+//! name, without `_pct`, whose help is the row's `help`; `algos`, through the list of algorithms; `hand`, by a value of its
 //! own type, named here and defined where `Settings` is: the engine's `LearnedIdf`, a table
 //! of the text layer, which this layer does not see). The doc comments are `Options`' field
 //! documentation.
@@ -10,9 +10,9 @@
 //! Generated from it: `Options` (its fields, defaults, and the reading of a stored
 //! `Options` that lacks a newer setting), the format rule (`Options::rules_format`),
 //! [`SETTING_TABLE`](super::SETTING_TABLE), `Settings`' overrides with their names (which the
-//! Python package sets by), and the command line's copy of its flags into `Settings` (a
-//! missing flag does not compile). `fpdb stats`' lines, the flags' help defaults and the
-//! reference's list are checked against it by `tests/project/settings_places.rs`.
+//! Python package sets by), and the command line's flags (name, help, default, type:
+//! `cli/args.rs` `SettingFlags`). `fpdb stats`' lines and the reference's list are checked
+//! against it by `tests/project/settings_places.rs`.
 
 /// Calls `$m! { rows }` with the table's rows (see the module's documentation for their
 /// form). Exported for the command line's flags; not an interface of the library.
@@ -28,51 +28,71 @@ macro_rules! for_each_setting {
             /// Convert traditional Chinese to simplified before fingerprinting (default on;
             /// stores made before it was the default keep theirs, and stores made before the
             /// setting: off).
-            t2s: bool = true, older (false), since 3, set flag;
+            t2s: bool = true, older (false), since 3, set flag,
+                help "Convert traditional Chinese to simplified before fingerprinting (OpenCC t2s; \
+                  only texts holding a traditional character are converted)";
             /// Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件,
             /// 程式 / 程序: [`crate::text::fold_tw`]), so a copy converted with OpenCC `s2twp`
             /// matches its original (default on; stores made before this setting: off).
-            tw_phrases: bool = true, older (false), since 6, set flag;
+            tw_phrases: bool = true, older (false), since 6, set flag,
+                help "Fold Taiwan vocabulary onto mainland words before fingerprinting (软体 / 软件, 程式 / \
+                  程序; OpenCC's phrase tables), so a copy converted with s2twp matches";
             /// Number of longest sentences hashed per document (default 5).
-            nshash_n: usize = 5, older none, since 3, set flag;
+            nshash_n: usize = 5, older none, since 3, set flag,
+                help "nshash: number of longest sentences hashed per document";
             /// Hash used for sentences (default farmhash).
             nshash_hash: $crate::SentenceHash = SentenceHash::Farmhash, older none, since 3,
-                set flag;
+                set flag,
+                help "nshash: sentence hash";
             /// A sentence counts only when it has at least this many letters/digits (default
             /// 10). Shorter ones ("谢谢。", "Click here.") are shared by unrelated documents.
-            min_sentence_chars: usize = 10, older none, since 3, set flag;
+            min_sentence_chars: usize = 10, older none, since 3, set flag,
+                help "nshash: minimum letters/digits for a sentence to count";
             /// How many of a document's sentence hashes must be shared with one cluster before
             /// nshash calls it a match (capped by how many hashes the document has; default 1:
             /// candidates are verified).
-            nshash_min_shared: usize = 1, older none, since 3, set flag;
+            nshash_min_shared: usize = 1, older none, since 3, set flag,
+                help "nshash: shared sentences needed for a candidate (capped by the document's count)";
             /// A candidate from either algorithm is accepted only when its similarity to the
             /// document ([`crate::fingerprint::similarity::similarity`]: shared sentences over
             /// the larger one's, or shingle resemblance where that decides) reaches this
             /// percentage (0 = no verification; default 60).
-            verify_overlap_pct: u32 = 60, older none, since 3, set flag;
+            verify_overlap_pct: u32 = 60, older none, since 3, set flag,
+                help "Accept a candidate only when its similarity reaches this %: shared sentences \
+                  over the larger document's, or character-shingle resemblance for short documents \
+                  and (from 90%) re-wrapped ones (0 = off)";
             /// simhash: the features hashed (default words).
             simhash_features: $crate::SimhashFeatures = SimhashFeatures::Words,
-                older (SimhashFeatures::Words), since 3, set flag;
+                older (SimhashFeatures::Words), since 3, set flag,
+                help "simhash: features: jieba words with TF-IDF weights, or character 3-grams";
             /// Robust to re-wrapped lines (default on; stores made before this setting: off):
             /// line breaks between two Chinese characters are removed before sentences and
             /// terms are cut, and every document (not only short ones) gets a character-shingle
             /// sketch, so a candidate whose shingles resemble the document's by at least 90% is
             /// accepted even when line breaks moved its sentences.
-            reflow: bool = true, older (false), since 3, set flag;
+            reflow: bool = true, older (false), since 3, set flag,
+                help "Robust to re-wrapped lines: line breaks inside Chinese text are ignored, and \
+                  every document gets a character-shingle sketch that can verify a candidate (>= \
+                  90% resemblance) whose sentences moved";
             /// simhash: stop words dropped from the terms (stores made before this setting:
             /// jieba).
             simhash_stopwords: $crate::Stopwords = Stopwords::Jieba, older (Stopwords::Jieba),
-                since 3, set flag;
+                since 3, set flag,
+                help "simhash: stop words dropped from the terms: jieba's list (31 English words), \
+                  Stopwords ISO Chinese + English, or none";
             /// simhash: IDF table (stores made before this setting: jieba).
             simhash_idf: $crate::IdfSource = IdfSource::Jieba, older (IdfSource::Jieba), since 3,
                 set hand (LearnedIdf);
             /// Word segmentation of the word-based algorithms (stores made before this setting:
             /// jieba).
             segmenter: $crate::Segmenter = Segmenter::Jieba, older (Segmenter::Jieba), since 3,
-                set flag;
+                set flag,
+                help "Word segmentation of simhash words and keyword keys: jieba's most probable \
+                  route, or forward / backward maximum matching over jieba's dictionary";
             /// simhash: near-duplicate when the Hamming distance is <= this (inclusive;
             /// default 3).
-            simhash_k: u32 = 3, older none, since 3, set flag;
+            simhash_k: u32 = 3, older none, since 3, set flag,
+                help "simhash: maximum Hamming distance, inclusive";
             /// simhash: a document of fewer terms than this has no simhash (default 8; 1: every
             /// document with a term has one, as in stores made before this setting). A few
             /// terms make a simhash that one changed term moves by ~10 bits, far past `k`: it
@@ -80,19 +100,25 @@ macro_rules! for_each_setting {
             /// ones, which each cost a record read to reject. MinHash finds those short copies
             /// on their 4-grams: a store without MinHash bands keeps every simhash (the setting
             /// reads as 1 there).
-            simhash_min_terms: u32 = 8, older (1), since 17, set flag;
+            simhash_min_terms: u32 = 8, older (1), since 17, set flag,
+                help "simhash: a document of fewer terms has no simhash (found by MinHash instead; \
+                  without minhash this reads as 1)";
             /// simhash: number of bit blocks of the permuted-prefix index (derived from
             /// `expected_docs` when 0 at creation).
-            simhash_blocks: u32 = 0, older none, since 3, set flag;
+            simhash_blocks: u32 = 0, older none, since 3, set flag,
+                help "simhash: blocks of the permuted index (default: chosen from --expected-docs)";
             /// The number of documents the store is sized for (chooses `simhash_blocks`).
-            expected_docs: u64 = 10_000_000, older none, since 3, set flag;
+            expected_docs: u64 = 10_000_000, older none, since 3, set flag,
+                help "Number of documents the store is sized for";
             /// MinHash LSH over character 4-grams ([`crate::fingerprint::minhash::bands`]): band
             /// keys per document, each indexed like a sentence hash (0 = off; stores made
             /// before this setting: off). A candidate found through a band is verified like
             /// any other.
-            minhash_bands: u32 = 8, older (0), since 4, set flag;
+            minhash_bands: u32 = 8, older (0), since 4, set flag,
+                help "minhash: LSH bands, each a key in the store (0 = no minhash)";
             /// MinHash LSH: minima hashed into one band key.
-            minhash_rows: u32 = 4, older (0), since 4, set flag;
+            minhash_rows: u32 = 4, older (0), since 4, set flag,
+                help "minhash: rows (minima) per band";
             /// With `reflow`: the 4-gram resemblance at which a candidate of more than three
             /// sentences is accepted on its shingles alone, in percent, when the larger of the
             /// two documents has up to `SHORT_CHARS` characters (stores made before this
@@ -100,49 +126,75 @@ macro_rules! for_each_setting {
             /// share of their 4-grams to a new title and an inserted ad than long texts lose
             /// to a revision.
             verify_resemblance_pct: u32 = 60, older (Options::LEGACY_RESEMBLANCE), since 4,
-                set flag;
+                set flag,
+                help "With --reflow: a candidate of more than three sentences is also accepted when \
+                  its character 4-gram resemblance reaches this % and the larger document has at \
+                  most 1,200 characters (halfway to 90% up to 4,000, 90% beyond)";
             /// A document joins a cluster (and clusters merge through it) only when it also
             /// verifies against the cluster's first document, so clusters do not chain through
             /// third documents (stores made before this setting: off, single linkage).
-            tight_clusters: bool = true, older (false), since 4, set flag;
+            tight_clusters: bool = true, older (false), since 4, set flag,
+                help "Join a cluster only when the document also verifies against the cluster's first \
+                  document (no chaining through a third document); false = single linkage";
             /// With tight clusters: a candidate whose character 4-gram resemblance reaches
             /// this % and exceeds its sentence overlap by at least `STRONG_GAP` joins its
             /// cluster even when the cluster's first document does not verify: edits inside
             /// sentences (characters changed, lines re-wrapped) leave the 4-grams of a copy and
             /// break its sentences, while a window overlapping a third document shares whole
             /// sentences (0 = off; stores made before this setting: off).
-            strong_resemblance_pct: u32 = 78, older (0), since 5, set flag;
+            strong_resemblance_pct: u32 = 78, older (0), since 5, set flag,
+                help "With --tight-clusters: a candidate whose character 4-gram resemblance reaches \
+                  this % and exceeds its sentence overlap by 10 points (edits inside sentences, \
+                  not a window sharing whole ones) joins its cluster even when the first document \
+                  does not verify (0 = off)";
             /// With tight clusters: a verified candidate whose shared sentences sit as a copy's
             /// do (different inside the shared run, and not one document's own sentences
             /// before it and the other's after it, as two overlapping windows of a longer text:
             /// [`crate::fingerprint::similarity::Shape::copy`]) joins its cluster even when the
             /// cluster's first document does not verify. Records keep where each sentence sits
             /// (stores made before this setting: off).
-            link_shape: bool = true, older (false), since 7, set flag;
+            link_shape: bool = true, older (false), since 7, set flag,
+                help "With --tight-clusters: a verified candidate whose shared sentences sit as a \
+                  copy's do (different inside the shared run, and not one's own sentences before \
+                  it and the other's after it, as two overlapping windows of a longer text) joins \
+                  its cluster even when the first document does not verify; records keep where \
+                  each sentence sits";
             /// Two documents whose figures differ are two reports filled into one template, not
             /// near-duplicates, whatever their wording shares
             /// ([`crate::fingerprint::figures`]): records keep a sketch of their figures
             /// (stores made before this setting: off).
-            template_figures: bool = true, older (false), since 8, set flag;
+            template_figures: bool = true, older (false), since 8, set flag,
+                help "Two documents whose figures differ are two reports filled into one template, not \
+                  near-duplicates: at least 3 figures, fewer than two thirds shared, and at least \
+                  one differing figure per 400 characters of the shorter text; records keep a \
+                  sketch of their figures";
             /// Each cluster names its original: its earliest member by publication time (the
             /// time its input gives, else its ingest time), ingest order breaking ties,
             /// whatever order the members arrived in; `duplicate_of` names it. Records keep
             /// their publication time and clusters their original (stores made before this
             /// setting: off, and `duplicate_of` names the first document ingested).
-            originals: bool = true, older (false), since 9, set flag;
+            originals: bool = true, older (false), since 9, set flag,
+                help "Each cluster names its original: its earliest member by publication time (a time \
+                  field, WARC-Date, the page's published time; else its ingest time), whatever \
+                  order the members arrived in; `duplicate_of` names it";
             /// Records keep a 64-bit digest of the text as it was given
             /// (`crate::hash::text_digest`), so that a re-run sending a stored id with the
             /// same text is known as "already stored" without fingerprinting it again (stores
             /// made before this setting: off; their re-runs compare fingerprints instead). Not
             /// a fingerprint setting: nothing is matched on it.
-            digests: bool = true, older (false), since 10, set flag;
+            digests: bool = true, older (false), since 10, set flag,
+                help "Records keep a 64-bit digest of their text as given, so that a re-run knows the \
+                  documents already stored with the same text without fingerprinting them again";
             /// A teaser is a near-duplicate of its article: a candidate whose sentences are all
             /// in the document it is compared with, from that document's first sentence on, and
             /// make at least a third of it (three or more) is verified though the sentence
             /// overlap is under `verify_overlap_pct`
             /// ([`crate::fingerprint::similarity::teaser`]; stores made before this setting:
             /// off).
-            teasers: bool = true, older (false), since 11, set flag;
+            teasers: bool = true, older (false), since 11, set flag,
+                help "A teaser is a near-duplicate of its article: a document all of whose sentences \
+                  (three or more) begin another and make a third of it is verified against it, \
+                  though it holds only part of it";
             /// Reordered lines: a document of the same length as another (within
             /// `REORDERED_CHARS_PER_MILLE`), whose 4-grams resemble its at
             /// `REORDERED_RESEMBLANCE` or more, is verified on that resemblance whatever its
@@ -150,12 +202,17 @@ macro_rules! for_each_setting {
             /// order has every sentence cut at a seam but keeps its characters (stores made
             /// before this setting: off, and a document over `LONG_CHARS` characters needs
             /// [`LONG_RESEMBLANCE`]).
-            reordered_lines: bool = true, older (false), since 12, set flag;
+            reordered_lines: bool = true, older (false), since 12, set flag,
+                help "Reordered lines: a document of the same length as another whose 4-grams are 80% \
+                  alike is verified on them whatever its length (a text hard-wrapped at a fixed \
+                  width, its lines put in another order)";
             /// A site's furniture is left out of its pages: a line of a page's text (one block
             /// of an HTML page) that the store has seen on pages of the same host in two
             /// clusters is not fingerprinted ([`crate::text::lines`]; stores made before this
             /// setting: off, and every line counts). Pages without a URL are read whole.
-            furniture: bool = true, older (false), since 13, set flag;
+            furniture: bool = true, older (false), since 13, set flag,
+                help "A site's furniture is left out: a line of a page (one block of an HTML page) the \
+                  store has seen on pages of the same host in three clusters is not fingerprinted";
             /// Teasers on pages ([`Options::teasers`] with the lines of a page around them):
             /// the teaser may hold sentences of its own, up to one in
             /// [`crate::fingerprint::similarity::TEASER_OWN_PARTS`] of those it shares (its
@@ -164,20 +221,29 @@ macro_rules! for_each_setting {
             /// ones (a standfirst the teaser leaves out)
             /// ([`crate::fingerprint::similarity::teaser`]; stores made before this setting:
             /// off, and a teaser holds only its article's sentences, from the first on).
-            page_teasers: bool = true, older (false), since 14, set flag;
+            page_teasers: bool = true, older (false), since 14, set flag,
+                help "Teasers on pages: a teaser may hold sentences of its own page (up to one in \
+                  eight of those it shares with its article: a video box, a pull-quote, a \"read \
+                  more\" line), and its article up to two sentences before them (a standfirst)";
             /// A stored page keeps its site's template: the sentences of its lines that its
             /// host showed on an earlier page and that were not furniture yet (record version
             /// 8), and compared with a page of another host it leaves out those the page lacks,
             /// unless that leaves out more than half of its sentences (stores made before this
             /// setting: off, and a stored page is compared whole). Needs `furniture`.
-            site_templates: bool = true, older (false), since 14, set flag;
+            site_templates: bool = true, older (false), since 14, set flag,
+                help "A stored page keeps its site's template (the lines its host showed on an earlier \
+                  page), and a page of another host is compared with it without those lines' \
+                  sentences that the page lacks";
             /// A site's furniture as one ingest batch shows it: a line that three pages of one
             /// host in the batch show, each with 100 letters and digits of lines that no other
             /// page of its host in the batch shows, is furniture for every page of the batch
             /// (and stored as furniture), whatever their order within it and whatever the store
             /// has seen (stores made before this setting: off, and a site's furniture is known
             /// only as the pages before a page made it so). Needs `furniture`.
-            batch_furniture: bool = true, older (false), since 15, set flag;
+            batch_furniture: bool = true, older (false), since 15, set flag,
+                help "A site's furniture as one ingest batch shows it: a line that three pages of one \
+                  host in a batch (--batch-size) show, each with text of its own, is furniture for \
+                  every page of the batch, whatever their order";
             /// A page compared with another page of its own host leaves out, as against a page
             /// of another host, the sentences of its lines that the host showed on an earlier
             /// page (its site's template, not furniture yet) and the other page lacks, unless
@@ -186,7 +252,10 @@ macro_rules! for_each_setting {
             /// article on the article's own page, is not the teaser's own text (stores made
             /// before this setting: off, and two pages of one host are compared whole). Needs
             /// `furniture`.
-            same_site_templates: bool = true, older (false), since 16, set flag;
+            same_site_templates: bool = true, older (false), since 16, set flag,
+                help "A page compared with another page of its own site leaves out its lines that the \
+                  site showed on an earlier page (its template) and the other page lacks, as \
+                  against a page of another site";
             /// What the store learns of a site never hides a copy nor joins two articles: a
             /// line that is most of a page's main text, or that a member of the page's cluster
             /// on another host holds, is never furniture; a link that verifies only after a
@@ -194,12 +263,18 @@ macro_rules! for_each_setting {
             /// two; and removing pages withdraws the lines they taught (each furniture line
             /// keeps the clusters and pages that made it so). Stores made before this setting:
             /// off. Needs `furniture`.
-            site_knowledge: bool = true, older (false), since 18, set flag;
+            site_knowledge: bool = true, older (false), since 18, set flag,
+                help "What the store learns of a site never hides a copy nor joins two articles: a \
+                  page's main text is never its site's furniture, a link through left-out template \
+                  lines never merges two clusters, and removing pages withdraws what they taught";
             /// An excerpt is a near-duplicate of its article: a document that holds an
             /// article's first sentences in a run, two or more, and at most one sentence of
             /// its own (none beside two), whatever its share of the article (a teaser of a tenth of it), is
             /// verified against it. Stores made before this setting: off.
-            excerpts: bool = true, older (false), since 19, set flag;
+            excerpts: bool = true, older (false), since 19, set flag,
+                help "An excerpt (an article's first sentences, two or more, with at most one of its \
+                  own and none beside two) is a near-duplicate of its article, whatever its share \
+                  of it";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

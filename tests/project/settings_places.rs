@@ -1,8 +1,8 @@
 //! A store setting is defined by one row of the table of settings (`options/table.rs`), from
-//! which `Options`, `Settings` and its names (which the Python package sets by) and the copy of
-//! the command line's flags into `Settings` are generated. What is written by hand beside it
-//! must agree with it: the flags' help and their defaults, `fpdb stats` and the reference's
-//! list of settings. A row forgotten in one of them fails here, with the place named
+//! which `Options`, `Settings` and its names (which the Python package sets by) and the
+//! command line's flags with their help and defaults are generated. The flags are checked as
+//! a user reads them, and what is written by hand beside the table must agree with it:
+//! `fpdb stats` and the reference's list of settings. A row forgotten in one of them fails here, with the place named
 //! (ARCHITECTURE.md, "Adding a setting").
 
 use crate::common;
@@ -103,7 +103,7 @@ fn every_setting_has_its_name_flag_stats_line_and_reference_entry() {
         assert!(
             help.lines()
                 .any(|l| l.trim_start().split([' ', '=', '[']).next() == Some(flag.as_str())),
-            "`{f}`: no `{flag}` in `fpdb ingest --help` (cli/args.rs SettingsArgs)"
+            "`{f}`: no `{flag}` in `fpdb ingest --help` (cli/args.rs SettingsArgs, SettingFlags)"
         );
         if r.set == fpdb::SetBy::Flag && f != "simhash_blocks" {
             // The default the help gives is the one a new store gets (`simhash_blocks` is
