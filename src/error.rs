@@ -61,6 +61,18 @@ pub enum Error {
         expected: String,
     },
 
+    /// The store records settings (decision rules) this build does not know: a newer fpdb
+    /// made it, and this one would decide without those rules.
+    #[error(
+        "the store was made with rules this fpdb does not know ({}): a newer fpdb made it; \
+         open it with that one",
+        names.join(", ")
+    )]
+    UnknownRules {
+        /// The settings' names.
+        names: Vec<String>,
+    },
+
     /// The store was created with other fingerprint settings than the ones asked for now.
     #[error(
         "the store was created with {setting} = {stored}, but {setting} = {requested} was \

@@ -58,8 +58,8 @@ pub mod report {
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprints, Meta};
 pub use options::{
-    Algo, FormatVersion, IdfSource, KeyAlgo, KeyAlgos, Options, Segmenter, SentenceHash, SetBy,
-    SettingRow, SimhashFeatures, Stopwords, SETTING_TABLE,
+    Algo, FormatVersion, IdfSource, KeyAlgo, KeyAlgos, Options, RulesVersion, Segmenter,
+    SentenceHash, SetBy, SettingRow, SimhashFeatures, Stopwords, RULES_VERSIONS, SETTING_TABLE,
 };
 pub use store::{Lease, Maintenance, MemoryStore, RocksStore, Store};
 pub use text::normalize;

@@ -99,7 +99,11 @@ fn print_settings(s: &fpdb::Stats) -> anyhow::Result<()> {
         o.simhash_stopwords,
         o.simhash_idf
     );
-    outln!("rules        {}", rules_line(o)?);
+    outln!(
+        "rules        version {} {}",
+        o.rules_version(),
+        rules_line(o)?
+    );
     Ok(())
 }
 

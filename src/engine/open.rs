@@ -83,8 +83,12 @@ impl Fpdb {
                     });
                 }
                 let raw = store.get(Cf::Meta, meta::OPTIONS)?.unwrap_or_default();
-                let opts: Options = serde_json::from_slice(&raw)
-                    .map_err(|e| schema::corrupt(Cf::Meta, meta::OPTIONS, e.to_string()))?;
+                let opts = crate::options::stored_options(&raw).map_err(|e| match e {
+                    crate::options::StoredError::Unknown(names) => Error::UnknownRules { names },
+                    crate::options::StoredError::Bad(e) => {
+                        schema::corrupt(Cf::Meta, meta::OPTIONS, e)
+                    }
+                })?;
                 settings.check(&opts)?;
                 opts
             }

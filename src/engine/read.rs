@@ -94,6 +94,7 @@ impl Searcher<'_> {
                 .unwrap_or_default(),
             simhash_tables: self.perms.len(),
             options: self.opts.clone(),
+            rules_version: self.opts.rules_version(),
             presence_filter: self.path.and_then(|dir| {
                 crate::store::saved_presence(self.store, dir).map(|(bytes, fit)| {
                     use crate::store::PresenceFit;

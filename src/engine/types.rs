@@ -240,6 +240,8 @@ pub struct Stats {
     pub simhash_tables: usize,
     /// The store's settings.
     pub options: Options,
+    /// The rules version its settings belong to ([`Options::rules_version`]).
+    pub rules_version: &'static str,
     /// The presence filter saved with the store, if any ([`crate::store::Presence`]).
     pub presence_filter: Option<SavedFilter>,
 }

@@ -7,10 +7,12 @@ use crate::error::{Error, Result};
 
 mod algo;
 mod key_algo;
+mod rules;
 #[macro_use]
 mod table;
 pub use algo::Algo;
 pub use key_algo::{KeyAlgo, KeyAlgos};
+pub use rules::{stored_options, RulesVersion, StoredError, RULES_VERSIONS};
 
 /// Hash function used for sentence hashes (`nshash`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

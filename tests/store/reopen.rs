@@ -339,3 +339,52 @@ fn saved_presence_filter_changes_no_result_and_an_earlier_one_is_caught_up() {
         c.len()
     );
 }
+
+/// A store whose recorded settings name a rule this build does not know (a newer fpdb's) is
+/// refused, naming the rule, by the library and by every command: never opened as if the rule
+/// were absent, which would write to it without that rule.
+#[test]
+fn a_store_with_a_rule_this_build_does_not_know_is_refused_naming_it() {
+    use fpdb::store::{Batch, Cf};
+    use fpdb::Store;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.db");
+    {
+        let mut db = Fpdb::open(&p).unwrap();
+        ingest_all(&mut db, &common::sample_docs()[..5]);
+        assert_eq!(db.searcher().stats().rules_version, "0.1");
+    }
+    {
+        let s = fpdb::RocksStore::open(&p, true).unwrap();
+        let raw = s
+            .get(Cf::Meta, b"options")
+            .unwrap()
+            .expect("options recorded");
+        let mut opts: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+        opts["a_future_rule"] = serde_json::Value::Bool(true);
+        let mut b = Batch::new();
+        b.put(
+            Cf::Meta,
+            b"options".to_vec(),
+            serde_json::to_vec(&opts).unwrap(),
+        );
+        s.write(b).unwrap();
+        s.sync().unwrap();
+    }
+    let e = Fpdb::open(&p).unwrap_err();
+    assert!(
+        matches!(&e, fpdb::Error::UnknownRules { names } if names == &["a_future_rule"]),
+        "{e}"
+    );
+    for args in [&["stats"][..], &["export"], &["ingest", "-q", "-"]] {
+        let mut all = vec!["--db", "s.db"];
+        all.extend_from_slice(args);
+        let o = common::run_stdin(dir.path(), &all, b"");
+        assert_eq!(common::code(&o), 2, "{args:?}");
+        let err = common::stderr(&o);
+        assert!(
+            err.contains("rules this fpdb does not know (a_future_rule)"),
+            "{args:?}: {err}"
+        );
+    }
+}

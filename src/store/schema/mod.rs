@@ -111,8 +111,10 @@ const NSHASH_SCAN_PREFIX: usize = 8;
 pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// The format marker of the current layout and normalization (`FORMAT_MAGIC`, the format's
 /// number, [`crate::options::NORMALIZE_VERSION`]). The formats, each the one before it plus
-/// what it names (bump [`FormatVersion::CURRENT`] on any change to keys, values or
-/// fingerprint rules):
+/// what it names. [`FormatVersion::CURRENT`] is bumped on a change to keys, values or record
+/// versions; a decision rule that changes none of them is a setting of the next rules version
+/// ([`crate::options::RulesVersion`]), with no format of its own (formats 4 to 19, made before
+/// binaries refused settings they do not know, each added rules):
 ///
 /// 3: `nshash` holds one posting per (sentence hash, holder) and `members` lists each
 /// cluster's documents, so a replaced document's entries can be removed and clusters split.
