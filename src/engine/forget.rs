@@ -5,7 +5,9 @@
 //! [`Fpdb::sync`] sweeps those sites' lines: a line none of whose clusters or pages is left
 //! is deleted, a furniture line left with fewer than [`FURNITURE_CLUSTERS`] goes back to
 //! "seen in" them, and the site is bounded to [`SITE_LINES`] lines. `compact` sweeps every
-//! site so, then lets the store reclaim the space. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
+//! site so, then lets the store reclaim the space. A site that only grows is bounded too: once
+//! its pages have written [`SITE_LINES`] lines since it was last bounded ([`Grown`]), the next
+//! sync drops its lines seen in one cluster beyond the bound, and changes nothing else. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
 //! the page it replaces (one page is one URL), and a cluster emptied by it is passed over by
 //! the next page that reads its lines.
 
@@ -26,6 +28,47 @@ pub const SITE_LINES: usize = 1 << 16;
 
 /// Entries swept per write.
 const SWEEP_BATCH: usize = 4096;
+
+/// The lines each site's pages wrote since the site was last bounded, and the sites that
+/// wrote [`SITE_LINES`] of them: the next sync bounds those ([`Fpdb::sync`]), so a store that
+/// is never compacted and never loses a page still holds at most about twice the bound per
+/// site.
+#[derive(Debug)]
+pub(super) struct Grown {
+    /// Lines written per site (a `furniture` key's host) since its last bound.
+    written: HashMap<u64, usize>,
+    /// Sites that reached `bound`, for the next sync.
+    full: Vec<u64>,
+    /// [`SITE_LINES`] (smaller in tests).
+    bound: usize,
+}
+
+impl Default for Grown {
+    fn default() -> Self {
+        Grown {
+            written: HashMap::default(),
+            full: Vec::new(),
+            bound: SITE_LINES,
+        }
+    }
+}
+
+impl Grown {
+    /// Count the lines a decision writes (`put_seen`'s changes).
+    pub(super) fn note(&mut self, changes: &[((u64, u64), Seen)]) {
+        for ((host, _), seen) in changes {
+            if seen.value().is_none() {
+                continue;
+            }
+            let n = self.written.entry(*host).or_insert(0);
+            *n += 1;
+            if *n >= self.bound {
+                self.written.remove(host);
+                self.full.push(*host);
+            }
+        }
+    }
+}
 
 /// What one sweep changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -96,16 +139,66 @@ impl Maintainer<'_> {
 
 impl Fpdb {
     /// Sweep the hosts noted by removals since the last sweep.
+    /// Sweep the hosts noted by removals since the last sweep, and bound those that grew by
+    /// the bound ([`Grown`]).
     pub(super) fn forget_removed(&self) -> Result<Forgotten> {
         let mut hosts = std::mem::take(&mut *self.forget.lock().expect("lock"));
         hosts.sort_unstable();
         hosts.dedup();
+        let (mut full, bound) = {
+            let mut g = self.grown.lock().expect("lock");
+            (std::mem::take(&mut g.full), g.bound)
+        };
+        full.sort_unstable();
+        full.dedup();
+        full.retain(|h| hosts.binary_search(h).is_err());
         let mut out = Forgotten::default();
         for h in hosts {
             let (start, end) = schema::furniture_range(h);
-            self.sweep(&start, &end, SITE_LINES, &mut out)?;
+            self.sweep(&start, &end, bound, &mut out)?;
+        }
+        for h in full {
+            let (start, end) = schema::furniture_range(h);
+            self.bound_site(&start, &end, bound, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// Keep at most `bound` lines in `[start, end)` (one host's) by deleting lines seen in
+    /// one cluster or page, in key order, beyond it; nothing else changes (what removals
+    /// withdraw is [`Fpdb::sweep`]'s).
+    fn bound_site(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        bound: usize,
+        out: &mut Forgotten,
+    ) -> Result<()> {
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        self.store.scan(Cf::Furniture, start, end, &mut |k, v| {
+            entries.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        let mut over = entries.len().saturating_sub(bound);
+        let mut batch = Batch::new();
+        for (key, value) in entries {
+            if over == 0 {
+                break;
+            }
+            if super::publishers::is_promotion(&key) {
+                continue;
+            }
+            let ids = schema::decode_furniture(&key, &value)?;
+            if ids.len() == 1 && ids[0] != FURNITURE_MARK {
+                batch.delete(Cf::Furniture, key);
+                out.deleted += 1;
+                over -= 1;
+                if batch.len() >= SWEEP_BATCH {
+                    self.store.write(std::mem::take(&mut batch))?;
+                }
+            }
+        }
+        self.store.write(batch)
     }
 
     /// Sweep the lines in `[start, end)` (one host's): drop the clusters and pages no longer
@@ -246,5 +339,57 @@ mod tests {
         assert_eq!(out.deleted, 110);
         // The lines seen in two clusters are kept; those in one fill the rest of the bound.
         assert_eq!(lines(&db), (SITE_LINES - 10, 10));
+    }
+
+    /// A site that only grows is bounded at the sync after its pages wrote the bound's worth
+    /// of lines (here 100, [`SITE_LINES`] in a store): its lines seen in one cluster beyond the
+    /// bound are dropped; a site that wrote fewer is left as it is.
+    #[test]
+    fn a_site_that_only_grows_is_bounded_at_the_next_sync() {
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        db.grown.lock().unwrap().bound = 100;
+        let chars: Vec<char> = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处理府研质".chars().collect();
+        let mut state = 12345u64;
+        let mut line = || -> String {
+            (0..24)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    chars[(state >> 33) as usize % chars.len()]
+                })
+                .collect::<String>()
+                + "。"
+        };
+        let url = |i: usize| format!("https://grows.example.com/a/{i}");
+        let mut page = |db: &mut Fpdb, i: usize| {
+            let text: Vec<String> = (0..20).map(|_| line()).collect();
+            let mut doc = Document::new(&format!("p{i}"), &text.join("\n"));
+            doc.url = Some(url(i));
+            db.ingest_document(&doc, OnExisting::Skip).unwrap();
+        };
+        let host = crate::text::cites::host_key(&url(0)).unwrap();
+        let lines = |db: &Fpdb| {
+            let (start, end) = schema::furniture_range(host);
+            let mut n = 0;
+            db.store
+                .scan(Cf::Furniture, &start, &end, &mut |_, _| {
+                    n += 1;
+                    true
+                })
+                .unwrap();
+            n
+        };
+        for i in 0..30 {
+            page(&mut db, i);
+        }
+        assert_eq!(lines(&db), 600, "every line of the pages is written");
+        db.sync().unwrap();
+        assert_eq!(lines(&db), 100, "bounded at the sync");
+        for i in 30..33 {
+            page(&mut db, i);
+        }
+        db.sync().unwrap();
+        assert_eq!(lines(&db), 160, "60 lines written since: not bounded again");
     }
 }

@@ -135,6 +135,8 @@ pub struct Fpdb {
     batch_pages: bool,
     /// Hosts of removed documents, whose lines the next sync sweeps (`forget.rs`).
     forget: std::sync::Mutex<Vec<u64>>,
+    /// The lines each site's pages wrote since it was last bounded (`forget.rs`).
+    grown: std::sync::Mutex<forget::Grown>,
     /// Documents read into the presence filter at open: it was saved before they were
     /// written ([`Meters::memory_filter_caught_up`]).
     filter_caught_up: Option<u64>,

@@ -124,6 +124,7 @@ impl Fpdb {
             last_batch: None,
             batch_pages: true,
             forget: std::sync::Mutex::default(),
+            grown: std::sync::Mutex::default(),
             store,
             opts,
             perms,

@@ -82,7 +82,10 @@ mod tests {
         assert_eq!(stored_options(&raw), Ok(opts.clone()));
         json.as_object_mut().unwrap().remove("excerpts");
         let older = stored_options(&serde_json::to_vec(&json).unwrap()).unwrap();
-        assert!(!older.excerpts, "a store without the setting was made before it");
+        assert!(
+            !older.excerpts,
+            "a store without the setting was made before it"
+        );
         assert_eq!(older.rules_version(), "0.1");
         json["b_rule"] = true.into();
         json["a_rule"] = 3.into();
@@ -90,6 +93,9 @@ mod tests {
             stored_options(&serde_json::to_vec(&json).unwrap()),
             Err(StoredError::Unknown(vec!["a_rule".into(), "b_rule".into()]))
         );
-        assert!(matches!(stored_options(b"{not json"), Err(StoredError::Bad(_))));
+        assert!(matches!(
+            stored_options(b"{not json"),
+            Err(StoredError::Bad(_))
+        ));
     }
 }

@@ -169,6 +169,9 @@ impl Writer<'_> {
                     &d.seen,
                 )?;
                 put_seen(&seen, &mut d.bulk);
+                if !seen.is_empty() {
+                    self.grown.lock().expect("lock").note(&seen);
+                }
                 self.store.write(staged)?;
                 d.seen.extend(seen);
                 Ok(outcome)
