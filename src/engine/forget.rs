@@ -364,7 +364,7 @@ mod tests {
         let url = |i: usize| format!("https://grows.example.com/a/{i}");
         let mut page = |db: &mut Fpdb, i: usize| {
             let text: Vec<String> = (0..20).map(|_| line()).collect();
-            let mut doc = Document::new(&format!("p{i}"), &text.join("\n"));
+            let mut doc = Document::new(format!("p{i}"), text.join("\n"));
             doc.url = Some(url(i));
             db.ingest_document(&doc, OnExisting::Skip).unwrap();
         };
