@@ -101,7 +101,7 @@ pub(super) enum Seen {
     /// so that removing them withdraws it).
     Made(Vec<u64>),
     /// Not furniture in the store, but shown by [`FURNITURE_CLUSTERS`] pages of the host in the
-    /// page's own batch, each with text of its own ([`batch_furniture`]): furniture for every
+    /// page's own batch, each with text of its own (`batch_furniture`): furniture for every
     /// page of the batch, and stored as furniture with the first of them decided.
     Batch,
 }

@@ -21,7 +21,7 @@ pub use tokenize::{weigh, weighted_terms, TermWeights};
 pub use twfold::fold_tw;
 pub use variant::to_simplified;
 
-/// The text every fingerprint is computed from: [`normalize`]d, then converted to simplified
+/// The text every fingerprint is computed from: [`normalize`](fn@normalize)d, then converted to simplified
 /// Chinese when the store was created with `t2s` (the fingerprinter then joins soft-wrapped
 /// lines and folds Taiwan words: [`crate::fingerprint::Fingerprinter::prepare`]).
 pub fn prepare(text: &str, opts: &crate::Options) -> String {

@@ -99,7 +99,7 @@ pub struct RedisStore {
     /// What `WAIT` has not acknowledged yet, to write again through a new connection
     /// ([`RedisStore::wait_replicas`]).
     unacked: Mutex<Unacked>,
-    /// Answers read ahead for a batch's lookups ([`ReadAhead`](crate::store::ReadAhead));
+    /// Answers read ahead for a batch's lookups ([`ReadAhead`]);
     /// dropped at every write and when the lease is given back, and brought up to date
     /// with what others wrote meanwhile when it is taken ([`since`]).
     cache: Mutex<Prefetched>,

@@ -343,7 +343,7 @@ impl RedisStore {
     }
 
     /// The first page of every single-bucket range in one pipelined round trip (one per
-    /// node); the rest as [`Store::scan`] would.
+    /// node); the rest as [`Store::scan`](crate::store::Store::scan) would.
     pub(super) fn scan_ranges_applied(
         &self,
         cf: Cf,

@@ -142,7 +142,7 @@ impl RedisStore {
         }
     }
 
-    /// Under the lease just taken (after [`RedisStore::replay_journal`]; `older`: it
+    /// Under the lease just taken (after [`RedisStore::replay_older_journal`]; `older`: it
     /// replayed an older fpdb's journal): what was read ahead brought up to date with the
     /// batches committed since, and no longer kept as read; or dropped where their logs
     /// are gone. Sets whether nothing was committed since it began to be read
