@@ -159,57 +159,16 @@ impl Fpdb {
         }
         for h in full {
             let (start, end) = schema::furniture_range(h);
-            self.bound_site(&start, &end, bound, &mut out)?;
+            bound_site(&self.store, (&start, &end), bound, &mut out)?;
         }
         Ok(out)
-    }
-
-    /// Keep at most `bound` lines in `[start, end)` (one host's) by deleting lines seen in
-    /// one cluster or page, in key order, beyond it; nothing else changes (what removals
-    /// withdraw is [`Fpdb::sweep`]'s).
-    fn bound_site(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        bound: usize,
-        out: &mut Forgotten,
-    ) -> Result<()> {
-        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        self.store.scan(Cf::Furniture, start, end, &mut |k, v| {
-            entries.push((k.to_vec(), v.to_vec()));
-            true
-        })?;
-        let mut over = entries.len().saturating_sub(bound);
-        let mut batch = Batch::new();
-        for (key, value) in entries {
-            if over == 0 {
-                break;
-            }
-            if super::publishers::is_promotion(&key) {
-                continue;
-            }
-            let ids = schema::decode_furniture(&key, &value)?;
-            if ids.len() == 1 && ids[0] != FURNITURE_MARK {
-                batch.delete(Cf::Furniture, key);
-                out.deleted += 1;
-                over -= 1;
-                if batch.len() >= SWEEP_BATCH {
-                    self.store.write(std::mem::take(&mut batch))?;
-                }
-            }
-        }
-        self.store.write(batch)
     }
 
     /// Sweep the lines in `[start, end)` (one host's): drop the clusters and pages no longer
     /// kept, delete a line left with none, and keep at most `bound` lines (dropping lines seen
     /// in one cluster, in key order, beyond it).
     fn sweep(&self, start: &[u8], end: &[u8], bound: usize, out: &mut Forgotten) -> Result<()> {
-        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        self.store.scan(Cf::Furniture, start, end, &mut |k, v| {
-            entries.push((k.to_vec(), v.to_vec()));
-            true
-        })?;
+        let entries = site_lines(&self.store, start, end)?;
         let mut kept_ids: HashMap<u64, Option<u64>> = HashMap::default();
         let mut batch = Batch::new();
         let mut over = entries.len().saturating_sub(bound);
@@ -274,6 +233,48 @@ impl Fpdb {
         }
         Ok(self.records().current_cluster(id)?.map(|(root, _)| root))
     }
+}
+
+/// The `furniture` entries in `[start, end)` (one host's), in key order.
+fn site_lines(store: &dyn Store, start: &[u8], end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut entries = Vec::new();
+    store.scan(Cf::Furniture, start, end, &mut |k, v| {
+        entries.push((k.to_vec(), v.to_vec()));
+        true
+    })?;
+    Ok(entries)
+}
+
+/// Keep at most `bound` lines in `[start, end)` (one host's) by deleting lines seen in
+/// one cluster or page, in key order, beyond it; nothing else changes (what removals
+/// withdraw is `Fpdb::sweep`'s).
+fn bound_site(
+    store: &dyn Store,
+    (start, end): (&[u8], &[u8]),
+    bound: usize,
+    out: &mut Forgotten,
+) -> Result<()> {
+    let entries = site_lines(store, start, end)?;
+    let mut over = entries.len().saturating_sub(bound);
+    let mut batch = Batch::new();
+    for (key, value) in entries {
+        if over == 0 {
+            break;
+        }
+        if super::publishers::is_promotion(&key) {
+            continue;
+        }
+        let ids = schema::decode_furniture(&key, &value)?;
+        if ids.len() == 1 && ids[0] != FURNITURE_MARK {
+            batch.delete(Cf::Furniture, key);
+            out.deleted += 1;
+            over -= 1;
+            if batch.len() >= SWEEP_BATCH {
+                store.write(std::mem::take(&mut batch))?;
+            }
+        }
+    }
+    store.write(batch)
 }
 
 #[cfg(test)]

@@ -170,7 +170,7 @@ impl Writer<'_> {
                 )?;
                 put_seen(&seen, &mut d.bulk);
                 if !seen.is_empty() {
-                    self.grown.lock().expect("lock").note(&seen);
+                    self.grown.get_mut().expect("lock").note(&seen);
                 }
                 self.store.write(staged)?;
                 d.seen.extend(seen);
