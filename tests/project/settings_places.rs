@@ -164,3 +164,31 @@ fn the_help_lists_every_algorithm_and_format_the_library_knows() {
         .unwrap_err()
         .contains("one of: auto"));
 }
+
+/// Every flag generated from the table refuses a value of another type before any store is
+/// made: exit 2, the flag named, no store directory left behind.
+#[test]
+fn every_generated_setting_flag_refuses_garbage_naming_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("a.jsonl"),
+        "{\"id\":\"a\",\"text\":\"hello there, world\"}\n",
+    )
+    .unwrap();
+    let mut checked = 0;
+    for r in fpdb::SETTING_TABLE
+        .iter()
+        .filter(|r| r.set == fpdb::SetBy::Flag)
+    {
+        let flag = flag(r);
+        let given = format!("{flag}=not-a-value");
+        let o = common::run(dir, &["--db", "s.db", "ingest", "-q", &given, "a.jsonl"]);
+        assert_eq!(common::code(&o), 2, "{given}");
+        let err = common::stderr(&o);
+        assert!(err.contains(&flag), "{given}: {err}");
+        assert!(!dir.join("s.db").exists(), "{given}: a store was made");
+        checked += 1;
+    }
+    assert!(checked >= 25, "{checked} flags");
+}
