@@ -14,23 +14,23 @@ head -n 20 data/sample.jsonl > "$input"
 # The settings of each format: the current defaults with the newer rules switched off.
 flags() {
   case $1 in
-    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    8) echo "--originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    9) echo "--digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    10) echo "--teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    11) echo "--reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    12) echo "--furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    13) echo "--page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    14) echo "--batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    15) echo "--same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    16) echo "--simhash-min-terms 1 --site-knowledge false --excerpts false" ;;
-    17) echo "--site-knowledge false --excerpts false" ;;
-    18) echo "--excerpts false" ;;
-    19) echo "" ;;
+    3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    4) echo "--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    5) echo "--tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    6) echo "--link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    7) echo "--template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    8) echo "--originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    9) echo "--digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    10) echo "--teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    11) echo "--reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    12) echo "--furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    13) echo "--page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    14) echo "--batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    15) echo "--same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    16) echo "--simhash-min-terms 1 --site-knowledge false --excerpts false --headings false" ;;
+    17) echo "--site-knowledge false --excerpts false --headings false" ;;
+    18) echo "--excerpts false --headings false" ;;
+    19) echo "--headings false" ;;
     *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
   esac
 }

@@ -26,13 +26,14 @@ import urllib.parse
 import sys
 
 # The rules the gate must notice when switched off (the defaults of formats 4 to 8, 11 to 16
-# and 19).
+# and 19, and `headings`).
 # Not `--site-templates false`: each set is one ingest batch, whose pages learn their sites'
 # furniture together (`--batch-furniture`), and switching it off changes no pair of the pages
 # and sites sets; tests/rules/furniture.rs checks it on pages ingested one at a time. Not
 # `--simhash-min-terms 1` either: the floor changes no labeled pair (it saves lookups);
 # tests/rules/simhash_terms.rs checks it.
 RULES = [
+    "--headings false",
     "--excerpts false",
     "--same-site-templates false",
     "--batch-furniture false",

@@ -160,7 +160,8 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
             )
         })
         .collect();
-    let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order).map(|s| s.name());
+    let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order, opts.headings)
+        .map(|s| s.name());
     let teaser = crate::fingerprint::verified_as_teaser(opts, a.sketches(), b.sketches());
     let excerpt = crate::fingerprint::verified_as_excerpt(opts, a.sketches(), b.sketches());
     let reordered = crate::fingerprint::verified_as_reordered(opts, a.sketches(), b.sketches());
@@ -264,7 +265,7 @@ pub fn marked_sentences(
         })
         .collect();
     if !out.iter().any(|m| m.counted) {
-        let keys = nshash::top_sentence_keys(normalized, opts);
+        let keys = nshash::top_sentence_keys(normalized, opts, false);
         if let Some(key) = keys.first() {
             out = vec![MarkedSentence {
                 text: normalized.trim().to_string(),
@@ -355,10 +356,13 @@ fn only_in(x: &[(String, f64)], y: &[(String, f64)], n: usize) -> Vec<(String, f
 pub fn explain(a: &Document, b: &Document, fp: &Fingerprinter) -> Explanation {
     let opts = fp.options();
     // The text the store fingerprints (with reflow, Chinese lines joined first).
-    let (na, nb) = (fp.prepare(&a.text), fp.prepare(&b.text));
+    let (na, nb) = (
+        fp.prepare_page(&a.text, a.url.is_some()),
+        fp.prepare_page(&b.text, b.url.is_some()),
+    );
     let (sa, sb) = (
-        nshash::top_sentence_keys(&na, opts),
-        nshash::top_sentence_keys(&nb, opts),
+        nshash::top_sentence_keys(&na, opts, a.url.is_some()),
+        nshash::top_sentence_keys(&nb, opts, b.url.is_some()),
     );
     let shared: Vec<String> = sa.iter().filter(|s| sb.contains(s)).cloned().collect();
     let (ta, tb) = (fp.simhash_features(&na), fp.simhash_features(&nb));

@@ -109,7 +109,7 @@ impl Checked {
         let shape = (opts.link_shape && verified)
             .then(|| {
                 let (a, b) = (doc, sketches);
-                similarity::shape(a.sketch, a.order, b.sketch, b.order)
+                similarity::shape(a.sketch, a.order, b.sketch, b.order, opts.headings)
             })
             .flatten();
         let strong = is_strong(opts, overlap, sentences, resemblance, shape);

@@ -13,6 +13,7 @@
 
 use md5::{Digest, Md5};
 
+use super::similarity::HEADING_PLACE;
 use crate::hash::fingerprint64;
 use crate::options::{Options, SentenceHash};
 use crate::text::sentences;
@@ -32,14 +33,45 @@ pub fn hash_key(key: &str, kind: SentenceHash) -> u64 {
 /// sample, when a document has more).
 pub const SKETCH_MAX: usize = 512;
 
-/// Every qualifying sentence key of a document, distinct, in text order with its length.
-fn qualifying(normalized: &str, opts: &Options) -> Vec<(usize, usize, String)> {
+/// Under `headings`, a page's headings are at most this many lines (a headline, a byline, a
+/// dateline or a weather box before the first sentence); more such lines are a list, not
+/// headings.
+pub const HEADINGS_MOST: usize = 3;
+
+/// How many of a page's first distinct qualifying sentences are its headings (stores with
+/// `headings`): the `lead` sentences before its first one that ends at a full stop (`!`, `?`,
+/// `;`) rather than at its line's end, when there is such a sentence (`closed`), when they are
+/// at most [`HEADINGS_MOST`] and no more than the `total - lead` sentences from it on. Zero
+/// otherwise: a text of lines alone (a list, a poem) has no headings.
+pub fn heading_count(lead: usize, closed: bool, total: usize) -> usize {
+    if closed && lead <= HEADINGS_MOST && 2 * lead <= total {
+        lead
+    } else {
+        0
+    }
+}
+
+/// Every qualifying sentence key of a document, distinct, in text order with its length, and
+/// how many of the first are headings when `headings` (the store's rule, for a page).
+fn qualifying(
+    normalized: &str,
+    opts: &Options,
+    headings: bool,
+) -> (Vec<(usize, usize, String)>, usize) {
     let mut seen = foldhash::HashSet::default();
     let mut cands: Vec<(usize, usize, String)> = Vec::new();
-    for (pos, s) in sentences::split(normalized).enumerate() {
+    let (mut lead, mut closed) = (0, false);
+    for (pos, (s, line_end)) in sentences::split_ends(normalized).enumerate() {
         let (k, n) = sentences::key(s);
         if n >= opts.min_sentence_chars && seen.insert(k.clone()) {
             cands.push((n, pos, k));
+            if !closed {
+                if line_end {
+                    lead += 1;
+                } else {
+                    closed = true;
+                }
+            }
         }
     }
     if cands.is_empty() {
@@ -55,33 +87,49 @@ fn qualifying(normalized: &str, opts: &Options) -> Vec<(usize, usize, String)> {
                 cands.push((n, 0, k));
             }
         }
+        return (cands, 0);
     }
-    cands
+    let heads = if headings {
+        heading_count(lead, closed, cands.len())
+    } else {
+        0
+    };
+    (cands, heads)
+}
+
+/// Whether a document's headings ([`heading_count`]) are told apart from its sentences: a page
+/// (a document with a URL, whose lines are its blocks) of a store with `headings`. A text
+/// without a URL may be hard-wrapped, every line of it ending at the line's end.
+pub fn tells_headings_apart(opts: &Options, page: bool) -> bool {
+    page && opts.headings
 }
 
 /// The keys (letters and digits) of the n longest distinct qualifying sentences, longest first,
-/// and, in stores with `excerpts`, the first one after them when it is not among them: an
-/// excerpt shows its article's first sentences, seldom its longest, and is found by them.
-pub fn top_sentence_keys(normalized: &str, opts: &Options) -> Vec<String> {
-    top_of(qualifying(normalized, opts), opts)
+/// and, in stores with `excerpts`, the first one after them when it is not among them (on a
+/// `page` of a store with `headings`, the first after its headings): an excerpt shows its
+/// article's first sentences, seldom its longest, and is found by them.
+pub fn top_sentence_keys(normalized: &str, opts: &Options, page: bool) -> Vec<String> {
+    let (cands, heads) = qualifying(normalized, opts, tells_headings_apart(opts, page));
+    top_of(cands, opts, heads)
 }
 
-fn top_of(mut cands: Vec<(usize, usize, String)>, opts: &Options) -> Vec<String> {
-    keep_top(&mut cands, opts, |c| c.0);
+fn top_of(mut cands: Vec<(usize, usize, String)>, opts: &Options, heads: usize) -> Vec<String> {
+    keep_top(&mut cands, opts, heads, |c| c.0);
     cands.into_iter().map(|c| c.2).collect()
 }
 
 /// The sentences nshash keys a document by, from its distinct qualifying sentences in text
-/// order (`len` gives each one's length): the `nshash_n` longest, longest first (the earlier
-/// of two equally long first), and, in stores with `excerpts`, the opening sentence after
-/// them when it is not among them. The one rule for [`top_sentence_keys`] and
-/// [`super::scan::scan`].
+/// order (`len` gives each one's length; the first `heads` are headings): the `nshash_n`
+/// longest, longest first (the earlier of two equally long first), and, in stores with
+/// `excerpts`, the opening sentence (the first after the headings) after them when it is not
+/// among them. The one rule for [`top_sentence_keys`] and [`super::scan::scan`].
 pub(super) fn keep_top<T: Clone + PartialEq>(
     cands: &mut Vec<T>,
     opts: &Options,
+    heads: usize,
     len: impl Fn(&T) -> usize,
 ) {
-    let first = (opts.excerpts && cands.len() > opts.nshash_n).then(|| cands[0].clone());
+    let first = (opts.excerpts && cands.len() > opts.nshash_n).then(|| cands[heads].clone());
     // A stable sort: equally long sentences stay in text order.
     cands.sort_by_key(|c| std::cmp::Reverse(len(c)));
     cands.truncate(opts.nshash_n);
@@ -93,21 +141,29 @@ pub(super) fn keep_top<T: Clone + PartialEq>(
 }
 
 /// The nshash fingerprint (hashes of [`top_sentence_keys`]) and the document's sentence
-/// sketch (32-bit hashes of every qualifying sentence, sorted, at most [`SKETCH_MAX`]).
+/// sketch (32-bit hashes of every qualifying sentence, sorted, at most [`SKETCH_MAX`]), of a
+/// text that is no page.
 pub fn nshash_and_sketch(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32>) {
-    let (top, sketch, _) = nshash_sketch_and_order(normalized, opts);
+    let (top, sketch, _) = nshash_sketch_and_order(normalized, opts, false);
     (top, sketch)
 }
 
-/// [`nshash_and_sketch`] with the sketch's order ([`sketch_of`]).
-pub fn nshash_sketch_and_order(normalized: &str, opts: &Options) -> (Vec<u64>, Vec<u32>, Vec<u8>) {
-    let cands = qualifying(normalized, opts);
+/// [`nshash_and_sketch`] with the sketch's order ([`sketch_of`]); on a `page` of a store with
+/// `headings`, its headings ([`heading_count`]) are placed apart, where a link's shape does
+/// not read them: a headline or a byline is not a sentence of its article's text, and an
+/// excerpt of the article shows its first sentence after them.
+pub fn nshash_sketch_and_order(
+    normalized: &str,
+    opts: &Options,
+    page: bool,
+) -> (Vec<u64>, Vec<u32>, Vec<u8>) {
+    let (cands, heads) = qualifying(normalized, opts, tells_headings_apart(opts, page));
     let hashes: Vec<u64> = cands
         .iter()
         .map(|c| hash_key(&c.2, opts.nshash_hash))
         .collect();
-    let (sketch, order) = sketch_of(&hashes);
-    let top = top_of(cands, opts)
+    let (sketch, order) = sketch_of(&hashes, heads, opts.headings);
+    let top = top_of(cands, opts, heads)
         .iter()
         .map(|k| hash_key(k, opts.nshash_hash))
         .collect();
@@ -116,13 +172,23 @@ pub fn nshash_sketch_and_order(normalized: &str, opts: &Options) -> (Vec<u64>, V
 
 /// A document's sentence sketch (the low 32 bits of its distinct sentence hashes, sorted, at
 /// most [`SKETCH_MAX`]) from the hashes in text order, and, parallel to it, where each sentence
-/// sits: its rank in the text scaled to 0..=255 ([`super::similarity::shape`] reads it).
-pub fn sketch_of(hashes: &[u64]) -> (Vec<u32>, Vec<u8>) {
+/// sits: its rank in the text scaled to 0..=255 ([`super::similarity::shape`] reads it). In a
+/// store with `headings` (`headings`), the first `heads` are a page's headings, placed at
+/// [`HEADING_PLACE`], which no other sentence of such a store takes.
+pub fn sketch_of(hashes: &[u64], heads: usize, headings: bool) -> (Vec<u32>, Vec<u8>) {
     let n = hashes.len().max(1);
+    let last = usize::from(if headings { HEADING_PLACE - 1 } else { u8::MAX });
     let mut v: Vec<(u32, u8)> = hashes
         .iter()
         .enumerate()
-        .map(|(i, &h)| (h as u32, (i * 256 / n) as u8))
+        .map(|(i, &h)| {
+            let place = if i < heads {
+                HEADING_PLACE
+            } else {
+                (i * 256 / n).min(last) as u8
+            };
+            (h as u32, place)
+        })
         .collect();
     v.sort_unstable();
     v.dedup_by_key(|e| e.0);
@@ -150,7 +216,7 @@ mod tests {
     #[test]
     fn takes_the_n_longest_distinct_sentences() {
         let t = normalize("短句。这是一个比较长的句子用来测试。这是最长的一个句子用来测试排序规则。这是一个比较长的句子用来测试。");
-        let keys = top_sentence_keys(&t, &opts(5));
+        let keys = top_sentence_keys(&t, &opts(5), false);
         assert_eq!(
             keys,
             [
@@ -190,12 +256,12 @@ mod tests {
 
     #[test]
     fn sketch_of_keeps_each_sentence_where_it_sits() {
-        let (sketch, order) = sketch_of(&[30, 10, 20, 10 | 1 << 40]);
+        let (sketch, order) = sketch_of(&[30, 10, 20, 10 | 1 << 40], 0, false);
         // Sorted by hash; the low 32 bits collide for the last, which keeps the first place.
         assert_eq!(sketch, [10, 20, 30]);
         assert_eq!(order, [64, 128, 0]);
         let many: Vec<u64> = (0..2000).collect();
-        let (sketch, order) = sketch_of(&many);
+        let (sketch, order) = sketch_of(&many, 0, false);
         assert_eq!(sketch.len(), SKETCH_MAX);
         assert!(
             order.windows(2).all(|w| w[0] <= w[1]),

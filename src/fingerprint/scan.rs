@@ -4,7 +4,9 @@
 //! per character. Equal to the separate functions (`scan_equals_the_separate_passes`).
 
 use super::minhash::{gram_hash, gram_hashes, Bins, BottomK, GRAM_CHUNK, SHINGLES_K_ALL};
-use super::nshash::{hash_key, keep_top, nshash_sketch_and_order, sketch_of};
+use super::nshash::{
+    hash_key, heading_count, keep_top, nshash_sketch_and_order, sketch_of, tells_headings_apart,
+};
 use crate::options::Options;
 use crate::text::{ideograph, ideograph_at, sentences};
 
@@ -29,13 +31,14 @@ pub struct Scan {
 /// one pass over its characters: sentence keys are hashed from one reused buffer as their
 /// sentence ends, 4-grams roll over the letters and digits, nothing is allocated per sentence
 /// or per character. Sentences are told apart by their 64-bit hash (the value the store keeps:
-/// two sentences with one hash are one posting anyway). Equal to the separate functions
+/// two sentences with one hash are one posting anyway). `page`: a document with a URL, whose
+/// headings a store with `headings` leaves out. Equal to the separate functions
 /// (`scan_equals_the_separate_passes` checks it on random text).
 #[expect(
     clippy::too_many_lines,
     reason = "the hot loop of every ingest: its state stays in locals (checked by the proptests against the separate passes)"
 )]
-pub fn scan(normalized: &str, opts: &Options) -> Scan {
+pub fn scan(normalized: &str, opts: &Options, page: bool) -> Scan {
     let bytes = normalized.as_bytes();
     let kind = opts.nshash_hash;
     let min = opts.min_sentence_chars;
@@ -44,11 +47,21 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     let mut seen = foldhash::HashSet::default();
     let mut key = String::with_capacity(256);
     let (mut n, mut blank) = (0usize, true);
-    let mut end_sentence = |key: &mut String, n: usize, blank: bool| {
+    // Qualifying sentences that ended at their line's end before the first that ended at a
+    // full stop, and whether one has (`heading_count`).
+    let (mut lead, mut closed) = (0usize, false);
+    let mut end_sentence = |key: &mut String, n: usize, blank: bool, line_end: bool| {
         if !blank && n >= min {
             let h = hash_key(key, kind);
             if seen.insert(h) {
                 cands.push((n, h));
+                if !closed {
+                    if line_end {
+                        lead += 1;
+                    } else {
+                        closed = true;
+                    }
+                }
             }
         }
         key.clear();
@@ -91,7 +104,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
         };
         i += c.len_utf8();
         if ends {
-            end_sentence(&mut key, n, blank);
+            end_sentence(&mut key, n, blank, c == '\n');
             (n, blank) = (0, true);
             continue;
         }
@@ -108,7 +121,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
             }
         }
     }
-    end_sentence(&mut key, n, blank);
+    end_sentence(&mut key, n, blank, true);
     if words >= 4 {
         hash_grams(&mut word_chars, &mut grams, &mut bins);
     } else if words > 0 {
@@ -125,7 +138,7 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
     let bands = bins.keys();
     if cands.is_empty() {
         // No qualifying sentence: the whole text keys the document (rare; the plain path).
-        let (top, sketch, order) = nshash_sketch_and_order(normalized, opts);
+        let (top, sketch, order) = nshash_sketch_and_order(normalized, opts, page);
         return Scan {
             top,
             sketch,
@@ -135,9 +148,14 @@ pub fn scan(normalized: &str, opts: &Options) -> Scan {
             bands,
         };
     }
+    let heads = if tells_headings_apart(opts, page) {
+        heading_count(lead, closed, cands.len())
+    } else {
+        0
+    };
     let hashes: Vec<u64> = cands.iter().map(|c| c.1).collect();
-    let (sketch, order) = sketch_of(&hashes);
-    keep_top(&mut cands, opts, |c| c.0);
+    let (sketch, order) = sketch_of(&hashes, heads, opts.headings);
+    keep_top(&mut cands, opts, heads, |c| c.0);
     Scan {
         top: cands.into_iter().map(|c| c.1).collect(),
         sketch,
@@ -213,8 +231,8 @@ mod tests {
     }
 
     /// What [`scan`] computes in one pass, from the separate functions.
-    fn separate_passes(text: &str, o: &Options) -> Scan {
-        let (top, sketch, order) = nshash_sketch_and_order(text, o);
+    fn separate_passes(text: &str, o: &Options, page: bool) -> Scan {
+        let (top, sketch, order) = nshash_sketch_and_order(text, o, page);
         Scan {
             top,
             order,
@@ -240,6 +258,7 @@ mod tests {
             n in 1usize..7,
             min in 0usize..12,
             md5 in proptest::bool::ANY,
+            page in proptest::bool::ANY,
         ) {
             let text: String = parts.concat();
             let o = Options {
@@ -248,7 +267,7 @@ mod tests {
                 nshash_hash: if md5 { SentenceHash::Md5 } else { SentenceHash::Farmhash },
                 ..Options::default()
             };
-            proptest::prop_assert_eq!(scan(&text, &o), separate_passes(&text, &o));
+            proptest::prop_assert_eq!(scan(&text, &o, page), separate_passes(&text, &o, page));
         }
 
         /// Texts longer than a slice of grams (several slices, a boundary anywhere).
@@ -260,7 +279,7 @@ mod tests {
             let pool: Vec<char> = "中华人民共和国宪法第一条abc。\n".chars().collect();
             let text = random_text(&pool, seed, len);
             let o = Options::default();
-            proptest::prop_assert_eq!(scan(&text, &o), separate_passes(&text, &o));
+            proptest::prop_assert_eq!(scan(&text, &o, true), separate_passes(&text, &o, true));
         }
 
         /// Long texts of few distinct grams (a handful of letters repeated), where fewer than
@@ -274,7 +293,7 @@ mod tests {
             let pool: Vec<char> = "中华人民共和".chars().take(letters).collect();
             let text = random_text(&pool, seed, len);
             let o = Options::default();
-            proptest::prop_assert_eq!(scan(&text, &o), separate_passes(&text, &o));
+            proptest::prop_assert_eq!(scan(&text, &o, true), separate_passes(&text, &o, true));
         }
     }
 }

@@ -275,6 +275,18 @@ macro_rules! for_each_setting {
                 help "An excerpt (an article's first sentences, two or more, with at most one of its \
                   own and none beside two) is a near-duplicate of its article, whatever its share \
                   of it";
+            /// A page's headings are not its article's sentences: on a document with a URL,
+            /// the lines before its first sentence that ends at a full stop (a headline, a
+            /// byline, a dateline, a weather box; at most three, and no more than the sentences
+            /// after them) count in verification, but a link's shape (copy, window, teaser,
+            /// excerpt) leaves them out, `reflow` does not join them to the first sentence, and
+            /// the opening sentence (`excerpts`) is the first after them: an excerpt of an
+            /// article is its opening whatever headings the article's page shows. Stores made
+            /// before this setting: off, and a page's headings are its first sentences.
+            headings: bool = true, older (false), since 19, set flag,
+                help "A page's headings (up to three lines before its first sentence that ends at a \
+                  full stop: headline, byline, dateline) are not its sentences: an excerpt of an \
+                  article is its opening whatever headings the article's page shows";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

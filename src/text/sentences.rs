@@ -7,6 +7,12 @@
 
 /// Split normalized text into sentences (non-empty, trimmed).
 pub fn split(text: &str) -> impl Iterator<Item = &str> {
+    split_ends(text).map(|(s, _)| s)
+}
+
+/// [`split`], each sentence with whether it ended at its line's end (a newline or the text's
+/// end) rather than at a full stop, `!`, `?` or `;`: a headline, a byline, a line of a list.
+pub fn split_ends(text: &str) -> impl Iterator<Item = (&str, bool)> {
     let bytes = text.as_bytes();
     let mut start = 0usize;
     let mut i = 0usize;
@@ -27,7 +33,7 @@ pub fn split(text: &str) -> impl Iterator<Item = &str> {
                 let s = text[start..i - 1].trim();
                 start = i;
                 if !s.is_empty() {
-                    return Some(s);
+                    return Some((s, b == b'\n'));
                 }
             }
         }
@@ -35,11 +41,31 @@ pub fn split(text: &str) -> impl Iterator<Item = &str> {
             let s = text[start..].trim();
             start = bytes.len();
             if !s.is_empty() {
-                return Some(s);
+                return Some((s, true));
             }
         }
         None
     })
+}
+
+/// Where a text's heading lines end (the byte offset of the line after them; 0 when it has
+/// none): its first lines holding text, at most `most` of them, when none of them holds a
+/// sentence that ends at a full stop (`.`, `!`, `?`, `;`) and the line after them does.
+pub fn heading_lines_end(text: &str, most: usize) -> usize {
+    let (mut at, mut lines) = (0, 0);
+    for line in text.split_inclusive('\n') {
+        if split_ends(line.trim_end_matches('\n')).any(|(_, line_end)| !line_end) {
+            return at;
+        }
+        if !line.trim().is_empty() {
+            lines += 1;
+            if lines > most {
+                return 0;
+            }
+        }
+        at += line.len();
+    }
+    0
 }
 
 /// Whether `c` is a letter or digit (`char::is_alphanumeric`), with fast paths for ASCII and
@@ -93,6 +119,28 @@ mod tests {
         for c in (0..=0x10ffffu32).filter_map(char::from_u32) {
             assert_eq!(is_word_char(c), c.is_alphanumeric(), "{c:?}");
         }
+    }
+
+    #[test]
+    fn heading_lines_end_before_the_first_line_with_a_full_stop() {
+        let t = "headline of the day\nby a staff writer\n\nthe first sentence. the second\nmore";
+        assert_eq!(heading_lines_end(t, 3), t.find("the first").unwrap());
+        assert_eq!(
+            heading_lines_end(t, 1),
+            0,
+            "more lines than allowed: a list"
+        );
+        assert_eq!(heading_lines_end("a sentence.\nline", 3), 0);
+        assert_eq!(
+            heading_lines_end("line one\nline two", 3),
+            0,
+            "no sentence after them"
+        );
+        assert_eq!(
+            heading_lines_end("3.5 percent\nit rose.", 3),
+            12,
+            "a decimal point"
+        );
     }
 
     #[test]

@@ -431,3 +431,59 @@ fn an_excerpt_stored_first_does_not_keep_the_articles_windows_out() {
         "{apart_with_rule_off} of {rounds}"
     );
 }
+
+/// A page's headings (`headings`): an article's page shows up to three lines above its first
+/// sentence that end without a full stop (a headline, a byline, a dateline); a page of
+/// another site showing the article's first sentences is its excerpt all the same, ingested
+/// before or after it, and a page quoting from the article's second sentence on is not. Four
+/// such lines are a list, not headings, and a text without a URL keeps its lines (either
+/// misses the excerpt, as the rule switched off does).
+#[test]
+fn an_excerpt_joins_its_article_whatever_headings_its_page_shows() {
+    let mut rng = Rng(0x7ea5_e125_0000_0020);
+    let (rounds, mut missed_without) = (9, 0);
+    let page = |id: &str, host: &str, lines: &[String]| Document {
+        url: Some(format!("https://{host}/news/{id}")),
+        ..Document::new(id, lines.join("\n"))
+    };
+    // A line of letters that ends without a full stop.
+    let heading = |rng: &mut Rng| common::synthetic_doc(rng, 1).replace('。', "");
+    for round in 0..rounds {
+        let body: Vec<String> = (0..30)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        let headings: Vec<String> = (0..1 + round % 3).map(|_| heading(&mut rng)).collect();
+        let article = page("article", "a.example", &[&headings[..], &body[..]].concat());
+        let k = 2 + round % 3;
+        let shown = [&body[..k], &["Read more".to_string()][..]].concat();
+        let excerpt = page("excerpt", "b.example", &shown);
+        let quote = page("quote", "c.example", &body[1..4]);
+        for (one, two) in [(&article, &excerpt), (&excerpt, &article)] {
+            let c = clusters(Settings::default(), &[one, two]);
+            assert_eq!(c["article"], c["excerpt"], "round {round}: {c:?}");
+        }
+        for (one, two) in [(&article, &quote), (&quote, &article)] {
+            let c = clusters(Settings::default(), &[one, two]);
+            assert_ne!(c["article"], c["quote"], "round {round}: {c:?}");
+        }
+        let off = Settings {
+            headings: Some(false),
+            ..Default::default()
+        };
+        let c = clusters(off, &[&article, &excerpt]);
+        missed_without += usize::from(c["article"] != c["excerpt"]);
+        // Four lines above the first sentence: a list, not headings.
+        let four: Vec<String> = (0..4).map(|_| heading(&mut rng)).collect();
+        let listed = page("article", "a.example", &[&four[..], &body[..]].concat());
+        let c = clusters(Settings::default(), &[&listed, &excerpt]);
+        assert_ne!(c["article"], c["excerpt"], "round {round}: {c:?}");
+        // No URL: the lines of a text may be a hard wrap's, and stay.
+        let text = Document {
+            url: None,
+            ..article.clone()
+        };
+        let c = clusters(Settings::default(), &[&text, &excerpt]);
+        assert_ne!(c["article"], c["excerpt"], "round {round}: {c:?}");
+    }
+    assert_eq!(missed_without, rounds, "the rule off misses every excerpt");
+}

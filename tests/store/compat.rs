@@ -216,7 +216,7 @@ fn stays(
 /// furniture), format 13 (no teasers on pages, no sites' templates), format 14 (no
 /// furniture learned from a batch's pages together), format 15 (pages of one host
 /// compared whole), format 16 (a simhash for every document with a term), format 17 (no site
-/// knowledge) and format 18 (no excerpts).
+/// knowledge) and format 18 (no excerpts, no headings).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -251,6 +251,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -281,6 +282,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -330,6 +332,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             simhash_min_terms: Some(1),
             site_knowledge: Some(false),
             excerpts: Some(false),
+            headings: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -351,6 +354,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -379,6 +383,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -402,6 +407,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -415,6 +421,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     );
     let settings = fpdb::Settings {
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -423,12 +430,15 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         &docs,
         FormatVersion(18),
         |db| {
-            assert!(!db.options().excerpts && db.options().site_knowledge);
+            assert!(
+                !db.options().excerpts && !db.options().headings && db.options().site_knowledge
+            );
         },
     );
     let settings = fpdb::Settings {
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -445,6 +455,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -462,6 +473,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -479,6 +491,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -498,6 +511,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -519,6 +533,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -540,6 +555,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(
@@ -562,6 +578,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         simhash_min_terms: Some(1),
         site_knowledge: Some(false),
         excerpts: Some(false),
+        headings: Some(false),
         ..Default::default()
     };
     stays(

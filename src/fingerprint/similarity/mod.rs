@@ -163,6 +163,12 @@ fn compared(a: &[u32], b: &[u32], mut f: impl FnMut(Step)) {
     }
 }
 
+/// The place in a sketch's order ([`super::nshash::sketch_of`]) of a page's heading, in a
+/// store with `headings`: no other sentence of such a store sits there, and a [`Shape`]
+/// leaves headings out, so that a headline or a byline above an article is not a sentence
+/// of its own before the article's first one.
+pub const HEADING_PLACE: u8 = u8::MAX;
+
 /// Where the sentences two documents share sit in each of them, from their sentence sketches
 /// and orders ([`super::nshash::sketch_of`]): what tells a copy of a document from a window overlapping it.
 /// Two windows of one longer text each have their own sentences at one end, at opposite ends:
@@ -250,8 +256,15 @@ pub const TEASER_HEAD_MOST: usize = 2;
 /// labeled set: docs/accuracy.md, "Teasers"). With `page` (stores with `page_teasers`), the
 /// smaller may hold sentences of its own, one in [`TEASER_OWN_PARTS`] of those shared, and the
 /// larger up to [`TEASER_HEAD_MOST`] before the first shared one. False when either lacks an
-/// order.
-pub fn teaser(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8], page: bool) -> bool {
+/// order. `headings`: the store's, as [`shape`] takes it.
+pub fn teaser(
+    a: &[u32],
+    a_order: &[u8],
+    b: &[u32],
+    b_order: &[u8],
+    page: bool,
+    headings: bool,
+) -> bool {
     let c = counts(a, b);
     let (small, large) = (c.a.min(c.b), c.a.max(c.b));
     let own = small - c.shared;
@@ -265,7 +278,7 @@ pub fn teaser(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8], page: bool) 
     }
     // The larger's beginning; for two of one size (never under the verification threshold
     // in a lookup), both beginnings, so that the order of the two does not matter.
-    shape(a, a_order, b, b_order).is_some_and(|s| {
+    shape(a, a_order, b, b_order, headings).is_some_and(|s| {
         (c.a < c.b || s.a.head <= head_most) && (c.b < c.a || s.b.head <= head_most)
     })
 }
@@ -322,12 +335,19 @@ impl NotExcerpt {
 /// shares only two), whatever its share of the larger. A teaser of a tenth of its article is one; a quotation of an article's
 /// opening followed by an article of its own, the later of two overlapping windows, and
 /// another article of the same template are not (docs/accuracy.md, "Excerpts"). `Err` names
-/// the condition that failed.
-pub fn excerpt(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Result<(), NotExcerpt> {
+/// the condition that failed. `headings`: the store's, as [`shape`] takes it (a page's
+/// headings are neither its own sentences nor its article's first).
+pub fn excerpt(
+    a: &[u32],
+    a_order: &[u8],
+    b: &[u32],
+    b_order: &[u8],
+    headings: bool,
+) -> Result<(), NotExcerpt> {
     if a.len() == b.len() {
         return Err(NotExcerpt::SameSize);
     }
-    let s = shape(a, a_order, b, b_order).ok_or(
+    let s = shape(a, a_order, b, b_order, headings).ok_or(
         if a.len() != a_order.len() || b.len() != b_order.len() {
             NotExcerpt::NoOrder
         } else {
@@ -353,22 +373,31 @@ pub fn excerpt(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Result<(
 }
 
 /// The [`Shape`] of two documents' shared sentences; `None` when either lacks an order (a
-/// record of an older store) or they share no sentence.
-pub fn shape(a: &[u32], a_order: &[u8], b: &[u32], b_order: &[u8]) -> Option<Shape> {
+/// record of an older store) or they share no sentence. With `headings` (stores with
+/// `headings`), sentences at [`HEADING_PLACE`] in either document are left out, shared or not.
+pub fn shape(
+    a: &[u32],
+    a_order: &[u8],
+    b: &[u32],
+    b_order: &[u8],
+    headings: bool,
+) -> Option<Shape> {
     if a.len() != a_order.len() || b.len() != b_order.len() {
         return None;
     }
+    let heading = |place: u8| headings && place == HEADING_PLACE;
     // (place, shared) of each compared sentence.
     let (mut pa, mut pb) = (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
     let mut shared = 0;
     compared(a, b, |step| match step {
-        Step::Both(i, j) => {
+        Step::Both(i, j) if !heading(a_order[i]) && !heading(b_order[j]) => {
             pa.push((a_order[i], true));
             pb.push((b_order[j], true));
             shared += 1;
         }
-        Step::OnlyA(i) => pa.push((a_order[i], false)),
-        Step::OnlyB(j) => pb.push((b_order[j], false)),
+        Step::OnlyA(i) if !heading(a_order[i]) => pa.push((a_order[i], false)),
+        Step::OnlyB(j) if !heading(b_order[j]) => pb.push((b_order[j], false)),
+        Step::Both(..) | Step::OnlyA(_) | Step::OnlyB(_) => {}
     });
     (shared > 0).then(|| Shape {
         a: ends(&mut pa),

@@ -13,7 +13,7 @@ fn sketched(v: &[u64]) -> (Vec<u32>, Vec<u8>) {
         .iter()
         .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
         .collect();
-    sketch_of(&hashes)
+    sketch_of(&hashes, 0, false)
 }
 
 /// `v` without repeated ids, in order (texts of distinct sentences for the oracles).
@@ -25,7 +25,7 @@ fn distinct(v: &[u64]) -> Vec<u64> {
 /// The shape of two texts given as sentence ids in text order.
 fn shape_of(a: &[u64], b: &[u64]) -> Shape {
     let ((sa, oa), (sb, ob)) = (sketched(a), sketched(b));
-    shape(&sa, &oa, &sb, &ob).expect("they share a sentence")
+    shape(&sa, &oa, &sb, &ob, false).expect("they share a sentence")
 }
 
 /// Whether two texts given as sentence ids in text order are a teaser and its article.
@@ -36,7 +36,7 @@ fn teaser_of(a: &[u64], b: &[u64]) -> bool {
 /// [`teaser_of`], with `page` as in stores with `page_teasers`.
 fn teaser_on(a: &[u64], b: &[u64], page: bool) -> bool {
     let ((sa, oa), (sb, ob)) = (sketched(a), sketched(b));
-    teaser(&sa, &oa, &sb, &ob, page)
+    teaser(&sa, &oa, &sb, &ob, page, false)
 }
 
 proptest::proptest! {
@@ -164,9 +164,9 @@ fn windows_and_copies_have_their_shapes() {
     let retitled_cut = shape_of(&a, &[100, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert!(!retitled_cut.window() && !retitled_cut.copy());
     // Nothing shared, or no order (an older record): no shape.
-    let ((sa, oa), (sb, ob)) = (sketch_of(&[1, 2]), sketch_of(&[3, 4]));
-    assert!(shape(&sa, &oa, &sb, &ob).is_none());
-    assert!(shape(&sa, &[], &sa, &oa).is_none());
+    let ((sa, oa), (sb, ob)) = (sketch_of(&[1, 2], 0, false), sketch_of(&[3, 4], 0, false));
+    assert!(shape(&sa, &oa, &sb, &ob, false).is_none());
+    assert!(shape(&sa, &[], &sa, &oa, false).is_none());
 }
 
 proptest::proptest! {
@@ -189,8 +189,11 @@ proptest::proptest! {
             v.iter().map(|x| (x ^ k).wrapping_mul(0xD6E8_FEB8_6659_FD93)).collect()
         };
         for k in [1, salt | 1] {
-            let ((sa, oa), (sb, ob)) = (sketch_of(&hash(&ta, k)), sketch_of(&hash(&tb, k)));
-            let (ab, ba) = (shape(&sa, &oa, &sb, &ob), shape(&sb, &ob, &sa, &oa));
+            let ((sa, oa), (sb, ob)) = (
+                sketch_of(&hash(&ta, k), 0, false),
+                sketch_of(&hash(&tb, k), 0, false),
+            );
+            let (ab, ba) = (shape(&sa, &oa, &sb, &ob, false), shape(&sb, &ob, &sa, &oa, false));
             let both = a.intersection(&b).count();
             proptest::prop_assert_eq!(ab.is_none(), both == 0);
             if let (Some(ab), Some(ba)) = (ab, ba) {
@@ -301,7 +304,7 @@ fn shingle_resemblance_survives_one_edited_character() {
 /// Whether two texts given as sentence ids in text order are an excerpt and its article.
 fn excerpt_of(a: &[u64], b: &[u64]) -> Result<(), NotExcerpt> {
     let ((sa, oa), (sb, ob)) = (sketched(a), sketched(b));
-    excerpt(&sa, &oa, &sb, &ob)
+    excerpt(&sa, &oa, &sb, &ob, false)
 }
 
 proptest::proptest! {

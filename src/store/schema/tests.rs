@@ -46,10 +46,13 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.same_site_templates);
     assert!(!legacy.site_knowledge);
     assert!(!legacy.excerpts);
+    assert!(!legacy.headings);
     assert_eq!(legacy.simhash_min_terms, 1);
-    // The format 18 defaults (no excerpt rule).
+    // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
+    // no layout, one of rules version 0.1).
     let rules18 = Options {
         excerpts: false,
+        headings: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -220,7 +223,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.excerpts {
+    FormatVersion(if opts.excerpts || opts.headings {
         19
     } else if opts.site_knowledge {
         18
@@ -261,7 +264,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 16),
+        flags in proptest::collection::vec(proptest::bool::ANY, 17),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -290,6 +293,7 @@ proptest::proptest! {
             same_site_templates: flags[13],
             site_knowledge: flags[14],
             excerpts: flags[15],
+            headings: flags[16],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],

@@ -32,8 +32,13 @@ fn main() {
             fp.fingerprint_with(a, da.meta()),
             fp.fingerprint_with(b, db.meta()),
         );
-        let shape =
-            fpdb::fingerprint::similarity::shape(&fa.sketch, &fa.order, &fb.sketch, &fb.order);
+        let shape = fpdb::fingerprint::similarity::shape(
+            &fa.sketch,
+            &fa.order,
+            &fb.sketch,
+            &fb.order,
+            fp.options().headings,
+        );
         let sh = shape.map_or("-\t-".to_string(), |s| {
             format!(
                 "{}/{}/{}:{}/{}/{}\t{}",
