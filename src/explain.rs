@@ -58,6 +58,9 @@ pub struct Comparison {
     /// by similarity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<&'static str>,
+    /// How many of A's and of B's sentences are their pages' headings (stores with
+    /// `headings`: the lines above a page's first sentence, which a shape leaves out).
+    pub headings: [usize; 2],
     /// Verified only as a teaser and its article ([`crate::fingerprint::similarity::teaser`]):
     /// the similarity is the verification threshold, raised from under it.
     pub teaser: bool,
@@ -162,6 +165,12 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         .collect();
     let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order, opts.headings)
         .map(|s| s.name());
+    let headings = |order: &[u8]| {
+        order
+            .iter()
+            .filter(|&&p| opts.headings && p == similarity::HEADING_PLACE)
+            .count()
+    };
     let teaser = crate::fingerprint::verified_as_teaser(opts, a.sketches(), b.sketches());
     let excerpt = crate::fingerprint::verified_as_excerpt(opts, a.sketches(), b.sketches());
     let reordered = crate::fingerprint::verified_as_reordered(opts, a.sketches(), b.sketches());
@@ -170,6 +179,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
     Comparison {
         figures,
         shape,
+        headings: [headings(&a.order), headings(&b.order)],
         teaser,
         excerpt: excerpt.is_some_and(|e| e.is_ok()),
         not_excerpt: excerpt

@@ -298,6 +298,12 @@ pub(super) fn print_comparison(
         };
         outln!("shape: {shape} ({what})");
     }
+    if c.headings != [0, 0] {
+        let [a, b] = c.headings;
+        outln!(
+            "headings: A {a}, B {b} (a page's lines above its first sentence: counted in the similarity, left out of the shape)"
+        );
+    }
     print_exceptions(c)?;
     if opts.minhash_bands > 0 {
         outln!(

@@ -487,3 +487,46 @@ fn an_excerpt_joins_its_article_whatever_headings_its_page_shows() {
     }
     assert_eq!(missed_without, rounds, "the rule off misses every excerpt");
 }
+
+/// `explain` of pages (ids in a corpus with their URLs) counts each page's headings and names
+/// the excerpt; the same texts without URLs have no headings and are no excerpt.
+#[test]
+fn explain_counts_a_pages_headings() {
+    let mut rng = Rng(0x7ea5_e125_0000_0021);
+    let body: Vec<String> = (0..20)
+        .map(|_| common::synthetic_doc(&mut rng, 1))
+        .collect();
+    let headline = common::synthetic_doc(&mut rng, 1).replace('。', "");
+    let byline = common::synthetic_doc(&mut rng, 1).replace('。', "");
+    let article = [&[headline, byline][..], &body[..]].concat().join("\n");
+    let excerpt = body[..3].join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = |name: &str, urls: bool| {
+        let url = |id: &str| urls.then(|| format!("https://{id}.example/news/1"));
+        common::write_jsonl(
+            &dir.path().join(name),
+            &[
+                serde_json::json!({"id": "article", "text": article, "url": url("a")}),
+                serde_json::json!({"id": "excerpt", "text": excerpt, "url": url("b")}),
+            ],
+        );
+    };
+    corpus("pages.jsonl", true);
+    corpus("texts.jsonl", false);
+    let explain = |name: &str| {
+        let o = common::run(
+            dir.path(),
+            &["explain", "--corpus", name, "article", "excerpt", "--json"],
+        );
+        let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        (common::code(&o), v)
+    };
+    let (code, v) = explain("pages.jsonl");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["headings"], serde_json::json!([2, 0]), "{v}");
+    assert_eq!(v["excerpt"], true, "{v}");
+    let (code, v) = explain("texts.jsonl");
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["headings"], serde_json::json!([0, 0]), "{v}");
+    assert_eq!(v["excerpt"], false, "{v}");
+}
