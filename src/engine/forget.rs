@@ -7,7 +7,9 @@
 //! "seen in" them, and the site is bounded to [`SITE_LINES`] lines. `compact` sweeps every
 //! site so, then lets the store reclaim the space. A site that only grows is bounded too: once
 //! its pages have written [`SITE_LINES`] lines since it was last bounded ([`Grown`]), the next
-//! sync drops its lines seen in one cluster beyond the bound, and changes nothing else. A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
+//! sync drops its lines seen in one cluster beyond the bound, and changes nothing else. After
+//! the sweeps, a shared host's lines taken from its publishers are checked against them
+//! (`publishers.rs`: a line three of them no longer hold goes back to theirs). A replace ([`crate::OnExisting::Replace`]) does not sweep: the new version counts as
 //! the page it replaces (one page is one URL), and a cluster emptied by it is passed over by
 //! the next page that reads its lines.
 
@@ -73,10 +75,21 @@ impl Grown {
 /// What one sweep changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Forgotten {
-    /// Lines deleted: none of their clusters or pages is left, or past [`SITE_LINES`].
+    /// Lines deleted: none of their clusters or pages is left, or past [`SITE_LINES`]; a
+    /// host's line taken from fewer than three of its publishers now, and its note when
+    /// none holds it.
     pub deleted: u64,
-    /// Lines whose clusters changed (furniture that went back to "seen in").
+    /// Lines whose clusters changed (furniture that went back to "seen in"), and notes whose
+    /// publishers did.
     pub rewritten: u64,
+}
+
+impl Forgotten {
+    /// Count what [`super::sites::Sites::recheck_promotions`] changed.
+    fn add_rechecked(&mut self, (deleted, rewritten): (u64, u64)) {
+        self.deleted += deleted;
+        self.rewritten += rewritten;
+    }
 }
 
 impl Maintainer<'_> {
@@ -115,6 +128,7 @@ impl Maintainer<'_> {
             return Ok(out);
         }
         let mut from = 0u64;
+        let mut swept = Vec::new();
         loop {
             // The next host with lines.
             let mut next = None;
@@ -125,15 +139,22 @@ impl Maintainer<'_> {
                     false
                 })?;
             let Some(h) = next.transpose()? else {
-                return Ok(out);
+                break;
             };
             let (start, end) = schema::furniture_range(h);
             self.sweep(&start, &end, SITE_LINES, &mut out)?;
+            swept.push(h);
             match h.checked_add(1) {
                 Some(n) => from = n,
-                None => return Ok(out),
+                None => break,
             }
         }
+        // After every site is swept: a publisher's line may have gone with its pages.
+        for h in swept {
+            let (start, end) = schema::furniture_range(h);
+            out.add_rechecked(self.finder().sites().recheck_promotions(&start, &end)?);
+        }
+        Ok(out)
     }
 }
 
@@ -153,9 +174,14 @@ impl Fpdb {
         full.dedup();
         full.retain(|h| hosts.binary_search(h).is_err());
         let mut out = Forgotten::default();
-        for h in hosts {
+        for &h in &hosts {
             let (start, end) = schema::furniture_range(h);
             self.sweep(&start, &end, bound, &mut out)?;
+        }
+        // After every site is swept: a publisher's line may have gone with its pages.
+        for h in hosts {
+            let (start, end) = schema::furniture_range(h);
+            out.add_rechecked(self.finder().sites().recheck_promotions(&start, &end)?);
         }
         for h in full {
             let (start, end) = schema::furniture_range(h);

@@ -10,14 +10,19 @@
 //!
 //! Each line a publisher's site makes furniture is noted under its host, beside the line
 //! ([`promotion_line`]): the sites that made it so, read as the store and the batch's earlier
-//! documents left it. A note is kept when pages are removed, and a line its host took is
-//! furniture for good, as in stores before `site_knowledge`.
+//! documents left it. A line is promoted only when three of the sites a note names still hold
+//! it as their furniture, and when pages are removed the sweep of their host
+//! ([`Sites::recheck_promotions`]) keeps in each note of a promoted line the sites that still
+//! do: a line left with fewer than three is no longer its host's furniture, and a note left
+//! with none is deleted. (A note of a line not promoted keeps only the low bits of its key, so
+//! it is checked again when a third site comes, not swept.)
 
 use super::furniture::{PageLines, Seen, SeenInBatch, FURNITURE_MARK};
 use super::sites::Sites;
 use crate::error::Result;
 use crate::store::schema;
-use crate::store::{Cf, Store};
+use crate::store::{Batch, Cf, Store};
+use foldhash::HashMap;
 
 /// How many publishers' sites must have made a line their furniture for it to be their
 /// host's.
@@ -84,6 +89,21 @@ impl Sites<'_> {
             if sites.contains(&lines.host) {
                 continue;
             }
+            if sites.len() + 1 >= PROMOTED_SITES {
+                // The sites named before: only those that still hold the line count (their
+                // pages may have been removed since).
+                let mut still = Vec::with_capacity(sites.len() + 1);
+                for site in sites {
+                    let holds = match written.get(&(site, k)) {
+                        Some(s) => matches!(s, Seen::Made(_) | Seen::Furniture | Seen::Batch),
+                        None => self.is_furniture(site, k)?,
+                    };
+                    if holds {
+                        still.push(site);
+                    }
+                }
+                sites = still;
+            }
             sites.push(lines.host);
             if sites.len() >= PROMOTED_SITES {
                 out.push(((lines.on_host, k), Seen::Furniture));
@@ -92,4 +112,61 @@ impl Sites<'_> {
         }
         Ok(())
     }
+
+    /// Stores with `site_knowledge`, after a sweep of removed pages' sites: each note in
+    /// `[start, end)` (one host's) of a line its host took from its publishers keeps the sites
+    /// that still hold the line as their furniture; a line left with fewer than
+    /// [`PROMOTED_SITES`] is no longer the host's furniture, and a note left with none is
+    /// deleted. Returns the entries deleted and rewritten.
+    pub(super) fn recheck_promotions(&self, start: &[u8], end: &[u8]) -> Result<(u64, u64)> {
+        let mut promoted: HashMap<u32, Vec<u8>> = HashMap::default();
+        let mut notes = Vec::new();
+        self.store
+            .scan(Cf::Furniture, start, end, &mut |key, value| {
+                if is_promotion(key) {
+                    notes.push((key.to_vec(), value.to_vec()));
+                } else if value.is_empty() {
+                    // A host line stored without clusters: taken from its publishers.
+                    promoted.insert(low_bits(key), key.to_vec());
+                }
+                true
+            })?;
+        let (mut deleted, mut rewritten) = (0, 0);
+        let mut batch = Batch::new();
+        for (key, value) in notes {
+            let Some(line_key) = promoted.get(&low_bits(&key)) else {
+                continue;
+            };
+            let k = u64::from_be_bytes(line_key[8..16].try_into().expect("a 16-byte key"));
+            let sites = schema::decode_furniture(&key, &value)?;
+            let mut still = Vec::with_capacity(sites.len());
+            for &site in &sites {
+                if self.is_furniture(site, k)? {
+                    still.push(site);
+                }
+            }
+            if still.len() < PROMOTED_SITES {
+                batch.delete(Cf::Furniture, line_key.clone());
+                deleted += 1;
+            }
+            if still.is_empty() {
+                batch.delete(Cf::Furniture, key);
+                deleted += 1;
+            } else if still != sites {
+                batch.put(
+                    Cf::Furniture,
+                    key,
+                    Seen::In(still).value().expect("sites named"),
+                );
+                rewritten += 1;
+            }
+        }
+        self.store.write(batch)?;
+        Ok((deleted, rewritten))
+    }
+}
+
+/// The low 32 bits of a `furniture` key's line: what a promotion note keeps of its line.
+fn low_bits(key: &[u8]) -> u32 {
+    u32::from_be_bytes(key[12..16].try_into().expect("a 16-byte key"))
 }

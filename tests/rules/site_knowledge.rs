@@ -16,7 +16,7 @@ use common::Rng;
 use fpdb::{Document, Fpdb, OnExisting, Settings};
 
 /// A page of `text` at `url`.
-fn page(id: &str, url: &str, text: &str) -> Document {
+pub(crate) fn page(id: &str, url: &str, text: &str) -> Document {
     let mut d = Document::new(id, text);
     d.url = Some(url.to_string());
     d
@@ -28,7 +28,7 @@ fn lines(rng: &mut Rng, n: usize) -> Vec<String> {
 }
 
 /// An article of 7 paragraphs of 4 sentences (the review's `ART`: 849 characters in 7 lines).
-fn article(rng: &mut Rng) -> String {
+pub(crate) fn article(rng: &mut Rng) -> String {
     (0..7)
         .map(|_| common::synthetic_doc(rng, 4))
         .collect::<Vec<_>>()
@@ -37,12 +37,12 @@ fn article(rng: &mut Rng) -> String {
 
 /// A footer of its own: one line of 5 sentences (over 100 letters, so that the page counts
 /// by itself for the lines its cluster holds).
-fn footer(rng: &mut Rng) -> String {
+pub(crate) fn footer(rng: &mut Rng) -> String {
     common::synthetic_doc(rng, 5)
 }
 
 /// A fresh in-memory store with the rule `on` or off.
-fn store(on: bool) -> Fpdb {
+pub(crate) fn store(on: bool) -> Fpdb {
     Fpdb::builder()
         .settings(settings(on))
         .open_in_memory()
@@ -57,7 +57,7 @@ fn settings(on: bool) -> Settings {
 }
 
 /// Ingest `docs` one at a time, or as one batch; their clusters.
-fn ingest(db: &mut Fpdb, docs: &[Document], one_batch: bool) -> BTreeMap<String, u64> {
+pub(crate) fn ingest(db: &mut Fpdb, docs: &[Document], one_batch: bool) -> BTreeMap<String, u64> {
     if one_batch {
         common::ingest_ahead(
             db,
@@ -74,7 +74,7 @@ fn ingest(db: &mut Fpdb, docs: &[Document], one_batch: bool) -> BTreeMap<String,
     common::clusters_by_id(db)
 }
 
-const WX: &str = "https://mp.weixin.qq.com/s/";
+pub(crate) const WX: &str = "https://mp.weixin.qq.com/s/";
 
 /// `furn3.py`: article A on one site and B on another; accounts 0–3 of a shared host repost
 /// A, accounts 4–6 repost B, each with a footer of its own, then account Z reposts both with
@@ -401,62 +401,6 @@ fn a_repost_whose_article_bait_made_furniture_is_still_found() {
     assert!(!found, "without the rule the repost is missed");
 }
 
-/// On a shared host each publisher is a site of its own (`text::sites`): one account's footer
-/// is that account's furniture, not the host's, and three posts of one account quoting an
-/// article make the article that account's furniture only. The publisher is named by the
-/// URL (`__biz=`) or by the page (`Document::publisher`, an HTML page's account name); a page
-/// that names none is its host's. One at a time and in one batch; without the rule the host
-/// is one site, as the review found.
-#[test]
-fn a_shared_hosts_publishers_each_learn_their_own_furniture() {
-    let url = |acct: &str, n: usize| format!("https://mp.weixin.qq.com/s?__biz={acct}&mid={n}");
-    for one_batch in [false, true] {
-        for on in [true, false] {
-            let mut rng = Rng(43);
-            let (fx, fy) = (footer(&mut rng), footer(&mut rng));
-            let quoted = article(&mut rng);
-            let mut docs = Vec::new();
-            for i in 0..3 {
-                let x = format!("{}\n{fx}", article(&mut rng));
-                docs.push(page(&format!("x{i}"), &url("X", i), &x));
-                let mut y = page(&format!("y{i}"), &format!("{WX}y{i}"), &article(&mut rng));
-                y.text = format!("{}\n{fy}", y.text);
-                y.publisher = Some("账号Y".into());
-                docs.push(y);
-                let bait = format!("{}\n{quoted}", article(&mut rng));
-                docs.push(page(&format!("z{i}"), &url("Z", i), &bait));
-            }
-            let mut db = store(on);
-            ingest(&mut db, &docs, one_batch);
-            let left_out = |url: &str, publisher: Option<&str>, text: &str| {
-                let mut p = page("probe", url, &format!("{}\n{text}", article(&mut Rng(5))));
-                p.publisher = publisher.map(str::to_string);
-                db.searcher().without_furniture(&p).unwrap().1
-            };
-            let what = format!("rule {on}, batch {one_batch}");
-            // Each account's own footer is its furniture either way.
-            assert_eq!(left_out(&url("X", 9), None, &fx), 1, "{what}");
-            assert_eq!(
-                left_out(&format!("{WX}y9"), Some("账号Y"), &fy),
-                1,
-                "{what}"
-            );
-            // Another account's page, or one naming no account, keeps those lines, and an
-            // article that account Z quoted three times.
-            let others = [
-                left_out(&url("W", 1), None, &fx),
-                left_out(&format!("{WX}w1"), None, &fy),
-                left_out(&url("W", 2), None, &quoted),
-            ];
-            if on {
-                assert_eq!(others, [0, 0, 0], "{what}");
-            } else {
-                assert_eq!(others, [1, 1, 7], "{what}");
-            }
-        }
-    }
-}
-
 /// A page stored before its site's furniture was known is found by a later copy on another
 /// site (the review's "time decides"): site A's article comes first, then four articles on A
 /// and on B make both templates furniture, then the article comes on B. The stored page still
@@ -492,94 +436,5 @@ fn a_page_stored_before_its_sites_furniture_was_known_is_found_by_a_later_copy()
             assert!(a_apart, "round {round}, batch {one_batch}: {c:?}");
         }
         assert_eq!(found, 8, "batch {one_batch}");
-    }
-}
-
-/// The real binary: a JSONL field names each document's publisher (`--publisher-field`,
-/// default `publisher`), and `explain` of two pages read from the input leaves an account's
-/// footer out of that account's page only; with the field off, the host is one site and the
-/// other account's page loses it too. The same through `fpdb serve`'s POST.
-#[test]
-fn a_publisher_field_makes_each_account_a_site_of_its_own() {
-    let mut rng = Rng(47);
-    let fx = footer(&mut rng);
-    let mut lines = Vec::new();
-    let mut add = |id: &str, publisher: &str, rng: &mut Rng| {
-        let text = format!("{}\n{fx}", article(rng));
-        let url = format!("https://mp.example/s/{id}");
-        lines.push(serde_json::json!({"id": id, "url": url, "publisher": publisher, "text": text}));
-    };
-    for i in 0..3 {
-        add(&format!("x{i}"), "账号X", &mut rng);
-    }
-    add("w", "账号W", &mut rng);
-    add("x3", "账号X", &mut rng);
-    let dir = tempfile::tempdir().unwrap();
-    common::write_jsonl(&dir.path().join("in.jsonl"), &lines);
-    // The furniture lines `explain` leaves out of `w` and `x3`, read with `field`.
-    let left_out = |db: &str, field: &str| {
-        let args = [
-            "--db", db, "explain", "w", "x3", "--corpus", "in.jsonl", field, "--json",
-        ];
-        let o = common::run(dir.path(), &args);
-        let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
-        v["furniture_lines_left_out"].clone()
-    };
-    for (flag, want) in [("publisher", [0, 1]), ("", [1, 1])] {
-        let db = format!("db-{flag}");
-        let field = format!("--publisher-field={flag}");
-        let o = common::run(
-            dir.path(),
-            &["--db", &db, "-q", "ingest", &field, "in.jsonl"],
-        );
-        assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
-        assert_eq!(left_out(&db, &field), serde_json::json!(want), "{flag:?}");
-    }
-    // The same documents through `fpdb serve`'s POST: its `publisher` field is read as the
-    // command line's is; without it the host is the unit.
-    for (with, want) in [(true, [0, 1]), (false, [1, 1])] {
-        let db = format!("db-serve-{with}");
-        let server = common::server::Server::start(dir.path(), &db, &[]);
-        // One request per document: each decided after the one before.
-        for mut d in lines.iter().cloned() {
-            if !with {
-                d.as_object_mut().unwrap().remove("publisher");
-            }
-            let (status, v) =
-                server.post("/v1/documents", &serde_json::json!({ "documents": [d] }));
-            assert_eq!(status, 200, "{v}");
-        }
-        assert_eq!(server.stop(), 0);
-        let field = ["--publisher-field=", "--publisher-field=publisher"][usize::from(with)];
-        let got = left_out(&db, field);
-        assert_eq!(got, serde_json::json!(want), "serve, publisher {with}");
-    }
-}
-
-/// A block every account of a shared host repeats (a disclaimer) becomes the host's furniture
-/// once three accounts' sites have made it theirs, so a new account's page leaves it out (its
-/// first posts would match each other on it); after two accounts it is theirs only. One at a
-/// time and in one batch (`engine/publishers.rs`).
-#[test]
-fn a_block_three_accounts_repeat_becomes_their_hosts_furniture() {
-    let url = |acct: usize, n: usize| format!("https://mp.weixin.qq.com/s?__biz=A{acct}&mid={n}");
-    for one_batch in [false, true] {
-        for accounts in [2, 3] {
-            let mut rng = Rng(53);
-            let block = footer(&mut rng);
-            let mut docs = Vec::new();
-            for a in 0..accounts {
-                for i in 0..3 {
-                    let text = format!("{}\n{block}", article(&mut rng));
-                    docs.push(page(&format!("a{a}-{i}"), &url(a, i), &text));
-                }
-            }
-            let mut db = store(true);
-            ingest(&mut db, &docs, one_batch);
-            let probe = page("w", &url(9, 1), &format!("{}\n{block}", article(&mut rng)));
-            let left_out = db.searcher().without_furniture(&probe).unwrap().1;
-            let want = usize::from(accounts == 3);
-            assert_eq!(left_out, want, "{accounts} accounts, batch {one_batch}");
-        }
     }
 }
