@@ -153,28 +153,33 @@ fn a_block_three_accounts_repeat_becomes_their_hosts_furniture() {
     }
 }
 
-/// A host's line taken from three accounts is withdrawn with them: once one account's pages
+/// A WeChat post's URL: account `acct`'s post `n`.
+fn wx(acct: usize, n: usize) -> String {
+    format!("https://mp.weixin.qq.com/s?__biz=A{acct}&mid={n}")
+}
+
+/// Three posts of account `acct`, each an article and `block`.
+fn posts(acct: usize, block: &str, rng: &mut Rng) -> Vec<Document> {
+    (0..3)
+        .map(|i| {
+            let text = format!("{}\n{block}", article(rng));
+            page(&format!("a{acct}-{i}"), &wx(acct, i), &text)
+        })
+        .collect()
+}
+
+/// A host's line taken from three accounts goes with their pages: once one account's pages
 /// are removed, the next sync leaves it to the two others (a new account's page keeps the
-/// block), and once every page is removed and the store compacted, nothing of it is left in
-/// the `furniture` family but what `compact` keeps of no line. A third account that comes
-/// after an account's pages were removed does not promote the line with the removed one.
+/// block); a third account makes it the host's again; once every page is removed and the
+/// store compacted, it is no line of the host's.
 #[test]
 fn a_line_taken_from_three_accounts_goes_with_their_pages() {
-    let url = |acct: usize, n: usize| format!("https://mp.weixin.qq.com/s?__biz=A{acct}&mid={n}");
     let mut rng = Rng(59);
     let block = footer(&mut rng);
-    let posts = |a: usize, rng: &mut Rng| -> Vec<Document> {
-        (0..3)
-            .map(|i| {
-                let text = format!("{}\n{block}", article(rng));
-                page(&format!("a{a}-{i}"), &url(a, i), &text)
-            })
-            .collect()
-    };
-    let docs: Vec<Document> = (0..3).flat_map(|a| posts(a, &mut rng)).collect();
+    let docs: Vec<Document> = (0..3).flat_map(|a| posts(a, &block, &mut rng)).collect();
     let mut db = store(true);
     ingest(&mut db, &docs, false);
-    let probe = page("w", &url(9, 1), &format!("{}\n{block}", article(&mut rng)));
+    let probe = page("w", &wx(9, 1), &format!("{}\n{block}", article(&mut rng)));
     let left_out = |db: &Fpdb| db.searcher().without_furniture(&probe).unwrap().1;
     assert_eq!(left_out(&db), 1, "three accounts: the host's");
     for i in 0..3 {
@@ -182,11 +187,9 @@ fn a_line_taken_from_three_accounts_goes_with_their_pages() {
     }
     db.sync().unwrap();
     assert_eq!(left_out(&db), 0, "two accounts left: theirs only");
-    // A third account again: the line is the host's again, with the two that hold it.
-    let third = posts(3, &mut rng);
+    let third = posts(3, &block, &mut rng);
     ingest(&mut db, &third, false);
     assert_eq!(left_out(&db), 1, "three accounts again");
-    // Every page removed, then compacted: no line of the host is furniture.
     for d in docs.iter().chain(&third) {
         db.maintenance().remove(&d.id).unwrap();
     }
@@ -195,32 +198,22 @@ fn a_line_taken_from_three_accounts_goes_with_their_pages() {
 }
 
 /// A third account's page does not promote a line with an account whose pages were removed
-/// (its note still names it until the next sweep of the host).
+/// (the host's note of the line still names it: no line of the host was promoted, so no
+/// sweep of the host checked it).
 #[test]
 fn a_removed_account_does_not_count_toward_the_hosts_furniture() {
-    let url = |acct: usize, n: usize| format!("https://mp.weixin.qq.com/s?__biz=A{acct}&mid={n}");
     let mut rng = Rng(61);
     let block = footer(&mut rng);
-    let posts = |a: usize, rng: &mut Rng| -> Vec<Document> {
-        (0..3)
-            .map(|i| {
-                let text = format!("{}\n{block}", article(rng));
-                page(&format!("a{a}-{i}"), &url(a, i), &text)
-            })
-            .collect()
-    };
-    let docs: Vec<Document> = (0..2).flat_map(|a| posts(a, &mut rng)).collect();
+    let docs: Vec<Document> = (0..2).flat_map(|a| posts(a, &block, &mut rng)).collect();
     let mut db = store(true);
     ingest(&mut db, &docs, false);
-    // The first account's pages removed, its site swept; its note under the host is not
-    // (no line of the host is promoted yet).
     for i in 0..3 {
         assert!(db.maintenance().remove(&format!("a0-{i}")).unwrap());
     }
     db.sync().unwrap();
-    let third = posts(2, &mut rng);
+    let third = posts(2, &block, &mut rng);
     ingest(&mut db, &third, false);
-    let probe = page("w", &url(9, 1), &format!("{}\n{block}", article(&mut rng)));
+    let probe = page("w", &wx(9, 1), &format!("{}\n{block}", article(&mut rng)));
     assert_eq!(
         db.searcher().without_furniture(&probe).unwrap().1,
         0,
