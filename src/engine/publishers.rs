@@ -125,8 +125,9 @@ impl Sites<'_> {
             .scan(Cf::Furniture, start, end, &mut |key, value| {
                 if is_promotion(key) {
                     notes.push((key.to_vec(), value.to_vec()));
-                } else if value.is_empty() {
-                    // A host line stored without clusters: taken from its publishers.
+                } else if value.is_empty() && key.len() == 16 {
+                    // A host line stored without clusters: taken from its publishers (a key
+                    // of another length is the sweep's to report).
                     promoted.insert(low_bits(key), key.to_vec());
                 }
                 true

@@ -39,8 +39,8 @@ pub const SKETCH_MAX: usize = 512;
 pub const HEADINGS_MOST: usize = 3;
 
 /// How many of a page's first distinct qualifying sentences are its headings (stores with
-/// `headings`): the `lead` sentences before its first one that ends at a full stop (`!`, `?`,
-/// `;`) rather than at its line's end, when there is such a sentence (`closed`), when they are
+/// `headings`): the `lead` sentences before its first one that ends at a full stop (`.`, `!`,
+/// `?`, `;`) rather than at its line's end, when there is such a sentence (`closed`), when they are
 /// at most [`HEADINGS_MOST`] and no more than the `total - lead` sentences from it on. Zero
 /// otherwise: a text of lines alone (a list, a poem) has no headings.
 pub fn heading_count(lead: usize, closed: bool, total: usize) -> usize {
@@ -173,8 +173,8 @@ pub fn nshash_sketch_and_order(
 /// A document's sentence sketch (the low 32 bits of its distinct sentence hashes, sorted, at
 /// most [`SKETCH_MAX`]) from the hashes in text order, and, parallel to it, where each sentence
 /// sits: its rank in the text scaled to 0..=255 ([`super::similarity::shape`] reads it). In a
-/// store with `headings` (`headings`), the first `heads` are a page's headings, placed at
-/// [`HEADING_PLACE`], which no other sentence of such a store takes.
+/// store with `headings` (`headings` true), the first `heads` are a page's headings, placed at
+/// [`HEADING_PLACE`], and no other sentence of such a store takes that place.
 pub fn sketch_of(hashes: &[u64], heads: usize, headings: bool) -> (Vec<u32>, Vec<u8>) {
     let n = hashes.len().max(1);
     let last = usize::from(if headings { HEADING_PLACE - 1 } else { u8::MAX });
@@ -260,6 +260,14 @@ mod tests {
         // Sorted by hash; the low 32 bits collide for the last, which keeps the first place.
         assert_eq!(sketch, [10, 20, 30]);
         assert_eq!(order, [64, 128, 0]);
+        // A page's heading sits at HEADING_PLACE; in a store with `headings` no other
+        // sentence does, even the last of a long text.
+        let (_, order) = sketch_of(&[7, 8, 9], 1, true);
+        assert_eq!(order, [HEADING_PLACE, 85, 170]);
+        let long: Vec<u64> = (0..300).collect();
+        let (_, order) = sketch_of(&long, 0, true);
+        assert_eq!(order.iter().max(), Some(&(HEADING_PLACE - 1)));
+        assert_eq!(sketch_of(&long, 0, false).1.iter().max(), Some(&255));
         let many: Vec<u64> = (0..2000).collect();
         let (sketch, order) = sketch_of(&many, 0, false);
         assert_eq!(sketch.len(), SKETCH_MAX);

@@ -32,7 +32,7 @@ pub struct Scan {
 /// sentence ends, 4-grams roll over the letters and digits, nothing is allocated per sentence
 /// or per character. Sentences are told apart by their 64-bit hash (the value the store keeps:
 /// two sentences with one hash are one posting anyway). `page`: a document with a URL, whose
-/// headings a store with `headings` leaves out. Equal to the separate functions
+/// headings a store with `headings` tells apart. Equal to the separate functions
 /// (`scan_equals_the_separate_passes` checks it on random text).
 #[expect(
     clippy::too_many_lines,
