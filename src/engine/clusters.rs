@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::furniture::SeenInBatch;
 use super::maintenance::Maintainer;
 use crate::error::{Error, Result};
 use crate::store::schema::{self, meta, ClusterId, ClusterRecord, DocRecord, Seq};
@@ -321,7 +322,7 @@ impl Maintainer<'_> {
                 let all = &*recs;
                 let verify = &mut |seq| {
                     let rec = index.get(&seq).map_or(&gone, |&j| &all[j]);
-                    self.sites().checked(&fps, rec)
+                    self.sites().checked(&fps, rec, &SeenInBatch::default())
                 };
                 let record = &mut |seq| Ok(index.get(&seq).map_or(&gone, |&j| &all[j]).clone());
                 let lk = self

@@ -1,7 +1,8 @@
 //! A page and a candidate as they are compared (pages only): the candidate without the
 //! sentences of the lines the page left out as its site's furniture (`furniture.rs`), and,
 //! for pages of two hosts, each without the sentences of its site's template that the other
-//! lacks.
+//! lacks. A stored candidate that does not verify so is checked again with what its site
+//! taught since it was stored (`rechecked.rs`).
 
 use crate::fingerprint::{Fingerprints, Sketches};
 

@@ -22,7 +22,6 @@
 
 use foldhash::HashMap;
 
-use super::checked::Checked;
 use super::searcher::Searcher;
 use super::sites::Sites;
 use super::Document;
@@ -309,52 +308,6 @@ impl Searcher<'_> {
 }
 
 impl Sites<'_> {
-    /// `fps` checked against stored record `rec` ([`Checked::of`]); in stores with
-    /// `site_knowledge`, a candidate of another host that does not verify so is checked again
-    /// without the sentences the page lacks that its site has made furniture since it was
-    /// stored ([`FURNITURE_SENTENCE`]), as it would have been stored had its furniture been
-    /// known then: furniture is no text of either page, as the page's own is left out of it.
-    /// Costs a point read per such sentence of a candidate that did not verify, on pages only.
-    pub(super) fn checked(&self, fps: &Fingerprints, rec: &schema::DocRecord) -> Result<Checked> {
-        let c = Checked::of(self.opts, fps, rec);
-        if c.overlap >= self.opts.verify_threshold() || !self.opts.site_knowledge {
-            return Ok(c);
-        }
-        let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
-        let (Some(mine), Some(url)) = (mine, rec.url.as_deref()) else {
-            return Ok(c);
-        };
-        let Some(site) = crate::text::sites::site_key(url, None)
-            .filter(|&s| !crate::text::sites::same_host(s, mine))
-        else {
-            return Ok(c);
-        };
-        let mut furniture = Vec::new();
-        for &h in &rec.sketch {
-            if fps.sketch.binary_search(&h).is_ok() {
-                continue;
-            }
-            if self.is_furniture(site, FURNITURE_SENTENCE | u64::from(h))? {
-                furniture.push(h);
-            }
-        }
-        // Sketches are sorted, so `furniture` is.
-        let kept = |h: &u32| furniture.binary_search(h).is_err();
-        if furniture.is_empty() || rec.sketch.iter().filter(|h| kept(h)).count() < 2 {
-            return Ok(c);
-        }
-        let mut without = rec.clone();
-        let at: Vec<usize> = (0..rec.sketch.len())
-            .filter(|&i| kept(&rec.sketch[i]))
-            .collect();
-        without.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
-        if rec.order.len() == rec.sketch.len() {
-            without.order = at.iter().map(|&i| rec.order[i]).collect();
-        }
-        without.template.retain(kept);
-        Ok(Checked::of(self.opts, fps, &without))
-    }
-
     /// `doc` with only its lines that `keep`, and how many it left out; `doc` whole (0) when
     /// that is none, or more than half of its sentences (the bound of both template rules).
     fn with_lines_kept(&self, mut doc: Document, keep: impl Fn(&str) -> bool) -> (Document, usize) {

@@ -113,6 +113,9 @@ impl Sites<'_> {
         if by_url {
             self.keep_main_text(lines, target, (doc, stored), &mut out)?;
             self.furniture_sentences(lines.host, doc, &mut out);
+            if self.opts.later_templates {
+                self.template_sentences(lines.host, doc, &mut out)?;
+            }
             self.promote(lines, written, &mut out)?;
         }
         Ok(out)
@@ -151,6 +154,57 @@ impl Sites<'_> {
                 .into_iter()
                 .map(|(k, ids)| ((site, k), Seen::Made(ids))),
         );
+    }
+
+    /// Stores with `site_knowledge`: for each line `out` shows seen in two clusters or pages
+    /// or more (its site's template, not yet furniture), its sentences, kept under the site
+    /// as seen in the same clusters and pages ([`FURNITURE_SENTENCE`] keys, whose furniture
+    /// they are not), so that a page of the site stored before it showed them is compared
+    /// as had it shown them before ([`Sites::checked`]); removing those pages withdraws them
+    /// with the line (`forget.rs`). A sentence that is furniture stays so.
+    fn template_sentences(
+        &self,
+        site: u64,
+        doc: &Document,
+        out: &mut Vec<((u64, u64), Seen)>,
+    ) -> Result<()> {
+        let shown: HashMap<u64, Vec<u64>> = out
+            .iter()
+            .filter_map(|((s, k), seen)| match seen {
+                Seen::In(ids) if *s == site && ids.len() >= 2 => Some((*k, ids.clone())),
+                _ => None,
+            })
+            .collect();
+        if shown.is_empty() {
+            return Ok(());
+        }
+        let mut sentences: HashMap<u64, Vec<u64>> = HashMap::default();
+        for line in doc.text.lines().chain(doc.around.lines()) {
+            let Some(ids) = line_key(line).and_then(|k| shown.get(&k)) else {
+                continue;
+            };
+            for h in self.fingerprinter.sentence_sketch(line) {
+                let k = FURNITURE_SENTENCE | u64::from(h);
+                if sentences.contains_key(&k) {
+                    continue;
+                }
+                let made = out
+                    .iter()
+                    .any(|((s, o), seen)| *s == site && *o == k && matches!(seen, Seen::Made(_)));
+                if made || self.is_furniture(site, k)? {
+                    continue;
+                }
+                sentences.insert(k, ids.clone());
+            }
+        }
+        let mut sentences: Vec<_> = sentences.into_iter().collect();
+        sentences.sort_unstable_by_key(|&(k, _)| k);
+        out.extend(
+            sentences
+                .into_iter()
+                .map(|(k, ids)| ((site, k), Seen::In(ids))),
+        );
+        Ok(())
     }
 
     /// [`Sites::seen_lines`] of a page a batch placed (`lines`: None for a page whose lines

@@ -8,6 +8,7 @@ use foldhash::HashMap;
 
 pub(super) use super::checked::{sorted_intersection, Checked, Standing};
 use super::finder::Finder;
+use super::furniture::SeenInBatch;
 use super::postings::ReadMany;
 use super::records::Records;
 use super::{LookupCounters, Match, MAX_MATCHES};
@@ -45,6 +46,10 @@ pub(super) struct Lookup {
     /// Candidates that did not verify but are at least half in the document: (id, their
     /// cluster's root, the sentences shared). Read only to report composites.
     pub(super) contained: Vec<(String, u64, Vec<u32>)>,
+    /// Roots joined through an excerpt as copies of the document's opening
+    /// ([`Finder::all_excerpts_of_doc`]: every member verified as its excerpt or as a strong
+    /// copy of one). Tight clusters keep them whatever their first document.
+    pub(super) openings: BTreeSet<u64>,
 }
 
 /// A stored document an algorithm proposes, before verification.
@@ -122,21 +127,25 @@ impl<'a> Roots<'a> {
 impl Finder<'_> {
     /// A stored candidate (`seq`) checked against `fps`: its record read (and counted).
     pub(super) fn check_stored(&self, fps: &Fingerprints, seq: u64) -> Result<Checked> {
-        self.check_stored_in(fps, seq, None)
+        self.check_stored_in(fps, seq, None, &SeenInBatch::default())
     }
 
     /// [`Finder::check_stored`], the record taken from `records` (read once for a whole batch)
-    /// when it is there; counted as read either way.
+    /// when it is there, and what a batch's earlier documents wrote of their sites' lines
+    /// (`written`) read before the store; counted as read either way.
     pub(super) fn check_stored_in(
         &self,
         fps: &Fingerprints,
         seq: u64,
         records: Option<&HashMap<u64, schema::DocRecord>>,
+        written: &SeenInBatch,
     ) -> Result<Checked> {
         LookupCounters::add(&self.reads.records_read, 1);
         match records.and_then(|r| r.get(&seq)) {
-            Some(rec) => self.sites().checked(fps, rec),
-            None => self.sites().checked(fps, &self.records().doc(seq)?),
+            Some(rec) => self.sites().checked(fps, rec, written),
+            None => self
+                .sites()
+                .checked(fps, &self.records().doc(seq)?, written),
         }
     }
 
@@ -181,7 +190,13 @@ impl Finder<'_> {
         }
         let min_overlap = self.opts.verify_threshold();
         let mut lk = Lookup::default();
-        let verdicts = self.verified(proposals, verify, &mut roots, min_overlap, &mut lk)?;
+        let verdicts = self.verified(
+            proposals,
+            (&mut *verify, &mut *record),
+            &mut roots,
+            min_overlap,
+            &mut lk,
+        )?;
         for c in &lk.candidates {
             if let std::collections::btree_map::Entry::Vacant(e) = lk.roots.entry(c.root) {
                 e.insert(roots.find(c.root)?.1);
@@ -284,18 +299,18 @@ impl Finder<'_> {
     }
 
     /// Whether every member of root cluster `root` (of `size` documents, `checked` one of
-    /// them) verifies against the document only as its excerpt: then the cluster is copies
-    /// of the document's opening, and the document joins it as each copy would have joined
-    /// the document had it come first. The joining holds whatever the order the pages came
-    /// in; a cluster holding anything else (an article or a page quoting the same opening)
-    /// is not joined through an excerpt. Clusters of more than [`EXCERPT_CLUSTER_MAX`]
-    /// documents are not read for it.
+    /// them) verifies against the document only as its excerpt, or is a copy of a member that
+    /// does: then the cluster is copies of the document's opening, and the document joins it
+    /// as each copy would have joined the document had it come first (an excerpt joins its
+    /// article, and a copy of the excerpt joins through it by a strong link). The joining
+    /// holds whatever the order the pages came in; a cluster holding anything else (an
+    /// article, or a page quoting the same opening: it holds the excerpt, no copy of it) is
+    /// not joined through an excerpt. Clusters of more than [`EXCERPT_CLUSTER_MAX`] documents
+    /// are not read for it.
     fn all_excerpts_of_doc(
         &self,
-        root: u64,
-        size: u64,
-        checked: u64,
-        verify: &mut dyn FnMut(u64) -> Result<Checked>,
+        (root, size, checked): (u64, u64, u64),
+        (verify, record): (&mut dyn FnMut(u64) -> Result<Checked>, RecordOf<'_>),
         min_overlap: f64,
     ) -> Result<bool> {
         if !self.opts.excerpts || size > EXCERPT_CLUSTER_MAX {
@@ -305,9 +320,33 @@ impl Finder<'_> {
         if members.len() as u64 != size {
             return Ok(false);
         }
+        let (mut excerpts, mut others) = (vec![checked], Vec::new());
         for seq in members.into_iter().filter(|&s| s != checked) {
             let c = verify(seq)?;
-            if !c.excerpt_of_doc || c.overlap < min_overlap {
+            if c.excerpt_of_doc && c.overlap >= min_overlap {
+                excerpts.push(seq);
+            } else {
+                others.push(seq);
+            }
+        }
+        if others.is_empty() {
+            return Ok(true);
+        }
+        if !self.opts.excerpt_copies {
+            return Ok(false);
+        }
+        let excerpts: Vec<DocRecord> = excerpts
+            .into_iter()
+            .map(&mut *record)
+            .collect::<Result<_>>()?;
+        for seq in others {
+            let rec = record(seq)?;
+            let fps = super::read::fingerprints_of(self.opts, &rec);
+            let copy = |x: &DocRecord| {
+                let c = Checked::of(self.opts, &fps, x);
+                c.strong && !c.excerpt_of_doc && !c.doc_is_excerpt
+            };
+            if !excerpts.iter().any(copy) {
                 return Ok(false);
             }
         }
@@ -320,7 +359,7 @@ impl Finder<'_> {
     fn verified(
         &self,
         proposals: Vec<Proposal>,
-        verify: &mut dyn FnMut(u64) -> Result<Checked>,
+        (verify, record): (&mut dyn FnMut(u64) -> Result<Checked>, RecordOf<'_>),
         roots: &mut Roots<'_>,
         min_overlap: f64,
         lk: &mut Lookup,
@@ -337,9 +376,17 @@ impl Finder<'_> {
                     let (root, rec) = roots.find(c.similar_id)?;
                     // An excerpt joins the document to its cluster only while alone in it, or
                     // while every member of it is an excerpt of the document too.
-                    let joins = !c.excerpt_of_doc
-                        || rec.size <= 1
-                        || self.all_excerpts_of_doc(root, rec.size, p.seq, verify, min_overlap)?;
+                    let openings = c.excerpt_of_doc
+                        && rec.size > 1
+                        && self.all_excerpts_of_doc(
+                            (root, rec.size, p.seq),
+                            (&mut *verify, &mut *record),
+                            min_overlap,
+                        )?;
+                    if openings {
+                        lk.openings.insert(root);
+                    }
+                    let joins = !c.excerpt_of_doc || rec.size <= 1 || openings;
                     joins.then_some(root)
                 };
                 if let (None, Some(shared)) = (root, c.contained) {
@@ -395,7 +442,9 @@ impl Finder<'_> {
     ) -> Result<()> {
         let mut loose = Vec::new();
         for (&root, rec) in &lk.roots {
-            if lk.candidates.iter().any(|c| c.root == root && c.strong) {
+            if lk.openings.contains(&root)
+                || lk.candidates.iter().any(|c| c.root == root && c.strong)
+            {
                 continue;
             }
             let first = rec.first_seq;

@@ -45,6 +45,7 @@ mod postings;
 mod publishers;
 mod query;
 mod read;
+mod rechecked;
 mod records;
 mod report;
 mod searcher;

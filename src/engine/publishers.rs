@@ -47,12 +47,40 @@ impl Sites<'_> {
     /// Whether line `k` (or a furniture line's sentence: [`super::furniture`]'s
     /// `FURNITURE_SENTENCE`) is the furniture of site `site` in the store.
     pub(super) fn is_furniture(&self, site: u64, k: u64) -> Result<bool> {
+        Ok(self.standing(site, k)? == Some(true))
+    }
+
+    /// What the store says of line (or sentence) `k` of site `site`: None when it is not
+    /// there, `Some(true)` for furniture, `Some(false)` for a line seen in two clusters or
+    /// pages or more (its site's template, not yet furniture); a line seen in one only is
+    /// None too.
+    pub(super) fn standing(&self, site: u64, k: u64) -> Result<Option<bool>> {
+        self.standing_in(site, k, &SeenInBatch::default())
+    }
+
+    /// [`Sites::standing`], where `written` (what a batch's earlier documents wrote) comes
+    /// before the store.
+    pub(super) fn standing_in(
+        &self,
+        site: u64,
+        k: u64,
+        written: &SeenInBatch,
+    ) -> Result<Option<bool>> {
+        match written.get(&(site, k)) {
+            Some(Seen::Furniture | Seen::Made(_) | Seen::Batch) => return Ok(Some(true)),
+            Some(Seen::In(ids)) => return Ok((ids.len() >= 2).then_some(false)),
+            Some(Seen::New) | None => {}
+        }
         let key = schema::furniture_key(site, k);
         Ok(match self.store.get(Cf::Furniture, &key)? {
-            None => false,
+            None => None,
             Some(v) => {
                 let ids = schema::decode_furniture(&key, &v)?;
-                ids.is_empty() || ids.last() == Some(&FURNITURE_MARK)
+                if ids.is_empty() || ids.last() == Some(&FURNITURE_MARK) {
+                    Some(true)
+                } else {
+                    (ids.len() >= 2).then_some(false)
+                }
             }
         })
     }

@@ -1,6 +1,7 @@
 //! Queries: what a document would get if it were ingested now, one at a time or many at once
 //! on all cores; never writes.
 
+use super::furniture::SeenInBatch;
 use super::lookup::Lookup;
 use super::postings::candidate_seqs;
 use super::searcher::Searcher;
@@ -37,7 +38,14 @@ impl Searcher<'_> {
             .map(|((id, fps), found)| {
                 LookupCounters::add(&self.reads.lookups, 1);
                 let (holders, simhash) = found?;
-                let verify = &mut |seq| self.finder().check_stored_in(fps, seq, records.as_ref());
+                let verify = &mut |seq| {
+                    self.finder().check_stored_in(
+                        fps,
+                        seq,
+                        records.as_ref(),
+                        &SeenInBatch::default(),
+                    )
+                };
                 let record = &mut |seq| match records.as_ref().and_then(|r| r.get(&seq)) {
                     Some(r) => Ok(r.clone()),
                     None => self.records().doc(seq),

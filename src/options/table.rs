@@ -287,6 +287,25 @@ macro_rules! for_each_setting {
                 help "A page's headings (up to three lines before its first sentence that ends at a \
                   full stop: headline, byline, dateline) are not its sentences: an excerpt of an \
                   article is its opening whatever headings the article's page shows";
+            /// A cluster of an article's excerpts that also holds copies of one of them is
+            /// joined by the article: a member that does not verify as the article's excerpt
+            /// itself, but is a strong copy of one that does (the same opening on a page whose
+            /// own template lines are not yet known), counts as an excerpt, as it would have
+            /// joined the article through that excerpt had the article come first. A page
+            /// quoting the opening holds the excerpt, no copy of it, and still keeps the
+            /// article out. Stores made before this setting: off. Needs `excerpts`.
+            excerpt_copies: bool = true, older (false), since 19, set flag,
+                help "A cluster of an article's excerpts is joined by the article when its other \
+                  members are strong copies of one of them, whatever the order the pages came in";
+            /// A stored page of another host that does not verify is compared again without
+            /// the lines its site has shown on other pages since it was stored (its template,
+            /// not yet furniture), as had they been shown before it: the store keeps the
+            /// sentences of each line a site shows in two clusters or more, and removing the
+            /// pages withdraws them. So a site's first page is found by a later copy on
+            /// another site. Stores made before this setting: off. Needs `site_knowledge`.
+            later_templates: bool = true, older (false), since 19, set flag,
+                help "A stored page is compared without the template lines its site showed on other \
+                  pages after it, so that a site's first page is found by a later copy elsewhere";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

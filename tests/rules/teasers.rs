@@ -530,3 +530,52 @@ fn explain_counts_a_pages_headings() {
     assert_eq!(v["headings"], serde_json::json!([0, 0]), "{v}");
     assert_eq!(v["excerpt"], false, "{v}");
 }
+
+/// Copies of an opening, one of them edited in its first sentence (`excerpt_copies`): the
+/// edited copy is no excerpt of the article (it lacks the article's first sentence) but a
+/// strong copy of the other, and the article joins their cluster in every order, as it does
+/// when it comes first. Without the rule an article that comes after both stays apart.
+#[test]
+fn an_article_joins_its_openings_cluster_when_the_others_are_copies_of_one() {
+    let mut rng = Rng(0x7ea5_e125_0000_001d);
+    let orders: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    let mut apart_without = 0;
+    for round in 0..6 {
+        let body: Vec<String> = (0..24)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        let k = 4 + round % 3;
+        let article = Document::new("article", body.join("\n"));
+        let one = Document::new("one", [&body[..k], &["More".into()]].concat().join("\n"));
+        // The first sentence edited: its last character before the full stop replaced.
+        let mut first: Vec<char> = body[0].chars().collect();
+        let at = first.len() - 2;
+        first[at] = if first[at] == '的' { '了' } else { '的' };
+        let mut lines = body[..k].to_vec();
+        lines[0] = first.into_iter().collect();
+        let edited = Document::new("edited", lines.join("\n"));
+        for order in orders {
+            let three = [&one, &edited, &article];
+            let docs: Vec<&Document> = order.iter().map(|&i| three[i]).collect();
+            let c = clusters(Settings::default(), &docs);
+            assert!(
+                c["one"] == c["article"] && c["edited"] == c["article"],
+                "round {round}, order {order:?}: {c:?}"
+            );
+            let without = Settings {
+                excerpt_copies: Some(false),
+                ..Default::default()
+            };
+            let c = clusters(without, &docs);
+            apart_without += usize::from(c["one"] != c["article"] || c["edited"] != c["article"]);
+        }
+    }
+    assert!(apart_without > 0, "the rule changed nothing here");
+}

@@ -216,7 +216,7 @@ fn stays(
 /// furniture), format 13 (no teasers on pages, no sites' templates), format 14 (no
 /// furniture learned from a batch's pages together), format 15 (pages of one host
 /// compared whole), format 16 (a simhash for every document with a term), format 17 (no site
-/// knowledge) and format 18 (no excerpts, no headings).
+/// knowledge) and format 18 (no excerpts, no headings, no excerpt copies, no later templates).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -252,6 +252,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -283,6 +285,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -333,6 +337,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             site_knowledge: Some(false),
             excerpts: Some(false),
             headings: Some(false),
+            excerpt_copies: Some(false),
+            later_templates: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -355,6 +361,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -384,6 +392,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -408,6 +418,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -422,6 +434,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     let settings = fpdb::Settings {
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -431,7 +445,11 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         FormatVersion(18),
         |db| {
             assert!(
-                !db.options().excerpts && !db.options().headings && db.options().site_knowledge
+                !db.options().excerpts
+                    && !db.options().headings
+                    && !db.options().excerpt_copies
+                    && !db.options().later_templates
+                    && db.options().site_knowledge
             );
         },
     );
@@ -439,6 +457,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -456,6 +476,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -474,6 +496,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -492,6 +516,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -512,6 +538,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -534,6 +562,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -556,6 +586,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(
@@ -579,6 +611,8 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         site_knowledge: Some(false),
         excerpts: Some(false),
         headings: Some(false),
+        excerpt_copies: Some(false),
+        later_templates: Some(false),
         ..Default::default()
     };
     stays(

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::Writer;
 use crate::engine::finder::Finder;
-use crate::engine::furniture::PageLines;
+use crate::engine::furniture::{PageLines, SeenInBatch};
 use crate::engine::lookup::Checked;
 use crate::engine::postings::{candidate_seqs, ReadMany};
 use crate::engine::{Document, OnExisting};
@@ -457,7 +457,7 @@ impl Finder<'_> {
     ) -> Result<Found> {
         for seq in f.candidates().collect::<Vec<_>>() {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
-                e.insert(self.check_stored_in(fps, seq, records)?);
+                e.insert(self.check_stored_in(fps, seq, records, &SeenInBatch::default())?);
             }
         }
         Ok(f)

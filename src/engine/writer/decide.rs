@@ -11,6 +11,7 @@ use super::ingest::Writes;
 use super::Writer;
 use crate::engine::furniture::{PageLines, SeenInBatch};
 use crate::engine::learn::put_seen;
+use crate::engine::lookup::Checked;
 use crate::engine::postings::bound_simhash;
 use crate::engine::{Document, IngestResult};
 use crate::error::Result;
@@ -91,14 +92,21 @@ impl Writer<'_> {
             bound_simhash(&mut simhash);
         }
         let verified = f.verified;
+        let threshold = self.opts.verify_threshold();
+        let written = &d.seen;
         let verify = &mut |seq| {
             if let Some(&i) = d.index.docs.get(&seq) {
-                return self.sites().checked(&fps, &d.records[i].1);
+                return self.sites().checked(&fps, &d.records[i].1, written);
             }
-            if let Some(v) = verified.get(&seq) {
+            // Checked before the batch's earlier pages taught their sites' lines: one that
+            // did not verify is checked again with what they taught (`Sites::checked`).
+            let again = |v: &Checked| {
+                v.overlap < threshold && self.opts.site_knowledge && !written.is_empty()
+            };
+            if let Some(v) = verified.get(&seq).filter(|v| !again(v)) {
                 return Ok(v.clone());
             }
-            self.finder().check_stored(&fps, seq)
+            self.finder().check_stored_in(&fps, seq, None, written)
         };
         let record = &mut |seq| match d.index.docs.get(&seq) {
             Some(&i) => Ok(d.records[i].1.clone()),

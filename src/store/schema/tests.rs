@@ -47,12 +47,16 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.site_knowledge);
     assert!(!legacy.excerpts);
     assert!(!legacy.headings);
+    assert!(!legacy.excerpt_copies);
+    assert!(!legacy.later_templates);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
     let rules18 = Options {
         excerpts: false,
         headings: false,
+        excerpt_copies: false,
+        later_templates: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -223,48 +227,50 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.excerpts || opts.headings {
-        19
-    } else if opts.site_knowledge {
-        18
-    } else if opts.simhash_min_terms != 1 {
-        17
-    } else if opts.same_site_templates {
-        16
-    } else if opts.batch_furniture {
-        15
-    } else if opts.page_teasers || opts.site_templates {
-        14
-    } else if opts.furniture {
-        13
-    } else if opts.reordered_lines {
-        12
-    } else if opts.teasers {
-        11
-    } else if opts.digests {
-        10
-    } else if opts.originals {
-        9
-    } else if opts.template_figures {
-        8
-    } else if opts.link_shape {
-        7
-    } else if opts.tw_phrases {
-        6
-    } else if plain {
-        3
-    } else if format5 {
-        5
-    } else {
-        4
-    })
+    FormatVersion(
+        if opts.excerpts || opts.headings || opts.excerpt_copies || opts.later_templates {
+            19
+        } else if opts.site_knowledge {
+            18
+        } else if opts.simhash_min_terms != 1 {
+            17
+        } else if opts.same_site_templates {
+            16
+        } else if opts.batch_furniture {
+            15
+        } else if opts.page_teasers || opts.site_templates {
+            14
+        } else if opts.furniture {
+            13
+        } else if opts.reordered_lines {
+            12
+        } else if opts.teasers {
+            11
+        } else if opts.digests {
+            10
+        } else if opts.originals {
+            9
+        } else if opts.template_figures {
+            8
+        } else if opts.link_shape {
+            7
+        } else if opts.tw_phrases {
+            6
+        } else if plain {
+            3
+        } else if format5 {
+            5
+        } else {
+            4
+        },
+    )
 }
 
 proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 17),
+        flags in proptest::collection::vec(proptest::bool::ANY, 19),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -294,6 +300,8 @@ proptest::proptest! {
             site_knowledge: flags[14],
             excerpts: flags[15],
             headings: flags[16],
+            excerpt_copies: flags[17],
+            later_templates: flags[18],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],
