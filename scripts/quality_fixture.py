@@ -31,7 +31,10 @@ import sys
 # furniture together (`--batch-furniture`), and switching it off changes no pair of the pages
 # and sites sets; tests/rules/furniture.rs checks it on pages ingested one at a time. Not
 # `--simhash-min-terms 1` either: the floor changes no labeled pair (it saves lookups);
-# tests/rules/simhash_terms.rs checks it.
+# tests/rules/simhash_terms.rs checks it. Nor `--excerpt-copies false` and
+# `--later-templates false`: they change what a store finds when pages come in another order
+# (scripts/page_orders.sh), no labeled pair of the fixture's sets in their order;
+# tests/rules/teasers.rs and tests/rules/site_knowledge.rs check them.
 RULES = [
     "--headings false",
     "--excerpts false",
