@@ -150,8 +150,8 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     }
     if left_out.3 > 0 {
         outln!(
-            "template: {} lines of A left out (its stored record's template: lines A's site had \
-             shown before A, not in B)",
+            "template: {} lines of A left out (its template: lines A's site had shown before A, \
+             or has shown on pages of two clusters since, not in B)",
             left_out.3
         );
     }

@@ -281,10 +281,12 @@ impl Searcher<'_> {
     /// Stored page `a` as a page `b` of another host, ingested after it, is compared with it
     /// (what `explain` compares; stores with `site_templates`): without its lines whose
     /// sentences are all of the template its record keeps
-    /// ([`crate::store::schema::DocRecord::template`]) and none in `b`, unless that leaves out
-    /// more than half of its sentences; and how many lines were left out. Ingest does the same
-    /// by sentence. `a` whole when it is not stored (by its id), has no template, or the two
-    /// pages are of one host.
+    /// ([`crate::store::schema::DocRecord::template`]), or (stores with `later_templates`)
+    /// that its site has shown in two clusters or more since, and none in `b`, unless that
+    /// leaves out more than half of its sentences; and how many lines were left out. Ingest
+    /// does the same by sentence (the second only for a page that does not verify otherwise).
+    /// `a` whole when it is not stored (by its id), has no such line, or the two pages are of
+    /// one host.
     pub fn without_stored_template(&self, a: &Document, b: &Document) -> Result<(Document, usize)> {
         let out = a.clone();
         if !self.opts.site_templates || page_host(a).is_none() || page_host(a) == page_host(b) {
@@ -294,15 +296,26 @@ impl Searcher<'_> {
             return Ok((out, 0));
         };
         let template = self.records().doc(seq)?.template;
-        if template.is_empty() {
+        // Lines its site has shown in two clusters or more since it was stored.
+        let shown: Vec<u64> = match self.sites().page_lines(a)? {
+            Some(lines) if self.opts.later_templates => lines
+                .lines
+                .iter()
+                .filter(|(_, s, _)| matches!(s, Seen::In(c) if c.len() >= 2))
+                .map(|&(k, _, _)| k)
+                .collect(),
+            _ => Vec::new(),
+        };
+        if template.is_empty() && shown.is_empty() {
             return Ok((out, 0));
         }
         let theirs = self.fingerprinter.sentence_sketch(&b.text);
         Ok(self.sites().with_lines_kept(out, |l| {
             let s = self.fingerprinter.sentence_sketch(l);
+            let later = line_key(l).is_some_and(|k| shown.binary_search(&k).is_ok());
             s.is_empty()
-                || s.iter()
-                    .any(|h| template.binary_search(h).is_err() || theirs.binary_search(h).is_ok())
+                || s.iter().any(|h| theirs.binary_search(h).is_ok())
+                || !(later || s.iter().all(|h| template.binary_search(h).is_ok()))
         }))
     }
 }

@@ -14,8 +14,9 @@
 //! it as their furniture, and when pages are removed the sweep of their host
 //! ([`Sites::recheck_promotions`]) keeps in each note of a promoted line the sites that still
 //! do: a line left with fewer than three is no longer its host's furniture, and a note left
-//! with none is deleted. (A note of a line not promoted keeps only the low bits of its key, so
-//! it is checked again when a third site comes, not swept.)
+//! with none is deleted. A note of a line not promoted keeps only the low bits of its key: it
+//! is checked again when a third site comes, and the sweep keeps the sites that still hold a
+//! furniture line of those bits.
 
 use super::furniture::{PageLines, Seen, SeenInBatch, FURNITURE_MARK};
 use super::sites::Sites;
@@ -142,10 +143,12 @@ impl Sites<'_> {
     }
 
     /// Stores with `site_knowledge`, after a sweep of removed pages' sites: each note in
-    /// `[start, end)` (one host's) of a line its host took from its publishers keeps the sites
-    /// that still hold the line as their furniture; a line left with fewer than
-    /// [`PROMOTED_SITES`] is no longer the host's furniture, and a note left with none is
-    /// deleted. Returns the entries deleted and rewritten.
+    /// `[start, end)` (one host's) keeps the sites that still hold its line as their
+    /// furniture. A line its host took from its publishers and left with fewer than
+    /// [`PROMOTED_SITES`] is no longer the host's furniture; the note of a line not promoted
+    /// keeps only the low bits of its key, so a site still holds it while it holds a
+    /// furniture line of those bits (each named site's lines read once); a note left with none
+    /// is deleted. Returns the entries deleted and rewritten.
     pub(super) fn recheck_promotions(&self, start: &[u8], end: &[u8]) -> Result<(u64, u64)> {
         let mut promoted: HashMap<u32, Vec<u8>> = HashMap::default();
         let mut notes = Vec::new();
@@ -161,22 +164,34 @@ impl Sites<'_> {
                 true
             })?;
         let (mut deleted, mut rewritten) = (0, 0);
+        let mut held: HashMap<u64, foldhash::HashSet<u32>> = HashMap::default();
         let mut batch = Batch::new();
         for (key, value) in notes {
-            let Some(line_key) = promoted.get(&low_bits(&key)) else {
-                continue;
-            };
-            let k = u64::from_be_bytes(line_key[8..16].try_into().expect("a 16-byte key"));
             let sites = schema::decode_furniture(&key, &value)?;
             let mut still = Vec::with_capacity(sites.len());
-            for &site in &sites {
-                if self.is_furniture(site, k)? {
-                    still.push(site);
+            match promoted.get(&low_bits(&key)) {
+                Some(line_key) => {
+                    let k = u64::from_be_bytes(line_key[8..16].try_into().expect("a 16-byte key"));
+                    for &site in &sites {
+                        if self.is_furniture(site, k)? {
+                            still.push(site);
+                        }
+                    }
+                    if still.len() < PROMOTED_SITES {
+                        batch.delete(Cf::Furniture, line_key.clone());
+                        deleted += 1;
+                    }
                 }
-            }
-            if still.len() < PROMOTED_SITES {
-                batch.delete(Cf::Furniture, line_key.clone());
-                deleted += 1;
+                None => {
+                    for &site in &sites {
+                        if let std::collections::hash_map::Entry::Vacant(e) = held.entry(site) {
+                            e.insert(self.furniture_low_bits(site)?);
+                        }
+                        if held[&site].contains(&low_bits(&key)) {
+                            still.push(site);
+                        }
+                    }
+                }
             }
             if still.is_empty() {
                 batch.delete(Cf::Furniture, key);
@@ -193,9 +208,101 @@ impl Sites<'_> {
         self.store.write(batch)?;
         Ok((deleted, rewritten))
     }
+
+    /// The low bits of the keys of site `site`'s furniture lines (what a promotion note keeps
+    /// of its line).
+    fn furniture_low_bits(&self, site: u64) -> Result<foldhash::HashSet<u32>> {
+        let (start, end) = schema::furniture_range(site);
+        let mut out = foldhash::HashSet::default();
+        self.store
+            .scan(Cf::Furniture, &start, &end, &mut |key, value| {
+                let furniture = value.is_empty() || value.ends_with(&FURNITURE_MARK.to_be_bytes());
+                if key.len() == 16 && furniture && !is_promotion(key) {
+                    out.insert(low_bits(key));
+                }
+                true
+            })?;
+        Ok(out)
+    }
 }
 
 /// The low 32 bits of a `furniture` key's line: what a promotion note keeps of its line.
 fn low_bits(key: &[u8]) -> u32 {
     u32::from_be_bytes(key[12..16].try_into().expect("a 16-byte key"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_promotion;
+    use crate::engine::{Document, Fpdb, OnExisting};
+    use crate::store::{schema, Cf, Store};
+
+    /// A line two accounts of a shared host made their furniture is noted under the host, not
+    /// promoted (that takes three); removing one account's pages leaves the other in the note
+    /// at the next sync, and removing both deletes it.
+    #[test]
+    fn a_note_of_a_line_not_promoted_goes_with_its_sites_pages() {
+        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        let chars: Vec<char> = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题".chars().collect();
+        let mut state = 99u64;
+        let mut line = || -> String {
+            (0..24)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    chars[(state >> 33) as usize % chars.len()]
+                })
+                .collect::<String>()
+                + "。"
+        };
+        let block = format!("{}{}{}", line(), line(), line());
+        let url = |acct: &str, i: usize| format!("https://mp.weixin.qq.com/s?__biz={acct}&mid={i}");
+        let mut ids = Vec::new();
+        for acct in ["X", "Y"] {
+            for i in 0..3 {
+                let mut text: Vec<String> = (0..12).map(|_| line()).collect();
+                text.push(block.clone());
+                let id = format!("{acct}{i}");
+                let mut doc = Document::new(&id, text.join("\n"));
+                doc.url = Some(url(acct, i));
+                db.ingest_document(&doc, OnExisting::Skip).unwrap();
+                ids.push(id);
+            }
+        }
+        db.sync().unwrap();
+        let host = crate::text::cites::host_key(&url("X", 0)).unwrap();
+        let notes = |db: &Fpdb| {
+            let (start, end) = schema::furniture_range(host);
+            let mut sites = Vec::new();
+            db.store
+                .scan(Cf::Furniture, &start, &end, &mut |k, v| {
+                    if is_promotion(k) {
+                        sites.push(v.len() / 8);
+                    }
+                    true
+                })
+                .unwrap();
+            sites
+        };
+        assert!(
+            notes(&db).contains(&2),
+            "two accounts noted: {:?}",
+            notes(&db)
+        );
+        for id in &ids[..3] {
+            assert!(db.maintenance().remove(id).unwrap());
+        }
+        db.sync().unwrap();
+        let left = notes(&db);
+        assert!(
+            !left.contains(&2) && left.contains(&1),
+            "one account left: {left:?}"
+        );
+        for id in &ids[3..] {
+            assert!(db.maintenance().remove(id).unwrap());
+        }
+        db.sync().unwrap();
+        assert_eq!(notes(&db), Vec::<usize>::new(), "no account left");
+    }
 }
