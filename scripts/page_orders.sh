@@ -29,10 +29,7 @@ for seed in 0 1 2 3 4 5; do
   corpus="$work/pages/corpus.jsonl"
   if [ "$seed" != 0 ]; then
     corpus="$work/pages/shuffled-$seed.jsonl"
-    python3 -c 'import random, sys
-lines = open(sys.argv[1], encoding="utf-8").readlines()
-random.Random(int(sys.argv[2])).shuffle(lines)
-open(sys.argv[3], "w", encoding="utf-8").writelines(lines)' "$work/pages/corpus.jsonl" "$seed" "$corpus"
+    python3 scripts/shuffle_lines.py "$work/pages/corpus.jsonl" "$seed" "$corpus"
   fi
   "$fpdb" --db "$work/db-$seed" ingest -q "$corpus" 2>/dev/null || true
   "$fpdb" --db "$work/db-$seed" export -q > "$work/export-$seed.jsonl"

@@ -133,22 +133,7 @@ impl Sites<'_> {
                 _ => None,
             })
             .collect();
-        if made.is_empty() {
-            return;
-        }
-        let mut sentences: HashMap<u64, Vec<u64>> = HashMap::default();
-        for line in doc.text.lines().chain(doc.around.lines()) {
-            let Some(ids) = line_key(line).and_then(|k| made.get(&k)) else {
-                continue;
-            };
-            for h in self.fingerprinter.sentence_sketch(line) {
-                sentences
-                    .entry(FURNITURE_SENTENCE | u64::from(h))
-                    .or_insert_with(|| ids.clone());
-            }
-        }
-        let mut sentences: Vec<_> = sentences.into_iter().collect();
-        sentences.sort_unstable_by_key(|&(k, _)| k);
+        let sentences = self.line_sentences(doc, &made);
         out.extend(
             sentences
                 .into_iter()
@@ -156,7 +141,7 @@ impl Sites<'_> {
         );
     }
 
-    /// Stores with `site_knowledge`: for each line `out` shows seen in two clusters or pages
+    /// Stores with `later_templates`: for each line `out` shows seen in two clusters or pages
     /// or more (its site's template, not yet furniture), its sentences, kept under the site
     /// as seen in the same clusters and pages ([`FURNITURE_SENTENCE`] keys, whose furniture
     /// they are not), so that a page of the site stored before it showed them is compared
@@ -175,36 +160,40 @@ impl Sites<'_> {
                 _ => None,
             })
             .collect();
-        if shown.is_empty() {
-            return Ok(());
+        let made: foldhash::HashSet<u64> = out
+            .iter()
+            .filter(|((s, _), seen)| *s == site && matches!(seen, Seen::Made(_)))
+            .map(|&((_, k), _)| k)
+            .collect();
+        for (k, ids) in self.line_sentences(doc, &shown) {
+            if !made.contains(&k) && !self.is_furniture(site, k)? {
+                out.push(((site, k), Seen::In(ids)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sentences ([`FURNITURE_SENTENCE`] keys) of the lines of `doc` (its main text and
+    /// the lines around it) that `ids` names, each with the ids of the first such line that
+    /// holds it, by key.
+    fn line_sentences(&self, doc: &Document, ids: &HashMap<u64, Vec<u64>>) -> Vec<(u64, Vec<u64>)> {
+        if ids.is_empty() {
+            return Vec::new();
         }
         let mut sentences: HashMap<u64, Vec<u64>> = HashMap::default();
         for line in doc.text.lines().chain(doc.around.lines()) {
-            let Some(ids) = line_key(line).and_then(|k| shown.get(&k)) else {
+            let Some(ids) = line_key(line).and_then(|k| ids.get(&k)) else {
                 continue;
             };
             for h in self.fingerprinter.sentence_sketch(line) {
-                let k = FURNITURE_SENTENCE | u64::from(h);
-                if sentences.contains_key(&k) {
-                    continue;
-                }
-                let made = out
-                    .iter()
-                    .any(|((s, o), seen)| *s == site && *o == k && matches!(seen, Seen::Made(_)));
-                if made || self.is_furniture(site, k)? {
-                    continue;
-                }
-                sentences.insert(k, ids.clone());
+                sentences
+                    .entry(FURNITURE_SENTENCE | u64::from(h))
+                    .or_insert_with(|| ids.clone());
             }
         }
         let mut sentences: Vec<_> = sentences.into_iter().collect();
         sentences.sort_unstable_by_key(|&(k, _)| k);
-        out.extend(
-            sentences
-                .into_iter()
-                .map(|(k, ids)| ((site, k), Seen::In(ids))),
-        );
-        Ok(())
+        sentences
     }
 
     /// [`Sites::seen_lines`] of a page a batch placed (`lines`: None for a page whose lines

@@ -52,6 +52,8 @@ mod searcher;
 mod settings;
 mod sites;
 mod stored_texts;
+#[cfg(test)]
+mod test_lines;
 mod types;
 mod verify;
 mod writer;

@@ -243,19 +243,7 @@ mod tests {
     #[test]
     fn a_note_of_a_line_not_promoted_goes_with_its_sites_pages() {
         let mut db = Fpdb::builder().open_in_memory().unwrap();
-        let chars: Vec<char> = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题".chars().collect();
-        let mut state = 99u64;
-        let mut line = || -> String {
-            (0..24)
-                .map(|_| {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    chars[(state >> 33) as usize % chars.len()]
-                })
-                .collect::<String>()
-                + "。"
-        };
+        let mut line = crate::engine::test_lines::lines(99);
         let block = format!("{}{}{}", line(), line(), line());
         let url = |acct: &str, i: usize| format!("https://mp.weixin.qq.com/s?__biz={acct}&mid={i}");
         let mut ids = Vec::new();

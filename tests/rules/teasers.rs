@@ -33,6 +33,21 @@ fn clusters(settings: Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// The six orders of three documents.
+const ORDERS: [[usize; 3]; 6] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+];
+
+/// `n` lines of one sentence each.
+fn one_line_sentences(rng: &mut Rng, n: usize) -> Vec<String> {
+    (0..n).map(|_| common::synthetic_doc(rng, 1)).collect()
+}
+
 #[test]
 fn a_teaser_joins_its_article_and_nothing_else_of_the_page_does() {
     let mut rng = Rng(0x7ea5_e125_0000_0011);
@@ -199,18 +214,8 @@ fn an_excerpt_joins_its_article_whatever_its_share_and_a_quoted_opening_does_not
 #[test]
 fn copies_of_an_opening_join_their_article_in_any_order_and_a_quoting_page_never_does() {
     let mut rng = Rng(0x7ea5_e125_0000_001c);
-    let orders: [[usize; 3]; 6] = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
     for round in 0..6 {
-        let body: Vec<String> = (0..24)
-            .map(|_| common::synthetic_doc(&mut rng, 1))
-            .collect();
+        let body = one_line_sentences(&mut rng, 24);
         let k = 2 + round % 3;
         let article = Document::new("article", body.join("\n"));
         let opening = |more: &str| [&body[..k], &[more.to_string()][..]].concat().join("\n");
@@ -222,7 +227,7 @@ fn copies_of_an_opening_join_their_article_in_any_order_and_a_quoting_page_never
             .map(|_| common::synthetic_doc(&mut rng, 1))
             .collect();
         let quoted = Document::new("quoted", [&body[..k], &own[..]].concat().join("\n"));
-        for order in orders {
+        for order in ORDERS {
             let three = [&one, &two, &article];
             let docs: Vec<&Document> = order.iter().map(|&i| three[i]).collect();
             let c = clusters(Settings::default(), &docs);
@@ -538,19 +543,9 @@ fn explain_counts_a_pages_headings() {
 #[test]
 fn an_article_joins_its_openings_cluster_when_the_others_are_copies_of_one() {
     let mut rng = Rng(0x7ea5_e125_0000_001d);
-    let orders: [[usize; 3]; 6] = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
     let mut apart_without = 0;
     for round in 0..6 {
-        let body: Vec<String> = (0..24)
-            .map(|_| common::synthetic_doc(&mut rng, 1))
-            .collect();
+        let body = one_line_sentences(&mut rng, 24);
         let k = 4 + round % 3;
         let article = Document::new("article", body.join("\n"));
         let one = Document::new("one", [&body[..k], &["More".into()]].concat().join("\n"));
@@ -561,7 +556,7 @@ fn an_article_joins_its_openings_cluster_when_the_others_are_copies_of_one() {
         let mut lines = body[..k].to_vec();
         lines[0] = first.into_iter().collect();
         let edited = Document::new("edited", lines.join("\n"));
-        for order in orders {
+        for order in ORDERS {
             let three = [&one, &edited, &article];
             let docs: Vec<&Document> = order.iter().map(|&i| three[i]).collect();
             let c = clusters(Settings::default(), &docs);
