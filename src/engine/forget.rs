@@ -152,7 +152,11 @@ impl Maintainer<'_> {
         // After every site is swept: a publisher's line may have gone with its pages.
         for h in swept {
             let (start, end) = schema::furniture_range(h);
-            out.add_rechecked(self.finder().sites().recheck_promotions(&start, &end)?);
+            out.add_rechecked(
+                self.finder()
+                    .sites()
+                    .recheck_promotions(&start, &end, None)?,
+            );
         }
         Ok(out)
     }
@@ -178,10 +182,12 @@ impl Fpdb {
             let (start, end) = schema::furniture_range(h);
             self.sweep(&start, &end, bound, &mut out)?;
         }
-        // After every site is swept: a publisher's line may have gone with its pages.
-        for h in hosts {
+        // After every site is swept: a publisher's line may have gone with its pages (only
+        // the swept sites can have lost lines).
+        for &h in &hosts {
             let (start, end) = schema::furniture_range(h);
-            out.add_rechecked(self.finder().sites().recheck_promotions(&start, &end)?);
+            let sites = self.finder().sites();
+            out.add_rechecked(sites.recheck_promotions(&start, &end, Some(&hosts))?);
         }
         for h in full {
             let (start, end) = schema::furniture_range(h);

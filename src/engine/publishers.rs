@@ -147,9 +147,15 @@ impl Sites<'_> {
     /// furniture. A line its host took from its publishers and left with fewer than
     /// [`PROMOTED_SITES`] is no longer the host's furniture; the note of a line not promoted
     /// keeps only the low bits of its key, so a site still holds it while it holds a
-    /// furniture line of those bits (each named site's lines read once); a note left with none
-    /// is deleted. Returns the entries deleted and rewritten.
-    pub(super) fn recheck_promotions(&self, start: &[u8], end: &[u8]) -> Result<(u64, u64)> {
+    /// furniture line of those bits (each named site's lines read once; with `swept`, the
+    /// sorted sites the sweep went over, a site not among them has lost no line and is kept
+    /// unread); a note left with none is deleted. Returns the entries deleted and rewritten.
+    pub(super) fn recheck_promotions(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        swept: Option<&[u64]>,
+    ) -> Result<(u64, u64)> {
         let mut promoted: HashMap<u32, Vec<u8>> = HashMap::default();
         let mut notes = Vec::new();
         self.store
@@ -184,6 +190,10 @@ impl Sites<'_> {
                 }
                 None => {
                     for &site in &sites {
+                        if swept.is_some_and(|s| s.binary_search(&site).is_err()) {
+                            still.push(site);
+                            continue;
+                        }
                         if let std::collections::hash_map::Entry::Vacant(e) = held.entry(site) {
                             e.insert(self.furniture_low_bits(site)?);
                         }
