@@ -244,8 +244,39 @@ fn low_bits(key: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::is_promotion;
+    use crate::engine::furniture::{SeenInBatch, FURNITURE_SENTENCE};
     use crate::engine::{Document, Fpdb, OnExisting};
-    use crate::store::{schema, Cf, Store};
+    use crate::error::Error;
+    use crate::store::{schema, Batch, Cf, Store};
+
+    /// A damaged entry of a site's template or furniture sentences (a value that is no list
+    /// of ids) is reported as a corrupt `furniture` entry with its key, not read as a
+    /// standing, when a stored page is checked again.
+    #[test]
+    fn a_damaged_sentence_entry_is_reported_as_corrupt() {
+        let db = Fpdb::builder().open_in_memory().unwrap();
+        let (site, k) = (0x00ab_cdef_0000_0000, FURNITURE_SENTENCE | 7);
+        let mut batch = Batch::new();
+        batch.put(
+            Cf::Furniture,
+            schema::furniture_key(site, k).to_vec(),
+            vec![1, 2, 3, 4, 5],
+        );
+        db.store.write(batch).unwrap();
+        let sites = db.finder().sites();
+        let read = sites.standing_in(site, k, &SeenInBatch::default());
+        assert!(
+            matches!(
+                read,
+                Err(Error::Corruption {
+                    cf: "furniture",
+                    ..
+                })
+            ),
+            "{read:?}"
+        );
+        assert!(sites.is_furniture(site, k).is_err());
+    }
 
     /// A line two accounts of a shared host made their furniture is noted under the host, not
     /// promoted (that takes three); removing one account's pages leaves the other in the note
