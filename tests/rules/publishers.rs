@@ -168,6 +168,23 @@ fn posts(acct: usize, block: &str, rng: &mut Rng) -> Vec<Document> {
         .collect()
 }
 
+/// A store of the posts of accounts `0..n`, each ending with `block`, ingested one at a time;
+/// the posts.
+fn accounts(n: usize, block: &str, rng: &mut Rng) -> (Fpdb, Vec<Document>) {
+    let docs: Vec<Document> = (0..n).flat_map(|a| posts(a, block, rng)).collect();
+    let mut db = store(true);
+    ingest(&mut db, &docs, false);
+    (db, docs)
+}
+
+/// Remove account `acct`'s three posts, then sync (the removal's sweep).
+fn remove_account(db: &mut Fpdb, acct: usize) {
+    for i in 0..3 {
+        assert!(db.maintenance().remove(&format!("a{acct}-{i}")).unwrap());
+    }
+    db.sync().unwrap();
+}
+
 /// A host's line taken from three accounts goes with their pages: once one account's pages
 /// are removed, the next sync leaves it to the two others (a new account's page keeps the
 /// block); a third account makes it the host's again; once every page is removed and the
@@ -176,16 +193,11 @@ fn posts(acct: usize, block: &str, rng: &mut Rng) -> Vec<Document> {
 fn a_line_taken_from_three_accounts_goes_with_their_pages() {
     let mut rng = Rng(59);
     let block = footer(&mut rng);
-    let docs: Vec<Document> = (0..3).flat_map(|a| posts(a, &block, &mut rng)).collect();
-    let mut db = store(true);
-    ingest(&mut db, &docs, false);
+    let (mut db, docs) = accounts(3, &block, &mut rng);
     let probe = page("w", &wx(9, 1), &format!("{}\n{block}", article(&mut rng)));
     let left_out = |db: &Fpdb| db.searcher().without_furniture(&probe).unwrap().1;
     assert_eq!(left_out(&db), 1, "three accounts: the host's");
-    for i in 0..3 {
-        assert!(db.maintenance().remove(&format!("a0-{i}")).unwrap());
-    }
-    db.sync().unwrap();
+    remove_account(&mut db, 0);
     assert_eq!(left_out(&db), 0, "two accounts left: theirs only");
     let third = posts(3, &block, &mut rng);
     ingest(&mut db, &third, false);
@@ -198,19 +210,14 @@ fn a_line_taken_from_three_accounts_goes_with_their_pages() {
 }
 
 /// A third account's page does not promote a line with an account whose pages were removed
-/// (the host's note of the line still names it: no line of the host was promoted, so no
-/// sweep of the host checked it).
+/// (no line of the host was promoted: the removal's sweep drops the account from the host's
+/// note of the line, and a promotion counts only the accounts that still hold it).
 #[test]
 fn a_removed_account_does_not_count_toward_the_hosts_furniture() {
     let mut rng = Rng(61);
     let block = footer(&mut rng);
-    let docs: Vec<Document> = (0..2).flat_map(|a| posts(a, &block, &mut rng)).collect();
-    let mut db = store(true);
-    ingest(&mut db, &docs, false);
-    for i in 0..3 {
-        assert!(db.maintenance().remove(&format!("a0-{i}")).unwrap());
-    }
-    db.sync().unwrap();
+    let (mut db, _) = accounts(2, &block, &mut rng);
+    remove_account(&mut db, 0);
     let third = posts(2, &block, &mut rng);
     ingest(&mut db, &third, false);
     let probe = page("w", &wx(9, 1), &format!("{}\n{block}", article(&mut rng)));
