@@ -343,10 +343,10 @@ impl Maintainer<'_> {
                 }
             }
             for &h in recs[i].postings() {
-                holders.entry(h).or_insert(super::postings::Holder {
-                    seq: members[i],
-                    cluster: root,
-                });
+                holders
+                    .entry(h)
+                    .and_modify(|v| v.add(members[i], root))
+                    .or_insert(super::postings::Holder::first(members[i], root));
             }
             if let Some(q) = recs[i].simhash {
                 let seqs = simhashes.entry(q).or_default();

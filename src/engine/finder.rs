@@ -30,6 +30,7 @@ impl<'a> Finder<'a> {
             store: self.store,
             perms: self.perms,
             simhash_k: self.opts.simhash_k,
+            other_holders: self.opts.other_holders,
             reads: self.reads,
         }
     }

@@ -235,11 +235,24 @@ impl Finder<'_> {
         // cluster.
         let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
         for h in &fps.nshash {
-            if let Some(&super::postings::Holder { seq, cluster }) = holders.get(h) {
+            if let Some(&super::postings::Holder {
+                seq, cluster, next, ..
+            }) = holders.get(h)
+            {
                 let (root, _) = roots.find(cluster)?;
                 let e = per_root.entry(root).or_default();
                 e.0 += 1;
                 *e.1.entry(seq).or_default() += 1;
+                // A later holder of another cluster: the hash is shared with that cluster too
+                // (copies of one opening in two clusters, the older one not verifying).
+                if let Some((seq, cluster, _)) = next.filter(|_| self.opts.other_holders) {
+                    let (other, _) = roots.find(cluster)?;
+                    if other != root {
+                        let e = per_root.entry(other).or_default();
+                        e.0 += 1;
+                        *e.1.entry(seq).or_default() += 1;
+                    }
+                }
             }
         }
         let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);

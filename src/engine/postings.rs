@@ -50,22 +50,73 @@ pub(super) fn bound_simhash(found: &mut BTreeMap<u64, u32>) {
     *found = by_distance.into_iter().map(|(d, seq)| (seq, d)).collect();
 }
 
+/// The holders of a posting read past its oldest: the first [`HOLDERS_READ`] entries (in seq
+/// order), among which the first of another cluster than the oldest's is kept
+/// ([`Holder::next`]).
+pub(super) const HOLDERS_READ: u8 = 4;
+
 /// The oldest document holding a posting (sentence hash, band or exact key), and the cluster
-/// it was in at its ingest (a root is found from it).
+/// it was in at its ingest (a root is found from it); with `next`, the first later holder
+/// among the posting's first [`HOLDERS_READ`] whose cluster at its ingest was another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Holder {
     /// The document's seq.
     pub(super) seq: u64,
     /// Its cluster when it was ingested.
     pub(super) cluster: u64,
+    /// The first later holder of another cluster at its ingest (seq, cluster), among the
+    /// first [`HOLDERS_READ`] holders, and its place among them (1-based).
+    pub(super) next: Option<(u64, u64, u8)>,
+    /// Holders counted, at most [`HOLDERS_READ`].
+    pub(super) count: u8,
+}
+
+impl Holder {
+    /// The posting's first holder.
+    pub(super) fn first(seq: u64, cluster: u64) -> Holder {
+        Holder {
+            seq,
+            cluster,
+            next: None,
+            count: 1,
+        }
+    }
+
+    /// Whether a later holder can change what it keeps.
+    pub(super) fn open(&self) -> bool {
+        self.next.is_none() && self.count < HOLDERS_READ
+    }
+
+    /// A later holder of the posting (seq order), counted.
+    pub(super) fn add(&mut self, seq: u64, cluster: u64) {
+        if self.open() {
+            self.count += 1;
+            if cluster != self.cluster {
+                self.next = Some((seq, cluster, self.count));
+            }
+        }
+    }
+
+    /// The holders of `self` followed by those of `later` (all of them later in seq order),
+    /// as one posting's: what [`Holder::add`] of each of them in turn keeps.
+    pub(super) fn then(mut self, later: &Holder) -> Holder {
+        if !self.open() {
+            return self;
+        }
+        let room = HOLDERS_READ - self.count;
+        if later.cluster != self.cluster {
+            self.next = Some((later.seq, later.cluster, self.count + 1));
+        } else if let Some((seq, cluster, at)) = later.next.filter(|n| n.2 <= room) {
+            self.next = Some((seq, cluster, self.count + at));
+        }
+        self.count = (self.count + later.count).min(HOLDERS_READ);
+        self
+    }
 }
 
 impl From<schema::Posting> for Holder {
     fn from(p: schema::Posting) -> Holder {
-        Holder {
-            seq: p.seq.0,
-            cluster: p.cluster.0,
-        }
+        Holder::first(p.seq.0, p.cluster.0)
     }
 }
 
@@ -80,7 +131,7 @@ pub(super) fn candidate_seqs<'a>(
 ) -> impl Iterator<Item = u64> + 'a {
     holders
         .values()
-        .map(|v| v.seq)
+        .flat_map(|v| std::iter::once(v.seq).chain(v.next.map(|n| n.0)))
         .chain(simhash.keys().copied())
 }
 
@@ -105,6 +156,8 @@ pub(super) struct Index<'a> {
     pub(super) perms: &'a Permutations,
     /// The simhash distance a neighbour is within.
     pub(super) simhash_k: u32,
+    /// A posting's holders are read past its oldest ([`Holder::next`], `other_holders`).
+    pub(super) other_holders: bool,
     pub(super) reads: &'a LookupCounters,
 }
 
@@ -279,15 +332,23 @@ impl<'a> Index<'a> {
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         let mut found = HashMap::with_capacity_and_hasher(bounds.len(), Default::default());
         let mut err = None;
-        self.store.scan_ranges(Cf::Nshash, &ranges, &mut |k, v| {
-            match schema::decode_nshash(k, v) {
+        self.store.scan_ranges(
+            Cf::Nshash,
+            &ranges,
+            &mut |k, v| match schema::decode_nshash(k, v) {
                 Ok(p) => {
-                    found.entry(p.hash).or_insert(Holder::from(p));
+                    let h = found
+                        .entry(p.hash)
+                        .and_modify(|h: &mut Holder| h.add(p.seq.0, p.cluster.0))
+                        .or_insert(Holder::from(p));
+                    self.other_holders && h.open()
                 }
-                Err(e) => err = Some(e),
-            }
-            false
-        })?;
+                Err(e) => {
+                    err = Some(e);
+                    false
+                }
+            },
+        )?;
         match err {
             Some(e) => Err(e),
             None => Ok(found),
@@ -441,6 +502,7 @@ impl Fpdb {
             store: &self.store,
             perms: &self.perms,
             simhash_k: self.opts.simhash_k,
+            other_holders: self.opts.other_holders,
             reads: &self.reads,
         }
     }

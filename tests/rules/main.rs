@@ -1,10 +1,12 @@
 //! The decision rules on labelled pairs and generated sites: the quality gate and rules,
-//! furniture, site knowledge and a shared host's publishers, teasers, reordered lines, originals, simhash's terms, reflow.
+//! furniture, site knowledge and a shared host's publishers, teasers, a sentence held by two
+//! clusters, reordered lines, originals, simhash's terms, reflow.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod furniture;
+mod holders;
 mod originals;
 mod publishers;
 mod quality_gate;

@@ -254,6 +254,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -287,6 +288,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -339,6 +341,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             headings: Some(false),
             excerpt_copies: Some(false),
             later_templates: Some(false),
+            other_holders: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -363,6 +366,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -394,6 +398,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -420,6 +425,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -436,6 +442,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -459,6 +466,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -478,6 +486,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -498,6 +507,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -518,6 +528,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -540,6 +551,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -564,6 +576,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -588,6 +601,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -613,6 +627,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         headings: Some(false),
         excerpt_copies: Some(false),
         later_templates: Some(false),
+        other_holders: Some(false),
         ..Default::default()
     };
     stays(

@@ -69,12 +69,16 @@ impl Writer<'_> {
         }
         let (mut holders, digest) = (f.holders, f.digest);
         for h in fps.lookup_postings() {
-            if let std::collections::hash_map::Entry::Vacant(e) = holders.entry(h) {
-                // The oldest holder: the store's, else the batch before's, else this one's.
-                let last = d.last.as_ref().and_then(|l| l.holders.get(&h));
-                if let Some(&v) = last.or_else(|| d.index.holders.get(&h)) {
-                    e.insert(v);
-                }
+            // The holders in seq order: the store's, the batch before's, this one's.
+            let later = [
+                d.last.as_ref().and_then(|l| l.holders.get(&h)),
+                d.index.holders.get(&h),
+            ];
+            for l in later.into_iter().flatten() {
+                holders
+                    .entry(h)
+                    .and_modify(|v| *v = v.then(l))
+                    .or_insert(*l);
             }
         }
         let mut simhash = f.simhash;
@@ -199,10 +203,8 @@ impl Writer<'_> {
             d.index
                 .holders
                 .entry(h)
-                .or_insert(crate::engine::postings::Holder {
-                    seq,
-                    cluster: target,
-                });
+                .and_modify(|v| v.add(seq, target))
+                .or_insert(crate::engine::postings::Holder::first(seq, target));
         }
         if let Some(q) = simhash {
             d.index.simhashes.insert(seq, q);

@@ -49,6 +49,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.headings);
     assert!(!legacy.excerpt_copies);
     assert!(!legacy.later_templates);
+    assert!(!legacy.other_holders);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
@@ -57,6 +58,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
         headings: false,
         excerpt_copies: false,
         later_templates: false,
+        other_holders: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -228,7 +230,12 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
     FormatVersion(
-        if opts.excerpts || opts.headings || opts.excerpt_copies || opts.later_templates {
+        if opts.excerpts
+            || opts.headings
+            || opts.excerpt_copies
+            || opts.later_templates
+            || opts.other_holders
+        {
             19
         } else if opts.site_knowledge {
             18
@@ -270,7 +277,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 19),
+        flags in proptest::collection::vec(proptest::bool::ANY, 20),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -302,6 +309,7 @@ proptest::proptest! {
             headings: flags[16],
             excerpt_copies: flags[17],
             later_templates: flags[18],
+            other_holders: flags[19],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],
