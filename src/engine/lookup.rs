@@ -181,12 +181,18 @@ impl Finder<'_> {
         // Bounded where it was read; bounded again here, where the rules live (a no-op then).
         super::postings::bound_simhash(&mut simhash);
         let mut roots = Roots::new(self.records());
-        let mut proposals = self.proposals(fps, holders, simhash, &mut roots)?;
+        let page = fps.is_page();
+        let mut proposals = self.proposals((fps, page), holders, simhash, &mut roots)?;
         if let Some(whole) = &fps.whole {
             // A page with lines left out as furniture: what its whole page is posted under
             // proposes too (a page of its site fingerprinted before they were known; the
             // verification leaves them out of it).
-            proposals.extend(self.proposals(whole, holders, BTreeMap::new(), &mut roots)?);
+            proposals.extend(self.proposals(
+                (whole, page),
+                holders,
+                BTreeMap::new(),
+                &mut roots,
+            )?);
         }
         let min_overlap = self.opts.verify_threshold();
         let mut lk = Lookup::default();
@@ -225,7 +231,7 @@ impl Finder<'_> {
     /// simhash); a document may be proposed by several.
     fn proposals(
         &self,
-        fps: &Fingerprints,
+        (fps, page): (&Fingerprints, bool),
         holders: &super::postings::Holders,
         simhash: BTreeMap<u64, u32>,
         roots: &mut Roots<'_>,
@@ -243,9 +249,12 @@ impl Finder<'_> {
                 let e = per_root.entry(root).or_default();
                 e.0 += 1;
                 *e.1.entry(seq).or_default() += 1;
-                // A later holder of another cluster: the hash is shared with that cluster too
-                // (copies of one opening in two clusters, the older one not verifying).
-                if let Some((seq, cluster, _)) = next.filter(|_| self.opts.other_holders) {
+                // A page's: a later holder of another cluster shares the hash too (copies of
+                // an article's opening cut apart into two clusters by their template lines,
+                // the older one not verifying). Texts without URLs keep the oldest only: their
+                // copies of one opening verify against each other, and what two clusters of
+                // texts hold is more often boilerplate (a signature) than an opening.
+                if let Some((seq, cluster, _)) = next.filter(|_| self.opts.other_holders && page) {
                     let (other, _) = roots.find(cluster)?;
                     if other != root {
                         let e = per_root.entry(other).or_default();

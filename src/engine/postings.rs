@@ -19,12 +19,23 @@ fn table_byte(t: usize) -> u8 {
     u8::try_from(t).expect("fewer than 256 simhash tables")
 }
 
-/// The posting ranges of `hashes`, each once, in key order.
-fn nshash_bounds(hashes: impl Iterator<Item = u64>) -> Vec<([u8; 8], [u8; 17])> {
-    let mut sorted: Vec<u64> = hashes.collect();
+/// The postings `hashes`, each once, in order, with whether a page looks it up (`true` when
+/// any of its lookups is a page's: its holders are read past the oldest, [`Holder::next`]).
+fn nshash_bounds(hashes: impl Iterator<Item = (u64, bool)>) -> Vec<(u64, bool)> {
+    let mut sorted: Vec<(u64, bool)> = hashes.collect();
     sorted.sort_unstable();
-    sorted.dedup();
-    sorted.into_iter().map(schema::nshash_range).collect()
+    sorted.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        kept.1 |= same && later.1;
+        same
+    });
+    sorted
+}
+
+/// The postings a lookup of `fps` reads, with whether it is a page's.
+fn postings_of(fps: &Fingerprints) -> impl Iterator<Item = (u64, bool)> + '_ {
+    let page = fps.is_page();
+    fps.lookup_postings().map(move |h| (h, page))
 }
 
 /// The most stored documents simhash proposes to one lookup (`bound_simhash`).
@@ -296,7 +307,11 @@ impl<'a> Index<'a> {
     ) -> Result<()> {
         let ids: Vec<&[u8]> = docs.iter().map(|(d, _)| d.id.as_bytes()).collect();
         ahead.prefetch_keys(Cf::DocIds, &ids)?;
-        let bounds = nshash_bounds(docs.iter().flat_map(|(_, f)| f.lookup_postings()));
+        let bounds: Vec<([u8; 8], [u8; 17])> =
+            nshash_bounds(docs.iter().flat_map(|(_, f)| postings_of(f)))
+                .into_iter()
+                .map(|(h, _)| schema::nshash_range(h))
+                .collect();
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         ahead.prefetch(Cf::Nshash, &ranges)?;
         let bounds: Vec<_> = docs
@@ -319,17 +334,29 @@ impl<'a> Index<'a> {
         found.transpose()
     }
 
-    /// [`Index::nshash_holder`] of every hash, through one iterator.
-    pub(super) fn nshash_holders(&self, hashes: &[u64]) -> Result<Holders> {
-        let found = self.holders_of(nshash_bounds(hashes.iter().copied()))?;
+    /// [`Index::nshash_holder`] of every posting a lookup of `fps` reads, through one
+    /// iterator (with [`Holder::next`] for a page's).
+    pub(super) fn nshash_holders(&self, fps: &Fingerprints) -> Result<Holders> {
+        let found = self.holders_of(&nshash_bounds(postings_of(fps)))?;
         LookupCounters::add(&self.reads.postings_found, found.len());
         Ok(found)
     }
 
-    /// The oldest holder of each posting range of `bounds` (sorted, distinct), through one
-    /// iterator; not counted.
-    fn holders_of(&self, bounds: Vec<([u8; 8], [u8; 17])>) -> Result<Holders> {
+    /// The oldest holder of each posting of `hashes` (sorted, distinct; with `other_holders`,
+    /// those a page looks up read up to [`HOLDERS_READ`] holders for [`Holder::next`]),
+    /// through one iterator; not counted.
+    fn holders_of(&self, hashes: &[(u64, bool)]) -> Result<Holders> {
+        let bounds: Vec<([u8; 8], [u8; 17])> = hashes
+            .iter()
+            .map(|&(h, _)| schema::nshash_range(h))
+            .collect();
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
+        let more = |h: u64| {
+            self.other_holders
+                && hashes
+                    .binary_search_by_key(&h, |x| x.0)
+                    .is_ok_and(|i| hashes[i].1)
+        };
         let mut found = HashMap::with_capacity_and_hasher(bounds.len(), Default::default());
         let mut err = None;
         self.store.scan_ranges(
@@ -341,7 +368,7 @@ impl<'a> Index<'a> {
                         .entry(p.hash)
                         .and_modify(|h: &mut Holder| h.add(p.seq.0, p.cluster.0))
                         .or_insert(Holder::from(p));
-                    self.other_holders && h.open()
+                    h.open() && more(p.hash)
                 }
                 Err(e) => {
                     err = Some(e);
@@ -367,12 +394,12 @@ impl<'a> Index<'a> {
     pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
         use rayon::prelude::*;
         let shares = rayon::current_num_threads().max(1) * 2;
-        let bounds = nshash_bounds(fps.iter().flat_map(|f| f.lookup_postings()));
+        let bounds = nshash_bounds(fps.iter().flat_map(|f| postings_of(f)));
         let size = bounds.len().div_ceil(shares).max(1);
         let mut holders = HashMap::default();
         for part in bounds
             .par_chunks(size)
-            .map(|c| self.holders_of(c.to_vec()))
+            .map(|c| self.holders_of(c))
             .collect::<Vec<_>>()
         {
             holders.extend(part?);
@@ -475,7 +502,7 @@ impl<'a> Index<'a> {
     ) -> Result<(Holders, BTreeMap<u64, u32>)> {
         let holders = match read {
             Some(read) => self.holders_in(fps, read),
-            None => self.nshash_holders(&fps.lookup_postings().collect::<Vec<_>>())?,
+            None => self.nshash_holders(fps)?,
         };
         let mut simhash = BTreeMap::new();
         for q in fps.lookup_simhashes() {

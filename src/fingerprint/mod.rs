@@ -141,6 +141,12 @@ impl Fingerprints {
             .chain(self.whole.as_ref().and_then(|w| w.simhash))
     }
 
+    /// Whether it is a page's (a document with a URL, in a store that keeps URLs' or hosts'
+    /// keys: `originals` or `site_templates`).
+    pub fn is_page(&self) -> bool {
+        self.url_key.is_some() || self.host_key.is_some()
+    }
+
     /// Whether there is nothing to match this document on.
     pub fn is_empty(&self) -> bool {
         self.nshash.is_empty()

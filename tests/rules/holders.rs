@@ -1,9 +1,10 @@
 //! A sentence held by two clusters (`other_holders`): an article's opening is the first
 //! sentence of a page quoting it with text of its own (the older holder, which does not
 //! verify against the article) and of an excerpt of the article (the later holder, which
-//! does). The article joins the excerpt whatever the order the three came in, one at a time
-//! and in one batch; without the rule, an article that comes after both meets only the older
-//! holder and stays apart.
+//! does). The article's page joins the excerpt whatever the order the three came in, one at
+//! a time, in one batch and after a store holding the first; without the rule, an article that
+//! comes after both meets only the
+//! older holder and stays apart. Texts without URLs keep the oldest holder only.
 
 use crate::common;
 
@@ -12,21 +13,33 @@ use std::collections::BTreeMap;
 use common::Rng;
 use fpdb::{Document, Fpdb, OnExisting, Settings};
 
-/// Ingest `docs` in order into a fresh in-memory store, one at a time or as one batch; their
-/// clusters by id.
-fn clusters(settings: Settings, docs: &[&Document], batch: bool) -> BTreeMap<String, u64> {
+/// How a test's documents are ingested: one at a time, in one batch, or the first alone and
+/// the rest in one batch (the store's holders, then the batch's).
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    OneAtATime,
+    OneBatch,
+    FirstThenBatch,
+}
+
+/// Ingest `docs` in order into a fresh in-memory store as `mode` says; their clusters by id.
+fn clusters(settings: Settings, docs: &[&Document], mode: Mode) -> BTreeMap<String, u64> {
     let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
-    if batch {
-        let with: Vec<_> = docs
+    let alone = match mode {
+        Mode::OneAtATime => docs.len(),
+        Mode::OneBatch => 0,
+        Mode::FirstThenBatch => 1,
+    };
+    for d in &docs[..alone] {
+        db.ingest_document(d, OnExisting::Skip).unwrap();
+    }
+    if alone < docs.len() {
+        let with: Vec<_> = docs[alone..]
             .iter()
             .map(|&d| (d, db.fingerprint_document(d)))
             .collect();
         let out = db.ingest_batch(with, OnExisting::Skip);
         assert!(out.error.is_none(), "{:?}", out.error);
-    } else {
-        for d in docs {
-            db.ingest_document(d, OnExisting::Skip).unwrap();
-        }
     }
     common::export_outcomes(&db)
         .into_iter()
@@ -49,35 +62,50 @@ fn an_article_meets_every_cluster_holding_its_opening() {
     let mut rng = Rng(0x401d_e125_0000_0001);
     let mut apart_without = 0;
     for round in 0..6 {
-        // One sentence a line, the article's second and third sentences its shortest (so
-        // that only its opening is among the sentences it is keyed by that the excerpt holds).
+        // The article's second and third sentences its shortest, on its second line with a
+        // longer one: of the sentences it is keyed by (its longest, its opening, the longest
+        // of each of a page's first lines), the excerpt holds only its opening.
         let mut body: Vec<String> = (0..12)
             .map(|_| common::synthetic_doc(&mut rng, 1))
             .collect();
         body[1..].sort_by_key(|s| s.chars().count());
-        let article = Document::new("article", body.join("\n"));
-        let excerpt = Document::new("excerpt", body[..3].join("\n"));
+        let mut lines = vec![body[0].clone(), body[1..4].concat()];
+        lines.extend(body[4..].iter().cloned());
         let mut quoting = vec![body[0].clone()];
         quoting.extend((0..6).map(|_| common::synthetic_doc(&mut rng, 1)));
-        let quoting = Document::new("quoting", quoting.join("\n"));
-        let three = [&quoting, &excerpt, &article];
+        let texts = [
+            Document::new("quoting", quoting.join("\n")),
+            Document::new("excerpt", body[..3].join("\n")),
+            Document::new("article", lines.join("\n")),
+        ];
+        // The same texts as pages of three sites.
+        let pages = texts.clone().map(|d| Document {
+            url: Some(format!("https://{}.example/{round}", d.id)),
+            ..d
+        });
         for order in ORDERS {
-            let docs: Vec<&Document> = order.iter().map(|&i| three[i]).collect();
-            for batch in [false, true] {
-                let c = clusters(Settings::default(), &docs, batch);
-                assert_eq!(
-                    c["article"], c["excerpt"],
-                    "round {round}, order {order:?}, batch {batch}: {c:?}"
-                );
-                assert_ne!(
-                    c["article"], c["quoting"],
-                    "round {round}, order {order:?}, batch {batch}: {c:?}"
-                );
+            let docs: Vec<&Document> = order.iter().map(|&i| &pages[i]).collect();
+            let plain: Vec<&Document> = order.iter().map(|&i| &texts[i]).collect();
+            for mode in [Mode::OneAtATime, Mode::OneBatch, Mode::FirstThenBatch] {
                 let without = Settings {
                     other_holders: Some(false),
                     ..Default::default()
                 };
-                let c = clusters(without, &docs, batch);
+                assert_eq!(
+                    clusters(Settings::default(), &plain, mode),
+                    clusters(without.clone(), &plain, mode),
+                    "texts: round {round}, order {order:?}, mode {mode:?}"
+                );
+                let c = clusters(Settings::default(), &docs, mode);
+                assert_eq!(
+                    c["article"], c["excerpt"],
+                    "round {round}, order {order:?}, mode {mode:?}: {c:?}"
+                );
+                assert_ne!(
+                    c["article"], c["quoting"],
+                    "round {round}, order {order:?}, mode {mode:?}: {c:?}"
+                );
+                let c = clusters(without, &docs, mode);
                 apart_without += usize::from(c["article"] != c["excerpt"]);
             }
         }
