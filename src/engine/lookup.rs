@@ -241,10 +241,8 @@ impl Finder<'_> {
         // cluster.
         let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
         for h in &fps.nshash {
-            if let Some(&super::postings::Holder {
-                seq, cluster, next, ..
-            }) = holders.get(h)
-            {
+            if let Some(holder) = holders.get(h) {
+                let (seq, cluster) = (holder.seq, holder.cluster);
                 let (root, _) = roots.find(cluster)?;
                 let e = per_root.entry(root).or_default();
                 e.0 += 1;
@@ -254,7 +252,9 @@ impl Finder<'_> {
                 // the older one not verifying). Texts without URLs keep the oldest only: their
                 // copies of one opening verify against each other, and what two clusters of
                 // texts hold is more often boilerplate (a signature) than an opening.
-                if let Some((seq, cluster, _)) = next.filter(|_| self.opts.other_holders && page) {
+                if let Some((seq, cluster)) =
+                    holder.next().filter(|_| self.opts.other_holders && page)
+                {
                     let (other, _) = roots.find(cluster)?;
                     if other != root {
                         let e = per_root.entry(other).or_default();

@@ -76,10 +76,12 @@ pub(super) struct Holder {
     /// Its cluster when it was ingested.
     pub(super) cluster: u64,
     /// The first later holder of another cluster at its ingest (seq, cluster), among the
-    /// first [`HOLDERS_READ`] holders, and its place among them (1-based).
-    pub(super) next: Option<(u64, u64, u8)>,
+    /// first [`HOLDERS_READ`] holders (seq 0: none; seqs start at 1), and its place among
+    /// them (1-based): [`Holder::next`]. Kept flat: a batch holds one per posting.
+    other: (u64, u64),
+    other_at: u8,
     /// Holders counted, at most [`HOLDERS_READ`].
-    pub(super) count: u8,
+    count: u8,
 }
 
 impl Holder {
@@ -88,14 +90,21 @@ impl Holder {
         Holder {
             seq,
             cluster,
-            next: None,
+            other: (0, 0),
+            other_at: 0,
             count: 1,
         }
     }
 
+    /// The first later holder of another cluster at its ingest (seq, cluster at its ingest),
+    /// among the posting's first [`HOLDERS_READ`].
+    pub(super) fn next(&self) -> Option<(u64, u64)> {
+        (self.other.0 != 0).then_some(self.other)
+    }
+
     /// Whether a later holder can change what it keeps.
     pub(super) fn open(&self) -> bool {
-        self.next.is_none() && self.count < HOLDERS_READ
+        self.other.0 == 0 && self.count < HOLDERS_READ
     }
 
     /// A later holder of the posting (seq order), counted.
@@ -103,7 +112,7 @@ impl Holder {
         if self.open() {
             self.count += 1;
             if cluster != self.cluster {
-                self.next = Some((seq, cluster, self.count));
+                (self.other, self.other_at) = ((seq, cluster), self.count);
             }
         }
     }
@@ -116,9 +125,9 @@ impl Holder {
         }
         let room = HOLDERS_READ - self.count;
         if later.cluster != self.cluster {
-            self.next = Some((later.seq, later.cluster, self.count + 1));
-        } else if let Some((seq, cluster, at)) = later.next.filter(|n| n.2 <= room) {
-            self.next = Some((seq, cluster, self.count + at));
+            (self.other, self.other_at) = ((later.seq, later.cluster), self.count + 1);
+        } else if later.other.0 != 0 && later.other_at <= room {
+            (self.other, self.other_at) = (later.other, self.count + later.other_at);
         }
         self.count = (self.count + later.count).min(HOLDERS_READ);
         self
@@ -142,7 +151,7 @@ pub(super) fn candidate_seqs<'a>(
 ) -> impl Iterator<Item = u64> + 'a {
     holders
         .values()
-        .flat_map(|v| std::iter::once(v.seq).chain(v.next.map(|n| n.0)))
+        .flat_map(|v| std::iter::once(v.seq).chain(v.next().map(|n| n.0)))
         .chain(simhash.keys().copied())
 }
 

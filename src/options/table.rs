@@ -306,14 +306,15 @@ macro_rules! for_each_setting {
             later_templates: bool = true, older (false), since 19, set flag,
                 help "A stored page is compared without the template lines its site showed on other \
                   pages after it, so that a site's first page is found by a later copy elsewhere";
-            /// A sentence hash names its oldest holder and, among its first four holders, the
-            /// first of another cluster than the oldest's: a document whose sentence two
-            /// clusters hold (an article's opening, copied on pages cut apart by their template
-            /// lines) is compared with both, not only with the older one, so the cluster it
-            /// joins does not depend on which came first. Stores made before this setting: off.
+            /// A page's lookup reads a sentence hash's oldest holder and, among its first four
+            /// holders, the first of another cluster than the oldest's: a page whose sentence
+            /// two clusters hold (an article's opening, copied on pages cut apart by their
+            /// template lines) is compared with both, not only with the older one, so the
+            /// cluster it joins does not depend on which came first. A text without a URL reads
+            /// the oldest only. Stores made before this setting: off.
             other_holders: bool = true, older (false), since 19, set flag,
-                help "A sentence held by two clusters proposes a document of each, not only the \
-                  oldest holder";
+                help "A page's sentence held by two clusters proposes a document of each, not only \
+                  the oldest holder";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5
