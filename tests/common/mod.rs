@@ -148,6 +148,17 @@ pub fn export_outcomes(db: &fpdb::Fpdb) -> Vec<fpdb::Outcome> {
     v
 }
 
+/// The six orders of three documents (indices), for tests of a rule that must not depend on
+/// the order its documents came in.
+pub const ORDERS: [[usize; 3]; 6] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+];
+
 /// Each stored document's cluster, by id.
 pub fn clusters_by_id(db: &fpdb::Fpdb) -> std::collections::BTreeMap<String, u64> {
     export_outcomes(db)

@@ -10,7 +10,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::Rng;
+use common::{Rng, ORDERS};
 use fpdb::{Document, Fpdb, OnExisting, Settings};
 
 /// How a test's documents are ingested: one at a time, in one batch, or the first alone and
@@ -41,21 +41,8 @@ fn clusters(settings: Settings, docs: &[&Document], mode: Mode) -> BTreeMap<Stri
         let out = db.ingest_batch(with, OnExisting::Skip);
         assert!(out.error.is_none(), "{:?}", out.error);
     }
-    common::export_outcomes(&db)
-        .into_iter()
-        .map(|o| (o.id, o.similar_id.unwrap()))
-        .collect()
+    common::clusters_by_id(&db)
 }
-
-/// The six orders of three documents.
-const ORDERS: [[usize; 3]; 6] = [
-    [0, 1, 2],
-    [0, 2, 1],
-    [1, 0, 2],
-    [1, 2, 0],
-    [2, 0, 1],
-    [2, 1, 0],
-];
 
 #[test]
 fn an_article_meets_every_cluster_holding_its_opening() {

@@ -9,7 +9,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::Rng;
+use common::{Rng, ORDERS};
 use fpdb::{Document, Fpdb, OnExisting, Settings};
 
 /// A page of the site: its furniture (a header line before the body, two after it) around
@@ -32,16 +32,6 @@ fn clusters(settings: Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
         .map(|o| (o.id, o.similar_id.unwrap()))
         .collect()
 }
-
-/// The six orders of three documents.
-const ORDERS: [[usize; 3]; 6] = [
-    [0, 1, 2],
-    [0, 2, 1],
-    [1, 0, 2],
-    [1, 2, 0],
-    [2, 0, 1],
-    [2, 1, 0],
-];
 
 /// `n` lines of one sentence each.
 fn one_line_sentences(rng: &mut Rng, n: usize) -> Vec<String> {
