@@ -190,6 +190,39 @@ fn batches_decide_like_one_document_at_a_time_in_memory() {
     }
 }
 
+/// The same with pages: the stream's documents given URLs on a few sites, so that their
+/// lookups read a sentence's other holders (`other_holders`) and learn their sites' lines;
+/// without `batch_furniture`, whose batches learn a new site's furniture together on purpose.
+#[test]
+fn batches_of_pages_decide_like_one_page_at_a_time() {
+    for seed in 1..=8u64 {
+        let mut rng = Rng((seed * 0x5851_f42d_4c95_7f2d) | 1);
+        let docs: Vec<Document> = stream(&mut rng, 240)
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| Document {
+                url: Some(format!("https://site{}.example/{i}", i % 4)),
+                ..d
+            })
+            .collect();
+        let on = if seed % 4 == 0 {
+            OnExisting::Replace
+        } else {
+            OnExisting::Skip
+        };
+        let s = Settings {
+            batch_furniture: Some(false),
+            ..settings(2 * (seed % 2))
+        };
+        let mut a = Fpdb::builder()
+            .settings(s.clone())
+            .open_in_memory()
+            .unwrap();
+        let mut b = Fpdb::builder().settings(s).open_in_memory().unwrap();
+        compare(&mut a, &mut b, &docs, on, &mut rng);
+    }
+}
+
 #[test]
 fn batches_decide_like_one_document_at_a_time_on_rocksdb() {
     let dir = tempfile::tempdir().unwrap();
