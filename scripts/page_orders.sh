@@ -4,7 +4,8 @@
 # holds, in ingest's batches), every pair of pages in one cluster judged by the article each
 # shows (articles.tsv): per order, the pairs of one article in one cluster (of all) and the
 # pairs of different articles; then the pairs found in every order, in the shuffled ones,
-# and in any. How much of what a store finds depends on the order pages came in (issue "What a
+# and in any, the spread of the shuffled orders' counts, and the pairs found in some
+# shuffled orders but not all (the orders' agreement as sets). How much of what a store finds depends on the order pages came in (issue "What a
 # store learns about a site", its order criterion).
 #
 #   scripts/page_orders.sh                       # the release build
@@ -73,5 +74,8 @@ print(f"found in all six orders: {len(set.intersection(*found.values()))}; "
       f"in all five shuffled: {len(set.intersection(*shuffled))}; "
       f"in any: {len(set.union(*found.values()))}; "
       f"shuffled orders' spread: {max(map(len, shuffled)) - min(map(len, shuffled))} pairs "
-      f"({(max(map(len, shuffled)) - min(map(len, shuffled))) / len(possible):.1%})")
+      f"({(max(map(len, shuffled)) - min(map(len, shuffled))) / len(possible):.1%}); "
+      f"found in some shuffled orders but not all: "
+      f"{len(set.union(*shuffled) - set.intersection(*shuffled))} pairs "
+      f"({len(set.union(*shuffled) - set.intersection(*shuffled)) / len(possible):.1%})")
 EOF
