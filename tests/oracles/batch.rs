@@ -170,6 +170,16 @@ fn query_many_is_query(db: &Fpdb, docs: &[Document], rng: &mut Rng) {
     }
 }
 
+/// [`compare`] on two fresh in-memory stores of settings `s`.
+fn in_memory(s: Settings, docs: &[Document], on: OnExisting, rng: &mut Rng) {
+    let mut a = Fpdb::builder()
+        .settings(s.clone())
+        .open_in_memory()
+        .unwrap();
+    let mut b = Fpdb::builder().settings(s).open_in_memory().unwrap();
+    compare(&mut a, &mut b, docs, on, rng);
+}
+
 #[test]
 fn batches_decide_like_one_document_at_a_time_in_memory() {
     for seed in 1..=12u64 {
@@ -181,12 +191,7 @@ fn batches_decide_like_one_document_at_a_time_in_memory() {
             OnExisting::Skip
         };
         let s = settings(seed % 3);
-        let mut a = Fpdb::builder()
-            .settings(s.clone())
-            .open_in_memory()
-            .unwrap();
-        let mut b = Fpdb::builder().settings(s).open_in_memory().unwrap();
-        compare(&mut a, &mut b, &docs, on, &mut rng);
+        in_memory(s, &docs, on, &mut rng);
     }
 }
 
@@ -214,12 +219,7 @@ fn batches_of_pages_decide_like_one_page_at_a_time() {
             batch_furniture: Some(false),
             ..settings(2 * (seed % 2))
         };
-        let mut a = Fpdb::builder()
-            .settings(s.clone())
-            .open_in_memory()
-            .unwrap();
-        let mut b = Fpdb::builder().settings(s).open_in_memory().unwrap();
-        compare(&mut a, &mut b, &docs, on, &mut rng);
+        in_memory(s, &docs, on, &mut rng);
     }
 }
 
