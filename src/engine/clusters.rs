@@ -343,10 +343,7 @@ impl Maintainer<'_> {
                 }
             }
             for &h in recs[i].postings() {
-                holders
-                    .entry(h)
-                    .and_modify(|v| v.add(members[i], root))
-                    .or_insert(super::postings::Holder::first(members[i], root));
+                super::postings::hold(&mut holders, h, members[i], root);
             }
             if let Some(q) = recs[i].simhash {
                 let seqs = simhashes.entry(q).or_default();

@@ -242,25 +242,23 @@ impl Finder<'_> {
         let mut per_root: BTreeMap<u64, (usize, BTreeMap<u64, usize>)> = BTreeMap::new();
         for h in &fps.nshash {
             if let Some(holder) = holders.get(h) {
-                let (seq, cluster) = (holder.seq, holder.cluster);
-                let (root, _) = roots.find(cluster)?;
-                let e = per_root.entry(root).or_default();
-                e.0 += 1;
-                *e.1.entry(seq).or_default() += 1;
+                let (root, _) = roots.find(holder.cluster)?;
                 // A page's: a later holder of another cluster shares the hash too (copies of
                 // an article's opening cut apart into two clusters by their template lines,
                 // the older one not verifying). Texts without URLs keep the oldest only: their
                 // copies of one opening verify against each other, and what two clusters of
                 // texts hold is more often boilerplate (a signature) than an opening.
+                let mut other = None;
                 if let Some((seq, cluster)) =
                     holder.next().filter(|_| self.opts.other_holders && page)
                 {
-                    let (other, _) = roots.find(cluster)?;
-                    if other != root {
-                        let e = per_root.entry(other).or_default();
-                        e.0 += 1;
-                        *e.1.entry(seq).or_default() += 1;
-                    }
+                    let (r, _) = roots.find(cluster)?;
+                    other = (r != root).then_some((r, seq));
+                }
+                for (root, seq) in std::iter::once((root, holder.seq)).chain(other) {
+                    let e = per_root.entry(root).or_default();
+                    e.0 += 1;
+                    *e.1.entry(seq).or_default() += 1;
                 }
             }
         }

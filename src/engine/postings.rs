@@ -103,7 +103,7 @@ impl Holder {
     }
 
     /// Whether a later holder can change what it keeps.
-    pub(super) fn open(&self) -> bool {
+    fn open(&self) -> bool {
         self.other.0 == 0 && self.count < HOLDERS_READ
     }
 
@@ -142,6 +142,15 @@ impl From<schema::Posting> for Holder {
 
 /// Posting -> its oldest holder.
 pub(super) type Holders = HashMap<u64, Holder>;
+
+/// Posting `h` of `holders` held by `seq` too (of `cluster` at its ingest), later in seq
+/// order than its holders there: its first, or counted ([`Holder::add`]).
+pub(super) fn hold(holders: &mut Holders, h: u64, seq: u64, cluster: u64) -> &mut Holder {
+    holders
+        .entry(h)
+        .and_modify(|v| v.add(seq, cluster))
+        .or_insert(Holder::first(seq, cluster))
+}
 
 /// The stored documents a lookup verifies: the holders of its postings (`holders`) and its
 /// simhash neighbours (`simhash`); a seq may come twice.
@@ -372,13 +381,7 @@ impl<'a> Index<'a> {
             Cf::Nshash,
             &ranges,
             &mut |k, v| match schema::decode_nshash(k, v) {
-                Ok(p) => {
-                    let h = found
-                        .entry(p.hash)
-                        .and_modify(|h: &mut Holder| h.add(p.seq.0, p.cluster.0))
-                        .or_insert(Holder::from(p));
-                    h.open() && more(p.hash)
-                }
+                Ok(p) => hold(&mut found, p.hash, p.seq.0, p.cluster.0).open() && more(p.hash),
                 Err(e) => {
                     err = Some(e);
                     false

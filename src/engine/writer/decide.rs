@@ -200,11 +200,7 @@ impl Writer<'_> {
         let seq = self.counts.next_seq - 1;
         let target = outcome.similar_id.expect("a placed document has a cluster");
         for h in postings {
-            d.index
-                .holders
-                .entry(h)
-                .and_modify(|v| v.add(seq, target))
-                .or_insert(crate::engine::postings::Holder::first(seq, target));
+            crate::engine::postings::hold(&mut d.index.holders, h, seq, target);
         }
         if let Some(q) = simhash {
             d.index.simhashes.insert(seq, q);
