@@ -38,7 +38,7 @@ pub fn main_text(html: &str, dom: dom_query::Document) -> String {
     let readable = readability(dom);
     let strict = trafilatura(html);
     let text = prose_span(
-        without_captions(agree(&readable, &strict), &captions),
+        without_repeats(without_captions(agree(&readable, &strict), &captions)),
         &anchors,
     );
     without_credit(text)
@@ -195,6 +195,38 @@ fn without_captions(text: String, captions: &[String]) -> String {
     kept.join("\n")
 }
 
+/// Letters and digits a line needs before a later line holding it counts as its repeat.
+const REPEAT_MIN: usize = 24;
+
+/// `text` without a sentence that one later line holds again, and no other line (its [`key`],
+/// of at least [`REPEAT_MIN`] letters and digits): a "highlights" box or a pull quote repeats a
+/// sentence of the article above it, and a copy of the article without that box would then
+/// miss the page's first sentence, and an excerpt of it would seem to begin elsewhere. The
+/// later line is where the article has it. A line held by more lines than that is the page's
+/// own pattern (an interview asking each guest the same question) and stays.
+fn without_repeats(text: String) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let keys: Vec<String> = lines.iter().map(|l| key(l)).collect();
+    let repeated = |i: usize| {
+        keys[i].chars().count() >= REPEAT_MIN
+            && sentence(lines[i])
+            && keys[i + 1..]
+                .iter()
+                .filter(|k| k.contains(&keys[i]))
+                .count()
+                == 1
+            && !keys[..i].iter().any(|k| k.contains(&keys[i]))
+    };
+    if !(0..keys.len()).any(repeated) {
+        return text;
+    }
+    (0..lines.len())
+        .filter(|&i| !repeated(i))
+        .map(|i| lines[i])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Readability's text: trimmed, non-empty lines.
 fn readability(dom: dom_query::Document) -> String {
     let cfg = dom_smoothie::Config {
@@ -209,12 +241,15 @@ fn readability(dom: dom_query::Document) -> String {
         .unwrap_or_default()
 }
 
-/// Trafilatura's text (favouring recall: its precision is [`agree`]'s job).
+/// Trafilatura's text (favouring recall: its precision is [`agree`]'s job), one line per
+/// paragraph of the HTML it keeps: its plain text runs the paragraphs into one line, and a
+/// site's lines must stand alone to be known (furniture, a template), as an article's first
+/// sentences must to be its opening.
 fn trafilatura(html: &str) -> String {
     let opts =
         trafilatura::Options::default().with_focus(trafilatura::ExtractionFocus::FavorRecall);
     trafilatura::extract(html, &opts)
-        .map(|r| lines(&r.content_text))
+        .map(|r| lines(&dom_query::Document::from(r.content_html.as_str()).formatted_text()))
         .unwrap_or_default()
 }
 
@@ -478,6 +513,67 @@ mod tests {
         // A page of captions only keeps them: something must be compared.
         let only = "A module for a crewed Mars mission.";
         assert_eq!(without_captions(only.to_string(), &captions), only);
+    }
+
+    #[test]
+    fn trafilaturas_paragraphs_are_lines_in_minified_html() {
+        let html = "<html><body><div class=menu><a href=/a>Home</a></div><article>\
+            <h1>Title of it</h1><div class=entry-content><p>Sweden has dropped its \
+            investigation into an allegation after a review of the evidence.</p><p>After a \
+            comprehensive assessment, the prosecutor said the evidence is not strong \
+            enough.</p><p>Persson explained that the evidence had initially been deemed \
+            credible and reliable.</p></div></article></body></html>";
+        let text = trafilatura(html);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].starts_with("Sweden") && lines[0].ends_with("evidence."));
+        assert!(lines[2].starts_with("Persson"));
+    }
+
+    #[test]
+    fn a_line_repeated_further_down_is_kept_where_the_article_has_it() {
+        let text = "She added that an appeal could be made to the attorney general.\n\
+                    Sweden has dropped its investigation, prosecutors said on Tuesday.\n\
+                    Read more\n\
+                    She added that an appeal could be made to the attorney general.\n\
+                    Read more";
+        assert_eq!(
+            without_repeats(text.to_string()),
+            "Sweden has dropped its investigation, prosecutors said on Tuesday.\n\
+             Read more\n\
+             She added that an appeal could be made to the attorney general.\n\
+             Read more"
+        );
+        // A pull quote: one sentence of a later paragraph.
+        let quote = "The mayor spoke for an hour.\n\
+                     “We will rebuild the bridge before winter”\n\
+                     In the end she said: “We will rebuild the bridge before winter”, and left.";
+        assert_eq!(
+            without_repeats(quote.to_string()),
+            "The mayor spoke for an hour.\n\
+             In the end she said: “We will rebuild the bridge before winter”, and left."
+        );
+        // A question asked of every guest is the article's, each time.
+        let asked = "What do you cook at home on a Sunday evening?\nSoup.\n\
+                     What do you cook at home on a Sunday evening?\nFish.\n\
+                     What do you cook at home on a Sunday evening?\nRice.";
+        assert_eq!(without_repeats(asked.to_string()), asked);
+        // Short lines are left alone, and so is a text without repeats.
+        let plain = "Share\nThe article's only paragraph.\nShare";
+        assert_eq!(without_repeats(plain.to_string()), plain);
+        // Through both extractors: the highlight box above the article is gone.
+        let html = "<html><body><article><h1>Sweden drops its investigation</h1>\
+            <div class=highlights><div>Highlights</div><div>She added that an appeal \
+            against the decision could be made to the office of the attorney general.</div></div>\
+            <p>Sweden has dropped its investigation into an allegation after a review of the \
+            evidence, its deputy director of public prosecutions said on Tuesday.</p>\
+            <p>Persson explained that the evidence had initially been deemed credible, but had \
+            weakened since, because a long time had passed.</p>\
+            <p>She added that an appeal against the decision could be made to the office of the \
+            attorney general.</p></article></body></html>";
+        let main = main_text(html, dom_query::Document::from(html));
+        assert_eq!(main.matches("She added").count(), 1, "{main}");
+        assert!(main.ends_with("attorney general."), "{main}");
     }
 
     #[test]
