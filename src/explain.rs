@@ -68,6 +68,9 @@ pub struct Comparison {
     /// stores with `excerpts`): the smaller holds the larger's first sentences. The
     /// similarity is the verification threshold, raised from under it.
     pub excerpt: bool,
+    /// Verified as an excerpt only because the smaller's last sentence, cut short, is not
+    /// counted as its own (stores with `cut_excerpts`).
+    pub excerpt_cut: bool,
     /// Why the pair is not an excerpt and its article, when it is not verified otherwise
     /// (stores with `excerpts`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -182,6 +185,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
         headings: [headings(&a.order), headings(&b.order)],
         teaser,
         excerpt: excerpt.is_some_and(|e| e.is_ok()),
+        excerpt_cut: crate::fingerprint::excerpt_by_cut(opts, a.sketches(), b.sketches()),
         not_excerpt: excerpt
             .and_then(Result::err)
             .map(crate::fingerprint::similarity::NotExcerpt::reason),

@@ -333,6 +333,11 @@ fn print_exceptions(c: &fpdb::explain::Comparison) -> anyhow::Result<()> {
         outln!(
             "excerpt: the smaller holds the larger's first sentences in a run, with at most one of its own (none beside two) -> verified at the threshold"
         );
+        if c.excerpt_cut {
+            outln!(
+                "  (its last sentence, cut short (no sentence end), is where it was cut, not a sentence of its own)"
+            );
+        }
     } else if let Some(why) = c.not_excerpt {
         outln!("excerpt: no ({why})");
     }

@@ -19,8 +19,8 @@ pub use crate::hash::fingerprint64;
 use crate::options::{IdfSource, KeyAlgo, Options, SimhashFeatures};
 use crate::text::{self, IdfTable, TermWeights};
 pub use verify::{
-    figure_check, similarity, similarity_parts, verified_as_excerpt, verified_as_reordered,
-    verified_as_teaser, Sketches,
+    excerpt_by_cut, figure_check, similarity, similarity_parts, verified_as_excerpt,
+    verified_as_reordered, verified_as_teaser, Sketches,
 };
 
 /// Every fingerprint of one document.

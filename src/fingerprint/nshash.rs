@@ -13,7 +13,7 @@
 
 use md5::{Digest, Md5};
 
-use super::similarity::HEADING_PLACE;
+use super::similarity::{CUT_PLACE, HEADING_PLACE};
 use crate::hash::fingerprint64;
 use crate::options::{Options, SentenceHash};
 use crate::text::sentences;
@@ -57,14 +57,15 @@ fn qualifying(
     normalized: &str,
     opts: &Options,
     headings: bool,
-) -> (Vec<(usize, usize, String)>, usize) {
+) -> (Vec<(usize, usize, String)>, usize, bool) {
     let mut seen = foldhash::HashSet::default();
     let mut cands: Vec<(usize, usize, String)> = Vec::new();
-    let (mut lead, mut closed) = (0, false);
+    let (mut lead, mut closed, mut last_cut) = (0, false, false);
     for (pos, (s, line_end)) in sentences::split_ends(normalized).enumerate() {
         let (k, n) = sentences::key(s);
         if n >= opts.min_sentence_chars && seen.insert(k.clone()) {
             cands.push((n, pos, k));
+            last_cut = line_end;
             if !closed {
                 if line_end {
                     lead += 1;
@@ -87,14 +88,14 @@ fn qualifying(
                 cands.push((n, 0, k));
             }
         }
-        return (cands, 0);
+        return (cands, 0, false);
     }
     let heads = if headings {
         heading_count(lead, closed, cands.len())
     } else {
         0
     };
-    (cands, heads)
+    (cands, heads, last_cut)
 }
 
 /// Whether a document's headings ([`heading_count`]) are told apart from its sentences: a page
@@ -104,12 +105,20 @@ pub fn tells_headings_apart(opts: &Options, page: bool) -> bool {
     page && opts.headings
 }
 
+/// Whether a document's last sentence is marked when cut short ([`sketch_of`]'s `cut`): a page
+/// of a store with `cut_excerpts` (`Some`), of whatever it ends with (`last_cut`); `None` in a
+/// store without it. A text without a URL may be hard-wrapped, every line of it ending at the
+/// line's end: its last sentence is never marked.
+pub fn cut_apart(opts: &Options, page: bool, last_cut: bool) -> Option<bool> {
+    opts.cut_excerpts.then_some(page && last_cut)
+}
+
 /// The keys (letters and digits) of the n longest distinct qualifying sentences, longest first,
 /// and, in stores with `excerpts`, the first one after them when it is not among them (on a
 /// `page` of a store with `headings`, the first after its headings): an excerpt shows its
 /// article's first sentences, seldom its longest, and is found by them.
 pub fn top_sentence_keys(normalized: &str, opts: &Options, page: bool) -> Vec<String> {
-    let (cands, heads) = qualifying(normalized, opts, tells_headings_apart(opts, page));
+    let (cands, heads, _) = qualifying(normalized, opts, tells_headings_apart(opts, page));
     top_of(cands, opts, heads)
 }
 
@@ -157,12 +166,13 @@ pub fn nshash_sketch_and_order(
     opts: &Options,
     page: bool,
 ) -> (Vec<u64>, Vec<u32>, Vec<u8>) {
-    let (cands, heads) = qualifying(normalized, opts, tells_headings_apart(opts, page));
+    let (cands, heads, last_cut) = qualifying(normalized, opts, tells_headings_apart(opts, page));
     let hashes: Vec<u64> = cands
         .iter()
         .map(|c| hash_key(&c.2, opts.nshash_hash))
         .collect();
-    let (sketch, order) = sketch_of(&hashes, heads, opts.headings);
+    let cut = cut_apart(opts, page, last_cut);
+    let (sketch, order) = sketch_of(&hashes, heads, opts.headings, cut);
     let top = top_of(cands, opts, heads)
         .iter()
         .map(|k| hash_key(k, opts.nshash_hash))
@@ -174,16 +184,31 @@ pub fn nshash_sketch_and_order(
 /// most [`SKETCH_MAX`]) from the hashes in text order, and, parallel to it, where each sentence
 /// sits: its rank in the text scaled to 0..=255 ([`super::similarity::shape`] reads it). In a
 /// store with `headings` (`headings` true), the first `heads` are a page's headings, placed at
-/// [`HEADING_PLACE`], and no other sentence of such a store takes that place.
-pub fn sketch_of(hashes: &[u64], heads: usize, headings: bool) -> (Vec<u32>, Vec<u8>) {
+/// [`HEADING_PLACE`], and no other sentence of such a store takes that place. `cut`: `None`
+/// in a store without `cut_excerpts`; else whether the last sentence is cut short (ends at its
+/// line's end, on a page: [`cut_apart`]), placed at [`CUT_PLACE`], which no other sentence of
+/// such a store takes.
+pub fn sketch_of(
+    hashes: &[u64],
+    heads: usize,
+    headings: bool,
+    cut: Option<bool>,
+) -> (Vec<u32>, Vec<u8>) {
     let n = hashes.len().max(1);
-    let last = usize::from(if headings { HEADING_PLACE - 1 } else { u8::MAX });
+    let last = usize::from(match (cut, headings) {
+        (Some(_), _) => CUT_PLACE - 1,
+        (None, true) => HEADING_PLACE - 1,
+        (None, false) => u8::MAX,
+    });
+    let cut_at = (cut == Some(true) && hashes.len() > heads).then(|| hashes.len() - 1);
     let mut v: Vec<(u32, u8)> = hashes
         .iter()
         .enumerate()
         .map(|(i, &h)| {
             let place = if i < heads {
                 HEADING_PLACE
+            } else if Some(i) == cut_at {
+                CUT_PLACE
             } else {
                 (i * 256 / n).min(last) as u8
             };
@@ -256,20 +281,20 @@ mod tests {
 
     #[test]
     fn sketch_of_keeps_each_sentence_where_it_sits() {
-        let (sketch, order) = sketch_of(&[30, 10, 20, 10 | 1 << 40], 0, false);
+        let (sketch, order) = sketch_of(&[30, 10, 20, 10 | 1 << 40], 0, false, None);
         // Sorted by hash; the low 32 bits collide for the last, which keeps the first place.
         assert_eq!(sketch, [10, 20, 30]);
         assert_eq!(order, [64, 128, 0]);
         // A page's heading sits at HEADING_PLACE; in a store with `headings` no other
         // sentence does, even the last of a long text.
-        let (_, order) = sketch_of(&[7, 8, 9], 1, true);
+        let (_, order) = sketch_of(&[7, 8, 9], 1, true, None);
         assert_eq!(order, [HEADING_PLACE, 85, 170]);
         let long: Vec<u64> = (0..300).collect();
-        let (_, order) = sketch_of(&long, 0, true);
+        let (_, order) = sketch_of(&long, 0, true, None);
         assert_eq!(order.iter().max(), Some(&(HEADING_PLACE - 1)));
-        assert_eq!(sketch_of(&long, 0, false).1.iter().max(), Some(&255));
+        assert_eq!(sketch_of(&long, 0, false, None).1.iter().max(), Some(&255));
         let many: Vec<u64> = (0..2000).collect();
-        let (sketch, order) = sketch_of(&many, 0, false);
+        let (sketch, order) = sketch_of(&many, 0, false, None);
         assert_eq!(sketch.len(), SKETCH_MAX);
         assert!(
             order.windows(2).all(|w| w[0] <= w[1]),

@@ -5,7 +5,8 @@
 
 use super::minhash::{gram_hash, gram_hashes, Bins, BottomK, GRAM_CHUNK, SHINGLES_K_ALL};
 use super::nshash::{
-    hash_key, heading_count, keep_top, nshash_sketch_and_order, sketch_of, tells_headings_apart,
+    cut_apart, hash_key, heading_count, keep_top, nshash_sketch_and_order, sketch_of,
+    tells_headings_apart,
 };
 use crate::options::Options;
 use crate::text::{ideograph, ideograph_at, sentences};
@@ -50,11 +51,14 @@ pub fn scan(normalized: &str, opts: &Options, page: bool) -> Scan {
     // Qualifying sentences that ended at their line's end before the first that ended at a
     // full stop, and whether one has (`heading_count`).
     let (mut lead, mut closed) = (0usize, false);
+    // Whether the last qualifying sentence ended at its line's end (`cut_apart`).
+    let mut last_cut = false;
     let mut end_sentence = |key: &mut String, n: usize, blank: bool, line_end: bool| {
         if !blank && n >= min {
             let h = hash_key(key, kind);
             if seen.insert(h) {
                 cands.push((n, h));
+                last_cut = line_end;
                 if !closed {
                     if line_end {
                         lead += 1;
@@ -154,7 +158,12 @@ pub fn scan(normalized: &str, opts: &Options, page: bool) -> Scan {
         0
     };
     let hashes: Vec<u64> = cands.iter().map(|c| c.1).collect();
-    let (sketch, order) = sketch_of(&hashes, heads, opts.headings);
+    let (sketch, order) = sketch_of(
+        &hashes,
+        heads,
+        opts.headings,
+        cut_apart(opts, page, last_cut),
+    );
     keep_top(&mut cands, opts, heads, |c| c.0);
     Scan {
         top: cands.into_iter().map(|c| c.1).collect(),

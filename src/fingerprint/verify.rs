@@ -59,7 +59,14 @@ fn excerpt(opts: &Options, a: Sketches<'_>, b: Sketches<'_>, s: f64) -> bool {
     opts.excerpts
         && s > 0.0
         && s < opts.verify_threshold()
-        && sentences::excerpt(a.sketch, a.order, b.sketch, b.order, opts.headings).is_ok()
+        && sentences::excerpt(
+            a.sketch,
+            a.order,
+            b.sketch,
+            b.order,
+            (opts.headings, opts.cut_excerpts),
+        )
+        .is_ok()
 }
 
 /// Whether two documents are verified only as an excerpt and its article (what
@@ -80,7 +87,14 @@ pub fn verified_as_excerpt(
         return None;
     }
     Some(
-        sentences::excerpt(a.sketch, a.order, b.sketch, b.order, opts.headings).map_err(|e| {
+        sentences::excerpt(
+            a.sketch,
+            a.order,
+            b.sketch,
+            b.order,
+            (opts.headings, opts.cut_excerpts),
+        )
+        .map_err(|e| {
             if s > 0.0 {
                 e
             } else {
@@ -88,6 +102,15 @@ pub fn verified_as_excerpt(
             }
         }),
     )
+}
+
+/// Whether two documents verified only as an excerpt and its article do so because the
+/// smaller's last sentence, cut short, is not counted as its own (`cut_excerpts`): without
+/// that, they would not.
+pub fn excerpt_by_cut(opts: &Options, a: Sketches<'_>, b: Sketches<'_>) -> bool {
+    opts.cut_excerpts
+        && verified_as_excerpt(opts, a, b).is_some_and(|r| r.is_ok())
+        && sentences::excerpt(a.sketch, a.order, b.sketch, b.order, (opts.headings, false)).is_err()
 }
 
 /// Whether a pair of similarity `s` is verified on its shingle `resemblance` as the same

@@ -315,6 +315,15 @@ macro_rules! for_each_setting {
             other_holders: bool = true, older (false), since 19, set flag,
                 help "A page's sentence held by two clusters proposes a document of each, not only \
                   the oldest holder";
+            /// A page's last sentence that ends at its line's end, not at a sentence end (an
+            /// excerpt cut short mid-sentence, a "Read more" line), is marked in its record's
+            /// sentence order, and is not counted as the excerpt's own sentence: an opening of
+            /// two sentences cut in its third is the article's excerpt, as one with the third
+            /// whole is. A quotation of two sentences with a whole one of its own stays apart.
+            /// Stores made before this setting: off.
+            cut_excerpts: bool = true, older (false), since 19, set flag,
+                help "A page's last sentence cut short (no sentence end) is not counted as an \
+                  excerpt's own sentence";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

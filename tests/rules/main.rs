@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cut_excerpts;
 mod furniture;
 mod holders;
 mod originals;

@@ -255,6 +255,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -289,6 +290,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -342,6 +344,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             excerpt_copies: Some(false),
             later_templates: Some(false),
             other_holders: Some(false),
+            cut_excerpts: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -367,6 +370,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -399,6 +403,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -426,6 +431,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -443,6 +449,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -467,6 +474,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -487,6 +495,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -508,6 +517,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -529,6 +539,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -552,6 +563,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -577,6 +589,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -602,6 +615,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(
@@ -628,6 +642,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         excerpt_copies: Some(false),
         later_templates: Some(false),
         other_holders: Some(false),
+        cut_excerpts: Some(false),
         ..Default::default()
     };
     stays(

@@ -169,6 +169,12 @@ fn compared(a: &[u32], b: &[u32], mut f: impl FnMut(Step)) {
 /// of its own before the article's first one.
 pub const HEADING_PLACE: u8 = u8::MAX;
 
+/// The place in a sketch's order of a page's last sentence when it ends at its line's end, not
+/// at a sentence end (cut short, or a "Read more" line), in a store with `cut_excerpts`: no
+/// other sentence of such a store sits there ([`super::nshash::sketch_of`]), and [`excerpt`]
+/// does not count it as the excerpt's own sentence.
+pub const CUT_PLACE: u8 = HEADING_PLACE - 1;
+
 /// Where the sentences two documents share sit in each of them, from their sentence sketches
 /// and orders ([`super::nshash::sketch_of`]): what tells a copy of a document from a window overlapping it.
 /// Two windows of one longer text each have their own sentences at one end, at opposite ends:
@@ -336,13 +342,15 @@ impl NotExcerpt {
 /// opening followed by an article of its own, the later of two overlapping windows, and
 /// another article of the same template are not (docs/accuracy.md, "Excerpts"). `Err` names
 /// the condition that failed. `headings`: the store's, as [`shape`] takes it (a page's
-/// headings are neither its own sentences nor its article's first).
+/// headings are neither its own sentences nor its article's first). `cuts`: the store's
+/// `cut_excerpts`: the smaller's last sentence, cut short ([`CUT_PLACE`]) and not shared, is
+/// not its own.
 pub fn excerpt(
     a: &[u32],
     a_order: &[u8],
     b: &[u32],
     b_order: &[u8],
-    headings: bool,
+    (headings, cuts): (bool, bool),
 ) -> Result<(), NotExcerpt> {
     if a.len() == b.len() {
         return Err(NotExcerpt::SameSize);
@@ -354,14 +362,22 @@ pub fn excerpt(
             NotExcerpt::TooFewShared
         },
     )?;
-    let (small, large) = if a.len() < b.len() {
-        (s.a, s.b)
+    let (small, large, (cut_sketch, cut_order, other)) = if a.len() < b.len() {
+        (s.a, s.b, (a, a_order, b))
     } else {
-        (s.b, s.a)
+        (s.b, s.a, (b, b_order, a))
     };
+    // The smaller's last sentence cut short, not shared: where the excerpt was cut, not a
+    // sentence of its own (it is the last, so it is counted in the tail).
+    let cut = cuts
+        && small.tail > 0
+        && cut_order
+            .iter()
+            .position(|&p| p == CUT_PLACE)
+            .is_some_and(|i| other.binary_search(&cut_sketch[i]).is_err());
     if s.shared < EXCERPT_MIN_SHARED {
         Err(NotExcerpt::TooFewShared)
-    } else if small.total() > EXCERPT_OWN_MOST.min(s.shared / 3) {
+    } else if small.total() - usize::from(cut) > EXCERPT_OWN_MOST.min(s.shared / 3) {
         Err(NotExcerpt::OwnSentences)
     } else if large.head > 0 {
         Err(NotExcerpt::NotTheOpening)

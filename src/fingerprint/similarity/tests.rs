@@ -13,7 +13,7 @@ fn sketched(v: &[u64]) -> (Vec<u32>, Vec<u8>) {
         .iter()
         .map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15))
         .collect();
-    sketch_of(&hashes, 0, false)
+    sketch_of(&hashes, 0, false, None)
 }
 
 /// `v` without repeated ids, in order (texts of distinct sentences for the oracles).
@@ -164,7 +164,10 @@ fn windows_and_copies_have_their_shapes() {
     let retitled_cut = shape_of(&a, &[100, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert!(!retitled_cut.window() && !retitled_cut.copy());
     // Nothing shared, or no order (an older record): no shape.
-    let ((sa, oa), (sb, ob)) = (sketch_of(&[1, 2], 0, false), sketch_of(&[3, 4], 0, false));
+    let ((sa, oa), (sb, ob)) = (
+        sketch_of(&[1, 2], 0, false, None),
+        sketch_of(&[3, 4], 0, false, None),
+    );
     assert!(shape(&sa, &oa, &sb, &ob, false).is_none());
     assert!(shape(&sa, &[], &sa, &oa, false).is_none());
 }
@@ -190,8 +193,8 @@ proptest::proptest! {
         };
         for k in [1, salt | 1] {
             let ((sa, oa), (sb, ob)) = (
-                sketch_of(&hash(&ta, k), 0, false),
-                sketch_of(&hash(&tb, k), 0, false),
+                sketch_of(&hash(&ta, k), 0, false, None),
+                sketch_of(&hash(&tb, k), 0, false, None),
             );
             let (ab, ba) = (shape(&sa, &oa, &sb, &ob, false), shape(&sb, &ob, &sa, &oa, false));
             let both = a.intersection(&b).count();
@@ -304,7 +307,7 @@ fn shingle_resemblance_survives_one_edited_character() {
 /// Whether two texts given as sentence ids in text order are an excerpt and its article.
 fn excerpt_of(a: &[u64], b: &[u64]) -> Result<(), NotExcerpt> {
     let ((sa, oa), (sb, ob)) = (sketched(a), sketched(b));
-    excerpt(&sa, &oa, &sb, &ob, false)
+    excerpt(&sa, &oa, &sb, &ob, (false, false))
 }
 
 proptest::proptest! {

@@ -50,6 +50,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.excerpt_copies);
     assert!(!legacy.later_templates);
     assert!(!legacy.other_holders);
+    assert!(!legacy.cut_excerpts);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
@@ -59,6 +60,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
         excerpt_copies: false,
         later_templates: false,
         other_holders: false,
+        cut_excerpts: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -235,6 +237,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
             || opts.excerpt_copies
             || opts.later_templates
             || opts.other_holders
+            || opts.cut_excerpts
         {
             19
         } else if opts.site_knowledge {
@@ -277,7 +280,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 20),
+        flags in proptest::collection::vec(proptest::bool::ANY, 21),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -310,6 +313,7 @@ proptest::proptest! {
             excerpt_copies: flags[17],
             later_templates: flags[18],
             other_holders: flags[19],
+            cut_excerpts: flags[20],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],

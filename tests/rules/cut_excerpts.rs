@@ -1,0 +1,118 @@
+//! Cut excerpts (`cut_excerpts`): an excerpt of an article's page that holds its first two
+//! sentences and is cut short in the third (no sentence end) joins the article, in either
+//! order; a page quoting the same two sentences with a whole one of its own does not. Without
+//! the rule the cut excerpt is missed (its fragment counted as its own sentence, which two
+//! shared sentences do not allow), and a text without a URL is never marked (hard-wrapped
+//! lines end at the line's end).
+
+use crate::common;
+
+use std::collections::BTreeMap;
+
+use common::Rng;
+use fpdb::{Document, Fpdb, OnExisting, Settings};
+
+/// A document of `lines` at `url` (a page), or without one (a text).
+fn doc(id: &str, url: Option<&str>, lines: &[String]) -> Document {
+    let mut d = Document::new(id, lines.join("\n"));
+    d.url = url.map(str::to_string);
+    d
+}
+
+/// Ingest `docs` one at a time, in order, into a fresh in-memory store; their clusters by id.
+fn clusters(settings: Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
+    let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
+    for d in docs {
+        db.ingest_document(d, OnExisting::Skip).unwrap();
+    }
+    common::clusters_by_id(&db)
+}
+
+fn joined(settings: Settings, a: &Document, b: &Document) -> [bool; 2] {
+    [[a, b], [b, a]].map(|docs| {
+        let c = clusters(settings.clone(), &docs);
+        c[&a.id] == c[&b.id]
+    })
+}
+
+#[test]
+fn a_cut_excerpt_joins_its_article_and_a_quoted_opening_does_not() {
+    let mut rng = Rng(0xc07e_8ce2_0000_0019);
+    let off = Settings {
+        cut_excerpts: Some(false),
+        ..Default::default()
+    };
+    for round in 0..8 {
+        let body: Vec<String> = (0..8).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let article = doc("article", Some("https://news.example/story"), &body);
+        // The first two sentences and the third cut after ten characters, mid-sentence.
+        let third: String = body[2].chars().take(10).collect();
+        let shown = [body[0].clone(), body[1].clone(), third];
+        let excerpt = doc("excerpt", Some("https://other.example/brief"), &shown);
+        // The same two sentences and a whole one of its own: a quotation with a comment.
+        let own = common::synthetic_doc(&mut rng, 1);
+        let quoted = [body[0].clone(), body[1].clone(), own];
+        let quote = doc("quote", Some("https://blog.example/post"), &quoted);
+        assert_eq!(
+            joined(Settings::default(), &article, &excerpt),
+            [true, true],
+            "round {round}"
+        );
+        assert_eq!(
+            joined(Settings::default(), &article, &quote),
+            [false, false],
+            "round {round}"
+        );
+        // The rule is what joins them.
+        assert_eq!(
+            joined(off.clone(), &article, &excerpt),
+            [false, false],
+            "round {round}"
+        );
+        // A text's last line is not marked: the same texts without URLs stay apart.
+        let text = |d: &Document| {
+            doc(
+                &d.id,
+                None,
+                &d.text.lines().map(str::to_string).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(
+            joined(Settings::default(), &text(&article), &text(&excerpt)),
+            [false, false],
+            "round {round}"
+        );
+    }
+}
+
+/// `explain` says the cut sentence was not counted as the excerpt's own.
+#[test]
+fn explain_says_a_cut_sentence_is_not_the_excerpts_own() {
+    let mut rng = Rng(0xc07e_8ce2_0000_0020);
+    let body: Vec<String> = (0..8).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+    let third: String = body[2].chars().take(10).collect();
+    let shown = [body[0].as_str(), body[1].as_str(), third.as_str()].join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("pages.jsonl");
+    common::write_jsonl(
+        &corpus,
+        &[
+            serde_json::json!({"id": "article", "url": "https://news.example/story", "text": body.join("\n")}),
+            serde_json::json!({"id": "excerpt", "url": "https://other.example/brief",
+                "text": shown}),
+        ],
+    );
+    let o = common::run(
+        dir.path(),
+        &[
+            "explain",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "article",
+            "excerpt",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("its last sentence, cut short"), "{out}");
+}
