@@ -71,7 +71,7 @@ fn publisher(dom: &Dom) -> Option<String> {
 }
 
 /// The trimmed, non-empty lines of `text`.
-fn trimmed_lines(text: &str) -> String {
+pub(super) fn trimmed_lines(text: &str) -> String {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())

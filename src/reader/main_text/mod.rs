@@ -18,6 +18,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::html::trimmed_lines;
+
 /// Share of a readability paragraph's tokens that trafilatura's text must hold for it to be
 /// kept (tuned on one half of the extraction benchmark's pages, checked on the other).
 const AGREE: f64 = 0.9;
@@ -66,7 +68,12 @@ fn without_credit(text: String) -> String {
 
 /// The texts of the page's links, as [`key`]s.
 fn anchors(dom: &dom_query::Document) -> HashSet<String> {
-    dom.select("a")
+    keys_of(dom, "a").into_iter().collect()
+}
+
+/// The texts of the elements `selector` selects, as [`key`]s, those with a letter or digit.
+fn keys_of(dom: &dom_query::Document, selector: &str) -> Vec<String> {
+    dom.select(selector)
         .iter()
         .map(|n| key(&n.text()))
         .filter(|k| !k.is_empty())
@@ -159,11 +166,7 @@ fn sentence(line: &str) -> bool {
 
 /// The page's figure captions, as [`key`]s.
 fn captions(dom: &dom_query::Document) -> Vec<String> {
-    dom.select("figcaption")
-        .iter()
-        .map(|n| key(&n.text()))
-        .filter(|k| !k.is_empty())
-        .collect()
+    keys_of(dom, "figcaption")
 }
 
 /// A line's letters and digits in lower case: what decides whether it is part of a caption.
@@ -237,7 +240,7 @@ fn readability(dom: dom_query::Document) -> String {
     dom_smoothie::Readability::with_document(dom, None, Some(cfg))
         .ok()
         .and_then(|mut r| r.parse().ok())
-        .map(|a| lines(&a.text_content))
+        .map(|a| trimmed_lines(&a.text_content))
         .unwrap_or_default()
 }
 
@@ -249,16 +252,10 @@ fn trafilatura(html: &str) -> String {
     let opts =
         trafilatura::Options::default().with_focus(trafilatura::ExtractionFocus::FavorRecall);
     trafilatura::extract(html, &opts)
-        .map(|r| lines(&dom_query::Document::from(r.content_html.as_str()).formatted_text()))
+        .map(|r| {
+            trimmed_lines(&dom_query::Document::from(r.content_html.as_str()).formatted_text())
+        })
         .unwrap_or_default()
-}
-
-fn lines(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// `readable`'s lines that `strict` confirms (see the module documentation).
@@ -354,7 +351,7 @@ fn split_at_lines(strict: &str, readable: &str) -> String {
         at = end;
     }
     out.push_str(strict[at..].trim());
-    lines(&out)
+    trimmed_lines(&out)
 }
 
 /// The tokens texts are compared by, hashed into `out`: words of letters and digits in lower
