@@ -31,6 +31,9 @@ use crate::store::schema;
 use crate::store::{Cf, Store};
 use crate::text::lines::{line_key, line_keys, without_lines};
 
+/// Members of a stored page's cluster read to tell whether it alone of its host is in it.
+const TAUGHT_ALONE_MEMBERS: usize = 64;
+
 /// In how many clusters of a host a line must be seen to be its furniture.
 pub const FURNITURE_CLUSTERS: usize = 3;
 
@@ -261,7 +264,8 @@ impl Searcher<'_> {
     /// furniture yet, where `a` does not hold them, unless that leaves out more than half of
     /// its sentences; and how many lines were left out. Ingest does the same by sentence
     /// ([`Fingerprints::host_seen`]). `b` whole for two pages of one host in other stores, a
-    /// page without a URL host, or in stores without `furniture`.
+    /// page without a URL host, or in stores without `furniture`. When `b` is stored, what it
+    /// alone taught is not what its host showed before it.
     pub fn without_template_of(&self, b: &Document, a: &Document) -> Result<(Document, usize)> {
         let out = b.clone();
         let one_host = page_host(a) == page_host(b);
@@ -271,11 +275,50 @@ impl Searcher<'_> {
         let Some(lines) = self.sites().page_lines(b)? else {
             return Ok((out, 0));
         };
-        let seen = lines.seen_before();
+        let own = self.taught_alone(b, &lines)?;
+        let seen: Vec<u64> = lines
+            .lines
+            .iter()
+            .filter(|(_, s, _)| matches!(s, Seen::In(c) if c.iter().any(|id| !own.contains(id))))
+            .map(|&(k, _, _)| k)
+            .collect();
         let in_a: Vec<u64> = line_keys(&a.text).into_iter().map(|(k, _)| k).collect();
         Ok(self.sites().with_lines_kept(out, |l| {
             line_key(l).is_none_or(|k| seen.binary_search(&k).is_err() || in_a.contains(&k))
         }))
+    }
+
+    /// The ids stored page `b`'s lines were counted by that only `b` stands for: its own page's
+    /// ([`own_page`]), and its cluster's at its ingest when no other page of its host is in that
+    /// cluster (of at most [`TAUGHT_ALONE_MEMBERS`] members); empty when `b` is not stored. Its
+    /// host did not show those lines before it.
+    fn taught_alone(&self, b: &Document, lines: &PageLines) -> Result<Vec<u64>> {
+        let Some(seq) = self.records().seq_of(&b.id)? else {
+            return Ok(Vec::new());
+        };
+        let mut ids = vec![if self.opts.site_knowledge {
+            own_page(lines.page, seq)
+        } else {
+            OWN_PAGE | lines.page
+        }];
+        let at_ingest = self.records().doc(seq)?.similar_id;
+        if let Some((root, _)) = self.records().current_cluster(at_ingest)? {
+            let members = self
+                .records()
+                .members_first(root, TAUGHT_ALONE_MEMBERS + 1)?;
+            let mut alone = members.len() <= TAUGHT_ALONE_MEMBERS;
+            for m in members.into_iter().filter(|&m| m != seq) {
+                if !alone {
+                    break;
+                }
+                let url = self.records().doc(m)?.url;
+                alone = url.as_deref().and_then(crate::text::cites::host_key) != page_host(b);
+            }
+            if alone {
+                ids.push(at_ingest);
+            }
+        }
+        Ok(ids)
     }
 
     /// Stored page `a` as a page `b` of another host, ingested after it, is compared with it

@@ -819,6 +819,66 @@ fn explain_leaves_out_the_template_as_ingest_does() {
     assert!(!common::stdout(&o).contains("template:"));
 }
 
+/// A stored page that alone of its host showed its lines: `explain` does not count them as
+/// lines its site showed before it (ingest of the bare copy after it does not leave them out
+/// either, and does not link the two); with the site's other page stored, it does.
+#[test]
+fn explain_does_not_count_a_pages_own_lines_as_shown_before_it() {
+    let tmp = explain_scene(0xf0e4_1708_0000_0021, "a.example", |bare, first, copy| {
+        [
+            vec![page_json(copy), page_json(first)],
+            vec![page_json(bare), page_json(copy)],
+        ]
+    });
+    let dir = tmp.path();
+    let site = std::fs::read_to_string(dir.join("site.jsonl")).unwrap();
+    let ingest_line = |n: usize| {
+        let line = site.lines().nth(n).unwrap();
+        std::fs::write(dir.join("one.jsonl"), format!("{line}\n")).unwrap();
+        let o = common::run(dir, &["--db", "s.db", "ingest", "-q", "one.jsonl"]);
+        assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    };
+    let explain = || {
+        common::run(
+            dir,
+            &[
+                "--db",
+                "s.db",
+                "explain",
+                "--corpus",
+                "pair.jsonl",
+                "a-copy",
+                "b-copy",
+            ],
+        )
+    };
+    // The templated page alone of its host in the store.
+    ingest_line(0);
+    let alone = explain();
+    assert_eq!(common::code(&alone), 1, "{}", common::stdout(&alone));
+    assert!(
+        !common::stdout(&alone).contains("template:"),
+        "{}",
+        common::stdout(&alone)
+    );
+    // The bare copy looked up after it is not linked either: explain says what ingest does.
+    let o = common::run(dir, &["--db", "s.db", "query", "--batch", "pair.jsonl"]);
+    let first_line = common::stdout(&o)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(first_line.contains("\"duplicate\":false"), "{first_line}");
+    // The site's other page stored as well: its lines are the template shown before.
+    ingest_line(1);
+    let shown = explain();
+    assert!(
+        common::stdout(&shown).contains("template: 3 lines of B left out"),
+        "{}",
+        common::stdout(&shown)
+    );
+}
+
 /// `explain` of two stored pages (no texts) compares their stored fingerprints whole, which
 /// ingest did not (it left out each page's furniture and template lines), and says so, in
 /// text and JSON; two stored documents without URLs get no such line.
