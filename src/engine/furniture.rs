@@ -183,11 +183,12 @@ impl PageLines {
         2 * these > all
     }
 
-    /// The keys of its lines its host showed before and that are not furniture, sorted.
-    fn seen_before(&self) -> Vec<u64> {
+    /// The keys of its lines its host showed before and that are not furniture, sorted: seen
+    /// by a cluster or page other than those of `except`.
+    fn seen_before(&self, except: &[u64]) -> Vec<u64> {
         self.lines
             .iter()
-            .filter(|(_, s, _)| matches!(s, Seen::In(c) if !c.is_empty()))
+            .filter(|(_, s, _)| matches!(s, Seen::In(c) if c.iter().any(|id| !except.contains(id))))
             .map(|&(k, _, _)| k)
             .collect()
     }
@@ -275,13 +276,7 @@ impl Searcher<'_> {
         let Some(lines) = self.sites().page_lines(b)? else {
             return Ok((out, 0));
         };
-        let own = self.taught_alone(b, &lines)?;
-        let seen: Vec<u64> = lines
-            .lines
-            .iter()
-            .filter(|(_, s, _)| matches!(s, Seen::In(c) if c.iter().any(|id| !own.contains(id))))
-            .map(|&(k, _, _)| k)
-            .collect();
+        let seen = lines.seen_before(&self.taught_alone(b, &lines)?);
         let in_a: Vec<u64> = line_keys(&a.text).into_iter().map(|(k, _)| k).collect();
         Ok(self.sites().with_lines_kept(out, |l| {
             line_key(l).is_none_or(|k| seen.binary_search(&k).is_err() || in_a.contains(&k))
@@ -483,7 +478,7 @@ impl Sites<'_> {
         if self.opts.site_knowledge && lines.furniture().is_empty() {
             self.post_by_lines(doc, &mut fps);
         }
-        let seen = lines.seen_before();
+        let seen = lines.seen_before(&[]);
         // Sentence sketches are sorted (`fingerprint/nshash.rs` `sketch_of`).
         fps.host_seen = (!seen.is_empty()).then(|| {
             let shown: Vec<&str> = doc
