@@ -90,6 +90,7 @@ struct Verdict {
     left_out_only: bool,
     shared: Vec<u32>,
     excerpt: bool,
+    window: bool,
     standing: Standing,
 }
 
@@ -422,6 +423,7 @@ impl Finder<'_> {
                     left_out_only: c.left_out_only,
                     shared: c.shared,
                     excerpt: c.doc_is_excerpt,
+                    window: c.window,
                     standing: c.standing,
                 });
             }
@@ -472,7 +474,12 @@ impl Finder<'_> {
                 Some(v) => v.overlap,
                 None => verify(first)?.overlap,
             };
-            if overlap < min_overlap && !self.opening_of_candidate(lk, root, first, record)? {
+            if overlap < min_overlap
+                && !self.opening_of_candidate(lk, root, first, record)?
+                && !(self.opts.first_links
+                    && self.opts.link_shape
+                    && self.next_to_first(lk, verdicts, (root, first), min_overlap, record)?)
+            {
                 loose.push(root);
             }
         }
@@ -481,6 +488,43 @@ impl Finder<'_> {
         }
         lk.candidates.retain(|c| lk.roots.contains_key(&c.root));
         Ok(())
+    }
+
+    /// Stores with `first_links`: whether a verified candidate of cluster `root`, not linked
+    /// to the document as two overlapping windows, was itself linked to the cluster's first
+    /// document (`first`) at its ingest (its stored matches name it, verified). Had the
+    /// document come before that member, the member would have verified against both firsts
+    /// and merged the two clusters; joining through it now gives the same cluster in either
+    /// order. Chained windows stay apart: the window shape is left out, and a member's own
+    /// link is to the first document, one step, not a chain.
+    fn next_to_first(
+        &self,
+        lk: &Lookup,
+        verdicts: &HashMap<u64, Verdict>,
+        (root, first): (u64, u64),
+        min_overlap: f64,
+        record: RecordOf<'_>,
+    ) -> Result<bool> {
+        let mut read: Vec<u64> = Vec::new();
+        let not_window = |seq: &u64| verdicts.get(seq).is_some_and(|v| !v.window);
+        for c in lk
+            .candidates
+            .iter()
+            .filter(|c| c.root == root && c.seq != first && not_window(&c.seq))
+        {
+            if read.contains(&c.seq) {
+                continue;
+            }
+            read.push(c.seq);
+            let r = record(c.seq)?;
+            if r.matches
+                .iter()
+                .any(|m| m.seq == first && m.overlap >= min_overlap)
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Stores with `excerpts`: whether cluster `root`'s first document (`first`) is the teaser

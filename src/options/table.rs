@@ -324,6 +324,17 @@ macro_rules! for_each_setting {
             cut_excerpts: bool = true, older (false), since 19, set flag,
                 help "A page's last sentence cut short (no sentence end) is not counted as an \
                   excerpt's own sentence";
+            /// With tight clusters: a document that verifies against a member of a cluster,
+            /// not as two overlapping windows, joins it when that member was linked to the
+            /// cluster's first document at its own ingest, though the first document does not
+            /// verify against the document: in the other order the member would have merged
+            /// the two (it verifies against both firsts), so the cluster a page ends in does
+            /// not depend on which came first. Needs `link_shape` (the window shape). Stores
+            /// made before this setting: off.
+            first_links: bool = true, older (false), since 19, set flag,
+                help "With --tight-clusters: a document joins a cluster through a member linked to \
+                  the cluster's first document at its ingest (not as two overlapping windows), as \
+                  that member would have merged the two in the other order";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

@@ -1,11 +1,12 @@
 //! The decision rules on labelled pairs and generated sites: the quality gate and rules,
 //! furniture, site knowledge and a shared host's publishers, teasers, a sentence held by two
-//! clusters, reordered lines, originals, simhash's terms, reflow.
+//! clusters, reordered lines, originals, simhash's terms, reflow, first links.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod cut_excerpts;
+mod first_links;
 mod furniture;
 mod holders;
 mod originals;

@@ -256,6 +256,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -291,6 +292,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -345,6 +347,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             later_templates: Some(false),
             other_holders: Some(false),
             cut_excerpts: Some(false),
+            first_links: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -371,6 +374,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -404,6 +408,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -432,6 +437,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -450,6 +456,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -475,6 +482,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -496,6 +504,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -518,6 +527,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -540,6 +550,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -564,6 +575,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -590,6 +602,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -616,6 +629,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -643,6 +657,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         later_templates: Some(false),
         other_holders: Some(false),
         cut_excerpts: Some(false),
+        first_links: Some(false),
         ..Default::default()
     };
     stays(

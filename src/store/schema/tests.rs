@@ -51,6 +51,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.later_templates);
     assert!(!legacy.other_holders);
     assert!(!legacy.cut_excerpts);
+    assert!(!legacy.first_links);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
@@ -61,6 +62,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
         later_templates: false,
         other_holders: false,
         cut_excerpts: false,
+        first_links: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -238,6 +240,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
             || opts.later_templates
             || opts.other_holders
             || opts.cut_excerpts
+            || opts.first_links
         {
             19
         } else if opts.site_knowledge {
@@ -280,7 +283,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 21),
+        flags in proptest::collection::vec(proptest::bool::ANY, 22),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -314,6 +317,7 @@ proptest::proptest! {
             later_templates: flags[18],
             other_holders: flags[19],
             cut_excerpts: flags[20],
+            first_links: flags[21],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],

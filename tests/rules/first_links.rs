@@ -1,0 +1,107 @@
+//! First links (`first_links`): under tight clusters, a document that verifies against a
+//! member of a cluster (not as two overlapping windows) joins it when that member was linked
+//! to the cluster's first document at its own ingest. In the other order the member comes
+//! last, verifies against both first documents and merges the two clusters; with the rule the
+//! three documents end in one cluster whichever order they came in. A window overlapping the
+//! member stays apart, as it did.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+
+use common::Rng;
+use fpdb::{Document, Fpdb, OnExisting, Settings};
+
+/// Ingest `docs` one at a time, in order, into a fresh in-memory store; their clusters by id.
+fn clusters(settings: &Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
+    let mut db = Fpdb::builder()
+        .settings(settings.clone())
+        .open_in_memory()
+        .unwrap();
+    for d in docs {
+        db.ingest_document(d, OnExisting::Skip).unwrap();
+    }
+    common::clusters_by_id(&db)
+}
+
+/// The documents of `ids` as their clusters group them, in `docs`' order: `[[0, 1], [2]]`.
+fn groups(settings: &Settings, docs: &[&Document]) -> Vec<Vec<String>> {
+    let c = clusters(settings, docs);
+    let mut by: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for d in docs {
+        by.entry(c[&d.id]).or_default().push(d.id.clone());
+    }
+    let mut g: Vec<Vec<String>> = by
+        .into_values()
+        .map(|mut v| {
+            v.sort();
+            v
+        })
+        .collect();
+    g.sort();
+    g
+}
+
+#[test]
+fn a_document_linked_through_a_member_of_the_first_joins_in_every_order() {
+    let mut rng = Rng(0xf125_71e0_0000_0019);
+    let off = Settings {
+        first_links: Some(false),
+        ..Default::default()
+    };
+    let on = Settings::default();
+    for round in 0..6 {
+        let s: Vec<String> = (0..10)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        // Pages of three hosts: a sentence two clusters hold proposes a document of each
+        // (`other_holders`), so the member meets both first documents whatever came first.
+        let page = |id: &str, at: &[usize]| {
+            let lines: Vec<&str> = at.iter().map(|&i| s[i].as_str()).collect();
+            let mut d = Document::new(id, lines.join("\n"));
+            d.url = Some(format!("https://{id}.example/story"));
+            d
+        };
+        // first: a b c d e f; member: a b c d x y (4 of 6 shared with the first, verified);
+        // late: a b c d x y z w (6 of 8 with the member, own sentences at its end only; 4 of
+        // 8 with the first, not verified, and the first is no excerpt of it: two of its own).
+        let first = page("first", &[0, 1, 2, 3, 4, 5]);
+        let member = page("member", &[0, 1, 2, 3, 6, 7]);
+        let late = page("late", &[0, 1, 2, 3, 6, 7, 8, 9]);
+        let all = vec![vec![
+            "first".to_string(),
+            "late".to_string(),
+            "member".to_string(),
+        ]];
+        // The member last: it verifies against both first documents and merges them.
+        assert_eq!(groups(&on, &[&late, &first, &member]), all, "round {round}");
+        assert_eq!(
+            groups(&off, &[&late, &first, &member]),
+            all,
+            "round {round}"
+        );
+        // The late document last: with the rule, the same cluster.
+        assert_eq!(groups(&on, &[&first, &member, &late]), all, "round {round}");
+        assert_eq!(groups(&on, &[&member, &first, &late]), all, "round {round}");
+        // Without it the first document keeps it out.
+        assert_eq!(
+            groups(&off, &[&first, &member, &late]),
+            vec![
+                vec!["first".to_string(), "member".to_string()],
+                vec!["late".to_string()]
+            ],
+            "round {round}"
+        );
+        // A window overlapping the member (c d x y z w: the member's own sentences before the
+        // shared run, its own after) does not join through it: chained windows stay apart.
+        let window = page("window", &[2, 3, 6, 7, 8, 9]);
+        assert_eq!(
+            groups(&on, &[&first, &member, &window]),
+            vec![
+                vec!["first".to_string(), "member".to_string()],
+                vec!["window".to_string()]
+            ],
+            "round {round}"
+        );
+    }
+}
