@@ -54,6 +54,7 @@ mod sites;
 mod stored_texts;
 #[cfg(test)]
 mod test_lines;
+mod tight;
 mod types;
 mod verify;
 mod writer;
