@@ -35,9 +35,10 @@ pub(super) struct Checked {
     /// the sentences it shares with the document, whole (sorted), which tell whether two of
     /// its clusters are one article's. Empty otherwise (no link there holds only so).
     pub(super) shared: Vec<u32>,
-    /// Stores with `link_shape`: a verified link whose shared sentences sit as two
-    /// overlapping windows' do ([`similarity::Shape::window`]).
-    pub(super) window: bool,
+    /// Stores with `link_shape`: a verified link whose shape is known (both documents keep
+    /// their sentences' order) and is not that of two overlapping windows
+    /// ([`similarity::Shape::window`]).
+    pub(super) not_window: bool,
     /// Stores with `excerpts`: it verified only as an excerpt of the document (it holds the
     /// document's first sentences). Such a link joins the candidate's cluster only while the
     /// excerpt is alone in it: an excerpt of two sentences is the opening of its article and
@@ -116,7 +117,7 @@ impl Checked {
             })
             .flatten();
         let strong = is_strong(opts, overlap, sentences, resemblance, shape);
-        let window = shape.is_some_and(|s| s.window());
+        let not_window = shape.is_some_and(|s| !s.window());
         // Verified only as an excerpt (an exception verifies at the threshold exactly): which
         // of the two is the excerpt, the smaller.
         let excerpt = (verified && opts.excerpts && overlap == opts.verify_threshold())
@@ -143,7 +144,7 @@ impl Checked {
             strong,
             left_out_only,
             shared,
-            window,
+            not_window,
             excerpt_of_doc,
             doc_is_excerpt,
             contained,

@@ -90,7 +90,7 @@ pub(super) struct Verdict {
     pub(super) left_out_only: bool,
     pub(super) shared: Vec<u32>,
     pub(super) excerpt: bool,
-    pub(super) window: bool,
+    pub(super) not_window: bool,
     pub(super) standing: Standing,
 }
 
@@ -423,7 +423,7 @@ impl Finder<'_> {
                     left_out_only: c.left_out_only,
                     shared: c.shared,
                     excerpt: c.doc_is_excerpt,
-                    window: c.window,
+                    not_window: c.not_window,
                     standing: c.standing,
                 });
             }

@@ -55,7 +55,8 @@ impl Finder<'_> {
     /// document (`first`) at its ingest (its stored matches name it, verified). Had the
     /// document come before that member, the member would have verified against both firsts
     /// and merged the two clusters; joining through it now gives the same cluster in either
-    /// order. Chained windows stay apart: the window shape is left out, and a member's own
+    /// order. Chained windows stay apart: the link must be known (both documents keep their
+    /// sentences' order) not to be shaped as two windows, and a member's own
     /// link is to the first document, one step, not a chain.
     fn next_to_first(
         &self,
@@ -66,7 +67,7 @@ impl Finder<'_> {
         record: RecordOf<'_>,
     ) -> Result<bool> {
         let mut read: Vec<u64> = Vec::new();
-        let not_window = |seq: &u64| verdicts.get(seq).is_some_and(|v| !v.window);
+        let not_window = |seq: &u64| verdicts.get(seq).is_some_and(|v| v.not_window);
         for c in lk
             .candidates
             .iter()
