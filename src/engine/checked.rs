@@ -39,6 +39,10 @@ pub(super) struct Checked {
     /// their sentences' order) and is not that of two overlapping windows
     /// ([`similarity::Shape::window`]).
     pub(super) not_window: bool,
+    /// Every sentence of the document (as compared) is the candidate's too, a page's last
+    /// sentence cut short aside ([`similarity::CUT_PLACE`]): the document holds nothing of
+    /// its own beside it.
+    pub(super) within: bool,
     /// Stores with `excerpts`: it verified only as an excerpt of the document (it holds the
     /// document's first sentences). Such a link joins the candidate's cluster only while the
     /// excerpt is alone in it: an excerpt of two sentences is the opening of its article and
@@ -118,6 +122,7 @@ impl Checked {
             .flatten();
         let strong = is_strong(opts, overlap, sentences, resemblance, shape);
         let not_window = shape.is_some_and(|s| !s.window());
+        let within = verified && within(doc, sketches);
         // Verified only as an excerpt (an exception verifies at the threshold exactly): which
         // of the two is the excerpt, the smaller.
         let excerpt = (verified && opts.excerpts && overlap == opts.verify_threshold())
@@ -145,6 +150,7 @@ impl Checked {
             left_out_only,
             shared,
             not_window,
+            within,
             excerpt_of_doc,
             doc_is_excerpt,
             contained,
@@ -190,6 +196,14 @@ impl Checked {
         }
         c
     }
+}
+
+/// Whether every sentence of `doc` is in `theirs` (sorted sketches), a sentence placed at
+/// [`similarity::CUT_PLACE`] aside.
+fn within(doc: crate::fingerprint::Sketches<'_>, theirs: crate::fingerprint::Sketches<'_>) -> bool {
+    let cut =
+        |i: usize| doc.order.len() == doc.sketch.len() && doc.order[i] == similarity::CUT_PLACE;
+    (0..doc.sketch.len()).all(|i| cut(i) || theirs.sketch.binary_search(&doc.sketch[i]).is_ok())
 }
 
 /// Whether a verified candidate is a strong link, which joins its cluster under tight clusters

@@ -91,6 +91,7 @@ pub(super) struct Verdict {
     pub(super) shared: Vec<u32>,
     pub(super) excerpt: bool,
     pub(super) not_window: bool,
+    pub(super) within: bool,
     pub(super) standing: Standing,
 }
 
@@ -424,6 +425,7 @@ impl Finder<'_> {
                     shared: c.shared,
                     excerpt: c.doc_is_excerpt,
                     not_window: c.not_window,
+                    within: c.within,
                     standing: c.standing,
                 });
             }

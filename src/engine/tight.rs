@@ -52,7 +52,9 @@ impl Finder<'_> {
 
     /// Stores with `first_links`: whether a verified candidate of cluster `root`, not linked
     /// to the document as two overlapping windows, was itself linked to the cluster's first
-    /// document (`first`) at its ingest (its stored matches name it, verified). Had the
+    /// document (`first`) at its ingest (its stored matches name it, verified above the
+    /// threshold; verified as an excerpt or a teaser only when the document holds no sentence
+    /// the member lacks, its cut last one aside). Had the
     /// document come before that member, the member would have verified against both firsts
     /// and merged the two clusters; joining through it now gives the same cluster in either
     /// order. Chained windows stay apart: the link must be known (both documents keep their
@@ -78,10 +80,14 @@ impl Finder<'_> {
             }
             read.push(c.seq);
             let r = record(c.seq)?;
-            if r.matches
-                .iter()
-                .any(|m| m.seq == first && m.overlap >= min_overlap)
-            {
+            // Verified by similarity, above the threshold; or by an exception (an excerpt, a
+            // teaser: at the threshold exactly) when the document holds nothing the member
+            // lacks. An excerpt's link to its article carries no page quoting the same
+            // opening with words of its own.
+            let within = verdicts.get(&c.seq).is_some_and(|v| v.within);
+            if r.matches.iter().any(|m| {
+                m.seq == first && (m.overlap > min_overlap || (within && m.overlap >= min_overlap))
+            }) {
                 return Ok(true);
             }
         }

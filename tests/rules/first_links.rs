@@ -105,3 +105,42 @@ fn a_document_linked_through_a_member_of_the_first_joins_in_every_order() {
         );
     }
 }
+
+/// An excerpt's link to its article carries nothing: a page quoting the article's first two
+/// sentences with one of its own verifies against the excerpt (two of its three sentences,
+/// above the threshold) but is no copy of the article. The excerpt joined the article only as
+/// an excerpt (at the threshold), so the quote does not join the article's cluster through
+/// it. (In the orders where the excerpt or the quote arrives between the other two they are
+/// still chained, with or without this rule: docs/accuracy.md, "First links".)
+#[test]
+fn a_quoted_opening_does_not_join_through_an_excerpt() {
+    let mut rng = Rng(0xf125_71e0_0000_0e0c);
+    let off = Settings {
+        first_links: Some(false),
+        ..Default::default()
+    };
+    for round in 0..6 {
+        let body: Vec<String> = (0..8).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let page = |id: &str, lines: &[String]| {
+            let mut d = Document::new(id, lines.join("\n"));
+            d.url = Some(format!("https://{id}.example/story"));
+            d
+        };
+        let article = page("article", &body);
+        let third: String = body[2].chars().take(10).collect();
+        let excerpt = page("excerpt", &[body[0].clone(), body[1].clone(), third]);
+        let own = common::synthetic_doc(&mut rng, 1);
+        let quote = page("quote", &[body[0].clone(), body[1].clone(), own]);
+        for order in [
+            [&article, &excerpt, &quote],
+            [&excerpt, &quote, &article],
+            [&quote, &excerpt, &article],
+        ] {
+            for settings in [&Settings::default(), &off] {
+                let c = clusters(settings, &order);
+                assert_ne!(c["quote"], c["article"], "round {round}");
+                assert_eq!(c["excerpt"], c[&order[0].id], "round {round}");
+            }
+        }
+    }
+}
