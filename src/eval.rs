@@ -253,12 +253,48 @@ pub fn simhash_floor(settings: &Settings) -> Result<Option<u32>> {
     Ok(o.simhash.then_some(o.simhash_min_terms))
 }
 
-/// Ingest `docs` (with precomputed full fingerprints `fps`) in batches of `batch` documents
-/// into a fresh in-memory store configured by `settings`, as `fpdb ingest` does, then score
-/// `pairs`, and every pair of a cluster where `articles` (id → article shown) is not empty.
+/// How [`evaluate`] cuts the corpus into batches, as `fpdb ingest` cuts its input into chunks:
+/// a batch ends at `docs` documents, or once its records' raw sizes (`sizes`, one per
+/// document: the bytes each took in its input; empty: not counted) reach `bytes`. Pages are
+/// large records, so a batch of them holds fewer than `docs`; and a site's furniture is
+/// learned per batch (`batch_furniture`), so the batches change what is found.
+#[derive(Debug, Clone, Copy)]
+pub struct Batches<'a> {
+    /// Documents per batch, at most.
+    pub docs: usize,
+    /// Each document's raw size in its input.
+    pub sizes: &'a [usize],
+    /// A batch ends once its documents' raw sizes reach this many bytes.
+    pub bytes: usize,
+}
+
+impl Batches<'_> {
+    /// The number of documents of each batch of a corpus of `n`, in order.
+    pub fn lengths(&self, n: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let (mut len, mut bytes) = (0, 0);
+        for i in 0..n {
+            len += 1;
+            bytes += self.sizes.get(i).copied().unwrap_or(0);
+            if len >= self.docs.max(1) || bytes >= self.bytes {
+                out.push(len);
+                (len, bytes) = (0, 0);
+            }
+        }
+        if len > 0 {
+            out.push(len);
+        }
+        out
+    }
+}
+
+/// Ingest `docs` (with precomputed full fingerprints `fps`) in the batches `fpdb ingest` would
+/// cut ([`Batches`]) into a fresh in-memory store configured by `settings`, as `fpdb ingest`
+/// does, then score `pairs`, and every pair of a cluster where `articles` (id → article
+/// shown) is not empty.
 pub fn evaluate(
     name: &str,
-    (docs, fps, batch): (&[Document], &[Fingerprints], usize),
+    (docs, fps, batches): (&[Document], &[Fingerprints], Batches<'_>),
     pairs: &[LabeledPair],
     articles: &HashMap<String, String>,
     settings: &Settings,
@@ -269,7 +305,8 @@ pub fn evaluate(
     let (use_ns, use_sim) = (db.options().nshash, db.options().simhash);
     let use_minhash = db.options().minhash_bands > 0;
     let mut sid: HashMap<&str, u64> = HashMap::new();
-    let batch = batch.max(1);
+    let mut lengths = batches.lengths(docs.len()).into_iter();
+    let mut batch = lengths.next().unwrap_or(0);
     let mut chunk = Vec::with_capacity(batch);
     for (d, fp) in docs.iter().zip(fps) {
         let mut fp = fp.clone();
@@ -289,6 +326,7 @@ pub fn evaluate(
         chunk.push((d, fp));
         if chunk.len() == batch {
             ingest_chunk(&mut db, std::mem::take(&mut chunk))?;
+            batch = lengths.next().unwrap_or(0);
         }
     }
     ingest_chunk(&mut db, chunk)?;
@@ -475,6 +513,23 @@ fn ingest_chunk(db: &mut Fpdb, chunk: Vec<(&Document, Fingerprints)>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Batches end at `docs` documents or once their raw sizes reach `bytes`, the record that
+    /// reaches it included (as `fpdb ingest` cuts its chunks).
+    #[test]
+    fn batches_end_at_their_documents_or_their_bytes() {
+        let sizes = [10, 10, 10, 10, 40, 1, 1];
+        let b = |docs, bytes| Batches {
+            docs,
+            sizes: &sizes,
+            bytes,
+        };
+        assert_eq!(b(1024, usize::MAX).lengths(7), vec![7]);
+        assert_eq!(b(3, usize::MAX).lengths(7), vec![3, 3, 1]);
+        assert_eq!(b(1024, 25).lengths(7), vec![3, 2, 2]);
+        assert_eq!(b(2, 25).lengths(7), vec![2, 2, 1, 2]);
+        assert_eq!(b(1024, 25).lengths(0), Vec::<usize>::new());
+    }
 
     #[test]
     fn a_bad_row_of_pairs_or_articles_names_its_file_and_line() {

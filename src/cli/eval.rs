@@ -45,8 +45,9 @@ pub(super) struct EvalArgs {
     /// Machine-readable JSON on stdout
     #[arg(long)]
     pub(super) json: bool,
-    /// Documents per batch, as `ingest --batch-size` (the pages of one batch learn their
-    /// sites' furniture together: --batch-furniture)
+    /// Documents per batch, as `ingest --batch-size`; a batch also ends at 32 MiB of input,
+    /// as ingest's do (the pages of one batch learn their sites' furniture together:
+    /// --batch-furniture)
     #[arg(long, default_value_t = fpdb::BATCH_DOCS, value_parser = clap::value_parser!(u64).range(1..).map(|n| usize::try_from(n).unwrap_or(usize::MAX)))]
     pub(super) batch_size: usize,
     #[command(flatten)]
@@ -71,10 +72,13 @@ fn eval_algo() -> impl clap::builder::TypedValueParser<Value = EvalAlgo> {
 }
 
 pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
-    let mut docs = Vec::new();
+    let (mut docs, mut sizes) = (Vec::new(), Vec::new());
     for rec in Inputs::new(std::slice::from_ref(&a.corpus), a.input.read_options()) {
         match rec.doc {
-            Ok(d) => docs.push(d),
+            Ok(d) => {
+                docs.push(d);
+                sizes.push(rec.bytes);
+            }
             Err(ref reason) => eprintln!("fpdb: skipped {}: {reason}", rec.location()),
         }
     }
@@ -120,7 +124,15 @@ pub(super) fn eval(a: &EvalArgs) -> anyhow::Result<u8> {
         };
         reports.push(fpdb::eval::evaluate(
             name,
-            (&docs, &fingerprinted[at].1, a.batch_size),
+            (
+                &docs,
+                &fingerprinted[at].1,
+                fpdb::eval::Batches {
+                    docs: a.batch_size,
+                    sizes: &sizes,
+                    bytes: fpdb::pipeline::CHUNK_BYTES,
+                },
+            ),
             &pairs,
             &articles,
             &s,
