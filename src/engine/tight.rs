@@ -52,14 +52,14 @@ impl Finder<'_> {
 
     /// Stores with `first_links`: whether a verified candidate of cluster `root`, not linked
     /// to the document as two overlapping windows, was itself linked to the cluster's first
-    /// document (`first`) at its ingest (its stored matches name it, verified above the
-    /// threshold; verified as an excerpt or a teaser only when the document holds no sentence
-    /// the member lacks, its cut last one aside). Had the
-    /// document come before that member, the member would have verified against both firsts
-    /// and merged the two clusters; joining through it now gives the same cluster in either
-    /// order. Chained windows stay apart: the link must be known (both documents keep their
-    /// sentences' order) not to be shaped as two windows, and a member's own
-    /// link is to the first document, one step, not a chain.
+    /// document (`first`) at its ingest: its stored matches name it, verified above the
+    /// threshold, or verified as an excerpt or a teaser when the document holds no sentence
+    /// the member lacks (its cut last one aside). Had the document come before that member,
+    /// the member would have verified against both first documents and merged the two
+    /// clusters; joining through it now gives the same cluster in either order. Chained
+    /// windows stay apart: the link must be known (both documents keep their sentences'
+    /// order) not to be shaped as two windows, and the member's own link is one step to the
+    /// first document, not a chain.
     fn next_to_first(
         &self,
         lk: &Lookup,
