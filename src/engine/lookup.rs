@@ -81,18 +81,10 @@ pub(super) type RecordOf<'a> = &'a mut dyn FnMut(u64) -> Result<DocRecord>;
 
 /// What verifying one proposed document found.
 pub(super) struct Verdict {
-    pub(super) id: String,
-    /// Its cluster's root; `None` when it did not verify.
+    /// Its cluster's root; `None` when it did not verify (or joins no cluster through it).
     pub(super) root: Option<u64>,
-    pub(super) overlap: f64,
-    pub(super) weight_distance: f64,
-    pub(super) strong: bool,
-    pub(super) left_out_only: bool,
-    pub(super) shared: Vec<u32>,
-    pub(super) excerpt: bool,
-    pub(super) not_window: bool,
-    pub(super) within: bool,
-    pub(super) standing: Standing,
+    /// Its check against the document.
+    pub(super) checked: Checked,
 }
 
 /// The most documents a cluster of excerpts may hold for a document to join it through one
@@ -389,7 +381,7 @@ impl Finder<'_> {
         let mut docs: HashMap<u64, Verdict> = HashMap::default();
         for p in proposals {
             if let std::collections::hash_map::Entry::Vacant(e) = docs.entry(p.seq) {
-                let c = verify(p.seq)?;
+                let mut c = verify(p.seq)?;
                 // Only a verified candidate's cluster is looked up.
                 let root = if min_overlap > 0.0 && c.overlap < min_overlap {
                     None
@@ -411,26 +403,14 @@ impl Finder<'_> {
                     let joins = !c.excerpt_of_doc || rec.size <= 1 || openings;
                     joins.then_some(root)
                 };
-                if let (None, Some(shared)) = (root, c.contained) {
+                if let (None, Some(shared)) = (root, c.contained.take()) {
                     lk.contained
                         .push((c.id.clone(), roots.find(c.similar_id)?.0, shared));
                 }
-                e.insert(Verdict {
-                    id: c.id,
-                    root,
-                    overlap: c.overlap,
-                    weight_distance: c.weight_distance,
-                    strong: c.strong,
-                    left_out_only: c.left_out_only,
-                    shared: c.shared,
-                    excerpt: c.doc_is_excerpt,
-                    not_window: c.not_window,
-                    within: c.within,
-                    standing: c.standing,
-                });
+                e.insert(Verdict { root, checked: c });
             }
-            let v = &docs[&p.seq];
-            let Some(root) = v.root else {
+            let Verdict { root, checked: v } = &docs[&p.seq];
+            let Some(root) = *root else {
                 continue;
             };
             if p.bar.is_some_and(|a| v.weight_distance >= a) {
@@ -446,7 +426,7 @@ impl Finder<'_> {
                 strong: v.strong,
                 left_out_only: v.left_out_only,
                 shared: v.shared.clone(),
-                excerpt: v.excerpt,
+                excerpt: v.doc_is_excerpt,
                 root,
                 standing: v.standing,
             });

@@ -31,7 +31,7 @@ impl Finder<'_> {
             }
             let first = rec.first_seq;
             let overlap = match verdicts.get(&first) {
-                Some(v) => v.overlap,
+                Some(v) => v.checked.overlap,
                 None => verify(first)?.overlap,
             };
             if overlap < min_overlap
@@ -69,7 +69,7 @@ impl Finder<'_> {
         record: RecordOf<'_>,
     ) -> Result<bool> {
         let mut read: Vec<u64> = Vec::new();
-        let not_window = |seq: &u64| verdicts.get(seq).is_some_and(|v| v.not_window);
+        let not_window = |seq: &u64| verdicts.get(seq).is_some_and(|v| v.checked.not_window);
         for c in lk
             .candidates
             .iter()
@@ -84,7 +84,7 @@ impl Finder<'_> {
             // teaser: at the threshold exactly) when the document holds nothing the member
             // lacks. An excerpt's link to its article carries no page quoting the same
             // opening with words of its own.
-            let within = verdicts.get(&c.seq).is_some_and(|v| v.within);
+            let within = verdicts.get(&c.seq).is_some_and(|v| v.checked.within);
             if r.matches.iter().any(|m| {
                 m.seq == first && (m.overlap > min_overlap || (within && m.overlap >= min_overlap))
             }) {
