@@ -167,6 +167,22 @@ pub fn clusters_by_id(db: &fpdb::Fpdb) -> std::collections::BTreeMap<String, u64
         .collect()
 }
 
+/// Ingest `docs` one at a time, in order, into a fresh in-memory store of `settings`; their
+/// clusters by id.
+pub fn clusters_in_order(
+    settings: fpdb::Settings,
+    docs: &[&fpdb::Document],
+) -> std::collections::BTreeMap<String, u64> {
+    let mut db = fpdb::Fpdb::builder()
+        .settings(settings)
+        .open_in_memory()
+        .unwrap();
+    for d in docs {
+        db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
+    }
+    clusters_by_id(&db)
+}
+
 /// The ids of a store's export, sorted (the binary's).
 pub fn stored_ids(dir: &Path, db: &str) -> Vec<String> {
     let o = run(dir, &["--db", db, "export"]);

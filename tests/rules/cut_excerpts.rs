@@ -7,10 +7,8 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
-
 use common::Rng;
-use fpdb::{Document, Fpdb, OnExisting, Settings};
+use fpdb::{Document, Settings};
 
 /// A document of `lines` at `url` (a page), or without one (a text).
 fn doc(id: &str, url: Option<&str>, lines: &[String]) -> Document {
@@ -19,14 +17,7 @@ fn doc(id: &str, url: Option<&str>, lines: &[String]) -> Document {
     d
 }
 
-/// Ingest `docs` one at a time, in order, into a fresh in-memory store; their clusters by id.
-fn clusters(settings: Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
-    let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
-    for d in docs {
-        db.ingest_document(d, OnExisting::Skip).unwrap();
-    }
-    common::clusters_by_id(&db)
-}
+use common::clusters_in_order as clusters;
 
 fn joined(settings: Settings, a: &Document, b: &Document) -> [bool; 2] {
     [[a, b], [b, a]].map(|docs| {

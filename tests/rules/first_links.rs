@@ -10,23 +10,13 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::Rng;
-use fpdb::{Document, Fpdb, OnExisting, Settings};
+use fpdb::{Document, Settings};
 
-/// Ingest `docs` one at a time, in order, into a fresh in-memory store; their clusters by id.
-fn clusters(settings: &Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
-    let mut db = Fpdb::builder()
-        .settings(settings.clone())
-        .open_in_memory()
-        .unwrap();
-    for d in docs {
-        db.ingest_document(d, OnExisting::Skip).unwrap();
-    }
-    common::clusters_by_id(&db)
-}
+use common::clusters_in_order as clusters;
 
 /// The documents of `ids` as their clusters group them, in `docs`' order: `[[0, 1], [2]]`.
 fn groups(settings: &Settings, docs: &[&Document]) -> Vec<Vec<String>> {
-    let c = clusters(settings, docs);
+    let c = clusters(settings.clone(), docs);
     let mut by: BTreeMap<u64, Vec<String>> = BTreeMap::new();
     for d in docs {
         by.entry(c[&d.id]).or_default().push(d.id.clone());
@@ -137,7 +127,7 @@ fn a_quoted_opening_does_not_join_through_an_excerpt() {
             [&quote, &excerpt, &article],
         ] {
             for settings in [&Settings::default(), &off] {
-                let c = clusters(settings, &order);
+                let c = clusters(settings.clone(), &order);
                 assert_ne!(c["quote"], c["article"], "round {round}");
                 assert_eq!(c["excerpt"], c[&order[0].id], "round {round}");
             }

@@ -7,10 +7,8 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
-
 use common::{Rng, ORDERS};
-use fpdb::{Document, Fpdb, OnExisting, Settings};
+use fpdb::{Document, Settings};
 
 /// A page of the site: its furniture (a header line before the body, two after it) around
 /// `body`.
@@ -21,17 +19,7 @@ fn page(id: &str, furniture: &[String], body: &[String]) -> Document {
     Document::new(id, lines.join("\n"))
 }
 
-/// Ingest `docs` in order into a fresh in-memory store; their clusters by id.
-fn clusters(settings: Settings, docs: &[&Document]) -> BTreeMap<String, u64> {
-    let mut db = Fpdb::builder().settings(settings).open_in_memory().unwrap();
-    for d in docs {
-        db.ingest_document(d, OnExisting::Skip).unwrap();
-    }
-    common::export_outcomes(&db)
-        .into_iter()
-        .map(|o| (o.id, o.similar_id.unwrap()))
-        .collect()
-}
+use common::clusters_in_order as clusters;
 
 /// `n` lines of one sentence each.
 fn one_line_sentences(rng: &mut Rng, n: usize) -> Vec<String> {
