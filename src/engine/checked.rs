@@ -30,6 +30,11 @@ pub(super) struct Checked {
     /// candidate's stored template); compared with those lines it does not. Such a link never
     /// merges the clusters of two articles ([`Lookup::left_out_joins_one`](super::lookup::Lookup::left_out_joins_one)).
     pub(super) left_out_only: bool,
+    /// Stores with `host_lines_join_one`: a verified candidate of the page's own host that
+    /// shares with it only lines its host showed before, the page holding sentences of its
+    /// own beside them that are new to its host ([`through_host_lines`]). Such a link never
+    /// merges the clusters of two articles, as a link through left-out lines never does.
+    pub(super) host_lines_only: bool,
     /// Stores with `site_knowledge`, a verified candidate compared where a site's template can
     /// be left out (a page whose host showed lines before, or a stored page with a template):
     /// the sentences it shares with the document, whole (sorted), which tell whether two of
@@ -122,6 +127,14 @@ impl Checked {
             .flatten();
         let strong = is_strong(opts, overlap, sentences, resemblance, shape);
         let not_window = shape.is_some_and(|s| !s.window());
+        // A strong link shares most of both: an article's versions, not a template's lines.
+        let host_lines_only = verified
+            && !strong
+            && !compared_whole
+            && opts.site_knowledge
+            && opts.host_lines_join_one
+            && same_host(fps, url)
+            && through_host_lines(fps, doc, sketches);
         let within = verified && within(doc, sketches);
         // Verified only as an excerpt (an exception verifies at the threshold exactly): which
         // of the two is the excerpt, the smaller.
@@ -148,6 +161,7 @@ impl Checked {
             weight_distance: keys::weight_distance(&fps.key_weights, weights),
             strong,
             left_out_only,
+            host_lines_only,
             shared,
             not_window,
             within,
@@ -196,6 +210,40 @@ impl Checked {
         }
         c
     }
+}
+
+/// Whether stored page `url` is of page `fps`'s own host.
+fn same_host(fps: &Fingerprints, url: Option<&str>) -> bool {
+    let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
+    mine.is_some() && url.and_then(crate::text::cites::host_key) == mine
+}
+
+/// Whether page `fps` (as compared: `doc`) shares with `theirs` only sentences of lines its
+/// host showed before ([`Fingerprints::host_seen`]), each of the two holding a sentence of
+/// its own beside them: the page one new to its host, the candidate one the page lacks.
+fn through_host_lines(
+    fps: &Fingerprints,
+    doc: crate::fingerprint::Sketches<'_>,
+    theirs: crate::fingerprint::Sketches<'_>,
+) -> bool {
+    let Some((_, seen)) = fps.host_seen.as_ref() else {
+        return false;
+    };
+    let mut own = false;
+    for h in doc.sketch {
+        let shared = theirs.sketch.binary_search(h).is_ok();
+        let shown = seen.binary_search(h).is_ok();
+        if shared && !shown {
+            return false;
+        }
+        own |= !shared && !shown;
+    }
+    // The candidate holds a sentence of its own too (a last one cut short aside: a teaser's).
+    let cut = |i: usize| {
+        theirs.order.len() == theirs.sketch.len() && theirs.order[i] == similarity::CUT_PLACE
+    };
+    own && (0..theirs.sketch.len())
+        .any(|i| !cut(i) && doc.sketch.binary_search(&theirs.sketch[i]).is_err())
 }
 
 /// Whether every sentence of `doc` is in `theirs` (sorted sketches), a sentence placed at

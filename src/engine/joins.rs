@@ -1,5 +1,6 @@
 //! What a lookup's verified candidates join: the clusters a document may join or merge when
 //! some links held only with a site's template lines left out (stores with `site_knowledge`)
+//! or through its host's lines only (stores with `host_lines_join_one`)
 //! or only as an excerpt (stores with `excerpts`), and the clusters a composite draws on.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,35 +10,49 @@ use crate::error::Result;
 
 impl Lookup {
     /// A link that verified only with a site's template lines left out
-    /// ([`Checked::left_out_only`](super::lookup::Checked)) never merges the clusters of two
-    /// different articles: a page holding most of two articles' lines, each shown before on
-    /// its site (an aggregator's digest, or an attacker's page), would otherwise look like a
-    /// copy of each to each and merge them. The clusters reached by links that hold whole are
-    /// kept (when there are none, the one of the best such link; ties: the oldest cluster);
-    /// a cluster reached only through such links is kept too when the sentences the document
-    /// shares with it are more than half shared with a kept one (one article: a teaser of an
-    /// article and its repost, met by the article's own page), and dropped otherwise.
+    /// ([`Checked::left_out_only`](super::lookup::Checked)), or (stores with
+    /// `host_lines_join_one`) one to a page of the document's own host through lines its host
+    /// showed before only ([`Checked::host_lines_only`](super::lookup::Checked)), never merges
+    /// the clusters of two different articles: a page holding most of two articles' lines,
+    /// each shown before on its site (an aggregator's digest, or an attacker's page), would
+    /// otherwise look like a copy of each to each and merge them, and a short article put in
+    /// a template shares the template's lines with every other page of it. The clusters
+    /// reached by links that hold whole are kept (when there are none, the one of the best
+    /// such link; ties: the oldest cluster; but none of two or more reached through the
+    /// host's lines only: those lines are its template, shown by two articles). A cluster
+    /// reached only through such links is kept too when the sentences the document shares
+    /// with it are more than half shared with a kept one (one article: a teaser of an article
+    /// and its repost, met by the article's own page), a kept one reached whole for a link
+    /// through the host's lines; and dropped otherwise.
     pub(super) fn left_out_joins_one(&mut self) {
-        if self.roots.len() < 2 || self.candidates.iter().all(|c| !c.left_out_only) {
+        let partial = |c: &Candidate| c.left_out_only || c.host_lines_only;
+        if self.roots.len() < 2 || !self.candidates.iter().any(partial) {
             return;
         }
-        // Per root, the sentences shared by its best candidate and whether a link holds whole.
-        let mut per_root: BTreeMap<u64, (&Candidate, bool)> = BTreeMap::new();
+        // Per root: the sentences shared by its best candidate, whether a link holds whole,
+        // and whether every link shares only lines of the page's host.
+        let mut per_root: BTreeMap<u64, (&Candidate, bool, bool)> = BTreeMap::new();
         for c in &self.candidates {
-            let e = per_root.entry(c.root).or_insert((c, false));
+            let e = per_root.entry(c.root).or_insert((c, false, true));
             if c.overlap > e.0.overlap {
                 e.0 = c;
             }
-            e.1 |= !c.left_out_only;
+            e.1 |= !partial(c);
+            e.2 &= c.host_lines_only;
         }
-        let mut keep: BTreeSet<u64> = per_root
+        let whole: BTreeSet<u64> = per_root
             .iter()
-            .filter(|(_, (_, whole))| *whole)
+            .filter(|(_, (_, whole, _))| *whole)
             .map(|(&r, _)| r)
             .collect();
+        let mut keep = whole.clone();
         if keep.is_empty() {
+            // Two clusters reached through the host's lines only: those lines are the
+            // host's template, shown by two articles, and join neither.
+            let host_only = per_root.values().filter(|(_, _, h)| *h).count();
             let best = per_root
                 .iter()
+                .filter(|(_, (_, _, h))| !*h || host_only < 2)
                 .max_by(|a, b| a.1 .0.overlap.total_cmp(&b.1 .0.overlap).then(b.0.cmp(a.0)))
                 .map(|(&r, _)| r);
             keep.extend(best);
@@ -46,8 +61,10 @@ impl Lookup {
             let joined: Vec<u64> = per_root
                 .iter()
                 .filter(|(r, _)| !keep.contains(r))
-                .filter(|(_, (c, _))| {
-                    keep.iter().any(|k| {
+                .filter(|(_, (c, _, host_only))| {
+                    // Through the host's lines only: one article with a cluster reached whole.
+                    let with = if *host_only { &whole } else { &keep };
+                    with.iter().any(|k| {
                         let theirs = &per_root[k].0.shared;
                         let common = sorted_intersection(&c.shared, theirs).len();
                         2 * common > c.shared.len().min(theirs.len())

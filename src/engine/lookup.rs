@@ -26,6 +26,8 @@ pub(super) struct Candidate {
     pub(super) strong: bool,
     /// It verified only with its site's template lines left out ([`Checked::left_out_only`]).
     pub(super) left_out_only: bool,
+    /// It shares only lines the document's host showed before ([`Checked::host_lines_only`]).
+    pub(super) host_lines_only: bool,
     /// The sentences it shares with the document ([`Checked::shared`]).
     pub(super) shared: Vec<u32>,
     /// The document is its excerpt ([`Checked::doc_is_excerpt`]).
@@ -425,6 +427,7 @@ impl Finder<'_> {
                 overlap: v.overlap,
                 strong: v.strong,
                 left_out_only: v.left_out_only,
+                host_lines_only: v.host_lines_only,
                 shared: v.shared.clone(),
                 excerpt: v.doc_is_excerpt,
                 root,

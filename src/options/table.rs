@@ -335,6 +335,16 @@ macro_rules! for_each_setting {
                 help "With --tight-clusters: a document joins a cluster through a member linked to \
                   the cluster's first document at its ingest (not as two overlapping windows), as \
                   that member would have merged the two in the other order";
+            /// A page's link to a stored page of its own host that shares only lines its host
+            /// showed before, each of the two holding a sentence of its own beside them and
+            /// the link not strong, never merges the clusters of two articles (as a link
+            /// through left-out lines never does): two short articles put in one template
+            /// share its lines, not an article. Two clusters reached only so, sharing those
+            /// lines, join neither. Stores made before this setting: off. Needs
+            /// `site_knowledge`.
+            host_lines_join_one: bool = true, older (false), since 19, set flag,
+                help "A page's link to a page of its own host through lines the host showed \
+                  before only (each with a sentence of its own) never merges two clusters";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

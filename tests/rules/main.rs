@@ -1,6 +1,7 @@
 //! The decision rules on labelled pairs and generated sites: the quality gate and rules,
 //! furniture, site knowledge and a shared host's publishers, teasers, a sentence held by two
-//! clusters, reordered lines, originals, simhash's terms, reflow, first links.
+//! clusters, reordered lines, originals, simhash's terms, reflow, first links,
+//! links through a host's own lines.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -9,6 +10,7 @@ mod cut_excerpts;
 mod first_links;
 mod furniture;
 mod holders;
+mod host_lines;
 mod originals;
 mod publishers;
 mod quality_gate;

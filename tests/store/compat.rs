@@ -257,6 +257,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -293,6 +294,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -348,6 +350,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             other_holders: Some(false),
             cut_excerpts: Some(false),
             first_links: Some(false),
+            host_lines_join_one: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -375,6 +378,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -409,6 +413,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -438,6 +443,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -457,6 +463,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -483,6 +490,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -505,6 +513,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -528,6 +537,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -551,6 +561,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -576,6 +587,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -603,6 +615,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -630,6 +643,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(
@@ -658,6 +672,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         other_holders: Some(false),
         cut_excerpts: Some(false),
         first_links: Some(false),
+        host_lines_join_one: Some(false),
         ..Default::default()
     };
     stays(

@@ -52,6 +52,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.other_holders);
     assert!(!legacy.cut_excerpts);
     assert!(!legacy.first_links);
+    assert!(!legacy.host_lines_join_one);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
@@ -63,6 +64,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
         other_holders: false,
         cut_excerpts: false,
         first_links: false,
+        host_lines_join_one: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -241,6 +243,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
             || opts.other_holders
             || opts.cut_excerpts
             || opts.first_links
+            || opts.host_lines_join_one
         {
             19
         } else if opts.site_knowledge {
@@ -283,7 +286,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 22),
+        flags in proptest::collection::vec(proptest::bool::ANY, 23),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -318,6 +321,7 @@ proptest::proptest! {
             other_holders: flags[19],
             cut_excerpts: flags[20],
             first_links: flags[21],
+            host_lines_join_one: flags[22],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],
