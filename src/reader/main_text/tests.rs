@@ -278,3 +278,37 @@ fn one_extractor_empty_gives_the_other() {
     assert_eq!(agree("", "only trafilatura"), "only trafilatura");
     assert_eq!(agree("", ""), "");
 }
+
+#[test]
+fn the_marked_article_body_is_read_when_the_extractors_read_elsewhere() {
+    let body = "Two hostages held since 2016 were released on Tuesday in a prisoner swap for \
+                three insurgents.\nThe two men were flown out the same day.";
+    let teasers = "Teaser one: a description of another column about the week's hearings.\n\
+                   Teaser two: a description of a third column about the committee's vote.";
+    assert_eq!(or_marked_body(teasers.into(), Some(body.into())), body);
+    // The extractors hold most of it (with a headline, a byline): theirs is kept.
+    let found = format!("A short story\n{body}\nBy the site's staff");
+    assert_eq!(or_marked_body(found.clone(), Some(body.into())), found);
+    assert_eq!(or_marked_body(teasers.into(), None), teasers);
+}
+
+#[test]
+fn only_a_pages_one_marked_body_of_80_letters_counts() {
+    let page = |bodies: &[&str]| {
+        let marked: String = bodies
+            .iter()
+            .map(|b| format!("<div itemprop=\"articleBody\"><p>{b}</p></div>"))
+            .collect();
+        dom_query::Document::from(format!("<html><body><div>Home</div>{marked}</body></html>"))
+    };
+    let long = "Two hostages held since 2016 were released in Afghanistan on Tuesday in a \
+                prisoner swap for three insurgents.";
+    assert_eq!(marked_body(&page(&[long])).as_deref(), Some(long));
+    assert_eq!(marked_body(&page(&[long, long])), None, "two marked");
+    assert_eq!(
+        marked_body(&page(&["Released on Tuesday."])),
+        None,
+        "too short"
+    );
+    assert_eq!(marked_body(&page(&[])), None);
+}
