@@ -58,6 +58,10 @@ pub struct Comparison {
     /// by similarity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<&'static str>,
+    /// A strong link under tight clusters (a copy of a member: similarity of 85% or more and
+    /// not two windows, or a resemblance or shape of a copy), which joins a cluster whatever
+    /// its first document, and is never one through a host's lines only.
+    pub strong: bool,
     /// How many of A's and of B's sentences are their pages' headings (stores with
     /// `headings`: the lines above a page's first sentence, which a shape leaves out).
     pub headings: [usize; 2],
@@ -166,8 +170,11 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
             )
         })
         .collect();
-    let shape = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order, opts.headings)
-        .map(|s| s.name());
+    let shaped = similarity::shape(&a.sketch, &a.order, &b.sketch, &b.order, opts.headings);
+    let shape = shaped.map(|s| s.name());
+    let (_, sentences, resemblance) =
+        crate::fingerprint::similarity_parts(opts, a.sketches(), b.sketches());
+    let strong = crate::engine::is_strong(opts, similarity, sentences, resemblance, shaped);
     let headings = |order: &[u8]| {
         order
             .iter()
@@ -182,6 +189,7 @@ pub fn compare(a: &Fingerprints, b: &Fingerprints, opts: &Options) -> Comparison
     Comparison {
         figures,
         shape,
+        strong,
         headings: [headings(&a.order), headings(&b.order)],
         teaser,
         excerpt: excerpt.is_some_and(|e| e.is_ok()),

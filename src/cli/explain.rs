@@ -76,7 +76,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     let settings = a.settings.to_settings()?;
     // With a store, each page is compared as the store fingerprints it: without the lines it
     // knows as its site's furniture.
-    let (fp, composite, ta, tb, left_out) = match Fpdb::builder()
+    let (fp, composite, ta, tb, left_out, host_lines) = match Fpdb::builder()
         .read_only(true)
         .settings(settings.clone())
         .open(path)
@@ -92,6 +92,9 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             let (tb_kept, nt) = db.searcher().without_template_of(&tb, &ta)?;
             // The pair as compared with its template lines (stores with `site_knowledge`: a
             // link that holds only without them never merges two articles' clusters).
+            // B's link to a stored A of its own host through lines its host showed before
+            // only (stores with `host_lines_join_one`): such a link never merges two clusters.
+            let host_lines = db.searcher().through_host_lines(&tb, &tb_kept, &ta)?;
             let whole = (db.options().site_knowledge && ns + nt > 0).then_some((ta, tb));
             (
                 db.fingerprinter().clone(),
@@ -99,6 +102,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
                 ta_kept,
                 tb_kept,
                 (na, nb, nt, ns, whole),
+                host_lines,
             )
         }
         Err(fpdb::Error::NotFound { .. }) => (
@@ -107,6 +111,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
             ta,
             tb,
             (0, 0, 0, 0, None),
+            false,
         ),
         Err(e) => return Err(e.into()),
     };
@@ -115,6 +120,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
     let left_out_only = left_out.4.as_ref().is_some_and(|(a, b)| {
         e.comparison.linked() && !fpdb::explain::explain(a, b, &fp).comparison.linked()
     });
+    let host_lines_only = host_lines && e.comparison.linked() && !e.comparison.strong;
     if a.json {
         let mut v = serde_json::to_value(&e)?;
         if !composite.is_empty() {
@@ -124,6 +130,7 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         v["template_lines_left_out"] = serde_json::json!(left_out.2);
         v["stored_template_lines_left_out"] = serde_json::json!(left_out.3);
         v["linked_only_with_lines_left_out"] = serde_json::json!(left_out_only);
+        v["linked_only_through_host_lines"] = serde_json::json!(host_lines_only);
         outln!("{}", serde_json::to_string(&v)?);
         // The same exit code as the text form: 1 when the pair is not linked.
         return Ok(if e.comparison.linked() {
@@ -159,6 +166,12 @@ pub(super) fn explain(path: &PathBuf, a: &ExplainArgs) -> anyhow::Result<u8> {
         outln!(
             "template: linked only with those lines left out (with them the pair is not \
              linked): such a link never merges two articles' clusters"
+        );
+    }
+    if host_lines_only {
+        outln!(
+            "template: linked only through lines B's site showed before, each page with a \
+             sentence of its own (not strong): such a link never merges two articles' clusters"
         );
     }
     outln!(

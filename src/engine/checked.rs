@@ -134,7 +134,10 @@ impl Checked {
             && opts.site_knowledge
             && opts.host_lines_join_one
             && same_host(fps, url)
-            && through_host_lines(fps, doc, sketches);
+            && fps
+                .host_seen
+                .as_ref()
+                .is_some_and(|(_, seen)| through_host_lines(doc, seen, sketches));
         let within = verified && within(doc, sketches);
         // Verified only as an excerpt (an exception verifies at the threshold exactly): which
         // of the two is the excerpt, the smaller.
@@ -218,17 +221,15 @@ fn same_host(fps: &Fingerprints, url: Option<&str>) -> bool {
     mine.is_some() && url.and_then(crate::text::cites::host_key) == mine
 }
 
-/// Whether page `fps` (as compared: `doc`) shares with `theirs` only sentences of lines its
-/// host showed before ([`Fingerprints::host_seen`]), each of the two holding a sentence of
-/// its own beside them: the page one new to its host, the candidate one the page lacks.
-fn through_host_lines(
-    fps: &Fingerprints,
+/// Whether a page (as compared: `doc`) shares with `theirs` only sentences of lines its host
+/// showed before (`seen`, sorted: [`Fingerprints::host_seen`]), each of the two holding a
+/// sentence of its own beside them: the page one new to its host, the candidate one the page
+/// lacks (a last one cut short aside).
+pub(crate) fn through_host_lines(
     doc: crate::fingerprint::Sketches<'_>,
+    seen: &[u32],
     theirs: crate::fingerprint::Sketches<'_>,
 ) -> bool {
-    let Some((_, seen)) = fps.host_seen.as_ref() else {
-        return false;
-    };
     let mut own = false;
     for h in doc.sketch {
         let shared = theirs.sketch.binary_search(h).is_ok();
@@ -238,7 +239,6 @@ fn through_host_lines(
         }
         own |= !shared && !shown;
     }
-    // The candidate holds a sentence of its own too (a last one cut short aside: a teaser's).
     let cut = |i: usize| {
         theirs.order.len() == theirs.sketch.len() && theirs.order[i] == similarity::CUT_PLACE
     };
@@ -264,7 +264,7 @@ fn within(doc: crate::fingerprint::Sketches<'_>, theirs: crate::fingerprint::Ske
 /// (`shape` given), a link whose shared sentences sit as a copy's do is strong
 /// ([`similarity::Shape::copy`]), and one that sits as two windows' do is not strong by
 /// similarity ([`similarity::Shape::window`]).
-fn is_strong(
+pub(crate) fn is_strong(
     opts: &crate::options::Options,
     similarity: f64,
     sentences: f64,

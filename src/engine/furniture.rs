@@ -283,6 +283,43 @@ impl Searcher<'_> {
         }))
     }
 
+    /// Whether page `b` (`b_kept` as [`Searcher::without_template_of`] compares it with `a`)
+    /// links to stored page `a` of its own host through lines its host showed before only,
+    /// each of the two holding a sentence of its own (stores with `host_lines_join_one`), as
+    /// ingest tells it ([`Checked::host_lines_only`](super::checked::Checked)); whether the
+    /// link is strong, which such a link is not, is the caller's to tell. False for pages of
+    /// two hosts and in other stores.
+    pub fn through_host_lines(
+        &self,
+        b: &Document,
+        b_kept: &Document,
+        a: &Document,
+    ) -> Result<bool> {
+        let on = self.opts.site_knowledge && self.opts.host_lines_join_one;
+        if !on || page_host(a).is_none() || page_host(a) != page_host(b) {
+            return Ok(false);
+        }
+        let Some(lines) = self.sites().page_lines(b)? else {
+            return Ok(false);
+        };
+        let seen = lines.seen_before(&self.taught_alone(b, &lines)?);
+        let shown: Vec<&str> = b
+            .text
+            .lines()
+            .filter(|l| line_key(l).is_some_and(|k| seen.binary_search(&k).is_ok()))
+            .collect();
+        let seen = self.fingerprinter.sentence_sketch(&shown.join("\n"));
+        let mine = self
+            .fingerprinter
+            .fingerprint_with(&b_kept.text, b_kept.meta());
+        let theirs = self.fingerprinter.fingerprint_with(&a.text, a.meta());
+        Ok(super::checked::through_host_lines(
+            mine.sketches(),
+            &seen,
+            theirs.sketches(),
+        ))
+    }
+
     /// The ids stored page `b`'s lines were counted by that only `b` stands for: its own page's
     /// ([`own_page`]), and its cluster's at its ingest when no other page of its host is in that
     /// cluster (of at most [`TAUGHT_ALONE_MEMBERS`] members); empty when `b` is not stored. Its

@@ -150,6 +150,7 @@ pub struct Fpdb {
 }
 
 pub use crate::clock::now;
+pub(crate) use checked::is_strong;
 
 impl Drop for Fpdb {
     fn drop(&mut self) {

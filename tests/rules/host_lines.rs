@@ -93,3 +93,63 @@ fn an_articles_later_version_on_its_site_still_joins_it() {
         }
     }
 }
+
+/// `explain` says when a page's link to a stored page of its own host holds through the
+/// host's lines only.
+#[test]
+fn explain_says_when_a_link_holds_through_the_hosts_lines_only() {
+    let d = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x4057_11e5_0000_e4b1);
+    let template = lines(&mut rng, 4);
+    let (a1, a2) = (lines(&mut rng, 2), lines(&mut rng, 2));
+    let doc = |id: &str, url: &str, own: &[String]| {
+        let text = [own, template.as_slice()].concat().join("\n");
+        serde_json::json!({"id": id, "url": url, "text": text})
+    };
+    let p1 = doc("p1", &format!("{HOST}p1"), &a1);
+    let other =
+        serde_json::json!({"id": "q", "url": "https://other.example/q", "text": a2.join("\n")});
+    common::write_jsonl(&d.path().join("in.jsonl"), &[p1.clone(), other.clone()]);
+    let p2 = doc("p2", &format!("{HOST}p2"), &a2);
+    common::write_jsonl(&d.path().join("all.jsonl"), &[p1, other, p2]);
+    let o = common::run(d.path(), &["--db", "s.db", "-q", "ingest", "in.jsonl"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let explain = |a: &str, b: &str| {
+        let o = common::run(
+            d.path(),
+            &[
+                "--db",
+                "s.db",
+                "explain",
+                "--corpus",
+                "all.jsonl",
+                a,
+                b,
+                "--json",
+            ],
+        );
+        serde_json::from_str::<serde_json::Value>(&common::stdout(&o)).unwrap()
+    };
+    let v = explain("p1", "p2");
+    assert_eq!(v["linked_only_through_host_lines"], true, "{v}");
+    assert_eq!(v["strong"], false, "{v}");
+    let v = explain("q", "p2");
+    assert_eq!(v["linked_only_through_host_lines"], false, "{v}");
+    let o = common::run(
+        d.path(),
+        &[
+            "--db",
+            "s.db",
+            "explain",
+            "--corpus",
+            "all.jsonl",
+            "p1",
+            "p2",
+        ],
+    );
+    assert!(
+        common::stdout(&o).contains("through lines B's site showed before"),
+        "{}",
+        common::stdout(&o)
+    );
+}
