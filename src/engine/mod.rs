@@ -30,6 +30,7 @@ mod checked;
 mod clusters;
 mod compared;
 mod counters;
+mod explained;
 mod finder;
 mod forget;
 mod furniture;

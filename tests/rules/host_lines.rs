@@ -114,42 +114,23 @@ fn explain_says_when_a_link_holds_through_the_hosts_lines_only() {
     common::write_jsonl(&d.path().join("all.jsonl"), &[p1, other, p2]);
     let o = common::run(d.path(), &["--db", "s.db", "-q", "ingest", "in.jsonl"]);
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
-    let explain = |a: &str, b: &str| {
-        let o = common::run(
-            d.path(),
-            &[
-                "--db",
-                "s.db",
-                "explain",
-                "--corpus",
-                "all.jsonl",
-                a,
-                b,
-                "--json",
-            ],
-        );
-        serde_json::from_str::<serde_json::Value>(&common::stdout(&o)).unwrap()
+    let explain = |a: &str, b: &str, json: bool| {
+        let mut args = vec!["--db", "s.db", "explain", "--corpus", "all.jsonl", a, b];
+        if json {
+            args.push("--json");
+        }
+        common::stdout(&common::run(d.path(), &args))
     };
-    let v = explain("p1", "p2");
+    let json =
+        |a: &str, b: &str| serde_json::from_str::<serde_json::Value>(&explain(a, b, true)).unwrap();
+    let v = json("p1", "p2");
     assert_eq!(v["linked_only_through_host_lines"], true, "{v}");
     assert_eq!(v["strong"], false, "{v}");
-    let v = explain("q", "p2");
+    let v = json("q", "p2");
     assert_eq!(v["linked_only_through_host_lines"], false, "{v}");
-    let o = common::run(
-        d.path(),
-        &[
-            "--db",
-            "s.db",
-            "explain",
-            "--corpus",
-            "all.jsonl",
-            "p1",
-            "p2",
-        ],
-    );
+    let text = explain("p1", "p2", false);
     assert!(
-        common::stdout(&o).contains("through lines B's site showed before"),
-        "{}",
-        common::stdout(&o)
+        text.contains("through lines B's site showed before"),
+        "{text}"
     );
 }
