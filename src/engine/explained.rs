@@ -69,10 +69,10 @@ impl Searcher<'_> {
 
     /// Whether page `b` (`b_kept` as [`Searcher::without_template_of`] compares it with `a`)
     /// links to stored page `a` of its own host through lines its host showed before only,
-    /// each of the two holding a sentence of its own (stores with `host_lines_join_one`), as
-    /// ingest tells it (the link of rule `host_lines_join_one`, which never merges two
-    /// clusters); whether the link is strong, which such a link is not, is the caller's to
-    /// tell. False for pages of two hosts and in other stores.
+    /// each of the two holding a sentence of its own, as ingest tells it in stores with
+    /// `host_lines_join_one` (such a link never merges two clusters). Whether the link is
+    /// strong (such a link is not) is the caller's to tell. False for pages of two hosts and
+    /// in other stores.
     pub fn through_host_lines(
         &self,
         b: &Document,
