@@ -147,3 +147,130 @@ impl Lookup {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::super::lookup::{sorted_intersection, Candidate, Lookup, Standing};
+    use crate::options::Algo;
+    use crate::store::schema::ClusterRecord;
+
+    /// A candidate of cluster `root`: (root, overlap in hundredths, through left-out lines,
+    /// through its host's lines, shared sentences).
+    type Spec = (u64, u32, bool, bool, BTreeSet<u32>);
+
+    fn lookup(specs: &[Spec]) -> Lookup {
+        let mut lk = Lookup::default();
+        for (i, (root, overlap, left_out, host_lines, shared)) in specs.iter().enumerate() {
+            lk.candidates.push(Candidate {
+                seq: i as u64 + 1,
+                id: format!("c{i}"),
+                overlap: f64::from(*overlap) / 100.0,
+                strong: false,
+                left_out_only: *left_out,
+                host_lines_only: *host_lines,
+                shared: shared.iter().copied().collect(),
+                excerpt: false,
+                algo: Algo::Nshash,
+                score: 1.0,
+                distance: None,
+                root: *root,
+                standing: Standing::default(),
+            });
+            lk.roots.insert(
+                *root,
+                ClusterRecord {
+                    parent: None,
+                    first_seq: *root,
+                    size: 1,
+                    original: None,
+                    pending_cites: Vec::new(),
+                },
+            );
+        }
+        lk
+    }
+
+    proptest::proptest! {
+        /// The rule against its statement: a cluster reached by a link that holds whole is
+        /// kept; one reached only through left-out lines or its host's lines is kept when it
+        /// is the best of all when none holds whole, or when its shared sentences are more
+        /// than half shared with a kept one (for a host's lines: one reached whole); two or
+        /// more reached through the host's lines only, with none whole, join neither.
+        #[test]
+        fn a_link_through_left_out_or_host_lines_never_merges_what_it_should_not(
+            specs in proptest::collection::vec(
+                (
+                    1u64..5,
+                    60u32..100,
+                    proptest::bool::ANY,
+                    proptest::bool::ANY,
+                    proptest::collection::btree_set(0u32..8, 1..5),
+                ),
+                1..7,
+            ),
+        ) {
+            let mut lk = lookup(&specs);
+            lk.left_out_joins_one();
+            let kept: BTreeSet<u64> = lk.roots.keys().copied().collect();
+            let partial = |s: &Spec| s.2 || s.3;
+            let roots: BTreeSet<u64> = specs.iter().map(|s| s.0).collect();
+            let whole: BTreeSet<u64> = specs.iter().filter(|s| !partial(s)).map(|s| s.0).collect();
+            let host_only: BTreeSet<u64> = roots
+                .iter()
+                .copied()
+                .filter(|r| specs.iter().filter(|s| s.0 == *r).all(|s| s.3))
+                .collect();
+            if roots.len() < 2 || !specs.iter().any(partial) {
+                proptest::prop_assert_eq!(&kept, &roots);
+                return Ok(());
+            }
+            proptest::prop_assert!(whole.is_subset(&kept));
+            if whole.is_empty() && host_only.len() >= 2 {
+                proptest::prop_assert!(kept.is_disjoint(&host_only));
+            }
+            // The best candidate's shared sentences per root (ties: the first listed).
+            let mut best: BTreeMap<u64, &Spec> = BTreeMap::new();
+            for s in &specs {
+                let e = best.entry(s.0).or_insert(s);
+                if s.1 > e.1 {
+                    *e = s;
+                }
+            }
+            let common = |a: u64, b: u64| {
+                let (x, y): (Vec<u32>, Vec<u32>) = (
+                    best[&a].4.iter().copied().collect(),
+                    best[&b].4.iter().copied().collect(),
+                );
+                2 * sorted_intersection(&x, &y).len() > x.len().min(y.len())
+            };
+            // With none whole, the best (ties: the oldest) of those that may seed.
+            let seed = whole.is_empty().then(|| {
+                best.iter()
+                    .filter(|(r, _)| host_only.len() < 2 || !host_only.contains(r))
+                    .max_by(|a, b| a.1 .1.cmp(&b.1 .1).then(b.0.cmp(a.0)))
+                    .map(|(&r, _)| r)
+            });
+            if let Some(Some(seed)) = seed {
+                proptest::prop_assert!(kept.contains(&seed));
+            }
+            for &r in kept.difference(&whole) {
+                let with: Vec<u64> = if host_only.contains(&r) {
+                    whole.iter().copied().collect()
+                } else {
+                    kept.iter().copied().filter(|&k| k != r).collect()
+                };
+                proptest::prop_assert!(
+                    seed == Some(Some(r)) || with.iter().any(|&k| common(r, k)),
+                    "root {} kept with nothing to hold it: {:?}",
+                    r,
+                    specs
+                );
+            }
+            for c in &lk.candidates {
+                proptest::prop_assert!(kept.contains(&c.root));
+            }
+        }
+    }
+}
