@@ -217,7 +217,7 @@ impl Checked {
 
 /// Whether stored page `url` is of page `fps`'s own host.
 fn same_host(fps: &Fingerprints, url: Option<&str>) -> bool {
-    let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
+    let mine = fps.compared_host();
     mine.is_some() && url.and_then(crate::text::cites::host_key) == mine
 }
 
@@ -239,19 +239,20 @@ pub(crate) fn through_host_lines(
         }
         own |= !shared && !shown;
     }
-    let cut = |i: usize| {
-        theirs.order.len() == theirs.sketch.len() && theirs.order[i] == similarity::CUT_PLACE
-    };
     own && (0..theirs.sketch.len())
-        .any(|i| !cut(i) && doc.sketch.binary_search(&theirs.sketch[i]).is_err())
+        .any(|i| !cut_at(theirs, i) && doc.sketch.binary_search(&theirs.sketch[i]).is_err())
 }
 
 /// Whether every sentence of `doc` is in `theirs` (sorted sketches), a sentence placed at
 /// [`similarity::CUT_PLACE`] aside.
 fn within(doc: crate::fingerprint::Sketches<'_>, theirs: crate::fingerprint::Sketches<'_>) -> bool {
-    let cut =
-        |i: usize| doc.order.len() == doc.sketch.len() && doc.order[i] == similarity::CUT_PLACE;
-    (0..doc.sketch.len()).all(|i| cut(i) || theirs.sketch.binary_search(&doc.sketch[i]).is_ok())
+    (0..doc.sketch.len())
+        .all(|i| cut_at(doc, i) || theirs.sketch.binary_search(&doc.sketch[i]).is_ok())
+}
+
+/// Whether sentence `i` of `s` is a last one cut short ([`similarity::CUT_PLACE`]).
+fn cut_at(s: crate::fingerprint::Sketches<'_>, i: usize) -> bool {
+    s.order.len() == s.sketch.len() && s.order[i] == similarity::CUT_PLACE
 }
 
 /// Whether a verified candidate is a strong link, which joins its cluster under tight clusters

@@ -50,7 +50,7 @@ pub(super) fn as_compared<'a>(
         own,
     } = kept;
     let sketches = without_furniture(fps, sketches, furniture);
-    let Some(mine) = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key) else {
+    let Some(mine) = fps.compared_host() else {
         return (fps.sketches(), sketches);
     };
     // The candidate's URL is read only for a page with a host.

@@ -34,7 +34,7 @@ impl Sites<'_> {
         if c.overlap >= self.opts.verify_threshold() || !self.opts.site_knowledge {
             return Ok(c);
         }
-        let mine = fps.host_seen.as_ref().map(|(h, _)| *h).or(fps.host_key);
+        let mine = fps.compared_host();
         let (Some(mine), Some(url)) = (mine, rec.url.as_deref()) else {
             return Ok(c);
         };

@@ -106,6 +106,12 @@ pub struct Meta<'a> {
 }
 
 impl Fingerprints {
+    /// The host a page is compared by: its lines' ([`Fingerprints::host_seen`]), else its
+    /// URL's ([`Fingerprints::host_key`]); None for a text without a URL.
+    pub fn compared_host(&self) -> Option<u64> {
+        self.host_seen.as_ref().map(|(h, _)| *h).or(self.host_key)
+    }
+
     /// What verification compares.
     pub fn sketches(&self) -> Sketches<'_> {
         Sketches {

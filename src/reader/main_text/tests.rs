@@ -312,3 +312,31 @@ fn only_a_pages_one_marked_body_of_80_letters_counts() {
     );
     assert_eq!(marked_body(&page(&[])), None);
 }
+
+#[test]
+fn damaged_pages_with_a_marked_body_read_without_a_panic() {
+    let body = "Two hostages held since 2016 were released in Afghanistan on Tuesday in a \
+                prisoner swap for three insurgents.";
+    // Unclosed: the element runs to the end of the page.
+    let unclosed = format!("<html><body><div itemprop=\"articleBody\"><p>{body}");
+    let text = main_text(&unclosed, dom_query::Document::from(unclosed.as_str()));
+    assert!(text.contains("Two hostages"), "{text}");
+    // Nested in itself: two elements marked, neither read; other garbage around it.
+    let pages = [
+        format!("<div itemprop=\"articleBody\"><div itemprop=articleBody>{body}</div></div>"),
+        format!("<div itemprop=\"articleBody\"\u{0}>{body}<</<>>>&#xFFFFFF;&amp</p></div>"),
+        format!(
+            "<div itemprop=\"ARTICLEBODY\">{}</div>",
+            "<b>".repeat(2_000)
+        ),
+        String::from_utf8_lossy(&[0xff, 0xfe, b'<', b'd', b'i', b'v', 0x80, b'>']).into_owned(),
+        String::new(),
+    ];
+    for html in &pages {
+        let dom = dom_query::Document::from(html.as_str());
+        let _ = marked_body(&dom);
+        let _ = main_text(html, dom_query::Document::from(html.as_str()));
+    }
+    let nested = dom_query::Document::from(pages[0].as_str());
+    assert_eq!(marked_body(&nested), None, "two marked");
+}
