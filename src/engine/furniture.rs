@@ -101,8 +101,10 @@ pub(super) enum Seen {
     Made(Vec<u64>),
     /// Not furniture in the store, but shown by [`FURNITURE_CLUSTERS`] pages of the host in the
     /// page's own batch, each with text of its own (`batch_furniture`): furniture for every
-    /// page of the batch, and stored as furniture with the first of them decided.
-    Batch,
+    /// page of the batch, and stored as furniture with the first of them decided. Holds the
+    /// clusters and pages the store had seen it in before the batch (what [`Seen::In`] said),
+    /// whose pages are looked up again after the batch (`late_joins`: `writer/late.rs`).
+    Batch(Vec<u64>),
 }
 
 impl Seen {
@@ -116,7 +118,7 @@ impl Seen {
                     .flat_map(|c| c.to_be_bytes())
                     .collect(),
             ),
-            Seen::Furniture | Seen::Batch => Some(Vec::new()),
+            Seen::Furniture | Seen::Batch(_) => Some(Vec::new()),
         }
     }
 }
@@ -162,7 +164,7 @@ impl PageLines {
     pub(super) fn furniture(&self) -> Vec<u64> {
         self.lines
             .iter()
-            .filter(|(_, s, _)| matches!(s, Seen::Furniture | Seen::Batch | Seen::Made(_)))
+            .filter(|(_, s, _)| matches!(s, Seen::Furniture | Seen::Batch(_) | Seen::Made(_)))
             .map(|&(k, _, _)| k)
             .collect()
     }
@@ -200,7 +202,19 @@ impl PageLines {
             return;
         }
         for (k, s, _) in &mut self.lines {
-            if matches!(s, Seen::Furniture | Seen::Batch) {
+            if let Seen::Batch(was) = s {
+                // The clusters the batch before showed it in count among those it had been
+                // seen in (`late_joins`).
+                if let Some(Seen::In(cs)) = written.get(&(self.host, *k)) {
+                    for c in cs {
+                        if !was.contains(c) {
+                            was.push(*c);
+                        }
+                    }
+                }
+                continue;
+            }
+            if matches!(s, Seen::Furniture) {
                 continue;
             }
             if let Some(w) = written.get(&(self.host, *k)) {

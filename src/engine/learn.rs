@@ -71,8 +71,8 @@ impl Sites<'_> {
         for (k, seen, _) in &lines.lines {
             let now = match seen {
                 Seen::Furniture | Seen::Made(_) => continue,
-                Seen::Batch if by_url => Seen::Made(vec![target]),
-                Seen::Batch => Seen::Furniture,
+                Seen::Batch(_) if by_url => Seen::Made(vec![target]),
+                Seen::Batch(_) => Seen::Furniture,
                 Seen::New => Seen::In(vec![target]),
                 Seen::In(cs) => {
                     // The clusters it was seen in as they are now: merged ones count once,
@@ -250,7 +250,7 @@ impl Sites<'_> {
             return Ok(());
         }
         let is = |k: u64, s: &Seen| {
-            matches!(s, Seen::Furniture | Seen::Batch | Seen::Made(_)) || made.contains(&k)
+            matches!(s, Seen::Furniture | Seen::Batch(_) | Seen::Made(_)) || made.contains(&k)
         };
         if lines.mostly(is) {
             out.retain(|(_, s)| !matches!(s, Seen::Made(_)));
@@ -361,7 +361,11 @@ pub(super) fn batch_furniture(pages: &mut [&mut PageLines]) {
                     .get(&(host, *k))
                     .is_some_and(|&n| n >= FURNITURE_CLUSTERS)
             {
-                *s = Seen::Batch;
+                let was = match s {
+                    Seen::In(cs) => std::mem::take(cs),
+                    _ => Vec::new(),
+                };
+                *s = Seen::Batch(was);
             }
         }
     }

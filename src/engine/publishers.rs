@@ -68,7 +68,7 @@ impl Sites<'_> {
         written: &SeenInBatch,
     ) -> Result<Option<bool>> {
         match written.get(&(site, k)) {
-            Some(Seen::Furniture | Seen::Made(_) | Seen::Batch) => return Ok(Some(true)),
+            Some(Seen::Furniture | Seen::Made(_) | Seen::Batch(_)) => return Ok(Some(true)),
             Some(Seen::In(ids)) => return Ok((ids.len() >= 2).then_some(false)),
             Some(Seen::New) | None => {}
         }
@@ -124,7 +124,7 @@ impl Sites<'_> {
                 let mut still = Vec::with_capacity(sites.len() + 1);
                 for site in sites {
                     let holds = match written.get(&(site, k)) {
-                        Some(s) => matches!(s, Seen::Made(_) | Seen::Furniture | Seen::Batch),
+                        Some(s) => matches!(s, Seen::Made(_) | Seen::Furniture | Seen::Batch(_)),
                         None => self.is_furniture(site, k)?,
                     };
                     if holds {

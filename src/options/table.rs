@@ -345,6 +345,15 @@ macro_rules! for_each_setting {
             host_lines_join_one: bool = true, older (false), since 19, set flag,
                 help "A page's link to a page of its own host through lines the host showed \
                   before only (each with a sentence of its own) never merges two clusters";
+            /// A page stored alone in its cluster is looked up again when lines it holds become
+            /// its site's furniture (after the batch that made them so), without its sentences
+            /// of those lines, as its ingest would have compared it had the store known them;
+            /// it joins the one cluster it then links to (never two). So a page that came
+            /// before the pages that taught its site's furniture finds its copies as one that
+            /// came after does. Stores made before this setting: off. Needs `site_knowledge`.
+            late_joins: bool = true, older (false), since 19, set flag,
+                help "A page stored alone is looked up again, without its site's furniture, \
+                  once lines it holds become furniture, and joins the one cluster it links to";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

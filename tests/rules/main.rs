@@ -11,6 +11,7 @@ mod first_links;
 mod furniture;
 mod holders;
 mod host_lines;
+mod late_joins;
 mod originals;
 mod publishers;
 mod quality_gate;

@@ -258,6 +258,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -295,6 +296,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -351,6 +353,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             cut_excerpts: Some(false),
             first_links: Some(false),
             host_lines_join_one: Some(false),
+            late_joins: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -379,6 +382,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -414,6 +418,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -444,6 +449,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -464,6 +470,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -491,6 +498,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -514,6 +522,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -538,6 +547,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -562,6 +572,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -588,6 +599,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -616,6 +628,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -644,6 +657,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(
@@ -673,6 +687,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
+        late_joins: Some(false),
         ..Default::default()
     };
     stays(

@@ -72,6 +72,9 @@ pub(in crate::engine) struct Decisions {
     /// The lines of the batch's pages whose standing they changed (and those the batch
     /// before changed, when this one was looked up before it was committed).
     pub(in crate::engine) seen: SeenInBatch,
+    /// The clusters and pages that made lines furniture in this batch (stores with
+    /// `late_joins`: looked up again after its commit, `late.rs`).
+    pub(in crate::engine) made: Vec<u64>,
 }
 
 impl Decisions {
@@ -94,6 +97,7 @@ impl Decisions {
             records: Vec::with_capacity(n),
             time: crate::engine::now(),
             seen,
+            made: Vec::new(),
         }
     }
 }
@@ -294,6 +298,7 @@ impl Writer<'_> {
             records,
             seen,
             last,
+            made,
             ..
         } = d;
         // Freeing what the writer no longer reads is work it need not wait for.
@@ -319,6 +324,24 @@ impl Writer<'_> {
             NextLooked::Found(Err(e)) => BatchFingerprints::failed(e),
             NextLooked::Not(fps) => fps.into(),
         });
+        if out.error.is_none() && !made.is_empty() && self.opts.late_joins {
+            // After `last_batch.after`: the next batch, looked up before these writes, is
+            // looked up again.
+            let saved = self.counts;
+            let joined = self.late_joins(&made).and_then(|n| {
+                if n == 0 {
+                    return Ok(());
+                }
+                self.stage_counters()?;
+                self.store.commit()
+            });
+            if let Err(e) = joined {
+                // The batch is committed; what the late joins staged is not.
+                self.store.discard();
+                self.counts = saved;
+                out.error = Some(e);
+            }
+        }
         (out, next)
     }
 

@@ -181,6 +181,21 @@ impl Writer<'_> {
                     &d.seen,
                 )?;
                 put_seen(&seen, &mut d.bulk);
+                // The pages of the clusters that made lines furniture now, or had shown the
+                // lines the batch made furniture: looked up again after it (`late.rs`).
+                if self.opts.late_joins {
+                    use crate::engine::furniture::Seen;
+                    for (_, s) in &seen {
+                        if let Seen::Made(ids) = s {
+                            d.made.extend(ids);
+                        }
+                    }
+                    for (_, s, _) in lines.iter().flat_map(|l| &l.lines) {
+                        if let Seen::Batch(ids) = s {
+                            d.made.extend(ids);
+                        }
+                    }
+                }
                 if !seen.is_empty() {
                     self.grown.get_mut().expect("lock").note(&seen);
                 }
@@ -236,6 +251,9 @@ impl Writer<'_> {
             self.put_record(*seq, r, &mut bulk);
         }
         self.store.write(bulk)?;
+        if self.opts.late_joins && !d.made.is_empty() {
+            self.late_joins(&d.made)?;
+        }
         Ok(outcome)
     }
 }

@@ -9,6 +9,7 @@ mod batch;
 mod batch_lookup;
 mod decide;
 mod ingest;
+mod late;
 
 pub(super) use batch::LastBatch;
 pub use batch::{BatchOutcome, NextBatch};

@@ -53,6 +53,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.cut_excerpts);
     assert!(!legacy.first_links);
     assert!(!legacy.host_lines_join_one);
+    assert!(!legacy.late_joins);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
@@ -65,6 +66,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
         cut_excerpts: false,
         first_links: false,
         host_lines_join_one: false,
+        late_joins: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -244,6 +246,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
             || opts.cut_excerpts
             || opts.first_links
             || opts.host_lines_join_one
+            || opts.late_joins
         {
             19
         } else if opts.site_knowledge {
@@ -286,7 +289,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 23),
+        flags in proptest::collection::vec(proptest::bool::ANY, 24),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -322,6 +325,7 @@ proptest::proptest! {
             cut_excerpts: flags[20],
             first_links: flags[21],
             host_lines_join_one: flags[22],
+            late_joins: flags[23],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],

@@ -1,0 +1,108 @@
+//! Late joins (`late_joins`): a page stored alone before its site's furniture was known is
+//! looked up again once lines it holds become furniture, and joins the copy it then matches.
+//! A short article in a site's template, stored before the site's other pages, shares 4 of
+//! its 10 sentences with its own page on another site (not verified); the site's next three
+//! pages make the template furniture. Ingested in batches (the page's batch before theirs, a
+//! later copy in a third batch looked up while the second is decided) and one document at a
+//! time: with the rule the page is in its article's cluster, without it alone.
+
+use crate::common;
+use crate::site_knowledge::page;
+
+use common::Rng;
+use fpdb::{Document, Fpdb, OnExisting, Settings};
+
+fn store(on: bool) -> Fpdb {
+    Fpdb::builder()
+        .settings(Settings {
+            late_joins: Some(on),
+            ..Default::default()
+        })
+        .open_in_memory()
+        .unwrap()
+}
+
+/// `n` lines of `k` synthetic sentences each.
+fn lines(rng: &mut Rng, n: usize, k: usize) -> Vec<String> {
+    (0..n).map(|_| common::synthetic_doc(rng, k)).collect()
+}
+
+/// The article's page elsewhere, the short copy in the template, the site's three other
+/// pages (each with two paragraphs of its own), and a later copy of the article on a third
+/// site, in three batches.
+fn pages(rng: &mut Rng) -> [Vec<Document>; 3] {
+    let template = lines(rng, 3, 2);
+    let article = lines(rng, 4, 1);
+    let own = page("a", "https://other.example/a", &article.join("\n"));
+    // The template's lines first: the article's page holds the copy's last sentences, not
+    // its opening (no excerpt link).
+    let copy = [template.as_slice(), article.as_slice()]
+        .concat()
+        .join("\n");
+    let copy = page("x", "https://news.example/x", &copy);
+    let site: Vec<Document> = (0..3)
+        .map(|i| {
+            let text = [lines(rng, 2, 4), template.clone()].concat().join("\n");
+            page(
+                &format!("s{i}"),
+                &format!("https://news.example/s{i}"),
+                &text,
+            )
+        })
+        .collect();
+    let later = page("y", "https://third.example/y", &article.join("\n"));
+    [vec![own, copy], site, vec![later]]
+}
+
+fn clusters(
+    on: bool,
+    batches: &[Vec<Document>],
+    in_batches: bool,
+) -> std::collections::BTreeMap<String, u64> {
+    let mut db = store(on);
+    if in_batches {
+        let b: Vec<&[Document]> = batches.iter().map(Vec::as_slice).collect();
+        common::ingest_ahead(&mut db, &b, OnExisting::Skip, &mut |_| true, &mut |_, _| {});
+    } else {
+        for d in batches.iter().flatten() {
+            db.ingest_document(d, OnExisting::Skip).unwrap();
+        }
+    }
+    common::clusters_by_id(&db)
+}
+
+#[test]
+fn a_page_stored_before_its_sites_furniture_joins_its_copy_once_it_is_known() {
+    let mut rng = Rng(0x1a7e_0000_0000_0019);
+    let mut off_alone = 0;
+    for round in 0..6 {
+        let batches = pages(&mut rng);
+        for in_batches in [true, false] {
+            let at = format!("round {round}, in batches: {in_batches}");
+            // The copy joins once the site's pages are stored, before any later copy comes.
+            let c = clusters(true, &batches[..2], in_batches);
+            assert_eq!(c["x"], c["a"], "{at}");
+            // A later copy, looked up while the site's batch was decided, joins them.
+            let c = clusters(true, &batches, in_batches);
+            assert_eq!(c["x"], c["a"], "{at}");
+            assert_eq!(c["y"], c["a"], "{at}");
+            // The site's own pages stay apart: each other's only link is the template.
+            for s in ["s0", "s1", "s2"] {
+                assert_ne!(c[s], c["a"], "{at}: {s}");
+            }
+            assert_ne!(c["s0"], c["s1"], "{at}");
+            assert_ne!(c["s1"], c["s2"], "{at}");
+            // A later copy on another site finds it either way (`rechecked.rs`): without
+            // one, only the late join does.
+            let c = clusters(false, &batches[..2], in_batches);
+            if c["x"] != c["a"] {
+                off_alone += 1;
+            }
+        }
+    }
+    // Without the rule the copy stays alone.
+    assert_eq!(
+        off_alone, 12,
+        "alone without the rule in {off_alone} of 12 runs"
+    );
+}
