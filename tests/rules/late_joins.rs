@@ -106,3 +106,40 @@ fn a_page_stored_before_its_sites_furniture_joins_its_copy_once_it_is_known() {
         "alone without the rule in {off_alone} of 12 runs"
     );
 }
+
+/// A page that, without its site's furniture, links two clusters (two overlapping windows of
+/// the text it holds whole, 5 of its 8 sentences each) joins neither late: a late join never
+/// merges clusters. Stored after the site's furniture was known, the page merges the two
+/// (what an ingest decides), so it does link both.
+#[test]
+fn a_late_join_never_merges_two_clusters() {
+    let mut rng = Rng(0x1a7e_0000_0000_0002);
+    for round in 0..4 {
+        let template = lines(&mut rng, 3, 2);
+        let text = lines(&mut rng, 8, 1);
+        let a = page("a", "https://other.example/a", &text[..5].join("\n"));
+        let b = page("b", "https://third.example/b", &text[3..].join("\n"));
+        let whole = [template.as_slice(), text.as_slice()].concat().join("\n");
+        let x = page("x", "https://news.example/x", &whole);
+        let site: Vec<Document> = (0..3)
+            .map(|i| {
+                let t = [lines(&mut rng, 2, 4), template.clone()]
+                    .concat()
+                    .join("\n");
+                page(&format!("s{i}"), &format!("https://news.example/s{i}"), &t)
+            })
+            .collect();
+        for in_batches in [true, false] {
+            let at = format!("round {round}, in batches: {in_batches}");
+            let batches = [vec![a.clone(), b.clone(), x.clone()], site.clone()];
+            let c = clusters(true, &batches, in_batches);
+            assert_ne!(c["a"], c["b"], "{at}");
+            assert_ne!(c["x"], c["a"], "{at}");
+            assert_ne!(c["x"], c["b"], "{at}");
+            let batches = [site.clone(), vec![a.clone(), b.clone(), x.clone()]];
+            let c = clusters(true, &batches, in_batches);
+            assert_eq!(c["x"], c["a"], "{at}");
+            assert_eq!(c["x"], c["b"], "{at}");
+        }
+    }
+}
