@@ -41,6 +41,7 @@ pub(super) fn run(
         .on_existing(on_existing)
         .run(db, inputs, &mut told)?;
     sum.batches_looked_up_ahead = s.batches_looked_up_ahead;
+    sum.late_joins = s.late_joins;
     sum.lease_seconds = s.lease_seconds;
     sum.stages = Stages {
         read: s.read,

@@ -64,6 +64,9 @@ pub(super) struct Summary {
     /// Batches whose lookups ran while the batch before them was decided (the next batch
     /// is looked up ahead when it is fingerprinted in time, on more than one thread).
     pub(super) batches_looked_up_ahead: u64,
+    /// Pages that joined a cluster after their batch (`late_joins`): their output lines,
+    /// written before, name their own cluster.
+    pub(super) late_joins: u64,
     /// Seconds this run held a shared store's write lease (Redis; 0 otherwise).
     pub(super) lease_seconds: f64,
     /// `fpdb dedup`: the records written.
@@ -349,6 +352,13 @@ impl Summary {
                 self.store_clusters,
                 self.store_duplicates
             );
+            if self.late_joins > 0 {
+                eprintln!(
+                    "fpdb: {} pages joined a cluster after their batch, once their sites' furniture \
+                     was known (their output lines name their own cluster; export shows the join)",
+                    self.late_joins
+                );
+            }
             self.report_times();
             self.report_dedup();
             if let Some(line) = super::output::lookup_line(&self.lookups).filter(|_| verbose) {

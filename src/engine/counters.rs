@@ -40,6 +40,10 @@ pub struct Meters {
     /// Batches ([`Fpdb::ingest_batch_ahead`]) decided with lookups that ran while the batch
     /// before them was decided.
     pub batches_looked_up_ahead: u64,
+    /// Pages that joined a cluster after their own batch (`late_joins`: looked up again once
+    /// lines they hold became their site's furniture). Their ingest results named their own
+    /// cluster.
+    pub late_joins: u64,
     /// Writes that went through it: equal numbers at two times mean that what it reads did
     /// not change between them (a reader that takes the store's lock in steps checks this to
     /// know that its steps saw one state).
@@ -66,6 +70,8 @@ pub(super) struct LookupCounters {
     pub(super) commit_ns: AtomicU64,
     /// Batches decided with lookups that ran while the batch before was decided.
     pub(super) ahead: AtomicU64,
+    /// Pages joined late ([`Meters::late_joins`]).
+    pub(super) late_joins: AtomicU64,
     pub(super) lookups: AtomicU64,
     pub(super) postings_found: AtomicU64,
     pub(super) simhash_scanned: AtomicU64,

@@ -352,6 +352,7 @@ impl Fpdb {
                 apply: self.applying.as_deref().map_or(0.0, secs),
             },
             batches_looked_up_ahead: get(&r.ahead),
+            late_joins: get(&r.late_joins),
             writes: self.store.writes(),
             lease_seconds: secs(&self.lease.held_ns),
             memory_filter_bytes: self

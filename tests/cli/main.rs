@@ -7,6 +7,7 @@ mod common;
 mod commands;
 mod dedup_outputs;
 mod formats;
+mod late_joins;
 mod operator_files;
 mod parquet;
 mod paths_and_replace;

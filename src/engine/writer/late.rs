@@ -58,6 +58,7 @@ impl Writer<'_> {
                 joined += 1;
             }
         }
+        crate::engine::LookupCounters::add(&self.reads.late_joins, joined);
         Ok(joined)
     }
 
