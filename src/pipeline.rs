@@ -76,6 +76,8 @@ pub struct Stages {
     pub batches_looked_up_ahead: u64,
     /// Pages joined to a cluster after their own batch ([`crate::Meters::late_joins`]).
     pub late_joins: u64,
+    /// Clusters split after a batch ([`crate::Meters::late_splits`]).
+    pub late_splits: u64,
     /// Seconds a shared store's write lease was held (0 for a store of one process).
     pub lease_seconds: f64,
 }
@@ -241,6 +243,7 @@ pub fn run_chunks<A: Acknowledge>(
         commit: commit.as_secs_f64() + after.batch.commit - before.batch.commit,
         batches_looked_up_ahead: after.batches_looked_up_ahead - before.batches_looked_up_ahead,
         late_joins: after.late_joins - before.late_joins,
+        late_splits: after.late_splits - before.late_splits,
         lease_seconds: after.lease_seconds - before.lease_seconds,
     })
 }

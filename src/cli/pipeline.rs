@@ -42,6 +42,7 @@ pub(super) fn run(
         .run(db, inputs, &mut told)?;
     sum.batches_looked_up_ahead = s.batches_looked_up_ahead;
     sum.late_joins = s.late_joins;
+    sum.late_splits = s.late_splits;
     sum.lease_seconds = s.lease_seconds;
     sum.stages = Stages {
         read: s.read,

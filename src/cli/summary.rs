@@ -67,6 +67,9 @@ pub(super) struct Summary {
     /// Pages that joined a cluster after their batch (`late_joins`): their output lines,
     /// written before, name their own cluster.
     pub(super) late_joins: u64,
+    /// Clusters split after their batch (`late_joins`): pages of one host linked only
+    /// through lines that became its furniture.
+    pub(super) late_splits: u64,
     /// Seconds this run held a shared store's write lease (Redis; 0 otherwise).
     pub(super) lease_seconds: f64,
     /// `fpdb dedup`: the records written.
@@ -207,6 +210,25 @@ impl Summary {
                     });
                 }
             }
+        }
+    }
+
+    /// What changed after its batch in the store (stores with `late_joins`): pages joined to a
+    /// cluster, clusters split.
+    fn report_late(&self) {
+        if self.late_joins > 0 {
+            eprintln!(
+                "fpdb: {} pages joined a cluster after their batch, once their sites' furniture \
+                 was known (their output lines name their own cluster; export shows the join)",
+                self.late_joins
+            );
+        }
+        if self.late_splits > 0 {
+            eprintln!(
+                "fpdb: {} clusters split after their batch: pages of one site linked only \
+                 through lines that became its furniture (export shows the split)",
+                self.late_splits
+            );
         }
     }
 
@@ -352,13 +374,7 @@ impl Summary {
                 self.store_clusters,
                 self.store_duplicates
             );
-            if self.late_joins > 0 {
-                eprintln!(
-                    "fpdb: {} pages joined a cluster after their batch, once their sites' furniture \
-                     was known (their output lines name their own cluster; export shows the join)",
-                    self.late_joins
-                );
-            }
+            self.report_late();
             self.report_times();
             self.report_dedup();
             if let Some(line) = super::output::lookup_line(&self.lookups).filter(|_| verbose) {

@@ -388,7 +388,7 @@ fn uncite(recs: &mut [DocRecord], comps: &[Vec<usize>]) -> Vec<usize> {
 
 /// The connected components of `members` (ascending seqs; `recs` their records) by their
 /// stored matches, as indices: in order of their oldest member, members ascending within each.
-fn components(recs: &[DocRecord], members: &[u64]) -> Vec<Vec<usize>> {
+pub(super) fn components(recs: &[DocRecord], members: &[u64]) -> Vec<Vec<usize>> {
     fn top(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
             parent[i] = parent[parent[i]];

@@ -44,6 +44,9 @@ pub struct Meters {
     /// lines they hold became their site's furniture). Their ingest results named their own
     /// cluster.
     pub late_joins: u64,
+    /// Clusters split after a batch (`late_joins`): two pages of one host whose only link was
+    /// through lines that became their site's furniture.
+    pub late_splits: u64,
     /// Writes that went through it: equal numbers at two times mean that what it reads did
     /// not change between them (a reader that takes the store's lock in steps checks this to
     /// know that its steps saw one state).
@@ -72,6 +75,8 @@ pub(super) struct LookupCounters {
     pub(super) ahead: AtomicU64,
     /// Pages joined late ([`Meters::late_joins`]).
     pub(super) late_joins: AtomicU64,
+    /// Clusters split late ([`Meters::late_splits`]).
+    pub(super) late_splits: AtomicU64,
     pub(super) lookups: AtomicU64,
     pub(super) postings_found: AtomicU64,
     pub(super) simhash_scanned: AtomicU64,

@@ -353,6 +353,7 @@ impl Fpdb {
             },
             batches_looked_up_ahead: get(&r.ahead),
             late_joins: get(&r.late_joins),
+            late_splits: get(&r.late_splits),
             writes: self.store.writes(),
             lease_seconds: secs(&self.lease.held_ns),
             memory_filter_bytes: self

@@ -177,8 +177,25 @@ fn a_site_whose_first_articles_merge_on_its_furniture_still_learns_it() {
             .collect();
         docs.push(page("s5-repost", "a.example", &f, &bodies[5]));
         docs.push(page("s4-repost", "a.example", &f, &bodies[4]));
-        let c = clusters(Settings::default(), &docs, None);
+        let not_late = Settings {
+            late_joins: Some(false),
+            ..Default::default()
+        };
+        let c = clusters(not_late, &docs, None);
         first_merged += usize::from(c["s0"] == c["s1"]);
+        // Once three of them made the furniture known, the cluster it made of the first two
+        // is checked again without it and split (`late_joins`).
+        let late = clusters(Settings::default(), &docs, None);
+        for i in 1..6 {
+            for j in 0..i {
+                assert_ne!(
+                    late[&format!("s{i}")],
+                    late[&format!("s{j}")],
+                    "round {r}: {late:?}"
+                );
+            }
+        }
+        assert_eq!(late["s5"], late["s5-repost"], "round {r}: {late:?}");
         for i in 3..6 {
             for j in 0..i {
                 assert_ne!(c[&format!("s{i}")], c[&format!("s{j}")], "round {r}: {c:?}");
@@ -187,8 +204,8 @@ fn a_site_whose_first_articles_merge_on_its_furniture_still_learns_it() {
         assert_eq!(c["s5"], c["s5-repost"], "round {r}: {c:?}");
         assert_eq!(c["s4"], c["s4-repost"], "round {r}: {c:?}");
     }
-    // The case is the one the rule is for: the site's first two articles merge on its
-    // furniture (the documented cost of a new site's first pages).
+    // The case is the one the rule is for: without late joins the site's first two articles
+    // merge on its furniture (the cost of a new site's first pages that they take away).
     assert!(
         first_merged >= rounds / 2,
         "the first two articles merged in {first_merged} of {rounds} rounds"
@@ -247,7 +264,13 @@ fn a_batchs_pages_learn_their_sites_furniture_together() {
             partitions.push(partition(&c));
         }
         assert!(partitions.iter().all(|p| *p == partitions[0]), "round {r}");
-        let w = clusters(one_at_a_time(), &docs, Some((docs.len(), false)));
+        // One page at a time and without late joins (which part them once the furniture is
+        // known).
+        let alone = Settings {
+            late_joins: Some(false),
+            ..one_at_a_time()
+        };
+        let w = clusters(alone, &docs, Some((docs.len(), false)));
         first_merged_without += usize::from(w["s0"] == w["s1"]);
     }
     assert!(
@@ -319,8 +342,11 @@ fn eval_judges_in_batches_as_ingest_does() {
             v[0]["fp"].as_u64().unwrap()
         };
         assert_eq!(fp(&[]), 0, "round {r}");
-        let one = fp(&["--batch-size", "1"]);
-        assert_eq!(one, fp(&["--batch-furniture", "false"]), "round {r}");
+        // Without late joins, which part the first pages once the furniture is known.
+        let one = fp(&["--batch-size", "1", "--late-joins", "false"]);
+        let apart = ["--batch-furniture", "false", "--late-joins", "false"];
+        assert_eq!(one, fp(&apart), "round {r}");
+        assert_eq!(fp(&["--batch-size", "1"]), 0, "round {r}");
         missed_one_at_a_time += one;
     }
     assert!(missed_one_at_a_time > 0);
@@ -337,11 +363,20 @@ fn a_handle_can_decide_its_batches_one_at_a_time() {
         let docs: Vec<Document> = (0..4)
             .map(|i| page(&format!("s{i}"), "a.example", &fa, &short_article(&mut rng)))
             .collect();
-        let one = clusters(Settings::default(), &docs, None);
-        let mut db = Fpdb::builder().open_in_memory().unwrap();
+        // Without late joins, which part the first pages once the furniture is known
+        // whichever way the batch was decided.
+        let not_late = || Settings {
+            late_joins: Some(false),
+            ..Default::default()
+        };
+        let one = clusters(not_late(), &docs, None);
+        let mut db = Fpdb::builder()
+            .settings(not_late())
+            .open_in_memory()
+            .unwrap();
         db.set_batch_furniture(false);
         assert_eq!(one_batch(&mut db, &docs), one, "round {r}");
-        differ += usize::from(clusters(Settings::default(), &docs, Some((4, false))) != one);
+        differ += usize::from(clusters(not_late(), &docs, Some((4, false))) != one);
     }
     // The case is one the batch's furniture decides otherwise.
     assert!(differ > 0);

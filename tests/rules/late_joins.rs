@@ -143,3 +143,46 @@ fn a_late_join_never_merges_two_clusters() {
         }
     }
 }
+
+/// Short articles put in one template whose text is mostly the template's (12 of its 17
+/// sentences) verify against each other through it before it is furniture and share a
+/// cluster; once three of them have made the template furniture, the cluster is checked again
+/// without it and split: each short article alone, and a repost of one of them on its site
+/// still with it. In batches and one at a time; without the rule the template keeps them in
+/// one cluster.
+#[test]
+fn short_articles_joined_through_a_template_are_parted_once_it_is_furniture() {
+    let mut rng = Rng(0x1a7e_5911_0000_0003);
+    for round in 0..4 {
+        let template = lines(&mut rng, 3, 4);
+        let in_template = |id: &str, own: &str| {
+            let text = [own.to_string()]
+                .iter()
+                .chain(&template)
+                .cloned()
+                .collect::<Vec<_>>();
+            page(id, &format!("https://news.example/{id}"), &text.join("\n"))
+        };
+        let own: Vec<String> = (0..4).map(|_| common::synthetic_doc(&mut rng, 5)).collect();
+        let docs = [
+            in_template("p0", &own[0]),
+            in_template("p0-repost", &own[0]),
+            in_template("p1", &own[1]),
+            in_template("p2", &own[2]),
+            in_template("p3", &own[3]),
+        ];
+        for in_batches in [true, false] {
+            let at = format!("round {round}, in batches: {in_batches}");
+            let batches = [docs[..3].to_vec(), docs[3..].to_vec()];
+            let c = clusters(true, &batches, in_batches);
+            assert_eq!(c["p0"], c["p0-repost"], "{at}: {c:?}");
+            for (i, a) in ["p0", "p1", "p2", "p3"].iter().enumerate() {
+                for b in &["p0", "p1", "p2", "p3"][i + 1..] {
+                    assert_ne!(c[*a], c[*b], "{at}: {a} {b} {c:?}");
+                }
+            }
+            let c = clusters(false, &batches, in_batches);
+            assert_eq!(c["p0"], c["p1"], "{at}: {c:?}");
+        }
+    }
+}

@@ -328,8 +328,8 @@ impl Writer<'_> {
             // After `last_batch.after`: the next batch, looked up before these writes, is
             // looked up again.
             let saved = self.counts;
-            let joined = self.late_joins(&made).and_then(|n| {
-                if n == 0 {
+            let joined = self.late_joins(&made).and_then(|_| {
+                if self.store.staged() == 0 {
                     return Ok(());
                 }
                 self.stage_counters()?;

@@ -19,6 +19,11 @@ use crate::store::{Batch, Cf, Store};
 /// [`FURNITURE_CLUSTERS`]: crate::engine::furniture::FURNITURE_CLUSTERS
 const LATE_JOINS_MOST: usize = 256;
 
+/// A cluster of at most this many pages is checked again when lines its pages show become
+/// furniture ([`Writer::late_split`]): the clusters two short articles in one template share
+/// are small, and a cluster's check reads each member's record.
+const SPLIT_MEMBERS_MOST: u64 = 16;
+
 impl Writer<'_> {
     /// After a batch's commit: the clusters and pages that made lines furniture in it
     /// (`made`, as [`Seen::Made`](crate::engine::furniture::Seen::Made) names them) whose cluster
@@ -29,7 +34,7 @@ impl Writer<'_> {
         let mut made = made.to_vec();
         made.sort_unstable();
         made.dedup();
-        let mut seqs = Vec::new();
+        let (mut alone, mut roots) = (Vec::new(), Vec::new());
         for id in made {
             let found = if id & OWN_PAGE != 0 {
                 let seq = own_page_seq(id);
@@ -37,23 +42,32 @@ impl Writer<'_> {
                     Ok(rec) => self
                         .records()
                         .current_cluster(rec.similar_id)?
-                        .map(|(_, c)| (c, Some(seq))),
+                        .map(|(root, c)| (root, c, Some(seq))),
                     // Removed since.
                     Err(_) => None,
                 }
             } else {
-                self.records().current_cluster(id)?.map(|(_, c)| (c, None))
+                self.records()
+                    .current_cluster(id)?
+                    .map(|(root, c)| (root, c, None))
             };
-            if let Some((c, seq)) = found.filter(|(c, _)| c.size == 1) {
-                let seq = seq.unwrap_or(c.first_seq);
-                if !seqs.contains(&seq) {
-                    seqs.push(seq);
-                }
+            match found {
+                Some((_, c, seq)) if c.size == 1 => alone.push(seq.unwrap_or(c.first_seq)),
+                Some((root, c, _)) if c.size <= SPLIT_MEMBERS_MOST => roots.push(root),
+                _ => {}
             }
         }
-        seqs.truncate(LATE_JOINS_MOST);
+        roots.sort_unstable();
+        roots.dedup();
+        roots.truncate(LATE_JOINS_MOST);
+        for root in roots {
+            alone.extend(self.late_split(root)?);
+        }
+        alone.sort_unstable();
+        alone.dedup();
+        alone.truncate(LATE_JOINS_MOST);
         let mut joined = 0;
-        for seq in seqs {
+        for seq in alone {
             if self.late_join(seq)? {
                 joined += 1;
             }
@@ -62,49 +76,106 @@ impl Writer<'_> {
         Ok(joined)
     }
 
+    /// Cluster `root` (of two to [`SPLIT_MEMBERS_MOST`] members, held together by their
+    /// stored matches) checked again where its site's furniture changed: each stored match
+    /// between two of its pages of one host is verified again with the lines of that host now
+    /// furniture left out of both, and a match that no longer verifies is dropped. When that
+    /// parts the cluster, it is split into the components of the matches that hold (the
+    /// component with the oldest page keeps the id, as a removal's split does). Returns the
+    /// pages left alone (looked up again by [`Writer::late_joins`]).
+    fn late_split(&mut self, root: u64) -> Result<Vec<u64>> {
+        let Some((r, crec)) = self.records().current_cluster(root)? else {
+            return Ok(Vec::new());
+        };
+        if r != root || crec.size < 2 || crec.size > SPLIT_MEMBERS_MOST {
+            return Ok(Vec::new());
+        }
+        let members = self.records().members(root)?;
+        if members.len() as u64 != crec.size {
+            return Ok(Vec::new());
+        }
+        let mut recs = members
+            .iter()
+            .map(|&s| self.records().doc(s))
+            .collect::<Result<Vec<_>>>()?;
+        if crate::engine::clusters::components(&recs, &members).len() != 1 {
+            return Ok(Vec::new());
+        }
+        let furniture = recs
+            .iter()
+            .map(|r| self.furniture_of(r))
+            .collect::<Result<Vec<_>>>()?;
+        if furniture.iter().all(Vec::is_empty) {
+            return Ok(Vec::new());
+        }
+        let index: std::collections::HashMap<u64, usize> =
+            members.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let host = |r: &DocRecord| r.url.as_deref().and_then(crate::text::cites::host_key);
+        let judged = judged(&recs, &furniture);
+        let mut changed = vec![false; recs.len()];
+        for i in 0..recs.len() {
+            let Some(mine) = host(&recs[i]) else {
+                continue;
+            };
+            let mut kept = Vec::with_capacity(recs[i].matches.len());
+            for m in recs[i].matches.clone() {
+                let j = match index.get(&m.seq) {
+                    Some(&j) if host(&recs[j]) == Some(mine) => j,
+                    _ => {
+                        kept.push(m);
+                        continue;
+                    }
+                };
+                if (furniture[i].is_empty() && furniture[j].is_empty()) || !judged[i] || !judged[j]
+                {
+                    kept.push(m);
+                    continue;
+                }
+                if still_linked(&self.opts, &recs, (i, j), &furniture) {
+                    kept.push(m);
+                } else {
+                    changed[i] = true;
+                }
+            }
+            recs[i].matches = kept;
+        }
+        if !changed.contains(&true) {
+            return Ok(Vec::new());
+        }
+        let comps = crate::engine::clusters::components(&recs, &members);
+        if comps.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let mut b = Batch::new();
+        for (i, r) in recs.iter().enumerate().filter(|&(i, _)| changed[i]) {
+            b.put(Cf::Docs, schema::u64_key(members[i]), schema::encode_doc(r));
+        }
+        // Read back by the split, which reads its members' records from the store.
+        self.store.write(b)?;
+        let mut b = Batch::new();
+        self.db
+            .maintenance()
+            .split(root, crec, &members, u64::MAX, &mut b)?;
+        self.store.write(b)?;
+        crate::engine::LookupCounters::add(&self.reads.late_splits, 1);
+        Ok(comps
+            .iter()
+            .filter(|c| c.len() == 1)
+            .map(|c| members[c[0]])
+            .collect())
+    }
+
     /// Stored page `seq` (alone in its cluster) looked up again without its sentences of its
     /// site's furniture; joined (its cluster merged into the other, its record given the
     /// matches) when it links to exactly one other cluster. Staged, so that the next one reads
     /// it.
     fn late_join(&mut self, seq: u64) -> Result<bool> {
         let rec = self.records().doc(seq)?;
-        let Some(site) = rec
-            .url
-            .as_deref()
-            .and_then(|u| crate::text::sites::site_key(u, None))
-        else {
-            return Ok(false);
-        };
-        let none = SeenInBatch::default();
-        let mut furniture = Vec::new();
-        for &h in &rec.sketch {
-            if self
-                .sites()
-                .standing_in(site, FURNITURE_SENTENCE | u64::from(h), &none)?
-                == Some(true)
-            {
-                furniture.push(h);
-            }
-        }
-        let kept = rec.sketch.len() - furniture.len();
-        if furniture.is_empty() || kept < 2 {
+        let furniture = self.furniture_of(&rec)?;
+        if furniture.is_empty() || rec.sketch.len() - furniture.len() < 2 {
             return Ok(false);
         }
-        let mut fps = crate::engine::read::fingerprints_of(&self.opts, &rec);
-        let at: Vec<usize> = (0..rec.sketch.len())
-            .filter(|&i| furniture.binary_search(&rec.sketch[i]).is_err())
-            .collect();
-        fps.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
-        if rec.order.len() == rec.sketch.len() {
-            fps.order = at.iter().map(|&i| rec.order[i]).collect();
-        }
-        if let Some((_, seen)) = &mut fps.host_seen {
-            seen.retain(|h| furniture.binary_search(h).is_err());
-        }
-        fps.furniture = furniture;
-        // Its character shingles are of its whole text, furniture and all (a record keeps no
-        // text to take them again): it is compared by its sentences.
-        fps.shingles.clear();
+        let fps = late_fingerprints(&self.opts, &rec, furniture);
         let (own, own_rec) = self.records().find(rec.similar_id)?;
         let (holders, simhash) = self.index().holders_and_neighbours(&fps, None)?;
         let gone = DocRecord::default();
@@ -160,4 +231,108 @@ impl Writer<'_> {
         self.store.write(b)?;
         Ok(true)
     }
+
+    /// The sentences of stored page `rec` that its site's lines now furniture hold
+    /// ([`FURNITURE_SENTENCE`]), sorted; none for a document without a URL.
+    fn furniture_of(&self, rec: &DocRecord) -> Result<Vec<u32>> {
+        let Some(site) = rec
+            .url
+            .as_deref()
+            .and_then(|u| crate::text::sites::site_key(u, None))
+        else {
+            return Ok(Vec::new());
+        };
+        let none = SeenInBatch::default();
+        let mut furniture = Vec::new();
+        for &h in &rec.sketch {
+            if self
+                .sites()
+                .standing_in(site, FURNITURE_SENTENCE | u64::from(h), &none)?
+                == Some(true)
+            {
+                furniture.push(h);
+            }
+        }
+        Ok(furniture)
+    }
+}
+
+/// Stored page `rec`'s fingerprints without its sentences of `furniture` (sorted), as its
+/// ingest would have left them out had the store known them. Its character shingles are of
+/// its whole text, furniture and all (a record keeps no text to take them again): it is
+/// compared by its sentences.
+fn late_fingerprints(
+    opts: &crate::options::Options,
+    rec: &DocRecord,
+    furniture: Vec<u32>,
+) -> crate::fingerprint::Fingerprints {
+    let mut fps = crate::engine::read::fingerprints_of(opts, rec);
+    let at: Vec<usize> = (0..rec.sketch.len())
+        .filter(|&i| furniture.binary_search(&rec.sketch[i]).is_err())
+        .collect();
+    fps.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
+    if rec.order.len() == rec.sketch.len() {
+        fps.order = at.iter().map(|&i| rec.order[i]).collect();
+    }
+    if let Some((_, seen)) = &mut fps.host_seen {
+        seen.retain(|h| furniture.binary_search(h).is_err());
+    }
+    fps.furniture = furniture;
+    fps.shingles.clear();
+    fps
+}
+
+/// Whether each of `recs` (a cluster's members, `furniture` the sentences of each that are
+/// its site's furniture) can be judged without its site's furniture: it keeps two sentences
+/// or more beside it, or one that no other member holds. A page that keeps one sentence of
+/// another member, or none (a teaser of its article on its site: the site's lines and the
+/// article's opening), is judged by nothing and keeps its links ([`Writer::late_split`]).
+fn judged(recs: &[DocRecord], furniture: &[Vec<u32>]) -> Vec<bool> {
+    let mut all: Vec<u32> = furniture.iter().flatten().copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    (0..recs.len())
+        .map(|k| {
+            let kept: Vec<u32> = recs[k]
+                .sketch
+                .iter()
+                .copied()
+                .filter(|h| all.binary_search(h).is_err())
+                .collect();
+            kept.len() >= 2
+                || kept.iter().any(|h| {
+                    (0..recs.len()).all(|m| m == k || recs[m].sketch.binary_search(h).is_err())
+                })
+        })
+        .collect()
+}
+
+/// Whether the stored match between members `i` and `j` of `recs` (two pages of one host)
+/// still holds with the sentences of their site's furniture left out of both: either way
+/// verified (a teaser verifies as the candidate of its article, not as the document), or one
+/// of them holding, beside the furniture, only sentences of the other (a teaser of its article
+/// on its site: its opening and the site's lines).
+fn still_linked(
+    opts: &crate::options::Options,
+    recs: &[DocRecord],
+    (i, j): (usize, usize),
+    furniture: &[Vec<u32>],
+) -> bool {
+    let mut both = furniture[i].clone();
+    both.extend(&furniture[j]);
+    both.sort_unstable();
+    both.dedup();
+    let holds = |a: usize, b: usize| {
+        let fps = late_fingerprints(opts, &recs[a], both.clone());
+        Checked::of(opts, &fps, &recs[b]).overlap >= opts.verify_threshold()
+    };
+    let within = |a: usize, b: usize| {
+        let mut own = recs[a]
+            .sketch
+            .iter()
+            .filter(|h| both.binary_search(h).is_err())
+            .peekable();
+        own.peek().is_some() && own.all(|h| recs[b].sketch.binary_search(h).is_ok())
+    };
+    holds(i, j) || holds(j, i) || within(i, j) || within(j, i)
 }
