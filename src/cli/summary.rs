@@ -64,10 +64,10 @@ pub(super) struct Summary {
     /// Batches whose lookups ran while the batch before them was decided (the next batch
     /// is looked up ahead when it is fingerprinted in time, on more than one thread).
     pub(super) batches_looked_up_ahead: u64,
-    /// Pages that joined a cluster after their batch (`late_joins`): their output lines,
+    /// Pages that joined a cluster after their batch (`late_links`): their output lines,
     /// written before, name their own cluster.
     pub(super) late_joins: u64,
-    /// Clusters split after their batch (`late_joins`): pages of one host linked only
+    /// Clusters split after their batch (`late_links`): pages of one host linked only
     /// through lines that became its furniture.
     pub(super) late_splits: u64,
     /// Seconds this run held a shared store's write lease (Redis; 0 otherwise).
@@ -213,7 +213,7 @@ impl Summary {
         }
     }
 
-    /// What changed after its batch in the store (stores with `late_joins`): pages joined to a
+    /// What changed after its batch in the store (stores with `late_links`): pages joined to a
     /// cluster, clusters split.
     fn report_late(&self) {
         if self.late_joins > 0 {

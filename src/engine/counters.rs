@@ -40,11 +40,11 @@ pub struct Meters {
     /// Batches ([`Fpdb::ingest_batch_ahead`]) decided with lookups that ran while the batch
     /// before them was decided.
     pub batches_looked_up_ahead: u64,
-    /// Pages that joined a cluster after their own batch (`late_joins`: looked up again once
+    /// Pages that joined a cluster after their own batch (`late_links`: looked up again once
     /// lines they hold became their site's furniture). Their ingest results named their own
     /// cluster.
     pub late_joins: u64,
-    /// Clusters split after a batch (`late_joins`): two pages of one host whose only link was
+    /// Clusters split after a batch (`late_links`): two pages of one host whose only link was
     /// through lines that became their site's furniture.
     pub late_splits: u64,
     /// Writes that went through it: equal numbers at two times mean that what it reads did

@@ -103,7 +103,7 @@ pub(super) enum Seen {
     /// page's own batch, each with text of its own (`batch_furniture`): furniture for every
     /// page of the batch, and stored as furniture with the first of them decided. Holds the
     /// clusters and pages the store had seen it in before the batch (what [`Seen::In`] said),
-    /// whose pages are looked up again after the batch (`late_joins`: `writer/late.rs`).
+    /// whose pages are looked up again after the batch (`late_links`: `writer/late.rs`).
     Batch(Vec<u64>),
 }
 
@@ -204,7 +204,7 @@ impl PageLines {
         for (k, s, _) in &mut self.lines {
             if let Seen::Batch(was) = s {
                 // The clusters the batch before showed it in count among those it had been
-                // seen in (`late_joins`).
+                // seen in (`late_links`).
                 if let Some(Seen::In(cs)) = written.get(&(self.host, *k)) {
                     for c in cs {
                         if !was.contains(c) {

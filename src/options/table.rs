@@ -345,15 +345,18 @@ macro_rules! for_each_setting {
             host_lines_join_one: bool = true, older (false), since 19, set flag,
                 help "A page's link to a page of its own host through lines the host showed \
                   before only (each with a sentence of its own) never merges two clusters";
-            /// A page stored alone in its cluster is looked up again when lines it holds become
-            /// its site's furniture (after the batch that made them so), without its sentences
-            /// of those lines, as its ingest would have compared it had the store known them;
-            /// it joins the one cluster it then links to (never two). So a page that came
-            /// before the pages that taught its site's furniture finds its copies as one that
-            /// came after does. Stores made before this setting: off. Needs `site_knowledge`.
-            late_joins: bool = true, older (false), since 19, set flag,
-                help "A page stored alone is looked up again, without its site's furniture, \
-                  once lines it holds become furniture, and joins the one cluster it links to";
+            /// After a batch, the pages of the clusters that made lines their site's furniture
+            /// in it are checked again without those lines, as their ingest would have
+            /// compared them had the store known them: a page alone in its cluster is looked
+            /// up again and joins the one cluster it then links to (never two); a cluster of
+            /// a few pages whose pages of one host were linked only through those lines is
+            /// split. So what a store finds does not hang on whether a page came before or
+            /// after the pages that taught its site's furniture. Stores made before this
+            /// setting: off. Needs `site_knowledge`.
+            late_links: bool = true, older (false), since 19, set flag,
+                help "After a batch, pages whose lines became furniture in it are checked again \
+                  without them: a page alone joins the one cluster it links to, and pages of one \
+                  site linked only through those lines are split apart";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

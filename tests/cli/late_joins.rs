@@ -96,7 +96,7 @@ fn a_page_joined_late_is_counted_and_exported_in_its_cluster() {
             "ingest",
             "-q",
             "first.jsonl",
-            "--late-joins",
+            "--late-links",
             "false",
         ],
     );

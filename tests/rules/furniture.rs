@@ -136,7 +136,7 @@ fn a_line_of_two_clusters_is_not_yet_furniture() {
             c["a-short1"] == c["a-short2"]
         });
         let not_late = Settings {
-            late_joins: Some(false),
+            late_links: Some(false),
             ..only_furniture()
         };
         let c = clusters(not_late, &docs, None);
@@ -150,7 +150,7 @@ fn a_line_of_two_clusters_is_not_yet_furniture() {
             "{c:?}"
         );
         // The copy is B's third cluster: it makes B's furniture known and, alone, is looked
-        // up again without it (`late_joins`), finding A's.
+        // up again without it (`late_links`), finding A's.
         let c = clusters(only_furniture(), &docs, None);
         assert_eq!(c["a-short1"], c["b-short1"], "{c:?}");
     }
@@ -178,13 +178,13 @@ fn a_site_whose_first_articles_merge_on_its_furniture_still_learns_it() {
         docs.push(page("s5-repost", "a.example", &f, &bodies[5]));
         docs.push(page("s4-repost", "a.example", &f, &bodies[4]));
         let not_late = Settings {
-            late_joins: Some(false),
+            late_links: Some(false),
             ..Default::default()
         };
         let c = clusters(not_late, &docs, None);
         first_merged += usize::from(c["s0"] == c["s1"]);
         // Once three of them made the furniture known, the cluster it made of the first two
-        // is checked again without it and split (`late_joins`).
+        // is checked again without it and split (`late_links`).
         let late = clusters(Settings::default(), &docs, None);
         for i in 1..6 {
             for j in 0..i {
@@ -267,7 +267,7 @@ fn a_batchs_pages_learn_their_sites_furniture_together() {
         // One page at a time and without late joins (which part them once the furniture is
         // known).
         let alone = Settings {
-            late_joins: Some(false),
+            late_links: Some(false),
             ..one_at_a_time()
         };
         let w = clusters(alone, &docs, Some((docs.len(), false)));
@@ -343,8 +343,8 @@ fn eval_judges_in_batches_as_ingest_does() {
         };
         assert_eq!(fp(&[]), 0, "round {r}");
         // Without late joins, which part the first pages once the furniture is known.
-        let one = fp(&["--batch-size", "1", "--late-joins", "false"]);
-        let apart = ["--batch-furniture", "false", "--late-joins", "false"];
+        let one = fp(&["--batch-size", "1", "--late-links", "false"]);
+        let apart = ["--batch-furniture", "false", "--late-links", "false"];
         assert_eq!(one, fp(&apart), "round {r}");
         assert_eq!(fp(&["--batch-size", "1"]), 0, "round {r}");
         missed_one_at_a_time += one;
@@ -366,7 +366,7 @@ fn a_handle_can_decide_its_batches_one_at_a_time() {
         // Without late joins, which part the first pages once the furniture is known
         // whichever way the batch was decided.
         let not_late = || Settings {
-            late_joins: Some(false),
+            late_links: Some(false),
             ..Default::default()
         };
         let one = clusters(not_late(), &docs, None);

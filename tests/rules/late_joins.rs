@@ -15,7 +15,7 @@ use fpdb::{Document, Fpdb, OnExisting, Settings};
 fn store(on: bool) -> Fpdb {
     Fpdb::builder()
         .settings(Settings {
-            late_joins: Some(on),
+            late_links: Some(on),
             ..Default::default()
         })
         .open_in_memory()

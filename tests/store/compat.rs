@@ -258,7 +258,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -296,7 +296,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -353,7 +353,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             cut_excerpts: Some(false),
             first_links: Some(false),
             host_lines_join_one: Some(false),
-            late_joins: Some(false),
+            late_links: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -382,7 +382,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -418,7 +418,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -449,7 +449,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -470,7 +470,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -498,7 +498,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -522,7 +522,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -547,7 +547,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -572,7 +572,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -599,7 +599,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -628,7 +628,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -657,7 +657,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(
@@ -687,7 +687,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         cut_excerpts: Some(false),
         first_links: Some(false),
         host_lines_join_one: Some(false),
-        late_joins: Some(false),
+        late_links: Some(false),
         ..Default::default()
     };
     stays(

@@ -73,7 +73,7 @@ pub(in crate::engine) struct Decisions {
     /// before changed, when this one was looked up before it was committed).
     pub(in crate::engine) seen: SeenInBatch,
     /// The clusters and pages that made lines furniture in this batch (stores with
-    /// `late_joins`: looked up again after its commit, `late.rs`).
+    /// `late_links`: looked up again after its commit, `late.rs`).
     pub(in crate::engine) made: Vec<u64>,
 }
 
@@ -324,11 +324,11 @@ impl Writer<'_> {
             NextLooked::Found(Err(e)) => BatchFingerprints::failed(e),
             NextLooked::Not(fps) => fps.into(),
         });
-        if out.error.is_none() && !made.is_empty() && self.opts.late_joins {
+        if out.error.is_none() && !made.is_empty() && self.opts.late_links {
             // After `last_batch.after`: the next batch, looked up before these writes, is
             // looked up again.
             let saved = self.counts;
-            let joined = self.late_joins(&made).and_then(|_| {
+            let joined = self.late_links(&made).and_then(|_| {
                 if self.store.staged() == 0 {
                     return Ok(());
                 }

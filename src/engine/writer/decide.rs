@@ -183,7 +183,7 @@ impl Writer<'_> {
                 put_seen(&seen, &mut d.bulk);
                 // The pages of the clusters that made lines furniture now, or had shown the
                 // lines the batch made furniture: looked up again after it (`late.rs`).
-                if self.opts.late_joins {
+                if self.opts.late_links {
                     use crate::engine::furniture::Seen;
                     for (_, s) in &seen {
                         if let Seen::Made(ids) = s {
@@ -251,8 +251,8 @@ impl Writer<'_> {
             self.put_record(*seq, r, &mut bulk);
         }
         self.store.write(bulk)?;
-        if self.opts.late_joins && !d.made.is_empty() {
-            self.late_joins(&d.made)?;
+        if self.opts.late_links && !d.made.is_empty() {
+            self.late_links(&d.made)?;
         }
         Ok(outcome)
     }

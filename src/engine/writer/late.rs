@@ -1,9 +1,13 @@
-//! Late joins (stores with `late_joins`): a page stored alone before its site's furniture was
-//! known, looked up again once lines it holds become furniture. Its record's sentences of
-//! those lines are left out, as its ingest would have left them out had the store known
-//! them, and when it then links to one cluster it joins it. So what a store finds does not
-//! hang on whether a page came before or after the pages that taught its site's furniture:
-//! `rechecked.rs` lets a later copy find such a page; this lets the page find an earlier one.
+//! Late links (stores with `late_links`): what a batch's new furniture changes for the pages
+//! stored before it was known. A page is fingerprinted with the furniture its site has shown
+//! so far; once lines it holds become furniture, the pages of the clusters that showed them
+//! are checked again from their records, those lines left out as their ingest would have left
+//! them out had the store known them. A page alone in its cluster is looked up again and
+//! joins the one cluster it then links to (late joins); a small cluster whose pages of one
+//! host were linked only through those lines is split (late splits). So what a store finds
+//! does not hang on whether a page came before or after the pages that taught its site's
+//! furniture: `rechecked.rs` lets a later copy find such a page; this lets the page find an
+//! earlier one, and parts what the site's template alone had joined.
 
 use super::Writer;
 use crate::engine::checked::Checked;
@@ -25,12 +29,14 @@ const LATE_JOINS_MOST: usize = 256;
 const SPLIT_MEMBERS_MOST: u64 = 16;
 
 impl Writer<'_> {
-    /// After a batch's commit: the clusters and pages that made lines furniture in it
-    /// (`made`, as [`Seen::Made`](crate::engine::furniture::Seen::Made) names them) whose cluster
-    /// is still one page, each looked up again without its sentences of its site's furniture
-    /// as the store knows it now, and joined to the one cluster it then links to. Staged, each
-    /// read by the next. Returns how many joined.
-    pub(in crate::engine) fn late_joins(&mut self, made: &[u64]) -> Result<usize> {
+    /// After a batch's commit, the clusters and pages that made lines furniture in it (`made`,
+    /// as [`Seen::Made`](crate::engine::furniture::Seen::Made) and
+    /// [`Seen::Batch`](crate::engine::furniture::Seen::Batch) name them): each cluster of two
+    /// to [`SPLIT_MEMBERS_MOST`] pages checked again ([`Writer::late_split`]), then each page
+    /// alone in its cluster (or left alone by a split) looked up again without its sentences
+    /// of its site's furniture as the store knows it now, and joined to the one cluster it then
+    /// links to. Staged, each read by the next. Returns how many joined.
+    pub(in crate::engine) fn late_links(&mut self, made: &[u64]) -> Result<usize> {
         let mut made = made.to_vec();
         made.sort_unstable();
         made.dedup();
@@ -82,7 +88,7 @@ impl Writer<'_> {
     /// furniture left out of both, and a match that no longer verifies is dropped. When that
     /// parts the cluster, it is split into the components of the matches that hold (the
     /// component with the oldest page keeps the id, as a removal's split does). Returns the
-    /// pages left alone (looked up again by [`Writer::late_joins`]).
+    /// pages left alone (looked up again by [`Writer::late_links`]).
     fn late_split(&mut self, root: u64) -> Result<Vec<u64>> {
         let Some((r, crec)) = self.records().current_cluster(root)? else {
             return Ok(Vec::new());
@@ -126,7 +132,12 @@ impl Writer<'_> {
                         continue;
                     }
                 };
-                if (furniture[i].is_empty() && furniture[j].is_empty()) || !judged[i] || !judged[j]
+                // A link strong at its ingest is a copy's (an edited repost), which shares the
+                // page's furniture and its text alike.
+                if (furniture[i].is_empty() && furniture[j].is_empty())
+                    || !judged[i]
+                    || !judged[j]
+                    || m.overlap >= crate::engine::checked::STRONG_LINK
                 {
                     kept.push(m);
                     continue;
@@ -322,8 +333,21 @@ fn still_linked(
     both.extend(&furniture[j]);
     both.sort_unstable();
     both.dedup();
+    // The records' 4-grams are of the whole texts: they say the two are less alike than
+    // without the furniture when no furniture sentence is in both (leaving lines of one only
+    // out can only make them more alike), and are kept then; else the two are compared by
+    // their sentences.
+    let shared = furniture[i]
+        .iter()
+        .any(|h| recs[j].sketch.binary_search(h).is_ok())
+        || furniture[j]
+            .iter()
+            .any(|h| recs[i].sketch.binary_search(h).is_ok());
     let holds = |a: usize, b: usize| {
-        let fps = late_fingerprints(opts, &recs[a], both.clone());
+        let mut fps = late_fingerprints(opts, &recs[a], both.clone());
+        if !shared {
+            fps.shingles.clone_from(&recs[a].shingles);
+        }
         Checked::of(opts, &fps, &recs[b]).overlap >= opts.verify_threshold()
     };
     let within = |a: usize, b: usize| {

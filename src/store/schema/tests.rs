@@ -53,7 +53,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.cut_excerpts);
     assert!(!legacy.first_links);
     assert!(!legacy.host_lines_join_one);
-    assert!(!legacy.late_joins);
+    assert!(!legacy.late_links);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
@@ -66,7 +66,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
         cut_excerpts: false,
         first_links: false,
         host_lines_join_one: false,
-        late_joins: false,
+        late_links: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -246,7 +246,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
             || opts.cut_excerpts
             || opts.first_links
             || opts.host_lines_join_one
-            || opts.late_joins
+            || opts.late_links
         {
             19
         } else if opts.site_knowledge {
@@ -325,7 +325,7 @@ proptest::proptest! {
             cut_excerpts: flags[20],
             first_links: flags[21],
             host_lines_join_one: flags[22],
-            late_joins: flags[23],
+            late_links: flags[23],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],
