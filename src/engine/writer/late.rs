@@ -360,3 +360,66 @@ fn still_linked(
     };
     holds(i, j) || holds(j, i) || within(i, j) || within(j, i)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{judged, still_linked};
+    use crate::options::Options;
+    use crate::store::schema::DocRecord;
+
+    /// A page of `news.example` whose sentence sketch is `sketch` (sorted here), placed in
+    /// text order.
+    fn page(id: &str, sketch: &[u32]) -> DocRecord {
+        let mut sketch = sketch.to_vec();
+        sketch.sort_unstable();
+        DocRecord {
+            id: id.into(),
+            url: Some(format!("https://news.example/{id}")),
+            order: (0..sketch.len()).map(|i| (i * 16) as u8).collect(),
+            sketch,
+            ..DocRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_page_is_judged_by_sentences_of_its_own_only() {
+        // 1..=4: the site's furniture, on every page.
+        let furniture = [1, 2, 3, 4];
+        let recs = [
+            // An article: the furniture and its own text.
+            page("article", &[1, 2, 3, 4, 10, 11, 12]),
+            // Its teaser on the site: the furniture and the article's opening.
+            page("teaser", &[1, 2, 3, 4, 10]),
+            // A page whose extraction kept the furniture only.
+            page("template", &[1, 2, 3, 4]),
+            // Another short article in the template: one sentence of its own.
+            page("other", &[1, 2, 3, 4, 20]),
+        ];
+        let f: Vec<Vec<u32>> = recs.iter().map(|_| furniture.to_vec()).collect();
+        assert_eq!(judged(&recs, &f), [true, false, false, true]);
+    }
+
+    #[test]
+    fn a_link_holds_without_the_furniture_by_sentences_or_as_a_teaser() {
+        let opts = Options::default();
+        let furniture = vec![1, 2, 3, 4];
+        let recs = [
+            page("article", &[1, 2, 3, 4, 10, 11, 12]),
+            page("repost", &[1, 2, 3, 4, 10, 11, 12, 13]),
+            page("teaser", &[1, 2, 3, 4, 10]),
+            page("other", &[1, 2, 3, 4, 20, 21, 22]),
+        ];
+        let f = vec![furniture; recs.len()];
+        // 3 of 4 sentences shared without the furniture: verified either way.
+        assert!(still_linked(&opts, &recs, (1, 0), &f));
+        // The teaser holds only the article's opening beside the furniture.
+        assert!(still_linked(&opts, &recs, (2, 0), &f));
+        assert!(still_linked(&opts, &recs, (0, 2), &f));
+        // Two articles that shared the template only.
+        assert!(!still_linked(&opts, &recs, (3, 0), &f));
+        assert!(!still_linked(&opts, &recs, (0, 3), &f));
+        // With no furniture left out it is the plain comparison: 4 of 7 shared, not verified.
+        let none = vec![Vec::new(); recs.len()];
+        assert!(!still_linked(&opts, &recs, (3, 0), &none));
+    }
+}
