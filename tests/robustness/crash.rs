@@ -238,3 +238,109 @@ fn killed_runs_with_a_saved_presence_filter_change_no_cluster() {
     assert!(matches!(code(&o), 0 | 3), "{}", stderr(&o));
     assert_eq!(clusters(&d.join("db")), clusters(&d.join("ref")));
 }
+
+/// Pages of 300 sites (each site's furniture around short articles; every fifth page a copy
+/// of another site's article put in its template), shuffled, so that sites learn their
+/// furniture as the ingest goes and late links (`late_links`: joins and splits after a
+/// batch, a second commit) are at work in small batches. Killed at random moments, the store
+/// reopens consistent with every acknowledged page, and a final run completes it.
+#[test]
+fn killed_ingests_of_pages_with_late_links_leave_a_consistent_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = common::Rng(0x1a7e_c4a5);
+    let mut pages: Vec<String> = Vec::new();
+    let mut articles: Vec<Vec<String>> = Vec::new();
+    for site in 0..300 {
+        let furniture = common::sites::furniture(&mut rng);
+        for i in 0..40 {
+            let body = if i % 5 == 4 && !articles.is_empty() {
+                articles[rng.below(articles.len() as u64) as usize].clone()
+            } else {
+                common::paragraphs(&mut rng, 2)
+            };
+            articles.push(body.clone());
+            let p = common::sites::page(
+                &format!("p{site}-{i}"),
+                &format!("s{site}.example"),
+                &furniture,
+                &body,
+            );
+            pages.push(serde_json::json!({"id": p.id, "url": p.url, "text": p.text}).to_string());
+        }
+    }
+    for i in (1..pages.len()).rev() {
+        pages.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    std::fs::write(d.join("pages.jsonl"), pages.join("\n") + "\n").unwrap();
+    let args = |db: &str, out: &str| -> Vec<String> {
+        [
+            "ingest",
+            "pages.jsonl",
+            "--db",
+            db,
+            "--batch-size",
+            "8",
+            "--quiet",
+            "--output",
+            out,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // The rule is at work on these pages: an uninterrupted run counts late links.
+    let o = run(
+        d,
+        &[
+            "ingest",
+            "pages.jsonl",
+            "--db",
+            "whole",
+            "--batch-size",
+            "8",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    let late = summary["late_joins"].as_u64().unwrap() + summary["late_splits"].as_u64().unwrap();
+    assert!(late > 0, "{summary}");
+    let mut rng = common::Rng(41);
+    let mut killed = 0;
+    for round in 0..5 {
+        let out = format!("out{round}.jsonl");
+        let mut child = common::fpdb()
+            .current_dir(d)
+            .args(args("db", &out))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        killed += usize::from(kill_within(&mut child, 100 + rng.below(600)));
+        if !store_was_made(&d.join("db"), &d.join(&out), round) {
+            continue;
+        }
+        let v = run(d, &["--db", "db", "verify"]);
+        assert_eq!(code(&v), 0, "round {round}: {}", stderr(&v));
+        every_acknowledged_is_stored(&d.join("db"), &d.join(&out), round);
+    }
+    assert!(killed >= 2, "only {killed} runs were killed mid-way");
+    let o = run(
+        d,
+        &[
+            "ingest",
+            "pages.jsonl",
+            "--db",
+            "db",
+            "--batch-size",
+            "8",
+            "--quiet",
+        ],
+    );
+    assert!(matches!(code(&o), 0 | 3), "{}", stderr(&o));
+    assert_eq!(code(&run(d, &["--db", "db", "verify"])), 0);
+    let db = fpdb::Fpdb::builder()
+        .read_only(true)
+        .open(d.join("db"))
+        .unwrap();
+    assert_eq!(db.searcher().stats().documents, pages.len() as u64);
+}
