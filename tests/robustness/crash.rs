@@ -2,7 +2,8 @@
 //! reopened, every index must agree with the documents, and every result the killed run had
 //! acknowledged (written to --output, which happens only after a sync) must be in the store.
 //! The store has the default algorithms and the exact-key ones that keep more per document
-//! (keyword weights, titles, paragraph keys).
+//! (keyword weights, titles, paragraph keys); pages of sites whose furniture is learned as
+//! they come are killed too, with late links (a second commit after a batch) at work.
 
 use crate::common;
 
