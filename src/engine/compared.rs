@@ -168,3 +168,23 @@ pub(super) fn whole_elsewhere<'a>(
     let theirs = url.and_then(crate::text::cites::host_key)?;
     (fps.host_key.is_some_and(|h| h != theirs)).then(|| w.sketches())
 }
+
+/// Stored record `rec`'s sentence sketch and their places without the sentences of
+/// `left_out` (sorted): a stored page as it would have been stored had those lines been left
+/// out (`rechecked.rs`, late links). Places that do not run parallel to the sketch are kept
+/// as they are.
+pub(super) fn sketch_without(
+    rec: &crate::store::schema::DocRecord,
+    left_out: &[u32],
+) -> (Vec<u32>, Vec<u8>) {
+    let at: Vec<usize> = (0..rec.sketch.len())
+        .filter(|&i| left_out.binary_search(&rec.sketch[i]).is_err())
+        .collect();
+    let sketch = at.iter().map(|&i| rec.sketch[i]).collect();
+    let order = if rec.order.len() == rec.sketch.len() {
+        at.iter().map(|&i| rec.order[i]).collect()
+    } else {
+        rec.order.clone()
+    };
+    (sketch, order)
+}

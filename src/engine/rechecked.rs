@@ -66,13 +66,7 @@ impl Sites<'_> {
             return Ok(c);
         }
         let mut without = rec.clone();
-        let at: Vec<usize> = (0..rec.sketch.len())
-            .filter(|&i| kept(&rec.sketch[i]))
-            .collect();
-        without.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
-        if rec.order.len() == rec.sketch.len() {
-            without.order = at.iter().map(|&i| rec.order[i]).collect();
-        }
+        (without.sketch, without.order) = super::compared::sketch_without(rec, &furniture);
         without.template.retain(kept);
         if !template.is_empty() {
             // Lines its site showed on other pages since it was stored: its template, as

@@ -224,31 +224,9 @@ impl Writer<'_> {
         let mut waiting = trec.pending_cites.clone();
         let mut merged = Vec::new();
         for (&id, rec) in lk.roots.iter().skip(1) {
-            trec.size += rec.size;
-            // Ids are not always in age order (a replaced singleton takes its id back): the
-            // merged cluster's first document is the oldest of theirs.
-            trec.first_seq = trec.first_seq.min(rec.first_seq);
-            trec.original = Original::earliest(trec.original, rec.original);
             waiting.extend(&rec.pending_cites);
-            let moved = ClusterRecord {
-                parent: Some(target),
-                ..rec.clone()
-            };
-            batch.put(
-                Cf::Clusters,
-                schema::u64_key(id),
-                schema::encode_cluster(&moved),
-            );
-            for m in self.records().members(id)? {
-                batch.delete(Cf::Members, schema::members_key(ClusterId(id), Seq(m)));
-                batch.put(
-                    Cf::Members,
-                    schema::members_key(ClusterId(target), Seq(m)),
-                    Vec::new(),
-                );
-            }
+            self.merge_root((target, &mut trec), (id, rec), batch)?;
             merged.push(id);
-            self.counts.clusters -= 1;
         }
         let (previous, newly_cited, cited_by_waiting) = if originals {
             choose_original(lk, &mut trec, me, fps, &waiting)
@@ -270,6 +248,42 @@ impl Writer<'_> {
                 cited: cited_by_waiting,
             },
         })
+    }
+
+    /// Root cluster `id` (record `rec`) merged into root `target`, whose record `trec` takes
+    /// its size, first document and original (the record of `target` is the caller's to
+    /// write): `id` points at `target` and its member entries move there, into `batch`. Its
+    /// waiting citations are the caller's.
+    pub(in crate::engine) fn merge_root(
+        &mut self,
+        (target, trec): (u64, &mut ClusterRecord),
+        (id, rec): (u64, &ClusterRecord),
+        batch: &mut Batch,
+    ) -> Result<()> {
+        trec.size += rec.size;
+        // Ids are not always in age order (a replaced singleton takes its id back): the
+        // merged cluster's first document is the oldest of theirs.
+        trec.first_seq = trec.first_seq.min(rec.first_seq);
+        trec.original = Original::earliest(trec.original, rec.original);
+        let moved = ClusterRecord {
+            parent: Some(target),
+            ..rec.clone()
+        };
+        batch.put(
+            Cf::Clusters,
+            schema::u64_key(id),
+            schema::encode_cluster(&moved),
+        );
+        for m in self.records().members(id)? {
+            batch.delete(Cf::Members, schema::members_key(ClusterId(id), Seq(m)));
+            batch.put(
+                Cf::Members,
+                schema::members_key(ClusterId(target), Seq(m)),
+                Vec::new(),
+            );
+        }
+        self.counts.clusters -= 1;
+        Ok(())
     }
 
     /// New document `seq`'s record, id and index entries (its postings and simhash table

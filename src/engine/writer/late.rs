@@ -13,7 +13,7 @@ use super::Writer;
 use crate::engine::checked::Checked;
 use crate::engine::furniture::{own_page_seq, SeenInBatch, FURNITURE_SENTENCE, OWN_PAGE};
 use crate::error::Result;
-use crate::store::schema::{self, ClusterId, ClusterRecord, DocRecord, Original, Seq};
+use crate::store::schema::{self, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
 /// At most this many pages are looked up again after one batch: the pages of the clusters
@@ -206,9 +206,6 @@ impl Writer<'_> {
         };
         let mut b = Batch::new();
         let mut trec = lk.roots[&target].clone();
-        trec.size += own_rec.size;
-        trec.first_seq = trec.first_seq.min(own_rec.first_seq);
-        trec.original = Original::earliest(trec.original, own_rec.original);
         for &k in &own_rec.pending_cites {
             if !trec.pending_cites.contains(&k)
                 && trec.pending_cites.len() < crate::text::cites::MAX_CITES
@@ -216,29 +213,15 @@ impl Writer<'_> {
                 trec.pending_cites.push(k);
             }
         }
-        b.put(
-            Cf::Clusters,
-            schema::u64_key(own),
-            schema::encode_cluster(&ClusterRecord {
-                parent: Some(target),
-                ..own_rec
-            }),
-        );
+        self.merge_root((target, &mut trec), (own, &own_rec), &mut b)?;
         b.put(
             Cf::Clusters,
             schema::u64_key(target),
             schema::encode_cluster(&trec),
         );
-        b.delete(Cf::Members, schema::members_key(ClusterId(own), Seq(seq)));
-        b.put(
-            Cf::Members,
-            schema::members_key(ClusterId(target), Seq(seq)),
-            Vec::new(),
-        );
         let mut joined = rec;
         joined.matches = self.finder().matches(&lk).1;
         b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&joined));
-        self.counts.clusters -= 1;
         self.store.write(b)?;
         Ok(true)
     }
@@ -278,13 +261,7 @@ fn late_fingerprints(
     furniture: Vec<u32>,
 ) -> crate::fingerprint::Fingerprints {
     let mut fps = crate::engine::read::fingerprints_of(opts, rec);
-    let at: Vec<usize> = (0..rec.sketch.len())
-        .filter(|&i| furniture.binary_search(&rec.sketch[i]).is_err())
-        .collect();
-    fps.sketch = at.iter().map(|&i| rec.sketch[i]).collect();
-    if rec.order.len() == rec.sketch.len() {
-        fps.order = at.iter().map(|&i| rec.order[i]).collect();
-    }
+    (fps.sketch, fps.order) = crate::engine::compared::sketch_without(rec, &furniture);
     if let Some((_, seen)) = &mut fps.host_seen {
         seen.retain(|h| furniture.binary_search(h).is_err());
     }
