@@ -256,6 +256,12 @@ impl Finder<'_> {
                     e.0 += 1;
                     *e.1.entry(seq).or_default() += 1;
                 }
+                // And a later holder of the oldest's own cluster, proposed beside it (its
+                // hash counted once for the cluster): the oldest may be a page whose template
+                // lines keep it from verifying, a later copy in the cluster not.
+                if let Some(seq) = holder.same().filter(|_| self.opts.other_holders && page) {
+                    *per_root.entry(root).or_default().1.entry(seq).or_default() += 1;
+                }
             }
         }
         let need = self.opts.nshash_min_shared.min(fps.nshash.len()).max(1);

@@ -82,6 +82,9 @@ pub(super) struct Holder {
     other_at: u8,
     /// Holders counted, at most [`HOLDERS_READ`].
     count: u8,
+    /// The first later holder of the oldest's cluster at its ingest, among the first
+    /// [`HOLDERS_READ`] (0: none): [`Holder::same`].
+    same: u64,
 }
 
 impl Holder {
@@ -93,6 +96,7 @@ impl Holder {
             other: (0, 0),
             other_at: 0,
             count: 1,
+            same: 0,
         }
     }
 
@@ -100,6 +104,13 @@ impl Holder {
     /// among the posting's first [`HOLDERS_READ`].
     pub(super) fn next(&self) -> Option<(u64, u64)> {
         (self.other.0 != 0).then_some(self.other)
+    }
+
+    /// The first later holder of the oldest's cluster at its ingest, among the posting's first
+    /// [`HOLDERS_READ`] read before [`Holder::next`]'s: two copies of an article's opening in
+    /// one cluster, the older of them a page whose template lines keep it from verifying.
+    pub(super) fn same(&self) -> Option<u64> {
+        (self.same != 0).then_some(self.same)
     }
 
     /// Whether a later holder can change what it keeps.
@@ -113,6 +124,8 @@ impl Holder {
             self.count += 1;
             if cluster != self.cluster {
                 (self.other, self.other_at) = ((seq, cluster), self.count);
+            } else if self.same == 0 {
+                self.same = seq;
             }
         }
     }
@@ -126,8 +139,13 @@ impl Holder {
         let room = HOLDERS_READ - self.count;
         if later.cluster != self.cluster {
             (self.other, self.other_at) = ((later.seq, later.cluster), self.count + 1);
-        } else if later.other.0 != 0 && later.other_at <= room {
-            (self.other, self.other_at) = (later.other, self.count + later.other_at);
+        } else {
+            if self.same == 0 {
+                self.same = later.seq;
+            }
+            if later.other.0 != 0 && later.other_at <= room {
+                (self.other, self.other_at) = (later.other, self.count + later.other_at);
+            }
         }
         self.count = (self.count + later.count).min(HOLDERS_READ);
         self
@@ -160,7 +178,11 @@ pub(super) fn candidate_seqs<'a>(
 ) -> impl Iterator<Item = u64> + 'a {
     holders
         .values()
-        .flat_map(|v| std::iter::once(v.seq).chain(v.next().map(|n| n.0)))
+        .flat_map(|v| {
+            std::iter::once(v.seq)
+                .chain(v.next().map(|n| n.0))
+                .chain(v.same())
+        })
         .chain(simhash.keys().copied())
 }
 
@@ -544,5 +566,50 @@ impl Fpdb {
             other_holders: self.opts.other_holders,
             reads: &self.reads,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Holder;
+
+    /// A posting's holders (seq order, each with its cluster at ingest) counted one by one.
+    fn held(holders: &[(u64, u64)]) -> Holder {
+        let (&(seq, cluster), rest) = holders.split_first().expect("a holder");
+        let mut h = Holder::first(seq, cluster);
+        for &(seq, cluster) in rest {
+            h.add(seq, cluster);
+        }
+        h
+    }
+
+    proptest::proptest! {
+        /// The holders of the store, then those of a batch ([`Holder::then`]), keep what the
+        /// holders counted one by one keep: a batch decides as a sequential ingest does.
+        #[test]
+        fn then_keeps_what_one_by_one_keeps(
+            clusters in proptest::collection::vec(0u64..3, 2..9),
+            cut in 1usize..8,
+        ) {
+            let holders: Vec<(u64, u64)> =
+                clusters.iter().enumerate().map(|(i, &c)| (i as u64 + 1, c)).collect();
+            let cut = cut.min(holders.len() - 1);
+            let whole = held(&holders);
+            let parts = held(&holders[..cut]).then(&held(&holders[cut..]));
+            proptest::prop_assert_eq!(parts.seq, whole.seq);
+            proptest::prop_assert_eq!(parts.next(), whole.next());
+            proptest::prop_assert_eq!(parts.same(), whole.same());
+        }
+    }
+
+    #[test]
+    fn the_same_clusters_later_holder_is_kept_before_another_clusters() {
+        let h = held(&[(1, 7), (2, 7), (3, 9), (4, 7)]);
+        assert_eq!(h.same(), Some(2));
+        assert_eq!(h.next(), Some((3, 9)));
+        // Another cluster's holder first: the reading stops there.
+        let h = held(&[(1, 7), (2, 9), (3, 7)]);
+        assert_eq!(h.same(), None);
+        assert_eq!(h.next(), Some((2, 9)));
     }
 }

@@ -310,8 +310,11 @@ macro_rules! for_each_setting {
             /// holders, the first of another cluster than the oldest's: a page whose sentence
             /// two clusters hold (an article's opening, copied on pages cut apart by their
             /// template lines) is compared with both, not only with the older one, so the
-            /// cluster it joins does not depend on which came first. A text without a URL reads
-            /// the oldest only. Stores made before this setting: off.
+            /// cluster it joins does not depend on which came first. The first later holder
+            /// of the oldest's own cluster read before it is compared too: the oldest may be
+            /// a page whose template lines keep it from verifying, a later copy beside it not.
+            /// A text without a URL reads the oldest only. Stores made before this setting:
+            /// off.
             other_holders: bool = true, older (false), since 19, set flag,
                 help "A page's sentence held by two clusters proposes a document of each, not only \
                   the oldest holder";
@@ -350,7 +353,8 @@ macro_rules! for_each_setting {
             /// compared them had the store known them: a page alone in its cluster is looked
             /// up again and joins the one cluster it then links to (never two); a cluster of
             /// a few pages whose pages of one host were linked only through those lines is
-            /// split. So what a store finds does not hang on whether a page came before or
+            /// split; the pages of such a cluster are looked up again, and a page alone that
+            /// one of them then links to (and to no other cluster) joins it. So what a store finds does not hang on whether a page came before or
             /// after the pages that taught its site's furniture. Stores made before this
             /// setting: off. Needs `site_knowledge`.
             late_links: bool = true, older (false), since 19, set flag,

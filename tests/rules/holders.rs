@@ -99,3 +99,71 @@ fn an_article_meets_every_cluster_holding_its_opening() {
     }
     assert!(apart_without > 0, "the rule changed nothing here");
 }
+
+/// A sentence's later holder in its oldest holder's own cluster (`other_holders`): the
+/// cluster of a page holding the article's five longest sentences beside lines of its own
+/// (the older holder, which does not verify against the article's copy) and of a later page
+/// holding them as well with one more sentence of the article (which does). Every sentence the
+/// copy is keyed by is held by both: the copy is compared with the later one too, and joins
+/// the cluster in every mode. Without the rule it meets only the older one and stays apart.
+/// Texts without URLs keep the oldest holder only.
+#[test]
+fn a_copy_meets_a_later_holder_in_the_cluster_of_the_oldest() {
+    let mut rng = Rng(0x401d_e125_0000_0002);
+    let mut apart_without = 0;
+    for round in 0..6 {
+        let mut s: Vec<String> = (0..10)
+            .map(|_| common::synthetic_doc(&mut rng, 1))
+            .collect();
+        s.sort_by_key(|x| std::cmp::Reverse(x.chars().count()));
+        // The five longest: what each of the three is keyed by; the rest shorter.
+        let (keys, own, more, copy_own) = (
+            &s[..5],
+            &s[5..8],
+            &s[8..9],
+            [
+                common::synthetic_doc(&mut rng, 1),
+                common::synthetic_doc(&mut rng, 1),
+                common::synthetic_doc(&mut rng, 1),
+            ],
+        );
+        let copy_own: Vec<String> = copy_own
+            .into_iter()
+            .map(|x| x.chars().take(12).collect::<String>() + "。")
+            .collect();
+        let older = [keys, own].concat();
+        let later = [keys, own, more].concat();
+        let copy = [keys, more, &copy_own[..]].concat();
+        let texts = [
+            Document::new("older", older.join("\n")),
+            Document::new("later", later.join("\n")),
+            Document::new("copy", copy.join("\n")),
+        ];
+        let pages = texts.clone().map(|d| Document {
+            url: Some(format!("https://{}.example/{round}", d.id)),
+            ..d
+        });
+        let docs: Vec<&Document> = pages.iter().collect();
+        let plain: Vec<&Document> = texts.iter().collect();
+        for mode in [Mode::OneAtATime, Mode::OneBatch, Mode::FirstThenBatch] {
+            let without = Settings {
+                other_holders: Some(false),
+                ..Default::default()
+            };
+            assert_eq!(
+                clusters(Settings::default(), &plain, mode),
+                clusters(without.clone(), &plain, mode),
+                "texts: round {round}, mode {mode:?}"
+            );
+            let c = clusters(Settings::default(), &docs, mode);
+            assert_eq!(
+                c["older"], c["later"],
+                "round {round}, mode {mode:?}: {c:?}"
+            );
+            assert_eq!(c["copy"], c["later"], "round {round}, mode {mode:?}: {c:?}");
+            let c = clusters(without, &docs, mode);
+            apart_without += usize::from(c["copy"] != c["later"]);
+        }
+    }
+    assert!(apart_without > 0, "the rule changed nothing here");
+}

@@ -186,3 +186,44 @@ fn short_articles_joined_through_a_template_are_parted_once_it_is_furniture() {
         }
     }
 }
+
+/// A page stored alone because the only pages holding its article's sentences then were a
+/// short copy in a site's template and the same copy scraped onto another site (one cluster,
+/// neither verifying against the article through the template's lines) joins that cluster
+/// once the template is furniture: the cluster's pages are looked up again without it and
+/// gather the one page alone they now link to. In batches and one at a time, the article
+/// before and after the copies; without the rule the article stays apart.
+#[test]
+fn a_page_alone_joins_the_cluster_whose_pages_link_it_once_their_furniture_is_known() {
+    let mut rng = Rng(0x1a7e_6a7e_0000_0004);
+    let mut off_apart = 0;
+    for round in 0..6 {
+        let [first, site, _] = pages(&mut rng);
+        let [own, copy] = [first[0].clone(), first[1].clone()];
+        let scraped = page("z", "https://mirror.example/z", &copy.text);
+        for own_first in [true, false] {
+            let stored = if own_first {
+                vec![own.clone(), copy.clone(), scraped.clone()]
+            } else {
+                vec![copy.clone(), scraped.clone(), own.clone()]
+            };
+            let batches = [stored, site.clone()];
+            for in_batches in [true, false] {
+                let at = format!("round {round}, own first: {own_first}, in batches: {in_batches}");
+                let c = clusters(true, &batches, in_batches);
+                assert_eq!(c["x"], c["z"], "{at}: {c:?}");
+                assert_eq!(c["a"], c["x"], "{at}: {c:?}");
+                for s in ["s0", "s1", "s2"] {
+                    assert_ne!(c[s], c["a"], "{at}: {s}");
+                }
+                let c = clusters(false, &batches, in_batches);
+                assert_eq!(c["x"], c["z"], "{at}: {c:?}");
+                off_apart += usize::from(c["a"] != c["x"]);
+            }
+        }
+    }
+    assert!(
+        off_apart > 0,
+        "the article joined without the rule in every run"
+    );
+}

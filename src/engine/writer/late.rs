@@ -4,7 +4,11 @@
 //! are checked again from their records, those lines left out as their ingest would have left
 //! them out had the store known them. A page alone in its cluster is looked up again and
 //! joins the one cluster it then links to (late joins); a small cluster whose pages of one
-//! host were linked only through those lines is split (late splits). So what a store finds
+//! host were linked only through those lines is split (late splits); the pages of a small
+//! cluster still of two or more are looked up again, and a page alone that one of them then
+//! links to (and no other cluster) joins it (gathered: the article a short copy in a template
+//! hid from its copies). One page joins one cluster each time: two clusters never merge late.
+//! So what a store finds
 //! does not hang on whether a page came before or after the pages that taught its site's
 //! furniture: `rechecked.rs` lets a later copy find such a page; this lets the page find an
 //! earlier one, and parts what the site's template alone had joined.
@@ -12,8 +16,9 @@
 use super::Writer;
 use crate::engine::checked::Checked;
 use crate::engine::furniture::{own_page_seq, SeenInBatch, FURNITURE_SENTENCE, OWN_PAGE};
+use crate::engine::lookup::Lookup;
 use crate::error::Result;
-use crate::store::schema::{self, DocRecord};
+use crate::store::schema::{self, ClusterRecord, DocRecord};
 use crate::store::{Batch, Cf, Store};
 
 /// At most this many pages are looked up again after one batch: the pages of the clusters
@@ -28,6 +33,10 @@ const LATE_JOINS_MOST: usize = 256;
 /// are small, and a cluster's check reads each member's record.
 const SPLIT_MEMBERS_MOST: u64 = 16;
 
+/// A stored page looked up again ([`Writer::late_lookup`]): its record, its cluster (root and
+/// record) and what the lookup found.
+type LateLookup = (DocRecord, (u64, ClusterRecord), Lookup);
+
 impl Writer<'_> {
     /// After a batch's commit, the clusters and pages that made lines furniture in it (`made`,
     /// as [`Seen::Made`](crate::engine::furniture::Seen::Made) and
@@ -35,7 +44,10 @@ impl Writer<'_> {
     /// to [`SPLIT_MEMBERS_MOST`] pages checked again ([`Writer::late_split`]), then each page
     /// alone in its cluster (or left alone by a split) looked up again without its sentences
     /// of its site's furniture as the store knows it now, and joined to the one cluster it then
-    /// links to. Staged, each read by the next. Returns how many joined.
+    /// links to ([`Writer::late_join`]), then the pages of those clusters still of two or more
+    /// looked up so too, each gathering the page alone it links to ([`Writer::late_gather`]).
+    /// At most [`LATE_JOINS_MOST`] lookups of each kind. Staged, each read by the next.
+    /// Returns how many joined.
     pub(in crate::engine) fn late_links(&mut self, made: &[u64]) -> Result<usize> {
         let mut made = made.to_vec();
         made.sort_unstable();
@@ -66,16 +78,36 @@ impl Writer<'_> {
         roots.sort_unstable();
         roots.dedup();
         roots.truncate(LATE_JOINS_MOST);
-        for root in roots {
+        for &root in &roots {
             alone.extend(self.late_split(root)?);
         }
         alone.sort_unstable();
         alone.dedup();
         alone.truncate(LATE_JOINS_MOST);
         let mut joined = 0;
-        for seq in alone {
+        for &seq in &alone {
             if self.late_join(seq)? {
                 joined += 1;
+            }
+        }
+        // Then the pages of the clusters still of two or more, each looked up again, gather
+        // a page alone that they now link to.
+        let mut looked = 0;
+        for root in roots {
+            let Some((r, c)) = self.records().current_cluster(root)? else {
+                continue;
+            };
+            if r != root || c.size < 2 || c.size > SPLIT_MEMBERS_MOST {
+                continue;
+            }
+            for seq in self.records().members(root)? {
+                if looked == LATE_JOINS_MOST {
+                    break;
+                }
+                looked += 1;
+                if self.late_gather(seq, &alone)? {
+                    joined += 1;
+                }
             }
         }
         crate::engine::LookupCounters::add(&self.reads.late_joins, joined);
@@ -176,18 +208,17 @@ impl Writer<'_> {
             .collect())
     }
 
-    /// Stored page `seq` (alone in its cluster) looked up again without its sentences of its
-    /// site's furniture; joined (its cluster merged into the other, its record given the
-    /// matches) when it links to exactly one other cluster. Staged, so that the next one reads
-    /// it.
-    fn late_join(&mut self, seq: u64) -> Result<bool> {
+    /// Stored page `seq` looked up again without its sentences of its site's furniture as the
+    /// store knows it now: its record, its cluster (root and record) and what the lookup
+    /// found; None when it holds no such sentence, or keeps fewer than two beside them.
+    fn late_lookup(&mut self, seq: u64) -> Result<Option<LateLookup>> {
         let rec = self.records().doc(seq)?;
         let furniture = self.furniture_of(&rec)?;
         if furniture.is_empty() || rec.sketch.len() - furniture.len() < 2 {
-            return Ok(false);
+            return Ok(None);
         }
         let fps = late_fingerprints(&self.opts, &rec, furniture);
-        let (own, own_rec) = self.records().find(rec.similar_id)?;
+        let own = self.records().find(rec.similar_id)?;
         let (holders, simhash) = self.index().holders_and_neighbours(&fps, None)?;
         let gone = DocRecord::default();
         let verify = &mut |s: u64| -> Result<Checked> {
@@ -200,30 +231,80 @@ impl Writer<'_> {
         let lk = self
             .finder()
             .lookup_with(&fps, &holders, simhash, (verify, record))?;
+        Ok(Some((rec, own, lk)))
+    }
+
+    /// Stored page `seq` (alone in its cluster) looked up again ([`Writer::late_lookup`]);
+    /// joined (its cluster merged into the other, its record given the matches) when it links
+    /// to exactly one other cluster. Staged, so that the next one reads it.
+    fn late_join(&mut self, seq: u64) -> Result<bool> {
+        let Some((rec, (own, own_rec), lk)) = self.late_lookup(seq)? else {
+            return Ok(false);
+        };
         let others: Vec<u64> = lk.roots.keys().copied().filter(|&r| r != own).collect();
         let [target] = others[..] else {
             return Ok(false);
         };
         let mut b = Batch::new();
         let mut trec = lk.roots[&target].clone();
-        for &k in &own_rec.pending_cites {
+        self.late_merge((target, &mut trec), (own, &own_rec), &mut b)?;
+        let mut joined = rec;
+        joined.matches = self.finder().matches(&lk).1;
+        b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&joined));
+        self.store.write(b)?;
+        Ok(true)
+    }
+
+    /// Member `seq` of a cluster of two pages or more looked up again
+    /// ([`Writer::late_lookup`]); when it links to exactly one other cluster, and that is a
+    /// page alone not in `skip` (a page that came before the pages that taught this one's
+    /// site its furniture and found nothing then: the article a short copy in a template
+    /// shows), that page joins this cluster, the member's record given the matches to it.
+    /// One page joins one cluster, as a late join: two clusters never merge. Staged.
+    fn late_gather(&mut self, seq: u64, skip: &[u64]) -> Result<bool> {
+        let Some((mut rec, (own, mut own_rec), lk)) = self.late_lookup(seq)? else {
+            return Ok(false);
+        };
+        let others: Vec<u64> = lk.roots.keys().copied().filter(|&r| r != own).collect();
+        let [lone] = others[..] else {
+            return Ok(false);
+        };
+        let lrec = lk.roots[&lone].clone();
+        if lrec.size != 1 || skip.binary_search(&lrec.first_seq).is_ok() {
+            return Ok(false);
+        }
+        let mut b = Batch::new();
+        self.late_merge((own, &mut own_rec), (lone, &lrec), &mut b)?;
+        let found = self.finder().matches(&lk).1;
+        rec.matches
+            .extend(found.into_iter().filter(|m| m.seq == lrec.first_seq));
+        b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&rec));
+        self.store.write(b)?;
+        Ok(true)
+    }
+
+    /// Root `id` (record `rec`) merged into root `target` ([`Writer::merge_root`]), `target`
+    /// taking its waiting citations, `target`'s record put into `b`.
+    fn late_merge(
+        &mut self,
+        (target, trec): (u64, &mut ClusterRecord),
+        (id, rec): (u64, &ClusterRecord),
+        b: &mut Batch,
+    ) -> Result<()> {
+        for &k in &rec.pending_cites {
             if !trec.pending_cites.contains(&k)
                 && trec.pending_cites.len() < crate::text::cites::MAX_CITES
             {
                 trec.pending_cites.push(k);
             }
         }
-        self.merge_root((target, &mut trec), (own, &own_rec), &mut b)?;
+        self.merge_root((target, trec), (id, rec), b)?;
         b.put(
             Cf::Clusters,
             schema::u64_key(target),
-            schema::encode_cluster(&trec),
+            schema::encode_cluster(trec),
         );
-        let mut joined = rec;
-        joined.matches = self.finder().matches(&lk).1;
-        b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&joined));
-        self.store.write(b)?;
-        Ok(true)
+        Ok(())
     }
 
     /// The sentences of stored page `rec` that its site's lines now furniture hold
