@@ -35,6 +35,7 @@ mod finder;
 mod forget;
 mod furniture;
 mod heavy;
+mod holder;
 mod jobs;
 mod joins;
 mod learn;

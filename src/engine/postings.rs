@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use foldhash::HashMap;
 
+pub(super) use super::holder::{hold, Holder, Holders};
 use super::{Fpdb, LookupCounters};
 use crate::error::Result;
 use crate::fingerprint::{simhash::hamming, Fingerprints};
@@ -59,115 +60,6 @@ pub(super) fn bound_simhash(found: &mut BTreeMap<u64, u32>) {
     by_distance.select_nth_unstable(SIMHASH_MOST - 1);
     by_distance.truncate(SIMHASH_MOST);
     *found = by_distance.into_iter().map(|(d, seq)| (seq, d)).collect();
-}
-
-/// The holders of a posting read past its oldest: the first [`HOLDERS_READ`] entries (in seq
-/// order), among which the first of another cluster than the oldest's is kept
-/// ([`Holder::next`]).
-pub(super) const HOLDERS_READ: u8 = 4;
-
-/// The oldest document holding a posting (sentence hash, band or exact key), and the cluster
-/// it was in at its ingest (a root is found from it); with `next`, the first later holder
-/// among the posting's first [`HOLDERS_READ`] whose cluster at its ingest was another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Holder {
-    /// The document's seq.
-    pub(super) seq: u64,
-    /// Its cluster when it was ingested.
-    pub(super) cluster: u64,
-    /// The first later holder of another cluster at its ingest (seq, cluster), among the
-    /// first [`HOLDERS_READ`] holders (seq 0: none; seqs start at 1), and its place among
-    /// them (1-based): [`Holder::next`]. Kept flat: a batch holds one per posting.
-    other: (u64, u64),
-    other_at: u8,
-    /// Holders counted, at most [`HOLDERS_READ`].
-    count: u8,
-    /// The first later holder of the oldest's cluster at its ingest, among the first
-    /// [`HOLDERS_READ`] (0: none): [`Holder::same`].
-    same: u64,
-}
-
-impl Holder {
-    /// The posting's first holder.
-    pub(super) fn first(seq: u64, cluster: u64) -> Holder {
-        Holder {
-            seq,
-            cluster,
-            other: (0, 0),
-            other_at: 0,
-            count: 1,
-            same: 0,
-        }
-    }
-
-    /// The first later holder of another cluster at its ingest (seq, cluster at its ingest),
-    /// among the posting's first [`HOLDERS_READ`].
-    pub(super) fn next(&self) -> Option<(u64, u64)> {
-        (self.other.0 != 0).then_some(self.other)
-    }
-
-    /// The first later holder of the oldest's cluster at its ingest, among the posting's first
-    /// [`HOLDERS_READ`] read before [`Holder::next`]'s: two copies of an article's opening in
-    /// one cluster, the older of them a page whose template lines keep it from verifying.
-    pub(super) fn same(&self) -> Option<u64> {
-        (self.same != 0).then_some(self.same)
-    }
-
-    /// Whether a later holder can change what it keeps.
-    fn open(&self) -> bool {
-        self.other.0 == 0 && self.count < HOLDERS_READ
-    }
-
-    /// A later holder of the posting (seq order), counted.
-    pub(super) fn add(&mut self, seq: u64, cluster: u64) {
-        if self.open() {
-            self.count += 1;
-            if cluster != self.cluster {
-                (self.other, self.other_at) = ((seq, cluster), self.count);
-            } else if self.same == 0 {
-                self.same = seq;
-            }
-        }
-    }
-
-    /// The holders of `self` followed by those of `later` (all of them later in seq order),
-    /// as one posting's: what [`Holder::add`] of each of them in turn keeps.
-    pub(super) fn then(mut self, later: &Holder) -> Holder {
-        if !self.open() {
-            return self;
-        }
-        let room = HOLDERS_READ - self.count;
-        if later.cluster != self.cluster {
-            (self.other, self.other_at) = ((later.seq, later.cluster), self.count + 1);
-        } else {
-            if self.same == 0 {
-                self.same = later.seq;
-            }
-            if later.other.0 != 0 && later.other_at <= room {
-                (self.other, self.other_at) = (later.other, self.count + later.other_at);
-            }
-        }
-        self.count = (self.count + later.count).min(HOLDERS_READ);
-        self
-    }
-}
-
-impl From<schema::Posting> for Holder {
-    fn from(p: schema::Posting) -> Holder {
-        Holder::first(p.seq.0, p.cluster.0)
-    }
-}
-
-/// Posting -> its oldest holder.
-pub(super) type Holders = HashMap<u64, Holder>;
-
-/// Posting `h` of `holders` held by `seq` too (of `cluster` at its ingest), later in seq
-/// order than its holders there: its first, or counted ([`Holder::add`]).
-pub(super) fn hold(holders: &mut Holders, h: u64, seq: u64, cluster: u64) -> &mut Holder {
-    holders
-        .entry(h)
-        .and_modify(|v| v.add(seq, cluster))
-        .or_insert(Holder::first(seq, cluster))
 }
 
 /// The stored documents a lookup verifies: the holders of its postings (`holders`) and its
@@ -383,7 +275,7 @@ impl<'a> Index<'a> {
     }
 
     /// The oldest holder of each posting of `hashes` (sorted, distinct; with `other_holders`,
-    /// those a page looks up read up to [`HOLDERS_READ`] holders for [`Holder::next`]),
+    /// those a page looks up read up to [`HOLDERS_READ`](super::holder::HOLDERS_READ) holders for [`Holder::next`]),
     /// through one iterator; not counted.
     fn holders_of(&self, hashes: &[(u64, bool)]) -> Result<Holders> {
         let bounds: Vec<([u8; 8], [u8; 17])> = hashes
@@ -566,50 +458,5 @@ impl Fpdb {
             other_holders: self.opts.other_holders,
             reads: &self.reads,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Holder;
-
-    /// A posting's holders (seq order, each with its cluster at ingest) counted one by one.
-    fn held(holders: &[(u64, u64)]) -> Holder {
-        let (&(seq, cluster), rest) = holders.split_first().expect("a holder");
-        let mut h = Holder::first(seq, cluster);
-        for &(seq, cluster) in rest {
-            h.add(seq, cluster);
-        }
-        h
-    }
-
-    proptest::proptest! {
-        /// The holders of the store, then those of a batch ([`Holder::then`]), keep what the
-        /// holders counted one by one keep: a batch decides as a sequential ingest does.
-        #[test]
-        fn then_keeps_what_one_by_one_keeps(
-            clusters in proptest::collection::vec(0u64..3, 2..9),
-            cut in 1usize..8,
-        ) {
-            let holders: Vec<(u64, u64)> =
-                clusters.iter().enumerate().map(|(i, &c)| (i as u64 + 1, c)).collect();
-            let cut = cut.min(holders.len() - 1);
-            let whole = held(&holders);
-            let parts = held(&holders[..cut]).then(&held(&holders[cut..]));
-            proptest::prop_assert_eq!(parts.seq, whole.seq);
-            proptest::prop_assert_eq!(parts.next(), whole.next());
-            proptest::prop_assert_eq!(parts.same(), whole.same());
-        }
-    }
-
-    #[test]
-    fn the_same_clusters_later_holder_is_kept_before_another_clusters() {
-        let h = held(&[(1, 7), (2, 7), (3, 9), (4, 7)]);
-        assert_eq!(h.same(), Some(2));
-        assert_eq!(h.next(), Some((3, 9)));
-        // Another cluster's holder first: the reading stops there.
-        let h = held(&[(1, 7), (2, 9), (3, 7)]);
-        assert_eq!(h.same(), None);
-        assert_eq!(h.next(), Some((2, 9)));
     }
 }
