@@ -219,7 +219,8 @@ impl Summary {
         if self.late_joins > 0 {
             eprintln!(
                 "fpdb: {} pages joined a cluster after their batch, once their sites' furniture \
-                 was known (their output lines name their own cluster; export shows the join)",
+                 (or that of the pages they match) was known (their output lines name their own \
+                 cluster; export shows the join)",
                 self.late_joins
             );
         }

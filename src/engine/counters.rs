@@ -41,8 +41,8 @@ pub struct Meters {
     /// before them was decided.
     pub batches_looked_up_ahead: u64,
     /// Pages that joined a cluster after their own batch (`late_links`: looked up again once
-    /// lines they hold became their site's furniture). Their ingest results named their own
-    /// cluster.
+    /// lines they hold became their site's furniture, or gathered by a cluster whose pages
+    /// were). Their ingest results named their own cluster.
     pub late_joins: u64,
     /// Clusters split after a batch (`late_links`): two pages of one host whose only link was
     /// through lines that became their site's furniture.
