@@ -227,3 +227,61 @@ fn a_page_alone_joins_the_cluster_whose_pages_link_it_once_their_furniture_is_kn
         "the article joined without the rule in every run"
     );
 }
+
+/// The same once its site shows the template's lines in a second cluster only (its own
+/// article's page: never furniture): a short copy of an article in the template, the copy
+/// on a third site joining it, then the article (not verifying against the copy in the
+/// template through those lines, and so joining no cluster through its excerpt), then the
+/// site's page. The copy's cluster, looked up again without the template, gathers the
+/// article, though the article's own site's footer was seen on a second page in the same
+/// batch (the article a page alone looked up again then, and left alone). Without the rule
+/// the article stays apart.
+#[test]
+fn a_page_alone_is_gathered_once_its_copys_template_is_seen_on_a_second_page() {
+    let mut rng = Rng(0x1a7e_6a7e_0000_0005);
+    let mut off_apart = 0;
+    for round in 0..6 {
+        let template = lines(&mut rng, 2, 2);
+        let article = lines(&mut rng, 10, 1);
+        let opening = article[..3].join("\n");
+        let in_template = [opening.clone(), template.join("\n")].join("\n");
+        let other_article = lines(&mut rng, 6, 1).join("\n");
+        let footer = lines(&mut rng, 1, 2).join("\n");
+        let third_article = lines(&mut rng, 6, 1).join("\n");
+        let docs = [
+            page("t", "https://news.example/t", &in_template),
+            page("e", "https://third.example/e", &opening),
+            page(
+                "x",
+                "https://other.example/x",
+                &[article.join("\n"), footer.clone()].join("\n"),
+            ),
+            page(
+                "p",
+                "https://news.example/p",
+                &[other_article, template.join("\n")].join("\n"),
+            ),
+            page(
+                "q",
+                "https://other.example/q",
+                &[third_article, footer].join("\n"),
+            ),
+        ];
+        for in_batches in [true, false] {
+            let at = format!("round {round}, in batches: {in_batches}");
+            let batches = [docs.to_vec()];
+            let c = clusters(true, &batches, in_batches);
+            assert_eq!(c["t"], c["e"], "{at}: {c:?}");
+            assert_eq!(c["x"], c["t"], "{at}: {c:?}");
+            assert_ne!(c["p"], c["t"], "{at}: {c:?}");
+            assert_ne!(c["q"], c["x"], "{at}: {c:?}");
+            let c = clusters(false, &batches, in_batches);
+            assert_eq!(c["t"], c["e"], "{at}: {c:?}");
+            off_apart += usize::from(c["x"] != c["t"]);
+        }
+    }
+    assert!(
+        off_apart > 0,
+        "the article joined without the rule in every run"
+    );
+}

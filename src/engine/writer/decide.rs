@@ -182,12 +182,18 @@ impl Writer<'_> {
                 )?;
                 put_seen(&seen, &mut d.bulk);
                 // The pages of the clusters that made lines furniture now, or had shown the
-                // lines the batch made furniture: looked up again after it (`late.rs`).
+                // lines the batch made furniture, or now show lines in a second cluster of
+                // their site (its template, `later_templates`): looked up again after it
+                // (`late.rs`).
                 if self.opts.late_links {
                     use crate::engine::furniture::Seen;
                     for (_, s) in &seen {
-                        if let Seen::Made(ids) = s {
-                            d.made.extend(ids);
+                        match s {
+                            Seen::Made(ids) => d.made.extend(ids),
+                            Seen::In(ids) if self.opts.later_templates && ids.len() >= 2 => {
+                                d.made.extend(ids);
+                            }
+                            _ => {}
                         }
                     }
                     for (_, s, _) in lines.iter().flat_map(|l| &l.lines) {

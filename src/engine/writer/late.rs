@@ -78,9 +78,12 @@ impl Writer<'_> {
         roots.sort_unstable();
         roots.dedup();
         roots.truncate(LATE_JOINS_MOST);
+        let mut parted = Vec::new();
         for &root in &roots {
-            alone.extend(self.late_split(root)?);
+            parted.extend(self.late_split(root)?);
         }
+        parted.sort_unstable();
+        alone.extend(&parted);
         alone.sort_unstable();
         alone.dedup();
         alone.truncate(LATE_JOINS_MOST);
@@ -105,7 +108,7 @@ impl Writer<'_> {
                     break;
                 }
                 looked += 1;
-                if self.late_gather(seq, &alone)? {
+                if self.late_gather(seq, &parted)? {
                     joined += 1;
                 }
             }
@@ -209,11 +212,13 @@ impl Writer<'_> {
     }
 
     /// Stored page `seq` looked up again without its sentences of its site's furniture as the
-    /// store knows it now: its record, its cluster (root and record) and what the lookup
-    /// found; None when it holds no such sentence, or keeps fewer than two beside them.
-    fn late_lookup(&mut self, seq: u64) -> Result<Option<LateLookup>> {
+    /// store knows it now (with `template`, in stores with `later_templates`, and of the lines
+    /// its site has shown in two clusters or more: its template, as had they been shown
+    /// before it): its record, its cluster (root and record) and what the lookup found; None
+    /// when it holds no such sentence, or keeps fewer than two beside them.
+    fn late_lookup(&mut self, seq: u64, template: bool) -> Result<Option<LateLookup>> {
         let rec = self.records().doc(seq)?;
-        let furniture = self.furniture_of(&rec)?;
+        let furniture = self.left_out_of(&rec, template)?;
         if furniture.is_empty() || rec.sketch.len() - furniture.len() < 2 {
             return Ok(None);
         }
@@ -238,7 +243,7 @@ impl Writer<'_> {
     /// joined (its cluster merged into the other, its record given the matches) when it links
     /// to exactly one other cluster. Staged, so that the next one reads it.
     fn late_join(&mut self, seq: u64) -> Result<bool> {
-        let Some((rec, (own, own_rec), lk)) = self.late_lookup(seq)? else {
+        let Some((rec, (own, own_rec), lk)) = self.late_lookup(seq, false)? else {
             return Ok(false);
         };
         let others: Vec<u64> = lk.roots.keys().copied().filter(|&r| r != own).collect();
@@ -257,12 +262,15 @@ impl Writer<'_> {
 
     /// Member `seq` of a cluster of two pages or more looked up again
     /// ([`Writer::late_lookup`]); when it links to exactly one other cluster, and that is a
-    /// page alone not in `skip` (a page that came before the pages that taught this one's
-    /// site its furniture and found nothing then: the article a short copy in a template
-    /// shows), that page joins this cluster, the member's record given the matches to it.
-    /// One page joins one cluster, as a late join: two clusters never merge. Staged.
+    /// page alone (the article a short copy in a template shows, stored after the copy and
+    /// not verifying against it through the template's lines), that page joins this cluster,
+    /// the member's record given the matches to it; not a page in `skip` (sorted: those the
+    /// late splits just parted, which the link a split dropped would gather back). The
+    /// member is looked up without its template lines too (the lines its site has shown in
+    /// two clusters or more, as `rechecked.rs` leaves them out). One page joins one cluster,
+    /// as a late join: two clusters never merge. Staged.
     fn late_gather(&mut self, seq: u64, skip: &[u64]) -> Result<bool> {
-        let Some((mut rec, (own, mut own_rec), lk)) = self.late_lookup(seq)? else {
+        let Some((mut rec, (own, mut own_rec), lk)) = self.late_lookup(seq, true)? else {
             return Ok(false);
         };
         let others: Vec<u64> = lk.roots.keys().copied().filter(|&r| r != own).collect();
@@ -310,6 +318,15 @@ impl Writer<'_> {
     /// The sentences of stored page `rec` that its site's lines now furniture hold
     /// ([`FURNITURE_SENTENCE`]), sorted; none for a document without a URL.
     fn furniture_of(&self, rec: &DocRecord) -> Result<Vec<u32>> {
+        self.left_out_of(rec, false)
+    }
+
+    /// [`Writer::furniture_of`], and with `template` (in stores with `later_templates`) the
+    /// sentences of the lines its site has shown in two clusters or more (not furniture yet:
+    /// its template, which `rechecked.rs` leaves out of a stored page as had its site shown
+    /// them before it).
+    fn left_out_of(&self, rec: &DocRecord, template: bool) -> Result<Vec<u32>> {
+        let template = template && self.opts.later_templates;
         let Some(site) = rec
             .url
             .as_deref()
@@ -320,12 +337,13 @@ impl Writer<'_> {
         let none = SeenInBatch::default();
         let mut furniture = Vec::new();
         for &h in &rec.sketch {
-            if self
+            match self
                 .sites()
                 .standing_in(site, FURNITURE_SENTENCE | u64::from(h), &none)?
-                == Some(true)
             {
-                furniture.push(h);
+                Some(true) => furniture.push(h),
+                Some(false) if template => furniture.push(h),
+                _ => {}
             }
         }
         Ok(furniture)
