@@ -353,8 +353,10 @@ macro_rules! for_each_setting {
             /// compared them had the store known them: a page alone in its cluster is looked
             /// up again and joins the one cluster it then links to (never two); a cluster of
             /// a few pages whose pages of one host were linked only through those lines is
-            /// split; the pages of such a cluster are looked up again, and a page alone that
-            /// one of them then links to (and to no other cluster) joins it. So what a store finds does not hang on whether a page came before or
+            /// split; the pages of such a cluster are looked up again (also without the lines
+            /// their site has shown in two clusters, their template, after a batch in which
+            /// such a line reached its second cluster), and a page alone that one of them then
+            /// links to (and to no other cluster) joins it. So what a store finds does not hang on whether a page came before or
             /// after the pages that taught its site's furniture. Stores made before this
             /// setting: off. Needs `site_knowledge`.
             late_links: bool = true, older (false), since 19, set flag,
