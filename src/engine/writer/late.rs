@@ -264,13 +264,13 @@ impl Writer<'_> {
     /// ([`Writer::late_lookup`]); when it links to exactly one other cluster, and that is a
     /// page alone (the article a short copy in a template shows, stored after the copy and
     /// not verifying against it through the template's lines), that page joins this cluster,
-    /// the member's record given the matches to it; not a page in `skip` (sorted: those the
+    /// its record given the matches to the member; not a page in `skip` (sorted: those the
     /// late splits just parted, which the link a split dropped would gather back). The
     /// member is looked up without its template lines too (the lines its site has shown in
     /// two clusters or more, as `rechecked.rs` leaves them out). One page joins one cluster,
     /// as a late join: two clusters never merge. Staged.
     fn late_gather(&mut self, seq: u64, skip: &[u64]) -> Result<bool> {
-        let Some((mut rec, (own, mut own_rec), lk)) = self.late_lookup(seq, true)? else {
+        let Some((_, (own, mut own_rec), lk)) = self.late_lookup(seq, true)? else {
             return Ok(false);
         };
         let others: Vec<u64> = lk.roots.keys().copied().filter(|&r| r != own).collect();
@@ -283,10 +283,20 @@ impl Writer<'_> {
         }
         let mut b = Batch::new();
         self.late_merge((own, &mut own_rec), (lone, &lrec), &mut b)?;
-        let found = self.finder().matches(&lk).1;
-        rec.matches
-            .extend(found.into_iter().filter(|m| m.seq == lrec.first_seq));
-        b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(&rec));
+        // The gathered page's record names the member, as a page that links to a cluster
+        // at its ingest does: removing the member looks it up again (`clusters.rs`).
+        let gathered = lrec.first_seq;
+        let mut grec = self.records().doc(gathered)?;
+        for m in self.finder().matches(&lk).1 {
+            if m.seq == gathered {
+                grec.matches.push(schema::StoredMatch { seq, ..m });
+            }
+        }
+        b.put(
+            Cf::Docs,
+            schema::u64_key(gathered),
+            schema::encode_doc(&grec),
+        );
         self.store.write(b)?;
         Ok(true)
     }
