@@ -182,21 +182,31 @@ impl Writer<'_> {
                 )?;
                 put_seen(&seen, &mut d.bulk);
                 // The pages of the clusters that made lines furniture now, or had shown the
-                // lines the batch made furniture, or now show lines in a second cluster of
-                // their site (its template, `later_templates`): looked up again after it
-                // (`late.rs`).
+                // lines the batch made furniture, or show a line in a second cluster of their
+                // site now (its template, `later_templates`; once a line, when it gets there):
+                // looked up again after it (`late.rs`).
                 if self.opts.late_links {
                     use crate::engine::furniture::Seen;
-                    for (_, s) in &seen {
+                    let page = lines.as_ref().map_or(&[][..], |l| &l.lines[..]);
+                    let second = |k: u64| {
+                        page.iter().any(|(key, was, _)| {
+                            *key == k
+                                && matches!(was, Seen::New | Seen::In(_))
+                                && !matches!(was, Seen::In(cs) if cs.len() >= 2)
+                        })
+                    };
+                    for ((_, k), s) in &seen {
                         match s {
                             Seen::Made(ids) => d.made.extend(ids),
-                            Seen::In(ids) if self.opts.later_templates && ids.len() >= 2 => {
+                            Seen::In(ids)
+                                if self.opts.later_templates && ids.len() >= 2 && second(*k) =>
+                            {
                                 d.made.extend(ids);
                             }
                             _ => {}
                         }
                     }
-                    for (_, s, _) in lines.iter().flat_map(|l| &l.lines) {
+                    for (_, s, _) in page {
                         if let Seen::Batch(ids) = s {
                             d.made.extend(ids);
                         }
