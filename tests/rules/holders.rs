@@ -44,6 +44,37 @@ fn clusters(settings: Settings, docs: &[&Document], mode: Mode) -> BTreeMap<Stri
     common::clusters_by_id(&db)
 }
 
+/// The clusters of `pages` with the rule on and off (`mode`), after asserting that the same
+/// texts without URLs (`plain`) cluster alike either way: texts read the oldest holder only.
+fn on_and_off(
+    plain: &[&Document],
+    pages: &[&Document],
+    mode: Mode,
+    at: &str,
+) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let without = Settings {
+        other_holders: Some(false),
+        ..Default::default()
+    };
+    assert_eq!(
+        clusters(Settings::default(), plain, mode),
+        clusters(without.clone(), plain, mode),
+        "texts: {at}"
+    );
+    (
+        clusters(Settings::default(), pages, mode),
+        clusters(without, pages, mode),
+    )
+}
+
+/// `texts` as pages of one site each (its id's), in round `round`.
+fn as_pages<const N: usize>(texts: &[Document; N], round: usize) -> [Document; N] {
+    texts.clone().map(|d| Document {
+        url: Some(format!("https://{}.example/{round}", d.id)),
+        ..d
+    })
+}
+
 #[test]
 fn an_article_meets_every_cluster_holding_its_opening() {
     let mut rng = Rng(0x401d_e125_0000_0001);
@@ -66,34 +97,16 @@ fn an_article_meets_every_cluster_holding_its_opening() {
             Document::new("article", lines.join("\n")),
         ];
         // The same texts as pages of three sites.
-        let pages = texts.clone().map(|d| Document {
-            url: Some(format!("https://{}.example/{round}", d.id)),
-            ..d
-        });
+        let pages = as_pages(&texts, round);
         for order in ORDERS {
             let docs: Vec<&Document> = order.iter().map(|&i| &pages[i]).collect();
             let plain: Vec<&Document> = order.iter().map(|&i| &texts[i]).collect();
             for mode in [Mode::OneAtATime, Mode::OneBatch, Mode::FirstThenBatch] {
-                let without = Settings {
-                    other_holders: Some(false),
-                    ..Default::default()
-                };
-                assert_eq!(
-                    clusters(Settings::default(), &plain, mode),
-                    clusters(without.clone(), &plain, mode),
-                    "texts: round {round}, order {order:?}, mode {mode:?}"
-                );
-                let c = clusters(Settings::default(), &docs, mode);
-                assert_eq!(
-                    c["article"], c["excerpt"],
-                    "round {round}, order {order:?}, mode {mode:?}: {c:?}"
-                );
-                assert_ne!(
-                    c["article"], c["quoting"],
-                    "round {round}, order {order:?}, mode {mode:?}: {c:?}"
-                );
-                let c = clusters(without, &docs, mode);
-                apart_without += usize::from(c["article"] != c["excerpt"]);
+                let at = format!("round {round}, order {order:?}, mode {mode:?}");
+                let (c, off) = on_and_off(&plain, &docs, mode, &at);
+                assert_eq!(c["article"], c["excerpt"], "{at}: {c:?}");
+                assert_ne!(c["article"], c["quoting"], "{at}: {c:?}");
+                apart_without += usize::from(off["article"] != off["excerpt"]);
             }
         }
     }
@@ -139,30 +152,15 @@ fn a_copy_meets_a_later_holder_in_the_cluster_of_the_oldest() {
             Document::new("later", later.join("\n")),
             Document::new("copy", copy.join("\n")),
         ];
-        let pages = texts.clone().map(|d| Document {
-            url: Some(format!("https://{}.example/{round}", d.id)),
-            ..d
-        });
+        let pages = as_pages(&texts, round);
         let docs: Vec<&Document> = pages.iter().collect();
         let plain: Vec<&Document> = texts.iter().collect();
         for mode in [Mode::OneAtATime, Mode::OneBatch, Mode::FirstThenBatch] {
-            let without = Settings {
-                other_holders: Some(false),
-                ..Default::default()
-            };
-            assert_eq!(
-                clusters(Settings::default(), &plain, mode),
-                clusters(without.clone(), &plain, mode),
-                "texts: round {round}, mode {mode:?}"
-            );
-            let c = clusters(Settings::default(), &docs, mode);
-            assert_eq!(
-                c["older"], c["later"],
-                "round {round}, mode {mode:?}: {c:?}"
-            );
-            assert_eq!(c["copy"], c["later"], "round {round}, mode {mode:?}: {c:?}");
-            let c = clusters(without, &docs, mode);
-            apart_without += usize::from(c["copy"] != c["later"]);
+            let at = format!("round {round}, mode {mode:?}");
+            let (c, off) = on_and_off(&plain, &docs, mode, &at);
+            assert_eq!(c["older"], c["later"], "{at}: {c:?}");
+            assert_eq!(c["copy"], c["later"], "{at}: {c:?}");
+            apart_without += usize::from(off["copy"] != off["later"]);
         }
     }
     assert!(apart_without > 0, "the rule changed nothing here");
