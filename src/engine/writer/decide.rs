@@ -188,19 +188,23 @@ impl Writer<'_> {
                 if self.opts.late_links {
                     use crate::engine::furniture::Seen;
                     let page = lines.as_ref().map_or(&[][..], |l| &l.lines[..]);
-                    let second = |k: u64| {
-                        page.iter().any(|(key, was, _)| {
-                            *key == k
-                                && matches!(was, Seen::New | Seen::In(_))
-                                && !matches!(was, Seen::In(cs) if cs.len() >= 2)
-                        })
+                    // The page's lines seen in fewer than two clusters before it.
+                    let fresh: foldhash::HashSet<u64> = if self.opts.later_templates {
+                        page.iter()
+                            .filter(|(_, was, _)| match was {
+                                Seen::New => true,
+                                Seen::In(cs) => cs.len() < 2,
+                                _ => false,
+                            })
+                            .map(|&(k, _, _)| k)
+                            .collect()
+                    } else {
+                        foldhash::HashSet::default()
                     };
                     for ((_, k), s) in &seen {
                         match s {
                             Seen::Made(ids) => d.made.extend(ids),
-                            Seen::In(ids)
-                                if self.opts.later_templates && ids.len() >= 2 && second(*k) =>
-                            {
+                            Seen::In(ids) if ids.len() >= 2 && fresh.contains(k) => {
                                 d.made.extend(ids);
                             }
                             _ => {}
