@@ -13,13 +13,14 @@ pub(super) fn without_furniture<'a>(
     fps: &Fingerprints,
     sketches: Sketches<'a>,
     kept: &'a mut (Vec<u32>, Vec<u8>),
+    cut: bool,
 ) -> Sketches<'a> {
     if fps.furniture.is_empty() {
         return sketches;
     }
     let own = |i: &usize| fps.furniture.binary_search(&sketches.sketch[*i]).is_err();
     let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
-    only(sketches, &at, kept)
+    only(sketches, &at, kept, cut)
 }
 
 /// Room for the sentences [`as_compared`] keeps of a page and of a candidate.
@@ -49,7 +50,8 @@ pub(super) fn as_compared<'a>(
         template: theirs,
         own,
     } = kept;
-    let sketches = without_furniture(fps, sketches, furniture);
+    let cut = opts.cut_excerpts;
+    let sketches = without_furniture(fps, sketches, furniture, cut);
     let Some(mine) = fps.compared_host() else {
         return (fps.sketches(), sketches);
     };
@@ -57,17 +59,21 @@ pub(super) fn as_compared<'a>(
     match url.and_then(crate::text::cites::host_key) {
         Some(host) if host != mine => {
             let sketches = if opts.site_templates {
-                without_template(sketches, template, &fps.sketch, theirs)
+                without_template(sketches, template, &fps.sketch, theirs, cut)
             } else {
                 sketches
             };
-            (without_host_seen(fps, Some(sketches.sketch), own), sketches)
+            (
+                without_host_seen(fps, Some(sketches.sketch), own, cut),
+                sketches,
+            )
         }
         // A stored page of the same host keeps its sentences: its template lines the page
         // lacks are left out of neither (measured: no pair more on the pages set).
-        Some(_) if opts.same_site_templates => {
-            (without_host_seen(fps, Some(sketches.sketch), own), sketches)
-        }
+        Some(_) if opts.same_site_templates => (
+            without_host_seen(fps, Some(sketches.sketch), own, cut),
+            sketches,
+        ),
         _ => (fps.sketches(), sketches),
     }
 }
@@ -82,6 +88,7 @@ fn without_template<'a>(
     template: &[u32],
     other: &[u32],
     kept: &'a mut (Vec<u32>, Vec<u8>),
+    cut: bool,
 ) -> Sketches<'a> {
     if template.is_empty() {
         return sketches;
@@ -94,7 +101,7 @@ fn without_template<'a>(
     if 2 * at.len() < sketches.sketch.len() {
         return sketches;
     }
-    only(sketches, &at, kept)
+    only(sketches, &at, kept, cut)
 }
 
 /// Page `fps`'s sketches as a page of another host, whose sentence sketch is `other`,
@@ -108,9 +115,10 @@ pub(super) fn without_host_seen<'a>(
     fps: &'a Fingerprints,
     other: Option<&[u32]>,
     kept: &'a mut (Vec<u32>, Vec<u8>),
+    cut: bool,
 ) -> Sketches<'a> {
     match (&fps.host_seen, other) {
-        (Some((_, seen)), Some(other)) => without_template(fps.sketches(), seen, other, kept),
+        (Some((_, seen)), Some(other)) => without_template(fps.sketches(), seen, other, kept, cut),
         _ => fps.sketches(),
     }
 }
@@ -139,13 +147,18 @@ fn only<'a>(
     sketches: Sketches<'a>,
     at: &[usize],
     kept: &'a mut (Vec<u32>, Vec<u8>),
+    cut: bool,
 ) -> Sketches<'a> {
     if at.len() == sketches.sketch.len() {
         return sketches;
     }
     kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
     kept.1 = if sketches.order.len() == sketches.sketch.len() {
-        at.iter().map(|&i| sketches.order[i]).collect()
+        let mut o: Vec<u8> = at.iter().map(|&i| sketches.order[i]).collect();
+        if cut {
+            cut_before_left_out(sketches.order, at, &mut o);
+        }
+        o
     } else {
         sketches.order.to_vec()
     };
@@ -176,15 +189,81 @@ pub(super) fn whole_elsewhere<'a>(
 pub(super) fn sketch_without(
     rec: &crate::store::schema::DocRecord,
     left_out: &[u32],
+    cut: bool,
 ) -> (Vec<u32>, Vec<u8>) {
     let at: Vec<usize> = (0..rec.sketch.len())
         .filter(|&i| left_out.binary_search(&rec.sketch[i]).is_err())
         .collect();
     let sketch = at.iter().map(|&i| rec.sketch[i]).collect();
     let order = if rec.order.len() == rec.sketch.len() {
-        at.iter().map(|&i| rec.order[i]).collect()
+        let mut o: Vec<u8> = at.iter().map(|&i| rec.order[i]).collect();
+        if cut {
+            cut_before_left_out(&rec.order, &at, &mut o);
+        }
+        o
     } else {
         rec.order.clone()
     };
     (sketch, order)
+}
+
+/// Stores with `cut_excerpts`: of a page's sentences kept (`kept`, the places of those at `at`
+/// of `all`), the last one, when a sentence left out comes after it, sits at
+/// [`CUT_PLACE`](crate::fingerprint::similarity::CUT_PLACE), where a page's last sentence cut
+/// short does: an excerpt cut short where its site's template begins has the template's lines
+/// after its cut, so its ingest did not mark it, and its record does not say whether the
+/// sentence ended at its line's end. The excerpt rule reads the place (such a sentence the
+/// larger lacks is not the excerpt's own), as does [`Checked::within`](super::checked::Checked).
+/// Nothing is moved when a kept sentence already sits there.
+fn cut_before_left_out(all: &[u8], at: &[usize], kept: &mut [u8]) {
+    use crate::fingerprint::similarity::CUT_PLACE;
+    if kept.contains(&CUT_PLACE) {
+        return;
+    }
+    let Some(j) = (0..kept.len())
+        .filter(|&j| kept[j] < CUT_PLACE)
+        .max_by_key(|&j| kept[j])
+    else {
+        return;
+    };
+    let later = (0..all.len())
+        .filter(|i| at.binary_search(i).is_err())
+        .any(|i| all[i] < CUT_PLACE && all[i] > kept[j]);
+    if later {
+        kept[j] = CUT_PLACE;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::similarity::CUT_PLACE;
+    use crate::store::schema::DocRecord;
+
+    fn record(sketch: &[u32], order: &[u8]) -> DocRecord {
+        DocRecord {
+            sketch: sketch.to_vec(),
+            order: order.to_vec(),
+            ..DocRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_last_sentence_kept_before_lines_left_out_sits_where_a_cut_one_does() {
+        // Sentences 1, 2, 3 in that order in the text, then the template's 4 and 5.
+        let rec = record(&[10, 20, 30, 40, 50], &[0, 51, 102, 153, 204]);
+        let (sketch, order) = sketch_without(&rec, &[40, 50], true);
+        assert_eq!(sketch, [10, 20, 30]);
+        assert_eq!(order, [0, 51, CUT_PLACE]);
+        // Without `cut_excerpts` the places are kept.
+        assert_eq!(sketch_without(&rec, &[40, 50], false).1, [0, 51, 102]);
+        // Lines left out before the text (a header) cut nothing.
+        assert_eq!(sketch_without(&rec, &[10], true).1, [51, 102, 153, 204]);
+        // A sentence already cut short stays the only one there.
+        let cut = record(&[10, 20, 30, 40], &[0, 64, CUT_PLACE, 128]);
+        assert_eq!(sketch_without(&cut, &[40], true).1, [0, 64, CUT_PLACE]);
+        // The sketch is sorted by hash, not by place: the last by place is marked.
+        let rec = record(&[10, 20, 30, 40], &[153, 0, 204, 51]);
+        assert_eq!(sketch_without(&rec, &[30], true).1, [CUT_PLACE, 0, 51]);
+    }
 }

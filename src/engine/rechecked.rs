@@ -66,7 +66,8 @@ impl Sites<'_> {
             return Ok(c);
         }
         let mut without = rec.clone();
-        (without.sketch, without.order) = super::compared::sketch_without(rec, &furniture);
+        (without.sketch, without.order) =
+            super::compared::sketch_without(rec, &furniture, self.opts.cut_excerpts);
         without.template.retain(kept);
         if !template.is_empty() {
             // Lines its site showed on other pages since it was stored: its template, as

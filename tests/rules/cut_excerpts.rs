@@ -107,3 +107,76 @@ fn explain_says_a_cut_sentence_is_not_the_excerpts_own() {
     assert!(o.status.success(), "{out}");
     assert!(out.contains("its last sentence, cut short"), "{out}");
 }
+
+/// An excerpt cut short where its site's template begins (the cut sentence followed by the
+/// template's lines, so not its page's last and not marked at its ingest), stored before its
+/// site's template was known, joins its article once the site's other pages make the
+/// template furniture: a stored page's last sentence before lines left out of it is taken as
+/// cut there. The article before the excerpt and after it, in batches and one at a time.
+/// Without the rule (the record's sentence counted as the excerpt's own) it stays apart.
+#[test]
+fn an_excerpt_cut_where_its_template_begins_joins_its_article_once_the_template_is_known() {
+    use crate::site_knowledge::page;
+    let mut rng = Rng(0xc07e_8ce2_0000_0021);
+    let lines = |rng: &mut Rng, n: usize, k: usize| -> Vec<String> {
+        (0..n).map(|_| common::synthetic_doc(rng, k)).collect()
+    };
+    for round in 0..6 {
+        let body = lines(&mut rng, 8, 1);
+        let template = lines(&mut rng, 3, 2);
+        let third: String = body[2].chars().take(10).collect();
+        let shown = [
+            vec![body[0].clone(), body[1].clone(), third],
+            template.clone(),
+        ]
+        .concat();
+        let excerpt = page("excerpt", "https://other.example/brief", &shown.join("\n"));
+        // The site's other pages, each with paragraphs of its own: the template's lines in
+        // three clusters are its furniture.
+        let site: Vec<Document> = (0..3)
+            .map(|i| {
+                let text = [lines(&mut rng, 2, 4), template.clone()]
+                    .concat()
+                    .join("\n");
+                page(
+                    &format!("s{i}"),
+                    &format!("https://other.example/s{i}"),
+                    &text,
+                )
+            })
+            .collect();
+        let article = page("article", "https://news.example/story", &body.join("\n"));
+        for article_first in [true, false] {
+            let batches = if article_first {
+                vec![vec![article.clone(), excerpt.clone()], site.clone()]
+            } else {
+                vec![vec![excerpt.clone()], site.clone(), vec![article.clone()]]
+            };
+            for in_batches in [true, false] {
+                let mut db = fpdb::Fpdb::builder().open_in_memory().unwrap();
+                if in_batches {
+                    let b: Vec<&[Document]> = batches.iter().map(Vec::as_slice).collect();
+                    common::ingest_ahead(
+                        &mut db,
+                        &b,
+                        fpdb::OnExisting::Skip,
+                        &mut |_| true,
+                        &mut |_, _| {},
+                    );
+                } else {
+                    for d in batches.iter().flatten() {
+                        db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
+                    }
+                }
+                let c = common::clusters_by_id(&db);
+                let at = format!(
+                    "round {round}, article first: {article_first}, in batches: {in_batches}"
+                );
+                assert_eq!(c["excerpt"], c["article"], "{at}");
+                for s in ["s0", "s1", "s2"] {
+                    assert_ne!(c[s], c["article"], "{at}: {s}");
+                }
+            }
+        }
+    }
+}

@@ -370,7 +370,8 @@ fn late_fingerprints(
     furniture: Vec<u32>,
 ) -> crate::fingerprint::Fingerprints {
     let mut fps = crate::engine::read::fingerprints_of(opts, rec);
-    (fps.sketch, fps.order) = crate::engine::compared::sketch_without(rec, &furniture);
+    (fps.sketch, fps.order) =
+        crate::engine::compared::sketch_without(rec, &furniture, opts.cut_excerpts);
     if let Some((_, seen)) = &mut fps.host_seen {
         seen.retain(|h| furniture.binary_search(h).is_err());
     }
