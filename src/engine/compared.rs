@@ -152,16 +152,7 @@ fn only<'a>(
     if at.len() == sketches.sketch.len() {
         return sketches;
     }
-    kept.0 = at.iter().map(|&i| sketches.sketch[i]).collect();
-    kept.1 = if sketches.order.len() == sketches.sketch.len() {
-        let mut o: Vec<u8> = at.iter().map(|&i| sketches.order[i]).collect();
-        if cut {
-            cut_before_left_out(sketches.order, at, &mut o);
-        }
-        o
-    } else {
-        sketches.order.to_vec()
-    };
+    *kept = kept_at(sketches.sketch, sketches.order, at, cut);
     let kept: &'a (Vec<u32>, Vec<u8>) = kept;
     Sketches {
         sketch: &kept.0,
@@ -194,17 +185,22 @@ pub(super) fn sketch_without(
     let at: Vec<usize> = (0..rec.sketch.len())
         .filter(|&i| left_out.binary_search(&rec.sketch[i]).is_err())
         .collect();
-    let sketch = at.iter().map(|&i| rec.sketch[i]).collect();
-    let order = if rec.order.len() == rec.sketch.len() {
-        let mut o: Vec<u8> = at.iter().map(|&i| rec.order[i]).collect();
-        if cut {
-            cut_before_left_out(&rec.order, &at, &mut o);
-        }
-        o
-    } else {
-        rec.order.clone()
-    };
-    (sketch, order)
+    kept_at(&rec.sketch, &rec.order, &at, cut)
+}
+
+/// The sentences at `at` of `sketch` and their places in `order`, where it runs parallel to
+/// the sketch (else `order` as it is); with `cut` ([`cut_before_left_out`]), the last kept
+/// before a sentence left out placed as cut short.
+fn kept_at(sketch: &[u32], order: &[u8], at: &[usize], cut: bool) -> (Vec<u32>, Vec<u8>) {
+    let kept = at.iter().map(|&i| sketch[i]).collect();
+    if order.len() != sketch.len() {
+        return (kept, order.to_vec());
+    }
+    let mut places: Vec<u8> = at.iter().map(|&i| order[i]).collect();
+    if cut {
+        cut_before_left_out(order, at, &mut places);
+    }
+    (kept, places)
 }
 
 /// Stores with `cut_excerpts`: of a page's sentences kept (`kept`, the places of those at `at`
