@@ -115,8 +115,12 @@ impl Checked {
             && super::compared::template_left_out(fps, doc, whole, sketches)
             && {
                 let mut kept = (Vec::new(), Vec::new());
-                let theirs =
-                    super::compared::without_furniture(fps, whole, &mut kept, opts.cut_excerpts);
+                let theirs = super::compared::without_furniture(
+                    fps,
+                    whole,
+                    &mut kept,
+                    super::compared::LeftOut::of(opts),
+                );
                 crate::fingerprint::similarity_parts(opts, fps.sketches(), theirs).0
                     < opts.verify_threshold()
             };

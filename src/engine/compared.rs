@@ -6,6 +6,28 @@
 
 use crate::fingerprint::{Fingerprints, Sketches};
 
+/// What a page keeps of its sketches when lines are left out of it, by the store's rules: its
+/// last sentence kept before them placed as cut short (`cut_excerpts`: [`cut_before_left_out`]),
+/// and no figures (`left_out_figures`: its figures are its whole text's, those lines' included,
+/// and its sketch does not say which line held which; the pair is judged by its sentences).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LeftOut {
+    /// `cut_excerpts`.
+    pub(super) cut: bool,
+    /// `left_out_figures`.
+    pub(super) figures: bool,
+}
+
+impl LeftOut {
+    /// The store's rules.
+    pub(super) fn of(opts: &crate::options::Options) -> LeftOut {
+        LeftOut {
+            cut: opts.cut_excerpts,
+            figures: opts.left_out_figures,
+        }
+    }
+}
+
 /// A candidate's `sketches` as page `fps` compares them: without the sentences of the lines
 /// `fps` left out as its site's furniture (a page of the site fingerprinted before they were
 /// known holds them); `sketches` themselves for a page read whole. `kept` holds what is kept.
@@ -13,14 +35,14 @@ pub(super) fn without_furniture<'a>(
     fps: &Fingerprints,
     sketches: Sketches<'a>,
     kept: &'a mut (Vec<u32>, Vec<u8>),
-    cut: bool,
+    left: LeftOut,
 ) -> Sketches<'a> {
     if fps.furniture.is_empty() {
         return sketches;
     }
     let own = |i: &usize| fps.furniture.binary_search(&sketches.sketch[*i]).is_err();
     let at: Vec<usize> = (0..sketches.sketch.len()).filter(own).collect();
-    only(sketches, &at, kept, cut)
+    only(sketches, &at, kept, left)
 }
 
 /// Room for the sentences [`as_compared`] keeps of a page and of a candidate.
@@ -50,8 +72,8 @@ pub(super) fn as_compared<'a>(
         template: theirs,
         own,
     } = kept;
-    let cut = opts.cut_excerpts;
-    let sketches = without_furniture(fps, sketches, furniture, cut);
+    let left = LeftOut::of(opts);
+    let sketches = without_furniture(fps, sketches, furniture, left);
     let Some(mine) = fps.compared_host() else {
         return (fps.sketches(), sketches);
     };
@@ -59,19 +81,19 @@ pub(super) fn as_compared<'a>(
     match url.and_then(crate::text::cites::host_key) {
         Some(host) if host != mine => {
             let sketches = if opts.site_templates {
-                without_template(sketches, template, &fps.sketch, theirs, cut)
+                without_template(sketches, template, &fps.sketch, theirs, left)
             } else {
                 sketches
             };
             (
-                without_host_seen(fps, Some(sketches.sketch), own, cut),
+                without_host_seen(fps, Some(sketches.sketch), own, left),
                 sketches,
             )
         }
         // A stored page of the same host keeps its sentences: its template lines the page
         // lacks are left out of neither (measured: no pair more on the pages set).
         Some(_) if opts.same_site_templates => (
-            without_host_seen(fps, Some(sketches.sketch), own, cut),
+            without_host_seen(fps, Some(sketches.sketch), own, left),
             sketches,
         ),
         _ => (fps.sketches(), sketches),
@@ -88,7 +110,7 @@ fn without_template<'a>(
     template: &[u32],
     other: &[u32],
     kept: &'a mut (Vec<u32>, Vec<u8>),
-    cut: bool,
+    left: LeftOut,
 ) -> Sketches<'a> {
     if template.is_empty() {
         return sketches;
@@ -101,7 +123,7 @@ fn without_template<'a>(
     if 2 * at.len() < sketches.sketch.len() {
         return sketches;
     }
-    only(sketches, &at, kept, cut)
+    only(sketches, &at, kept, left)
 }
 
 /// Page `fps`'s sketches as a page of another host, whose sentence sketch is `other`,
@@ -115,10 +137,10 @@ pub(super) fn without_host_seen<'a>(
     fps: &'a Fingerprints,
     other: Option<&[u32]>,
     kept: &'a mut (Vec<u32>, Vec<u8>),
-    cut: bool,
+    left: LeftOut,
 ) -> Sketches<'a> {
     match (&fps.host_seen, other) {
-        (Some((_, seen)), Some(other)) => without_template(fps.sketches(), seen, other, kept, cut),
+        (Some((_, seen)), Some(other)) => without_template(fps.sketches(), seen, other, kept, left),
         _ => fps.sketches(),
     }
 }
@@ -141,22 +163,24 @@ pub(super) fn template_left_out(
     whole.sketch.iter().filter(|h| !furniture(h)).count() != theirs.sketch.len()
 }
 
-/// `sketches` with only the sentences at `at` (and their places, where kept); `sketches`
-/// themselves when that is all of them. `kept` holds what is kept.
+/// `sketches` with only the sentences at `at` (and their places, where kept; without figures
+/// under `left_out_figures`, [`LeftOut`]); `sketches` themselves when that is all of them.
+/// `kept` holds what is kept.
 fn only<'a>(
     sketches: Sketches<'a>,
     at: &[usize],
     kept: &'a mut (Vec<u32>, Vec<u8>),
-    cut: bool,
+    left: LeftOut,
 ) -> Sketches<'a> {
     if at.len() == sketches.sketch.len() {
         return sketches;
     }
-    *kept = kept_at(sketches.sketch, sketches.order, at, cut);
+    *kept = kept_at(sketches.sketch, sketches.order, at, left.cut);
     let kept: &'a (Vec<u32>, Vec<u8>) = kept;
     Sketches {
         sketch: &kept.0,
         order: &kept.1,
+        figures: if left.figures { &[] } else { sketches.figures },
         ..sketches
     }
 }

@@ -69,6 +69,10 @@ impl Sites<'_> {
         (without.sketch, without.order) =
             super::compared::sketch_without(rec, &furniture, self.opts.cut_excerpts);
         without.template.retain(kept);
+        if self.opts.left_out_figures {
+            // Its figures are its whole text's, the lines left out included.
+            without.figures.clear();
+        }
         if !template.is_empty() {
             // Lines its site showed on other pages since it was stored: its template, as
             // had they been shown before it.

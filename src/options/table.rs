@@ -363,6 +363,15 @@ macro_rules! for_each_setting {
                 help "After a batch, pages whose lines became furniture in it are checked again \
                   without them: a page alone joins the one cluster it links to, and pages of one \
                   site linked only through those lines are split apart";
+            /// A page compared without lines left out of it (its site's furniture or template,
+            /// as `furniture`, `site_templates` and `late_links` leave them out; a stored page
+            /// as its site taught since it was stored) is not judged by its figures (the
+            /// template-instance rule of `template_figures`): its figures are those of its whole
+            /// text, the left-out lines' included, and a record does not say which line held
+            /// which. Its sentences decide. Stores made before this setting: off.
+            left_out_figures: bool = true, older (false), since 19, set flag,
+                help "A page compared without lines left out of it (its site's furniture or \
+                  template) is not judged by its figures, which are its whole text's";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

@@ -1,7 +1,7 @@
 //! The decision rules on labelled pairs and generated sites: the quality gate and rules,
 //! furniture, site knowledge and a shared host's publishers, teasers, a sentence held by two
 //! clusters, reordered lines, originals, simhash's terms, reflow, first links,
-//! links through a host's own lines.
+//! links through a host's own lines, figures of pages with lines left out.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -12,6 +12,7 @@ mod furniture;
 mod holders;
 mod host_lines;
 mod late_joins;
+mod left_out_figures;
 mod originals;
 mod publishers;
 mod quality_gate;

@@ -259,6 +259,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -297,6 +298,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -354,6 +356,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             first_links: Some(false),
             host_lines_join_one: Some(false),
             late_links: Some(false),
+            left_out_figures: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -383,6 +386,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -419,6 +423,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -450,6 +455,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -471,6 +477,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -499,6 +506,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -523,6 +531,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -548,6 +557,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -573,6 +583,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -600,6 +611,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -629,6 +641,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -658,6 +671,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -688,6 +702,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         first_links: Some(false),
         host_lines_join_one: Some(false),
         late_links: Some(false),
+        left_out_figures: Some(false),
         ..Default::default()
     };
     stays(

@@ -377,6 +377,10 @@ fn late_fingerprints(
     }
     fps.furniture = furniture;
     fps.shingles.clear();
+    if opts.left_out_figures {
+        // Its figures are its whole text's too, the furniture's included.
+        fps.figures.clear();
+    }
     fps
 }
 

@@ -1,0 +1,174 @@
+//! Left-out figures (`left_out_figures`): a page compared without lines left out of it is not
+//! judged by its figures. A short copy of an article in its site's template, stored before
+//! the template was known, holds the template's figures in its record; once three other
+//! pages of its site make the template furniture, it joins its article (which has figures of
+//! its own beyond the copy's), whichever came first. Without the rule the figures of the
+//! template's lines make the pair "two reports filled into one template". Two reports of one
+//! template on two sites, compared whole, stay apart.
+
+use crate::common;
+use crate::site_knowledge::page;
+
+use common::Rng;
+use fpdb::{Document, Settings};
+
+/// A synthetic sentence (one line) ending in a figure of its own.
+fn figured(rng: &mut Rng) -> String {
+    let s = common::synthetic_doc(rng, 1);
+    let s = s.trim_end_matches('。');
+    format!("{s}共计{}件。", 1000 + rng.below(9000))
+}
+
+/// Whether `excerpt` and `article` end in one cluster when `batches` are ingested in batches
+/// (`in_batches`) or one document at a time.
+fn together(settings: &Settings, batches: &[Vec<Document>], in_batches: bool) -> bool {
+    let mut db = fpdb::Fpdb::builder()
+        .settings(settings.clone())
+        .open_in_memory()
+        .unwrap();
+    if in_batches {
+        let b: Vec<&[Document]> = batches.iter().map(Vec::as_slice).collect();
+        common::ingest_ahead(
+            &mut db,
+            &b,
+            fpdb::OnExisting::Skip,
+            &mut |_| true,
+            &mut |_, _| {},
+        );
+    } else {
+        for d in batches.iter().flatten() {
+            db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
+        }
+    }
+    let c = common::clusters_by_id(&db);
+    for s in ["s0", "s1", "s2"] {
+        assert_ne!(c[s], c["article"], "{s} joined the article");
+    }
+    c["excerpt"] == c["article"]
+}
+
+#[test]
+fn a_short_copy_in_a_template_of_figures_joins_its_article_once_the_template_is_known() {
+    let mut rng = Rng(0x1ef7_0f19_0000_0001);
+    let off = Settings {
+        left_out_figures: Some(false),
+        ..Default::default()
+    };
+    for round in 0..6 {
+        let body: Vec<String> = (0..6).map(|_| figured(&mut rng)).collect();
+        // The site's template: lines with figures of their own (a date, prices, counts).
+        let template: Vec<String> = (0..3)
+            .map(|_| format!("{}{}", figured(&mut rng), figured(&mut rng)))
+            .collect();
+        let shown = [body[..3].to_vec(), template.clone()].concat();
+        let excerpt = page("excerpt", "https://other.example/brief", &shown.join("\n"));
+        let site: Vec<Document> = (0..3)
+            .map(|i| {
+                let own: Vec<String> = (0..2).map(|_| common::synthetic_doc(&mut rng, 4)).collect();
+                page(
+                    &format!("s{i}"),
+                    &format!("https://other.example/s{i}"),
+                    &[own, template.clone()].concat().join("\n"),
+                )
+            })
+            .collect();
+        let article = page("article", "https://news.example/story", &body.join("\n"));
+        for article_first in [true, false] {
+            let batches = if article_first {
+                vec![vec![article.clone(), excerpt.clone()], site.clone()]
+            } else {
+                vec![vec![excerpt.clone()], site.clone(), vec![article.clone()]]
+            };
+            for in_batches in [true, false] {
+                let at = format!(
+                    "round {round}, article first: {article_first}, in batches: {in_batches}"
+                );
+                assert!(together(&Settings::default(), &batches, in_batches), "{at}");
+                // The rule is what joins them: the template's figures, in the excerpt's
+                // record, make the two a template instance.
+                assert!(
+                    !together(&off, &batches, in_batches),
+                    "{at}, without the rule"
+                );
+            }
+        }
+    }
+}
+
+/// Two reports filled into one template, on two sites, sharing most of their sentences (the
+/// template's wording) and none of their figures: compared whole (no line left out of
+/// either), the figures still keep them apart.
+#[test]
+fn two_reports_of_one_template_compared_whole_stay_apart() {
+    let mut rng = Rng(0x1ef7_0f19_0000_0002);
+    for round in 0..6 {
+        let wording: Vec<String> = (0..4).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let mut report = |host: &str| {
+            let figures: Vec<String> = (0..2)
+                .map(|_| {
+                    format!(
+                        "{}{}{}",
+                        figured(&mut rng),
+                        figured(&mut rng),
+                        figured(&mut rng)
+                    )
+                })
+                .collect();
+            page(
+                host,
+                &format!("https://{host}.example/report"),
+                &[wording.clone(), figures].concat().join("\n"),
+            )
+        };
+        let (a, b) = (report("a"), report("b"));
+        for docs in [[&a, &b], [&b, &a]] {
+            let c = common::clusters_in_order(Settings::default(), &docs);
+            assert_ne!(c["a"], c["b"], "round {round}");
+        }
+    }
+}
+
+/// The same short copy, after one other page of its site showed the template (its host's
+/// lines, not yet furniture): compared with its article on another site, it is compared
+/// without them, and not by its figures, which are the template's too.
+#[test]
+fn a_short_copy_compared_without_its_hosts_lines_is_not_judged_by_their_figures() {
+    let mut rng = Rng(0x1ef7_0f19_0000_0003);
+    let off = Settings {
+        left_out_figures: Some(false),
+        ..Default::default()
+    };
+    for round in 0..6 {
+        let body: Vec<String> = (0..6).map(|_| figured(&mut rng)).collect();
+        // Two lines of one sentence with two figures each: at most half of the copy's
+        // sentences, so they are left out of it as compared.
+        let template: Vec<String> = (0..2)
+            .map(|_| {
+                let s = figured(&mut rng);
+                format!(
+                    "{}和{}件。",
+                    s.trim_end_matches("件。"),
+                    1000 + rng.below(9000)
+                )
+            })
+            .collect();
+        let shown = [body[..3].to_vec(), template.clone()].concat();
+        let excerpt = page("excerpt", "https://other.example/brief", &shown.join("\n"));
+        let own: Vec<String> = (0..2).map(|_| common::synthetic_doc(&mut rng, 4)).collect();
+        let before = page(
+            "s0",
+            "https://other.example/s0",
+            &[own, template.clone()].concat().join("\n"),
+        );
+        let article = page("article", "https://news.example/story", &body.join("\n"));
+        let docs = [&article, &before, &excerpt];
+        let c = common::clusters_in_order(Settings::default(), &docs);
+        assert_eq!(c["excerpt"], c["article"], "round {round}");
+        assert_ne!(c["s0"], c["article"], "round {round}");
+        let c = common::clusters_in_order(off.clone(), &docs);
+        assert_ne!(
+            c["excerpt"], c["article"],
+            "round {round}, without the rule"
+        );
+    }
+}
