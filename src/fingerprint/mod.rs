@@ -384,7 +384,14 @@ impl Fingerprinter {
             }
         };
         let figures = if opts.template_figures {
-            figures::figures(text)
+            // Stores with `heading_figures`: a page's headings are not its text's figures.
+            let page = meta.url.is_some();
+            let from = if opts.heading_figures && nshash::tells_headings_apart(opts, page) {
+                nshash::headings_end(text, opts)
+            } else {
+                0
+            };
+            figures::figures(&text[from..])
         } else {
             Vec::new()
         };

@@ -98,6 +98,39 @@ fn qualifying(
     (cands, heads, last_cut)
 }
 
+/// The byte offset in `normalized` where a page's headings ([`heading_count`], as
+/// [`nshash_sketch_and_order`] tells them apart with `headings`) end: 0 when it has none. Reads
+/// the text only until its headings are known (a few sentences).
+pub fn headings_end(normalized: &str, opts: &Options) -> usize {
+    let mut seen = foldhash::HashSet::default();
+    let (mut lead_ends, mut closed, mut total) = (Vec::new(), false, 0usize);
+    for (s, line_end) in sentences::split_ends(normalized) {
+        let (k, n) = sentences::key(s);
+        if n < opts.min_sentence_chars || !seen.insert(k) {
+            continue;
+        }
+        total += 1;
+        if !closed {
+            if line_end {
+                // `s` is a slice of `normalized`.
+                lead_ends.push(s.as_ptr() as usize - normalized.as_ptr() as usize + s.len());
+                if lead_ends.len() > HEADINGS_MOST {
+                    return 0;
+                }
+            } else {
+                closed = true;
+            }
+        }
+        if closed && total >= 2 * lead_ends.len() {
+            break;
+        }
+    }
+    match heading_count(lead_ends.len(), closed, total) {
+        0 => 0,
+        heads => lead_ends[heads - 1],
+    }
+}
+
 /// Whether a document's headings ([`heading_count`]) are told apart from its sentences: a page
 /// (a document with a URL, whose lines are its blocks) of a store with `headings`. A text
 /// without a URL may be hard-wrapped, every line of it ending at the line's end.
@@ -300,6 +333,53 @@ mod tests {
             order.windows(2).all(|w| w[0] <= w[1]),
             "text order of sorted ids"
         );
+    }
+
+    #[test]
+    fn headings_end_where_the_sketch_places_them_apart() {
+        let o = Options::default();
+        // A dateline, then the text: one heading, whose figures end before the text.
+        let t = normalize("2018年10月12日 0条评论 来源综合报道\n这是正文的第一个句子而且很长。这是正文的第二个句子也很长。");
+        let end = headings_end(&t, &o);
+        assert!(t[..end].ends_with("来源综合报道"), "{}", &t[..end]);
+        let (_, _, order) = nshash_sketch_and_order(&t, &o, true);
+        assert_eq!(order.iter().filter(|&&p| p == HEADING_PLACE).count(), 1);
+        // No heading: a text whose first sentence ends at a full stop, or whose lines are
+        // more than its sentences after them (a list), or more than HEADINGS_MOST.
+        assert_eq!(
+            headings_end(
+                &normalize("这是正文的第一个句子而且很长。第二行没有句号结尾的句子"),
+                &o
+            ),
+            0
+        );
+        let list = normalize("第一行是列表里的一项内容\n第二行是列表里的一项内容\n第三行是列表里的一项内容\n这是正文的第一个句子而且很长。");
+        assert_eq!(headings_end(&list, &o), 0);
+    }
+
+    proptest::proptest! {
+        /// Read only until its headings are known, `headings_end` finds as many as the
+        /// sketch places apart, whatever the lines.
+        #[test]
+        fn headings_end_counts_the_sketchs_headings(
+            lines in proptest::collection::vec(("[一二三四五六七八九十年月日条评论]{4,16}", proptest::bool::ANY), 0..10),
+        ) {
+            let o = Options::default();
+            let text: Vec<String> = lines
+                .iter()
+                .map(|(l, stop)| if *stop { format!("{l}。") } else { l.clone() })
+                .collect();
+            let t = normalize(&text.join("\n"));
+            let end = headings_end(&t, &o);
+            let (_, _, order) = nshash_sketch_and_order(&t, &o, true);
+            let placed = order.iter().filter(|&&p| p == HEADING_PLACE).count();
+            let mut seen = std::collections::HashSet::new();
+            let before = sentences::split(&t[..end])
+                .map(sentences::key)
+                .filter(|(k, n)| *n >= o.min_sentence_chars && seen.insert(k.clone()))
+                .count();
+            proptest::prop_assert_eq!(before, placed);
+        }
     }
 
     #[test]

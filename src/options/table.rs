@@ -372,6 +372,13 @@ macro_rules! for_each_setting {
             left_out_figures: bool = true, older (false), since 19, set flag,
                 help "A page compared without lines left out of it (its site's furniture or \
                   template) is not judged by its figures, which are its whole text's";
+            /// A page's headings (`headings`: a headline, a byline, a dateline above its first
+            /// sentence) are not counted in its figures (`template_figures`): a date or a count
+            /// of comments there is its page's, not its text's, and two copies of one article
+            /// dated apart are not two reports of one template. Stores made before this
+            /// setting: off. Needs `headings`.
+            heading_figures: bool = true, older (false), since 19, set flag,
+                help "A page's headings (headline, byline, dateline) are not counted in its figures";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

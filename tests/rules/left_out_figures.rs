@@ -4,7 +4,9 @@
 //! pages of its site make the template furniture, it joins its article (which has figures of
 //! its own beyond the copy's), whichever came first. Without the rule the figures of the
 //! template's lines make the pair "two reports filled into one template". Two reports of one
-//! template on two sites, compared whole, stay apart.
+//! template on two sites, compared whole, stay apart. And heading figures
+//! (`heading_figures`): a page's dateline above its first sentence is not counted in its
+//! figures.
 
 use crate::common;
 use crate::site_knowledge::page;
@@ -170,5 +172,67 @@ fn a_short_copy_compared_without_its_hosts_lines_is_not_judged_by_their_figures(
             c["excerpt"], c["article"],
             "round {round}, without the rule"
         );
+    }
+}
+
+/// A dateline (`heading_figures`): a page's headings above its first sentence are not counted
+/// in its figures.
+fn dated(rng: &mut Rng) -> String {
+    format!(
+        "{}年{}月{}日 {}条评论 来源：综合报道",
+        2000 + rng.below(25),
+        1 + rng.below(12),
+        1 + rng.below(28),
+        rng.below(100)
+    )
+}
+
+/// A short copy of an article on another site, under a dateline of its own page (a date and a
+/// count of comments), joins its article in either order: the dateline's figures are its
+/// page's, not its text's. With the rule off they make the pair a template instance. Two
+/// reports of one template, dated apart and with figures of their own below, stay apart.
+#[test]
+fn a_copys_dateline_is_not_counted_in_its_figures() {
+    let mut rng = Rng(0x1ef7_0f19_0000_0004);
+    let off = Settings {
+        heading_figures: Some(false),
+        ..Default::default()
+    };
+    for round in 0..6 {
+        let body: Vec<String> = (0..6).map(|_| figured(&mut rng)).collect();
+        let article = page("article", "https://news.example/story", &body.join("\n"));
+        let shown = [vec![dated(&mut rng)], body[..3].to_vec()].concat();
+        let copy = page("copy", "https://other.example/brief", &shown.join("\n"));
+        for docs in [[&article, &copy], [&copy, &article]] {
+            let c = common::clusters_in_order(Settings::default(), &docs);
+            assert_eq!(c["copy"], c["article"], "round {round}");
+            let c = common::clusters_in_order(off.clone(), &docs);
+            assert_ne!(c["copy"], c["article"], "round {round}, without the rule");
+        }
+        let wording: Vec<String> = (0..4).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
+        let mut report = |host: &str| {
+            let figures: Vec<String> = (0..2)
+                .map(|_| {
+                    format!(
+                        "{}{}{}",
+                        figured(&mut rng),
+                        figured(&mut rng),
+                        figured(&mut rng)
+                    )
+                })
+                .collect();
+            page(
+                host,
+                &format!("https://{host}.example/report"),
+                &[vec![dated(&mut rng)], wording.clone(), figures]
+                    .concat()
+                    .join("\n"),
+            )
+        };
+        let (a, b) = (report("a"), report("b"));
+        for docs in [[&a, &b], [&b, &a]] {
+            let c = common::clusters_in_order(Settings::default(), &docs);
+            assert_ne!(c["a"], c["b"], "round {round}: two reports");
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The decision rules on labelled pairs and generated sites: the quality gate and rules,
 //! furniture, site knowledge and a shared host's publishers, teasers, a sentence held by two
 //! clusters, reordered lines, originals, simhash's terms, reflow, first links,
-//! links through a host's own lines, figures of pages with lines left out.
+//! links through a host's own lines, figures of pages with lines left out
+//! and of a page's headings.
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -260,6 +260,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -299,6 +300,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -357,6 +359,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             host_lines_join_one: Some(false),
             late_links: Some(false),
             left_out_figures: Some(false),
+            heading_figures: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -387,6 +390,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -424,6 +428,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -456,6 +461,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -478,6 +484,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -507,6 +514,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -532,6 +540,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -558,6 +567,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -584,6 +594,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -612,6 +623,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -642,6 +654,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -672,6 +685,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(
@@ -703,6 +717,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         host_lines_join_one: Some(false),
         late_links: Some(false),
         left_out_figures: Some(false),
+        heading_figures: Some(false),
         ..Default::default()
     };
     stays(

@@ -55,6 +55,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.host_lines_join_one);
     assert!(!legacy.late_links);
     assert!(!legacy.left_out_figures);
+    assert!(!legacy.heading_figures);
     assert_eq!(legacy.simhash_min_terms, 1);
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
@@ -69,6 +70,7 @@ fn stores_without_the_format_4_settings_stay_format_3() {
         host_lines_join_one: false,
         late_links: false,
         left_out_figures: false,
+        heading_figures: false,
         ..Options::default()
     };
     assert_eq!(format_for(&rules18), format_value_of(FormatVersion(18)));
@@ -250,6 +252,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
             || opts.host_lines_join_one
             || opts.late_links
             || opts.left_out_figures
+            || opts.heading_figures
         {
             19
         } else if opts.site_knowledge {
@@ -292,7 +295,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 25),
+        flags in proptest::collection::vec(proptest::bool::ANY, 26),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -330,6 +333,7 @@ proptest::proptest! {
             host_lines_join_one: flags[22],
             late_links: flags[23],
             left_out_figures: flags[24],
+            heading_figures: flags[25],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],
