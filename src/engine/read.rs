@@ -361,6 +361,7 @@ pub(super) fn fingerprints_of(opts: &Options, rec: &DocRecord) -> Fingerprints {
         simhash: rec.simhash,
         sketch: rec.sketch.clone(),
         order: rec.order.clone(),
+        highs: rec.highs.clone(),
         shingles: rec.shingles.clone(),
         chars: rec.chars,
         bands: rec.bands.clone(),

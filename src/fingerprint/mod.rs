@@ -37,6 +37,9 @@ pub struct Fingerprints {
     /// unless the store has `link_shape`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub order: Vec<u8>,
+    /// The high halves of the sentence hashes of `sketch`, parallel to it
+    /// ([`nshash::sentence_highs`]; a page's, in stores with `late_keys`).
+    pub highs: Vec<u32>,
     /// Character-shingle sketch of short documents (see [`minhash::shingles`]).
     pub shingles: Vec<u32>,
     /// Characters of normalized text.
@@ -383,6 +386,12 @@ impl Fingerprinter {
                 simhash::simhash_of_at_least(&self.simhash_features(text), opts.simhash_min_terms)
             }
         };
+        // Stores with `late_keys`: a page keeps the whole hashes of its sentences.
+        let highs = if opts.late_keys && opts.nshash && meta.url.is_some() {
+            nshash::sentence_highs(text, opts, &sketch)
+        } else {
+            Vec::new()
+        };
         let figures = if opts.template_figures {
             // Stores with `heading_figures`: a page's headings are not its text's figures.
             let page = meta.url.is_some();
@@ -426,6 +435,7 @@ impl Fingerprinter {
             simhash,
             sketch,
             order,
+            highs,
             shingles,
             chars,
             bands,

@@ -254,6 +254,23 @@ pub fn sketch_of(
     v.into_iter().unzip()
 }
 
+/// The high 32 bits of the sentence hash of each entry of `sketch` (the low 32 bits of the
+/// hashes of `normalized`'s qualifying sentences, [`sketch_of`]), parallel to it: with the
+/// sketch, the hashes a page can be posted under (`late_keys`). Where two sentences share
+/// their low half, the first in the text's.
+pub fn sentence_highs(normalized: &str, opts: &Options, sketch: &[u32]) -> Vec<u32> {
+    let (cands, _, _) = qualifying(normalized, opts, false);
+    let mut high: foldhash::HashMap<u32, u32> = foldhash::HashMap::default();
+    for c in &cands {
+        let h = hash_key(&c.2, opts.nshash_hash);
+        high.entry(h as u32).or_insert((h >> 32) as u32);
+    }
+    sketch
+        .iter()
+        .map(|lo| high.get(lo).copied().unwrap_or(0))
+        .collect()
+}
+
 /// The nshash fingerprint: hashes of [`top_sentence_keys`].
 pub fn nshash(normalized: &str, opts: &Options) -> Vec<u64> {
     nshash_and_sketch(normalized, opts).0

@@ -379,6 +379,15 @@ macro_rules! for_each_setting {
             /// setting: off. Needs `headings`.
             heading_figures: bool = true, older (false), since 19, set flag,
                 help "A page's headings (headline, byline, dateline) are not counted in its figures";
+            /// A page's record keeps the high halves of its sentence hashes (record version
+            /// 10), so that once every sentence it is posted under is its site's furniture (a
+            /// page whose first lines and longest sentences are its template, stored before
+            /// the template was known), the late links post it under its other sentences, the
+            /// first ones as they sit in its text: a later copy finds it by them. Stores made
+            /// before this setting: off. Needs `late_links`.
+            late_keys: bool = true, older (false), since 20, set flag,
+                help "Once the sentences a page is posted under are all its site's furniture, it \
+                  is posted under its other sentences (its record keeps their hashes)";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

@@ -322,6 +322,12 @@ pub trait PresenceFilter {
     /// `key` of `cf` is in the store but may be missing from the filter (loaded as saved
     /// before the documents written since: their keys are put back into it this way).
     fn note_present(&self, cf: Cf, key: &[u8]);
+
+    /// Keys are about to be written for documents older than the saved filter's state's next
+    /// document (a page's late keys): an open after a kill reads only the documents from
+    /// there on back into a saved filter, so the saved file is removed first (the next open
+    /// builds the filter; a clean close saves it again).
+    fn forget_saved(&self) -> Result<()>;
 }
 
 /// Ordered key/value storage with column families.

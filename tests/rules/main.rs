@@ -13,6 +13,7 @@ mod furniture;
 mod holders;
 mod host_lines;
 mod late_joins;
+mod late_keys;
 mod left_out_figures;
 mod originals;
 mod publishers;

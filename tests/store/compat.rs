@@ -4,7 +4,7 @@
 //! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
 //! - `tests/fixtures/store-v2-reflow`: format 2 with the defaults since: `reflow`, `t2s`.
 //!
-//! - `tests/fixtures/store-v3` … `store-v19`: one store of every format this version writes
+//! - `tests/fixtures/store-v3` … `store-v20`: one store of every format this version writes
 //!   (the first 20 sample documents, each with the settings whose oldest format it is), made
 //!   by `scripts/freeze_stores.sh`.
 //!
@@ -206,7 +206,7 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 19; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 20; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
@@ -216,7 +216,8 @@ fn stays(
 /// furniture), format 13 (no teasers on pages, no sites' templates), format 14 (no
 /// furniture learned from a batch's pages together), format 15 (pages of one host
 /// compared whole), format 16 (a simhash for every document with a term), format 17 (no site
-/// knowledge) and format 18 (no excerpts, no headings, no excerpt copies, no later templates).
+/// knowledge), format 18 (no excerpts, no headings, no excerpt copies, no later templates)
+/// and format 19 (no late keys: no version 10 document records).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -261,6 +262,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -301,6 +303,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -360,6 +363,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             late_links: Some(false),
             left_out_figures: Some(false),
             heading_figures: Some(false),
+            late_keys: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -391,6 +395,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -429,6 +434,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -462,6 +468,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -471,6 +478,19 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         FormatVersion(9),
         |db| {
             assert!(db.options().originals && !db.options().digests);
+        },
+    );
+    let settings = fpdb::Settings {
+        late_keys: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("nineteen"),
+        settings,
+        &docs,
+        FormatVersion(19),
+        |db| {
+            assert!(db.options().excerpts && db.options().late_links && !db.options().late_keys);
         },
     );
     let settings = fpdb::Settings {
@@ -485,6 +505,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -515,6 +536,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -541,6 +563,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -568,6 +591,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -595,6 +619,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -624,6 +649,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -655,6 +681,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -686,6 +713,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -718,6 +746,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         late_links: Some(false),
         left_out_figures: Some(false),
         heading_figures: Some(false),
+        late_keys: Some(false),
         ..Default::default()
     };
     stays(
@@ -769,7 +798,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 19"), "{expected}");
+            assert!(expected.contains("format 20"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

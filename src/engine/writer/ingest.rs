@@ -385,6 +385,7 @@ impl Writer<'_> {
                 _ => Vec::new(),
             },
             excerpts,
+            highs: fps.highs,
         };
         Ok((
             Outcome {

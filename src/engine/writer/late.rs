@@ -33,6 +33,10 @@ const LATE_JOINS_MOST: usize = 256;
 /// are small, and a cluster's check reads each member's record.
 const SPLIT_MEMBERS_MOST: u64 = 16;
 
+/// Most sentences a page is posted under late ([`Writer::late_keys`]): as many as its ingest
+/// keys (the longest `nshash_n` and its opening), at most this.
+const LATE_KEYS: usize = 8;
+
 /// A stored page looked up again ([`Writer::late_lookup`]): its record, its cluster (root and
 /// record) and what the lookup found.
 type LateLookup = (DocRecord, (u64, ClusterRecord), Lookup);
@@ -217,8 +221,16 @@ impl Writer<'_> {
     /// before it): its record, its cluster (root and record) and what the lookup found; None
     /// when it holds no such sentence, or keeps fewer than two beside them.
     fn late_lookup(&mut self, seq: u64, template: bool) -> Result<Option<LateLookup>> {
-        let rec = self.records().doc(seq)?;
+        let mut rec = self.records().doc(seq)?;
         let furniture = self.left_out_of(&rec, template)?;
+        if self.opts.late_keys && !rec.highs.is_empty() && !furniture.is_empty() {
+            let furniture = if template {
+                self.furniture_of(&rec)?
+            } else {
+                furniture.clone()
+            };
+            self.late_keys(seq, &mut rec, &furniture)?;
+        }
         if furniture.is_empty() || rec.sketch.len() - furniture.len() < 2 {
             return Ok(None);
         }
@@ -237,6 +249,50 @@ impl Writer<'_> {
             .finder()
             .lookup_with(&fps, &holders, simhash, (verify, record))?;
         Ok(Some((rec, own, lk)))
+    }
+
+    /// Stores with `late_keys`: stored page `rec` (at `seq`), every sentence of whose keys is
+    /// now its site's furniture (`furniture`, sorted: a page whose longest sentences and
+    /// first lines were its template, stored before the template was known), posted under
+    /// its other sentences: the first [`LATE_KEYS`] of them as they sit in its text (an
+    /// excerpt's sentences, or its article's opening after its template; a copy of the
+    /// article is keyed by its opening too), their whole hashes from its record's high
+    /// halves. The postings point at its cluster at ingest, as its others do, and its record
+    /// names them (a removal withdraws them). Written at once: a later copy finds it by them.
+    fn late_keys(&mut self, seq: u64, rec: &mut DocRecord, furniture: &[u32]) -> Result<()> {
+        let kept = |h: &u32| furniture.binary_search(h).is_err();
+        if rec.highs.len() != rec.sketch.len()
+            || rec.order.len() != rec.sketch.len()
+            || rec.nshash.iter().any(|&k| kept(&(k as u32)))
+        {
+            return Ok(());
+        }
+        let mut at: Vec<usize> = (0..rec.sketch.len())
+            .filter(|&i| kept(&rec.sketch[i]))
+            .collect();
+        // In text order; a page's headings (`HEADING_PLACE`) last.
+        at.sort_by_key(|&i| (rec.order[i], i));
+        let keys: Vec<u64> = at
+            .iter()
+            .map(|&i| u64::from(rec.highs[i]) << 32 | u64::from(rec.sketch[i]))
+            .filter(|k| !rec.nshash.contains(k))
+            .take(LATE_KEYS.min(self.opts.nshash_n + 1))
+            .collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        if let Some(filter) = self.store.presence_filter() {
+            filter.forget_saved()?;
+        }
+        let mut b = Batch::new();
+        let cluster = schema::u64_key(rec.similar_id);
+        for &k in &keys {
+            b.put(Cf::Nshash, schema::nshash_key(k, schema::Seq(seq)), cluster);
+        }
+        rec.nshash.extend(&keys);
+        b.put(Cf::Docs, schema::u64_key(seq), schema::encode_doc(rec));
+        self.store.write(b)?;
+        Ok(())
     }
 
     /// Stored page `seq` (alone in its cluster) looked up again ([`Writer::late_lookup`]);

@@ -299,6 +299,19 @@ impl PresenceFilter for Presence {
         self.dirty.store(true, Ordering::Relaxed);
         self.insert(cf, key);
     }
+
+    fn forget_saved(&self) -> Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let file = dir.join(FILE_NAME);
+        match std::fs::remove_file(&file) {
+            Ok(()) => {
+                self.dirty.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&file, e)),
+        }
+    }
 }
 
 #[cfg(test)]

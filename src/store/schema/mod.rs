@@ -155,6 +155,9 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 18: format 17 plus site knowledge (`site_knowledge`).
 /// 19: format 18 plus excerpts (`excerpts`: an article's first sentences, two or more, with
 /// at most one of their own, are verified against it).
+/// 20: format 19 plus late keys (`late_keys`: version 10 document records of pages keep the
+/// high halves of their sentence hashes, so a page whose keys became its site's furniture is
+/// posted under its other sentences).
 pub fn format_value() -> Vec<u8> {
     format_value_of(FormatVersion::CURRENT)
 }
@@ -283,12 +286,16 @@ pub struct DocRecord {
     pub digest: Option<u64>,
     /// The sentences of its site's template: those of its lines its host showed on an earlier
     /// page and that were not furniture yet, when it was ingested (a subset of `sketch`, sorted;
-    /// stores with `site_templates`: record version 8 and 9).
+    /// stores with `site_templates`: record version 8 to 10).
     pub template: Vec<u32>,
     /// The stored documents whose first sentences it holds and which it verified against only
-    /// as such, by seq (stores with `excerpts`: record version 9 only; `export` names the
+    /// as such, by seq (stores with `excerpts`: record version 9 and 10; `export` names the
     /// first still stored as its `excerpt_of`).
     pub excerpts: Vec<u64>,
+    /// The high 32 bits of the sentence hash of each sentence of `sketch` (its low 32 bits),
+    /// parallel to it: a page's, in stores with `late_keys` (record version 10), so that its
+    /// sentences can be posted once its keys are its site's furniture (`writer/late.rs`).
+    pub highs: Vec<u32>,
 }
 
 impl DocRecord {

@@ -2,6 +2,9 @@
 //! and more, in the order of [`DocRecord`]'s fields, bincode-encoded one after another behind
 //! a version byte. A record is written in the oldest version that holds it, so a store without
 //! the newer settings is written exactly as before them and older binaries read it.
+//!
+//! Over 600 lines: the versions and the tests that check each one's bytes against the
+//! encoding before it, read together.
 
 use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
@@ -32,10 +35,12 @@ enum DocVersion {
     Template,
     /// + the documents it is an excerpt of (`excerpts`).
     Excerpts,
+    /// + the high halves of its sentence hashes (`late_keys`).
+    Highs,
 }
 
 impl DocVersion {
-    const ALL: [DocVersion; 9] = [
+    const ALL: [DocVersion; 10] = [
         DocVersion::Base,
         DocVersion::Keys,
         DocVersion::Weights,
@@ -45,6 +50,7 @@ impl DocVersion {
         DocVersion::Digest,
         DocVersion::Template,
         DocVersion::Excerpts,
+        DocVersion::Highs,
     ];
 
     fn byte(self) -> u8 {
@@ -58,6 +64,7 @@ impl DocVersion {
             DocVersion::Digest => 7,
             DocVersion::Template => 8,
             DocVersion::Excerpts => 9,
+            DocVersion::Highs => 10,
         }
     }
 
@@ -67,7 +74,9 @@ impl DocVersion {
 
     /// The oldest version that holds `r`.
     fn of(r: &DocRecord) -> DocVersion {
-        if !r.excerpts.is_empty() {
+        if !r.highs.is_empty() {
+            DocVersion::Highs
+        } else if !r.excerpts.is_empty() {
             DocVersion::Excerpts
         } else if !r.template.is_empty() {
             DocVersion::Template
@@ -100,6 +109,7 @@ impl DocVersion {
             DocVersion::Digest => 22,
             DocVersion::Template => 23,
             DocVersion::Excerpts => 24,
+            DocVersion::Highs => 25,
         }
     }
 }
@@ -170,6 +180,9 @@ impl Serialize for Versioned<'_> {
         if v >= DocVersion::Excerpts {
             t.serialize_element(&r.excerpts)?;
         }
+        if v >= DocVersion::Highs {
+            t.serialize_element(&r.highs)?;
+        }
         t.end()
     }
 }
@@ -178,8 +191,8 @@ impl Serialize for Versioned<'_> {
 /// exact-algorithm keys, keyword weights, sentence order and figures as version 1; without
 /// weights, order and figures as version 2; without order and figures as version 3; without
 /// figures as version 4; without a publication time as version 5; without a digest as
-/// version 6; without a template as version 7; without excerpts as version 8; else
-/// version 9.
+/// version 6; without a template as version 7; without excerpts as version 8; without the
+/// high halves of its sentence hashes as version 9; else version 10.
 pub fn encode_doc(r: &DocRecord) -> Vec<u8> {
     let v = DocVersion::of(r);
     let mut out = Vec::with_capacity(128 + 4 * (r.sketch.len() + r.shingles.len()));
@@ -228,6 +241,7 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
         digest: None,
         template: Vec::new(),
         excerpts: Vec::new(),
+        highs: Vec::new(),
     };
     if version >= DocVersion::Keys {
         r.bands = field(&mut rest, key)?;
@@ -255,6 +269,9 @@ pub fn decode_doc(key: &[u8], v: &[u8]) -> Result<DocRecord> {
     }
     if version >= DocVersion::Excerpts {
         r.excerpts = field(&mut rest, key)?;
+    }
+    if version >= DocVersion::Highs {
+        r.highs = field(&mut rest, key)?;
     }
     Ok(r)
 }
@@ -462,12 +479,12 @@ mod tests {
     /// then the empty fields a version lacks trimmed from its end (each one length byte 0).
     fn trimmed_encoding(r: &DocRecord) -> Vec<u8> {
         let mut out = encode(r);
-        // `published`, `cites`, `cited`, `digest`, `template` and `excerpts` (None, empty,
-        // false, None, empty, empty: one byte 0 each), the fields added after this encoding
-        // was replaced.
+        // `published`, `cites`, `cited`, `digest`, `template`, `excerpts` and `highs` (None,
+        // empty, false, None, empty, empty, empty: one byte 0 each), the fields added after
+        // this encoding was replaced.
         assert!(r.published.is_none() && r.cites.is_empty() && !r.cited && r.digest.is_none());
-        assert!(r.template.is_empty() && r.excerpts.is_empty());
-        out.truncate(out.len() - 6);
+        assert!(r.template.is_empty() && r.excerpts.is_empty() && r.highs.is_empty());
+        out.truncate(out.len() - 7);
         if !r.figures.is_empty() {
             out[0] = DOC_RECORD_FIGURES;
             return out;
@@ -521,6 +538,7 @@ mod tests {
             digest in proptest::option::of(proptest::num::u64::ANY),
             template in some(proptest::num::u32::ANY),
             excerpts in some(proptest::num::u64::ANY),
+            highs in some(proptest::num::u32::ANY),
             time in proptest::num::u64::ANY,
         ) {
             let r = DocRecord {
@@ -548,9 +566,12 @@ mod tests {
                 digest,
                 template,
                 excerpts,
+                highs,
             };
             let enc = encode_doc(&r);
-            if !r.excerpts.is_empty() {
+            if !r.highs.is_empty() {
+                proptest::prop_assert_eq!(enc[0], 10);
+            } else if !r.excerpts.is_empty() {
                 proptest::prop_assert_eq!(enc[0], 9);
             } else if !r.template.is_empty() {
                 proptest::prop_assert_eq!(enc[0], 8);

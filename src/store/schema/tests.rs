@@ -56,10 +56,18 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.late_links);
     assert!(!legacy.left_out_figures);
     assert!(!legacy.heading_figures);
+    assert!(!legacy.late_keys);
     assert_eq!(legacy.simhash_min_terms, 1);
+    // The format 19 defaults (no late keys: no version 10 records).
+    let rules19 = Options {
+        late_keys: false,
+        ..Options::default()
+    };
+    assert_eq!(format_for(&rules19), format_value_of(FormatVersion(19)));
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
     let rules18 = Options {
+        late_keys: false,
         excerpts: false,
         headings: false,
         excerpt_copies: false,
@@ -241,61 +249,61 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(
-        if opts.excerpts
-            || opts.headings
-            || opts.excerpt_copies
-            || opts.later_templates
-            || opts.other_holders
-            || opts.cut_excerpts
-            || opts.first_links
-            || opts.host_lines_join_one
-            || opts.late_links
-            || opts.left_out_figures
-            || opts.heading_figures
-        {
-            19
-        } else if opts.site_knowledge {
-            18
-        } else if opts.simhash_min_terms != 1 {
-            17
-        } else if opts.same_site_templates {
-            16
-        } else if opts.batch_furniture {
-            15
-        } else if opts.page_teasers || opts.site_templates {
-            14
-        } else if opts.furniture {
-            13
-        } else if opts.reordered_lines {
-            12
-        } else if opts.teasers {
-            11
-        } else if opts.digests {
-            10
-        } else if opts.originals {
-            9
-        } else if opts.template_figures {
-            8
-        } else if opts.link_shape {
-            7
-        } else if opts.tw_phrases {
-            6
-        } else if plain {
-            3
-        } else if format5 {
-            5
-        } else {
-            4
-        },
-    )
+    FormatVersion(if opts.late_keys {
+        20
+    } else if opts.excerpts
+        || opts.headings
+        || opts.excerpt_copies
+        || opts.later_templates
+        || opts.other_holders
+        || opts.cut_excerpts
+        || opts.first_links
+        || opts.host_lines_join_one
+        || opts.late_links
+        || opts.left_out_figures
+        || opts.heading_figures
+    {
+        19
+    } else if opts.site_knowledge {
+        18
+    } else if opts.simhash_min_terms != 1 {
+        17
+    } else if opts.same_site_templates {
+        16
+    } else if opts.batch_furniture {
+        15
+    } else if opts.page_teasers || opts.site_templates {
+        14
+    } else if opts.furniture {
+        13
+    } else if opts.reordered_lines {
+        12
+    } else if opts.teasers {
+        11
+    } else if opts.digests {
+        10
+    } else if opts.originals {
+        9
+    } else if opts.template_figures {
+        8
+    } else if opts.link_shape {
+        7
+    } else if opts.tw_phrases {
+        6
+    } else if plain {
+        3
+    } else if format5 {
+        5
+    } else {
+        4
+    })
 }
 
 proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 26),
+        flags in proptest::collection::vec(proptest::bool::ANY, 27),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -334,6 +342,7 @@ proptest::proptest! {
             late_links: flags[23],
             left_out_figures: flags[24],
             heading_figures: flags[25],
+            late_keys: flags[26],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],

@@ -156,6 +156,7 @@ fn doc_record() -> DocRecord {
         digest: Some(0x5eed),
         template: vec![2, 5, 7],
         excerpts: vec![3, 1],
+        highs: (0..40).map(|i| i * 7).collect(),
     }
 }
 
