@@ -102,3 +102,38 @@ fn a_page_posted_late_is_removed_whole() {
     assert!(!c.contains_key("p"));
     assert!(["s0", "s1", "s2"].iter().all(|s| c[*s] != c["article"]));
 }
+
+/// A store on disk with its presence filter saved: writing a page's late keys removes the
+/// saved filter at once (an open after a kill reads back into a saved filter only the
+/// documents written after it, not an older page's new keys), a clean close saves it again,
+/// and a later copy finds the page through the filter.
+#[test]
+fn late_keys_retire_the_saved_presence_filter_until_a_clean_close() {
+    let mut rng = Rng(0x1a7e_6e75_0000_0003);
+    let (p, site, article) = pages(&mut rng);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let saved = path.join(fpdb::store::PRESENCE_FILE);
+    let open = || {
+        fpdb::Fpdb::builder()
+            .create(true)
+            .presence_filters(true)
+            .open(&path)
+            .unwrap()
+    };
+    let mut db = open();
+    db.ingest_document(&p, fpdb::OnExisting::Skip).unwrap();
+    drop(db);
+    assert!(saved.exists(), "a clean close saves the filter");
+    let mut db = open();
+    for d in &site {
+        db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
+    }
+    assert!(!saved.exists(), "the page's late keys retired the saved filter");
+    drop(db);
+    assert!(saved.exists(), "saved again at a clean close");
+    let mut db = open();
+    db.ingest_document(&article, fpdb::OnExisting::Skip).unwrap();
+    let c = common::clusters_by_id(&db);
+    assert_eq!(c["p"], c["article"]);
+}
