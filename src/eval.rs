@@ -312,6 +312,8 @@ pub fn evaluate(
         let mut fp = fp.clone();
         if !use_ns {
             fp.nshash.clear();
+            // A store without nshash keeps no sentence hashes to post late (`late_keys`).
+            fp.highs.clear();
         }
         if !use_sim {
             fp.simhash = None;

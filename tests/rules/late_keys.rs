@@ -129,11 +129,15 @@ fn late_keys_retire_the_saved_presence_filter_until_a_clean_close() {
     for d in &site {
         db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
     }
-    assert!(!saved.exists(), "the page's late keys retired the saved filter");
+    assert!(
+        !saved.exists(),
+        "the page's late keys retired the saved filter"
+    );
     drop(db);
     assert!(saved.exists(), "saved again at a clean close");
     let mut db = open();
-    db.ingest_document(&article, fpdb::OnExisting::Skip).unwrap();
+    db.ingest_document(&article, fpdb::OnExisting::Skip)
+        .unwrap();
     let c = common::clusters_by_id(&db);
     assert_eq!(c["p"], c["article"]);
 }

@@ -223,7 +223,8 @@ impl Writer<'_> {
     fn late_lookup(&mut self, seq: u64, template: bool) -> Result<Option<LateLookup>> {
         let mut rec = self.records().doc(seq)?;
         let furniture = self.left_out_of(&rec, template)?;
-        if self.opts.late_keys && !rec.highs.is_empty() && !furniture.is_empty() {
+        if self.opts.late_keys && self.opts.nshash && !rec.highs.is_empty() && !furniture.is_empty()
+        {
             let furniture = if template {
                 self.furniture_of(&rec)?
             } else {
