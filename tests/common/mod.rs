@@ -205,6 +205,34 @@ pub fn looks_ahead() -> bool {
     set.filter(|&n| n > 0).unwrap_or(cores) > 1
 }
 
+/// The clusters of a new in-memory store of `settings` after `batches`, ingested as batches
+/// ([`ingest_ahead`]) when `in_batches`, else one document at a time.
+pub fn clusters_after(
+    settings: fpdb::Settings,
+    batches: &[Vec<fpdb::Document>],
+    in_batches: bool,
+) -> std::collections::BTreeMap<String, u64> {
+    let mut db = fpdb::Fpdb::builder()
+        .settings(settings)
+        .open_in_memory()
+        .unwrap();
+    if in_batches {
+        let b: Vec<&[fpdb::Document]> = batches.iter().map(Vec::as_slice).collect();
+        ingest_ahead(
+            &mut db,
+            &b,
+            fpdb::OnExisting::Skip,
+            &mut |_| true,
+            &mut |_, _| {},
+        );
+    } else {
+        for d in batches.iter().flatten() {
+            db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
+        }
+    }
+    clusters_by_id(&db)
+}
+
 /// Ingest `batches` in turn with `Fpdb::ingest_batch_ahead`: each batch's lookups run while
 /// the one before it is decided where `ahead(i)` says so for batch i + 1; after batch i,
 /// `between(db, i)` (a sync, say). Returns every result, asserting no batch failed.

@@ -108,6 +108,45 @@ fn explain_says_a_cut_sentence_is_not_the_excerpts_own() {
     assert!(out.contains("its last sentence, cut short"), "{out}");
 }
 
+/// A site's other three pages (`s0`–`s2` on other.example), each with lines of its own
+/// (`own`) and `template`'s: its template's lines in three clusters are its furniture.
+pub(crate) fn site_pages(
+    rng: &mut Rng,
+    template: &[String],
+    own: impl Fn(&mut Rng) -> Vec<String>,
+) -> Vec<Document> {
+    (0..3)
+        .map(|i| {
+            let text = [own(rng), template.to_vec()].concat().join("\n");
+            crate::site_knowledge::page(
+                &format!("s{i}"),
+                &format!("https://other.example/s{i}"),
+                &text,
+            )
+        })
+        .collect()
+}
+
+/// The batches of an article, its excerpt in its site's template and the site's other
+/// pages: the article first (with the excerpt, then the site), or last (the excerpt, the
+/// site, then the article); with whether the article is first.
+pub(crate) fn article_orders(
+    article: &Document,
+    excerpt: &Document,
+    site: &[Document],
+) -> [(bool, Vec<Vec<Document>>); 2] {
+    [
+        (
+            true,
+            vec![vec![article.clone(), excerpt.clone()], site.to_vec()],
+        ),
+        (
+            false,
+            vec![vec![excerpt.clone()], site.to_vec(), vec![article.clone()]],
+        ),
+    ]
+}
+
 /// An excerpt cut short where its site's template begins (the cut sentence followed by the
 /// template's lines, so not its page's last and not marked at its ingest), stored before its
 /// site's template was known, joins its article once the site's other pages make the
@@ -131,44 +170,11 @@ fn an_excerpt_cut_where_its_template_begins_joins_its_article_once_the_template_
         ]
         .concat();
         let excerpt = page("excerpt", "https://other.example/brief", &shown.join("\n"));
-        // The site's other pages, each with paragraphs of its own: the template's lines in
-        // three clusters are its furniture.
-        let site: Vec<Document> = (0..3)
-            .map(|i| {
-                let text = [lines(&mut rng, 2, 4), template.clone()]
-                    .concat()
-                    .join("\n");
-                page(
-                    &format!("s{i}"),
-                    &format!("https://other.example/s{i}"),
-                    &text,
-                )
-            })
-            .collect();
+        let site = site_pages(&mut rng, &template, |rng| lines(rng, 2, 4));
         let article = page("article", "https://news.example/story", &body.join("\n"));
-        for article_first in [true, false] {
-            let batches = if article_first {
-                vec![vec![article.clone(), excerpt.clone()], site.clone()]
-            } else {
-                vec![vec![excerpt.clone()], site.clone(), vec![article.clone()]]
-            };
+        for (article_first, batches) in article_orders(&article, &excerpt, &site) {
             for in_batches in [true, false] {
-                let mut db = fpdb::Fpdb::builder().open_in_memory().unwrap();
-                if in_batches {
-                    let b: Vec<&[Document]> = batches.iter().map(Vec::as_slice).collect();
-                    common::ingest_ahead(
-                        &mut db,
-                        &b,
-                        fpdb::OnExisting::Skip,
-                        &mut |_| true,
-                        &mut |_, _| {},
-                    );
-                } else {
-                    for d in batches.iter().flatten() {
-                        db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
-                    }
-                }
-                let c = common::clusters_by_id(&db);
+                let c = common::clusters_after(Settings::default(), &batches, in_batches);
                 let at = format!(
                     "round {round}, article first: {article_first}, in batches: {in_batches}"
                 );

@@ -9,6 +9,7 @@
 //! figures.
 
 use crate::common;
+use crate::cut_excerpts::{article_orders, site_pages};
 use crate::site_knowledge::page;
 
 use common::Rng;
@@ -21,28 +22,25 @@ fn figured(rng: &mut Rng) -> String {
     format!("{s}共计{}件。", 1000 + rng.below(9000))
 }
 
+/// A report of one template's `wording` on `host`, under `heading` when given, with two
+/// lines of figures of its own.
+fn report(rng: &mut Rng, host: &str, heading: Option<String>, wording: &[String]) -> Document {
+    let figures: Vec<String> = (0..2)
+        .map(|_| format!("{}{}{}", figured(rng), figured(rng), figured(rng)))
+        .collect();
+    page(
+        host,
+        &format!("https://{host}.example/report"),
+        &[heading.into_iter().collect(), wording.to_vec(), figures]
+            .concat()
+            .join("\n"),
+    )
+}
+
 /// Whether `excerpt` and `article` end in one cluster when `batches` are ingested in batches
 /// (`in_batches`) or one document at a time.
 fn together(settings: &Settings, batches: &[Vec<Document>], in_batches: bool) -> bool {
-    let mut db = fpdb::Fpdb::builder()
-        .settings(settings.clone())
-        .open_in_memory()
-        .unwrap();
-    if in_batches {
-        let b: Vec<&[Document]> = batches.iter().map(Vec::as_slice).collect();
-        common::ingest_ahead(
-            &mut db,
-            &b,
-            fpdb::OnExisting::Skip,
-            &mut |_| true,
-            &mut |_, _| {},
-        );
-    } else {
-        for d in batches.iter().flatten() {
-            db.ingest_document(d, fpdb::OnExisting::Skip).unwrap();
-        }
-    }
-    let c = common::clusters_by_id(&db);
+    let c = common::clusters_after(settings.clone(), batches, in_batches);
     for s in ["s0", "s1", "s2"] {
         assert_ne!(c[s], c["article"], "{s} joined the article");
     }
@@ -64,23 +62,11 @@ fn a_short_copy_in_a_template_of_figures_joins_its_article_once_the_template_is_
             .collect();
         let shown = [body[..3].to_vec(), template.clone()].concat();
         let excerpt = page("excerpt", "https://other.example/brief", &shown.join("\n"));
-        let site: Vec<Document> = (0..3)
-            .map(|i| {
-                let own: Vec<String> = (0..2).map(|_| common::synthetic_doc(&mut rng, 4)).collect();
-                page(
-                    &format!("s{i}"),
-                    &format!("https://other.example/s{i}"),
-                    &[own, template.clone()].concat().join("\n"),
-                )
-            })
-            .collect();
+        let site = site_pages(&mut rng, &template, |rng| {
+            (0..2).map(|_| common::synthetic_doc(rng, 4)).collect()
+        });
         let article = page("article", "https://news.example/story", &body.join("\n"));
-        for article_first in [true, false] {
-            let batches = if article_first {
-                vec![vec![article.clone(), excerpt.clone()], site.clone()]
-            } else {
-                vec![vec![excerpt.clone()], site.clone(), vec![article.clone()]]
-            };
+        for (article_first, batches) in article_orders(&article, &excerpt, &site) {
             for in_batches in [true, false] {
                 let at = format!(
                     "round {round}, article first: {article_first}, in batches: {in_batches}"
@@ -105,24 +91,8 @@ fn two_reports_of_one_template_compared_whole_stay_apart() {
     let mut rng = Rng(0x1ef7_0f19_0000_0002);
     for round in 0..6 {
         let wording: Vec<String> = (0..4).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
-        let mut report = |host: &str| {
-            let figures: Vec<String> = (0..2)
-                .map(|_| {
-                    format!(
-                        "{}{}{}",
-                        figured(&mut rng),
-                        figured(&mut rng),
-                        figured(&mut rng)
-                    )
-                })
-                .collect();
-            page(
-                host,
-                &format!("https://{host}.example/report"),
-                &[wording.clone(), figures].concat().join("\n"),
-            )
-        };
-        let (a, b) = (report("a"), report("b"));
+        let a = report(&mut rng, "a", None, &wording);
+        let b = report(&mut rng, "b", None, &wording);
         for docs in [[&a, &b], [&b, &a]] {
             let c = common::clusters_in_order(Settings::default(), &docs);
             assert_ne!(c["a"], c["b"], "round {round}");
@@ -210,26 +180,10 @@ fn a_copys_dateline_is_not_counted_in_its_figures() {
             assert_ne!(c["copy"], c["article"], "round {round}, without the rule");
         }
         let wording: Vec<String> = (0..4).map(|_| common::synthetic_doc(&mut rng, 1)).collect();
-        let mut report = |host: &str| {
-            let figures: Vec<String> = (0..2)
-                .map(|_| {
-                    format!(
-                        "{}{}{}",
-                        figured(&mut rng),
-                        figured(&mut rng),
-                        figured(&mut rng)
-                    )
-                })
-                .collect();
-            page(
-                host,
-                &format!("https://{host}.example/report"),
-                &[vec![dated(&mut rng)], wording.clone(), figures]
-                    .concat()
-                    .join("\n"),
-            )
-        };
-        let (a, b) = (report("a"), report("b"));
+        let heading = dated(&mut rng);
+        let a = report(&mut rng, "a", Some(heading), &wording);
+        let heading = dated(&mut rng);
+        let b = report(&mut rng, "b", Some(heading), &wording);
         for docs in [[&a, &b], [&b, &a]] {
             let c = common::clusters_in_order(Settings::default(), &docs);
             assert_ne!(c["a"], c["b"], "round {round}: two reports");
