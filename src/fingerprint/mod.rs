@@ -286,22 +286,31 @@ impl Fingerprinter {
     )]
     pub fn fingerprint_prepared_with(&self, text: &str, meta: Meta<'_>) -> Fingerprints {
         let opts = &self.opts;
-        let (mut top, sketch, mut order, shingles, chars, bands) = if opts.reflow {
-            let s = scan::scan(text, opts, meta.url.is_some());
-            (s.top, s.sketch, s.order, s.shingles, s.chars, s.bands)
+        let page = meta.url.is_some();
+        let (mut top, sketch, mut order, highs, shingles, chars, bands) = if opts.reflow {
+            let s = scan::scan(text, opts, page);
+            (
+                s.top, s.sketch, s.order, s.highs, s.shingles, s.chars, s.bands,
+            )
         } else {
-            let (top, sketch, order) =
-                nshash::nshash_sketch_and_order(text, opts, meta.url.is_some());
+            let (top, sketch, order) = nshash::nshash_sketch_and_order(text, opts, page);
             let shingles = minhash::shingles(text, sketch.len(), false);
             let bands = minhash::bands(
                 text,
                 opts.minhash_bands as usize,
                 opts.minhash_rows as usize,
             );
+            // Stores with `late_keys`: a page keeps the whole hashes of its sentences.
+            let highs = if nshash::keeps_highs(opts, page) {
+                nshash::sentence_highs(text, opts, &sketch)
+            } else {
+                Vec::new()
+            };
             (
                 top,
                 sketch,
                 order,
+                highs,
                 shingles,
                 text.chars().count() as u64,
                 bands,
@@ -386,15 +395,8 @@ impl Fingerprinter {
                 simhash::simhash_of_at_least(&self.simhash_features(text), opts.simhash_min_terms)
             }
         };
-        // Stores with `late_keys`: a page keeps the whole hashes of its sentences.
-        let highs = if opts.late_keys && opts.nshash && meta.url.is_some() {
-            nshash::sentence_highs(text, opts, &sketch)
-        } else {
-            Vec::new()
-        };
         let figures = if opts.template_figures {
             // Stores with `heading_figures`: a page's headings are not its text's figures.
-            let page = meta.url.is_some();
             let from = if opts.heading_figures && nshash::tells_headings_apart(opts, page) {
                 nshash::headings_end(text, opts)
             } else {

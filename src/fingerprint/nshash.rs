@@ -254,21 +254,36 @@ pub fn sketch_of(
     v.into_iter().unzip()
 }
 
-/// The high 32 bits of the sentence hash of each entry of `sketch` (the low 32 bits of the
-/// hashes of `normalized`'s qualifying sentences, [`sketch_of`]), parallel to it: with the
-/// sketch, the hashes a page can be posted under (`late_keys`). Where two sentences share
-/// their low half, the first in the text's.
-pub fn sentence_highs(normalized: &str, opts: &Options, sketch: &[u32]) -> Vec<u32> {
-    let (cands, _, _) = qualifying(normalized, opts, false);
+/// Whether a document keeps the high halves of its sentence hashes ([`highs_of`]): a page of
+/// a store with `late_keys` (and nshash, whose keys they are).
+pub fn keeps_highs(opts: &Options, page: bool) -> bool {
+    page && opts.late_keys && opts.nshash
+}
+
+/// The high 32 bits of the sentence hash of each entry of `sketch` (the low 32 bits of
+/// `hashes`, a text's qualifying sentences' in text order: [`sketch_of`]), parallel to it:
+/// with the sketch, the hashes a page can be posted under (`late_keys`). Where two sentences
+/// share their low half, the first in the text's.
+pub fn highs_of(hashes: &[u64], sketch: &[u32]) -> Vec<u32> {
     let mut high: foldhash::HashMap<u32, u32> = foldhash::HashMap::default();
-    for c in &cands {
-        let h = hash_key(&c.2, opts.nshash_hash);
+    for &h in hashes {
         high.entry(h as u32).or_insert((h >> 32) as u32);
     }
     sketch
         .iter()
         .map(|lo| high.get(lo).copied().unwrap_or(0))
         .collect()
+}
+
+/// [`highs_of`] the qualifying sentences of `normalized` (the plain path; [`super::scan::scan`]
+/// has their hashes already).
+pub fn sentence_highs(normalized: &str, opts: &Options, sketch: &[u32]) -> Vec<u32> {
+    let (cands, _, _) = qualifying(normalized, opts, false);
+    let hashes: Vec<u64> = cands
+        .iter()
+        .map(|c| hash_key(&c.2, opts.nshash_hash))
+        .collect();
+    highs_of(&hashes, sketch)
 }
 
 /// The nshash fingerprint: hashes of [`top_sentence_keys`].

@@ -5,8 +5,8 @@
 
 use super::minhash::{gram_hash, gram_hashes, Bins, BottomK, GRAM_CHUNK, SHINGLES_K_ALL};
 use super::nshash::{
-    cut_apart, hash_key, heading_count, keep_top, nshash_sketch_and_order, sketch_of,
-    tells_headings_apart,
+    cut_apart, hash_key, heading_count, highs_of, keep_top, keeps_highs, nshash_sketch_and_order,
+    sentence_highs, sketch_of, tells_headings_apart,
 };
 use crate::options::Options;
 use crate::text::{ideograph, ideograph_at, sentences};
@@ -20,6 +20,9 @@ pub struct Scan {
     pub sketch: Vec<u32>,
     /// Where each sentence of the sketch sits (see [`sketch_of`]).
     pub order: Vec<u8>,
+    /// The high halves of the sketch's sentence hashes, on a page that keeps them
+    /// ([`super::nshash::keeps_highs`], [`super::nshash::highs_of`]); else empty.
+    pub highs: Vec<u32>,
     /// The shingle sketch of a store with `reflow` (see [`super::minhash::shingles`] with `all`).
     pub shingles: Vec<u32>,
     /// Characters of the text.
@@ -143,10 +146,16 @@ pub fn scan(normalized: &str, opts: &Options, page: bool) -> Scan {
     if cands.is_empty() {
         // No qualifying sentence: the whole text keys the document (rare; the plain path).
         let (top, sketch, order) = nshash_sketch_and_order(normalized, opts, page);
+        let highs = if keeps_highs(opts, page) {
+            sentence_highs(normalized, opts, &sketch)
+        } else {
+            Vec::new()
+        };
         return Scan {
             top,
             sketch,
             order,
+            highs,
             shingles: grams,
             chars,
             bands,
@@ -164,11 +173,17 @@ pub fn scan(normalized: &str, opts: &Options, page: bool) -> Scan {
         opts.headings,
         cut_apart(opts, page, last_cut),
     );
+    let highs = if keeps_highs(opts, page) {
+        highs_of(&hashes, &sketch)
+    } else {
+        Vec::new()
+    };
     keep_top(&mut cands, opts, heads, |c| c.0);
     Scan {
         top: cands.into_iter().map(|c| c.1).collect(),
         sketch,
         order,
+        highs,
         shingles: grams,
         chars,
         bands,
@@ -245,6 +260,11 @@ mod tests {
         Scan {
             top,
             order,
+            highs: if keeps_highs(o, page) {
+                sentence_highs(text, o, &sketch)
+            } else {
+                Vec::new()
+            },
             shingles: shingles(text, sketch.len(), true),
             sketch,
             chars: text.chars().count() as u64,
