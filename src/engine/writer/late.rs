@@ -222,15 +222,13 @@ impl Writer<'_> {
     /// when it holds no such sentence, or keeps fewer than two beside them.
     fn late_lookup(&mut self, seq: u64, template: bool) -> Result<Option<LateLookup>> {
         let mut rec = self.records().doc(seq)?;
-        let furniture = self.left_out_of(&rec, template)?;
+        let LeftOut {
+            left_out: furniture,
+            furniture: only_furniture,
+        } = self.left_out_of(&rec, template)?;
         if self.opts.late_keys && self.opts.nshash && !rec.highs.is_empty() && !furniture.is_empty()
         {
-            let furniture = if template {
-                self.furniture_of(&rec)?
-            } else {
-                furniture.clone()
-            };
-            self.late_keys(seq, &mut rec, &furniture)?;
+            self.late_keys(seq, &mut rec, &only_furniture)?;
         }
         if furniture.is_empty() || rec.sketch.len() - furniture.len() < 2 {
             return Ok(None);
@@ -385,36 +383,49 @@ impl Writer<'_> {
     /// The sentences of stored page `rec` that its site's lines now furniture hold
     /// ([`FURNITURE_SENTENCE`]), sorted; none for a document without a URL.
     fn furniture_of(&self, rec: &DocRecord) -> Result<Vec<u32>> {
-        self.left_out_of(rec, false)
+        Ok(self.left_out_of(rec, false)?.furniture)
     }
 
-    /// [`Writer::furniture_of`], and with `template` (in stores with `later_templates`) the
+    /// [`Writer::furniture_of`] (`furniture`), and what a late lookup leaves out
+    /// (`left_out`): the furniture, and with `template` (in stores with `later_templates`) the
     /// sentences of the lines its site has shown in two clusters or more (not furniture yet:
     /// its template, which `rechecked.rs` leaves out of a stored page as had its site shown
-    /// them before it).
-    fn left_out_of(&self, rec: &DocRecord, template: bool) -> Result<Vec<u32>> {
+    /// them before it). Each sentence's standing is read once.
+    fn left_out_of(&self, rec: &DocRecord, template: bool) -> Result<LeftOut> {
         let template = template && self.opts.later_templates;
+        let mut out = LeftOut::default();
         let Some(site) = rec
             .url
             .as_deref()
             .and_then(|u| crate::text::sites::site_key(u, None))
         else {
-            return Ok(Vec::new());
+            return Ok(out);
         };
         let none = SeenInBatch::default();
-        let mut furniture = Vec::new();
         for &h in &rec.sketch {
             match self
                 .sites()
                 .standing_in(site, FURNITURE_SENTENCE | u64::from(h), &none)?
             {
-                Some(true) => furniture.push(h),
-                Some(false) if template => furniture.push(h),
+                Some(true) => {
+                    out.furniture.push(h);
+                    out.left_out.push(h);
+                }
+                Some(false) if template => out.left_out.push(h),
                 _ => {}
             }
         }
-        Ok(furniture)
+        Ok(out)
     }
+}
+
+/// The sentences of a stored page that [`Writer::left_out_of`] found, sorted (as its sketch is).
+#[derive(Default)]
+struct LeftOut {
+    /// Those its late lookup leaves out: furniture, and its template where asked.
+    left_out: Vec<u32>,
+    /// Those of its site's furniture alone.
+    furniture: Vec<u32>,
 }
 
 /// Stored page `rec`'s fingerprints without its sentences of `furniture` (sorted), as its
