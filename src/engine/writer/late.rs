@@ -222,7 +222,7 @@ impl Writer<'_> {
     /// when it holds no such sentence, or keeps fewer than two beside them.
     fn late_lookup(&mut self, seq: u64, template: bool) -> Result<Option<LateLookup>> {
         let mut rec = self.records().doc(seq)?;
-        let LeftOut {
+        let StoredLeftOut {
             left_out: furniture,
             furniture: only_furniture,
         } = self.left_out_of(&rec, template)?;
@@ -391,9 +391,9 @@ impl Writer<'_> {
     /// sentences of the lines its site has shown in two clusters or more (not furniture yet:
     /// its template, which `rechecked.rs` leaves out of a stored page as had its site shown
     /// them before it). Each sentence's standing is read once.
-    fn left_out_of(&self, rec: &DocRecord, template: bool) -> Result<LeftOut> {
+    fn left_out_of(&self, rec: &DocRecord, template: bool) -> Result<StoredLeftOut> {
         let template = template && self.opts.later_templates;
-        let mut out = LeftOut::default();
+        let mut out = StoredLeftOut::default();
         let Some(site) = rec
             .url
             .as_deref()
@@ -421,7 +421,7 @@ impl Writer<'_> {
 
 /// The sentences of a stored page that [`Writer::left_out_of`] found, sorted (as its sketch is).
 #[derive(Default)]
-struct LeftOut {
+struct StoredLeftOut {
     /// Those its late lookup leaves out: furniture, and its template where asked.
     left_out: Vec<u32>,
     /// Those of its site's furniture alone.
