@@ -167,6 +167,14 @@ pub fn clusters_by_id(db: &fpdb::Fpdb) -> std::collections::BTreeMap<String, u64
         .collect()
 }
 
+/// Assert that none of a site's other pages (`s0`–`s2`, as the rule tests name them) is in
+/// `of`'s cluster of `c` (clusters by id); `at` says where.
+pub fn assert_site_pages_apart(c: &std::collections::BTreeMap<String, u64>, of: &str, at: &str) {
+    for s in ["s0", "s1", "s2"] {
+        assert_ne!(c[s], c[of], "{at}: {s} joined {of}");
+    }
+}
+
 /// Ingest `docs` one at a time, in order, into a fresh in-memory store of `settings`; their
 /// clusters by id.
 pub fn clusters_in_order(

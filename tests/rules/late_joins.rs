@@ -87,9 +87,7 @@ fn a_page_stored_before_its_sites_furniture_joins_its_copy_once_it_is_known() {
             assert_eq!(c["x"], c["a"], "{at}");
             assert_eq!(c["y"], c["a"], "{at}");
             // The site's own pages stay apart: each other's only link is the template.
-            for s in ["s0", "s1", "s2"] {
-                assert_ne!(c[s], c["a"], "{at}: {s}");
-            }
+            common::assert_site_pages_apart(&c, "a", &at);
             assert_ne!(c["s0"], c["s1"], "{at}");
             assert_ne!(c["s1"], c["s2"], "{at}");
             // A later copy on another site finds it either way (`rechecked.rs`): without
@@ -213,9 +211,7 @@ fn a_page_alone_joins_the_cluster_whose_pages_link_it_once_their_furniture_is_kn
                 let c = clusters(true, &batches, in_batches);
                 assert_eq!(c["x"], c["z"], "{at}: {c:?}");
                 assert_eq!(c["a"], c["x"], "{at}: {c:?}");
-                for s in ["s0", "s1", "s2"] {
-                    assert_ne!(c[s], c["a"], "{at}: {s}");
-                }
+                common::assert_site_pages_apart(&c, "a", &at);
                 let c = clusters(false, &batches, in_batches);
                 assert_eq!(c["x"], c["z"], "{at}: {c:?}");
                 off_apart += usize::from(c["a"] != c["x"]);

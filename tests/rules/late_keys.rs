@@ -56,9 +56,7 @@ fn pages(rng: &mut Rng) -> (Document, Vec<Document>, Document) {
 
 fn together(settings: &Settings, docs: &[&Document]) -> bool {
     let c = common::clusters_in_order(settings.clone(), docs);
-    for s in ["s0", "s1", "s2"] {
-        assert_ne!(c[s], c["article"], "{s} joined the article");
-    }
+    common::assert_site_pages_apart(&c, "article", "");
     c["p"] == c["article"]
 }
 

@@ -41,9 +41,7 @@ fn report(rng: &mut Rng, host: &str, heading: Option<String>, wording: &[String]
 /// (`in_batches`) or one document at a time.
 fn together(settings: &Settings, batches: &[Vec<Document>], in_batches: bool) -> bool {
     let c = common::clusters_after(settings.clone(), batches, in_batches);
-    for s in ["s0", "s1", "s2"] {
-        assert_ne!(c[s], c["article"], "{s} joined the article");
-    }
+    common::assert_site_pages_apart(&c, "article", "");
     c["excerpt"] == c["article"]
 }
 
