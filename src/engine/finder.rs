@@ -31,6 +31,7 @@ impl<'a> Finder<'a> {
             perms: self.perms,
             simhash_k: self.opts.simhash_k,
             other_holders: self.opts.other_holders,
+            band_holders: self.opts.band_holders,
             reads: self.reads,
         }
     }

@@ -1,7 +1,7 @@
 //! A posting's holders as a lookup reads them: the oldest, and (a page's lookups, with
-//! `other_holders`) the first later ones of another cluster and of the oldest's own, read in
-//! seq order from the store, then from the batch before and the batch itself
-//! ([`Holder::then`]).
+//! `other_holders`; a band key's, with `band_holders`) the later ones among its first
+//! [`HOLDERS_READ`], read in seq order from the store, then from the batch before and the
+//! batch itself ([`Holder::then`]).
 
 use foldhash::HashMap;
 
@@ -32,6 +32,9 @@ pub(in crate::engine) struct Holder {
     /// The first later holder of the oldest's cluster at its ingest, among the first
     /// [`HOLDERS_READ`] (0: none): [`Holder::same`].
     same: u64,
+    /// The later holders counted, in seq order, each once and never the oldest (0: none):
+    /// [`Holder::later`].
+    later: [u64; HOLDERS_READ as usize - 1],
 }
 
 impl Holder {
@@ -44,6 +47,25 @@ impl Holder {
             other_at: 0,
             count: 1,
             same: 0,
+            later: [0; HOLDERS_READ as usize - 1],
+        }
+    }
+
+    /// The later holders counted (seq order): those of the oldest's cluster at their ingest,
+    /// then [`Holder::next`]'s when it was among them. A band key proposes each of them
+    /// (`band_holders`): a copy may verify against a later holder of a band and not against
+    /// its oldest.
+    pub(in crate::engine) fn later(&self) -> impl Iterator<Item = u64> + '_ {
+        self.later.iter().copied().take_while(|&s| s != 0)
+    }
+
+    /// `seq` kept as a later holder, unless it is the oldest or kept already (a holder read
+    /// twice: the store's and the batch before's).
+    fn keep_later(&mut self, seq: u64) {
+        if seq != self.seq && !self.later.contains(&seq) {
+            if let Some(slot) = self.later.iter_mut().find(|s| **s == 0) {
+                *slot = seq;
+            }
         }
     }
 
@@ -69,6 +91,7 @@ impl Holder {
     pub(in crate::engine) fn add(&mut self, seq: u64, cluster: u64) {
         if self.open() {
             self.count += 1;
+            self.keep_later(seq);
             if cluster != self.cluster {
                 (self.other, self.other_at) = ((seq, cluster), self.count);
             } else if self.same == 0 && seq != self.seq {
@@ -86,6 +109,17 @@ impl Holder {
             return self;
         }
         let room = HOLDERS_READ - self.count;
+        // `later`'s holders in order, as many as `self` has room for (none after one of
+        // another cluster: it closes `self`). Within `later` each is distinct, so its kept
+        // later holders are its 2nd, 3rd, ... counted.
+        let more = if later.cluster == self.cluster {
+            usize::from(room)
+        } else {
+            1
+        };
+        for seq in std::iter::once(later.seq).chain(later.later()).take(more) {
+            self.keep_later(seq);
+        }
         if later.cluster != self.cluster {
             (self.other, self.other_at) = ((later.seq, later.cluster), self.count + 1);
         } else {
@@ -163,6 +197,7 @@ mod tests {
             proptest::prop_assert_eq!(parts.seq, whole.seq);
             proptest::prop_assert_eq!(parts.next(), whole.next());
             proptest::prop_assert_eq!(parts.same(), whole.same());
+            proptest::prop_assert_eq!(parts.later, whole.later);
         }
     }
 
@@ -178,5 +213,16 @@ mod tests {
         let h = held(&[(1, 7), (2, 9), (3, 7)]);
         assert_eq!(h.same(), None);
         assert_eq!(h.next(), Some((2, 9)));
+        assert_eq!(h.later().collect::<Vec<_>>(), vec![2]);
+    }
+
+    #[test]
+    fn later_holders_are_kept_in_order_up_to_the_first_of_another_cluster() {
+        let h = held(&[(1, 7), (2, 7), (3, 7), (4, 7), (5, 7)]);
+        assert_eq!(h.later().collect::<Vec<_>>(), vec![2, 3, 4]);
+        let h = held(&[(1, 7), (1, 7), (2, 7), (3, 9), (4, 7)]);
+        assert_eq!(h.later().collect::<Vec<_>>(), vec![2, 3]);
+        let h = held(&[(1, 7), (2, 7), (2, 7), (3, 7)]);
+        assert_eq!(h.later().collect::<Vec<_>>(), vec![2, 3]);
     }
 }

@@ -273,11 +273,19 @@ impl Finder<'_> {
                 }
             }
         }
-        // minhash: each band key names its oldest holder; one shared band makes a candidate.
+        // minhash: each band key names its oldest holder and (`band_holders`) its later ones
+        // read; one shared band makes a candidate. A copy whose sentences were cut by a
+        // re-wrap may verify against a later holder of its bands and not against the oldest.
         let mut bands: BTreeMap<u64, usize> = BTreeMap::new();
+        let later = super::postings::band_keys(self.opts, fps);
         for h in &fps.bands {
-            if let Some(&super::postings::Holder { seq, .. }) = holders.get(h) {
-                *bands.entry(seq).or_default() += 1;
+            if let Some(holder) = holders.get(h) {
+                *bands.entry(holder.seq).or_default() += 1;
+                if !later.is_empty() {
+                    for seq in holder.later() {
+                        *bands.entry(seq).or_default() += 1;
+                    }
+                }
             }
         }
         for (seq, shared) in bands {

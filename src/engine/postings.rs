@@ -20,8 +20,8 @@ fn table_byte(t: usize) -> u8 {
     u8::try_from(t).expect("fewer than 256 simhash tables")
 }
 
-/// The postings `hashes`, each once, in order, with whether a page looks it up (`true` when
-/// any of its lookups is a page's: its holders are read past the oldest, [`Holder::next`]).
+/// The postings `hashes`, each once, in order, with whether its holders are read past the
+/// oldest (`true` when any of its lookups reads them: [`Index::postings_of`]).
 fn nshash_bounds(hashes: impl Iterator<Item = (u64, bool)>) -> Vec<(u64, bool)> {
     let mut sorted: Vec<(u64, bool)> = hashes.collect();
     sorted.sort_unstable();
@@ -31,12 +31,6 @@ fn nshash_bounds(hashes: impl Iterator<Item = (u64, bool)>) -> Vec<(u64, bool)> 
         same
     });
     sorted
-}
-
-/// The postings a lookup of `fps` reads, with whether it is a page's.
-fn postings_of(fps: &Fingerprints) -> impl Iterator<Item = (u64, bool)> + '_ {
-    let page = fps.is_page();
-    fps.lookup_postings().map(move |h| (h, page))
 }
 
 /// The most stored documents simhash proposes to one lookup (`bound_simhash`).
@@ -62,11 +56,23 @@ pub(super) fn bound_simhash(found: &mut BTreeMap<u64, u32>) {
     *found = by_distance.into_iter().map(|(d, seq)| (seq, d)).collect();
 }
 
-/// The stored documents a lookup verifies: the holders of its postings (`holders`) and its
-/// simhash neighbours (`simhash`); a seq may come twice.
+/// The band keys of `fps` whose later holders a lookup proposes ([`Holder::later`]): all of
+/// them in stores with `band_holders`, else none.
+pub(super) fn band_keys<'f>(opts: &crate::Options, fps: &'f Fingerprints) -> &'f [u64] {
+    if opts.band_holders {
+        &fps.bands
+    } else {
+        &[]
+    }
+}
+
+/// The stored documents a lookup verifies: the holders of its postings (and the later ones of
+/// its band keys `bands`: [`band_keys`]) and its simhash neighbours (`simhash`); a seq may
+/// come twice.
 pub(super) fn candidate_seqs<'a>(
     holders: &'a Holders,
     simhash: &'a BTreeMap<u64, u32>,
+    bands: &'a [u64],
 ) -> impl Iterator<Item = u64> + 'a {
     holders
         .values()
@@ -75,6 +81,12 @@ pub(super) fn candidate_seqs<'a>(
                 .chain(v.next().map(|n| n.0))
                 .chain(v.same())
         })
+        .chain(
+            bands
+                .iter()
+                .filter_map(|h| holders.get(h))
+                .flat_map(Holder::later),
+        )
         .chain(simhash.keys().copied())
 }
 
@@ -99,12 +111,31 @@ pub(super) struct Index<'a> {
     pub(super) perms: &'a Permutations,
     /// The simhash distance a neighbour is within.
     pub(super) simhash_k: u32,
-    /// A posting's holders are read past its oldest ([`Holder::next`], `other_holders`).
+    /// A page's postings' holders are read past their oldest ([`Holder::next`],
+    /// `other_holders`).
     pub(super) other_holders: bool,
+    /// Band keys' holders are read past their oldest ([`Holder::later`], `band_holders`).
+    pub(super) band_holders: bool,
     pub(super) reads: &'a LookupCounters,
 }
 
 impl<'a> Index<'a> {
+    /// The postings a lookup of `fps` reads, with whether their holders are read past the
+    /// oldest: a page's (`other_holders`), and band keys (`band_holders`).
+    fn postings_of<'f>(&self, fps: &'f Fingerprints) -> impl Iterator<Item = (u64, bool)> + 'f {
+        let page = self.other_holders && fps.is_page();
+        let bands = page || self.band_holders;
+        std::iter::once(fps)
+            .chain(fps.whole.as_deref())
+            .flat_map(move |f| {
+                f.nshash
+                    .iter()
+                    .chain(&f.keys)
+                    .map(move |&h| (h, page))
+                    .chain(f.bands.iter().map(move |&h| (h, bands)))
+            })
+    }
+
     /// The simhash table keys of document `seq`, whose simhash is `q`: one per permuted table,
     /// in table order.
     pub(super) fn table_keys(&self, q: u64, seq: u64) -> impl Iterator<Item = [u8; 17]> + 'a {
@@ -240,7 +271,7 @@ impl<'a> Index<'a> {
         let ids: Vec<&[u8]> = docs.iter().map(|(d, _)| d.id.as_bytes()).collect();
         ahead.prefetch_keys(Cf::DocIds, &ids)?;
         let bounds: Vec<([u8; 8], [u8; 17])> =
-            nshash_bounds(docs.iter().flat_map(|(_, f)| postings_of(f)))
+            nshash_bounds(docs.iter().flat_map(|(_, f)| self.postings_of(f)))
                 .into_iter()
                 .map(|(h, _)| schema::nshash_range(h))
                 .collect();
@@ -269,13 +300,13 @@ impl<'a> Index<'a> {
     /// [`Index::nshash_holder`] of every posting a lookup of `fps` reads, through one
     /// iterator (with [`Holder::next`] for a page's).
     pub(super) fn nshash_holders(&self, fps: &Fingerprints) -> Result<Holders> {
-        let found = self.holders_of(&nshash_bounds(postings_of(fps)))?;
+        let found = self.holders_of(&nshash_bounds(self.postings_of(fps)))?;
         LookupCounters::add(&self.reads.postings_found, found.len());
         Ok(found)
     }
 
-    /// The oldest holder of each posting of `hashes` (sorted, distinct; with `other_holders`,
-    /// those a page looks up read up to [`HOLDERS_READ`](super::holder::HOLDERS_READ) holders for [`Holder::next`]),
+    /// The oldest holder of each posting of `hashes` (sorted, distinct; those marked read up
+    /// to [`HOLDERS_READ`](super::holder::HOLDERS_READ) holders: [`Index::postings_of`]),
     /// through one iterator; not counted.
     fn holders_of(&self, hashes: &[(u64, bool)]) -> Result<Holders> {
         let bounds: Vec<([u8; 8], [u8; 17])> = hashes
@@ -284,10 +315,9 @@ impl<'a> Index<'a> {
             .collect();
         let ranges: Vec<(&[u8], &[u8])> = bounds.iter().map(|(s, e)| (&s[..], &e[..])).collect();
         let more = |h: u64| {
-            self.other_holders
-                && hashes
-                    .binary_search_by_key(&h, |x| x.0)
-                    .is_ok_and(|i| hashes[i].1)
+            hashes
+                .binary_search_by_key(&h, |x| x.0)
+                .is_ok_and(|i| hashes[i].1)
         };
         let mut found = HashMap::with_capacity_and_hasher(bounds.len(), Default::default());
         let mut err = None;
@@ -320,7 +350,7 @@ impl<'a> Index<'a> {
     pub(super) fn read_many(&self, fps: &[&Fingerprints]) -> Result<ReadMany> {
         use rayon::prelude::*;
         let shares = rayon::current_num_threads().max(1) * 2;
-        let bounds = nshash_bounds(fps.iter().flat_map(|f| postings_of(f)));
+        let bounds = nshash_bounds(fps.iter().flat_map(|f| self.postings_of(f)));
         let size = bounds.len().div_ceil(shares).max(1);
         let mut holders = HashMap::default();
         for part in bounds
@@ -456,6 +486,7 @@ impl Fpdb {
             perms: &self.perms,
             simhash_k: self.opts.simhash_k,
             other_holders: self.opts.other_holders,
+            band_holders: self.opts.band_holders,
             reads: &self.reads,
         }
     }

@@ -3,7 +3,7 @@
 
 use super::furniture::SeenInBatch;
 use super::lookup::Lookup;
-use super::postings::candidate_seqs;
+use super::postings::{band_keys, candidate_seqs};
 use super::searcher::Searcher;
 use super::{LookupCounters, Outcome};
 use crate::error::Result;
@@ -27,12 +27,12 @@ impl Searcher<'_> {
             .par_iter()
             .map(|f| self.index().holders_and_neighbours(f, read.as_ref()))
             .collect();
-        let records = self.records().shared_records(
-            found
-                .iter()
-                .flatten()
-                .map(|(holders, simhash)| candidate_seqs(holders, simhash).collect()),
-        );
+        let records = self
+            .records()
+            .shared_records(fps.iter().zip(&found).filter_map(|(f, found)| {
+                let (holders, simhash) = found.as_ref().ok()?;
+                Some(candidate_seqs(holders, simhash, band_keys(self.opts, f)).collect())
+            }));
         docs.par_iter()
             .zip(found)
             .map(|((id, fps), found)| {

@@ -23,8 +23,10 @@ macro_rules! for_each_setting {
         $m! {
             /// Use the `nshash` sentence-hash fingerprint.
             nshash: bool = true, older none, since 3, set algos;
-            /// Use the 64-bit `simhash` fingerprint.
-            simhash: bool = true, older none, since 3, set algos;
+            /// Use the 64-bit `simhash` fingerprint (off in new stores: with `band_holders`,
+            /// MinHash finds what it found, at a third of a document's CPU; stores made with it
+            /// keep it).
+            simhash: bool = false, older none, since 3, set algos;
             /// Convert traditional Chinese to simplified before fingerprinting (default on;
             /// stores made before it was the default keep theirs, and stores made before the
             /// setting: off).
@@ -388,6 +390,14 @@ macro_rules! for_each_setting {
             late_keys: bool = true, older (false), since 20, set flag,
                 help "Once the sentences a page is posted under are all its site's furniture, it \
                   is posted under its other sentences (its record keeps their hashes)";
+            /// A MinHash band key proposes every holder a lookup reads of it, up to four (in
+            /// seq order, stopping after the first of another cluster than the oldest's), not
+            /// only its oldest: a copy whose sentences a re-wrap cut apart may verify against
+            /// a later holder of its bands (the member it copies) and not against the oldest.
+            /// Stores made before this setting: off.
+            band_holders: bool = true, older (false), since 21, set flag,
+                help "A MinHash band key proposes each of its first four holders, not only the \
+                  oldest";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment
             /// signatures): keys indexed like sentence hashes (none by default; stores made
             /// before this setting: none). Some of them need format 5

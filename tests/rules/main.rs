@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod band_holders;
 mod cut_excerpts;
 mod first_links;
 mod furniture;

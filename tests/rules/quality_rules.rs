@@ -13,47 +13,104 @@ use fpdb::{Document, Fingerprints, Fpdb, OnExisting, Settings};
 use proptest::prelude::*;
 
 /// Only minhash, no verification: every band candidate is accepted.
-fn bands_only() -> Settings {
+fn bands_only(band_holders: bool) -> Settings {
     Settings {
         nshash: Some(false),
         simhash: Some(false),
         verify_overlap_pct: Some(0),
         tight_clusters: Some(false),
+        band_holders: Some(band_holders),
         ..Default::default()
     }
+}
+
+/// The minhash matches (id -> score) of a query of band keys `query` against a store of
+/// documents `d00`, `d01`, ... holding `stored` (`band_holders` as given), and each stored
+/// document's cluster at its ingest.
+fn band_matches(
+    stored: &[std::collections::BTreeSet<u64>],
+    query: &std::collections::BTreeSet<u64>,
+    band_holders: bool,
+) -> (BTreeMap<String, f64>, Vec<u64>) {
+    let mut db = Fpdb::builder()
+        .settings(bands_only(band_holders))
+        .open_in_memory()
+        .unwrap();
+    let mut at_ingest = Vec::new();
+    for (i, keys) in stored.iter().enumerate() {
+        let f = Fingerprints {
+            bands: keys.iter().copied().collect(),
+            chars: 1,
+            ..Default::default()
+        };
+        match db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip) {
+            Ok(fpdb::IngestResult::Added { outcome, .. }) => {
+                at_ingest.push(outcome.similar_id.unwrap());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let q = Fingerprints {
+        bands: query.iter().copied().collect(),
+        chars: 1,
+        ..Default::default()
+    };
+    let got = db
+        .searcher()
+        .query("q", &q)
+        .unwrap()
+        .matches
+        .into_iter()
+        .map(|m| {
+            assert_eq!(m.algo, "minhash");
+            (m.id, m.score)
+        })
+        .collect();
+    (got, at_ingest)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// Each band key of a query names the oldest stored document holding it; a document is a
-    /// candidate with score = its keys / the query's keys. Checked against a scan of every
-    /// stored key set.
+    /// Without `band_holders`, each band key of a query names the oldest stored document
+    /// holding it; a document is a candidate with score = its keys / the query's keys.
+    /// Checked against a scan of every stored key set.
     #[test]
     fn band_candidates_equal_a_brute_force_scan(
         stored in proptest::collection::vec(proptest::collection::btree_set(0u64..40, 1..6), 1..25),
         query in proptest::collection::btree_set(0u64..40, 1..8),
     ) {
-        let mut db = Fpdb::builder().settings(bands_only()).open_in_memory().unwrap();
-        for (i, keys) in stored.iter().enumerate() {
-            let f = Fingerprints { bands: keys.iter().copied().collect(), chars: 1, ..Default::default() };
-            db.ingest(&Document::new(format!("d{i:02}"), "x"), f, OnExisting::Skip).unwrap();
-        }
-        let q = Fingerprints { bands: query.iter().copied().collect(), chars: 1, ..Default::default() };
-        let got: BTreeMap<String, f64> = db
-            .searcher().query("q", &q)
-            .unwrap()
-            .matches
-            .into_iter()
-            .map(|m| {
-                assert_eq!(m.algo, "minhash");
-                (m.id, m.score)
-            })
-            .collect();
+        let (got, _) = band_matches(&stored, &query, false);
         let mut want: BTreeMap<String, f64> = BTreeMap::new();
         for k in &query {
             if let Some(i) = stored.iter().position(|s| s.contains(k)) {
                 *want.entry(format!("d{i:02}")).or_default() += 1.0 / query.len() as f64;
+            }
+        }
+        prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+        for (id, s) in &want {
+            prop_assert!((got[id] - s).abs() < 1e-9, "{}: {} vs {}", id, got[id], s);
+        }
+    }
+
+    /// With `band_holders`, each band key names its first four holders in ingest order,
+    /// stopping after the first whose cluster at its ingest is not the oldest's; a document is
+    /// a candidate with score = the keys naming it / the query's keys. Checked against a scan
+    /// of every stored key set.
+    #[test]
+    fn every_band_holder_read_equals_a_brute_force_scan(
+        stored in proptest::collection::vec(proptest::collection::btree_set(0u64..40, 1..6), 1..25),
+        query in proptest::collection::btree_set(0u64..40, 1..8),
+    ) {
+        let (got, at_ingest) = band_matches(&stored, &query, true);
+        let mut want: BTreeMap<String, f64> = BTreeMap::new();
+        for k in &query {
+            let holders: Vec<usize> = (0..stored.len()).filter(|&i| stored[i].contains(k)).collect();
+            for (n, &i) in holders.iter().take(4).enumerate() {
+                *want.entry(format!("d{i:02}")).or_default() += 1.0 / query.len() as f64;
+                if n > 0 && at_ingest[i] != at_ingest[holders[0]] {
+                    break;
+                }
             }
         }
         prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
@@ -609,7 +666,8 @@ fn bad_new_settings_are_refused_with_their_name() {
 
 /// A store made with a maximum-matching segmenter keeps it: reopened it cuts words the same
 /// way (its simhash of a stored text is the stored one), a different `--segmenter` is refused
-/// with both values named, and `stats` shows it.
+/// with both values named, and `stats` shows it. (Words feed simhash only: these stores
+/// have it.)
 #[test]
 fn segmenter_persists_and_is_checked() {
     let dir = tempfile::tempdir().unwrap();
@@ -620,6 +678,7 @@ fn segmenter_persists_and_is_checked() {
         let mut db = Fpdb::builder()
             .settings(Settings {
                 segmenter: Some(fpdb::Segmenter::Bmm),
+                simhash: Some(true),
                 ..Default::default()
             })
             .create(true)
@@ -635,7 +694,13 @@ fn segmenter_persists_and_is_checked() {
     assert_eq!(simhash_of(&db, &docs[0].text), first);
     db.searcher().verify().unwrap();
     // The segmenter changes the words, hence the simhash of a Chinese text.
-    let jieba = Fpdb::builder().open_in_memory().unwrap();
+    let jieba = Fpdb::builder()
+        .settings(Settings {
+            simhash: Some(true),
+            ..Default::default()
+        })
+        .open_in_memory()
+        .unwrap();
     let differs = docs
         .iter()
         .any(|d| simhash_of(&jieba, &d.text) != simhash_of(&db, &d.text));

@@ -1,6 +1,7 @@
 //! The floor of terms under which a document has no simhash (`simhash_min_terms`): a simhash
 //! of a few terms finds only texts of the same few words, mostly unrelated ones, which each
-//! cost a record read to reject; MinHash finds the short copies instead.
+//! cost a record read to reject; MinHash finds the short copies instead. (Simhash is off in
+//! new stores by default: these stores ask for it.)
 
 use crate::common;
 
@@ -23,13 +24,21 @@ fn added(r: IngestResult) -> Outcome {
     }
 }
 
+/// The defaults with simhash.
+fn simhash_on() -> Settings {
+    Settings {
+        simhash: Some(true),
+        ..Default::default()
+    }
+}
+
 fn store(settings: Settings) -> Fpdb {
     Fpdb::builder().settings(settings).open_in_memory().unwrap()
 }
 
 #[test]
 fn a_text_of_fewer_terms_than_the_floor_has_no_simhash_where_minhash_is_on() {
-    let db = store(Settings::default());
+    let db = store(simhash_on());
     assert_eq!(db.options().simhash_min_terms, 8);
     let eight = NOUNS.join(" ");
     let seven = NOUNS[..7].join(" ");
@@ -40,7 +49,7 @@ fn a_text_of_fewer_terms_than_the_floor_has_no_simhash_where_minhash_is_on() {
     // Asked for 1: every text with a term has one, as in stores made before the setting.
     let one = store(Settings {
         simhash_min_terms: Some(1),
-        ..Default::default()
+        ..simhash_on()
     });
     assert_eq!(
         one.fingerprint(SAME_WORD_A).simhash,
@@ -51,7 +60,7 @@ fn a_text_of_fewer_terms_than_the_floor_has_no_simhash_where_minhash_is_on() {
     // Without MinHash bands nothing else finds short copies: the setting reads as 1.
     let no_minhash = store(Settings {
         minhash_bands: Some(0),
-        ..Default::default()
+        ..simhash_on()
     });
     assert_eq!(no_minhash.options().simhash_min_terms, 1);
     assert!(no_minhash.fingerprint(&seven).simhash.is_some());
@@ -63,7 +72,7 @@ fn a_text_of_fewer_terms_than_the_floor_has_no_simhash_where_minhash_is_on() {
 }
 
 /// `fpdb eval` fingerprints each configuration as its store would: simhash alone keeps a
-/// simhash for every text with a term, the defaults do not.
+/// simhash for every text with a term, the defaults with simhash do not.
 #[test]
 fn eval_fingerprints_each_configuration_with_its_stores_floor() {
     let docs = [Document::new("a", SAME_WORD_A)];
@@ -73,7 +82,7 @@ fn eval_fingerprints_each_configuration_with_its_stores_floor() {
     assert!(fpdb::eval::fingerprint_all(&docs, &alone).unwrap()[0]
         .simhash
         .is_some());
-    let defaults = Settings::default();
+    let defaults = simhash_on();
     assert_eq!(fpdb::eval::simhash_floor(&defaults).unwrap(), Some(8));
     assert!(fpdb::eval::fingerprint_all(&docs, &defaults).unwrap()[0]
         .simhash
@@ -83,7 +92,7 @@ fn eval_fingerprints_each_configuration_with_its_stores_floor() {
     assert_eq!(fpdb::eval::simhash_floor(&nshash).unwrap(), None);
     let zero = Settings {
         simhash_min_terms: Some(0),
-        ..Default::default()
+        ..simhash_on()
     };
     assert_eq!(fpdb::eval::simhash_floor(&zero).unwrap(), Some(1));
 }
@@ -96,7 +105,7 @@ fn texts_of_the_same_few_words_are_not_read_as_candidates() {
     for (min_terms, candidates) in [(1, 1), (8, 0)] {
         let mut db = store(Settings {
             simhash_min_terms: Some(min_terms),
-            ..Default::default()
+            ..simhash_on()
         });
         db.ingest_document(&Document::new("a", SAME_WORD_A), OnExisting::Skip)
             .unwrap();
@@ -122,7 +131,7 @@ fn short_copies_are_still_found_under_the_floor() {
     for min_terms in [1, 8] {
         let mut db = store(Settings {
             simhash_min_terms: Some(min_terms),
-            ..Default::default()
+            ..simhash_on()
         });
         let a = added(
             db.ingest_document(&Document::new("a", original), OnExisting::Skip)
@@ -148,7 +157,18 @@ fn another_floor_for_a_stored_store_is_refused_naming_both() {
         format!("{{\"id\":\"a\",\"text\":\"{SAME_WORD_A}\"}}\n"),
     )
     .unwrap();
-    let o = common::run(d.path(), &["--db", "s", "-q", "ingest", "in.jsonl"]);
+    let o = common::run(
+        d.path(),
+        &[
+            "--db",
+            "s",
+            "-q",
+            "ingest",
+            "in.jsonl",
+            "--algos",
+            "nshash,simhash,minhash",
+        ],
+    );
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     let o = common::run(
         d.path(),

@@ -29,7 +29,20 @@ fn answers_about_long_ids_stay_small_and_clients_that_do_not_read_are_dropped() 
         .map(|i| json!({"id": format!("{i:05}{}", "x".repeat(8180)), "text": text}))
         .collect();
     common::write_jsonl(&d.path().join("long.jsonl"), &lines);
-    let o = common::run(d.path(), &["--db", "s.db", "-q", "ingest", "long.jsonl"]);
+    // With simhash's links too, the member list's answer (about 2.5 MB) is more than the
+    // sockets' buffers hold: a client that does not read leaves some of it unsent.
+    let o = common::run(
+        d.path(),
+        &[
+            "--db",
+            "s.db",
+            "-q",
+            "ingest",
+            "long.jsonl",
+            "--algos",
+            "nshash,simhash,minhash",
+        ],
+    );
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     let server = Server::start(d.path(), "s.db", &["--read-timeout", "3"]);
     let (status, v) = server.get("/v1/clusters/1/members?limit=1000");

@@ -4,7 +4,7 @@
 //! - `tests/fixtures/store-v2`: format 2 with the first stores' rules (no `reflow`).
 //! - `tests/fixtures/store-v2-reflow`: format 2 with the defaults since: `reflow`, `t2s`.
 //!
-//! - `tests/fixtures/store-v3` … `store-v20`: one store of every format this version writes
+//! - `tests/fixtures/store-v3` … `store-v21`: one store of every format this version writes
 //!   (the first 20 sample documents, each with the settings whose oldest format it is), made
 //!   by `scripts/freeze_stores.sh`.
 //!
@@ -57,7 +57,8 @@ fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>)
     let q = db.searcher().query_text(&first.text).unwrap();
     assert_eq!(q.similar_id, want[0]["similar_id"].as_u64(), "{name}");
     // Fingerprint rules are frozen too: every stored document's text, fingerprinted by this
-    // version, gives the simhash the store holds for it (distance 0 to its own id).
+    // version, gives the simhash the store holds for it (distance 0 to its own id); in a
+    // store without simhash, postings that find it with a score of 1.
     let stored: HashSet<String> = want
         .iter()
         .map(|o| o["id"].as_str().unwrap().to_string())
@@ -65,6 +66,17 @@ fn check_fixture(name: &str, dir: &Path) -> (fpdb::Fpdb, Vec<serde_json::Value>)
     let mut checked = 0;
     for d in common::sample_docs() {
         if !stored.contains(&d.id) {
+            continue;
+        }
+        if !db.options().simhash {
+            // A store without simhash: its stored texts are found by their own postings.
+            let q = db.searcher().query_text(&d.text).unwrap();
+            assert!(
+                q.matches.iter().any(|m| m.id == d.id && m.score > 0.99),
+                "{name}: {}: not found by its own postings: {q:?}",
+                d.id
+            );
+            checked += 1;
             continue;
         }
         let Some(sh) = db.fingerprint(&d.text).simhash else {
@@ -206,7 +218,7 @@ fn stays(
     assert_eq!(format_of(path), format_value_of(format));
 }
 
-/// New stores are format 20; a store asked for the format 3 rules stays format 3 through
+/// New stores are format 21; a store asked for the format 3 rules stays format 3 through
 /// writes (older binaries keep opening it) and keeps those rules; likewise format 4 (the
 /// format 4 defaults: tight clusters without the strong link by resemblance), format 5 (the
 /// format 5 defaults: no Taiwan-vocabulary fold), format 6 (no link shape: version 3
@@ -217,7 +229,8 @@ fn stays(
 /// furniture learned from a batch's pages together), format 15 (pages of one host
 /// compared whole), format 16 (a simhash for every document with a term), format 17 (no site
 /// knowledge), format 18 (no excerpts, no headings, no excerpt copies, no later templates)
-/// and format 19 (no late keys: no version 10 document records).
+/// format 19 (no late keys: no version 10 document records) and format 20 (band keys
+/// propose their oldest holder only).
 #[test]
 #[expect(
     clippy::too_many_lines,
@@ -263,6 +276,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     create_with(&old, legacy, &docs[..20]);
@@ -304,6 +318,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     create_with(&four, rules4, &docs[..1]);
@@ -364,6 +379,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
             left_out_figures: Some(false),
             heading_figures: Some(false),
             late_keys: Some(false),
+            band_holders: Some(false),
             ..Default::default()
         };
         stays(&d.path().join(name), settings, &docs, format, |db| {
@@ -396,6 +412,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -435,6 +452,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -469,6 +487,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -481,7 +500,21 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         },
     );
     let settings = fpdb::Settings {
+        band_holders: Some(false),
+        ..Default::default()
+    };
+    stays(
+        &d.path().join("twenty"),
+        settings,
+        &docs,
+        FormatVersion(20),
+        |db| {
+            assert!(db.options().late_keys && !db.options().band_holders);
+        },
+    );
+    let settings = fpdb::Settings {
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -506,6 +539,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -537,6 +571,9 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
+        // The floor of terms is simhash's: a store without simhash reads it as 1.
+        simhash: Some(true),
         ..Default::default()
     };
     stays(
@@ -564,6 +601,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -592,6 +630,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -620,6 +659,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -650,6 +690,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -682,6 +723,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -714,6 +756,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -747,6 +790,7 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
         left_out_figures: Some(false),
         heading_figures: Some(false),
         late_keys: Some(false),
+        band_holders: Some(false),
         ..Default::default()
     };
     stays(
@@ -763,7 +807,9 @@ fn stores_are_marked_with_the_oldest_format_that_holds_their_settings() {
     assert!(db.options().reordered_lines && db.options().furniture && db.options().page_teasers);
     assert!(db.options().site_templates && db.options().batch_furniture);
     assert!(db.options().same_site_templates);
-    assert_eq!(db.options().simhash_min_terms, 8);
+    // No simhash in new stores, so no floor of its terms (read as 1).
+    assert!(!db.options().simhash && db.options().band_holders);
+    assert_eq!(db.options().simhash_min_terms, 1);
     assert!(db.options().site_knowledge);
     let rec = db.searcher().stored_document(&docs[0].id).unwrap().unwrap();
     assert_eq!(rec.fingerprints.order.len(), rec.fingerprints.sketch.len());
@@ -798,7 +844,7 @@ fn a_store_from_a_newer_format_is_refused_untouched() {
     match fpdb::Fpdb::open(&p) {
         Err(fpdb::Error::IncompatibleFormat { found, expected }) => {
             assert!(found.contains("format 99"), "{found}");
-            assert!(expected.contains("format 20"), "{expected}");
+            assert!(expected.contains("format 21"), "{expected}");
         }
         other => panic!("{other:?}"),
     }

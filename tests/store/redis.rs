@@ -697,6 +697,8 @@ fn every_command_on_redis_answers_as_on_rocksdb() {
         "--quiet",
         "ingest",
         corpus.to_str().unwrap(),
+        "--algos",
+        "nshash,simhash,minhash",
     ]);
     let raw = RedisStore::open(&damaged, false).unwrap();
     let mut first = None;

@@ -208,6 +208,7 @@ fn a_learned_idf_table_lives_in_the_store() {
     let table = Arc::new(fpdb::text::IdfTable::learn(prepared.iter()));
     let settings = Settings {
         simhash_idf: Some(table.clone()),
+        simhash: Some(true),
         ..Settings::default()
     };
     let dir = tempfile::tempdir().unwrap();
@@ -225,7 +226,11 @@ fn a_learned_idf_table_lives_in_the_store() {
     assert!(
         matches!(&db.options().simhash_idf, fpdb::IdfSource::Table { digest, .. } if *digest == table.digest())
     );
-    let default = fpdb::fingerprint::Fingerprinter::new(fpdb::Options::default(), None).unwrap();
+    let jieba_idf = fpdb::Options {
+        simhash: true,
+        ..fpdb::Options::default()
+    };
+    let default = fpdb::fingerprint::Fingerprinter::new(jieba_idf, None).unwrap();
     let differ = docs
         .iter()
         .filter(|d| db.fingerprint(&d.text).simhash != default.fingerprint(&d.text).simhash)

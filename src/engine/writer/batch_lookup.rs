@@ -17,7 +17,7 @@ use super::Writer;
 use crate::engine::finder::Finder;
 use crate::engine::furniture::{PageLines, SeenInBatch};
 use crate::engine::lookup::Checked;
-use crate::engine::postings::{candidate_seqs, ReadMany};
+use crate::engine::postings::{band_keys, candidate_seqs, ReadMany};
 use crate::engine::{Document, OnExisting};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
@@ -49,10 +49,10 @@ pub(in crate::engine) struct Found {
 }
 
 impl Found {
-    /// The stored documents to verify: the holders of its postings, its simhash neighbours
-    /// (a seq may come twice).
-    fn candidates(&self) -> impl Iterator<Item = u64> + '_ {
-        candidate_seqs(&self.holders, &self.simhash)
+    /// The stored documents to verify: the holders of its postings (`bands`: the band keys
+    /// whose later holders are proposed too), its simhash neighbours (a seq may come twice).
+    fn candidates<'a>(&'a self, bands: &'a [u64]) -> impl Iterator<Item = u64> + 'a {
+        candidate_seqs(&self.holders, &self.simhash, bands)
     }
 }
 
@@ -354,7 +354,10 @@ impl Finder<'_> {
             // of these fails, each document reads itself (only the shared ones are held).
             let records = self
                 .records()
-                .shared_records(found.iter().flatten().map(|f| f.candidates().collect()));
+                .shared_records(docs.iter().zip(&found).filter_map(|((_, fps), f)| {
+                    let f = f.as_ref().ok()?;
+                    Some(f.candidates(band_keys(self.opts, fps)).collect())
+                }));
             docs.par_iter()
                 .zip(found)
                 .map(|((_, fps), f)| self.verify_found(fps, f?, records.as_ref()))
@@ -455,7 +458,7 @@ impl Finder<'_> {
         mut f: Found,
         records: Option<&HashMap<u64, DocRecord>>,
     ) -> Result<Found> {
-        for seq in f.candidates().collect::<Vec<_>>() {
+        for seq in f.candidates(band_keys(self.opts, fps)).collect::<Vec<_>>() {
             if let std::collections::hash_map::Entry::Vacant(e) = f.verified.entry(seq) {
                 e.insert(self.check_stored_in(fps, seq, records, &SeenInBatch::default())?);
             }

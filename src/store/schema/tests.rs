@@ -57,17 +57,25 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.left_out_figures);
     assert!(!legacy.heading_figures);
     assert!(!legacy.late_keys);
+    assert!(!legacy.band_holders);
     assert_eq!(legacy.simhash_min_terms, 1);
+    // The format 20 defaults (band keys propose their oldest holder only).
+    let rules20 = Options {
+        band_holders: false,
+        ..Options::default()
+    };
+    assert_eq!(format_for(&rules20), format_value_of(FormatVersion(20)));
     // The format 19 defaults (no late keys: no version 10 records).
     let rules19 = Options {
         late_keys: false,
-        ..Options::default()
+        ..rules20.clone()
     };
     assert_eq!(format_for(&rules19), format_value_of(FormatVersion(19)));
     // The format 18 defaults (no excerpt rule, no headings: a rule of format 19 that changes
     // no layout, one of rules version 0.1).
     let rules18 = Options {
         late_keys: false,
+        band_holders: false,
         excerpts: false,
         headings: false,
         excerpt_copies: false,
@@ -249,7 +257,9 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.late_keys {
+    FormatVersion(if opts.band_holders {
+        21
+    } else if opts.late_keys {
         20
     } else if opts.excerpts
         || opts.headings
@@ -303,7 +313,7 @@ proptest::proptest! {
     /// Any mix of the rules' settings is marked with the format the ladder gives it.
     #[test]
     fn the_tables_format_rule_is_the_ladder(
-        flags in proptest::collection::vec(proptest::bool::ANY, 27),
+        flags in proptest::collection::vec(proptest::bool::ANY, 28),
         strong in proptest::sample::select(vec![0u32, 78]),
         resemblance in proptest::sample::select(vec![60u32, 90]),
         bands in proptest::sample::select(vec![0u32, 8]),
@@ -343,6 +353,7 @@ proptest::proptest! {
             left_out_figures: flags[24],
             heading_figures: flags[25],
             late_keys: flags[26],
+            band_holders: flags[27],
             simhash_min_terms: min_terms,
             tight_clusters: flags[10],
             t2s: flags[11],
