@@ -11,8 +11,8 @@ cargo build --release --quiet --bin fpdb
 fpdb="$CARGO_TARGET_DIR/release/fpdb"
 input=$(mktemp)
 head -n 20 data/sample.jsonl > "$input"
-# The settings of each format: the current defaults with the newer rules switched off (and
-# simhash, a default until format 21, switched on).
+# The settings of each format: the defaults of the day each was frozen (simhash on, band keys
+# naming their oldest holder), the newer rules switched off.
 flags() {
   case $1 in
     3) echo "--algos nshash,simhash --verify-resemblance 90 --tight-clusters false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --originals false --digests false --teasers false --reordered-lines false --furniture false --page-teasers false --site-templates false --batch-furniture false --same-site-templates false --simhash-min-terms 1 --site-knowledge false --excerpts false --headings false --excerpt-copies false --later-templates false --other-holders false --cut-excerpts false --first-links false --host-lines-join-one false --late-links false --left-out-figures false --heading-figures false --late-keys false --band-holders false" ;;
@@ -33,7 +33,6 @@ flags() {
     18) echo "--algos nshash,simhash,minhash --excerpts false --headings false --excerpt-copies false --later-templates false --other-holders false --cut-excerpts false --first-links false --host-lines-join-one false --late-links false --left-out-figures false --heading-figures false --late-keys false --band-holders false" ;;
     19) echo "--algos nshash,simhash,minhash --headings false --excerpt-copies false --later-templates false --other-holders false --cut-excerpts false --first-links false --host-lines-join-one false --late-links false --left-out-figures false --heading-figures false --late-keys false --band-holders false" ;;
     20) echo "--algos nshash,simhash,minhash --band-holders false" ;;
-    21) echo "" ;;
     *) echo "freeze_stores: no settings known for format $1" >&2; exit 1 ;;
   esac
 }
@@ -59,7 +58,7 @@ for i, line in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines()
     d["url"] = "https://laws.example.org/page/%d" % i
     print(json.dumps(d, ensure_ascii=False))
 PY
-for n in 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21; do
+for n in 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
   dir=tests/fixtures/store-v$n
   if [ -e "$dir" ]; then
     echo "freeze_stores: $dir is frozen already" >&2

@@ -26,7 +26,7 @@ import urllib.parse
 import sys
 
 # The rules the gate must notice when switched off (the defaults of formats 4 to 8, 11 to 16,
-# 19 and 21, and `headings`).
+# 19 and 20, and `headings` and `band_holders`).
 # Not `--site-templates false`: each set is one ingest batch, whose pages learn their sites'
 # furniture together (`--batch-furniture`), and switching it off changes no pair of the pages
 # and sites sets; tests/rules/furniture.rs checks it on pages ingested one at a time. Not

@@ -55,7 +55,8 @@ const SERVE_CACHE_MIB: u64 = (fpdb::store::BLOCK_CACHE_BYTES >> 20) as u64;
 /// costs it nothing and saves memory (figures: docs/performance.md, "Store settings").
 const INGEST_CACHE_MIB: u64 = 48;
 
-const ABOUT: &str = "fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB)";
+const ABOUT: &str =
+    "fpdb: a persistent near-duplicate text database (nshash, MinHash and simhash on RocksDB)";
 
 const LONG_ABOUT: &str = "\
 fpdb stores fingerprints of documents on disk and tells, for each new document, which stored

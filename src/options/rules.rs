@@ -19,7 +19,7 @@ pub struct RulesVersion {
 }
 
 /// Every rules version, oldest first; the last is the one new stores get. The formats of the
-/// rows before the first release (3 to 21) are all its rules: a store of any of them has some
+/// rows before the first release (3 to 20) are all its rules: a store of any of them has some
 /// of those rules switched off, as its settings say.
 pub const RULES_VERSIONS: &[RulesVersion] = &[RulesVersion {
     name: "0.1",

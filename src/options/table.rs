@@ -24,8 +24,8 @@ macro_rules! for_each_setting {
             /// Use the `nshash` sentence-hash fingerprint.
             nshash: bool = true, older none, since 3, set algos;
             /// Use the 64-bit `simhash` fingerprint (off in new stores: with `band_holders`,
-            /// MinHash finds what it found, at a third of a document's CPU; stores made with it
-            /// keep it).
+            /// MinHash finds what it found, at under half of a document's CPU; stores made with
+            /// it keep it).
             simhash: bool = false, older none, since 3, set algos;
             /// Convert traditional Chinese to simplified before fingerprinting (default on;
             /// stores made before it was the default keep theirs, and stores made before the
@@ -395,7 +395,7 @@ macro_rules! for_each_setting {
             /// only its oldest: a copy whose sentences a re-wrap cut apart may verify against
             /// a later holder of its bands (the member it copies) and not against the oldest.
             /// Stores made before this setting: off.
-            band_holders: bool = true, older (false), since 21, set flag,
+            band_holders: bool = true, older (false), since 20, set flag,
                 help "A MinHash band key proposes each of its first four holders, not only the \
                   oldest";
             /// Exact-key algorithms of the literature (I-Match, keyword fingerprint, segment

@@ -158,8 +158,6 @@ pub const FORMAT_MAGIC: &[u8; 4] = b"FPDB";
 /// 20: format 19 plus late keys (`late_keys`: version 10 document records of pages keep the
 /// high halves of their sentence hashes, so a page whose keys became its site's furniture is
 /// posted under its other sentences).
-/// 21: format 20 plus band holders (`band_holders`: a band key proposes its later holders
-/// too; a rule, no layout).
 pub fn format_value() -> Vec<u8> {
     format_value_of(FormatVersion::CURRENT)
 }

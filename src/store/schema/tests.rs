@@ -59,12 +59,13 @@ fn stores_without_the_format_4_settings_stay_format_3() {
     assert!(!legacy.late_keys);
     assert!(!legacy.band_holders);
     assert_eq!(legacy.simhash_min_terms, 1);
-    // The format 20 defaults (band keys propose their oldest holder only).
+    // Band keys that propose their oldest holder only: a rule of rules version 0.1 that
+    // changes no layout, so format 20 either way.
     let rules20 = Options {
         band_holders: false,
         ..Options::default()
     };
-    assert_eq!(format_for(&rules20), format_value_of(FormatVersion(20)));
+    assert_eq!(format_for(&rules20), format_value());
     // The format 19 defaults (no late keys: no version 10 records).
     let rules19 = Options {
         late_keys: false,
@@ -257,9 +258,7 @@ fn ladder(opts: &crate::options::Options) -> FormatVersion {
         && opts.strong_resemblance_pct == 0
         && opts.verify_resemblance_pct == crate::options::Options::LEGACY_RESEMBLANCE;
     let format5 = opts.strong_resemblance_pct > 0 || opts.key_algos.since() == FormatVersion(5);
-    FormatVersion(if opts.band_holders {
-        21
-    } else if opts.late_keys {
+    FormatVersion(if opts.late_keys || opts.band_holders {
         20
     } else if opts.excerpts
         || opts.headings
