@@ -139,18 +139,19 @@ while IFS='|' read -r label flags; do
   done
   echo "| $label | $(IFS='|'; echo "${cells[*]}" | sed 's/|/ | /g') |"
 done <<'ROWS'
-format 3 rules (no minhash, resemblance 90%, single linkage)|--minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
-+ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--minhash-bands 0 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
-+ minhash 8x4|--tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
-+ tight clusters (format 4 defaults)|--strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
-+ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
-+ Taiwan-vocabulary fold (format 6 defaults)|--link-shape false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
-+ link shape: a copy-shaped link joins through any member (format 7 defaults)|--template-figures false --teasers false --reordered-lines false --furniture false --first-links false
-+ template figures: a pair whose figures differ is not verified (format 8)|--teasers false --reordered-lines false --furniture false --first-links false
-+ teasers: a document whose sentences all begin another, a third of it, is verified (format 11)|--reordered-lines false --furniture false --first-links false
-+ reordered lines: the same length, 80% of the 4-grams, whatever the length (format 12)|--furniture false --first-links false
-+ furniture: a line seen on a host's pages in three clusters is left out of them (format 13; these sets have no URLs)|--first-links false
-+ first links: a document joins through a member linked to the cluster's first document, not as two windows (the defaults)|
+format 3 rules (no minhash, resemblance 90%, single linkage)|--algos nshash,simhash --minhash-bands 0 --verify-resemblance 90 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
++ resemblance floor by length (60% to 1,200 chars, 75% to 4,000, 90% beyond)|--algos nshash,simhash --minhash-bands 0 --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
++ minhash 8x4|--algos nshash,simhash,minhash --band-holders false --tight-clusters false --tw-phrases false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
++ tight clusters (format 4 defaults)|--algos nshash,simhash,minhash --band-holders false --strong-resemblance 0 --tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
++ strong link by resemblance >= 78%, 10 points over the sentence overlap, windows by 20 points (format 5 defaults)|--algos nshash,simhash,minhash --band-holders false --tw-phrases false --link-shape false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
++ Taiwan-vocabulary fold (format 6 defaults)|--algos nshash,simhash,minhash --band-holders false --link-shape false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
++ link shape: a copy-shaped link joins through any member (format 7 defaults)|--algos nshash,simhash,minhash --band-holders false --template-figures false --teasers false --reordered-lines false --furniture false --first-links false
++ template figures: a pair whose figures differ is not verified (format 8)|--algos nshash,simhash,minhash --band-holders false --teasers false --reordered-lines false --furniture false --first-links false
++ teasers: a document whose sentences all begin another, a third of it, is verified (format 11)|--algos nshash,simhash,minhash --band-holders false --reordered-lines false --furniture false --first-links false
++ reordered lines: the same length, 80% of the 4-grams, whatever the length (format 12)|--algos nshash,simhash,minhash --band-holders false --furniture false --first-links false
++ furniture: a line seen on a host's pages in three clusters is left out of them (format 13; these sets have no URLs)|--algos nshash,simhash,minhash --band-holders false --first-links false
++ first links: a document joins through a member linked to the cluster's first document, not as two windows (format 19)|--algos nshash,simhash,minhash --band-holders false
++ band holders: a band key proposes its first four holders; simhash off (the defaults)|
 ROWS
 
 echo

@@ -1,4 +1,4 @@
-"""fpdb: a persistent near-duplicate text database (nshash + simhash on RocksDB).
+"""fpdb: a persistent near-duplicate text database (nshash, MinHash and simhash on RocksDB).
 
     import fpdb
     with fpdb.open("news.db") as db:
@@ -184,7 +184,7 @@ class Fpdb:
 
 def open(path, create=True, read_only=False, cache_mib=128, memory_filters=False, **settings):  # noqa: A001 (fpdb.open on purpose)
     """Open (by default: create) the store at `path`. Settings (fixed at creation, checked at
-    reopen; the CLI's flag names with `_`; algos is "nshash,simhash" or a list): {settings}.
+    reopen; the CLI's flag names with `_`; algos is "nshash,minhash" or a list): {settings}.
     Not settings (this open only): cache_mib, the block cache; memory_filters, Bloom filters of
     every stored hash prefix kept in memory for long-running processes (as `fpdb serve
     --memory-filters`)."""
