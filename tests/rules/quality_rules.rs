@@ -69,6 +69,36 @@ fn band_matches(
     (got, at_ingest)
 }
 
+/// The matches of a query of `query` against a store of `stored` (`band_holders` as given)
+/// equal an oracle's: each key of the query names the holders `named` picks from its holders
+/// (stored indices in ingest order, with each stored document's cluster at its ingest), and a
+/// document's score is the keys naming it over the query's keys.
+fn bands_match_the_oracle(
+    stored: &[std::collections::BTreeSet<u64>],
+    query: &std::collections::BTreeSet<u64>,
+    band_holders: bool,
+    named: impl Fn(&[usize], &[u64]) -> Vec<usize>,
+) -> Result<(), TestCaseError> {
+    let (got, at_ingest) = band_matches(stored, query, band_holders);
+    let mut want: BTreeMap<String, f64> = BTreeMap::new();
+    for k in query {
+        let holders: Vec<usize> = (0..stored.len())
+            .filter(|&i| stored[i].contains(k))
+            .collect();
+        for i in named(&holders, &at_ingest) {
+            *want.entry(format!("d{i:02}")).or_default() += 1.0 / query.len() as f64;
+        }
+    }
+    prop_assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (id, s) in &want {
+        prop_assert!((got[id] - s).abs() < 1e-9, "{}: {} vs {}", id, got[id], s);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -80,17 +110,7 @@ proptest! {
         stored in proptest::collection::vec(proptest::collection::btree_set(0u64..40, 1..6), 1..25),
         query in proptest::collection::btree_set(0u64..40, 1..8),
     ) {
-        let (got, _) = band_matches(&stored, &query, false);
-        let mut want: BTreeMap<String, f64> = BTreeMap::new();
-        for k in &query {
-            if let Some(i) = stored.iter().position(|s| s.contains(k)) {
-                *want.entry(format!("d{i:02}")).or_default() += 1.0 / query.len() as f64;
-            }
-        }
-        prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
-        for (id, s) in &want {
-            prop_assert!((got[id] - s).abs() < 1e-9, "{}: {} vs {}", id, got[id], s);
-        }
+        bands_match_the_oracle(&stored, &query, false, |holders, _| holders.iter().copied().take(1).collect())?;
     }
 
     /// With `band_holders`, each band key names its first four holders in ingest order,
@@ -102,21 +122,16 @@ proptest! {
         stored in proptest::collection::vec(proptest::collection::btree_set(0u64..40, 1..6), 1..25),
         query in proptest::collection::btree_set(0u64..40, 1..8),
     ) {
-        let (got, at_ingest) = band_matches(&stored, &query, true);
-        let mut want: BTreeMap<String, f64> = BTreeMap::new();
-        for k in &query {
-            let holders: Vec<usize> = (0..stored.len()).filter(|&i| stored[i].contains(k)).collect();
+        bands_match_the_oracle(&stored, &query, true, |holders, at_ingest| {
+            let mut named = Vec::new();
             for (n, &i) in holders.iter().take(4).enumerate() {
-                *want.entry(format!("d{i:02}")).or_default() += 1.0 / query.len() as f64;
+                named.push(i);
                 if n > 0 && at_ingest[i] != at_ingest[holders[0]] {
                     break;
                 }
             }
-        }
-        prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
-        for (id, s) in &want {
-            prop_assert!((got[id] - s).abs() < 1e-9, "{}: {} vs {}", id, got[id], s);
-        }
+            named
+        })?;
     }
 }
 
