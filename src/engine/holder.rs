@@ -15,7 +15,8 @@ pub(in crate::engine) const HOLDERS_READ: u8 = 4;
 /// The oldest document holding a posting (sentence hash, band or exact key), and the cluster
 /// it was in at its ingest (a root is found from it); with `next`, the first later holder
 /// among the posting's first [`HOLDERS_READ`] whose cluster at its ingest was another, and
-/// with `same`, the first later one of the oldest's cluster read before it.
+/// the later ones read (`later`; [`Holder::same`], the first of the oldest's cluster, is the
+/// first of them when it is not `next`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(in crate::engine) struct Holder {
     /// The document's seq.
@@ -29,9 +30,6 @@ pub(in crate::engine) struct Holder {
     other_at: u8,
     /// Holders counted, at most [`HOLDERS_READ`].
     count: u8,
-    /// The first later holder of the oldest's cluster at its ingest, among the first
-    /// [`HOLDERS_READ`] (0: none): [`Holder::same`].
-    same: u64,
     /// The later holders counted, in seq order, each once and never the oldest (0: none):
     /// [`Holder::later`].
     later: [u64; HOLDERS_READ as usize - 1],
@@ -46,7 +44,6 @@ impl Holder {
             other: (0, 0),
             other_at: 0,
             count: 1,
-            same: 0,
             later: [0; HOLDERS_READ as usize - 1],
         }
     }
@@ -60,7 +57,8 @@ impl Holder {
     }
 
     /// `seq` kept as a later holder, unless it is the oldest or kept already (a holder read
-    /// twice: the store's and the batch before's).
+    /// twice: the store's holders and the batch before's, when the batch was looked up after
+    /// that one's commit).
     fn keep_later(&mut self, seq: u64) {
         if seq != self.seq && !self.later.contains(&seq) {
             if let Some(slot) = self.later.iter_mut().find(|s| **s == 0) {
@@ -79,7 +77,9 @@ impl Holder {
     /// [`HOLDERS_READ`] read before [`Holder::next`]'s: two copies of an article's opening in
     /// one cluster, the older of them a page whose template lines keep it from verifying.
     pub(in crate::engine) fn same(&self) -> Option<u64> {
-        (self.same != 0).then_some(self.same)
+        // The reading stops at the first holder of another cluster: every later holder kept
+        // before it is of the oldest's cluster.
+        self.later().next().filter(|&s| s != self.other.0)
     }
 
     /// Whether a later holder can change what it keeps.
@@ -94,10 +94,6 @@ impl Holder {
             self.keep_later(seq);
             if cluster != self.cluster {
                 (self.other, self.other_at) = ((seq, cluster), self.count);
-            } else if self.same == 0 && seq != self.seq {
-                // The oldest read twice (the store's holders and the batch before's, when the
-                // batch was looked up after that one's commit) is no later holder.
-                self.same = seq;
             }
         }
     }
@@ -122,17 +118,8 @@ impl Holder {
         }
         if later.cluster != self.cluster {
             (self.other, self.other_at) = ((later.seq, later.cluster), self.count + 1);
-        } else {
-            if self.same == 0 {
-                self.same = if later.seq == self.seq {
-                    later.same
-                } else {
-                    later.seq
-                };
-            }
-            if later.other.0 != 0 && later.other_at <= room {
-                (self.other, self.other_at) = (later.other, self.count + later.other_at);
-            }
+        } else if later.other.0 != 0 && later.other_at <= room {
+            (self.other, self.other_at) = (later.other, self.count + later.other_at);
         }
         self.count = (self.count + later.count).min(HOLDERS_READ);
         self

@@ -277,11 +277,10 @@ impl Finder<'_> {
         // read; one shared band makes a candidate. A copy whose sentences were cut by a
         // re-wrap may verify against a later holder of its bands and not against the oldest.
         let mut bands: BTreeMap<u64, usize> = BTreeMap::new();
-        let later = super::postings::band_keys(self.opts, fps);
         for h in &fps.bands {
             if let Some(holder) = holders.get(h) {
                 *bands.entry(holder.seq).or_default() += 1;
-                if !later.is_empty() {
+                if self.opts.band_holders {
                     for seq in holder.later() {
                         *bands.entry(seq).or_default() += 1;
                     }
