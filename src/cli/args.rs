@@ -25,7 +25,7 @@ pub(super) struct SettingsArgs {
     /// Algorithms to use, comma-separated: nshash, simhash, minhash, and the literature's
     /// exact-key ones imatch, keywords, keywords-con, keywords-pct, keywords-check,
     /// keywords-con-check, des, punct, punct-title, segments, two-stage
-    /// [default: nshash,simhash,minhash]
+    /// [default: nshash,minhash]
     #[arg(
         long,
         value_delimiter = ',',

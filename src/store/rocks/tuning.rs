@@ -39,6 +39,14 @@ pub(super) const META_MEMTABLE_BYTES: usize = 2 << 20;
 /// small memtables alone cost CPU at large stores.
 pub(super) const LEVEL1_BYTES: u64 = 32 << 20;
 
+/// Level-0 files that start a compaction of the posting families (RocksDB's default: 4).
+/// Their keys are hashes, so every flushed file spans the whole key range and a level-0
+/// compaction rewrites the whole base level beneath it: gathering eight flushes instead of
+/// four halves those rewrites, for up to eight files a lookup probes (each behind its prefix
+/// Bloom filter, most misses answered by the store's presence filter before them). Figures:
+/// docs/performance.md, "Store settings".
+pub(super) const POSTINGS_LEVEL0_FILES: i32 = 8;
+
 /// Data block size of the families lookups read at random (records, postings, simhash
 /// tables; RocksDB's default is 4 KiB). A lookup reads one record or a few keys of a block and
 /// a large store's blocks miss the cache, so each read decompressed and checksummed 4 KiB for
@@ -62,6 +70,7 @@ pub(super) fn cf_options(cf: Cf, cache: &Cache, read_only: bool) -> Options {
             // hash): bloom filters on the prefix let a lookup skip every file and memtable
             // without it.
             o.set_prefix_extractor(SliceTransform::create_fixed_prefix(n));
+            o.set_level_zero_file_num_compaction_trigger(POSTINGS_LEVEL0_FILES);
             o.set_memtable_prefix_bloom_ratio(MEMTABLE_BLOOM_RATIO);
             t.set_bloom_filter(10.0, false);
             t.set_whole_key_filtering(false);
