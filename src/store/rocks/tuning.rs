@@ -34,9 +34,10 @@ pub(super) const MEMTABLE_BYTES: usize = 8 << 20;
 pub(super) const META_MEMTABLE_BYTES: usize = 2 << 20;
 
 /// Target size of level 1 (RocksDB's default: 256 MiB; its files a quarter of it), matched to
-/// [`MEMTABLE_BYTES`] as RocksDB's tuning guide asks (four flushed memtables): with 256 MiB an
-/// L0 -> L1 compaction of small flushes rewrote up to 256 MiB of L1 each time, which made
-/// small memtables alone cost CPU at large stores.
+/// [`MEMTABLE_BYTES`] as RocksDB's tuning guide asks (four flushed memtables; the posting
+/// families gather eight, [`POSTINGS_LEVEL0_FILES`], of about 3.2 MB each on disk, below
+/// it): with 256 MiB an L0 -> L1 compaction of small flushes rewrote up to 256 MiB
+/// of L1 each time, which made small memtables alone cost CPU at large stores.
 pub(super) const LEVEL1_BYTES: u64 = 32 << 20;
 
 /// Level-0 files that start a compaction of the posting families (RocksDB's default: 4).
