@@ -158,9 +158,48 @@ pub(super) fn parse_json_line(
 ) -> Result<(Document, Option<PendingPage>), String> {
     let text = simdutf8::compat::from_utf8(raw)
         .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
-    let obj: serde_json::Map<String, serde_json::Value> =
+    let mut obj: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
-    record_fields(&obj, fields, || format!("{source}:{line}"))
+    // The text (or HTML) is moved out of the parsed line, not copied: it is most of the line.
+    let taken = Taken {
+        text: take_str(&mut obj, &fields.text, fields),
+        html: take_str(&mut obj, &fields.html, fields),
+    };
+    record_fields(&obj, fields, || format!("{source}:{line}"), taken)
+}
+
+/// The text and HTML fields' strings, moved out of a record's object before it is read
+/// ([`take_str`]); `None`: read (and copied) from the object.
+#[derive(Default)]
+pub(super) struct Taken {
+    text: Option<String>,
+    html: Option<String>,
+}
+
+/// The string of top-level key `name`, moved out of `obj` (an empty string left in its place,
+/// so the record's keys stay as they were for its error messages), when no other field of
+/// `fields` reads the same key; `None` otherwise.
+fn take_str(
+    obj: &mut serde_json::Map<String, serde_json::Value>,
+    name: &str,
+    fields: &Fields,
+) -> Option<String> {
+    let names = [
+        &fields.id,
+        &fields.text,
+        &fields.title,
+        &fields.url,
+        &fields.html,
+        &fields.time,
+        &fields.publisher,
+    ];
+    if name.is_empty() || names.iter().filter(|n| n.as_str() == name).count() > 1 {
+        return None;
+    }
+    match obj.get_mut(name)? {
+        serde_json::Value::String(s) => Some(std::mem::take(s)),
+        _ => None,
+    }
 }
 
 /// A document from one JSON object, read as a JSONL line is (`fields` names the fields; with
@@ -172,7 +211,7 @@ pub fn document_from_json(
     fields: &Fields,
     default_id: impl FnOnce() -> String,
 ) -> Result<Document, String> {
-    let (doc, page) = record_fields(obj, fields, default_id)?;
+    let (doc, page) = record_fields(obj, fields, default_id, Taken::default())?;
     match page {
         Some(page) => page.extract(doc),
         None => Ok(doc),
@@ -216,11 +255,13 @@ fn apply_time(doc: &mut Document, written: Option<&str>, what: &str) {
 }
 
 /// [`document_from_json`] up to the page's extraction: the document (its text empty when the
-/// record holds HTML) and the page still to extract.
+/// record holds HTML) and the page still to extract. `taken` holds the text and HTML fields'
+/// strings when they were moved out of `obj`.
 pub(super) fn record_fields(
     obj: &serde_json::Map<String, serde_json::Value>,
     fields: &Fields,
     default_id: impl FnOnce() -> String,
+    taken: Taken,
 ) -> Result<(Document, Option<PendingPage>), String> {
     let get_str = |name: &str| -> Result<Option<String>, String> {
         if name.is_empty() {
@@ -257,7 +298,15 @@ pub(super) fn record_fields(
     };
     check_id(&id, &fields.id)?;
     let mut html = None;
-    let mut doc = match (get_str(&fields.text)?, get_str(&fields.html)?) {
+    let text = match taken.text {
+        Some(s) => Some(s),
+        None => get_str(&fields.text)?,
+    };
+    let page = match taken.html {
+        Some(s) => Some(s),
+        None => get_str(&fields.html)?,
+    };
+    let mut doc = match (text, page) {
         (Some(body), _) => {
             if body.trim().is_empty() {
                 return Err(format!("empty document `{id}`"));
