@@ -47,8 +47,10 @@ pub fn scan(normalized: &str, opts: &Options, page: bool) -> Scan {
     let kind = opts.nshash_hash;
     let min = opts.min_sentence_chars;
     // (key length, hash) of each distinct qualifying sentence, in text order.
-    let mut cands: Vec<(usize, u64)> = Vec::new();
-    let mut seen = foldhash::HashSet::default();
+    // Sized for a long article's sentences, so that the set is not grown (rehashed) three or
+    // four times in every document.
+    let mut cands: Vec<(usize, u64)> = Vec::with_capacity(SENTENCES_AHEAD);
+    let mut seen = foldhash::HashSet::with_capacity_and_hasher(SENTENCES_AHEAD, Default::default());
     let mut key = String::with_capacity(256);
     let (mut n, mut blank) = (0usize, true);
     // Qualifying sentences that ended at their line's end before the first that ended at a
@@ -189,6 +191,9 @@ pub fn scan(normalized: &str, opts: &Options, page: bool) -> Scan {
         bands,
     }
 }
+
+/// Sentences [`scan`] makes room for before it reads a document.
+const SENTENCES_AHEAD: usize = 64;
 
 /// Code points of letters and digits whose 4-grams [`scan`] hashes at a time.
 const GRAM_SLICE: usize = 4096;
