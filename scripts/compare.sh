@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fpdb side by side with the tools users would pick instead, on the same corpora, on this
 # machine, in one run: whole process (start-up, JSON parsing, a durable on-disk store for fpdb;
-# the anchors keep everything in memory), wall clock and peak RSS, fpdb and anchor runs
+# the anchors keep everything in memory, but for `nshash-leveldb` of --one-core, the nshash
+# script with its own durable HashDB), wall clock and peak RSS, fpdb and anchor runs
 # alternated, best of RUNS each. Prints one Markdown table.
 #
 #   scripts/compare.sh [RUNS]        (default 2)
@@ -50,6 +51,11 @@ if [ -f "$anchor" ] && command -v python3 >/dev/null; then
   "$venv/bin/python" -c "import farmhash, gaoya, datasketch" 2>/dev/null && py="$venv/bin/python"
   if [ -n "$one_core" ] && ! "$venv/bin/python" -c "import rensa" 2>/dev/null; then
     "$venv/bin/pip" install -q rensa >&2 || true
+  fi
+  # The nshash script with its own durable HashDB (LevelDB): the like-for-like anchor of a
+  # durable store (pip builds its bundled C++, ~25 s once; the row is "—" without it).
+  if [ -n "$one_core" ] && ! "$venv/bin/python" -c "import leveldb" 2>/dev/null; then
+    "$venv/bin/pip" install -q leveldb >&2 || true
   fi
 fi
 [ -n "$py" ] || echo "compare: no Python anchors (python3 venv + pip needed); fpdb rows only" >&2
@@ -104,7 +110,7 @@ if [ -n "$one_core" ]; then
       fi
     done
   }
-  one "zh100k ($(wc -l < "$zh100k" | tr -d ' ') docs)" "$zh100k" "ingest --algos nshash" "--algos nshash" nshash
+  one "zh100k ($(wc -l < "$zh100k" | tr -d ' ') docs)" "$zh100k" "ingest --algos nshash" "--algos nshash" nshash nshash-leveldb
   one "zh50k ($(wc -l < "$zh50k" | tr -d ' ') docs)" "$zh50k" "ingest (defaults)" "" gaoya-simhash rensa
   # The defaults with simhash (on request since `band_holders`): what its words and tables cost
   # (docs/performance.md, "What simhash costs and what it finds").
