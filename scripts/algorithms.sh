@@ -94,4 +94,4 @@ while IFS='|' read -r name flags; do
   echo
 done <<< "$rows"
 echo
-echo "fpdb $("$fpdb" --version | head -1); $(nproc) cores; $(date -u +%F)"
+echo "$("$fpdb" --version | head -1); $(nproc) cores; $(date -u +%F)"

@@ -116,7 +116,7 @@ if [ -n "$one_core" ]; then
   # (docs/performance.md, "What simhash costs and what it finds").
   one "zh50k ($(wc -l < "$zh50k" | tr -d ' ') docs)" "$zh50k" "ingest --algos nshash,simhash,minhash" "--algos nshash,simhash,minhash" gaoya-simhash rensa
   echo
-  echo "1 core (taskset -c 0) of $(nproc); fpdb $("$fpdb" --version 2>/dev/null | head -1); CPU seconds (user + sys), best of $runs alternated runs; $(date -u +%F)"
+  echo "1 core (taskset -c 0) of $(nproc); $("$fpdb" --version 2>/dev/null | head -1); CPU seconds (user + sys), best of $runs alternated runs; $(date -u +%F)"
   exit 0
 fi
 
@@ -160,4 +160,4 @@ if [ -s "$laws" ]; then
   row "zh_laws" "$laws" "ingest (defaults)" "" gaoya-simhash
 fi
 echo
-echo "$(nproc) cores; fpdb $("$fpdb" --version 2>/dev/null | head -1); best of $runs alternated runs; $(date -u +%F)"
+echo "$(nproc) cores; $("$fpdb" --version 2>/dev/null | head -1); best of $runs alternated runs; $(date -u +%F)"
