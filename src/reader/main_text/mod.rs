@@ -285,9 +285,14 @@ fn readability(dom: dom_query::Document) -> String {
 /// paragraph of the HTML it keeps: its plain text runs the paragraphs into one line, and a
 /// site's lines must stand alone to be known (furniture, a template), as an article's first
 /// sentences must to be its opening.
+///
+/// Its date search is left off: the metadata trafilatura extracts is not read here (the
+/// page's date is fpdb's own, `reader/html.rs`), and only the text is kept. The rest of its
+/// metadata and its language guess it runs whatever the options.
 fn trafilatura(html: &str) -> String {
-    let opts =
-        trafilatura::Options::default().with_focus(trafilatura::ExtractionFocus::FavorRecall);
+    let opts = trafilatura::Options::default()
+        .with_focus(trafilatura::ExtractionFocus::FavorRecall)
+        .with_html_date_mode(trafilatura::HtmlDateMode::Disabled);
     trafilatura::extract(html, &opts)
         .map(|r| {
             trimmed_lines(&dom_query::Document::from(r.content_html.as_str()).formatted_text())
