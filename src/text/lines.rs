@@ -7,6 +7,7 @@
 //! two lines differ, a changed figure does (two reports of one template with other figures
 //! are other lines, so the template rule still tells them apart).
 
+use super::is_plain_ideograph;
 use super::sentences::is_word_char;
 
 /// The fewest letters and digits a line must have to be counted: shorter lines ("Share",
@@ -29,9 +30,21 @@ pub fn line_key(line: &str) -> Option<u64> {
 fn sized_line_key(line: &str) -> Option<(u64, u32)> {
     let mut s = String::with_capacity(line.len());
     let mut n = 0u32;
-    for c in line.chars().filter(|&c| is_word_char(c)) {
-        n += 1;
-        s.extend(c.to_lowercase());
+    for c in line.chars() {
+        // ASCII and ideographs (most of a page) without the general case mapping; the same
+        // characters and the same lower case as `is_word_char` and `to_lowercase`.
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                n += 1;
+                s.push(c.to_ascii_lowercase());
+            }
+        } else if is_plain_ideograph(c) {
+            n += 1;
+            s.push(c);
+        } else if is_word_char(c) {
+            n += 1;
+            s.extend(c.to_lowercase());
+        }
     }
     (n as usize >= MIN_LINE_CHARS).then(|| (crate::hash::fingerprint64(s.as_bytes()), n))
 }
@@ -78,6 +91,24 @@ mod tests {
         assert_eq!(line_key("Read more »"), None);
         assert!(line_key("北京时间十一月十九日消息").is_some());
         assert_eq!(line_key("北京时间十一月"), None);
+    }
+
+    proptest::proptest! {
+        /// The fast paths key a line as every character's `is_word_char` and
+        /// `to_lowercase` do, on lines of ASCII, ideographs, accented and cased letters of
+        /// other scripts, digits of other scripts and marks.
+        #[test]
+        fn keys_equal_the_general_case_mapping(line in "[a-zA-Z0-9 ,.!中文国ÉéÇİẞΣσДд٣\u{301}ﬁ]{0,40}") {
+            let mut s = String::new();
+            let mut n = 0u32;
+            for c in line.chars().filter(|&c| is_word_char(c)) {
+                n += 1;
+                s.extend(c.to_lowercase());
+            }
+            let want = (n as usize >= MIN_LINE_CHARS)
+                .then(|| (crate::hash::fingerprint64(s.as_bytes()), n));
+            proptest::prop_assert_eq!(sized_line_key(&line), want);
+        }
     }
 
     #[test]

@@ -413,7 +413,11 @@ fn tokens(text: &str, out: &mut Vec<u64>) {
                 out.push(mix(mix(SEED ^ 1, p), c));
             }
             prev_cjk = Some(c);
-        } else if c.is_alphanumeric() {
+        } else if c.is_ascii_alphanumeric() {
+            // ASCII (most words of a page) without the general case mapping.
+            prev_cjk = None;
+            word = Some(mix(word.unwrap_or(SEED), c.to_ascii_lowercase()));
+        } else if !c.is_ascii() && c.is_alphanumeric() {
             prev_cjk = None;
             let h = c.to_lowercase().fold(word.unwrap_or(SEED), mix);
             word = Some(h);

@@ -15,6 +15,35 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// The ASCII fast path hashes the tokens the general case mapping does.
+    #[test]
+    fn tokens_equal_the_general_case_mapping(text in "[a-zA-Z0-9 ,.!中文国かナ한ÉéİẞΣσДд٣\u{301}ﬁ]{0,40}") {
+        const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+        let mix = |h: u64, c: char| (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3);
+        let (mut want, mut word, mut prev) = (Vec::new(), None::<u64>, None::<char>);
+        for c in text.chars() {
+            if is_cjk(c) {
+                want.extend(word.take());
+                if let Some(p) = prev {
+                    want.push(mix(mix(SEED ^ 1, p), c));
+                }
+                prev = Some(c);
+            } else if c.is_alphanumeric() {
+                prev = None;
+                word = Some(c.to_lowercase().fold(word.unwrap_or(SEED), mix));
+            } else {
+                prev = None;
+                want.extend(word.take());
+            }
+        }
+        want.extend(word);
+        let mut got = Vec::new();
+        tokens(&text, &mut got);
+        proptest::prop_assert_eq!(got, want);
+    }
+}
+
 fn count(s: &str) -> usize {
     let mut v = Vec::new();
     tokens(s, &mut v);
