@@ -128,7 +128,7 @@ struct Tag<'a> {
 fn scan<'a>(html: &'a str, mut f: impl FnMut(Tag<'a>)) {
     let b = html.as_bytes();
     let mut i = 0;
-    while let Some(off) = memchr(b'<', &b[i..]) {
+    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
         let start = i + off;
         i = start + 1;
         if b[i..].starts_with(b"!--") {
@@ -136,7 +136,7 @@ fn scan<'a>(html: &'a str, mut f: impl FnMut(Tag<'a>)) {
             continue;
         }
         if matches!(b.get(i), Some(b'!' | b'?')) {
-            i = memchr(b'>', &b[i..]).map_or(b.len(), |e| i + e + 1);
+            i = memchr::memchr(b'>', &b[i..]).map_or(b.len(), |e| i + e + 1);
             continue;
         }
         let end = b.get(i) == Some(&b'/');
@@ -149,23 +149,7 @@ fn scan<'a>(html: &'a str, mut f: impl FnMut(Tag<'a>)) {
             j += 1;
         }
         let raw_name = &html[name_at..j];
-        // The attributes, up to the `>` outside quotes.
-        let mut quote = 0u8;
-        let mut k = j;
-        while k < b.len() {
-            let c = b[k];
-            if quote != 0 {
-                if c == quote {
-                    quote = 0;
-                }
-            } else if c == b'"' || c == b'\'' {
-                quote = c;
-            } else if c == b'>' {
-                break;
-            }
-            k += 1;
-        }
-        let close = k.min(b.len());
+        let close = tag_end(b, j);
         let self_closing = close > j && b[close - 1] == b'/';
         i = (close + 1).min(b.len());
         let name = if raw_name.bytes().any(|c| c.is_ascii_uppercase()) {
@@ -182,28 +166,41 @@ fn scan<'a>(html: &'a str, mut f: impl FnMut(Tag<'a>)) {
             range: start..i,
         });
         if let Some(n) = raw_name_owned {
-            // Up to `</name` (any case).
-            let close_tag = format!("</{n}");
-            i = find_ascii_ci(b, i, close_tag.as_bytes()).unwrap_or(b.len());
+            i = find_end_tag(b, i, n.as_bytes()).unwrap_or(b.len());
         }
     }
 }
 
-fn memchr(c: u8, b: &[u8]) -> Option<usize> {
-    b.iter().position(|&x| x == c)
+/// Where the tag whose attributes start at `from` ends: its `>` outside quoted values, or
+/// `b.len()` when there is none. memchr's searches jump from quote to quote.
+fn tag_end(b: &[u8], from: usize) -> usize {
+    let mut k = from;
+    while let Some(at) = memchr::memchr3(b'>', b'"', b'\'', &b[k..]) {
+        k += at;
+        let quote = b[k];
+        if quote == b'>' {
+            return k;
+        }
+        // Past the quoted value, to its closing quote.
+        k = memchr::memchr(quote, &b[k + 1..]).map_or(b.len(), |e| k + 1 + e + 1);
+    }
+    b.len()
 }
 
 fn find(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
-    b.get(from..)?
-        .windows(pat.len())
-        .position(|w| w == pat)
-        .map(|p| from + p)
+    memchr::memmem::find(b.get(from..)?, pat).map(|p| from + p)
 }
 
-fn find_ascii_ci(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
-    b.get(from..)?
-        .windows(pat.len())
-        .position(|w| w.eq_ignore_ascii_case(pat))
+/// Where `</name` (the name in any case) first starts at or after `from`: each `</` found by
+/// memchr's search, then the name compared (raw text, a page's scripts and styles, is most of
+/// what this passes over).
+fn find_end_tag(b: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+    let hay = b.get(from..)?;
+    memchr::memmem::find_iter(hay, b"</")
+        .find(|&p| {
+            hay.get(p + 2..p + 2 + name.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(name))
+        })
         .map(|p| from + p)
 }
 
@@ -324,6 +321,46 @@ mod tests {
         // An end tag closes up to its element.
         assert_eq!(shape("<div><span><b>x</div><div>y</div>").depth, 3);
         assert_eq!(shape(&"<div>".repeat(500)).depth, 500);
+    }
+
+    proptest::proptest! {
+        /// The end tag search finds what a case-blind comparison at every position finds.
+        #[test]
+        fn end_tags_are_found_as_a_case_blind_scan_finds_them(
+            page in "[<>/ sScRiPtx]{0,40}",
+            from in 0usize..45,
+        ) {
+            let b = page.as_bytes();
+            let naive = b.get(from..).and_then(|h| {
+                h.windows(b"</script".len())
+                    .position(|w| w.eq_ignore_ascii_case(b"</script"))
+                    .map(|p| from + p)
+            });
+            proptest::prop_assert_eq!(find_end_tag(b, from, b"script"), naive);
+        }
+
+        /// A tag ends where a byte-by-byte walk that tracks quotes finds its `>`.
+        #[test]
+        fn tags_end_where_a_walk_through_their_quotes_ends(page in "[<>'\" a=]{0,40}", from in 0usize..41) {
+            let b = page.as_bytes();
+            let from = from.min(b.len());
+            let mut quote = 0u8;
+            let mut k = from;
+            while k < b.len() {
+                let c = b[k];
+                if quote != 0 {
+                    if c == quote {
+                        quote = 0;
+                    }
+                } else if c == b'"' || c == b'\'' {
+                    quote = c;
+                } else if c == b'>' {
+                    break;
+                }
+                k += 1;
+            }
+            proptest::prop_assert_eq!(tag_end(b, from), k);
+        }
     }
 
     #[test]
