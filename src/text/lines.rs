@@ -29,24 +29,30 @@ pub fn line_key(line: &str) -> Option<u64> {
 /// [`line_key`] and how many letters and digits the line holds.
 fn sized_line_key(line: &str) -> Option<(u64, u32)> {
     let mut s = String::with_capacity(line.len());
+    let n = push_lower_word_chars(line, &mut s);
+    (n as usize >= MIN_LINE_CHARS).then(|| (crate::hash::fingerprint64(s.as_bytes()), n))
+}
+
+/// Appends the letters and digits of `line` ([`is_word_char`]) to `out` in lower case
+/// (`char::to_lowercase`) and says how many there were. ASCII and ideographs, most of a page,
+/// skip the general case mapping.
+pub fn push_lower_word_chars(line: &str, out: &mut String) -> u32 {
     let mut n = 0u32;
     for c in line.chars() {
-        // ASCII and ideographs (most of a page) without the general case mapping; the same
-        // characters and the same lower case as `is_word_char` and `to_lowercase`.
         if c.is_ascii() {
             if c.is_ascii_alphanumeric() {
                 n += 1;
-                s.push(c.to_ascii_lowercase());
+                out.push(c.to_ascii_lowercase());
             }
         } else if is_plain_ideograph(c) {
             n += 1;
-            s.push(c);
+            out.push(c);
         } else if is_word_char(c) {
             n += 1;
-            s.extend(c.to_lowercase());
+            out.extend(c.to_lowercase());
         }
     }
-    (n as usize >= MIN_LINE_CHARS).then(|| (crate::hash::fingerprint64(s.as_bytes()), n))
+    n
 }
 
 /// The distinct keys of the lines of `text` ([`line_key`]), sorted, each with its line's

@@ -208,10 +208,9 @@ fn captions(dom: &dom_query::Document) -> Vec<String> {
 
 /// A line's letters and digits in lower case: what decides whether it is part of a caption.
 fn key(line: &str) -> String {
-    line.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
+    let mut k = String::with_capacity(line.len());
+    crate::text::lines::push_lower_word_chars(line, &mut k);
+    k
 }
 
 /// `text` without the lines that are (part of) a figure caption, unless that leaves nothing.
@@ -417,7 +416,7 @@ fn tokens(text: &str, out: &mut Vec<u64>) {
             // ASCII (most words of a page) without the general case mapping.
             prev_cjk = None;
             word = Some(mix(word.unwrap_or(SEED), c.to_ascii_lowercase()));
-        } else if !c.is_ascii() && c.is_alphanumeric() {
+        } else if c.is_alphanumeric() {
             prev_cjk = None;
             let h = c.to_lowercase().fold(word.unwrap_or(SEED), mix);
             word = Some(h);
