@@ -17,9 +17,11 @@ use crate::fingerprint::{Fingerprinter, Fingerprints};
 use crate::reader::Record;
 
 mod durable;
+mod queue;
 
 pub use durable::SYNC_DOCS;
 use durable::{Durable, Waiting, Written};
+use queue::{NoItem, Queue, Receiver};
 
 /// What a chunk's records became, one per record: its result, or why it was not read.
 pub type Results = Vec<Result<IngestResult, String>>;
@@ -175,8 +177,15 @@ pub fn run_chunks<A: Acknowledge>(
     pool: Option<&rayon::ThreadPool>,
     ack: &mut A,
 ) -> Result<Stages, A::Error> {
-    let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(Chunk, Vec<Prepared>)>(3);
+    // Chunks read and waiting for the fingerprinting threads: four, or one chunk's worth of
+    // bytes (a chunk of pages holds its HTML until it is extracted).
+    let raw = Queue::<Chunk>::new(4, CHUNK_BYTES);
+    let (raw_tx, raw_rx) = raw.split();
+    // Chunks fingerprinted and waiting for the writer: three, or one chunk's worth of the
+    // bytes they still hold (`fpdb dedup` keeps each record's line as read until it is
+    // written out).
+    let prepared = Queue::<(Chunk, Vec<Prepared>)>::new(3, CHUNK_BYTES);
+    let (tx, rx) = prepared.split();
     let (fingerprinter, stored, before) = {
         let db = store.hold();
         (
@@ -199,7 +208,8 @@ pub fn run_chunks<A: Acknowledge>(
                 let chunk = chunks.next();
                 add_since(read_busy, t);
                 let Some(chunk) = chunk else { break };
-                if raw_tx.send(chunk).is_err() {
+                let bytes = chunk.records.iter().map(|r| r.bytes).sum();
+                if raw_tx.send(chunk, bytes).is_err() {
                     break;
                 }
             })
@@ -218,7 +228,8 @@ pub fn run_chunks<A: Acknowledge>(
                     None => prepare_chunk(&mut chunk.records, &fingerprinter, known),
                 };
                 add_since(fp_busy, t);
-                if tx.send((chunk, fps)).is_err() {
+                let kept = chunk.records.iter().map(Record::raw_bytes).sum();
+                if tx.send((chunk, fps), kept).is_err() {
                     break;
                 }
             }
@@ -255,30 +266,30 @@ pub fn run_chunks<A: Acknowledge>(
 fn write_chunks<'scope, A: Acknowledge>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     store: &mut impl Hold,
-    rx: std::sync::mpsc::Receiver<(Chunk, Vec<Prepared>)>,
+    mut rx: Receiver<'_, (Chunk, Vec<Prepared>)>,
     ack: &mut A,
     commit: &mut std::time::Duration,
 ) -> Result<(), A::Error> {
     let mut waiting: Waiting<'_, A::Error> = Waiting::new();
-    let mut following = rx.recv().ok();
+    let mut following = rx.next();
     let mut ahead: Option<BatchFingerprints> = None;
     loop {
         let next = match following.take() {
             Some(next) => Some(next),
-            None => match rx.recv_timeout(IDLE) {
+            None => match rx.next_within(IDLE) {
                 Ok(next) => Some(next),
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                Err(NoItem::Ended) => None,
+                Err(NoItem::Timeout) => {
                     // Nothing to decide: tell the chunks written while waiting.
                     let t = Instant::now();
                     waiting.tell_all(store, ack)?;
                     *commit += t.elapsed();
-                    rx.recv().ok()
+                    rx.next()
                 }
             },
         };
         let Some((chunk, fps)) = next else { break };
-        following = rx.try_recv().ok();
+        following = rx.try_next();
         let now = Deciding {
             chunk: &chunk,
             fps,
@@ -448,7 +459,7 @@ fn take_fingerprints<'c>(
 pub const CHUNK_BYTES: usize = 32 << 20;
 
 /// The next records of `inputs`: `n` of them, or fewer that hold [`CHUNK_BYTES`].
-fn take_chunk(inputs: &mut impl Iterator<Item = Record>, n: usize) -> Vec<Record> {
+pub fn take_chunk(inputs: &mut impl Iterator<Item = Record>, n: usize) -> Vec<Record> {
     let mut chunk = Vec::new();
     let mut bytes = 0;
     while chunk.len() < n && bytes < CHUNK_BYTES {

@@ -245,10 +245,14 @@ impl Sink {
     ) -> anyhow::Result<()> {
         use rayon::prelude::*;
         let mut written: HashSet<String> = HashSet::new();
-        let mut inputs = inputs.peekable();
+        let mut inputs = inputs;
         let dups = self.duplicates.is_some();
-        while inputs.peek().is_some() {
-            let mut chunk: Vec<Record> = inputs.by_ref().take(1024).collect();
+        loop {
+            // Chunks bounded by bytes as the first pass's are: a record keeps its line as read.
+            let mut chunk = fpdb::pipeline::take_chunk(&mut inputs, 1024);
+            if chunk.is_empty() {
+                break;
+            }
             let standings = chunk
                 .par_iter()
                 .map(|r| r.id().map_or(Ok(None), |id| db.searcher().standing(id)))
