@@ -251,10 +251,11 @@ pub(super) fn ingest(
 ) -> anyhow::Result<u8> {
     let paths = OutputPaths::of(a, dedup)?;
     let files = input_files(a)?;
+    // `dedup` over files writes its records in a second pass, which reads them again.
+    let two_pass = dedup.is_some_and(|d| !d.stream) && rereadable(&files);
     // Pages are decoded and extracted on the fingerprinting threads, not the reader thread.
     let read_opts = ReadOptions {
         defer_pages: true,
-        keep_raw: dedup.is_some(),
         ..a.input.read_options()
     };
     build_pool(a.threads);
@@ -264,9 +265,14 @@ pub(super) fn ingest(
     let fresh = check_settings(path, &settings)?;
     let existed = path.exists();
     // The inputs (read twice by `dedup` over files), never the outputs.
-    let open_inputs = || {
+    // A record keeps its bytes as read (`keep_raw`) only in the pass that writes them out.
+    let open_inputs = |keep_raw: bool| {
+        let opts = ReadOptions {
+            keep_raw,
+            ..read_opts.clone()
+        };
         // The store's own files are never documents (`fpdb ingest .` walks into it).
-        let mut inputs = Inputs::new(&files, read_opts.clone()).exclude(path);
+        let mut inputs = Inputs::new(&files, opts).exclude(path);
         for (_, o) in paths.all() {
             if let Some(o) = o.as_ref().filter(|o| o.as_os_str() != "-") {
                 inputs = inputs.exclude(o);
@@ -274,8 +280,7 @@ pub(super) fn ingest(
         }
         inputs
     };
-    let inputs = open_inputs();
-    let two_pass = dedup.is_some_and(|d| !d.stream) && rereadable(&files);
+    let inputs = open_inputs(dedup.is_some() && !two_pass);
     let mut db = open_for_ingest(path, a, settings, fresh, quiet)?;
     // A dedup over files is a job the store remembers (`dedup.rs`): this run reads on after
     // the records its earlier runs committed, and stores from the next seq on.
@@ -338,7 +343,7 @@ pub(super) fn ingest(
     }
     if let (Some(mut sink), Some(j)) = (later.take(), job.as_ref()) {
         let read = usize::try_from(j.job.read).unwrap_or(usize::MAX);
-        sink.write_standing(&db, open_inputs().skip(a.skip).take(read), &j.job)?;
+        sink.write_standing(&db, open_inputs(true).skip(a.skip).take(read), &j.job)?;
         outs.sink = Some(sink);
     }
     save_memory_filter(&db);
