@@ -204,6 +204,10 @@ pub fn run_chunks<A: Acknowledge>(
         let reader = std::thread::Builder::new().name("fpdb-read".into());
         reader
             .spawn_scoped(scope, move || loop {
+                // The next chunk is read once the queue has room for it, not held meanwhile.
+                if !raw_tx.wait_room() {
+                    break;
+                }
                 let t = Instant::now();
                 let chunk = chunks.next();
                 add_since(read_busy, t);

@@ -4,7 +4,8 @@
 //! [`super::CHUNK_BYTES`] of HTML until its pages are extracted. Counted in chunks alone, the
 //! queue would hold four of those besides the chunk being fingerprinted and the one the reader
 //! waits to hand over: ~190 MB of HTML on one core, where fingerprinting is always the slower
-//! stage. Bounded by bytes too, at most [`super::CHUNK_BYTES`] wait in it; one waiting chunk
+//! stage. Bounded by bytes too, at most [`super::CHUNK_BYTES`] wait in it, and the reader
+//! reads its next chunk only once there is room ([`Sender::wait_room`]); one waiting chunk
 //! is enough to keep the fingerprinting threads fed, because reading a page costs a small
 //! fraction of extracting it. The chunks themselves are unchanged, so every decision and export
 //! is the same.
@@ -71,6 +72,18 @@ impl<T> Queue<T> {
 pub(super) struct Sender<'a, T>(&'a Queue<T>);
 
 impl<T> Sender<'_, T> {
+    /// Wait until the queue has room (fewer than `max_items` items and fewer than `max_bytes`
+    /// bytes): a sender that makes its next item only then does not hold one while it waits.
+    /// False when the receiver is gone.
+    pub(super) fn wait_room(&self) -> bool {
+        let q = self.0;
+        let mut s = q.lock();
+        while !s.receiver_gone && (s.items.len() >= q.max_items || s.bytes >= q.max_bytes) {
+            s = q.wait(s);
+        }
+        !s.receiver_gone
+    }
+
     /// Queue `item` of `bytes` bytes, waiting while the queue is full. `Err(item)` when the
     /// receiver is gone.
     pub(super) fn send(&self, item: T, bytes: usize) -> Result<(), T> {
@@ -202,6 +215,29 @@ mod tests {
             drop(rx);
             assert_eq!(sent.join().unwrap(), Err(2));
         });
+    }
+
+    #[test]
+    fn room_is_waited_for_until_the_receiver_takes_or_goes() {
+        let q = Queue::new(2, 10);
+        let (tx, mut rx) = q.split();
+        assert!(tx.wait_room());
+        tx.send(1, 10).unwrap();
+        std::thread::scope(|s| {
+            let waited = s.spawn(|| {
+                let t = Instant::now();
+                let room = tx.wait_room();
+                (room, t.elapsed())
+            });
+            std::thread::sleep(Duration::from_millis(30));
+            assert_eq!(rx.next(), Some(1));
+            let (room, after) = waited.join().unwrap();
+            assert!(room);
+            assert!(after >= Duration::from_millis(30), "{after:?}");
+        });
+        tx.send(2, 10).unwrap();
+        drop(rx);
+        assert!(!tx.wait_room());
     }
 
     #[test]
