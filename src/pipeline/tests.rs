@@ -249,3 +249,50 @@ fn small_chunks_at_hand_are_all_told_in_order_and_stored() {
     let db = Fpdb::open(&path).unwrap();
     assert_eq!(db.searcher().stats().documents, 600);
 }
+
+/// Counts the chunks decided, and how far the reading ran ahead of them at most.
+struct Slow<'a> {
+    read: &'a std::sync::atomic::AtomicUsize,
+    decided: usize,
+    ahead: usize,
+}
+
+impl Acknowledge for Slow<'_> {
+    type Error = crate::Error;
+    fn decided(&mut self, _: &[Record], _: &[Result<IngestResult, String>]) {
+        self.decided += 1;
+        // A writer slower than the reading and the fingerprinting: every queue fills.
+        std::thread::sleep(Duration::from_millis(10));
+        let read = self.read.load(Ordering::SeqCst);
+        self.ahead = self.ahead.max(read - self.decided);
+    }
+    fn durable(&mut self, _: &[Record], _: &[Result<IngestResult, String>]) -> crate::Result<()> {
+        Ok(())
+    }
+}
+
+/// Chunks that hold a full chunk's bytes each (pages waiting for extraction), behind a slow
+/// writer: the reading runs ahead of the decisions by at most the next chunk the writer holds,
+/// three fingerprinted chunks waiting for it, one the fingerprinting holds, and one chunk's
+/// bytes waiting for the fingerprinting; the reader does not hold one more while it waits.
+#[test]
+fn large_chunks_are_read_no_further_ahead_than_the_queues_hold() {
+    let mut db = Fpdb::builder().open_in_memory().unwrap();
+    let read = std::sync::atomic::AtomicUsize::new(0);
+    let chunks = (0..24).map(|i| {
+        read.fetch_add(1, Ordering::SeqCst);
+        let id = format!("d{i}");
+        let mut c = chunk(&[(id.as_str(), ARTICLE)], OnExisting::Skip);
+        c.records[0].bytes = CHUNK_BYTES;
+        c
+    });
+    let mut ack = Slow {
+        read: &read,
+        decided: 0,
+        ahead: 0,
+    };
+    run_chunks(&mut db, chunks, None, &mut ack).unwrap();
+    assert_eq!(ack.decided, 24);
+    assert!(ack.ahead >= 3, "the reading runs ahead: {}", ack.ahead);
+    assert!(ack.ahead <= 1 + 3 + 1 + 1, "read ahead: {}", ack.ahead);
+}
