@@ -240,12 +240,11 @@ impl Sink {
     pub(super) fn write_standing(
         &mut self,
         db: &fpdb::Fpdb,
-        inputs: impl Iterator<Item = Record>,
+        mut inputs: impl Iterator<Item = Record>,
         job: &fpdb::Job,
     ) -> anyhow::Result<()> {
         use rayon::prelude::*;
         let mut written: HashSet<String> = HashSet::new();
-        let mut inputs = inputs;
         let dups = self.duplicates.is_some();
         loop {
             // Chunks bounded by bytes as the first pass's are: a record keeps its line as read.
