@@ -21,7 +21,7 @@ mod queue;
 
 pub use durable::SYNC_DOCS;
 use durable::{Durable, Waiting, Written};
-use queue::{NoItem, Queue, Receiver};
+use queue::Queue;
 
 /// What a chunk's records became, one per record: its result, or why it was not read.
 pub type Results = Vec<Result<IngestResult, String>>;
@@ -181,11 +181,7 @@ pub fn run_chunks<A: Acknowledge>(
     // bytes (a chunk of pages holds its HTML until it is extracted).
     let raw = Queue::<Chunk>::new(4, CHUNK_BYTES);
     let (raw_tx, raw_rx) = raw.split();
-    // Chunks fingerprinted and waiting for the writer: three, or one chunk's worth of the
-    // bytes they still hold (`fpdb dedup` keeps each record's line as read until it is
-    // written out).
-    let prepared = Queue::<(Chunk, Vec<Prepared>)>::new(3, CHUNK_BYTES);
-    let (tx, rx) = prepared.split();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Chunk, Vec<Prepared>)>(3);
     let (fingerprinter, stored, before) = {
         let db = store.hold();
         (
@@ -232,8 +228,7 @@ pub fn run_chunks<A: Acknowledge>(
                     None => prepare_chunk(&mut chunk.records, &fingerprinter, known),
                 };
                 add_since(fp_busy, t);
-                let kept = chunk.records.iter().map(Record::raw_bytes).sum();
-                if tx.send((chunk, fps), kept).is_err() {
+                if tx.send((chunk, fps)).is_err() {
                     break;
                 }
             }
@@ -270,30 +265,30 @@ pub fn run_chunks<A: Acknowledge>(
 fn write_chunks<'scope, A: Acknowledge>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     store: &mut impl Hold,
-    mut rx: Receiver<'_, (Chunk, Vec<Prepared>)>,
+    rx: std::sync::mpsc::Receiver<(Chunk, Vec<Prepared>)>,
     ack: &mut A,
     commit: &mut std::time::Duration,
 ) -> Result<(), A::Error> {
     let mut waiting: Waiting<'_, A::Error> = Waiting::new();
-    let mut following = rx.next();
+    let mut following = rx.recv().ok();
     let mut ahead: Option<BatchFingerprints> = None;
     loop {
         let next = match following.take() {
             Some(next) => Some(next),
-            None => match rx.next_within(IDLE) {
+            None => match rx.recv_timeout(IDLE) {
                 Ok(next) => Some(next),
-                Err(NoItem::Ended) => None,
-                Err(NoItem::Timeout) => {
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     // Nothing to decide: tell the chunks written while waiting.
                     let t = Instant::now();
                     waiting.tell_all(store, ack)?;
                     *commit += t.elapsed();
-                    rx.next()
+                    rx.recv().ok()
                 }
             },
         };
         let Some((chunk, fps)) = next else { break };
-        following = rx.try_next();
+        following = rx.try_recv().ok();
         let now = Deciding {
             chunk: &chunk,
             fps,

@@ -1,4 +1,4 @@
-//! The queue between the reader and the fingerprinting stage, bounded by items and by bytes.
+//! The queue between the reader and the fingerprinting stage, bounded by chunks and by bytes.
 //!
 //! A chunk of text documents holds a few MB, but a chunk of pages holds up to
 //! [`super::CHUNK_BYTES`] of HTML until its pages are extracted. Counted in chunks alone, the
@@ -16,7 +16,6 @@
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
 
 /// A FIFO queue of at most `max_items` items and `max_bytes` bytes (an item larger than
 /// `max_bytes` is taken alone, into an empty queue).
@@ -116,61 +115,24 @@ impl<T> Drop for Sender<'_, T> {
 /// sender is gone and the queue is empty. Dropping it makes every later send fail.
 pub(super) struct Receiver<'a, T>(&'a Queue<T>);
 
-/// Why [`Receiver::next_within`] returned no item.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum NoItem {
-    /// None came in time.
-    Timeout,
-    /// The sender is gone and the queue is empty.
-    Ended,
-}
+impl<T> Iterator for Receiver<'_, T> {
+    type Item = T;
 
-impl<T> Receiver<'_, T> {
-    /// The next item, waiting at most `within` for one.
-    pub(super) fn next_within(&mut self, within: Duration) -> Result<T, NoItem> {
-        self.take(Some(Instant::now() + within))
-    }
-
-    /// The next item if one is waiting now.
-    pub(super) fn try_next(&mut self) -> Option<T> {
-        self.take(Some(Instant::now())).ok()
-    }
-
-    /// The next item, waiting for one until `deadline` (for ever when None).
-    fn take(&mut self, deadline: Option<Instant>) -> Result<T, NoItem> {
+    /// The next item, waiting for one; None once the sender is gone and the queue is empty.
+    fn next(&mut self) -> Option<T> {
         let q = self.0;
         let mut s = q.lock();
         loop {
             if let Some((item, bytes)) = s.items.pop_front() {
                 s.bytes -= bytes;
                 q.changed.notify_all();
-                return Ok(item);
+                return Some(item);
             }
             if s.sender_gone {
-                return Err(NoItem::Ended);
+                return None;
             }
-            s = match deadline {
-                None => q.wait(s),
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err(NoItem::Timeout);
-                    }
-                    q.changed
-                        .wait_timeout(s, left)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                }
-            };
+            s = q.wait(s);
         }
-    }
-}
-
-impl<T> Iterator for Receiver<'_, T> {
-    type Item = T;
-
-    fn next(&mut self) -> Option<T> {
-        self.take(None).ok()
     }
 }
 
@@ -190,6 +152,7 @@ impl<T> Drop for Receiver<'_, T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn an_item_over_the_bytes_goes_alone_into_an_empty_queue() {
@@ -211,7 +174,7 @@ mod tests {
                 // Full: this waits until the receiver is dropped, then fails.
                 tx.send(2, 1)
             });
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(20));
             drop(rx);
             assert_eq!(sent.join().unwrap(), Err(2));
         });
@@ -238,25 +201,6 @@ mod tests {
         tx.send(2, 10).unwrap();
         drop(rx);
         assert!(!tx.wait_room());
-    }
-
-    #[test]
-    fn a_receiver_waits_only_as_long_as_it_is_told() {
-        let q = Queue::new(2, 100);
-        let (tx, mut rx) = q.split();
-        assert_eq!(rx.try_next(), None);
-        let t = Instant::now();
-        assert_eq!(
-            rx.next_within(Duration::from_millis(30)),
-            Err(NoItem::Timeout)
-        );
-        assert!(t.elapsed() >= Duration::from_millis(30));
-        tx.send(7, 1).unwrap();
-        assert_eq!(rx.try_next(), Some(7));
-        tx.send(8, 1).unwrap();
-        assert_eq!(rx.next_within(Duration::from_secs(5)), Ok(8));
-        drop(tx);
-        assert_eq!(rx.next_within(Duration::from_secs(5)), Err(NoItem::Ended));
     }
 
     proptest! {

@@ -269,11 +269,6 @@ impl Record {
         }
     }
 
-    /// Bytes of the record as read that it still keeps ([`Record::raw`]; 0 without).
-    pub fn raw_bytes(&self) -> usize {
-        self.raw.as_ref().map_or(0, Vec::len)
-    }
-
     /// The digest of a page not yet extracted (a WARC, ARC or whole-file page): its bytes,
     /// kind and archive date ([`Document::raw_digest`]), computed once; None for every other
     /// record.
