@@ -90,7 +90,12 @@ impl Reading for Jsonl {
                 return Some(r);
             }
             let mut r = match doc {
-                Ok((fields, Some(page))) => Record::pending(source.clone(), *line, n, fields, page),
+                Ok((fields, Some(mut page))) => {
+                    if shared.opts.keep_raw {
+                        page.leave_in_line(&shared.opts.fields.html);
+                    }
+                    Record::pending(source.clone(), *line, n, fields, page)
+                }
                 Ok((doc, None)) => Record::new(source.clone(), *line, Unit::Line, n, Ok(doc)),
                 Err(e) => Record::new(source.clone(), *line, Unit::Line, n, Err(e)),
             };
@@ -213,8 +218,21 @@ pub fn document_from_json(
 ) -> Result<Document, String> {
     let (doc, page) = record_fields(obj, fields, default_id, Taken::default())?;
     match page {
-        Some(page) => page.extract(doc),
+        Some(page) => page.extract(doc, None),
         None => Ok(doc),
+    }
+}
+
+/// The string of field `name` in JSON line `line` (a byte-order mark before it passed over):
+/// the HTML of a page left in its line ([`PageHtml::InLine`]). The line was read as a record
+/// once already, so an error here means it changed.
+fn html_in_line(line: &[u8], name: &str) -> Result<String, String> {
+    let line = line.strip_prefix(super::sniff::BOM).unwrap_or(line);
+    let obj: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(line).map_err(|e| format!("malformed JSON: {e}"))?;
+    match field(&obj, name) {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        _ => Err(format!("field `{name}` is not a string")),
     }
 }
 
@@ -223,15 +241,37 @@ pub fn document_from_json(
 /// language decides what `CST` means).
 #[derive(Debug)]
 pub(super) struct PendingPage {
-    pub(super) html: String,
+    pub(super) html: PageHtml,
     time: Option<(Option<String>, String)>,
 }
 
+/// Where a pending page's HTML is.
+#[derive(Debug)]
+pub(super) enum PageHtml {
+    /// Read from the line, unescaped.
+    Read(String),
+    /// Left in the record's line as read (kept by [`super::ReadOptions::keep_raw`]), under
+    /// this field name, and read from it again at extraction: a page waiting to be extracted
+    /// then holds its bytes once, not twice, at the cost of parsing its line a second time.
+    InLine(String),
+}
+
 impl PendingPage {
+    /// Leave the HTML in the record's line kept as read (`field` names it): see
+    /// [`PageHtml::InLine`].
+    pub(super) fn leave_in_line(&mut self, field: &str) {
+        self.html = PageHtml::InLine(field.to_string());
+    }
+
     /// The page extracted into `fields` (the record's id, title, url): the page's own title
-    /// comes first, the record's time field before the page's own time.
-    pub(super) fn extract(self, fields: Document) -> Result<Document, String> {
-        let mut doc = super::page_document(fields.id, None, &self.html, true)?;
+    /// comes first, the record's time field before the page's own time. `line` is the record's
+    /// line as read, for HTML left in it.
+    pub(super) fn extract(self, fields: Document, line: Option<&[u8]>) -> Result<Document, String> {
+        let html = match self.html {
+            PageHtml::Read(html) => html,
+            PageHtml::InLine(name) => html_in_line(line.unwrap_or_default(), &name)?,
+        };
+        let mut doc = super::page_document(fields.id, None, &html, true)?;
         doc.title = doc.title.or(fields.title);
         doc.url = fields.url;
         doc.publisher = doc.publisher.or(fields.publisher);
@@ -348,7 +388,13 @@ pub(super) fn record_fields(
         }
     };
     match html {
-        Some(html) => Ok((doc, Some(PendingPage { html, time }))),
+        Some(html) => Ok((
+            doc,
+            Some(PendingPage {
+                html: PageHtml::Read(html),
+                time,
+            }),
+        )),
         None => {
             if let Some((written, what)) = time {
                 apply_time(&mut doc, written.as_deref(), &what);

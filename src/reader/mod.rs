@@ -291,7 +291,7 @@ impl Record {
 
     fn finish_page(&mut self) {
         if let Some((fields, page)) = self.pending.take() {
-            self.doc = page.extract(fields);
+            self.doc = page.extract(fields, self.raw.as_deref());
         }
         if let Some(mut p) = self.deferred.take() {
             let raw_digest = p.digest();

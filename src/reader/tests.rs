@@ -34,7 +34,10 @@ fn json_lines_parse_with_numeric_ids_and_report_problems() {
         1,
     )
     .unwrap();
-    let d = page.expect("html waits for extraction").extract(d).unwrap();
+    let d = page
+        .expect("html waits for extraction")
+        .extract(d, None)
+        .unwrap();
     assert_eq!(
         (d.title.as_deref(), d.text.as_str()),
         (Some("T"), "body text")
@@ -53,7 +56,7 @@ fn json_lines_parse_with_numeric_ids_and_report_problems() {
     };
     let (d, page) =
         parse_json_line(line("\"2024-06-01 10:00 CST\"").as_bytes(), &f, "f", 1).unwrap();
-    let d = page.unwrap().extract(d).unwrap();
+    let d = page.unwrap().extract(d, None).unwrap();
     assert_eq!(d.title.as_deref(), Some("Page"));
     assert_eq!(d.url.as_deref(), Some("https://a.example/1"));
     assert_eq!(
@@ -62,11 +65,11 @@ fn json_lines_parse_with_numeric_ids_and_report_problems() {
         "CST in a Chinese page"
     );
     let (d, page) = parse_json_line(line("\"soon\"").as_bytes(), &f, "f", 1).unwrap();
-    let d = page.unwrap().extract(d).unwrap();
+    let d = page.unwrap().extract(d, None).unwrap();
     assert_eq!(d.published, time::parse_time("2024-05-01"));
     assert!(d.time_unread.is_some());
     let (d, page) = parse_json_line(line("[1]").as_bytes(), &f, "f", 1).unwrap();
-    let d = page.unwrap().extract(d).unwrap();
+    let d = page.unwrap().extract(d, None).unwrap();
     assert!(d.time_unread.unwrap().contains("not a string or a number"));
 }
 
@@ -114,7 +117,7 @@ fn a_publisher_field_is_read_when_it_is_a_string_and_a_pages_account_comes_first
     let parse = |line: &str, f: &Fields| {
         let (d, page) = parse_json_line(line.as_bytes(), f, "f", 1).unwrap();
         match page {
-            Some(p) => p.extract(d).unwrap().publisher,
+            Some(p) => p.extract(d, None).unwrap().publisher,
             None => d.publisher,
         }
     };
@@ -177,7 +180,7 @@ fn json_lines_read_as_their_objects_whichever_fields_share_a_key() {
         for f in &configs {
             let read =
                 parse_json_line(line.as_bytes(), f, "f", 1).and_then(|(d, page)| match page {
-                    Some(p) => p.extract(d),
+                    Some(p) => p.extract(d, None),
                     None => Ok(d),
                 });
             let oracle = document_from_json(&obj, f, || "f:1".to_string());
@@ -190,4 +193,82 @@ fn json_lines_read_as_their_objects_whichever_fields_share_a_key() {
     }
     let e = parse_json_line(br#"{"text": "x", "b": 1}"#, &fields(), "f", 1).unwrap_err();
     assert!(e.contains("keys: b, text"), "{e}");
+}
+
+/// A JSONL page whose line is kept as read (`keep_raw`, for `dedup`) leaves its HTML in that
+/// line until it is extracted: the documents are the ones read without the line (a byte-order
+/// mark on line 1, escapes, CRLF, a nested HTML field, the HTML field also the title's),
+/// and each line comes back byte for byte.
+#[test]
+fn pages_kept_in_their_lines_extract_as_pages_read_apart() {
+    let page = |n: u32| {
+        format!(
+            r#"<html><head><title>标题 {n}</title></head><body><div><p>第{n}篇正文，\"引号\"与\\反斜线\u3002</p><p>second paragraph of page {n} with enough words to be kept</p></div></body></html>"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, Fields, String); 3] = [
+        (
+            "flat.jsonl",
+            fields(),
+            format!(
+                "\u{feff}{{\"id\": \"a\", \"html\": \"{}\"}}\r\n{{\"id\": 2, \"url\": \"https://x.example/2\", \"html\": \"{}\"}}\n{{\"id\": \"c\", \"html\": 5}}\n{{\"id\": \"d\", \"html\": \"{}\"}}",
+                page(1),
+                page(2),
+                page(4)
+            ),
+        ),
+        (
+            "nested.jsonl",
+            Fields {
+                html: "content.body".into(),
+                ..fields()
+            },
+            format!(
+                "{{\"id\": \"n\", \"content\": {{\"body\": \"{}\"}}}}\n",
+                page(5)
+            ),
+        ),
+        (
+            "shared.jsonl",
+            Fields {
+                title: "html".into(),
+                ..fields()
+            },
+            format!("{{\"id\": \"s\", \"html\": \"{}\"}}\n", page(6)),
+        ),
+    ];
+    for (name, f, file) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &file).unwrap();
+        let read = |keep_raw: bool| -> Vec<Record> {
+            let opts = ReadOptions {
+                format: Format::Jsonl,
+                fields: f.clone(),
+                keep_raw,
+                defer_pages: true,
+                ..Default::default()
+            };
+            Inputs::new(std::slice::from_ref(&path), opts)
+                .map(|mut r| {
+                    if let Some((_, page)) = &r.pending {
+                        // Until extracted, a page kept in its line holds no copy of its HTML.
+                        let in_line = matches!(page.html, jsonl::PageHtml::InLine(_));
+                        assert_eq!(in_line, keep_raw, "{name}:{}", r.line);
+                    }
+                    r.finish();
+                    r
+                })
+                .collect()
+        };
+        let (apart, kept) = (read(false), read(true));
+        assert!(apart.iter().any(|r| r.doc.is_ok()), "{name}: {apart:?}");
+        assert_eq!(apart.len(), kept.len(), "{name}");
+        let mut back = Vec::new();
+        for (a, k) in apart.iter().zip(&kept) {
+            assert_eq!(a.doc, k.doc, "{name}:{}", a.line);
+            back.extend_from_slice(k.raw.as_deref().unwrap());
+        }
+        assert_eq!(String::from_utf8(back).unwrap(), file, "{name}");
+    }
 }
