@@ -88,3 +88,63 @@ fn every_record_is_in_one_output_as_read_with_the_files_byte_order_mark() {
         );
     }
 }
+
+/// JSONL pages (an HTML field, extracted on the fingerprinting threads) come out of `dedup` as
+/// they were read, in every mode: the line of each unique page byte for byte (the file's byte
+/// order mark on the first, JSON escapes kept as written), the repost under another id among
+/// the duplicates, a page whose HTML field is no string among the rejects.
+#[test]
+fn pages_come_out_as_read_in_every_mode() {
+    let page = |seed| {
+        let body = common::synthetic_doc(&mut common::Rng(seed), 8).replace('。', "。\n");
+        let paras: String = body.lines().map(|l| format!("<p>{l}</p>")).collect();
+        format!("<html><head><title>t{seed}</title></head><body><article>{paras}</article></body></html>")
+    };
+    let line = |id: &str, html: &str| {
+        // "\/" for "/", as some crawlers write it: the line is written as read, not as parsed.
+        let html = serde_json::to_string(html).unwrap().replace('/', "\\/");
+        format!("{{\"id\": \"{id}\", \"html\": {html}}}").into_bytes()
+    };
+    let a = page(11);
+    let mut lines = vec![
+        line("a", &a),
+        line("b", &page(12)),
+        line("a-repost", &a),
+        b"{\"id\": \"bad\", \"html\": 5}".to_vec(),
+        line("c", &page(13)),
+    ];
+    let mut file = b"\xef\xbb\xbf".to_vec();
+    for l in &lines {
+        file.extend_from_slice(l);
+        file.push(b'\n');
+    }
+    lines[0].splice(0..0, b"\xef\xbb\xbf".iter().copied());
+    for mode in ["two passes", "stream", "stdin"] {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("in.jsonl"), &file).unwrap();
+        let mut args = vec!["--db", "s.db", "dedup", "-o", "u.jsonl"];
+        args.extend(["--duplicates-out", "d.jsonl", "--rejects-out", "r.jsonl"]);
+        let o = match mode {
+            "stdin" => run_stdin(d.path(), &[&args[..], &["-"]].concat(), &file),
+            "stream" => run(d.path(), &[&args[..], &["--stream", "in.jsonl"]].concat()),
+            _ => run(d.path(), &[&args[..], &["in.jsonl"]].concat()),
+        };
+        assert_eq!(code(&o), 3, "{mode}: {}", stderr(&o));
+        let u = lines_of(&d.path().join("u.jsonl"));
+        assert_eq!(
+            u,
+            [lines[0].clone(), lines[1].clone(), lines[4].clone()],
+            "{mode}: unique"
+        );
+        assert_eq!(
+            lines_of(&d.path().join("d.jsonl")),
+            [lines[2].clone()],
+            "{mode}"
+        );
+        assert_eq!(
+            lines_of(&d.path().join("r.jsonl")),
+            [lines[3].clone()],
+            "{mode}"
+        );
+    }
+}
