@@ -37,12 +37,7 @@ fn input() -> (Vec<u8>, Vec<Vec<u8>>) {
         b"{\"id\": \"n\", \"text\": \"a raw \x00 NUL\"}".to_vec(),
         good("c", &text(3)),
     ];
-    let mut file = b"\xef\xbb\xbf".to_vec();
-    for l in &lines {
-        file.extend_from_slice(l);
-        file.push(b'\n');
-    }
-    lines[0].splice(0..0, b"\xef\xbb\xbf".iter().copied());
+    let file = file_with_bom(&mut lines);
     (file, lines)
 }
 
@@ -55,25 +50,47 @@ fn lines_of(path: &std::path::Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
-#[test]
-fn every_record_is_in_one_output_as_read_with_the_files_byte_order_mark() {
-    let (file, lines) = input();
+/// A JSONL file of `lines` with a byte order mark before the first, which then stays with
+/// that line (as `dedup` writes it back).
+fn file_with_bom(lines: &mut [Vec<u8>]) -> Vec<u8> {
+    let mut file = b"\xef\xbb\xbf".to_vec();
+    for l in lines.iter() {
+        file.extend_from_slice(l);
+        file.push(b'\n');
+    }
+    lines[0].splice(0..0, b"\xef\xbb\xbf".iter().copied());
+    file
+}
+
+/// One `dedup` run: its mode, the lines of `-o`, `--duplicates-out` and `--rejects-out`, and
+/// its stderr.
+type Run = (&'static str, [Vec<Vec<u8>>; 3], String);
+
+/// `dedup` of `file` in each mode (two passes over a file, `--stream`, stdin), each of which
+/// must exit 3 (records rejected).
+fn dedup_in_every_mode(file: &[u8]) -> Vec<Run> {
+    let mut runs = Vec::new();
     for mode in ["two passes", "stream", "stdin"] {
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("in.jsonl"), &file).unwrap();
+        std::fs::write(d.path().join("in.jsonl"), file).unwrap();
         let mut args = vec!["--db", "s.db", "dedup", "-o", "u.jsonl"];
         args.extend(["--duplicates-out", "d.jsonl", "--rejects-out", "r.jsonl"]);
         let o = match mode {
-            "stdin" => run_stdin(d.path(), &[&args[..], &["-"]].concat(), &file),
+            "stdin" => run_stdin(d.path(), &[&args[..], &["-"]].concat(), file),
             "stream" => run(d.path(), &[&args[..], &["--stream", "in.jsonl"]].concat()),
             _ => run(d.path(), &[&args[..], &["in.jsonl"]].concat()),
         };
         assert_eq!(code(&o), 3, "{mode}: {}", stderr(&o));
-        let (u, dup, r) = (
-            lines_of(&d.path().join("u.jsonl")),
-            lines_of(&d.path().join("d.jsonl")),
-            lines_of(&d.path().join("r.jsonl")),
-        );
+        let outputs = ["u.jsonl", "d.jsonl", "r.jsonl"].map(|f| lines_of(&d.path().join(f)));
+        runs.push((mode, outputs, stderr(&o)));
+    }
+    runs
+}
+
+#[test]
+fn every_record_is_in_one_output_as_read_with_the_files_byte_order_mark() {
+    let (file, lines) = input();
+    for (mode, [u, dup, r], err) in dedup_in_every_mode(&file) {
         assert_eq!(
             u,
             [lines[0].clone(), lines[1].clone(), lines[12].clone()],
@@ -82,9 +99,8 @@ fn every_record_is_in_one_output_as_read_with_the_files_byte_order_mark() {
         assert_eq!(dup, [lines[2].clone()], "{mode}: duplicates");
         assert_eq!(r, &lines[3..12], "{mode}: rejects");
         assert!(
-            stderr(&o).contains("9 not read or not stored written to --rejects-out"),
-            "{}",
-            stderr(&o)
+            err.contains("9 not read or not stored written to --rejects-out"),
+            "{err}"
         );
     }
 }
@@ -113,38 +129,14 @@ fn pages_come_out_as_read_in_every_mode() {
         b"{\"id\": \"bad\", \"html\": 5}".to_vec(),
         line("c", &page(13)),
     ];
-    let mut file = b"\xef\xbb\xbf".to_vec();
-    for l in &lines {
-        file.extend_from_slice(l);
-        file.push(b'\n');
-    }
-    lines[0].splice(0..0, b"\xef\xbb\xbf".iter().copied());
-    for mode in ["two passes", "stream", "stdin"] {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("in.jsonl"), &file).unwrap();
-        let mut args = vec!["--db", "s.db", "dedup", "-o", "u.jsonl"];
-        args.extend(["--duplicates-out", "d.jsonl", "--rejects-out", "r.jsonl"]);
-        let o = match mode {
-            "stdin" => run_stdin(d.path(), &[&args[..], &["-"]].concat(), &file),
-            "stream" => run(d.path(), &[&args[..], &["--stream", "in.jsonl"]].concat()),
-            _ => run(d.path(), &[&args[..], &["in.jsonl"]].concat()),
-        };
-        assert_eq!(code(&o), 3, "{mode}: {}", stderr(&o));
-        let u = lines_of(&d.path().join("u.jsonl"));
+    let file = file_with_bom(&mut lines);
+    for (mode, [u, dup, r], _) in dedup_in_every_mode(&file) {
         assert_eq!(
             u,
             [lines[0].clone(), lines[1].clone(), lines[4].clone()],
             "{mode}: unique"
         );
-        assert_eq!(
-            lines_of(&d.path().join("d.jsonl")),
-            [lines[2].clone()],
-            "{mode}"
-        );
-        assert_eq!(
-            lines_of(&d.path().join("r.jsonl")),
-            [lines[3].clone()],
-            "{mode}"
-        );
+        assert_eq!(dup, [lines[2].clone()], "{mode}: duplicates");
+        assert_eq!(r, [lines[3].clone()], "{mode}: rejects");
     }
 }
