@@ -154,6 +154,13 @@ fn longest_string_key(obj: &serde_json::Map<String, serde_json::Value>) -> Optio
         .map(|(k, _)| k.as_str())
 }
 
+/// The JSON object of line `raw`, or why it is none (invalid UTF-8 located, malformed JSON).
+fn json_object(raw: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let text = simdutf8::compat::from_utf8(raw)
+        .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
+    serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))
+}
+
 /// A JSONL line's document, its page (if it holds HTML) still to extract.
 pub(super) fn parse_json_line(
     raw: &[u8],
@@ -161,10 +168,7 @@ pub(super) fn parse_json_line(
     source: &str,
     line: u64,
 ) -> Result<(Document, Option<PendingPage>), String> {
-    let text = simdutf8::compat::from_utf8(raw)
-        .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
-    let mut obj: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
+    let mut obj = json_object(raw)?;
     // The text (or HTML) is moved out of the parsed line, not copied: it is most of the line.
     let taken = Taken {
         text: take_str(&mut obj, &fields.text, fields),
@@ -227,10 +231,7 @@ pub fn document_from_json(
 /// the HTML of a page left in its line ([`PageHtml::InLine`]). The line was read as a record
 /// once already, so an error here means it changed.
 fn html_in_line(line: &[u8], name: &str) -> Result<String, String> {
-    let line = line.strip_prefix(super::sniff::BOM).unwrap_or(line);
-    let text = simdutf8::basic::from_utf8(line).map_err(|_| "invalid UTF-8".to_string())?;
-    let obj: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
+    let obj = json_object(line.strip_prefix(super::sniff::BOM).unwrap_or(line))?;
     match field(&obj, name) {
         // Copied out of the parsed line: a copy costs a small part of the parse.
         Some(serde_json::Value::String(s)) => Ok(s.clone()),
