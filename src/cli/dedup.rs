@@ -9,10 +9,12 @@
 //! ingests it again.
 //!
 //! A run over files is a job the store remembers ([`job_key`], [`fpdb::Job`]): run again
-//! after a signal, the same command reads on after the records the stopped run committed and
-//! counts the documents that run stored as its own, so its `-o` and `--duplicates-out` are
-//! those of one uninterrupted run, record for record; run again after it finished, it reads
-//! nothing new and writes the same records again. A record that cannot be read or stored goes
+//! after a signal or a failed write, the same command reads on after the records the stopped
+//! run committed and counts the documents that run stored as its own, so its `-o` and
+//! `--duplicates-out` are those of one uninterrupted run, record for record; run again after
+//! it finished, it reads nothing new and writes the same records again. A `--stream` run
+//! over files is a job too, and a later run of it writes in a second pass: the records the
+//! earlier runs wrote are in the store, not in the outputs this run creates anew. A record that cannot be read or stored goes
 //! to neither output (it is reported, as by `ingest`), and to `--rejects-out` when given, as it
 //! was read (a record lost to damaged input has no bytes to write). Across runs, a cluster's record is written by the run that held its original:
 //! a later run whose record is published before an earlier run's original writes it too.
@@ -52,19 +54,44 @@ enum Kind {
 pub(super) struct Out {
     w: Box<dyn Write>,
     kind: Kind,
+    /// Its flag (`-o`, `--duplicates-out`, `--rejects-out`).
     name: &'static str,
+    /// Its path as given (`-`: stdout), named by an error writing to it.
+    path: std::path::PathBuf,
 }
 
 impl Out {
-    pub(super) fn new(w: Box<dyn Write>, name: &'static str) -> Out {
+    pub(super) fn new(w: Box<dyn Write>, name: &'static str, path: &std::path::Path) -> Out {
         Out {
             w,
             kind: Kind::Nothing,
             name,
+            path: path.to_path_buf(),
         }
     }
 
+    /// Write `rec`; an error writing (a full disk) names the output.
     fn write(&mut self, rec: &Record) -> anyhow::Result<()> {
+        self.write_record(rec).map_err(|e| self.failed(e))
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        self.w.flush().map_err(|e| self.failed(e.into()))
+    }
+
+    /// `e`, named by the output when it is an error writing to it.
+    fn failed(&self, e: anyhow::Error) -> anyhow::Error {
+        if super::io_kind(&e).is_none() {
+            return e;
+        }
+        let to = match self.path.as_os_str() == "-" {
+            true => "stdout".to_string(),
+            false => self.path.display().to_string(),
+        };
+        e.context(format!("cannot write the {} output {to}", self.name))
+    }
+
+    fn write_record(&mut self, rec: &Record) -> anyhow::Result<()> {
         if rec.raw.is_none() && rec.doc.is_err() {
             // Nothing was read of it (a record lost to damage, an archive record cut short).
             return Ok(());
@@ -308,13 +335,13 @@ impl Sink {
         Ok(())
     }
 
-    pub(super) fn flush(&mut self) -> std::io::Result<()> {
-        self.unique.w.flush()?;
+    pub(super) fn flush(&mut self) -> anyhow::Result<()> {
+        self.unique.flush()?;
         for o in [&mut self.duplicates, &mut self.rejects]
             .into_iter()
             .flatten()
         {
-            o.w.flush()?;
+            o.flush()?;
         }
         Ok(())
     }
@@ -340,6 +367,12 @@ impl Job {
         job.open_run(db.searcher().next_seq());
         db.save_job(&key, &job)?;
         Ok(Job { key, job })
+    }
+
+    /// Whether an earlier run of the job read or stored records (its records are in the
+    /// store, not in this run's outputs).
+    pub(super) fn began_before(&self) -> bool {
+        self.job.read > 0 || self.job.runs.len() > 1
     }
 
     /// The run ended having committed every record it read: `read` in all, to the end of

@@ -227,14 +227,22 @@ impl OutputPaths {
             None => None,
             Some(_) => {
                 use super::dedup::{Out, Sink};
-                let u = output_writer(&self.unique)?.expect("a path");
-                let d = output_writer(&self.duplicates)?.map(|w| Out::new(w, "--duplicates-out"));
-                let r = output_writer(&self.rejects)?.map(|w| Out::new(w, "--rejects-out"));
-                Some(Sink::new(Out::new(u, "-o"), d, r))
+                let out = |flag, path: &Option<PathBuf>| -> anyhow::Result<Option<Out>> {
+                    Ok(output_writer(path)?
+                        .zip(path.as_deref())
+                        .map(|(w, p)| Out::new(w, flag, p)))
+                };
+                let u = out("-o", &self.unique)?.expect("a path");
+                Some(Sink::new(
+                    u,
+                    out("--duplicates-out", &self.duplicates)?,
+                    out("--rejects-out", &self.rejects)?,
+                ))
             }
         };
         Ok(Outputs {
             results: output_writer(&self.results)?,
+            results_path: self.results.clone(),
             sink,
         })
     }
@@ -251,8 +259,6 @@ pub(super) fn ingest(
 ) -> anyhow::Result<u8> {
     let paths = OutputPaths::of(a, dedup)?;
     let files = input_files(a)?;
-    // `dedup` over files writes its records in a second pass, which reads them again.
-    let two_pass = dedup.is_some_and(|d| !d.stream) && rereadable(&files);
     // Pages are decoded and extracted on the fingerprinting threads, not the reader thread.
     let read_opts = ReadOptions {
         defer_pages: true,
@@ -280,14 +286,9 @@ pub(super) fn ingest(
         }
         inputs
     };
-    let inputs = open_inputs(dedup.is_some() && !two_pass);
     let mut db = open_for_ingest(path, a, settings, fresh, quiet)?;
-    // A dedup over files is a job the store remembers (`dedup.rs`): this run reads on after
-    // the records its earlier runs committed, and stores from the next seq on.
-    let mut job = match two_pass {
-        true => Some(a.start_job(&mut db, &files)?),
-        false => None,
-    };
+    let (mut job, two_pass) = a.dedup_job(&mut db, &files, dedup)?;
+    let inputs = open_inputs(dedup.is_some() && !two_pass);
     let resumed = job.as_ref().map_or(0, |j| j.job.read);
     // A run that fails leaves none of the output files it created empty.
     let created = RemovedUnlessKept(paths.new_files());
@@ -313,6 +314,7 @@ pub(super) fn ingest(
         expired,
         resumed,
         resumed_job: job.is_some(),
+        streamed: job.is_some() && !two_pass,
         ..Default::default()
     };
     let batch = a.batch_size.max(1);
@@ -327,7 +329,8 @@ pub(super) fn ingest(
         &mut sum,
         &mut outs,
         &progress,
-    )?;
+    )
+    .map_err(|e| super::stop::failed(e, job.is_some()))?;
     // Opening the store later (query, stats, ...) then replays no write-ahead log.
     db.flush()?;
     if let Some(j) = job.as_mut() {
@@ -343,7 +346,8 @@ pub(super) fn ingest(
     }
     if let (Some(mut sink), Some(j)) = (later.take(), job.as_ref()) {
         let read = usize::try_from(j.job.read).unwrap_or(usize::MAX);
-        sink.write_standing(&db, open_inputs(true).skip(a.skip).take(read), &j.job)?;
+        sink.write_standing(&db, open_inputs(true).skip(a.skip).take(read), &j.job)
+            .map_err(|e| super::stop::failed(e, true))?;
         outs.sink = Some(sink);
     }
     save_memory_filter(&db);
@@ -383,10 +387,25 @@ fn rereadable(files: &[PathBuf]) -> bool {
 }
 
 impl IngestArgs {
-    /// This run's `dedup` job over `files` ([`super::dedup::Job`]), its run opened.
-    fn start_job(&self, db: &mut Fpdb, files: &[PathBuf]) -> anyhow::Result<super::dedup::Job> {
+    /// This run's `dedup` job, its run opened, and whether it writes its records in a second
+    /// pass. A `dedup` over files is a job the store remembers (`dedup.rs`): a run reads on
+    /// after the records its earlier runs committed, and stores from the next seq on. It writes
+    /// its records in a second pass, which reads the files again, unless `--stream`; and so
+    /// does a `--stream` run of a job that an earlier run began (stopped, failed or finished):
+    /// the earlier runs' records are in the store, not in the outputs this run creates anew.
+    fn dedup_job(
+        &self,
+        db: &mut Fpdb,
+        files: &[PathBuf],
+        dedup: Option<&DedupArgs>,
+    ) -> anyhow::Result<(Option<super::dedup::Job>, bool)> {
+        let Some(dedup) = dedup.filter(|_| rereadable(files)) else {
+            return Ok((None, false));
+        };
         let picked = (self.skip, self.limit, self.replace);
-        super::dedup::Job::start(db, files, picked, &self.input)
+        let job = super::dedup::Job::start(db, files, picked, &self.input)?;
+        let two_pass = !dedup.stream || job.began_before();
+        Ok((Some(job), two_pass))
     }
 
     /// What a record whose id is stored does: `--replace` replaces, else it is skipped.

@@ -168,21 +168,27 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // A closed pipe (`fpdb export | head`) is the reader's choice, not an error.
-            // serde_json's writer errors hide the io::Error from the chain (its `source` is
-            // the io error's own source), so they are asked for its kind.
-            let broken_pipe = e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-                    || c.downcast_ref::<serde_json::Error>()
-                        .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
-            });
-            if broken_pipe {
+            if io_kind(&e) == Some(std::io::ErrorKind::BrokenPipe) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("fpdb: error: {}", message(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The kind of the I/O error that caused `e`, if one did. serde_json's writer errors hide the
+/// io::Error from the chain (their `source` is the io error's own source), so they are asked
+/// for its kind.
+fn io_kind(e: &anyhow::Error) -> Option<std::io::ErrorKind> {
+    e.chain().find_map(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| {
+                c.downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            })
+    })
 }
 
 /// An error with its causes, as `{:#}` prints it, but a cause the message before it already

@@ -17,6 +17,8 @@ use super::summary::{Stages, Summary, LIST_BAD};
 /// What one run writes to: result lines (`ingest --output`) and the records (`dedup`).
 pub(super) struct Outputs {
     pub(super) results: Option<Box<dyn Write>>,
+    /// Where the results go (`-`: stdout), named by an error writing them.
+    pub(super) results_path: Option<std::path::PathBuf>,
     pub(super) sink: Option<Sink>,
 }
 
@@ -94,10 +96,18 @@ impl Acknowledge for Told<'_> {
         results: &[Result<IngestResult, String>],
     ) -> anyhow::Result<()> {
         if let Some(w) = self.outs.results.as_mut() {
-            for (rec, r) in records.iter().zip(results) {
-                write_result(w, rec, r)?;
+            let written = records
+                .iter()
+                .zip(results)
+                .try_for_each(|(rec, r)| write_result(w, rec, r))
+                .and_then(|()| Ok(w.flush()?));
+            if let Err(e) = written {
+                let to = match self.outs.results_path.as_deref() {
+                    Some(p) if p.as_os_str() != "-" => p.display().to_string(),
+                    _ => "stdout".to_string(),
+                };
+                return Err(e.context(format!("cannot write the results to {to}")));
             }
-            w.flush()?;
         }
         if let Some(s) = self.outs.sink.as_mut() {
             for (rec, r) in records.iter().zip(results) {

@@ -16,11 +16,24 @@ pub(super) fn exit_status(sig: usize, sum: &Summary, files: &[PathBuf]) -> u8 {
         } else {
             "SIGTERM"
         };
-        let rerun = if sum.dedup.is_some() && sum.resumed_job {
-            "run the same command again to go on: it reads on after them and writes the \
-             records of one uninterrupted run"
-        } else {
-            "run the same command again to go on: the records already stored are counted as such"
+        let rerun = match (sum.dedup.is_some(), sum.resumed_job, sum.streamed) {
+            (true, true, false) => {
+                "run the same command again to go on: it reads on after them and writes the \
+                 records of one uninterrupted run"
+            }
+            (true, true, true) => {
+                "run the same command again to go on: it reads on after them, then writes its \
+                 outputs anew, whole, as dedup without --stream does (one record per cluster)"
+            }
+            (true, false, _) => {
+                "the unique ones are in this run's -o; to go on, run it again over the input \
+                 with other output files: the records already stored are counted as \
+                 near-duplicates, never written as unique again"
+            }
+            (false, ..) => {
+                "run the same command again to go on: the records already stored are counted as \
+                 such"
+            }
         };
         eprintln!(
             "fpdb: interrupted by {name}: the {} records read before it are committed and \
@@ -95,4 +108,21 @@ pub(super) fn stop_on_signals() -> anyhow::Result<std::sync::Arc<std::sync::atom
         signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&got), usize::try_from(sig)?)?;
     }
     Ok(got)
+}
+
+/// The error `e` that ended a `dedup` job's run (`job`) before its end: when a cause is an I/O
+/// error (a full disk, a failing device: not a pipe closed by its reader), which may pass, it
+/// says how to go on. The records
+/// committed before it are durable and the job's run is left open, as a killed one's is.
+pub(super) fn failed(e: anyhow::Error, job: bool) -> anyhow::Error {
+    let passes = super::io_kind(&e).is_some_and(|k| k != std::io::ErrorKind::BrokenPipe);
+    if job && passes {
+        anyhow::anyhow!(
+            "{}; the records committed before it are durable: once it is mended, run the same \
+             command again to go on: it reads on after them and writes its outputs anew, whole",
+            super::message(&e)
+        )
+    } else {
+        e
+    }
 }

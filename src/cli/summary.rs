@@ -22,6 +22,10 @@ pub(super) struct Summary {
     /// Whether the run is a job the store remembers (`dedup` over files).
     #[serde(skip)]
     pub(super) resumed_job: bool,
+    /// Whether that job's run wrote its records as they were decided (`--stream`, its first
+    /// run): run again, it writes them in a second pass.
+    #[serde(skip)]
+    pub(super) streamed: bool,
     pub(super) added: u64,
     /// The documents added that are their cluster's original at the end of the run (with
     /// `duplicates`; kept up to date as the run goes, see [`Summary::count`]).
