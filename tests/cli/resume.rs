@@ -2,7 +2,8 @@
 //!
 //! - An interrupted `dedup` over a file (SIGINT or SIGTERM at random points), run again with
 //!   the same command, writes the `-o` and `--duplicates-out` of one uninterrupted run, record
-//!   for record, with and without `--replace`; a finished one run again writes them again.
+//!   for record, with and without `--replace`, and from a `--stream` run; a finished one run
+//!   again writes them again. One stopped by a full disk names the output and goes on.
 //! - A crawl with reposts, late originals and re-crawled URLs names the same originals, and
 //!   `dedup` writes the same records, in every order of its records.
 //! - A failed run leaves none of the outputs it created empty; every format is recognized on
@@ -101,47 +102,64 @@ fn an_interrupted_dedup_run_again_writes_what_one_run_writes() {
     std::fs::write(d.join("in.jsonl"), corpus(6000)).unwrap();
     let read = |name: &str| std::fs::read(d.join(name)).unwrap();
     let mut rng = Rng(0xfeed);
-    for replace in [false, true] {
-        let extra: &[&str] = if replace { &["--replace"] } else { &[] };
+    // A `--stream` run stopped and run again writes in two passes: what one run without
+    // `--stream` writes.
+    for (replace, stream, rounds) in [(false, false, 10), (true, false, 10), (false, true, 8)] {
+        let mut extra: Vec<&str> = Vec::new();
+        if replace {
+            extra.push("--replace");
+        }
         // One uninterrupted run: what every interrupted one must end with.
         let t = Instant::now();
-        let whole_db = format!("whole{replace}.db");
-        let whole = run(d, &dedup_args(&whole_db, "in.jsonl", extra));
+        let whole_db = format!("whole{replace}{stream}.db");
+        let whole = run(d, &dedup_args(&whole_db, "in.jsonl", &extra));
         let took = t.elapsed();
         // Exit 3: the ids read twice with another text are skipped (and listed).
         assert!(matches!(code(&whole), 0 | 3), "{}", stderr(&whole));
         let (want_u, want_d) = (read("u.jsonl"), read("d.jsonl"));
         assert!(want_u.len() > 1000 && want_d.len() > 1000);
+        // What one uninterrupted streaming run writes (it keeps later originals too): a run
+        // killed before it recorded its job leaves nothing stored, and its re-run streams.
+        let streamed = if stream {
+            extra.push("--stream");
+            let whole = run(d, &dedup_args("whole-stream.db", "in.jsonl", &extra));
+            assert!(matches!(code(&whole), 0 | 3), "{}", stderr(&whole));
+            assert!(read("u.jsonl") != want_u, "the corpus has late originals");
+            Some((read("u.jsonl"), read("d.jsonl")))
+        } else {
+            None
+        };
         let mut stopped = 0;
-        for round in 0..10 {
-            let db = format!("r{round}{replace}.db");
-            let args = dedup_args(&db, "in.jsonl", extra);
+        for round in 0..rounds {
+            let db = format!("r{round}{replace}{stream}.db");
+            let args = dedup_args(&db, "in.jsonl", &extra);
             let signal = if rng.below(2) == 0 { "INT" } else { "TERM" };
             // Anywhere from the start to past the end of a whole run; sometimes twice.
             let at = |rng: &mut Rng| {
                 Duration::from_millis(rng.below(took.as_millis() as u64 * 11 / 10 + 1))
             };
             let mut times = 1 + rng.below(2);
+            // Whether a run got as far as its signal handlers (its job was recorded).
+            let mut handled = false;
             while times > 0 {
-                if matches!(
-                    interrupt(d, &args, signal, at(&mut rng)),
-                    None | Some(130 | 143)
-                ) {
+                let status = interrupt(d, &args, signal, at(&mut rng));
+                if matches!(status, None | Some(130 | 143)) {
                     stopped += 1;
                 }
+                handled |= status.is_some();
                 times -= 1;
             }
             let again = run(d, &args);
             assert!(matches!(code(&again), 0 | 3), "{}", stderr(&again));
+            let got = (read("u.jsonl"), read("d.jsonl"));
+            let as_one_run = got.0 == want_u && got.1 == want_d;
+            let as_a_stream = !handled && streamed.as_ref() == Some(&got);
             assert!(
-                read("u.jsonl") == want_u,
-                "round {round} (--replace {replace}): -o differs from one uninterrupted run"
+                as_one_run || as_a_stream,
+                "round {round} (--replace {replace}, --stream {stream}): the outputs differ \
+                 from one uninterrupted run's"
             );
-            assert!(
-                read("d.jsonl") == want_d,
-                "round {round} (--replace {replace}): --duplicates-out differs"
-            );
-            // Finished: the same command again writes the same records.
+            // Finished: the same command again writes the records of one run.
             if round == 0 {
                 let once_more = run(d, &args);
                 assert!(matches!(code(&once_more), 0 | 3), "{}", stderr(&once_more));
@@ -155,6 +173,59 @@ fn an_interrupted_dedup_run_again_writes_what_one_run_writes() {
             "only {stopped} of the runs were stopped mid-way"
         );
     }
+}
+
+#[test]
+fn a_dedup_stopped_by_a_full_disk_says_where_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.jsonl"), corpus(600)).unwrap();
+    let read = |name: &str| std::fs::read(d.join(name)).unwrap();
+    let whole = run(d, &dedup_args("whole.db", "in.jsonl", &[]));
+    assert!(matches!(code(&whole), 0 | 3), "{}", stderr(&whole));
+    let (want_u, want_d) = (read("u.jsonl"), read("d.jsonl"));
+    // /dev/full: every write fails as on a full disk.
+    for (flag, stream) in [("-o", true), ("--duplicates-out", true), ("-o", false)] {
+        let db = format!("full{flag}{stream}.db");
+        let mut args = vec!["--db", &db, "dedup", "in.jsonl", "--batch-size", "64"];
+        let (u, dups) = match flag {
+            "-o" => ("/dev/full", "d.jsonl"),
+            _ => ("u.jsonl", "/dev/full"),
+        };
+        args.extend(["-o", u, "--duplicates-out", dups]);
+        if stream {
+            args.push("--stream");
+        }
+        let o = run(d, &args);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("cannot write the {flag} output /dev/full"))
+                && err.contains("run the same command again to go on"),
+            "{err}"
+        );
+        // Once there is room (other files: the job is named by its input), it goes on.
+        let again = run(
+            d,
+            &dedup_args(&db, "in.jsonl", if stream { &["--stream"] } else { &[] }),
+        );
+        assert!(matches!(code(&again), 0 | 3), "{}", stderr(&again));
+        assert!(
+            read("u.jsonl") == want_u && read("d.jsonl") == want_d,
+            "{flag} (--stream {stream}): the outputs differ from one uninterrupted run's"
+        );
+    }
+    // The results of `ingest -o` likewise name their file.
+    let o = run(
+        d,
+        &["--db", "i.db", "ingest", "in.jsonl", "-o", "/dev/full"],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot write the results to /dev/full: No space left"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
