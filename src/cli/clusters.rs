@@ -60,16 +60,17 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
             if a.times {
                 v["dates"] = dates.into();
             }
-            writeln!(w, "{v}")?;
+            writeln!(w, "{v}").map_err(super::to_stdout)?;
         } else {
-            writeln!(w, "similar_id {id} ({} documents)", members.len())?;
+            writeln!(w, "similar_id {id} ({} documents)", members.len())
+                .map_err(super::to_stdout)?;
             for m in members {
                 let mark = if original.as_deref() == Some(m.as_str()) {
                     "  (original)"
                 } else {
                     ""
                 };
-                writeln!(w, "  {}{mark}", shown(m))?;
+                writeln!(w, "  {}{mark}", shown(m)).map_err(super::to_stdout)?;
             }
         }
     }
@@ -82,8 +83,9 @@ pub(super) fn clusters(path: &PathBuf, a: &ClustersArgs) -> anyhow::Result<u8> {
             groups.len(),
             a.min_size,
             documents.saturating_sub(clusters)
-        )?;
+        )
+        .map_err(super::to_stdout)?;
     }
-    w.flush()?;
+    w.flush().map_err(super::to_stdout)?;
     Ok(EXIT_OK)
 }

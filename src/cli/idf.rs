@@ -77,7 +77,10 @@ pub(super) fn idf(store: &Path, a: &IdfArgs, quiet: bool) -> anyhow::Result<u8> 
     }
     let text = table.to_text();
     match &a.output {
-        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+        None => std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .map_err(super::to_stdout)?,
         Some(p) => {
             std::fs::write(p, &text).with_context(|| format!("cannot write {}", p.display()))?;
         }

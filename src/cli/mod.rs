@@ -15,6 +15,11 @@ macro_rules! outln {
     };
 }
 
+/// An error writing to stdout, named so (a full disk: `fpdb clusters > out`).
+fn to_stdout<E: std::error::Error + Send + Sync + 'static>(e: E) -> anyhow::Error {
+    anyhow::Error::new(e).context("cannot write to stdout")
+}
+
 mod args;
 mod backup;
 mod clusters;

@@ -93,8 +93,9 @@ pub(super) fn query_batch(
                 (Ok(doc), Some(o)) => {
                     let o = o?;
                     duplicates += u64::from(o.is_duplicate());
-                    serde_json::to_writer(&mut out, &o.answer(Some(&doc.id)))?;
-                    out.write_all(b"\n")?;
+                    serde_json::to_writer(&mut out, &o.answer(Some(&doc.id)))
+                        .map_err(super::to_stdout)?;
+                    out.write_all(b"\n").map_err(super::to_stdout)?;
                 }
                 (Err(reason), _) => {
                     skipped += 1;
@@ -111,13 +112,13 @@ pub(super) fn query_batch(
                         reason: Some(reason),
                         source: Some(rec.location()),
                     };
-                    serde_json::to_writer(&mut out, &line)?;
-                    out.write_all(b"\n")?;
+                    serde_json::to_writer(&mut out, &line).map_err(super::to_stdout)?;
+                    out.write_all(b"\n").map_err(super::to_stdout)?;
                 }
                 (Ok(_), None) => unreachable!("every readable document is fingerprinted"),
             }
         }
-        out.flush()?;
+        out.flush().map_err(super::to_stdout)?;
     }
     if !quiet {
         eprintln!(

@@ -44,16 +44,16 @@ pub(super) fn report(path: &PathBuf, a: &ReportArgs, quiet: bool) -> anyhow::Res
     })?;
     if a.json {
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &report)?;
-        writeln!(out)?;
-        out.flush()?;
+        serde_json::to_writer(&mut out, &report).map_err(super::to_stdout)?;
+        writeln!(out).map_err(super::to_stdout)?;
+        out.flush().map_err(super::to_stdout)?;
         return Ok(EXIT_OK);
     }
     let page = web::report_page(&store_name(path), &report);
     if a.output.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
-        out.write_all(page.as_bytes())?;
-        out.flush()?;
+        out.write_all(page.as_bytes()).map_err(super::to_stdout)?;
+        out.flush().map_err(super::to_stdout)?;
         return Ok(EXIT_OK);
     }
     write_whole(&a.output, page.as_bytes())?;
