@@ -112,7 +112,12 @@ impl WriteBehind {
                     let mut s = sh.lock();
                     s.applied += 1;
                     if let Err(e) = r {
-                        s.failed.get_or_insert(e.to_string());
+                        // Its message alone: `failed` names it a storage error once.
+                        let message = match e {
+                            crate::Error::Storage(m) => m,
+                            e => e.to_string(),
+                        };
+                        s.failed.get_or_insert(message);
                     }
                     // Only now: a read that found no overlay must find the changes in the base.
                     sh.overlay.store(None);
@@ -537,6 +542,7 @@ mod tests {
         release(&open);
         let e = syncer().unwrap_err().to_string();
         assert!(e.contains("disk full"), "{e}");
+        assert_eq!(e.matches("storage error").count(), 1, "{e}");
         assert!(wb.write(b).unwrap_err().to_string().contains("disk full"));
         assert!(wb.sync().is_err());
         assert!(wb.flush().is_err());
