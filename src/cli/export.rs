@@ -62,6 +62,9 @@ pub(super) fn export(path: &PathBuf, a: &ExportArgs) -> anyhow::Result<u8> {
             source: e,
         })
     })?;
-    w.flush()?;
+    w.flush().map_err(|e| fpdb::Error::Io {
+        path: stdout(),
+        source: e,
+    })?;
     Ok(EXIT_OK)
 }
