@@ -14,10 +14,13 @@
 //! `--duplicates-out` are those of one uninterrupted run, record for record; run again after
 //! it finished, it reads nothing new and writes the same records again. A `--stream` run
 //! over files is a job too, and a later run of it writes in a second pass: the records the
-//! earlier runs wrote are in the store, not in the outputs this run creates anew. A record that cannot be read or stored goes
-//! to neither output (it is reported, as by `ingest`), and to `--rejects-out` when given, as it
-//! was read (a record lost to damaged input has no bytes to write). Across runs, a cluster's record is written by the run that held its original:
-//! a later run whose record is published before an earlier run's original writes it too.
+//! earlier runs wrote are in the store, not in the outputs this run creates anew.
+//!
+//! A record that cannot be read or stored goes to neither output (it is reported, as by
+//! `ingest`), and to `--rejects-out` when given, as it was read (a record lost to damaged input
+//! has no bytes to write). Across runs, a cluster's record is written by the run that held its
+//! original: a later run whose record is published before an earlier run's original writes it
+//! too.
 //!
 //! Records are written as they were read: a JSONL line byte for byte (the first with the file's
 //! byte order mark, when it has one), a CSV/TSV row byte for byte after the file's header line
@@ -84,10 +87,7 @@ impl Out {
         if super::io_kind(&e).is_none() {
             return e;
         }
-        let to = match self.path.as_os_str() == "-" {
-            true => "stdout".to_string(),
-            false => self.path.display().to_string(),
-        };
+        let to = super::output::output_name(&self.path);
         e.context(format!("cannot write the {} output {to}", self.name))
     }
 

@@ -114,6 +114,15 @@ fn is_null_device(id: (u64, u64)) -> bool {
     fpdb::reader::file_id(Path::new("/dev/null")) == Some(id)
 }
 
+/// An output's path as messages name it: `-` is stdout.
+pub(super) fn output_name(p: &Path) -> String {
+    if p.as_os_str() == "-" {
+        "stdout".to_string()
+    } else {
+        p.display().to_string()
+    }
+}
+
 /// Refuse two outputs of one command (flag, path; `-` is stdout) that are one file, by device
 /// and inode once it exists (`X`, `./X`, a link to it, `/dev/stdout` and `-`), by resolved name
 /// before: both writers would truncate it and write at their own offsets. The null device is
@@ -131,17 +140,10 @@ pub(super) fn check_distinct_outputs(outputs: &[(&str, &Path)]) -> anyhow::Resul
                 }
             };
             if same {
-                let name = |p: &Path| {
-                    if p.as_os_str() == "-" {
-                        "stdout".to_string()
-                    } else {
-                        p.display().to_string()
-                    }
-                };
                 bail!(
                     "{fa} {} and {fb} {} are the same file: both would write into it; send them to two files",
-                    name(a),
-                    name(b)
+                    output_name(a),
+                    output_name(b)
                 );
             }
         }

@@ -102,10 +102,12 @@ impl Acknowledge for Told<'_> {
                 .try_for_each(|(rec, r)| write_result(w, rec, r))
                 .and_then(|()| Ok(w.flush()?));
             if let Err(e) = written {
-                let to = match self.outs.results_path.as_deref() {
-                    Some(p) if p.as_os_str() != "-" => p.display().to_string(),
-                    _ => "stdout".to_string(),
-                };
+                let to = self
+                    .outs
+                    .results_path
+                    .as_deref()
+                    .map(super::output::output_name);
+                let to = to.unwrap_or_else(|| "stdout".into());
                 return Err(e.context(format!("cannot write the results to {to}")));
             }
         }
